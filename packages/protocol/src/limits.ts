@@ -1,0 +1,39 @@
+/**
+ * Protocol limits: hard rules of the wire format (violations are BAD_REQUEST), and
+ * defaults of configurable limits (violations are LIMIT_EXCEEDED; the server's config
+ * may lower or raise them). Documented in docs/protocol.md.
+ */
+
+/** A subject: starts with '/', printable ASCII without spaces, at most this many bytes. */
+export const MAX_SUBJECT_BYTES = 256;
+/** Subject syntax: '/' then segments of [A-Za-z0-9_.@:-], separated by '/'. */
+export const SUBJECT_PATTERN = /^\/[A-Za-z0-9_.@:-]+(?:\/[A-Za-z0-9_.@:-]+)*$/;
+/** A field name: a letter or '_' first, then letters, digits, '_'; never numeric-only (JSON key order). */
+export const FIELD_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Longest field name, in bytes. */
+export const MAX_FIELD_NAME_BYTES = 64;
+/** Most fields one record may hold (the engine tracks changed fields in a 128-bit mask). */
+export const MAX_FIELDS_PER_RECORD = 128;
+/** Longest string field value, in UTF-8 bytes. */
+export const MAX_STRING_VALUE_BYTES = 4096;
+/** Most subjects in one `record.subscribe` / `record.unsubscribe`. */
+export const MAX_SUBJECTS_PER_REQUEST = 1000;
+/** Most publish messages in one source frame. */
+export const MAX_PUBLISHES_PER_FRAME = 10_000;
+/** `reqId` is an integer in 0..=MAX_REQ_ID (chosen by the client, echoed in the reply). */
+export const MAX_REQ_ID = 2 ** 31 - 1;
+
+/** Defaults of the configurable limits (server config `limits.*`). */
+export const DEFAULT_LIMITS = {
+  /** Largest client frame, bytes; above it the transport closes with 1009. */
+  maxClientFrameBytes: 64 * 1024,
+  /** Largest source frame, bytes; above it the transport closes with 1009. */
+  maxSourceFrameBytes: 16 * 1024 * 1024,
+  /** Record subscriptions one session may hold. */
+  maxSubscriptionsPerSession: 10_000,
+  /** Seconds a connection may stay without a successful `session.login`. */
+  loginTimeoutMs: 10_000,
+} as const;
+
+/** Default heartbeat period the server announces in `session.loggedIn`, ms. */
+export const DEFAULT_HEARTBEAT_MS = 5_000;
