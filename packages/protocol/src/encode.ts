@@ -1,0 +1,162 @@
+/**
+ * Encoders: typed messages -> wire text, in the CANONICAL key order of messages.ts.
+ *
+ * Each message is rebuilt key by key in that order (optional keys only when not undefined) and
+ * serialised with JSON.stringify, so the bytes do not depend on how the caller built its object.
+ * The Rust engine writes server messages byte-identically (golden frames in ../vectors pin it).
+ * `fields` and `types` keep the caller's key order: that order is the record's field order.
+ * Encoders expect valid messages (see decode.ts for the rules); they do not validate.
+ */
+
+import type {
+  ClientLatencyReport,
+  ClientMessage,
+  ErrorMessage,
+  RecordImage,
+  RecordPublish,
+  RecordSubscribed,
+  RecordUnsubscribed,
+  RecordUpdate,
+  ServerMessage,
+  SessionLoggedIn,
+  SessionLogin,
+  SessionPing,
+  SessionPong,
+  SourceMessage,
+} from './messages.js';
+
+type Ordered = Record<string, unknown>;
+
+function login(m: SessionLogin): Ordered {
+  const o: Ordered = { type: m.type, reqId: m.reqId };
+  if (m.user !== undefined) o.user = m.user;
+  if (m.password !== undefined) o.password = m.password;
+  if (m.token !== undefined) o.token = m.token;
+  return o;
+}
+
+function latency(r: ClientLatencyReport): Ordered {
+  const o: Ordered = { samples: r.samples, meanMs: r.meanMs, p99Ms: r.p99Ms, maxMs: r.maxMs };
+  if (r.paintMeanMs !== undefined) o.paintMeanMs = r.paintMeanMs;
+  return o;
+}
+
+function ping(m: SessionPing): Ordered {
+  const o: Ordered = { type: m.type, reqId: m.reqId, ts: m.ts };
+  if (m.latency !== undefined) o.latency = latency(m.latency);
+  return o;
+}
+
+function publish(m: RecordPublish): Ordered {
+  const o: Ordered = { type: m.type, subject: m.subject };
+  if (m.ts !== undefined) o.ts = m.ts;
+  if (m.image !== undefined) o.image = m.image;
+  o.fields = m.fields;
+  if (m.types !== undefined) o.types = m.types;
+  return o;
+}
+
+function loggedIn(m: SessionLoggedIn): Ordered {
+  return {
+    type: m.type,
+    reqId: m.reqId,
+    sessionId: m.sessionId,
+    user: m.user,
+    role: m.role,
+    tier: m.tier,
+    token: m.token,
+    tokenExpiresAt: m.tokenExpiresAt,
+    heartbeatMs: m.heartbeatMs,
+    serverTime: m.serverTime,
+  };
+}
+
+function pong(m: SessionPong): Ordered {
+  return { type: m.type, reqId: m.reqId, ts: m.ts, serverTime: m.serverTime };
+}
+
+function subscribed(m: RecordSubscribed): Ordered {
+  return {
+    type: m.type,
+    reqId: m.reqId,
+    records: m.records.map((r) => ({ subject: r.subject, id: r.id, pending: r.pending })),
+  };
+}
+
+function unsubscribed(m: RecordUnsubscribed): Ordered {
+  return { type: m.type, reqId: m.reqId, subjects: m.subjects };
+}
+
+function image(m: RecordImage): Ordered {
+  const o: Ordered = { type: m.type, id: m.id, subject: m.subject, seq: m.seq, ts: m.ts, fields: m.fields };
+  if (m.types !== undefined) o.types = m.types;
+  return o;
+}
+
+function update(m: RecordUpdate): Ordered {
+  const o: Ordered = { type: m.type, id: m.id, seq: m.seq, ts: m.ts, fields: m.fields };
+  if (m.types !== undefined) o.types = m.types;
+  if (m.conflated !== undefined) o.conflated = m.conflated;
+  return o;
+}
+
+function error(m: ErrorMessage): Ordered {
+  const o: Ordered = { type: m.type };
+  if (m.reqId !== undefined) o.reqId = m.reqId;
+  o.code = m.code;
+  o.message = m.message;
+  if (m.field !== undefined) o.field = m.field;
+  if (m.index !== undefined) o.index = m.index;
+  return o;
+}
+
+function orderClient(m: ClientMessage): Ordered {
+  switch (m.type) {
+    case 'session.login':
+      return login(m);
+    case 'session.ping':
+      return ping(m);
+    case 'record.subscribe':
+    case 'record.unsubscribe':
+      return { type: m.type, reqId: m.reqId, subjects: m.subjects };
+  }
+}
+
+function orderServer(m: ServerMessage): Ordered {
+  switch (m.type) {
+    case 'record.update':
+      return update(m);
+    case 'record.image':
+      return image(m);
+    case 'record.subscribed':
+      return subscribed(m);
+    case 'record.unsubscribed':
+      return unsubscribed(m);
+    case 'session.loggedIn':
+      return loggedIn(m);
+    case 'session.pong':
+      return pong(m);
+    case 'error':
+      return error(m);
+  }
+}
+
+/** Encodes one client message as a `/stream` frame (a single JSON object). */
+export function encodeClientMessage(m: ClientMessage): string {
+  return JSON.stringify(orderClient(m));
+}
+
+/** Encodes one single-object `/source` frame: `session.login`, `session.ping` or one `record.publish`. */
+export function encodeSourceMessage(m: SourceMessage): string {
+  return JSON.stringify(m.type === 'record.publish' ? publish(m) : orderClient(m));
+}
+
+/** Encodes a `/source` publish frame: a JSON array of `record.publish`, in the given order. */
+export function encodeSourceFrame(ms: readonly RecordPublish[]): string {
+  return JSON.stringify(ms.map(publish));
+}
+
+/** Encodes a server frame: a JSON array of messages, in the given order (one flush = one frame). */
+export function encodeServerFrame(ms: readonly ServerMessage[]): string {
+  return JSON.stringify(ms.map(orderServer));
+}

@@ -1,0 +1,11 @@
+/**
+ * @tidewire/protocol: every wire message, error code and limit, and the codec.
+ * See docs/protocol.md for the framing, the rules and an annotated session transcript.
+ */
+
+export * from './messages.js';
+export * from './codes.js';
+export * from './limits.js';
+export * from './result.js';
+export { decodeClientMessage, decodeServerFrame, decodeSourceFrame, decodeSourceMessage } from './decode.js';
+export { encodeClientMessage, encodeServerFrame, encodeSourceFrame, encodeSourceMessage } from './encode.js';
