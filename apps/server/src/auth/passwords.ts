@@ -1,0 +1,56 @@
+/**
+ * Password hashing with scrypt (node:crypto). Hash format: `scrypt$N$r$p$<salt base64>$<hash base64>`,
+ * so cost parameters can change without invalidating stored hashes.
+ */
+
+import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+
+/** scrypt cost parameters. */
+export interface ScryptParams {
+  /** CPU/memory cost, a power of two. @default 16384 */
+  N: number;
+  /** Block size. @default 8 */
+  r: number;
+  /** Parallelism. @default 1 */
+  p: number;
+}
+
+/** Parameters for new hashes (~30-60 ms per hash on one core, 16 MiB of memory). */
+export const DEFAULT_SCRYPT: ScryptParams = { N: 16384, r: 8, p: 1 };
+const KEY_BYTES = 32;
+
+function derive(password: string, salt: Buffer, params: ScryptParams): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    // maxmem: scrypt needs 128 * N * r bytes; allow twice that
+    scrypt(password, salt, KEY_BYTES, { N: params.N, r: params.r, p: params.p, maxmem: 256 * params.N * params.r + 1024 * 1024 },
+      (err, key) => (err ? reject(err) : resolve(key)));
+  });
+}
+
+/** Hashes `password` with a fresh 16-byte salt. Runs on the libuv thread pool (does not block the loop). */
+export async function hashPassword(password: string, params: ScryptParams = DEFAULT_SCRYPT): Promise<string> {
+  const salt = randomBytes(16);
+  const key = await derive(password, salt, params);
+  return `scrypt$${params.N}$${params.r}$${params.p}$${salt.toString('base64')}$${key.toString('base64')}`;
+}
+
+/**
+ * True when `password` matches `stored`. A malformed `stored` hash never matches (and never throws).
+ * Comparison is constant-time.
+ */
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const parts = stored.split('$');
+  if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
+  const [N, r, p] = [Number(parts[1]), Number(parts[2]), Number(parts[3])];
+  if (![N, r, p].every((n) => Number.isSafeInteger(n) && n > 0) || (N & (N - 1)) !== 0) return false;
+  const salt = Buffer.from(parts[4] ?? '', 'base64');
+  const expected = Buffer.from(parts[5] ?? '', 'base64');
+  if (salt.length === 0 || expected.length !== KEY_BYTES) return false;
+  let key: Buffer;
+  try {
+    key = await derive(password, salt, { N, r, p });
+  } catch {
+    return false;
+  }
+  return timingSafeEqual(key, expected);
+}

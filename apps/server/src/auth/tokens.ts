@@ -1,0 +1,54 @@
+/**
+ * Signed session tokens: `<payload base64url>.<HMAC-SHA256 base64url>`, payload
+ * `{"u":user,"exp":epochMs,"iat":epochMs}`. Stateless: any worker (and, with a configured
+ * secret, any restart) can verify them.
+ */
+
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/** A verified token's content. */
+export interface TokenClaims {
+  user: string;
+  /** Expiry, epoch ms. */
+  expiresAt: number;
+  /** Issue time, epoch ms. */
+  issuedAt: number;
+}
+
+/** Why a token was rejected (goes into the BAD_TOKEN message). */
+export type TokenFailure = 'malformed' | 'bad signature' | 'expired';
+
+function sign(secret: string, payload: string): string {
+  return createHmac('sha256', secret).update(payload).digest('base64url');
+}
+
+/** Issues a token for `user` valid for `ttlMs` from `nowMs`. */
+export function issueToken(secret: string, user: string, nowMs: number, ttlMs: number): { token: string; expiresAt: number } {
+  const expiresAt = Math.floor(nowMs + ttlMs);
+  const payload = Buffer.from(JSON.stringify({ u: user, exp: expiresAt, iat: Math.floor(nowMs) })).toString('base64url');
+  return { token: `${payload}.${sign(secret, payload)}`, expiresAt };
+}
+
+/**
+ * Verifies signature and expiry at `nowMs`. Returns the claims or the reason it failed; never throws,
+ * whatever `token` holds.
+ */
+export function verifyToken(secret: string, token: string, nowMs: number): TokenClaims | TokenFailure {
+  if (token.length > 2048) return 'malformed';
+  const dot = token.indexOf('.');
+  if (dot <= 0 || dot !== token.lastIndexOf('.')) return 'malformed';
+  const payload = token.slice(0, dot);
+  const given = Buffer.from(token.slice(dot + 1), 'base64url');
+  const expected = Buffer.from(sign(secret, payload), 'base64url');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'bad signature';
+  let data: unknown;
+  try {
+    data = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+  } catch {
+    return 'malformed';
+  }
+  const { u, exp, iat } = (data ?? {}) as Record<string, unknown>;
+  if (typeof u !== 'string' || typeof exp !== 'number' || typeof iat !== 'number') return 'malformed';
+  if (nowMs >= exp) return 'expired';
+  return { user: u, expiresAt: exp, issuedAt: iat };
+}

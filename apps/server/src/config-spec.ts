@@ -1,0 +1,94 @@
+/**
+ * The table of every server setting: path in the config file, env variable, command-line flag,
+ * type, range, default and unit. `config.ts` reads it; `docs/configuration.md` documents it, and
+ * a test checks that the two agree.
+ */
+
+import os from 'node:os';
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_LIMITS } from '@tidewire/protocol';
+
+/** Value kinds a setting can have. */
+export type SettingType = 'int' | 'string' | 'bool';
+
+/** One configurable setting. */
+export interface SettingSpec {
+  /** Dotted path in the config object and the JSON config file, e.g. `server.port`. */
+  path: string;
+  type: SettingType;
+  /** Environment variable that sets it (read only by config.ts). */
+  env: string;
+  /** Command-line flag (without leading dashes); booleans also accept `--no-<flag>`. */
+  flag: string;
+  /** Default value; a function when it depends on the machine. */
+  default: number | string | boolean | (() => number | string | boolean);
+  /** Inclusive integer range for `int` settings. */
+  min?: number;
+  max?: number;
+  /** For `int` settings that allow 0 as "off" below `min`. */
+  zeroMeansOff?: boolean;
+  /** Unit shown in docs (`ms`, `bytes`, `s`, `per second`, ...). */
+  unit: string;
+  /** One sentence for docs/configuration.md. */
+  doc: string;
+}
+
+const MIB = 1024 * 1024;
+
+/** Every setting except `auth.users` (an array, config file only). Order = documentation order. */
+export const SETTINGS: readonly SettingSpec[] = [
+  { path: 'server.host', type: 'string', env: 'HOST', flag: 'host', default: '127.0.0.1', unit: 'address',
+    doc: 'Interface the HTTP/WebSocket server listens on; `0.0.0.0` for all interfaces.' },
+  { path: 'server.port', type: 'int', env: 'PORT', flag: 'port', default: 8080, min: 0, max: 65535, unit: 'port',
+    doc: 'TCP port; 0 picks a free port (tests).' },
+  { path: 'server.workers', type: 'int', env: 'TIDEWIRE_WORKERS', flag: 'workers',
+    default: () => Math.min(2, Math.max(1, os.availableParallelism())), min: 1, max: 64, unit: 'threads',
+    doc: 'Transport worker threads, each a uWebSockets.js app on the same port (SO_REUSEPORT); 1 runs the transport on the main thread.' },
+  { path: 'server.webRoot', type: 'string', env: 'TIDEWIRE_WEB_ROOT', flag: 'web-root', default: '', unit: 'path',
+    doc: 'Directory of the built web app served at `/`; empty means `apps/web/dist` of this checkout. Relative paths resolve against the working directory.' },
+  { path: 'demo.enabled', type: 'bool', env: 'TIDEWIRE_DEMO', flag: 'demo', default: true, unit: 'on/off',
+    doc: 'Run the embedded demo feed (`--no-demo` turns it off).' },
+  { path: 'demo.seed', type: 'int', env: 'TIDEWIRE_DEMO_SEED', flag: 'seed', default: 1, min: 0, max: 2 ** 32 - 1, unit: 'integer',
+    doc: 'Seed of the demo feed; the same seed gives the same catalog and the same sequence of ticks.' },
+  { path: 'demo.productCount', type: 'int', env: 'TIDEWIRE_DEMO_PRODUCTS', flag: 'demo-products', default: 50_000, min: 0, max: 1_000_000, unit: 'records',
+    doc: 'Instruments in the demo product catalog (`/PRODUCT/<code>`).' },
+  { path: 'demo.productUpdatesPerSec', type: 'int', env: 'TIDEWIRE_DEMO_PRODUCT_RATE', flag: 'demo-product-rate', default: 5000, min: 0, max: 1_000_000, unit: 'updates/s',
+    doc: 'Total product updates per second, spread evenly over the feed ticks.' },
+  { path: 'demo.fxTicksPerSec', type: 'int', env: 'TIDEWIRE_DEMO_FX_RATE', flag: 'demo-fx-rate', default: 4, min: 0, max: 1000, unit: 'updates/s per pair',
+    doc: 'Mean updates per second of each FX pair (`/FX/<pair>`); ticks are randomised around it.' },
+  { path: 'demo.tickMs', type: 'int', env: 'TIDEWIRE_DEMO_TICK_MS', flag: 'demo-tick-ms', default: 10, min: 1, max: 10_000, unit: 'ms',
+    doc: 'Feed timer period; each tick publishes its share of updates as one ingest frame.' },
+  { path: 'batching.burstMinMs', type: 'int', env: 'TIDEWIRE_BURST_MIN_MS', flag: 'burst-min-ms', default: 100, min: 1, max: 60_000, unit: 'ms',
+    doc: 'Liberator burst-min: first and smallest batching interval of a session.' },
+  { path: 'batching.burstMaxMs', type: 'int', env: 'TIDEWIRE_BURST_MAX_MS', flag: 'burst-max-ms', default: 0, min: 0, max: 60_000, unit: 'ms',
+    doc: 'Liberator burst-max: largest batching interval; 0 turns batching off (every update is flushed as soon as it is processed).' },
+  { path: 'batching.burstIncrementMs', type: 'int', env: 'TIDEWIRE_BURST_INCREMENT_MS', flag: 'burst-increment-ms', default: 50, min: 1, max: 60_000, unit: 'ms',
+    doc: 'Liberator burst-increment: step by which the interval grows (busy) or shrinks (idle).' },
+  { path: 'batching.throttleMs', type: 'int', env: 'TIDEWIRE_THROTTLE_MS', flag: 'throttle-ms', default: 0, min: 0, max: 60_000, unit: 'ms',
+    doc: 'Per-record throttle: at most one update per record and session per interval, conflated (latest values win); 0 is off.' },
+  { path: 'outbox.conflateBytes', type: 'int', env: 'TIDEWIRE_OUTBOX_CONFLATE_BYTES', flag: 'outbox-conflate-bytes', default: MIB, min: 1024, max: 1024 * MIB, unit: 'bytes',
+    doc: 'Queued bytes of a blocked session above which its queue is dropped and its records are conflated (sent as images when it drains).' },
+  { path: 'outbox.slowConsumerMs', type: 'int', env: 'TIDEWIRE_SLOW_CONSUMER_MS', flag: 'slow-consumer-ms', default: 10_000, min: 1, max: 3_600_000, unit: 'ms',
+    doc: 'A session blocked (socket not draining) this long is closed with 4008 SLOW_CONSUMER.' },
+  { path: 'outbox.maxBackpressureBytes', type: 'int', env: 'TIDEWIRE_MAX_BACKPRESSURE_BYTES', flag: 'max-backpressure-bytes', default: MIB, min: 1024, max: 1024 * MIB, unit: 'bytes',
+    doc: 'uWebSockets.js per-socket send buffer; a send that would exceed it is dropped and the session closed with 4008.' },
+  { path: 'limits.maxClientFrameBytes', type: 'int', env: 'TIDEWIRE_MAX_CLIENT_FRAME_BYTES', flag: 'max-client-frame-bytes', default: DEFAULT_LIMITS.maxClientFrameBytes, min: 256, max: 64 * MIB, unit: 'bytes',
+    doc: 'Largest frame a client may send on `/stream`; larger frames close the connection with 1009.' },
+  { path: 'limits.maxSourceFrameBytes', type: 'int', env: 'TIDEWIRE_MAX_SOURCE_FRAME_BYTES', flag: 'max-source-frame-bytes', default: DEFAULT_LIMITS.maxSourceFrameBytes, min: 256, max: 1024 * MIB, unit: 'bytes',
+    doc: 'Largest frame a source may send on `/source`; larger frames close the connection with 1009.' },
+  { path: 'limits.maxSubscriptionsPerSession', type: 'int', env: 'TIDEWIRE_MAX_SUBSCRIPTIONS', flag: 'max-subscriptions', default: DEFAULT_LIMITS.maxSubscriptionsPerSession, min: 1, max: 10_000_000, unit: 'records',
+    doc: 'Record subscriptions one session may hold; beyond it `record.subscribe` fails with LIMIT_EXCEEDED.' },
+  { path: 'limits.loginTimeoutMs', type: 'int', env: 'TIDEWIRE_LOGIN_TIMEOUT_MS', flag: 'login-timeout-ms', default: DEFAULT_LIMITS.loginTimeoutMs, min: 10, max: 600_000, unit: 'ms',
+    doc: 'A connection without a successful `session.login` after this long is closed with 4001.' },
+  { path: 'limits.maxProtocolErrors', type: 'int', env: 'TIDEWIRE_MAX_PROTOCOL_ERRORS', flag: 'max-protocol-errors', default: 100, min: 1, max: 1_000_000, unit: 'errors',
+    doc: 'Error replies one connection may provoke (bad frames, bad requests); the next closes it with 4002.' },
+  { path: 'session.heartbeatMs', type: 'int', env: 'TIDEWIRE_HEARTBEAT_MS', flag: 'heartbeat-ms', default: DEFAULT_HEARTBEAT_MS, min: 100, max: 300_000, unit: 'ms',
+    doc: 'Heartbeat period announced in `session.loggedIn`; clients send `session.ping` this often.' },
+  { path: 'session.idleTimeoutSec', type: 'int', env: 'TIDEWIRE_IDLE_TIMEOUT_SEC', flag: 'idle-timeout-sec', default: 16, min: 8, max: 960, zeroMeansOff: true, unit: 's',
+    doc: 'uWebSockets.js idle timeout: a connection with no frame in either direction this long is closed; 0 is off, else 8..960 (uWS resolution is 4 s). Keep it >= 3 x heartbeat.' },
+  { path: 'auth.tokenSecret', type: 'string', env: 'TIDEWIRE_TOKEN_SECRET', flag: 'token-secret', default: '', unit: 'secret',
+    doc: 'HMAC-SHA256 key for session tokens (at least 16 characters); empty: a random secret per start (tokens then do not survive a restart; logged as such).' },
+  { path: 'auth.tokenTtlMs', type: 'int', env: 'TIDEWIRE_TOKEN_TTL_MS', flag: 'token-ttl-ms', default: 8 * 3_600_000, min: 1000, max: 30 * 24 * 3_600_000, unit: 'ms',
+    doc: 'Lifetime of a session token.' },
+  { path: 'auth.demoUsers', type: 'bool', env: 'TIDEWIRE_DEMO_USERS', flag: 'demo-users', default: true, unit: 'on/off',
+    doc: 'Accept the demo users alice/alice123, bob/bob123 (traders), admin/admin123 (admin), feed/feed123 (source).' },
+];

@@ -1,0 +1,316 @@
+/**
+ * Server configuration: defaults <- JSON file (`--config path` / TIDEWIRE_CONFIG) <- environment
+ * (PORT, HOST, TIDEWIRE_*) <- command-line flags. Validated and frozen; a bad value stops startup
+ * with a message naming the setting, the rule and the value. The only reader of `process.env`.
+ */
+
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SETTINGS, type SettingSpec } from './config-spec.js';
+
+/** Roles a user can have. */
+export type Role = 'trader' | 'admin' | 'source';
+
+/** A user from the config file (`auth.users`). */
+export interface UserEntry {
+  user: string;
+  /** `scrypt$N$r$p$<salt b64>$<hash b64>` as produced by `--hash-password`. */
+  passwordHash: string;
+  role: Role;
+  /** Price tier the user's sessions are opened with. */
+  tier: string;
+}
+
+/** The validated, frozen server configuration. Every field is documented in docs/configuration.md. */
+export interface Config {
+  readonly server: { readonly host: string; readonly port: number; readonly workers: number; readonly webRoot: string };
+  readonly demo: {
+    readonly enabled: boolean;
+    readonly seed: number;
+    readonly productCount: number;
+    readonly productUpdatesPerSec: number;
+    readonly fxTicksPerSec: number;
+    readonly tickMs: number;
+  };
+  readonly batching: {
+    readonly burstMinMs: number;
+    readonly burstMaxMs: number;
+    readonly burstIncrementMs: number;
+    readonly throttleMs: number;
+  };
+  readonly outbox: { readonly conflateBytes: number; readonly slowConsumerMs: number; readonly maxBackpressureBytes: number };
+  readonly limits: {
+    readonly maxClientFrameBytes: number;
+    readonly maxSourceFrameBytes: number;
+    readonly maxSubscriptionsPerSession: number;
+    readonly loginTimeoutMs: number;
+    readonly maxProtocolErrors: number;
+  };
+  readonly session: { readonly heartbeatMs: number; readonly idleTimeoutSec: number };
+  readonly auth: {
+    /** Never empty after loading: a random hex secret when none was configured. */
+    readonly tokenSecret: string;
+    /** True when `tokenSecret` was generated at startup (tokens do not survive a restart). */
+    readonly tokenSecretGenerated: boolean;
+    readonly tokenTtlMs: number;
+    readonly demoUsers: boolean;
+    readonly users: readonly UserEntry[];
+  };
+}
+
+/** Thrown for any invalid setting; `message` is what startup prints. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** Where the values come from; tests pass their own. */
+export interface ConfigSources {
+  /** Command-line arguments after the script name. @default [] */
+  argv?: readonly string[];
+  /** Environment. @default {} (main.ts passes process.env) */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Values merged over the defaults before file/env/flags, same shape as the JSON file (tests). */
+  overrides?: Readonly<Record<string, unknown>>;
+  /** Random hex for a generated token secret (tests inject it). */
+  randomSecret?: () => string;
+}
+
+/** Flags that are not settings. */
+const SPECIAL_FLAGS = new Set(['config', 'help', 'hash-password']);
+const ROLES: readonly Role[] = ['trader', 'admin', 'source'];
+
+/** Directory of this checkout's built web app: apps/web/dist (this file is apps/server/{src,dist}/config.*). */
+export const DEFAULT_WEB_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../web/dist');
+
+/** Parsed command line: setting flags as raw strings, plus the special flags. */
+export interface ParsedArgs {
+  /** flag name -> raw value ('true'/'false' for booleans). */
+  flags: Map<string, string>;
+  configPath?: string;
+  help: boolean;
+  hashPassword?: string;
+}
+
+/** Parses `--name value`, `--name=value`, `--flag`/`--no-flag` for booleans. Unknown flags throw ConfigError. */
+export function parseArgs(argv: readonly string[]): ParsedArgs {
+  const byFlag = new Map(SETTINGS.map((s) => [s.flag, s]));
+  const result: ParsedArgs = { flags: new Map(), help: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    if (!arg.startsWith('--')) throw new ConfigError(`unexpected argument "${arg}" (flags look like --port 8080; see --help)`);
+    const eq = arg.indexOf('=');
+    let name = eq >= 0 ? arg.slice(2, eq) : arg.slice(2);
+    let inline: string | undefined = eq >= 0 ? arg.slice(eq + 1) : undefined;
+    if (name === 'help') { result.help = true; continue; }
+    let spec = byFlag.get(name);
+    if (!spec && name.startsWith('no-') && byFlag.get(name.slice(3))?.type === 'bool') {
+      if (inline !== undefined) throw new ConfigError(`--${name} takes no value, got "${inline}"`);
+      spec = byFlag.get(name.slice(3));
+      name = name.slice(3);
+      inline = 'false';
+    }
+    if (!spec && !SPECIAL_FLAGS.has(name)) throw new ConfigError(`unknown flag --${name} (see --help)`);
+    let value = inline;
+    if (value === undefined) {
+      if (spec?.type === 'bool') value = 'true';
+      else {
+        const next = argv[i + 1];
+        if (next === undefined || next.startsWith('--')) throw new ConfigError(`--${name} needs a value`);
+        value = next;
+        i++;
+      }
+    }
+    if (name === 'config') result.configPath = value;
+    else if (name === 'hash-password') result.hashPassword = value;
+    else result.flags.set(name, value);
+  }
+  return result;
+}
+
+/** Help text listing every flag with its env variable and default. */
+export function helpText(): string {
+  const lines = ['Usage: tidewire-server [--config file.json] [flags]', '', 'Flags (env variable, default):'];
+  for (const s of SETTINGS) {
+    const def = typeof s.default === 'function' ? s.default() : s.default;
+    const flag = s.type === 'bool' ? `--${s.flag} / --no-${s.flag}` : `--${s.flag} <${s.unit}>`;
+    lines.push(`  ${flag.padEnd(44)} ${s.env}, default ${JSON.stringify(def)}`);
+  }
+  lines.push('  --config <path>                              TIDEWIRE_CONFIG, JSON file with the same nested keys');
+  lines.push('  --hash-password <password>                   print a scrypt hash for auth.users and exit');
+  return lines.join('\n');
+}
+
+function describe(spec: SettingSpec): string {
+  if (spec.type === 'bool') return 'must be true or false';
+  if (spec.type === 'string') return 'must be a string';
+  return spec.zeroMeansOff
+    ? `must be 0 or an integer ${spec.min}..${spec.max}`
+    : `must be an integer ${spec.min}..${spec.max}`;
+}
+
+/** Converts a raw value (string from env/flags, or JSON value from the file) for `spec`; throws ConfigError. */
+function coerce(spec: SettingSpec, raw: unknown, origin: string): number | string | boolean {
+  const fail = (): never => {
+    throw new ConfigError(`${origin} ${describe(spec)}, got ${JSON.stringify(raw)}`);
+  };
+  if (spec.type === 'string') return typeof raw === 'string' ? raw : fail();
+  if (spec.type === 'bool') {
+    if (typeof raw === 'boolean') return raw;
+    if (typeof raw === 'string') {
+      const v = raw.trim().toLowerCase();
+      if (['true', '1', 'yes', 'on'].includes(v)) return true;
+      if (['false', '0', 'no', 'off'].includes(v)) return false;
+    }
+    return fail();
+  }
+  let n: number;
+  if (typeof raw === 'number') n = raw;
+  else if (typeof raw === 'string' && /^\s*-?\d+\s*$/.test(raw)) n = Number(raw);
+  else return fail();
+  if (!Number.isSafeInteger(n)) return fail();
+  if (spec.zeroMeansOff && n === 0) return 0;
+  if ((spec.min !== undefined && n < spec.min) || (spec.max !== undefined && n > spec.max)) return fail();
+  return n;
+}
+
+function getPath(obj: Record<string, unknown>, dotted: string): unknown {
+  const [section, key] = dotted.split('.') as [string, string];
+  const sec = obj[section];
+  return sec && typeof sec === 'object' ? (sec as Record<string, unknown>)[key] : undefined;
+}
+
+function validateFileShape(file: Record<string, unknown>, origin: string): void {
+  const known = new Map<string, Set<string>>();
+  for (const s of SETTINGS) {
+    const [section, key] = s.path.split('.') as [string, string];
+    if (!known.has(section)) known.set(section, new Set());
+    known.get(section)!.add(key);
+  }
+  known.get('auth')!.add('users');
+  for (const [section, value] of Object.entries(file)) {
+    const keys = known.get(section);
+    if (!keys) throw new ConfigError(`${origin}: unknown section "${section}" (known: ${[...known.keys()].join(', ')})`);
+    if (!value || typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(`${origin}: "${section}" must be an object`);
+    for (const key of Object.keys(value)) {
+      if (!keys.has(key)) throw new ConfigError(`${origin}: unknown setting "${section}.${key}" (known: ${[...keys].join(', ')})`);
+    }
+  }
+}
+
+function validateUsers(raw: unknown, origin: string): UserEntry[] {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw)) throw new ConfigError(`${origin} auth.users must be an array of {user, passwordHash, role, tier}`);
+  const seen = new Set<string>();
+  return raw.map((u: unknown, i) => {
+    const at = `${origin} auth.users.${i}`;
+    if (!u || typeof u !== 'object') throw new ConfigError(`${at} must be an object {user, passwordHash, role, tier}`);
+    const { user, passwordHash, role, tier, ...rest } = u as Record<string, unknown>;
+    const extra = Object.keys(rest)[0];
+    if (extra !== undefined) throw new ConfigError(`${at}: unknown key "${extra}"`);
+    if (typeof user !== 'string' || !/^[A-Za-z0-9_.@-]{1,64}$/.test(user)) throw new ConfigError(`${at}.user must be 1..64 characters of [A-Za-z0-9_.@-], got ${JSON.stringify(user)}`);
+    if (seen.has(user)) throw new ConfigError(`${at}.user "${user}" is listed twice`);
+    seen.add(user);
+    if (typeof passwordHash !== 'string' || !/^scrypt\$\d+\$\d+\$\d+\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/.test(passwordHash)) {
+      throw new ConfigError(`${at}.passwordHash must be "scrypt$N$r$p$salt$hash" (make one with --hash-password), got ${JSON.stringify(passwordHash)}`);
+    }
+    if (typeof role !== 'string' || !(ROLES as readonly string[]).includes(role)) throw new ConfigError(`${at}.role must be one of ${ROLES.join(', ')}, got ${JSON.stringify(role)}`);
+    if (typeof tier !== 'string' || !/^[A-Za-z0-9_-]{1,32}$/.test(tier)) throw new ConfigError(`${at}.tier must be 1..32 characters of [A-Za-z0-9_-], got ${JSON.stringify(tier)}`);
+    return { user, passwordHash, role: role as Role, tier };
+  });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/**
+ * Builds the configuration from defaults, the optional JSON file, the environment and flags
+ * (later wins). Throws ConfigError with one precise message for the first bad value.
+ */
+export function loadConfig(sources: ConfigSources = {}): Config {
+  const env = sources.env ?? {};
+  const args = parseArgs(sources.argv ?? []);
+  const layers: Array<{ origin: string; data: Record<string, unknown> }> = [];
+  if (sources.overrides) {
+    validateFileShape(sources.overrides as Record<string, unknown>, 'overrides');
+    layers.push({ origin: 'overrides', data: sources.overrides as Record<string, unknown> });
+  }
+  const configPath = args.configPath ?? env.TIDEWIRE_CONFIG;
+  if (configPath) {
+    let text: string;
+    try {
+      text = readFileSync(configPath, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`config file ${configPath}: cannot read (${(err as Error).message})`);
+    }
+    let data: unknown;
+    try {
+      data = JSON.parse(text);
+    } catch (err) {
+      throw new ConfigError(`config file ${configPath}: not valid JSON (${(err as Error).message})`);
+    }
+    if (!data || typeof data !== 'object' || Array.isArray(data)) throw new ConfigError(`config file ${configPath}: must hold a JSON object`);
+    validateFileShape(data as Record<string, unknown>, `config file ${configPath}`);
+    layers.push({ origin: `config file ${configPath}:`, data: data as Record<string, unknown> });
+  }
+
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const spec of SETTINGS) {
+    const [section, key] = spec.path.split('.') as [string, string];
+    let value = typeof spec.default === 'function' ? spec.default() : spec.default;
+    for (const layer of layers) {
+      const raw = getPath(layer.data, spec.path);
+      if (raw !== undefined) value = coerce(spec, raw, `${layer.origin} ${spec.path}`);
+    }
+    const envRaw = env[spec.env];
+    if (envRaw !== undefined && envRaw !== '') value = coerce(spec, envRaw, spec.env);
+    const flagRaw = args.flags.get(spec.flag);
+    if (flagRaw !== undefined) value = coerce(spec, flagRaw, `--${spec.flag}`);
+    (out[section] ??= {})[key] = value;
+  }
+
+  let users: UserEntry[] = [];
+  for (const layer of layers) {
+    const raw = getPath(layer.data, 'auth.users');
+    if (raw !== undefined) users = validateUsers(raw, layer.origin);
+  }
+
+  const server = out.server!;
+  server.webRoot = server.webRoot === '' ? DEFAULT_WEB_ROOT : path.resolve(String(server.webRoot));
+  if (String(server.host).trim() === '') throw new ConfigError('HOST / server.host must not be empty');
+
+  const batching = out.batching!;
+  if ((batching.burstMaxMs as number) > 0 && (batching.burstMaxMs as number) < (batching.burstMinMs as number)) {
+    throw new ConfigError(`batching.burstMaxMs (${batching.burstMaxMs}) must be 0 (off) or >= batching.burstMinMs (${batching.burstMinMs})`);
+  }
+
+  const auth = out.auth!;
+  const secret = String(auth.tokenSecret);
+  const generated = secret === '';
+  if (!generated && secret.length < 16) throw new ConfigError(`TIDEWIRE_TOKEN_SECRET / auth.tokenSecret must be at least 16 characters, got ${secret.length}`);
+  auth.tokenSecret = generated ? (sources.randomSecret ?? randomHex)() : secret;
+  auth.tokenSecretGenerated = generated;
+  auth.users = users;
+  if (!auth.demoUsers && users.length === 0) throw new ConfigError('auth.users is empty and auth.demoUsers is false: nobody could log in');
+
+  return deepFreeze(out as unknown as Config);
+}
+
+function randomHex(): string {
+  const bytes = new Uint8Array(32);
+  crypto.getRandomValues(bytes);
+  return Buffer.from(bytes).toString('hex');
+}
+
+/**
+ * Reads the process environment (the one place allowed to): used by main.ts only.
+ * Returned as a plain copy so nothing else holds `process.env`.
+ */
+export function processEnv(): Record<string, string | undefined> {
+  return { ...process.env };
+}

@@ -1,0 +1,35 @@
+/**
+ * The part of the engine (packages/engine, napi) that handlers and the transport call. The real
+ * `Engine` satisfies it; session tests pass a fake. Signatures follow packages/engine/index.d.ts.
+ */
+
+/** One `drain()` result: frames for this worker's sessions. */
+export interface DrainedFrames {
+  data: Buffer;
+  /** Per entry: session id, offset, length, close code (0: send as a text frame; else close with it, data = reason). */
+  index: Uint32Array;
+}
+
+/** Engine calls used by the server. */
+export interface EnginePort {
+  /** Opens an engine session owned by `workerId`; returns its server-wide id. */
+  openSession(workerId: number, user: string, tier: string): number;
+  /** Drops the session, its subscriptions and queued frames. Unknown ids are ignored. */
+  closeSession(sessionId: number): void;
+  /** Queues `record.subscribed` (+ images) for the session; errors arrive as `error` frames through drain. */
+  subscribe(sessionId: number, reqId: number, subjects: string[]): void;
+  /** Queues `record.unsubscribed`; nothing for these subjects follows. */
+  unsubscribe(sessionId: number, reqId: number, subjects: string[]): void;
+  /** Validates and enqueues a source frame; returns publishes accepted; throws {code, message, index?, field?}. */
+  ingest(frame: Buffer | string): number;
+  /** Stops (true) or resumes (false) flushing to the session while its socket is backed up. */
+  setBlocked(sessionId: number, blocked: boolean): void;
+}
+
+/** Error shape `ingest` throws (a JS Error with extra properties). */
+export interface EngineError {
+  code?: unknown;
+  message?: unknown;
+  index?: unknown;
+  field?: unknown;
+}

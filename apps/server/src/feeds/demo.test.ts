@@ -1,0 +1,94 @@
+import { decodeSourceFrame, isDecodeFailure } from '@tidewire/protocol';
+import { describe, expect, it } from 'vitest';
+import { DemoFeed, type DemoFeedOptions } from './demo.js';
+import { isinCheckDigit } from './products.js';
+
+const options: DemoFeedOptions = { seed: 7, productCount: 500, productUpdatesPerSec: 5000, fxTicksPerSec: 4, tickMs: 10 };
+
+function recorder(): { frames: string[]; ingest: (f: string) => number } {
+  const frames: string[] = [];
+  return {
+    frames,
+    ingest: (f) => {
+      frames.push(f);
+      const d = decodeSourceFrame(f);
+      if (isDecodeFailure(d)) throw Object.assign(new Error(d.error.message), d.error);
+      return d.length;
+    },
+  };
+}
+
+describe('DemoFeed', () => {
+  it('publishes valid images of ~30 FX pairs and every product', () => {
+    const r = recorder();
+    const feed = new DemoFeed(options, r.ingest, { now: () => 1_700_000_000_000 });
+    feed.publishImages();
+    const all = r.frames.flatMap((f) => decodeSourceFrame(f) as ReturnType<typeof decodeSourceFrame> & unknown[]);
+    expect(all.length).toBe(feed.fx.size + 500);
+    expect(feed.fx.size).toBeGreaterThanOrEqual(28);
+    const eurusd = all.find((m) => m.subject === '/FX/EURUSD')!;
+    expect(eurusd.image).toBe(true);
+    const { bid, ask, spread } = eurusd.fields as { bid: number; ask: number; spread: number };
+    expect(ask).toBeGreaterThan(bid);
+    expect(bid).toBeGreaterThan(1.0);
+    expect(bid).toBeLessThan(1.2);
+    expect(spread).toBeGreaterThan(0);
+    const products = all.filter((m) => m.subject.startsWith('/PRODUCT/'));
+    expect(new Set(products.map((m) => m.subject)).size).toBe(500);
+    for (const p of products) {
+      const f = p.fields;
+      for (const k of ['code', 'description', 'issuer', 'currency', 'sector', 'rating', 'bid', 'ask', 'last', 'change', 'volume']) expect(f, `${p.subject} ${k}`).toHaveProperty(k);
+      expect(f.ask as number).toBeGreaterThan(f.bid as number);
+      const code = f.code as string;
+      expect(code).toMatch(/^[A-Z]{2}[0-9A-Z]{9}[0-9]$/);
+      expect(isinCheckDigit(code.slice(0, 11))).toBe(Number(code[11]));
+      if (f.assetClass === 'Bond') {
+        expect(p.types).toEqual({ maturity: 'timestamp' });
+        expect(typeof f.coupon).toBe('number');
+      }
+    }
+  });
+
+  it('is deterministic for a seed and differs across seeds', () => {
+    const run = (seed: number): string[] => {
+      const r = recorder();
+      const feed = new DemoFeed({ ...options, seed }, r.ingest, { now: () => 0 });
+      feed.publishImages();
+      for (let t = 1; t <= 20; t++) feed.step(t * 10);
+      return r.frames;
+    };
+    expect(run(7)).toEqual(run(7));
+    expect(run(8)).not.toEqual(run(7));
+  });
+
+  it('publishes the configured product rate, one frame per step', () => {
+    const r = recorder();
+    let now = 0;
+    const feed = new DemoFeed({ ...options, fxTicksPerSec: 0 }, r.ingest, { now: () => now });
+    feed.start();
+    feed.stop();
+    r.frames.length = 0;
+    let total = 0;
+    for (now = 10; now <= 1000; now += 10) total += feed.step(now);
+    expect(total).toBe(5000);
+    expect(r.frames.length).toBe(100);
+    expect(r.frames.every((f) => (decodeSourceFrame(f) as unknown[]).length === 50)).toBe(true);
+  });
+
+  it('skips ticks beyond the catch-up bound after a long stall', () => {
+    const r = recorder();
+    const feed = new DemoFeed({ ...options, fxTicksPerSec: 0 }, r.ingest, { now: () => 0 });
+    feed.start();
+    feed.stop();
+    expect(feed.step(10_000)).toBe(100 * 50);
+    expect(feed.stats.skippedTicks).toBe(900);
+  });
+
+  it('counts frames the engine rejects without throwing', () => {
+    const feed = new DemoFeed(options, () => {
+      throw Object.assign(new Error('nope'), { code: 'BAD_REQUEST' });
+    }, { now: () => 0 });
+    feed.publishImages();
+    expect(feed.stats.rejected).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,30 @@
+/**
+ * What every handler gets: configuration, users, engine, clock (the request context), and the
+ * connection it acts on (the port: send, close, bind).
+ */
+
+import type { ServerMessage } from '@tidewire/protocol';
+import type { Config } from '../config.js';
+import type { UserDirectory } from '../auth/users.js';
+import type { EnginePort } from '../engine-port.js';
+import type { Clock } from '../session/clock.js';
+
+/** Shared by all connections of one transport worker. */
+export interface HandlerContext {
+  readonly config: Config;
+  readonly users: UserDirectory;
+  readonly engine: EnginePort;
+  readonly clock: Clock;
+  /** Engine worker id of this transport worker (owner of its sessions' frames). */
+  readonly workerId: number;
+}
+
+/** One connection as handlers see it; the transport implements it over a uWS WebSocket. */
+export interface ConnectionPort {
+  /** Sends messages directly as one text frame (replies the server makes itself: login, pong, errors). */
+  send(messages: ServerMessage[]): void;
+  /** Closes the connection with a WebSocket close code and reason. */
+  close(code: number, reason: string): void;
+  /** The engine session now exists: route its drained frames to this connection. */
+  bind(sessionId: number): void;
+}

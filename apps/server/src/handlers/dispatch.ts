@@ -1,0 +1,104 @@
+/**
+ * Routes one received frame (its bytes, already copied out of uWS) to the handler of its message
+ * type. Handlers only ever see typed, validated messages; everything else gets a typed `error`.
+ */
+
+import { decodeClientMessage, decodeSourceMessage, isDecodeFailure, type ClientMessage, type SourceMessage } from '@tidewire/protocol';
+import { log } from '../log.js';
+import type { Session } from '../session/session.js';
+import type { ConnectionPort, HandlerContext } from './context.js';
+import { replyError } from './errors.js';
+import { handleSubscribe, handleUnsubscribe } from './record.js';
+import { handleLogin, handlePing } from './session.js';
+import { handlePublish } from './source.js';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Decodes UTF-8 or replies BAD_FRAME; undefined when the frame was rejected. */
+function text(ctx: HandlerContext, session: Session, port: ConnectionPort, bytes: Uint8Array, isBinary: boolean): string | undefined {
+  if (isBinary) {
+    replyError(ctx, session, port, { code: 'BAD_FRAME', message: 'binary frames are not accepted: send UTF-8 JSON as text frames' });
+    return undefined;
+  }
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    replyError(ctx, session, port, { code: 'BAD_FRAME', message: 'the frame is not valid UTF-8' });
+    return undefined;
+  }
+}
+
+function needLogin(ctx: HandlerContext, session: Session, port: ConnectionPort, type: string, reqId: number | undefined): boolean {
+  if (session.loggedIn) return false;
+  const message = session.state === 'loggingIn'
+    ? `'${type}' needs a logged-in session; the session.login is still being checked: wait for session.loggedIn`
+    : `'${type}' needs a logged-in session: send session.login first`;
+  replyError(ctx, session, port, reqId === undefined ? { code: 'NOT_LOGGED_IN', message } : { code: 'NOT_LOGGED_IN', reqId, message });
+  return true;
+}
+
+/** Handles one frame a client sent on `/stream`. Never throws for any input. */
+export function dispatchStream(ctx: HandlerContext, session: Session, port: ConnectionPort, bytes: Uint8Array, isBinary: boolean): void {
+  session.requests++;
+  const t = text(ctx, session, port, bytes, isBinary);
+  if (t === undefined) return;
+  const m: ClientMessage | ReturnType<typeof decodeClientMessage> = decodeClientMessage(t);
+  if (isDecodeFailure(m)) {
+    replyError(ctx, session, port, m.error);
+    return;
+  }
+  switch (m.type) {
+    case 'session.login':
+      void handleLogin(ctx, session, port, m).catch((err) => log('error', 'session.loginFault', { ...session.logFields(), error: String(err) }));
+      return;
+    case 'session.ping':
+      if (!needLogin(ctx, session, port, m.type, m.reqId)) handlePing(ctx, port, m);
+      return;
+    case 'record.subscribe':
+      if (!needLogin(ctx, session, port, m.type, m.reqId)) handleSubscribe(ctx, session, port, m);
+      return;
+    case 'record.unsubscribe':
+      if (!needLogin(ctx, session, port, m.type, m.reqId)) handleUnsubscribe(ctx, session, port, m);
+      return;
+  }
+}
+
+/** Index of the first non-whitespace byte of a frame, or -1. */
+function firstByte(bytes: Uint8Array): number {
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (b !== 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d) return b;
+  }
+  return -1;
+}
+
+/**
+ * Handles one frame a source sent on `/source`. Arrays (`[`) are publish frames and go to the
+ * engine as bytes, unparsed here (the engine parses them once, on this thread); objects are
+ * decoded by the protocol codec. Never throws for any input.
+ */
+export function dispatchSource(ctx: HandlerContext, session: Session, port: ConnectionPort, bytes: Buffer, isBinary: boolean): void {
+  session.requests++;
+  if (!isBinary && firstByte(bytes) === 0x5b /* '[' */) {
+    if (!needLogin(ctx, session, port, 'record.publish', undefined)) handlePublish(ctx, session, port, bytes);
+    return;
+  }
+  const t = text(ctx, session, port, bytes, isBinary);
+  if (t === undefined) return;
+  const m: SourceMessage | ReturnType<typeof decodeSourceMessage> = decodeSourceMessage(t);
+  if (isDecodeFailure(m)) {
+    replyError(ctx, session, port, m.error);
+    return;
+  }
+  switch (m.type) {
+    case 'session.login':
+      void handleLogin(ctx, session, port, m).catch((err) => log('error', 'session.loginFault', { ...session.logFields(), error: String(err) }));
+      return;
+    case 'session.ping':
+      if (!needLogin(ctx, session, port, m.type, m.reqId)) handlePing(ctx, port, m);
+      return;
+    case 'record.publish':
+      if (!needLogin(ctx, session, port, m.type, undefined)) handlePublish(ctx, session, port, bytes);
+      return;
+  }
+}

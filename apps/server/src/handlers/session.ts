@@ -1,0 +1,104 @@
+/**
+ * `session.login` (password or token) and `session.ping`, on both endpoints. `/stream` accepts
+ * traders and admins, `/source` accepts sources only.
+ */
+
+import type { SessionLogin, SessionPing } from '@tidewire/protocol';
+import type { UserEntry } from '../config.js';
+import { log } from '../log.js';
+import { verifyPassword } from '../auth/passwords.js';
+import { issueToken, verifyToken } from '../auth/tokens.js';
+import type { Session } from '../session/session.js';
+import type { ConnectionPort, HandlerContext } from './context.js';
+import { replyError } from './errors.js';
+
+/** Roles accepted per endpoint. */
+const ROLES_BY_ENDPOINT = { stream: ['trader', 'admin'], source: ['source'] } as const;
+
+// Verifying against a throwaway hash keeps "unknown user" as slow as "wrong password".
+const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+
+/**
+ * Handles `session.login`. The password check runs off the event loop; the reply is sent when it
+ * finishes, unless the connection closed meanwhile. Returns a promise for tests; the transport does
+ * not await it.
+ */
+export async function handleLogin(ctx: HandlerContext, session: Session, port: ConnectionPort, m: SessionLogin): Promise<void> {
+  if (session.state === 'loggedIn') {
+    replyError(ctx, session, port, { code: 'ALREADY_LOGGED_IN', reqId: m.reqId, message: `this connection is already logged in as '${session.user?.user}'` });
+    return;
+  }
+  if (session.state === 'loggingIn') {
+    replyError(ctx, session, port, { code: 'BAD_REQUEST', reqId: m.reqId, message: 'a session.login is already being checked on this connection; wait for its reply' });
+    return;
+  }
+  session.state = 'loggingIn';
+  let user: UserEntry | undefined;
+  try {
+    user = await authenticate(ctx, session, port, m);
+  } catch (err) {
+    log('error', 'session.loginFault', { ...session.logFields(), error: String(err) });
+    if (session.state === 'loggingIn') {
+      session.state = 'anonymous';
+      replyError(ctx, session, port, { code: 'INTERNAL', reqId: m.reqId, message: 'login failed on the server; try again' });
+    }
+    return;
+  }
+  if (session.state !== 'loggingIn') return; // closed while the password was checked
+  if (!user) {
+    session.state = 'anonymous';
+    return;
+  }
+  const allowed: readonly string[] = ROLES_BY_ENDPOINT[session.endpoint];
+  if (!allowed.includes(user.role)) {
+    session.state = 'anonymous';
+    const where = session.endpoint === 'stream' ? '/stream (use /source)' : '/source (use /stream)';
+    replyError(ctx, session, port, {
+      code: 'NOT_ENTITLED', reqId: m.reqId,
+      message: `user '${user.user}' has role '${user.role}', which may not log in on ${where}; allowed: ${allowed.join(', ')}`,
+    });
+    log('warn', 'session.wrongRole', { ...session.logFields(), attempted: user.user, role: user.role });
+    return;
+  }
+  const sessionId = ctx.engine.openSession(ctx.workerId, user.user, user.tier);
+  session.sessionId = sessionId;
+  session.user = user;
+  session.state = 'loggedIn';
+  port.bind(sessionId);
+  const now = ctx.clock.now();
+  const { token, expiresAt } = issueToken(ctx.config.auth.tokenSecret, user.user, now, ctx.config.auth.tokenTtlMs);
+  port.send([{
+    type: 'session.loggedIn', reqId: m.reqId, sessionId, user: user.user, role: user.role, tier: user.tier,
+    token, tokenExpiresAt: expiresAt, heartbeatMs: ctx.config.session.heartbeatMs, serverTime: now,
+  }]);
+  log('info', 'session.login', { ...session.logFields(), role: user.role, tier: user.tier, via: m.token !== undefined ? 'token' : 'password' });
+}
+
+/** Checks credentials; replies with the error and returns undefined when they are wrong. */
+async function authenticate(ctx: HandlerContext, session: Session, port: ConnectionPort, m: SessionLogin): Promise<UserEntry | undefined> {
+  const fail = (code: 'BAD_CREDENTIALS' | 'BAD_TOKEN' | 'BAD_REQUEST', message: string, field?: string): undefined => {
+    if (session.state !== 'loggingIn') return undefined;
+    replyError(ctx, session, port, field ? { code, reqId: m.reqId, message, field } : { code, reqId: m.reqId, message });
+    log('warn', 'session.loginFailed', { ...session.logFields(), code, attempted: m.user });
+    return undefined;
+  };
+  if (m.token !== undefined) {
+    if (m.user !== undefined || m.password !== undefined) return fail('BAD_REQUEST', "send either 'token' or 'user' + 'password', not both", 'token');
+    const claims = verifyToken(ctx.config.auth.tokenSecret, m.token, ctx.clock.now());
+    if (typeof claims === 'string') return fail('BAD_TOKEN', `'token' is ${claims}; log in with user and password`, 'token');
+    const user = ctx.users.get(claims.user);
+    return user ?? fail('BAD_TOKEN', `'token' names user '${claims.user}', who no longer exists`, 'token');
+  }
+  if (m.user === undefined || m.password === undefined) {
+    return fail('BAD_REQUEST', "session.login needs 'user' and 'password', or 'token'", m.user === undefined ? 'user' : 'password');
+  }
+  const user = ctx.users.get(m.user);
+  const ok = await verifyPassword(m.password, user?.passwordHash ?? DUMMY_HASH);
+  if (!user || !ok) return fail('BAD_CREDENTIALS', 'unknown user or wrong password');
+  return user;
+}
+
+/** Answers `session.ping` with `session.pong` (ts echoed, server time). */
+export function handlePing(ctx: HandlerContext, port: ConnectionPort, m: SessionPing): void {
+  port.send([{ type: 'session.pong', reqId: m.reqId, ts: m.ts, serverTime: ctx.clock.now() }]);
+}
