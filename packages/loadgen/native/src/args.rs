@@ -1,0 +1,185 @@
+//! Command-line arguments of `tidewire-loadgen-clients` (the TS CLI passes them; see USAGE).
+
+use crate::clock::Clock;
+use crate::conn::ConnSpec;
+use std::net::{SocketAddr, ToSocketAddrs};
+
+/// Usage text printed on a bad argument.
+pub const USAGE: &str = "usage: tidewire-loadgen-clients --url ws://127.0.0.1:8080/stream --subject-prefix /BENCH/low \
+--subject-count 1000 --subs-per-user 2 [--user alice] [--password alice123] [--user-offset 0] [--threads 2] \
+[--max-connecting 128] [--connect-timeout-ms 30000] [--max-frame-bytes 16777216] \
+[--clock-epoch-ms E --clock-mono-ms M] [--max-seconds 3600]";
+
+/// Parsed arguments.
+#[derive(Debug)]
+pub struct Args {
+    pub addr: SocketAddr,
+    pub host: String,
+    pub path: String,
+    pub user: String,
+    pub password: String,
+    /// Subjects are `{prefix}/{i}` for i in 0..subject_count.
+    pub subject_prefix: String,
+    pub subject_count: u64,
+    /// Records each user subscribes to (<= subject_count).
+    pub subs_per_user: u64,
+    /// Global index of this process's first user (several processes share one run).
+    pub user_offset: u64,
+    /// Socket-loop threads. @default 2
+    pub threads: usize,
+    /// Handshakes in flight per thread. @default 64
+    pub max_connecting: usize,
+    pub connect_timeout_ms: f64,
+    pub max_frame_bytes: usize,
+    pub clock: Clock,
+    /// The process exits after this long whatever happens. @default 3600
+    pub max_seconds: f64,
+}
+
+fn num<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, String> {
+    value.parse().map_err(|_| format!("{name} must be a number, got {value:?}"))
+}
+
+impl Args {
+    /// Parses `--name value` pairs; every error names the flag and the value.
+    pub fn parse(argv: impl Iterator<Item = String>) -> Result<Args, String> {
+        let argv: Vec<String> = argv.collect();
+        if !argv.len().is_multiple_of(2) {
+            return Err(format!("flags come in '--name value' pairs, got {argv:?}"));
+        }
+        let mut url = String::from("ws://127.0.0.1:8080/stream");
+        let (mut user, mut password) = (String::from("alice"), String::from("alice123"));
+        let mut prefix = None;
+        let (mut count, mut subs) = (None, None);
+        let (mut offset, mut threads, mut max_connecting) = (0u64, 2usize, 64usize);
+        let (mut timeout, mut max_frame, mut max_seconds) = (30_000f64, 16usize << 20, 3600f64);
+        let (mut epoch, mut mono) = (None, None);
+        for pair in argv.chunks(2) {
+            let (k, v) = (pair[0].as_str(), pair[1].as_str());
+            match k {
+                "--url" => url = v.to_string(),
+                "--user" => user = v.to_string(),
+                "--password" => password = v.to_string(),
+                "--subject-prefix" => prefix = Some(v.to_string()),
+                "--subject-count" => count = Some(num::<u64>(k, v)?),
+                "--subs-per-user" => subs = Some(num::<u64>(k, v)?),
+                "--user-offset" => offset = num(k, v)?,
+                "--threads" => threads = num(k, v)?,
+                "--max-connecting" => max_connecting = num(k, v)?,
+                "--connect-timeout-ms" => timeout = num(k, v)?,
+                "--max-frame-bytes" => max_frame = num(k, v)?,
+                "--clock-epoch-ms" => epoch = Some(num::<f64>(k, v)?),
+                "--clock-mono-ms" => mono = Some(num::<f64>(k, v)?),
+                "--max-seconds" => max_seconds = num(k, v)?,
+                _ => return Err(format!("unknown flag {k:?}")),
+            }
+        }
+        let prefix = prefix.ok_or("--subject-prefix is required")?;
+        let count = count.ok_or("--subject-count is required")?;
+        let subs = subs.ok_or("--subs-per-user is required")?;
+        if count == 0 || subs == 0 || subs > count {
+            return Err(format!("need 1 <= --subs-per-user ({subs}) <= --subject-count ({count})"));
+        }
+        if !(1..=64).contains(&threads) {
+            return Err(format!("--threads must be 1..64, got {threads}"));
+        }
+        if max_connecting == 0 || timeout.is_nan() || timeout <= 0.0 || max_seconds.is_nan() || max_seconds <= 0.0 {
+            return Err("--max-connecting, --connect-timeout-ms and --max-seconds must be positive".into());
+        }
+        let rest = url
+            .strip_prefix("ws://")
+            .ok_or_else(|| format!("--url must start with ws:// (wss is not supported), got {url:?}"))?;
+        let (hostport, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], rest[i..].to_string()),
+            None => (rest, String::from("/stream")),
+        };
+        let with_port = if hostport.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) {
+            hostport.to_string()
+        } else {
+            format!("{hostport}:80")
+        };
+        let addrs: Vec<SocketAddr> = with_port
+            .to_socket_addrs()
+            .map_err(|e| format!("cannot resolve {hostport:?}: {e}"))?
+            .collect();
+        let addr = addrs
+            .iter()
+            .find(|a| a.is_ipv4())
+            .or(addrs.first())
+            .copied()
+            .ok_or_else(|| format!("{hostport:?} resolves to nothing"))?;
+        let clock = match (epoch, mono) {
+            (Some(e), Some(m)) => Clock::anchored(e, m),
+            (None, None) => Clock::from_system(),
+            _ => return Err("--clock-epoch-ms and --clock-mono-ms go together".into()),
+        };
+        Ok(Args {
+            addr,
+            host: hostport.to_string(),
+            path,
+            user,
+            password,
+            subject_prefix: prefix,
+            subject_count: count,
+            subs_per_user: subs,
+            user_offset: offset,
+            threads,
+            max_connecting,
+            connect_timeout_ms: timeout,
+            max_frame_bytes: max_frame,
+            clock,
+            max_seconds,
+        })
+    }
+
+    /// The subjects user `user` subscribes to: S consecutive records starting at user * S, modulo
+    /// the subject count, so every record gets the same number of subscribers when
+    /// users * S is a multiple of the count (the TS `subjectsForUser` is the same rule).
+    pub fn subjects_for(&self, user: u64) -> Vec<String> {
+        (0..self.subs_per_user)
+            .map(|j| format!("{}/{}", self.subject_prefix, (user * self.subs_per_user + j) % self.subject_count))
+            .collect()
+    }
+
+    /// What every connection needs to log in.
+    pub fn conn_spec(&self) -> ConnSpec {
+        ConnSpec {
+            host: self.host.clone(),
+            path: self.path.clone(),
+            user: self.user.clone(),
+            password: self.password.clone(),
+            max_frame_bytes: self.max_frame_bytes,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Args, String> {
+        Args::parse(s.split_whitespace().map(String::from))
+    }
+
+    #[test]
+    fn parses_and_spreads_subjects() {
+        let a = parse("--url ws://127.0.0.1:9/stream --subject-prefix /BENCH/x --subject-count 10 --subs-per-user 4").unwrap();
+        assert_eq!(a.path, "/stream");
+        assert_eq!(a.addr.port(), 9);
+        assert_eq!(a.subjects_for(2), vec!["/BENCH/x/8", "/BENCH/x/9", "/BENCH/x/0", "/BENCH/x/1"]);
+    }
+
+    #[test]
+    fn refuses_bad_flags() {
+        assert!(parse("--subject-prefix /x --subject-count 1 --subs-per-user 2")
+            .unwrap_err()
+            .contains("--subs-per-user"));
+        assert!(parse("--bogus 1").unwrap_err().contains("--bogus"));
+        assert!(parse("--threads x --subject-prefix /x --subject-count 1 --subs-per-user 1")
+            .unwrap_err()
+            .contains("--threads"));
+        assert!(parse("--url wss://h/ --subject-prefix /x --subject-count 1 --subs-per-user 1")
+            .unwrap_err()
+            .contains("ws://"));
+    }
+}

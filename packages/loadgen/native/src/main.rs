@@ -1,0 +1,196 @@
+//! `tidewire-loadgen-clients`: the simulated streaming users of `tidewire-loadgen clients`, in
+//! Rust so that one core can receive hundreds of thousands of updates per second. The TS CLI
+//! spawns it and talks to it over stdin/stdout, one JSON object per line:
+//!
+//! - in:  `{"cmd":"connect","users":N}` opens N more users (and answers `connected` when each
+//!   one is ready or failed), `{"cmd":"report"}` answers `report` with the stats since the
+//!   previous report (and resets them), `{"cmd":"stop"}` closes everything and exits.
+//! - out: `{"event":"ready"}` once started, then one answer per command. See
+//!   packages/loadgen/README.md for every field.
+//!
+//! The process exits by itself after `--max-seconds` or when stdin closes.
+
+mod args;
+mod clock;
+mod conn;
+mod stats;
+mod worker;
+mod ws;
+
+use args::Args;
+use stats::Stats;
+use std::io::{BufRead, Write};
+use std::sync::mpsc;
+use std::thread;
+use worker::{Command, Event, WorkerReport, WorkerSpec};
+
+fn emit(value: serde_json::Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{value}");
+    let _ = out.flush();
+}
+
+fn raise_fd_limit() -> u64 {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit/setrlimit only read/write the struct we own.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+    lim.rlim_cur
+}
+
+fn cpu_micros() -> (u64, u64) {
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage fills the struct we own.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    (us(ru.ru_utime), us(ru.ru_stime))
+}
+
+fn main() {
+    let args = match Args::parse(std::env::args().skip(1)) {
+        Ok(a) => a,
+        Err(msg) => {
+            eprintln!("tidewire-loadgen-clients: {msg}\n\n{}", args::USAGE);
+            std::process::exit(2);
+        }
+    };
+    let fd_limit = raise_fd_limit();
+    let max_seconds = args.max_seconds;
+    thread::spawn(move || {
+        thread::sleep(std::time::Duration::from_secs_f64(max_seconds));
+        emit(serde_json::json!({ "event": "error", "message": format!("stopped after --max-seconds {max_seconds}") }));
+        std::process::exit(3);
+    });
+
+    let (event_tx, event_rx) = mpsc::channel::<Event>();
+    let mut workers = Vec::new();
+    for i in 0..args.threads {
+        let (poll, waker) = match worker::new_poll() {
+            Ok(p) => p,
+            Err(e) => {
+                emit(serde_json::json!({ "event": "error", "message": format!("cannot create poll: {e}") }));
+                std::process::exit(1);
+            }
+        };
+        let (tx, rx) = mpsc::channel::<Command>();
+        let spec = WorkerSpec {
+            addr: args.addr,
+            conn: args.conn_spec(),
+            clock: args.clock,
+            max_connecting: args.max_connecting,
+            connect_timeout_ms: args.connect_timeout_ms,
+        };
+        let events = event_tx.clone();
+        let handle = thread::Builder::new()
+            .name(format!("clients-{i}"))
+            .spawn(move || worker::run(poll, spec, rx, events))
+            .unwrap_or_else(|e| {
+                eprintln!("cannot start worker thread: {e}");
+                std::process::exit(1)
+            });
+        workers.push((tx, waker, handle));
+    }
+    emit(serde_json::json!({ "event": "ready", "threads": args.threads, "fdLimit": fd_limit }));
+
+    let mut next_user = args.user_offset;
+    let mut ready_total = 0u64;
+    let stdin = std::io::stdin();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let cmd: serde_json::Value = match serde_json::from_str(&line) {
+            Ok(v) => v,
+            Err(e) => {
+                emit(serde_json::json!({ "event": "error", "message": format!("command is not JSON: {e}") }));
+                continue;
+            }
+        };
+        match cmd.get("cmd").and_then(|c| c.as_str()) {
+            Some("connect") => {
+                let Some(n) = cmd.get("users").and_then(|u| u.as_u64()).filter(|n| *n <= 1_000_000) else {
+                    emit(serde_json::json!({ "event": "error", "message": "'users' must be an integer 0..1000000" }));
+                    continue;
+                };
+                let mut batches: Vec<Vec<(u64, Vec<String>)>> = vec![Vec::new(); workers.len()];
+                for k in 0..n {
+                    let user = next_user + k;
+                    batches[(user % workers.len() as u64) as usize].push((user, args.subjects_for(user)));
+                }
+                next_user += n;
+                for ((tx, waker, _), batch) in workers.iter().zip(batches) {
+                    let _ = tx.send(Command::Connect(batch));
+                    let _ = waker.wake();
+                }
+                let (mut ok, mut failed) = (0u64, 0u64);
+                let mut errors: Vec<String> = Vec::new();
+                while ok + failed < n {
+                    match event_rx.recv() {
+                        Ok(Event::Settled(Ok(()))) => ok += 1,
+                        Ok(Event::Settled(Err(reason))) => {
+                            failed += 1;
+                            if errors.len() < 5 && !errors.contains(&reason) {
+                                errors.push(reason);
+                            }
+                        }
+                        Err(_) => break,
+                    }
+                }
+                ready_total += ok;
+                emit(serde_json::json!({
+                    "event": "connected", "requested": n, "ready": ok, "failed": failed, "errors": errors, "totalReady": ready_total
+                }));
+            }
+            Some("report") => {
+                let mut merged = Stats::default();
+                let (mut live, mut dropped, mut reason) = (0u64, 0u64, None);
+                for (tx, waker, _) in &workers {
+                    let (rtx, rrx) = mpsc::channel::<WorkerReport>();
+                    let _ = tx.send(Command::Report(rtx));
+                    let _ = waker.wake();
+                    if let Ok(r) = rrx.recv() {
+                        merged.merge(&r.stats);
+                        live += r.live;
+                        dropped += r.dropped;
+                        reason = reason.or(r.last_drop_reason);
+                    }
+                }
+                let (user, system) = cpu_micros();
+                let h = &merged.latency;
+                let pct = |q: f64| if h.is_empty() { 0 } else { h.value_at_quantile(q) };
+                emit(serde_json::json!({
+                    "event": "report",
+                    "clockMs": args.clock.now_ms(),
+                    "updates": merged.updates, "images": merged.images, "lost": merged.lost,
+                    "outOfOrder": merged.out_of_order, "conflated": merged.conflated,
+                    "negativeLatency": merged.negative_latency, "frames": merged.frames, "bytes": merged.bytes,
+                    "live": live, "dropped": dropped, "dropReason": reason,
+                    "latencyMicros": {
+                        "count": h.len(), "mean": if h.is_empty() { 0.0 } else { h.mean() },
+                        "min": if h.is_empty() { 0 } else { h.min() }, "p50": pct(0.5), "p90": pct(0.9),
+                        "p99": pct(0.99), "p999": pct(0.999), "max": h.max()
+                    },
+                    "histogram": merged.histogram_base64(),
+                    "cpuUserMicros": user, "cpuSystemMicros": system
+                }));
+            }
+            Some("stop") => break,
+            other => {
+                emit(serde_json::json!({ "event": "error", "message": format!("unknown cmd {other:?}: expected connect, report or stop") }))
+            }
+        }
+    }
+    for (tx, waker, _) in &workers {
+        let _ = tx.send(Command::Stop);
+        let _ = waker.wake();
+    }
+    for (_, _, handle) in workers {
+        let _ = handle.join();
+    }
+    emit(serde_json::json!({ "event": "stopped" }));
+}
