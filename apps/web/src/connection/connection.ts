@@ -1,0 +1,192 @@
+/**
+ * The web app's one connection to the server: owns the `TidewireClient`, login/logout, the
+ * stored session token, connection state and the record store. React reads it through
+ * ConnectionProvider and the hooks in hooks.ts; features never touch the client directly.
+ */
+
+import {
+  TidewireClient,
+  type ClientOptions,
+  type ConnectionState,
+  type LatencySnapshot,
+  type SessionInfo,
+} from '@tidewire/client';
+import type { FrameScheduler } from './frame-batcher.js';
+import { RecordStore } from './record-store.js';
+import { clearStoredSession, writeStoredSession, type StorageLike } from './session-token.js';
+
+/** Where the user is in the login flow. */
+export type LoginPhase = 'loggedOut' | 'loggingIn' | 'loggedIn';
+
+/** An error the user should read: the server's code and message (e.g. BAD_CREDENTIALS). */
+export interface ConnectionError {
+  readonly code: string;
+  readonly message: string;
+}
+
+/** Everything the shell shows about the connection. Immutable: a new object on every change. */
+export interface ConnectionSnapshot {
+  readonly phase: LoginPhase;
+  /** The client's state; `idle` while there is no client (logged out). */
+  readonly state: ConnectionState | 'idle';
+  /** The logged-in session (user, role, tier); undefined while logged out. */
+  readonly session: SessionInfo | undefined;
+  /** Why the last login failed; cleared by the next attempt. */
+  readonly loginError: ConnectionError | undefined;
+  /** Close code and reason of the latest close/reconnect, when the server gave one. */
+  readonly closeDetail: { readonly code?: number; readonly reason?: string } | undefined;
+}
+
+/** Options of a Connection; everything but `url` exists for tests and non-browser hosts. */
+export interface ConnectionOptions {
+  /** `ws(s)://host/stream` (see streamUrl()). */
+  url: string;
+  /** Keeps the token across reloads; default: none (every reload asks for a password). */
+  storage?: StorageLike;
+  /** Builds the SDK client; default `new TidewireClient(options)` with the global WebSocket. */
+  createClient?: (options: ClientOptions) => TidewireClient;
+  /** Frame scheduler for record notifications; default requestAnimationFrame. */
+  scheduler?: FrameScheduler;
+  /** Epoch ms, for token expiry checks; default Date.now. */
+  now?: () => number;
+}
+
+/** Most paint reports queued for one frame. */
+const MAX_PENDING_PAINTS = 1000;
+
+const LOGGED_OUT: ConnectionSnapshot = Object.freeze({
+  phase: 'loggedOut',
+  state: 'idle',
+  session: undefined,
+  loginError: undefined,
+  closeDetail: undefined,
+});
+
+/** Turns whatever a failed connect() rejected with into a code + message for the login page. */
+export function toConnectionError(error: unknown): ConnectionError {
+  if (typeof error === 'object' && error !== null) {
+    const { code, message } = error as { code?: unknown; message?: unknown };
+    if (typeof code === 'string' && typeof message === 'string') return { code, message };
+    if (typeof message === 'string') return { code: 'UNAVAILABLE', message };
+  }
+  return { code: 'UNAVAILABLE', message: String(error) };
+}
+
+/** One user's connection: at most one client at a time, replaced on every login. */
+export class Connection {
+  private snapshot: ConnectionSnapshot = LOGGED_OUT;
+  private readonly listeners = new Set<() => void>();
+  private client: TidewireClient | undefined;
+  private store: RecordStore | undefined;
+  private offState: (() => void) | undefined;
+  private pendingPaints: number[] = [];
+  private paintTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Bumped by every login/logout so a slow, superseded connect() cannot take over. */
+  private generation = 0;
+  private readonly now: () => number;
+  private readonly createClient: (options: ClientOptions) => TidewireClient;
+
+  constructor(private readonly options: ConnectionOptions) {
+    this.now = options.now ?? Date.now;
+    this.createClient = options.createClient ?? ((clientOptions) => new TidewireClient(clientOptions));
+  }
+
+  /** Current snapshot (for useSyncExternalStore). */
+  readonly getSnapshot = (): ConnectionSnapshot => this.snapshot;
+
+  /** Calls `listener` after every snapshot change; returns the unsubscribe function. */
+  readonly subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  /** Record subscriptions of the logged-in session; undefined while logged out. */
+  get records(): RecordStore | undefined {
+    return this.store;
+  }
+
+  /** Origin -> receipt latency measured by the client; undefined while logged out. */
+  latency(): LatencySnapshot | undefined {
+    return this.client?.latency();
+  }
+
+  /**
+   * Reports that an update with origin timestamp `originTs` (epoch ms) was rendered in the
+   * current frame. The client is told in a task queued now, which the browser runs after it has
+   * painted the frame, so the figure is origin -> on screen. At most MAX_PENDING_PAINTS reports
+   * wait per frame; beyond that they are dropped (the mean does not need them all).
+   */
+  notePainted(originTs: number): void {
+    if (this.client === undefined || this.pendingPaints.length >= MAX_PENDING_PAINTS) return;
+    this.pendingPaints.push(originTs);
+    if (this.paintTimer === undefined) {
+      this.paintTimer = setTimeout(() => {
+        this.paintTimer = undefined;
+        const pending = this.pendingPaints;
+        this.pendingPaints = [];
+        for (const ts of pending) this.client?.notePaint(ts);
+      }, 0);
+    }
+  }
+
+  /**
+   * Logs in with a password. Resolves when logged in; on failure the snapshot carries
+   * `loginError` (the server's code and message) and the promise still resolves (the login page
+   * renders the error). A login while another is in flight supersedes it.
+   */
+  async login(user: string, password: string): Promise<void> {
+    await this.start({ user, password });
+  }
+
+  /** Closes the connection, forgets the token and returns to the login page. Idempotent. */
+  logout(): void {
+    this.generation++;
+    clearStoredSession(this.options.storage);
+    this.teardown();
+    this.set(LOGGED_OUT);
+  }
+
+  private async start(credentials: { user: string; password: string }): Promise<void> {
+    const generation = ++this.generation;
+    this.teardown();
+    let client: TidewireClient;
+    try {
+      client = this.createClient({ url: this.options.url, credentials });
+    } catch (error) {
+      this.set({ ...LOGGED_OUT, loginError: toConnectionError(error) });
+      return;
+    }
+    this.client = client;
+    this.set({ ...LOGGED_OUT, phase: 'loggingIn', state: client.state });
+    this.offState = client.on('state', (state, detail) => {
+      if (this.client !== client) return;
+      const closeDetail = detail?.code !== undefined || detail?.reason !== undefined ? detail : this.snapshot.closeDetail;
+      this.set({ ...this.snapshot, state, closeDetail });
+    });
+    try {
+      const session = await client.connect();
+      if (generation !== this.generation) return; // superseded by a newer login or a logout
+      writeStoredSession(this.options.storage, { user: session.user, token: session.token, expiresAt: session.tokenExpiresAt });
+      this.store = new RecordStore(client, this.options.scheduler);
+      this.set({ phase: 'loggedIn', state: client.state, session, loginError: undefined, closeDetail: undefined });
+    } catch (error) {
+      if (generation !== this.generation) return;
+      this.teardown();
+      this.set({ ...LOGGED_OUT, loginError: toConnectionError(error) });
+    }
+  }
+
+  private teardown(): void {
+    this.offState?.();
+    this.offState = undefined;
+    this.store?.dispose();
+    this.store = undefined;
+    this.client?.close();
+    this.client = undefined;
+  }
+
+  private set(next: ConnectionSnapshot): void {
+    this.snapshot = Object.freeze(next);
+    for (const listener of this.listeners) listener();
+  }
+}

@@ -1,0 +1,46 @@
+import { useEffect, useState } from 'react';
+import { FxTilesPage } from '../fx/FxTilesPage.js';
+import { WatchlistPage } from '../watchlist/WatchlistPage.js';
+import { ComingLater } from './ComingLater.js';
+import { ROUTES, hashOf, routeFromHash, type RouteId } from './routes.js';
+import { TopBar } from './TopBar.js';
+
+/** Follows `location.hash`; returns the current page. */
+function useHashRoute(): RouteId {
+  const [route, setRoute] = useState<RouteId>(() => routeFromHash(window.location.hash));
+  useEffect(() => {
+    const onChange = () => setRoute(routeFromHash(window.location.hash));
+    window.addEventListener('hashchange', onChange);
+    return () => window.removeEventListener('hashchange', onChange);
+  }, []);
+  return route;
+}
+
+/** Top bar, navigation and the current page. */
+export function AppShell() {
+  const route = useHashRoute();
+  const spec = ROUTES.find((r) => r.id === route);
+  return (
+    <div className="shell">
+      <TopBar />
+      <nav className="nav" aria-label="Main">
+        {ROUTES.map((r) => (
+          <a
+            key={r.id}
+            href={hashOf(r.id)}
+            className={r.id === route ? 'nav-link active' : 'nav-link'}
+            aria-current={r.id === route ? 'page' : undefined}
+            data-testid={`nav-${r.id}`}
+          >
+            {r.label}
+          </a>
+        ))}
+      </nav>
+      <main className="page" data-testid={`page-${route}`}>
+        {route === 'fx' && <FxTilesPage />}
+        {route === 'watchlist' && <WatchlistPage />}
+        {spec?.placeholder !== undefined && <ComingLater title={spec.label} description={spec.placeholder} />}
+      </main>
+    </div>
+  );
+}

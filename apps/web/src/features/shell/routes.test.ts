@@ -1,0 +1,18 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_ROUTE, ROUTES, ROUTE_IDS, hashOf, routeFromHash } from './routes.js';
+
+describe('routes', () => {
+  it('maps hashes to pages and back', () => {
+    for (const id of ROUTE_IDS) expect(routeFromHash(hashOf(id))).toBe(id);
+    expect(routeFromHash('#watchlist')).toBe('watchlist');
+    expect(routeFromHash('#/admin/sessions?x=1')).toBe('admin');
+  });
+  it('falls back to the default page', () => {
+    expect(routeFromHash('')).toBe(DEFAULT_ROUTE);
+    expect(routeFromHash('#/nope')).toBe(DEFAULT_ROUTE);
+    expect(routeFromHash('#/constructor')).toBe(DEFAULT_ROUTE);
+  });
+  it('lists every page once in navigation', () => {
+    expect(ROUTES.map((r) => r.id)).toEqual([...ROUTE_IDS]);
+  });
+});

@@ -1,0 +1,43 @@
+/** The app's pages and their `#/...` URLs (hash routing: the server serves one index.html). */
+
+/** One navigable page. */
+export interface RouteSpec {
+  readonly id: RouteId;
+  /** Navigation label. */
+  readonly label: string;
+  /** Shown on placeholder pages: the issue-level feature that fills them. */
+  readonly placeholder?: string;
+}
+
+/** Page ids, in navigation order. */
+export const ROUTE_IDS = ['fx', 'watchlist', 'finder', 'blotter', 'admin'] as const;
+
+/** A page id. */
+export type RouteId = (typeof ROUTE_IDS)[number];
+
+/** Navigation entries; the last three are filled by later releases. */
+export const ROUTES: readonly RouteSpec[] = [
+  { id: 'fx', label: 'FX tiles' },
+  { id: 'watchlist', label: 'Watchlist' },
+  {
+    id: 'finder',
+    label: 'Product finder',
+    placeholder: 'Server-side filtered, sorted and windowed search over the 50,000-instrument product catalog.',
+  },
+  { id: 'blotter', label: 'Blotter', placeholder: 'Your trades and orders, streamed live, with an order ticket.' },
+  { id: 'admin', label: 'Admin', placeholder: 'Live sessions, throughput, latency and CPU charts for administrators.' },
+];
+
+/** The page shown for an empty or unknown hash. */
+export const DEFAULT_ROUTE: RouteId = 'fx';
+
+/** Page id of a location hash such as `#/watchlist`; unknown or empty hashes give DEFAULT_ROUTE. */
+export function routeFromHash(hash: string): RouteId {
+  const id = hash.replace(/^#\/?/, '').split(/[/?]/)[0] ?? '';
+  return (ROUTE_IDS as readonly string[]).includes(id) ? (id as RouteId) : DEFAULT_ROUTE;
+}
+
+/** The location hash of a page: `#/fx`. */
+export function hashOf(route: RouteId): string {
+  return `#/${route}`;
+}

@@ -1,0 +1,201 @@
+import type { CellClassParams, ColDef, GetRowIdParams, GridApi, GridReadyEvent, ICellRendererParams, ValueFormatterParams } from 'ag-grid-community';
+import { AgGridReact } from 'ag-grid-react';
+import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
+import { useConnectionSnapshot, useRecordStream } from '../../connection/hooks.js';
+import type { RecordSnapshot } from '../../connection/record-store.js';
+import { formatSigned, signOf } from '../fx/price-format.js';
+import { gridTheme } from './grid-setup.js';
+import { formatCellPrice, formatTime, formatVolume, rowFromSnapshot, type WatchlistRow } from './watchlist-row.js';
+import { loadWatchlist, parseSubjectInput, saveWatchlist } from './watchlist-subjects.js';
+
+/** Browser localStorage when usable (the watchlist outlives the session, per user). */
+function localStore(): Storage | undefined {
+  try {
+    return window.localStorage;
+  } catch {
+    return undefined;
+  }
+}
+
+type Formatter = (params: ValueFormatterParams<WatchlistRow>) => string;
+const price: Formatter = (p) => formatCellPrice(p.value as number | undefined, p.data?.decimals ?? 4);
+const toneClass = (p: CellClassParams<WatchlistRow>) => `tone-${signOf(p.value)}`;
+
+/** The row's remove button; `context.remove` comes from the page. */
+function RemoveCell(params: ICellRendererParams<WatchlistRow, unknown, { remove(subject: string): void }>) {
+  const subject = params.data?.subject;
+  if (subject === undefined) return null;
+  return (
+    <button
+      type="button"
+      className="grid-remove"
+      aria-label={`Remove ${subject}`}
+      title={`Remove ${subject}`}
+      onClick={() => params.context.remove(subject)}
+      data-testid="watchlist-remove"
+    >
+      ×
+    </button>
+  );
+}
+
+const COLUMNS: ColDef<WatchlistRow>[] = [
+  { field: 'subject', headerName: 'Subject', pinned: 'left', width: 210, enableCellChangeFlash: false, cellClass: 'cell-subject' },
+  { field: 'name', headerName: 'Name', flex: 1, minWidth: 180, enableCellChangeFlash: false },
+  { field: 'bid', headerName: 'Bid', width: 110, type: 'rightAligned', valueFormatter: price, cellClass: 'cell-num' },
+  { field: 'ask', headerName: 'Ask', width: 110, type: 'rightAligned', valueFormatter: price, cellClass: 'cell-num' },
+  { field: 'last', headerName: 'Last / mid', width: 110, type: 'rightAligned', valueFormatter: price, cellClass: 'cell-num' },
+  {
+    field: 'change',
+    headerName: 'Change',
+    width: 100,
+    type: 'rightAligned',
+    valueFormatter: (p) => formatSigned(p.value, p.data?.decimals ?? 4).replace('—', ''),
+    cellClass: (p) => ['cell-num', toneClass(p)],
+  },
+  {
+    field: 'changePct',
+    headerName: 'Chg %',
+    width: 90,
+    type: 'rightAligned',
+    valueFormatter: (p) => (p.value === undefined ? '' : formatSigned(p.value, 2, '%')),
+    cellClass: (p) => ['cell-num', toneClass(p)],
+  },
+  { field: 'volume', headerName: 'Volume', width: 120, type: 'rightAligned', valueFormatter: (p) => formatVolume(p.value as number | undefined), cellClass: 'cell-num' },
+  { field: 'high', headerName: 'High', width: 100, type: 'rightAligned', valueFormatter: price, cellClass: 'cell-num', enableCellChangeFlash: false },
+  { field: 'low', headerName: 'Low', width: 100, type: 'rightAligned', valueFormatter: price, cellClass: 'cell-num', enableCellChangeFlash: false },
+  { field: 'ts', headerName: 'Updated', width: 120, valueFormatter: (p) => formatTime(p.value as number), cellClass: 'cell-num', enableCellChangeFlash: false },
+  {
+    field: 'status',
+    headerName: 'Status',
+    width: 110,
+    enableCellChangeFlash: false,
+    tooltipValueGetter: (p) => p.data?.statusDetail || undefined,
+    cellClass: (p) => `cell-status status-${String(p.value)}`,
+  },
+  { colId: 'remove', headerName: '', width: 52, sortable: false, resizable: false, cellRenderer: RemoveCell, enableCellChangeFlash: false, pinned: 'right' },
+];
+
+/** Stable empty initial row data: a new array per render would reset the grid. */
+const NO_ROWS: WatchlistRow[] = [];
+
+const DEFAULT_COLUMN: ColDef<WatchlistRow> = { sortable: true, resizable: true, enableCellChangeFlash: true, suppressMovable: false };
+
+/**
+ * Watchlist: FX pairs and products in AG Grid, updated in place with async transactions (row id =
+ * subject), cells flash on change. Subjects are added by typing and removed per row; the list is
+ * kept per user in localStorage.
+ */
+export function WatchlistPage() {
+  const { session } = useConnectionSnapshot();
+  const user = session?.user ?? '';
+  const [subjects, setSubjects] = useState<string[]>(() => loadWatchlist(localStore(), user));
+  const [input, setInput] = useState('');
+  const [inputError, setInputError] = useState<string | undefined>(undefined);
+  const [api, setApi] = useState<GridApi<WatchlistRow> | undefined>(undefined);
+  /** Subjects that have a row in the grid (including adds still queued in async transactions). */
+  const inGrid = useRef(new Set<string>());
+
+  useEffect(() => saveWatchlist(localStore(), user, subjects), [user, subjects]);
+
+  // Rows of removed subjects leave the grid; their subscriptions end in useRecordStream.
+  useEffect(() => {
+    if (api === undefined) return;
+    const wanted = new Set(subjects);
+    const gone = [...inGrid.current].filter((subject) => !wanted.has(subject));
+    if (gone.length === 0) return;
+    for (const subject of gone) inGrid.current.delete(subject);
+    api.applyTransactionAsync({ remove: gone.map((subject) => ({ subject }) as WatchlistRow) });
+  }, [api, subjects]);
+
+  const onChanged = useCallback(
+    (changed: readonly RecordSnapshot[]) => {
+      if (api === undefined) return;
+      const add: WatchlistRow[] = [];
+      const update: WatchlistRow[] = [];
+      for (const snapshot of changed) {
+        const row = rowFromSnapshot(snapshot);
+        if (inGrid.current.has(row.subject)) update.push(row);
+        else {
+          inGrid.current.add(row.subject);
+          add.push(row);
+        }
+      }
+      // One async transaction per frame: AG Grid batches them further (asyncTransactionWaitMillis).
+      api.applyTransactionAsync({ add, update });
+    },
+    [api],
+  );
+  useRecordStream(api === undefined ? [] : subjects, onChanged);
+
+  const remove = useCallback((subject: string) => setSubjects((list) => list.filter((s) => s !== subject)), []);
+  const context = useMemo(() => ({ remove }), [remove]);
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const parsed = parseSubjectInput(input, subjects);
+    if (!parsed.ok) {
+      setInputError(parsed.message);
+      return;
+    }
+    setSubjects((list) => [...list, parsed.subject]);
+    setInput('');
+    setInputError(undefined);
+  };
+
+  const onGridReady = useCallback((event: GridReadyEvent<WatchlistRow>) => {
+    inGrid.current.clear();
+    setApi(event.api);
+  }, []);
+
+  return (
+    <section className="watchlist-page" aria-labelledby="watchlist-title">
+      <div className="page-header">
+        <h1 id="watchlist-title">Watchlist</h1>
+        <form className="watchlist-add" onSubmit={submit}>
+          <label htmlFor="watchlist-subject" className="visually-hidden">
+            Add subject
+          </label>
+          <input
+            id="watchlist-subject"
+            value={input}
+            placeholder="Add subject: EURUSD, /PRODUCT/XS…, ISIN"
+            onChange={(e) => {
+              setInput(e.target.value);
+              setInputError(undefined);
+            }}
+            aria-invalid={inputError !== undefined}
+            aria-describedby={inputError === undefined ? undefined : 'watchlist-subject-error'}
+            data-testid="watchlist-input"
+          />
+          <button type="submit" className="button-primary" data-testid="watchlist-add">
+            Add
+          </button>
+          <span className="page-hint">{subjects.length} subjects</span>
+        </form>
+      </div>
+      {inputError !== undefined && (
+        <p id="watchlist-subject-error" className="inline-error" role="alert" data-testid="watchlist-error">
+          {inputError}
+        </p>
+      )}
+      <div className="watchlist-grid" data-testid="watchlist-grid">
+        <AgGridReact<WatchlistRow>
+          theme={gridTheme}
+          columnDefs={COLUMNS}
+          defaultColDef={DEFAULT_COLUMN}
+          getRowId={(params: GetRowIdParams<WatchlistRow>) => params.data.subject}
+          onGridReady={onGridReady}
+          context={context}
+          rowData={NO_ROWS}
+          cellFlashDuration={400}
+          cellFadeDuration={600}
+          asyncTransactionWaitMillis={50}
+          animateRows={false}
+          tooltipShowDelay={300}
+          overlayNoRowsTemplate="No subjects: add one above"
+        />
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import type { RecordSnapshot } from '../../connection/record-store.js';
+import { formatCellPrice, formatTime, formatVolume, priceDecimals, rowFromSnapshot } from './watchlist-row.js';
+
+const snapshot = (partial: Partial<RecordSnapshot>): RecordSnapshot => ({
+  subject: '/X',
+  status: 'live',
+  seq: 1,
+  ts: 0,
+  fields: {},
+  ...partial,
+});
+
+describe('rowFromSnapshot', () => {
+  it('maps an FX record, deriving last from the mid', () => {
+    const row = rowFromSnapshot(
+      snapshot({ subject: '/FX/EURUSD', ts: 5, fields: { pair: 'EUR/USD', decimals: 5, bid: 1.1, ask: 1.1002, change: 0.001, changePct: 0.09, high: 1.2, low: 1 } }),
+    );
+    expect(row).toMatchObject({ subject: '/FX/EURUSD', name: 'EUR/USD', decimals: 5, bid: 1.1, ask: 1.1002, changePct: 0.09, ts: 5 });
+    expect(row.last).toBeCloseTo(1.1001, 10);
+    expect(row.volume).toBeUndefined();
+  });
+  it('maps a product record', () => {
+    const row = rowFromSnapshot(
+      snapshot({ subject: '/PRODUCT/XS1', fields: { code: 'XS1', description: 'Atlas Bank 2% 2030', assetClass: 'Bond', bid: 99.1, ask: 99.3, last: 99.2, volume: 30000 } }),
+    );
+    expect(row).toMatchObject({ name: 'Atlas Bank 2% 2030', decimals: 3, last: 99.2, volume: 30000, changePct: undefined });
+  });
+  it('shows status and error detail for records without an image', () => {
+    const row = rowFromSnapshot(snapshot({ subject: '/BAD', status: 'error', seq: 0, error: { code: 'NOT_ENTITLED', message: 'no' } }));
+    expect(row).toMatchObject({ name: '', status: 'error', statusDetail: 'NOT_ENTITLED: no', bid: undefined, last: undefined });
+  });
+  it('ignores fields of the wrong type', () => {
+    const row = rowFromSnapshot(snapshot({ fields: { bid: '1.1', ask: null, pair: 5 } }));
+    expect(row).toMatchObject({ bid: undefined, ask: undefined, name: '', decimals: 4 });
+  });
+});
+
+describe('cell formatting', () => {
+  it('formats prices, volumes and times', () => {
+    expect(priceDecimals({ assetClass: 'Equity' })).toBe(2);
+    expect(priceDecimals({ decimals: 3, assetClass: 'Equity' })).toBe(3);
+    expect(formatCellPrice(1.2, 5)).toBe('1.20000');
+    expect(formatCellPrice(undefined, 5)).toBe('');
+    expect(formatVolume(1234500.4)).toBe('1,234,500');
+    expect(formatVolume(undefined)).toBe('');
+    expect(formatTime(0)).toBe('');
+    expect(formatTime(new Date(2026, 0, 2, 3, 4, 5, 6).getTime())).toBe('03:04:05.006');
+  });
+});

@@ -1,0 +1,87 @@
+/**
+ * One watchlist grid row, built from a record snapshot (FX pair or product), and the cell
+ * formatting the grid uses. Pure: tested in watchlist-row.test.ts.
+ */
+
+import type { RecordSnapshot, RecordStatus } from '../../connection/record-store.js';
+
+/** A grid row: the subject (row id) and the fields the columns show. */
+export interface WatchlistRow {
+  /** Row id (AG Grid getRowId). */
+  subject: string;
+  /** `EUR/USD` for FX, the description for products; empty before the first image. */
+  name: string;
+  status: RecordStatus;
+  /** Status detail for `error` rows (the server's code and message). */
+  statusDetail: string;
+  bid: number | undefined;
+  ask: number | undefined;
+  last: number | undefined;
+  change: number | undefined;
+  /** Percent change since open (FX only). */
+  changePct: number | undefined;
+  volume: number | undefined;
+  high: number | undefined;
+  low: number | undefined;
+  /** Price decimals for this instrument. */
+  decimals: number;
+  /** Origin timestamp of the latest update, epoch ms; 0 before the first image. */
+  ts: number;
+}
+
+/** A number field, or undefined when missing or not a finite number. */
+function num(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+/**
+ * Price decimals of a record: its `decimals` field when an integer 0..10; else 3 for bonds,
+ * 2 for equities (the demo catalog's conventions), else 4.
+ */
+export function priceDecimals(fields: Readonly<Record<string, unknown>>): number {
+  const decimals = fields.decimals;
+  if (typeof decimals === 'number' && Number.isInteger(decimals) && decimals >= 0 && decimals <= 10) return decimals;
+  if (fields.assetClass === 'Bond') return 3;
+  if (fields.assetClass === 'Equity') return 2;
+  return 4;
+}
+
+/** The grid row of a snapshot. */
+export function rowFromSnapshot(snapshot: RecordSnapshot): WatchlistRow {
+  const f = snapshot.fields;
+  const name = typeof f.pair === 'string' ? f.pair : typeof f.description === 'string' ? f.description : typeof f.code === 'string' ? f.code : '';
+  return {
+    subject: snapshot.subject,
+    name,
+    status: snapshot.status,
+    statusDetail: snapshot.error === undefined ? '' : `${snapshot.error.code}: ${snapshot.error.message}`,
+    bid: num(f.bid),
+    ask: num(f.ask),
+    last: num(f.last) ?? (num(f.bid) !== undefined && num(f.ask) !== undefined ? ((f.bid as number) + (f.ask as number)) / 2 : undefined),
+    change: num(f.change),
+    changePct: num(f.changePct),
+    volume: num(f.volume),
+    high: num(f.high),
+    low: num(f.low),
+    decimals: priceDecimals(f),
+    ts: snapshot.ts,
+  };
+}
+
+/** A price with the row's decimals, or an empty cell. */
+export function formatCellPrice(value: number | undefined, decimals: number): string {
+  return value === undefined ? '' : value.toFixed(Math.min(10, Math.max(0, decimals)));
+}
+
+/** Grouped integer (`1,234,500`) or an empty cell. */
+export function formatVolume(value: number | undefined): string {
+  return value === undefined ? '' : Math.round(value).toLocaleString('en-US');
+}
+
+/** `HH:MM:SS.mmm` in local time, or an empty cell before the first update. */
+export function formatTime(epochMs: number): string {
+  if (!Number.isFinite(epochMs) || epochMs <= 0) return '';
+  const d = new Date(epochMs);
+  const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+}
