@@ -33,3 +33,13 @@ export interface EngineError {
   index?: unknown;
   field?: unknown;
 }
+
+/** Engine calls a transport worker makes besides the handlers'. */
+export interface TransportEngine extends EnginePort {
+  /** Registers this thread; `onReady` runs on this thread when frames are ready. Returns the worker id. */
+  registerWorker(onReady: () => void): number;
+  unregisterWorker(workerId: number): void;
+  /** Everything ready for this worker's sessions, or null. */
+  drain(workerId: number): DrainedFrames | null;
+  stats(): object;
+}

@@ -3,7 +3,7 @@
  * traders and admins, `/source` accepts sources only.
  */
 
-import type { SessionLogin, SessionPing } from '@tidewire/protocol';
+import type { DecodeError, SessionLogin, SessionPing } from '@tidewire/protocol';
 import type { UserEntry } from '../config.js';
 import { log } from '../log.js';
 import { verifyPassword } from '../auth/passwords.js';
@@ -33,22 +33,21 @@ export async function handleLogin(ctx: HandlerContext, session: Session, port: C
     return;
   }
   session.state = 'loggingIn';
-  let user: UserEntry | undefined;
+  let result: UserEntry | DecodeError;
   try {
-    user = await authenticate(ctx, session, port, m);
+    result = await authenticate(ctx, m);
   } catch (err) {
     log('error', 'session.loginFault', { ...session.logFields(), error: String(err) });
-    if (session.state === 'loggingIn') {
-      session.state = 'anonymous';
-      replyError(ctx, session, port, { code: 'INTERNAL', reqId: m.reqId, message: 'login failed on the server; try again' });
-    }
-    return;
+    result = { code: 'INTERNAL', reqId: m.reqId, message: 'login failed on the server; try again' };
   }
   if (session.state !== 'loggingIn') return; // closed while the password was checked
-  if (!user) {
+  if (!('user' in result)) {
     session.state = 'anonymous';
+    replyError(ctx, session, port, result);
+    log('warn', 'session.loginFailed', { ...session.logFields(), code: result.code, attempted: m.user });
     return;
   }
+  const user = result;
   const allowed: readonly string[] = ROLES_BY_ENDPOINT[session.endpoint];
   if (!allowed.includes(user.role)) {
     session.state = 'anonymous';
@@ -74,18 +73,14 @@ export async function handleLogin(ctx: HandlerContext, session: Session, port: C
   log('info', 'session.login', { ...session.logFields(), role: user.role, tier: user.tier, via: m.token !== undefined ? 'token' : 'password' });
 }
 
-/** Checks credentials; replies with the error and returns undefined when they are wrong. */
-async function authenticate(ctx: HandlerContext, session: Session, port: ConnectionPort, m: SessionLogin): Promise<UserEntry | undefined> {
-  const fail = (code: 'BAD_CREDENTIALS' | 'BAD_TOKEN' | 'BAD_REQUEST', message: string, field?: string): undefined => {
-    if (session.state !== 'loggingIn') return undefined;
-    replyError(ctx, session, port, field ? { code, reqId: m.reqId, message, field } : { code, reqId: m.reqId, message });
-    log('warn', 'session.loginFailed', { ...session.logFields(), code, attempted: m.user });
-    return undefined;
-  };
+/** Checks credentials: the user, or the error to answer with. No side effects. */
+async function authenticate(ctx: HandlerContext, m: SessionLogin): Promise<UserEntry | DecodeError> {
+  const fail = (code: 'BAD_CREDENTIALS' | 'BAD_TOKEN' | 'BAD_REQUEST', message: string, field?: string): DecodeError =>
+    field ? { code, reqId: m.reqId, message, field } : { code, reqId: m.reqId, message };
   if (m.token !== undefined) {
     if (m.user !== undefined || m.password !== undefined) return fail('BAD_REQUEST', "send either 'token' or 'user' + 'password', not both", 'token');
     const claims = verifyToken(ctx.config.auth.tokenSecret, m.token, ctx.clock.now());
-    if (typeof claims === 'string') return fail('BAD_TOKEN', `'token' is ${claims}; log in with user and password`, 'token');
+    if (typeof claims === 'string') return fail('BAD_TOKEN', `'token' is ${claims === 'bad signature' ? 'not signed by this server' : claims}; log in with user and password`, 'token');
     const user = ctx.users.get(claims.user);
     return user ?? fail('BAD_TOKEN', `'token' names user '${claims.user}', who no longer exists`, 'token');
   }
@@ -94,8 +89,7 @@ async function authenticate(ctx: HandlerContext, session: Session, port: Connect
   }
   const user = ctx.users.get(m.user);
   const ok = await verifyPassword(m.password, user?.passwordHash ?? DUMMY_HASH);
-  if (!user || !ok) return fail('BAD_CREDENTIALS', 'unknown user or wrong password');
-  return user;
+  return user && ok ? user : fail('BAD_CREDENTIALS', 'unknown user or wrong password');
 }
 
 /** Answers `session.ping` with `session.pong` (ts echoed, server time). */

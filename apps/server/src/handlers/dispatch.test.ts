@@ -1,0 +1,210 @@
+import { decodeServerFrame, encodeServerFrame, type ServerMessage } from '@tidewire/protocol';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig, type Config, type UserEntry } from '../config.js';
+import { hashPassword } from '../auth/passwords.js';
+import { UserDirectory } from '../auth/users.js';
+import { issueToken } from '../auth/tokens.js';
+import type { EnginePort } from '../engine-port.js';
+import { setLogSink } from '../log.js';
+import { Session, type Endpoint } from '../session/session.js';
+import type { ConnectionPort, HandlerContext } from './context.js';
+import { dispatchSource, dispatchStream } from './dispatch.js';
+
+setLogSink(() => {});
+
+/** Fake transport: records frames and closes, like the real one would send them. */
+class FakePort implements ConnectionPort {
+  frames: ServerMessage[][] = [];
+  closed: { code: number; reason: string } | undefined;
+  bound: number | undefined;
+  send(messages: ServerMessage[]): void {
+    // through the real encoder/decoder, as the wire would
+    this.frames.push(decodeServerFrame(encodeServerFrame(messages)));
+  }
+  close(code: number, reason: string): void {
+    this.closed ??= { code, reason };
+  }
+  bind(sessionId: number): void {
+    this.bound = sessionId;
+  }
+  last(): ServerMessage {
+    return this.frames.at(-1)![0]!;
+  }
+}
+
+class FakeEngine implements EnginePort {
+  calls: unknown[][] = [];
+  nextSid = 100;
+  ingestError: object | undefined;
+  openSession(workerId: number, user: string, tier: string): number {
+    this.calls.push(['open', workerId, user, tier]);
+    return this.nextSid++;
+  }
+  closeSession(sid: number): void { this.calls.push(['close', sid]); }
+  subscribe(sid: number, reqId: number, subjects: string[]): void { this.calls.push(['subscribe', sid, reqId, subjects]); }
+  unsubscribe(sid: number, reqId: number, subjects: string[]): void { this.calls.push(['unsubscribe', sid, reqId, subjects]); }
+  ingest(frame: Buffer | string): number {
+    if (this.ingestError) throw this.ingestError;
+    this.calls.push(['ingest', frame.toString()]);
+    return 1;
+  }
+  setBlocked(sid: number, blocked: boolean): void { this.calls.push(['blocked', sid, blocked]); }
+}
+
+let users: UserEntry[];
+beforeAll(async () => {
+  const cheap = { N: 1024, r: 8, p: 1 };
+  users = [
+    { user: 'alice', role: 'trader', tier: 'T1', passwordHash: await hashPassword('alice123', cheap) },
+    { user: 'feed', role: 'source', tier: 'T1', passwordHash: await hashPassword('feed123', cheap) },
+  ];
+});
+
+function setup(endpoint: Endpoint = 'stream', overrides: Record<string, unknown> = {}) {
+  const config: Config = loadConfig({ overrides, randomSecret: () => 's'.repeat(32) });
+  let now = 1_000_000;
+  const engine = new FakeEngine();
+  const ctx: HandlerContext = { config, users: new UserDirectory(users), engine, clock: { now: () => now }, workerId: 3 };
+  const session = new Session('w0.c1', endpoint, now, config.limits.loginTimeoutMs);
+  const port = new FakePort();
+  const send = (frame: string | Uint8Array, binary = false) => {
+    const bytes = typeof frame === 'string' ? Buffer.from(frame) : Buffer.from(frame);
+    if (endpoint === 'stream') dispatchStream(ctx, session, port, bytes, binary);
+    else dispatchSource(ctx, session, port, bytes, binary);
+  };
+  const until = async (pred: () => boolean) => {
+    for (let i = 0; i < 500 && !pred(); i++) await new Promise((r) => setTimeout(r, 2));
+    expect(pred()).toBe(true);
+  };
+  return { config, engine, session, port, send, until, advance: (ms: number) => (now += ms) };
+}
+
+describe('stream dispatch', () => {
+  it('logs in with a password, opens an engine session and issues a token', async () => {
+    const t = setup();
+    t.send('{"type":"session.login","reqId":1,"user":"alice","password":"alice123"}');
+    await t.until(() => t.port.frames.length === 1);
+    const m = t.port.last();
+    expect(m).toMatchObject({ type: 'session.loggedIn', reqId: 1, sessionId: 100, user: 'alice', role: 'trader', tier: 'T1', heartbeatMs: 5000, serverTime: 1_000_000 });
+    expect(t.engine.calls[0]).toEqual(['open', 3, 'alice', 'T1']);
+    expect(t.port.bound).toBe(100);
+    expect(t.session.loggedIn).toBe(true);
+  });
+
+  it('logs in with a token, rejects forged or expired ones', async () => {
+    const t = setup();
+    const { token } = issueToken(t.config.auth.tokenSecret, 'alice', 1_000_000, 1000);
+    t.send(JSON.stringify({ type: 'session.login', reqId: 1, token: token + 'x' }));
+    await t.until(() => t.port.frames.length === 1);
+    expect(t.port.last()).toMatchObject({ type: 'error', reqId: 1, code: 'BAD_TOKEN', field: 'token' });
+    t.advance(1000);
+    t.send(JSON.stringify({ type: 'session.login', reqId: 2, token }));
+    await t.until(() => t.port.frames.length === 2);
+    expect(t.port.last()).toMatchObject({ type: 'error', reqId: 2, code: 'BAD_TOKEN', message: "'token' is expired; log in with user and password" });
+    t.advance(-1);
+    t.send(JSON.stringify({ type: 'session.login', reqId: 3, token }));
+    await t.until(() => t.port.frames.length === 3);
+    expect(t.port.last()).toMatchObject({ type: "session.loggedIn", reqId: 3 });
+  });
+
+  it('answers bad credentials, wrong role, double login', async () => {
+    const t = setup();
+    t.send('{"type":"session.login","reqId":1,"user":"alice","password":"nope"}');
+    await t.until(() => t.port.frames.length === 1);
+    expect(t.port.last()).toMatchObject({ type: 'error', reqId: 1, code: 'BAD_CREDENTIALS' });
+    t.send('{"type":"session.login","reqId":2,"user":"mallory","password":"x"}');
+    await t.until(() => t.port.frames.length === 2);
+    expect(t.port.last()).toMatchObject({ code: 'BAD_CREDENTIALS', message: 'unknown user or wrong password' });
+    t.send('{"type":"session.login","reqId":3,"user":"feed","password":"feed123"}');
+    await t.until(() => t.port.frames.length === 3);
+    expect(t.port.last()).toMatchObject({ code: 'NOT_ENTITLED', reqId: 3 });
+    expect(t.session.loggedIn).toBe(false);
+    t.send('{"type":"session.login","reqId":4,"user":"alice","password":"alice123"}');
+    t.send('{"type":"session.login","reqId":5,"user":"alice","password":"alice123"}');
+    expect(t.port.last()).toMatchObject({ code: 'BAD_REQUEST', reqId: 5 });
+    await t.until(() => t.session.loggedIn);
+    t.send('{"type":"session.login","reqId":6,"user":"alice","password":"alice123"}');
+    expect(t.port.last()).toMatchObject({ code: 'ALREADY_LOGGED_IN', reqId: 6 });
+  });
+
+  it('rejects requests before login, malformed JSON, unknown types, binary and bad UTF-8', () => {
+    const t = setup();
+    t.send('{"type":"record.subscribe","reqId":7,"subjects":["/FX/EURUSD"]}');
+    expect(t.port.last()).toMatchObject({ type: 'error', reqId: 7, code: 'NOT_LOGGED_IN' });
+    t.send('{"type":"session.ping","reqId":8,"ts":1}');
+    expect(t.port.last()).toMatchObject({ reqId: 8, code: 'NOT_LOGGED_IN' });
+    t.send('{"type":');
+    expect(t.port.last()).toMatchObject({ code: 'BAD_FRAME' });
+    t.send('{"type":"record.delete","reqId":9}');
+    expect(t.port.last()).toMatchObject({ code: 'UNKNOWN_TYPE', reqId: 9, field: 'type' });
+    t.send('{"type":"session.ping"}', true);
+    expect(t.port.last()).toMatchObject({ code: 'BAD_FRAME', message: expect.stringContaining('binary') });
+    t.send(new Uint8Array([0x7b, 0xff, 0x7d]));
+    expect(t.port.last()).toMatchObject({ code: 'BAD_FRAME', message: 'the frame is not valid UTF-8' });
+    expect(t.engine.calls).toEqual([]);
+    expect(t.session.errors).toBe(6);
+  });
+
+  it('passes subscribe/unsubscribe to the engine and answers pings after login', async () => {
+    const t = setup();
+    t.send('{"type":"session.login","reqId":1,"user":"alice","password":"alice123"}');
+    await t.until(() => t.session.loggedIn);
+    t.send('{"type":"record.subscribe","reqId":2,"subjects":["/FX/EURUSD","/FX/GBPUSD"]}');
+    t.send('{"type":"record.unsubscribe","reqId":3,"subjects":["/FX/EURUSD"]}');
+    t.send('{"type":"record.subscribe","reqId":4,"subjects":["EURUSD"]}');
+    expect(t.port.last()).toMatchObject({ code: 'BAD_REQUEST', reqId: 4, field: 'subjects.0' });
+    t.send('{"type":"session.ping","reqId":5,"ts":123.5}');
+    expect(t.port.last()).toEqual({ type: 'session.pong', reqId: 5, ts: 123.5, serverTime: 1_000_000 });
+    expect(t.engine.calls.slice(1)).toEqual([
+      ['subscribe', 100, 2, ['/FX/EURUSD', '/FX/GBPUSD']],
+      ['unsubscribe', 100, 3, ['/FX/EURUSD']],
+    ]);
+  });
+
+  it('closes with 4002 after too many errors', () => {
+    const t = setup('stream', { limits: { maxProtocolErrors: 3 } });
+    for (let i = 0; i < 3; i++) t.send('nope');
+    expect(t.port.closed).toBeUndefined();
+    t.send('nope');
+    expect(t.port.closed).toEqual({ code: 4002, reason: 'more than 3 errors on one connection' });
+  });
+
+  it('tracks the login deadline with the injected clock', () => {
+    const t = setup('stream', { limits: { loginTimeoutMs: 500 } });
+    expect(t.session.loginExpired(1_000_499)).toBe(false);
+    expect(t.session.loginExpired(1_000_500)).toBe(true);
+  });
+});
+
+describe('source dispatch', () => {
+  it('needs a source login, then ingests arrays and single publishes', async () => {
+    const t = setup('source');
+    t.send('[{"type":"record.publish","subject":"/A","fields":{"x":1}}]');
+    expect(t.port.last()).toMatchObject({ code: 'NOT_LOGGED_IN' });
+    t.send('{"type":"session.login","reqId":1,"user":"alice","password":"alice123"}');
+    await t.until(() => t.port.frames.length === 2);
+    expect(t.port.last()).toMatchObject({ code: 'NOT_ENTITLED', reqId: 1 });
+    t.send('{"type":"session.login","reqId":2,"user":"feed","password":"feed123"}');
+    await t.until(() => t.session.loggedIn);
+    t.send(' [{"type":"record.publish","subject":"/A","fields":{"x":1}}]');
+    t.send('{"type":"record.publish","subject":"/B","fields":{"y":"z"}}');
+    t.send('{"type":"record.publish","subject":"B","fields":{"y":"z"}}');
+    expect(t.port.last()).toMatchObject({ code: 'BAD_REQUEST', field: 'subject' });
+    expect(t.engine.calls.filter((c) => c[0] === 'ingest').map((c) => c[1])).toEqual([
+      ' [{"type":"record.publish","subject":"/A","fields":{"x":1}}]',
+      '{"type":"record.publish","subject":"/B","fields":{"y":"z"}}',
+    ]);
+  });
+
+  it('turns engine ingest errors into error frames naming index and field', async () => {
+    const t = setup('source');
+    t.send('{"type":"session.login","reqId":1,"user":"feed","password":"feed123"}');
+    await t.until(() => t.session.loggedIn);
+    t.engine.ingestError = Object.assign(new Error("'fields.bid' (\"x\") ..."), { code: 'BAD_REQUEST', index: 2, field: 'fields.bid' });
+    t.send('[1]');
+    expect(t.port.last()).toEqual({ type: 'error', code: 'BAD_REQUEST', message: "'fields.bid' (\"x\") ...", field: 'fields.bid', index: 2 });
+    t.engine.ingestError = new TypeError('boom');
+    t.send('[1]');
+    expect(t.port.last()).toMatchObject({ type: 'error', code: 'INTERNAL' });
+  });
+});

@@ -1,0 +1,61 @@
+#!/usr/bin/env node
+/**
+ * `tidewire-server`: load config, start the server, stop gracefully on SIGINT/SIGTERM.
+ * No logic here: see server.ts.
+ */
+
+import { hashPassword } from './auth/passwords.js';
+import { ConfigError, helpText, loadConfig, parseArgs, processEnv } from './config.js';
+import { log } from './log.js';
+import { startServer } from './server.js';
+
+async function main(): Promise<number> {
+  const argv = process.argv.slice(2);
+  let config;
+  try {
+    const args = parseArgs(argv);
+    if (args.help) {
+      console.log(helpText());
+      return 0;
+    }
+    if (args.hashPassword !== undefined) {
+      console.log(await hashPassword(args.hashPassword));
+      return 0;
+    }
+    config = loadConfig({ argv, env: processEnv() });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`tidewire: bad configuration: ${err.message}`);
+      return 2;
+    }
+    throw err;
+  }
+  const server = await startServer(config);
+  console.log(`Tidewire listening on ${server.url} (stream: ${server.url.replace('http', 'ws')}/stream)`);
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = (signal: string): void => {
+      if (stopping) {
+        log('warn', 'server.forcedExit', { signal });
+        process.exit(1);
+      }
+      stopping = true;
+      log('info', 'server.shutdown', { signal });
+      server.close().then(resolve, (err) => {
+        log('error', 'server.shutdownFailed', { error: String(err) });
+        resolve();
+      });
+    };
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
+  });
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    log('error', 'server.startFailed', { error: err instanceof Error ? err.message : String(err) });
+    process.exit(1);
+  },
+);

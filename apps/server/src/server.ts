@@ -1,0 +1,74 @@
+/**
+ * Builds a whole server from a Config: user directory, engine, transport (on this thread, or N
+ * worker threads), demo feed. Used by main.ts and by the integration tests.
+ */
+
+import type { Config } from './config.js';
+import { buildUsers } from './auth/users.js';
+import { createEngine, type ServerEngine } from './engine.js';
+import { DemoFeed } from './feeds/demo.js';
+import { log } from './log.js';
+import type { Clock } from './session/clock.js';
+import { startTransport, type TransportHandle } from './transport/transport.js';
+import { startWorkerTransports } from './transport/workers.js';
+
+/** A running server. */
+export interface RunningServer {
+  /** The port it listens on (the configured one, or the one picked for port 0). */
+  readonly port: number;
+  /** `http://host:port`. */
+  readonly url: string;
+  /** The engine (main thread); tests read its stats. */
+  readonly engine: ServerEngine;
+  /** The demo feed when enabled. */
+  readonly feed: DemoFeed | undefined;
+  /**
+   * Graceful stop: stop listening, close sessions with 1001, stop the feed, shut the engine down.
+   * Idempotent.
+   */
+  close(): Promise<void>;
+}
+
+/** Origin timestamps need sub-millisecond precision (latency is measured from them). */
+const preciseClock: Clock = { now: () => performance.timeOrigin + performance.now() };
+
+/** Starts a server for `config`; resolves when it listens. */
+export async function startServer(config: Config, options: { clock?: Clock } = {}): Promise<RunningServer> {
+  const clock = options.clock ?? preciseClock;
+  const users = await buildUsers(config);
+  if (config.auth.tokenSecretGenerated) log('info', 'auth.secret', { source: 'random per start (set TIDEWIRE_TOKEN_SECRET to keep tokens valid across restarts)' });
+  const engine = createEngine(config);
+  let transport: TransportHandle;
+  try {
+    transport = config.server.workers === 1
+      ? await startTransport({ config, users, engine, clock, index: 0, port: config.server.port })
+      : await startWorkerTransports(config, users, engine.id);
+  } catch (err) {
+    engine.shutdown();
+    throw err;
+  }
+  let feed: DemoFeed | undefined;
+  if (config.demo.enabled) {
+    feed = new DemoFeed(config.demo, (frame) => engine.ingest(frame), clock);
+    feed.start();
+  }
+  const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
+  const url = `http://${host}:${transport.port}`;
+  log('info', 'server.ready', { url, workers: config.server.workers, demo: config.demo.enabled, users: users.length });
+  let closing: Promise<void> | undefined;
+  return {
+    port: transport.port,
+    url,
+    engine,
+    feed,
+    close() {
+      closing ??= (async () => {
+        feed?.stop();
+        await transport.close();
+        engine.shutdown();
+        log('info', 'server.closed', { url });
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,307 @@
+/**
+ * One transport: a uWebSockets.js app on one thread (the main thread, or a worker thread) with
+ * WebSocket `/stream` (clients) and `/source` (publishers), `GET /api/health` and the web app.
+ * It owns its sockets, registers with the engine as a worker and sends what `drain` returns.
+ * Nothing throws out of a uWS callback: faults are logged with the session id and answered
+ * with INTERNAL.
+ */
+
+import { CloseCodes, encodeServerFrame, toErrorMessage, type ServerMessage } from '@tidewire/protocol';
+import type { HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior, us_listen_socket } from 'uWebSockets.js';
+import type { Config, UserEntry } from '../config.js';
+import { UserDirectory } from '../auth/users.js';
+import type { TransportEngine } from '../engine-port.js';
+import { dispatchSource, dispatchStream } from '../handlers/dispatch.js';
+import type { ConnectionPort, HandlerContext } from '../handlers/context.js';
+import { log } from '../log.js';
+import type { Clock } from '../session/clock.js';
+import { Session, type Endpoint } from '../session/session.js';
+import { StaticFiles } from './static-files.js';
+import { loadUws } from './uws.js';
+
+/** What a transport needs. */
+export interface TransportOptions {
+  config: Config;
+  users: readonly UserEntry[];
+  engine: TransportEngine;
+  clock: Clock;
+  /** Index of this transport among the server's (0-based; names connections in logs). */
+  index: number;
+  /** Port to listen on (0: pick one; the first transport's port for the others). */
+  port: number;
+}
+
+/** A running transport. */
+export interface TransportHandle {
+  /** Port the app listens on. */
+  readonly port: number;
+  /** Open connections on this transport. */
+  connections(): number;
+  /** Stops listening and closes every connection with 1001; resolves when they are gone (bounded). */
+  close(): Promise<void>;
+}
+
+/** Per-socket state uWS keeps for us. */
+interface Conn {
+  session: Session;
+  port: ConnectionPort;
+  /** The socket is gone: never touch it again. */
+  closed: boolean;
+}
+
+/** How long close() waits for clients to finish the closing handshake before cutting them. */
+const CLOSE_GRACE_MS = 2000;
+
+/** Starts a transport and resolves once it listens. */
+export async function startTransport(opts: TransportOptions): Promise<TransportHandle> {
+  const uWS = loadUws();
+  const { config, engine, clock } = opts;
+  const users = new UserDirectory(opts.users);
+  const staticFiles = new StaticFiles(config.server.webRoot);
+  const startedAt = clock.now();
+  const sockets = new Set<WebSocket<Conn>>();
+  const bySession = new Map<number, WebSocket<Conn>>();
+  const awaitingLogin = new Set<WebSocket<Conn>>();
+  let nextConn = 1;
+  let closing = false;
+
+  const workerId = engine.registerWorker(() => {
+    try {
+      flush();
+    } catch (err) {
+      log('error', 'transport.drainFault', { worker: opts.index, error: String(err) });
+    }
+  });
+  const ctx: HandlerContext = { config, users, engine, clock, workerId };
+
+  /** Marks the session blocked on the first buffered send; a dropped send (over maxBackpressure) closes it. */
+  function afterSend(ws: WebSocket<Conn>, conn: Conn, result: number): void {
+    if (result === 1) return;
+    const sid = conn.session.sessionId;
+    if (result === 2) {
+      const reason = `slow consumer: send buffer over ${config.outbox.maxBackpressureBytes} bytes`;
+      log('warn', 'session.slowConsumer', { ...conn.session.logFields(), buffered: ws.getBufferedAmount() });
+      conn.port.close(CloseCodes.SLOW_CONSUMER.code, reason);
+      return;
+    }
+    if (!conn.session.blocked && sid !== undefined) {
+      conn.session.blocked = true;
+      engine.setBlocked(sid, true);
+    }
+  }
+
+  /** Sends every frame the engine has ready for this worker's sessions. */
+  function flush(): void {
+    const drained = engine.drain(workerId);
+    if (!drained) return;
+    const { data, index } = drained;
+    for (let i = 0; i + 3 < index.length; ) {
+      const sid = index[i]!;
+      const ws = bySession.get(sid);
+      // consecutive entries of one session go out in one cork (one syscall)
+      let j = i;
+      while (j + 3 < index.length && index[j] === sid) j += 4;
+      if (ws) {
+        const conn = ws.getUserData();
+        if (!conn.closed) {
+          ws.cork(() => {
+            for (let k = i; k < j && !conn.closed; k += 4) {
+              const slice = data.subarray(index[k + 1]!, index[k + 1]! + index[k + 2]!);
+              const closeCode = index[k + 3]!;
+              if (closeCode !== 0) {
+                log('warn', 'session.closedByEngine', { ...conn.session.logFields(), code: closeCode, reason: slice.toString('utf8') });
+                conn.port.close(closeCode, slice.toString('utf8'));
+              } else {
+                afterSend(ws, conn, ws.send(slice, false));
+              }
+            }
+          });
+        }
+      }
+      i = j;
+    }
+  }
+
+  function makePort(ws: WebSocket<Conn>, getConn: () => Conn): ConnectionPort {
+    return {
+      send(messages: ServerMessage[]) {
+        const conn = getConn();
+        if (conn.closed) return;
+        afterSend(ws, conn, ws.send(encodeServerFrame(messages), false));
+      },
+      close(code: number, reason: string) {
+        const conn = getConn();
+        if (conn.closed) return;
+        conn.closed = true;
+        // reason is limited to 123 bytes by RFC 6455
+        ws.end(code, Buffer.from(reason).subarray(0, 123));
+      },
+      bind(sessionId: number) {
+        awaitingLogin.delete(ws);
+        bySession.set(sessionId, ws);
+      },
+    };
+  }
+
+  function wsBehavior(endpoint: Endpoint, maxPayloadLength: number): WebSocketBehavior<Conn> {
+    return {
+      maxPayloadLength,
+      maxBackpressure: config.outbox.maxBackpressureBytes,
+      idleTimeout: config.session.idleTimeoutSec,
+      // the app-level heartbeat (session.ping) keeps connections alive; idle means dead
+      sendPingsAutomatically: false,
+      closeOnBackpressureLimit: 0,
+      open(ws) {
+        const conn = ws.getUserData();
+        conn.closed = false;
+        conn.session = new Session(`w${opts.index}.c${nextConn++}`, endpoint, clock.now(), config.limits.loginTimeoutMs);
+        conn.port = makePort(ws, () => conn);
+        sockets.add(ws);
+        awaitingLogin.add(ws);
+        if (closing) conn.port.close(CloseCodes.GOING_AWAY.code, 'server shutting down');
+      },
+      message(ws, message, isBinary) {
+        const conn = ws.getUserData();
+        if (conn.closed) return;
+        try {
+          // copy: the ArrayBuffer is neutered when this callback returns, and login is async
+          const bytes = Buffer.from(new Uint8Array(message));
+          if (endpoint === 'stream') dispatchStream(ctx, conn.session, conn.port, bytes, isBinary);
+          else dispatchSource(ctx, conn.session, conn.port, bytes, isBinary);
+        } catch (err) {
+          log('error', 'session.fault', { ...conn.session.logFields(), error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+          conn.port.send([toErrorMessage({ code: 'INTERNAL', message: 'the server failed to handle this frame; the fault is logged' })]);
+        }
+      },
+      drain(ws) {
+        const conn = ws.getUserData();
+        try {
+          // resume once the socket has room for at least one more large batch
+          if (!conn.closed && conn.session.blocked && ws.getBufferedAmount() <= config.outbox.maxBackpressureBytes / 4) {
+            conn.session.blocked = false;
+            if (conn.session.sessionId !== undefined) engine.setBlocked(conn.session.sessionId, false);
+          }
+        } catch (err) {
+          log('error', 'session.fault', { ...conn.session.logFields(), error: String(err) });
+        }
+      },
+      close(ws, code, message) {
+        const conn = ws.getUserData();
+        conn.closed = true;
+        sockets.delete(ws);
+        awaitingLogin.delete(ws);
+        const { session } = conn;
+        const prior = session.state;
+        session.state = 'closed';
+        try {
+          if (session.sessionId !== undefined) {
+            bySession.delete(session.sessionId);
+            engine.closeSession(session.sessionId);
+          }
+        } catch (err) {
+          log('error', 'session.fault', { ...session.logFields(), error: String(err) });
+        }
+        log('info', 'session.close', {
+          ...session.logFields(), endpoint, code, reason: Buffer.from(message).toString('utf8') || undefined,
+          wasLoggedIn: prior === 'loggedIn', requests: session.requests, errors: session.errors,
+        });
+      },
+    };
+  }
+
+  function json(res: HttpResponse, status: string, body: unknown): void {
+    res.writeStatus(status).writeHeader('Content-Type', 'application/json; charset=utf-8').writeHeader('Cache-Control', 'no-cache').end(JSON.stringify(body));
+  }
+
+  function guardHttp(res: HttpResponse, handler: () => void): void {
+    try {
+      handler();
+    } catch (err) {
+      log('error', 'http.fault', { worker: opts.index, error: String(err) });
+      try {
+        json(res, '500 Internal Server Error', { error: 'INTERNAL', message: 'the server failed to answer; the fault is logged' });
+      } catch {
+        // response already (partly) written: nothing more to send
+      }
+    }
+  }
+
+  const app: TemplatedApp = uWS
+    .App()
+    .ws<Conn>('/stream', wsBehavior('stream', config.limits.maxClientFrameBytes))
+    .ws<Conn>('/source', wsBehavior('source', config.limits.maxSourceFrameBytes))
+    .get('/api/health', (res) => guardHttp(res, () => {
+      json(res, '200 OK', {
+        status: closing ? 'closing' : 'ok',
+        uptimeMs: Math.round(clock.now() - startedAt),
+        worker: opts.index,
+        workers: config.server.workers,
+        connections: sockets.size,
+        engine: engine.stats(),
+      });
+    }))
+    .any('/api/*', (res, req) => guardHttp(res, () => {
+      json(res, '404 Not Found', { error: 'NOT_FOUND', message: `no API endpoint ${req.getMethod().toUpperCase()} ${req.getUrl()}` });
+    }))
+    .get('/*', (res, req) => guardHttp(res, () => {
+      const r = staticFiles.lookup(req.getUrl());
+      res.writeStatus(r.status);
+      for (const [k, v] of r.headers) res.writeHeader(k, v);
+      res.end(r.body);
+    }))
+    .any('/*', (res, req) => guardHttp(res, () => {
+      res.writeStatus('405 Method Not Allowed').writeHeader('Allow', 'GET').writeHeader('Content-Type', 'application/json; charset=utf-8')
+        .end(JSON.stringify({ error: 'BAD_REQUEST', message: `method ${req.getMethod().toUpperCase()} not allowed; use GET` }));
+    }));
+
+  const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
+    app.listen(config.server.host, opts.port, (s) => (s ? resolve(s) : reject(new Error(`cannot listen on ${config.server.host}:${opts.port} (address in use or not available)`))));
+  }).catch((err) => {
+    engine.unregisterWorker(workerId);
+    throw err;
+  });
+  const port = uWS.us_socket_local_port(listenSocket as unknown as Parameters<typeof uWS.us_socket_local_port>[0]);
+
+  // login deadline sweep: a quarter of the timeout keeps the overshoot small
+  const sweepMs = Math.min(1000, Math.max(5, Math.floor(config.limits.loginTimeoutMs / 4)));
+  const sweep = setInterval(() => {
+    const now = clock.now();
+    for (const ws of awaitingLogin) {
+      const conn = ws.getUserData();
+      if (conn.session.loginExpired(now)) {
+        awaitingLogin.delete(ws);
+        log('info', 'session.loginTimeout', conn.session.logFields());
+        conn.port.close(CloseCodes.LOGIN_TIMEOUT.code, `no session.login within ${config.limits.loginTimeoutMs} ms`);
+      }
+    }
+  }, sweepMs);
+
+  log('info', 'transport.listen', { worker: opts.index, host: config.server.host, port, engineWorker: workerId });
+
+  let closed: Promise<void> | undefined;
+  return {
+    port,
+    connections: () => sockets.size,
+    close() {
+      closed ??= (async () => {
+        closing = true;
+        clearInterval(sweep);
+        uWS.us_listen_socket_close(listenSocket);
+        for (const ws of sockets) ws.getUserData().port.close(CloseCodes.GOING_AWAY.code, 'server shutting down');
+        const deadline = Date.now() + CLOSE_GRACE_MS;
+        while (sockets.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+        // peers that did not answer the close handshake are cut
+        for (const ws of [...sockets]) {
+          try {
+            ws.close();
+          } catch {
+            // already gone
+          }
+        }
+        engine.unregisterWorker(workerId);
+        log('info', 'transport.closed', { worker: opts.index });
+      })();
+      return closed;
+    },
+  };
+}

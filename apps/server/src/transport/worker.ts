@@ -1,0 +1,39 @@
+/**
+ * Entry of a transport worker thread (compiled to dist/transport/worker.js): attaches to the
+ * main thread's engine, runs one transport on the shared port, and closes it (apps before the
+ * thread exits) when the main thread says so.
+ */
+
+import { parentPort, workerData } from 'node:worker_threads';
+import { engineModule } from '../engine.js';
+import { log } from '../log.js';
+import { systemClock } from '../session/clock.js';
+import { startTransport, type TransportHandle } from './transport.js';
+import type { FromWorker, ToWorker, TransportWorkerData } from './worker-messages.js';
+
+const data = workerData as TransportWorkerData;
+const port = parentPort!;
+const post = (m: FromWorker): void => port.postMessage(m);
+
+let transport: TransportHandle | undefined;
+try {
+  const engine = engineModule().Engine.attach(data.engineId);
+  transport = await startTransport({ config: data.config, users: data.users, engine, clock: systemClock, index: data.index, port: data.port });
+  post({ type: 'listening', port: transport.port });
+} catch (err) {
+  log('error', 'transport.startFailed', { worker: data.index, error: String(err) });
+  post({ type: 'failed', message: err instanceof Error ? err.message : String(err) });
+}
+
+port.on('message', (m: ToWorker) => {
+  if (m.type !== 'close') return;
+  void (async () => {
+    try {
+      await transport?.close();
+    } catch (err) {
+      log('error', 'transport.closeFailed', { worker: data.index, error: String(err) });
+    }
+    post({ type: 'closed' });
+    port.close();
+  })();
+});

@@ -1,0 +1,110 @@
+/**
+ * Main-thread side of multi-core transport: starts N worker threads (dist/transport/worker.js),
+ * each a uWebSockets.js app on the same port (SO_REUSEPORT: the kernel spreads connections).
+ * The first worker listens on the configured port (0 picks one); the others join its port.
+ */
+
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { Config, UserEntry } from '../config.js';
+import { log } from '../log.js';
+import type { TransportHandle } from './transport.js';
+import type { FromWorker, ToWorker, TransportWorkerData } from './worker-messages.js';
+
+/** How long a worker may take to start listening or to close. */
+const WORKER_TIMEOUT_MS = 15_000;
+
+/** Path of the compiled worker entry; from sources (tests), the build output in dist/. */
+export function workerEntry(): string {
+  const here = fileURLToPath(import.meta.url);
+  const file = here.endsWith('.ts') ? fileURLToPath(new URL('../../dist/transport/worker.js', import.meta.url)) : fileURLToPath(new URL('./worker.js', import.meta.url));
+  if (!existsSync(file)) throw new Error(`transport worker ${file} is missing: build the server first (npx tsc -b apps/server)`);
+  return file;
+}
+
+function waitFor(worker: Worker, index: number, want: FromWorker['type'], what: string): Promise<FromWorker> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => finish(new Error(`transport worker ${index}: no '${want}' within ${WORKER_TIMEOUT_MS} ms (${what})`)), WORKER_TIMEOUT_MS);
+    const onMessage = (m: FromWorker): void => {
+      if (m.type === want) finish(undefined, m);
+      else if (m.type === 'failed') finish(new Error(`transport worker ${index}: ${m.message}`));
+    };
+    const onExit = (code: number): void => finish(new Error(`transport worker ${index} exited with code ${code} (${what})`));
+    const onError = (err: Error): void => finish(new Error(`transport worker ${index}: ${err.message}`));
+    function finish(err: Error | undefined, m?: FromWorker): void {
+      clearTimeout(timer);
+      worker.off('message', onMessage);
+      worker.off('exit', onExit);
+      worker.off('error', onError);
+      if (err) reject(err);
+      else resolve(m!);
+    }
+    worker.on('message', onMessage);
+    worker.on('exit', onExit);
+    worker.on('error', onError);
+  });
+}
+
+/** One transport worker thread, seen from the main thread. */
+class WorkerTransport {
+  readonly worker: Worker;
+  readonly index: number;
+  private exited: Promise<number>;
+
+  constructor(entry: string, data: TransportWorkerData) {
+    this.index = data.index;
+    this.worker = new Worker(entry, { workerData: data, name: `tidewire-transport-${data.index}` });
+    this.exited = new Promise((resolve) => this.worker.once('exit', resolve));
+    this.worker.on('error', (err) => log('error', 'transport.workerError', { worker: data.index, error: err.message }));
+  }
+
+  async listening(): Promise<number> {
+    const m = await waitFor(this.worker, this.index, 'listening', 'starting');
+    return (m as { port: number }).port;
+  }
+
+  async close(): Promise<void> {
+    const closed = waitFor(this.worker, this.index, 'closed', 'closing').catch((err: Error) => err);
+    this.worker.postMessage({ type: 'close' } satisfies ToWorker);
+    const r = await closed;
+    if (r instanceof Error) {
+      log('warn', 'transport.workerTerminate', { worker: this.index, reason: r.message });
+      await this.worker.terminate();
+      return;
+    }
+    const timer = setTimeout(() => void this.worker.terminate(), WORKER_TIMEOUT_MS);
+    await this.exited;
+    clearTimeout(timer);
+  }
+}
+
+/** Starts `config.server.workers` transport threads; resolves when all listen on one port. */
+export async function startWorkerTransports(config: Config, users: UserEntry[], engineId: number): Promise<TransportHandle> {
+  const entry = workerEntry();
+  const workers: WorkerTransport[] = [];
+  const make = (index: number, port: number): WorkerTransport => {
+    const w = new WorkerTransport(entry, { config, users, engineId, index, port });
+    workers.push(w);
+    return w;
+  };
+  try {
+    const port = await make(0, config.server.port).listening();
+    const rest: Array<Promise<number>> = [];
+    for (let i = 1; i < config.server.workers; i++) rest.push(make(i, port).listening());
+    await Promise.all(rest);
+    let closing: Promise<void> | undefined;
+    return {
+      port,
+      // per-worker counts live in the workers (see /api/health on each)
+      connections: () => -1,
+      close() {
+        closing ??= Promise.all(workers.map((w) => w.close())).then(() => undefined);
+        return closing;
+      },
+    };
+  } catch (err) {
+    await Promise.all(workers.map((w) => w.close()));
+    throw err;
+  }
+}
