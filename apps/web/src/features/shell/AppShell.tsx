@@ -1,9 +1,11 @@
-import { useEffect, useState } from 'react';
+import { Suspense, lazy, useEffect, useState } from 'react';
 import { FxTilesPage } from '../fx/FxTilesPage.js';
-import { WatchlistPage } from '../watchlist/WatchlistPage.js';
 import { ComingLater } from './ComingLater.js';
 import { ROUTES, hashOf, routeFromHash, type RouteId } from './routes.js';
 import { TopBar } from './TopBar.js';
+
+// AG Grid is most of the bundle: load it when the watchlist is first opened, not at login.
+const WatchlistPage = lazy(async () => ({ default: (await import('../watchlist/WatchlistPage.js')).WatchlistPage }));
 
 /** Follows `location.hash`; returns the current page. */
 function useHashRoute(): RouteId {
@@ -38,7 +40,11 @@ export function AppShell() {
       </nav>
       <main className="page" data-testid={`page-${route}`}>
         {route === 'fx' && <FxTilesPage />}
-        {route === 'watchlist' && <WatchlistPage />}
+        {route === 'watchlist' && (
+          <Suspense fallback={<p className="page-hint">Loading the watchlist…</p>}>
+            <WatchlistPage />
+          </Suspense>
+        )}
         {spec?.placeholder !== undefined && <ComingLater title={spec.label} description={spec.placeholder} />}
       </main>
     </div>

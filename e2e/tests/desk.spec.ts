@@ -1,0 +1,81 @@
+import { expect, test, type Page } from '@playwright/test';
+import { serverUrl, waitForHealth } from './server.js';
+
+test.beforeAll(async ({ request }) => {
+  await waitForHealth(request);
+});
+
+/** Opens the app and logs in through the form. */
+async function logIn(page: Page, user: string, password: string): Promise<void> {
+  await page.goto(serverUrl());
+  await page.getByLabel('User').fill(user);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+test('a wrong password shows the server error and stays on the login page', async ({ page }) => {
+  await logIn(page, 'alice', 'not-her-password');
+  const error = page.getByTestId('login-error');
+  await expect(error).toContainText('BAD_CREDENTIALS');
+  await expect(page.getByTestId('login-form')).toBeVisible();
+  await expect(page.getByTestId('status-pill')).toHaveCount(0);
+});
+
+test('alice logs in and sees FX tiles tick', async ({ page }, testInfo) => {
+  await logIn(page, 'alice', 'alice123');
+
+  const pill = page.getByTestId('status-pill');
+  await expect(pill).toHaveText('connected');
+  await expect(pill).toHaveAttribute('data-state', 'loggedIn');
+  await expect(page.getByTestId('session-user')).toContainText('alice');
+  await expect(page.getByTestId('session-tier')).toHaveText(/\S+/);
+
+  // A tile gets its image, then its bid moves: wait on the rendered value, never on time.
+  const bid = page.getByTestId('fx-tile-EURUSD').getByTestId('fx-bid').locator('.fx-price');
+  await expect(bid).toHaveAttribute('data-value', /^\d+\.\d{5}$/);
+  const first = await bid.getAttribute('data-value');
+  await expect(bid).not.toHaveAttribute('data-value', first ?? '');
+
+  // Every demo pair has a live price.
+  await expect(page.locator('[data-testid^="fx-tile-"] .fx-bid .fx-price[data-value]')).toHaveCount(30);
+
+  // The latency indicator shows measured numbers.
+  await expect(page.getByTestId('latency-mean')).toHaveText(/^\d+(\.\d+)?$/);
+  await expect(page.getByTestId('latency-p99')).toHaveText(/^\d+(\.\d+)?$/);
+
+  const shot = testInfo.outputPath('fx-tiles.png');
+  await page.screenshot({ path: shot, fullPage: false });
+  await testInfo.attach('fx-tiles', { path: shot, contentType: 'image/png' });
+});
+
+test('the watchlist streams rows in place and takes typed subjects', async ({ page }, testInfo) => {
+  await logIn(page, 'bob', 'bob123');
+  await expect(page.getByTestId('status-pill')).toHaveText('connected');
+  await page.getByTestId('nav-watchlist').click();
+
+  const row = page.locator('.ag-center-cols-container .ag-row[row-id="/FX/EURUSD"]');
+  const bid = row.locator('[col-id="bid"]');
+  await expect(bid).toHaveText(/^\d+\.\d{5}$/);
+  const first = await bid.textContent();
+  await expect(bid).not.toHaveText(first ?? '');
+
+  const input = page.getByLabel('Add subject');
+  await input.fill('usdcad');
+  await input.press('Enter');
+  const added = page.locator('.ag-center-cols-container .ag-row[row-id="/FX/USDCAD"] [col-id="bid"]');
+  await expect(added).toHaveText(/^\d+\.\d{5}$/);
+
+  await input.fill('not a subject');
+  await input.press('Enter');
+  await expect(page.getByTestId('watchlist-error')).toContainText('not a subject');
+
+  await page.getByRole('button', { name: 'Remove /FX/USDCAD' }).click();
+  await expect(page.locator('.ag-row[row-id="/FX/USDCAD"]')).toHaveCount(0);
+
+  const shot = testInfo.outputPath('watchlist.png');
+  await page.screenshot({ path: shot });
+  await testInfo.attach('watchlist', { path: shot, contentType: 'image/png' });
+
+  await page.getByTestId('logout').click();
+  await expect(page.getByTestId('login-form')).toBeVisible();
+});
