@@ -1,0 +1,611 @@
+/**
+ * TidewireClient: one WebSocket connection to a Tidewire server's `/stream`: login, record
+ * subscriptions (shared per subject), heartbeats with latency reports, automatic reconnect with
+ * re-login (token first) and resubscription. Runs in browsers and Node 20 (pass `ws`'s WebSocket).
+ */
+
+import {
+  CloseCodes,
+  DEFAULT_HEARTBEAT_MS,
+  MAX_REQ_ID,
+  MAX_SUBJECT_BYTES,
+  MAX_SUBJECTS_PER_REQUEST,
+  SUBJECT_PATTERN,
+  decodeServerFrame,
+  encodeClientMessage,
+  type ClientMessage,
+  type ServerMessage,
+  type SessionLoggedIn,
+} from '@tidewire/protocol';
+import { backoffDelayMs } from './backoff.js';
+import { TidewireError } from './errors.js';
+import { LatencyTracker } from './latency.js';
+import { SubscriptionTable, type Listener } from './subscriptions.js';
+import type {
+  ClientOptions,
+  ClientStats,
+  ConnectionState,
+  LatencySnapshot,
+  RecordHandler,
+  SessionInfo,
+  StateDetail,
+  Subscription,
+  WebSocketConstructor,
+  WebSocketLike,
+} from './types.js';
+
+const OPEN = 1; // WebSocket.OPEN
+/** Close code the client uses when it gives up on a silent server (private range 4000-4999). */
+const HEARTBEAT_TIMEOUT_CODE = 4000;
+
+type Timer = ReturnType<typeof setTimeout>;
+type StateListener = (state: ConnectionState, detail?: StateDetail) => void;
+type ErrorListener = (error: TidewireError) => void;
+type LoginAuth = { user: string; password: string } | { token: string };
+
+interface PendingRequest {
+  resolve(m: ServerMessage): void;
+  reject(error: TidewireError): void;
+  timer: Timer;
+}
+
+function defaultClock(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** Close codes after which reconnecting cannot help (see CloseCodes in @tidewire/protocol). */
+const FINAL_CLOSE_CODES: ReadonlySet<number> = new Set(
+  Object.values(CloseCodes)
+    .filter((c) => !c.reconnect)
+    .map((c) => c.code),
+);
+
+/** A client of one Tidewire server. See packages/client/README.md for the lifecycle. */
+export class TidewireClient {
+  private readonly url: string;
+  private readonly WebSocketImpl: WebSocketConstructor;
+  private credentials: { user: string; password: string } | undefined;
+  private readonly reconnectPolicy: { initialDelayMs: number; maxDelayMs: number; maxAttempts: number } | false;
+  private readonly requestTimeoutMs: number;
+  private readonly clock: () => number;
+
+  private ws: WebSocketLike | undefined;
+  private currentState: ConnectionState = 'closed';
+  private currentSession: SessionInfo | undefined;
+  private token: string | undefined;
+  private nextReqId = 1;
+  private readonly requests = new Map<number, PendingRequest>();
+  private readonly counters: ClientStats = {
+    frames: 0,
+    messages: 0,
+    images: 0,
+    updates: 0,
+    gaps: 0,
+    outOfOrder: 0,
+    orphans: 0,
+    badFrames: 0,
+    reconnects: 0,
+    rttMs: undefined,
+  };
+  private readonly table: SubscriptionTable;
+  private readonly latencyTracker = new LatencyTracker();
+  private readonly stateListeners = new Set<StateListener>();
+  private readonly errorListeners = new Set<ErrorListener>();
+
+  /** True between connect()/login() and close() or a final close. */
+  private wanted = false;
+  private everLoggedIn = false;
+  private userLogin: Promise<SessionInfo> | undefined;
+  private attempts = 0;
+  private reconnectTimer: Timer | undefined;
+  private heartbeatTimer: ReturnType<typeof setInterval> | undefined;
+  private pongWatchdog: Timer | undefined;
+  private toSubscribe = new Set<string>();
+  private toUnsubscribe = new Set<string>();
+  private flushQueued = false;
+
+  /** @throws TidewireError BAD_REQUEST when no WebSocket constructor is available or options are invalid. */
+  constructor(options: ClientOptions) {
+    const impl = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+    if (impl === undefined) {
+      throw new TidewireError('BAD_REQUEST', "no global WebSocket here: pass options.WebSocket (in Node: WebSocket from 'ws')");
+    }
+    if (typeof options.url !== 'string' || !/^wss?:\/\//.test(options.url)) {
+      throw new TidewireError('BAD_REQUEST', `'url' (${JSON.stringify(options.url)}) must start with ws:// or wss://`);
+    }
+    const r = options.reconnect === false ? false : (options.reconnect ?? {});
+    this.reconnectPolicy =
+      r === false
+        ? false
+        : { initialDelayMs: r.initialDelayMs ?? 250, maxDelayMs: r.maxDelayMs ?? 10_000, maxAttempts: r.maxAttempts ?? Infinity };
+    this.url = options.url;
+    this.WebSocketImpl = impl;
+    this.credentials = options.credentials;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
+    this.clock = options.clock ?? defaultClock;
+    this.table = new SubscriptionTable(this.counters, (e) => this.emitError(e));
+  }
+
+  /** Where the connection is; see ConnectionState. */
+  get state(): ConnectionState {
+    return this.currentState;
+  }
+
+  /** The latest session the server granted; undefined before the first login and after close(). */
+  get session(): SessionInfo | undefined {
+    return this.currentSession;
+  }
+
+  /**
+   * Opens the connection and logs in with `options.credentials`. Resolves with the session.
+   * The first connect does not retry: it rejects (CONNECTION_FAILED, TIMEOUT, BAD_CREDENTIALS, ...)
+   * and leaves the client `closed`. Reconnects apply once logged in.
+   */
+  connect(): Promise<SessionInfo> {
+    if (this.credentials === undefined) {
+      return Promise.reject(new TidewireError('BAD_REQUEST', 'connect() needs options.credentials; or call login(user, password)'));
+    }
+    return this.login(this.credentials.user, this.credentials.password);
+  }
+
+  /**
+   * Logs in with a password, opening the connection first when needed; the credentials are kept
+   * for reconnects. Concurrent calls share one attempt. Rejects with ALREADY_LOGGED_IN when logged in.
+   */
+  login(user: string, password: string): Promise<SessionInfo> {
+    if (this.currentState === 'loggedIn') {
+      return Promise.reject(new TidewireError('ALREADY_LOGGED_IN', `already logged in as ${this.currentSession?.user}`));
+    }
+    if (this.userLogin !== undefined) return this.userLogin;
+    this.credentials = { user, password };
+    this.wanted = true;
+    this.clearReconnectTimer();
+    const attempt = this.loginNow({ user, password }).finally(() => {
+      this.userLogin = undefined;
+    });
+    this.userLogin = attempt;
+    return attempt;
+  }
+
+  /**
+   * Subscribes `handler` to one or more subjects. Subjects already subscribed by another call share
+   * its server subscription and get the current image at once (in a microtask). Acknowledgements
+   * arrive asynchronously through `onStatus`; an invalid subject gets `onStatus(subject, 'error')`.
+   * Works before login: requests are sent once logged in.
+   */
+  subscribe(subjects: string | string[], handler: RecordHandler): Subscription {
+    const list = [...new Set(typeof subjects === 'string' ? [subjects] : subjects)];
+    const listener: Listener = { handler, active: true };
+    const valid: string[] = [];
+    for (const subject of list) {
+      if (typeof subject === 'string' && subject.length <= MAX_SUBJECT_BYTES && SUBJECT_PATTERN.test(subject)) {
+        valid.push(subject);
+      } else {
+        const rule = "must be '/' then '/'-separated segments of letters, digits and _.@:-";
+        this.table.rejectFor(String(subject), listener, new TidewireError('BAD_REQUEST', `subject ${JSON.stringify(subject)} ${rule}`));
+      }
+    }
+    for (const subject of this.table.add(valid, listener)) {
+      this.toSubscribe.add(subject);
+    }
+    this.queueFlush();
+    return {
+      subjects: list,
+      unsubscribe: () => {
+        if (!listener.active) return;
+        listener.active = false;
+        for (const subject of this.table.remove(valid, listener)) {
+          // never sent: just drop it; otherwise the server must hear about it
+          if (!this.toSubscribe.delete(subject)) this.toUnsubscribe.add(subject);
+        }
+        this.queueFlush();
+      },
+    };
+  }
+
+  /** Closes the connection for good (code 1000): no reconnect; in-flight requests reject with CLOSED. */
+  close(): void {
+    this.wanted = false;
+    this.clearReconnectTimer();
+    const ws = this.ws;
+    this.ws = undefined;
+    if (ws !== undefined) this.detach(ws, 1000, 'client closed');
+    this.stopHeartbeat();
+    this.rejectRequests(new TidewireError('CLOSED', 'the client was closed'));
+    this.table.reset();
+    this.currentSession = undefined;
+    this.token = undefined;
+    this.setState('closed');
+  }
+
+  /** Listens to state changes or unsolicited errors; returns a function that stops listening. */
+  on(event: 'state', cb: StateListener): () => void;
+  on(event: 'error', cb: ErrorListener): () => void;
+  on(event: 'state' | 'error', cb: StateListener | ErrorListener): () => void {
+    const set = (event === 'state' ? this.stateListeners : this.errorListeners) as Set<typeof cb>;
+    set.add(cb);
+    return () => set.delete(cb);
+  }
+
+  /** Origin timestamp -> receipt latency of updates: last heartbeat period, current period, lifetime. */
+  latency(): LatencySnapshot {
+    return this.latencyTracker.snapshot();
+  }
+
+  /** Reports that an update with origin timestamp `originTs` (epoch ms) was painted now. */
+  notePaint(originTs: number): void {
+    this.latencyTracker.paint(this.clock() - originTs);
+  }
+
+  /** Counters since creation (gaps, out-of-order, reconnects, ...); a copy. */
+  stats(): ClientStats {
+    return { ...this.counters };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // connection and login
+
+  private async loginNow(auth: { user: string; password: string }): Promise<SessionInfo> {
+    try {
+      if (this.ws === undefined || this.ws.readyState !== OPEN) await this.open('connecting');
+      return await this.authenticate(auth);
+    } catch (e) {
+      const error = e instanceof TidewireError ? e : new TidewireError('CONNECTION_FAILED', String(e), { cause: e });
+      if (this.currentState !== 'loggedIn' && this.wanted) this.finish({ reason: error.message });
+      throw error;
+    }
+  }
+
+  /** Opens a socket; resolves when open. Rejects CONNECTION_FAILED / TIMEOUT (the socket is dropped). */
+  private open(state: 'connecting' | 'reconnecting'): Promise<void> {
+    return new Promise((resolve, reject) => {
+      let ws: WebSocketLike;
+      try {
+        ws = new this.WebSocketImpl(this.url);
+      } catch (e) {
+        reject(new TidewireError('CONNECTION_FAILED', `cannot open ${this.url}: ${String(e)}`, { cause: e }));
+        return;
+      }
+      const previous = this.ws;
+      if (previous !== undefined) this.detach(previous, 1000, 'replaced by a new connection');
+      this.ws = ws;
+      this.setState(state);
+      let opened = false;
+      const timer = setTimeout(() => {
+        if (this.ws === ws) this.ws = undefined;
+        this.detach(ws, 1000, 'open timed out');
+        reject(new TidewireError('TIMEOUT', `${this.url} did not open within ${this.requestTimeoutMs} ms`));
+      }, this.requestTimeoutMs);
+      ws.onopen = () => {
+        clearTimeout(timer);
+        if (this.ws !== ws) return;
+        opened = true;
+        this.setState('open');
+        resolve();
+      };
+      ws.onerror = () => {}; // a close event follows; `ws` throws on 'error' events nobody listens to
+      ws.onclose = (event) => {
+        clearTimeout(timer);
+        if (this.ws !== ws) return;
+        if (!opened) {
+          this.ws = undefined;
+          reject(new TidewireError('CONNECTION_FAILED', `cannot open ${this.url} (close code ${event.code})`));
+          return;
+        }
+        this.onSocketClosed({ code: event.code, reason: event.reason });
+      };
+      ws.onmessage = (event) => {
+        if (this.ws !== ws) return;
+        this.onFrame(event.data);
+      };
+    });
+  }
+
+  /** Sends session.login; on success the session is live (heartbeat, resubscription). */
+  private async authenticate(auth: LoginAuth): Promise<SessionInfo> {
+    const reqId = this.takeReqId();
+    const reply = await this.request({ type: 'session.login', reqId, ...auth });
+    if (reply.type !== 'session.loggedIn') {
+      throw new TidewireError('INTERNAL', `session.login was answered with ${reply.type}`);
+    }
+    return this.loggedIn(reply);
+  }
+
+  private loggedIn(m: SessionLoggedIn): SessionInfo {
+    const { type: _type, reqId: _reqId, ...info } = m;
+    this.currentSession = info;
+    this.token = info.token;
+    this.everLoggedIn = true;
+    this.attempts = 0;
+    this.setState('loggedIn');
+    this.startHeartbeat(info.heartbeatMs);
+    // everything the table holds is (re)subscribed: on first login and after every reconnect
+    this.toUnsubscribe.clear();
+    this.toSubscribe = new Set(this.table.subjects());
+    this.flush();
+    return info;
+  }
+
+  /** The socket closed by itself (server close, network drop, heartbeat timeout). */
+  private onSocketClosed(detail: StateDetail): void {
+    this.ws = undefined;
+    this.stopHeartbeat();
+    this.rejectRequests(new TidewireError('DISCONNECTED', `connection closed (${detail.code ?? '-'} ${detail.reason ?? ''})`.trim()));
+    this.table.reset();
+    const final = detail.code !== undefined && FINAL_CLOSE_CODES.has(detail.code);
+    if (!this.wanted) this.setState('closed', detail);
+    else if (this.userLogin !== undefined) return; // the login's own catch settles the state
+    else if (!this.everLoggedIn || this.reconnectPolicy === false || final) this.finish(detail);
+    else this.scheduleReconnect(detail);
+  }
+
+  private scheduleReconnect(detail: StateDetail): void {
+    const policy = this.reconnectPolicy;
+    if (policy === false) return this.finish(detail);
+    this.attempts++;
+    if (this.attempts > policy.maxAttempts) {
+      return this.finish({ ...detail, reason: `gave up after ${policy.maxAttempts} reconnect attempts` });
+    }
+    this.setState('reconnecting', detail);
+    const delay = backoffDelayMs(this.attempts, policy.initialDelayMs, policy.maxDelayMs);
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      void this.reconnect();
+    }, delay);
+  }
+
+  private async reconnect(): Promise<void> {
+    try {
+      await this.open('reconnecting');
+    } catch {
+      if (this.wanted && this.reconnectTimer === undefined && this.userLogin === undefined) this.scheduleReconnect({});
+      return;
+    }
+    try {
+      await this.relogin();
+      this.counters.reconnects++;
+    } catch (e) {
+      const error = e instanceof TidewireError ? e : new TidewireError('INTERNAL', String(e), { cause: e });
+      if (this.ws === undefined || !this.wanted || this.userLogin !== undefined) return; // already handled
+      const ws = this.ws;
+      this.ws = undefined;
+      this.detach(ws, 1000, 'login failed');
+      this.stopHeartbeat();
+      this.rejectRequests(new TidewireError('DISCONNECTED', 'login failed'));
+      if (error.retryable) {
+        this.scheduleReconnect({ reason: error.message });
+      } else {
+        this.emitError(error);
+        this.finish({ reason: error.message });
+      }
+    }
+  }
+
+  /** Token first (unless expired), falling back to the password on BAD_TOKEN. */
+  private async relogin(): Promise<SessionInfo> {
+    const token = this.token;
+    const expiresAt = this.currentSession?.tokenExpiresAt ?? Infinity;
+    if (token !== undefined && expiresAt > Date.now()) {
+      try {
+        return await this.authenticate({ token });
+      } catch (e) {
+        if (!(e instanceof TidewireError) || e.code !== 'BAD_TOKEN' || this.credentials === undefined) throw e;
+        this.token = undefined;
+      }
+    }
+    if (this.credentials === undefined) {
+      throw new TidewireError('BAD_TOKEN', 'the session token was refused and no password is known');
+    }
+    return this.authenticate(this.credentials);
+  }
+
+  /** Gives up: state `closed` with `detail`, nothing in flight. */
+  private finish(detail: StateDetail): void {
+    this.wanted = false;
+    this.clearReconnectTimer();
+    const ws = this.ws;
+    this.ws = undefined;
+    if (ws !== undefined) this.detach(ws, 1000, detail.reason ?? 'closed');
+    this.stopHeartbeat();
+    this.rejectRequests(new TidewireError('DISCONNECTED', detail.reason ?? 'connection closed'));
+    this.table.reset();
+    this.setState('closed', detail);
+  }
+
+  /** Stops listening to a socket and closes it (`terminate` when available: no closing handshake). */
+  private detach(ws: WebSocketLike, code: number, reason: string): void {
+    ws.onopen = null;
+    ws.onmessage = null;
+    ws.onclose = null;
+    ws.onerror = () => {};
+    try {
+      const terminate = (ws as { terminate?: () => void }).terminate;
+      if (code === HEARTBEAT_TIMEOUT_CODE && typeof terminate === 'function') terminate.call(ws);
+      else ws.close(code, reason);
+    } catch {
+      // closing a socket that never opened throws in some implementations; it is gone either way
+    }
+  }
+
+  private clearReconnectTimer(): void {
+    if (this.reconnectTimer !== undefined) clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // heartbeats
+
+  private startHeartbeat(heartbeatMs: number): void {
+    this.stopHeartbeat();
+    const period = Number.isFinite(heartbeatMs) && heartbeatMs > 0 ? heartbeatMs : DEFAULT_HEARTBEAT_MS;
+    this.heartbeatTimer = setInterval(() => this.ping(period), period);
+  }
+
+  private stopHeartbeat(): void {
+    if (this.heartbeatTimer !== undefined) clearInterval(this.heartbeatTimer);
+    if (this.pongWatchdog !== undefined) clearTimeout(this.pongWatchdog);
+    this.heartbeatTimer = undefined;
+    this.pongWatchdog = undefined;
+  }
+
+  private ping(periodMs: number): void {
+    const latency = this.latencyTracker.rotate();
+    if (!this.send({ type: 'session.ping', reqId: this.takeReqId(), ts: this.clock(), latency })) return;
+    // armed by the first unanswered ping; any pong disarms it
+    this.pongWatchdog ??= setTimeout(() => this.heartbeatTimedOut(periodMs), 2 * periodMs);
+  }
+
+  private heartbeatTimedOut(periodMs: number): void {
+    this.pongWatchdog = undefined;
+    const ws = this.ws;
+    if (ws === undefined) return;
+    const reason = `no session.pong within ${2 * periodMs} ms`;
+    this.detach(ws, HEARTBEAT_TIMEOUT_CODE, reason);
+    this.onSocketClosed({ code: HEARTBEAT_TIMEOUT_CODE, reason });
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // requests and frames
+
+  private takeReqId(): number {
+    const id = this.nextReqId;
+    this.nextReqId = id >= MAX_REQ_ID ? 1 : id + 1;
+    return id;
+  }
+
+  private send(m: ClientMessage): boolean {
+    const ws = this.ws;
+    if (ws === undefined || ws.readyState !== OPEN) return false;
+    ws.send(encodeClientMessage(m));
+    return true;
+  }
+
+  /** Sends a request and resolves with its reply; rejects with the server's error or TIMEOUT. */
+  private request(m: ClientMessage): Promise<ServerMessage> {
+    return new Promise((resolve, reject) => {
+      if (!this.send(m)) {
+        reject(new TidewireError('DISCONNECTED', `cannot send ${m.type}: not connected`, { reqId: m.reqId }));
+        return;
+      }
+      const timer = setTimeout(() => {
+        this.requests.delete(m.reqId);
+        reject(new TidewireError('TIMEOUT', `${m.type} #${m.reqId}: no reply within ${this.requestTimeoutMs} ms`, { reqId: m.reqId }));
+      }, this.requestTimeoutMs);
+      this.requests.set(m.reqId, { resolve, reject, timer });
+    });
+  }
+
+  private rejectRequests(error: TidewireError): void {
+    const pending = [...this.requests.values()];
+    this.requests.clear();
+    for (const r of pending) {
+      clearTimeout(r.timer);
+      r.reject(error);
+    }
+  }
+
+  private queueFlush(): void {
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    queueMicrotask(() => {
+      this.flushQueued = false;
+      this.flush();
+    });
+  }
+
+  /** Sends queued unsubscribes, then subscribes (so unsubscribe + resubscribe of a subject works). */
+  private flush(): void {
+    if (this.currentState !== 'loggedIn') return; // loggedIn() resubscribes everything
+    const gone = [...this.toUnsubscribe];
+    const fresh = [...this.toSubscribe];
+    this.toUnsubscribe.clear();
+    this.toSubscribe.clear();
+    for (let i = 0; i < gone.length; i += MAX_SUBJECTS_PER_REQUEST) {
+      const subjects = gone.slice(i, i + MAX_SUBJECTS_PER_REQUEST);
+      this.request({ type: 'record.unsubscribe', reqId: this.takeReqId(), subjects }).catch((e: TidewireError) => {
+        if (e.code !== 'DISCONNECTED' && e.code !== 'CLOSED') this.emitError(e);
+      });
+    }
+    for (let i = 0; i < fresh.length; i += MAX_SUBJECTS_PER_REQUEST) {
+      const subjects = fresh.slice(i, i + MAX_SUBJECTS_PER_REQUEST);
+      this.request({ type: 'record.subscribe', reqId: this.takeReqId(), subjects }).then(
+        (reply) => {
+          if (reply.type === 'record.subscribed') this.table.acknowledge(reply.records);
+        },
+        (e: TidewireError) => {
+          // after a disconnect everything is resubscribed on the next login
+          if (e.code !== 'DISCONNECTED' && e.code !== 'CLOSED') this.table.fail(subjects, e, e.code !== 'TIMEOUT');
+        },
+      );
+    }
+  }
+
+  private onFrame(data: unknown): void {
+    this.counters.frames++;
+    let messages: ServerMessage[];
+    try {
+      if (typeof data !== 'string') throw new TidewireError('BAD_FRAME', 'the server sent a binary frame');
+      messages = decodeServerFrame(data);
+    } catch (e) {
+      this.counters.badFrames++;
+      this.emitError(new TidewireError('BAD_FRAME', (e as Error).message, { cause: e }));
+      return;
+    }
+    const now = this.clock();
+    for (const m of messages) {
+      this.counters.messages++;
+      switch (m.type) {
+        case 'record.update':
+          if (this.table.update(m)) this.latencyTracker.receipt(now - m.ts);
+          break;
+        case 'record.image':
+          this.table.image(m);
+          break;
+        case 'session.pong':
+          if (this.pongWatchdog !== undefined) clearTimeout(this.pongWatchdog);
+          this.pongWatchdog = undefined;
+          this.counters.rttMs = now - m.ts;
+          break;
+        case 'error':
+          if (!this.settle(m.reqId, m)) this.emitError(TidewireError.fromMessage(m));
+          break;
+        default:
+          this.settle(m.reqId, m);
+      }
+    }
+  }
+
+  /** Resolves (or, for `error`, rejects) the request `reqId`; false when none is pending. */
+  private settle(reqId: number | undefined, m: ServerMessage): boolean {
+    if (reqId === undefined) return false;
+    const pending = this.requests.get(reqId);
+    if (pending === undefined) return false;
+    this.requests.delete(reqId);
+    clearTimeout(pending.timer);
+    if (m.type === 'error') pending.reject(TidewireError.fromMessage(m));
+    else pending.resolve(m);
+    return true;
+  }
+
+  private setState(state: ConnectionState, detail?: StateDetail): void {
+    if (state === this.currentState && detail === undefined) return;
+    this.currentState = state;
+    for (const cb of [...this.stateListeners]) {
+      try {
+        cb(state, detail);
+      } catch (e) {
+        this.emitError(new TidewireError('HANDLER_FAILED', `a state listener threw: ${String(e)}`, { cause: e }));
+      }
+    }
+  }
+
+  private emitError(error: TidewireError): void {
+    for (const cb of [...this.errorListeners]) {
+      try {
+        cb(error);
+      } catch {
+        // an error listener that throws has nowhere left to report to
+      }
+    }
+  }
+}

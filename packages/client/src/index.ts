@@ -1,0 +1,10 @@
+/**
+ * @tidewire/client: the Tidewire client SDK (browser and Node 20+).
+ * In Node pass `ws`'s WebSocket: `new TidewireClient({ url, WebSocket })`.
+ */
+
+export { TidewireClient } from './client.js';
+export { TidewireError, type ClientErrorCode, type TidewireErrorCode, type TidewireErrorDetail } from './errors.js';
+export { backoffDelayMs } from './backoff.js';
+export type * from './types.js';
+export type { FieldType, FieldTypes, FieldValue, Fields, RecordUpdate, RecordImage } from '@tidewire/protocol';

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import type { TidewireError } from './errors.js';
+import { SubscriptionTable, type Listener } from './subscriptions.js';
+
+function table() {
+  const counters = { images: 0, updates: 0, gaps: 0, outOfOrder: 0, orphans: 0 };
+  const errors: TidewireError[] = [];
+  return { t: new SubscriptionTable(counters, (e) => errors.push(e)), counters, errors };
+}
+
+describe('SubscriptionTable', () => {
+  it('asks the server only for new subjects and releases them with the last listener', () => {
+    const { t } = table();
+    const a: Listener = { handler: {}, active: true };
+    const b: Listener = { handler: {}, active: true };
+    expect(t.add(['/A', '/B'], a)).toEqual(['/A', '/B']);
+    expect(t.add(['/B', '/C'], b)).toEqual(['/C']);
+    expect(t.remove(['/A', '/B'], a)).toEqual(['/A']);
+    expect(t.remove(['/B', '/C'], b)).toEqual(['/B', '/C']);
+    expect(t.size).toBe(0);
+  });
+
+  it('counts orphan updates (no image yet) and survives a throwing handler', () => {
+    const { t, counters, errors } = table();
+    let images = 0;
+    const l: Listener = {
+      handler: {
+        onImage: () => {
+          images++;
+          throw new Error('boom');
+        },
+      },
+      active: true,
+    };
+    t.add(['/A'], l);
+    t.acknowledge([{ subject: '/A', id: 3, pending: true }]);
+    expect(t.update({ type: 'record.update', id: 3, seq: 1, ts: 1, fields: {} })).toBe(false);
+    expect(counters.orphans).toBe(1);
+    t.image({ type: 'record.image', id: 3, subject: '/A', seq: 1, ts: 1, fields: { x: 1 } });
+    expect(images).toBe(1);
+    expect(errors.map((e) => e.code)).toEqual(['HANDLER_FAILED']);
+    expect(t.update({ type: 'record.update', id: 3, seq: 2, ts: 2, fields: { x: 2 }, types: { x: 'timestamp' } })).toBe(true);
+  });
+
+  it('forgets ids and records on reset, keeping listeners', () => {
+    const { t } = table();
+    const l: Listener = { handler: {}, active: true };
+    t.add(['/A'], l);
+    t.acknowledge([{ subject: '/A', id: 1, pending: false }]);
+    t.image({ type: 'record.image', id: 1, subject: '/A', seq: 1, ts: 1, fields: {} });
+    t.reset();
+    expect(t.update({ type: 'record.update', id: 1, seq: 2, ts: 2, fields: {} })).toBe(false);
+    expect(t.subjects()).toEqual(['/A']);
+  });
+});
