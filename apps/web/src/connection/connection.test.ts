@@ -38,7 +38,7 @@ class ScriptedServer {
 
   get url(): string {
     const address = this.wss.address();
-    if (typeof address === 'string') throw new Error('expected a TCP address');
+    if (address === null || typeof address === 'string') throw new Error('expected a TCP address');
     return `ws://127.0.0.1:${address.port}/stream`;
   }
 

@@ -19,6 +19,8 @@ function localStore(): Storage | undefined {
 
 type Formatter = (params: ValueFormatterParams<WatchlistRow>) => string;
 const price: Formatter = (p) => formatCellPrice(p.value as number | undefined, p.data?.decimals ?? 4);
+/** A colDef's own cellClass replaces its type's, so numeric cells restate the right alignment. */
+const NUM_RIGHT = ['cell-num', 'ag-right-aligned-cell'];
 const toneClass = (p: CellClassParams<WatchlistRow>) => `tone-${signOf(p.value)}`;
 
 /** The row's remove button; `context.remove` comes from the page. */
@@ -39,41 +41,40 @@ function RemoveCell(params: ICellRendererParams<WatchlistRow, unknown, { remove(
   );
 }
 
+// Fits 1280 px without scrolling; high/low live on the FX tiles.
 const COLUMNS: ColDef<WatchlistRow>[] = [
-  { field: 'subject', headerName: 'Subject', pinned: 'left', width: 210, enableCellChangeFlash: false, cellClass: 'cell-subject' },
-  { field: 'name', headerName: 'Name', flex: 1, minWidth: 180, enableCellChangeFlash: false },
-  { field: 'bid', headerName: 'Bid', width: 110, type: 'rightAligned', valueFormatter: price, cellClass: 'cell-num' },
-  { field: 'ask', headerName: 'Ask', width: 110, type: 'rightAligned', valueFormatter: price, cellClass: 'cell-num' },
-  { field: 'last', headerName: 'Last / mid', width: 110, type: 'rightAligned', valueFormatter: price, cellClass: 'cell-num' },
+  { field: 'subject', headerName: 'Subject', pinned: 'left', width: 190, enableCellChangeFlash: false, cellClass: 'cell-subject' },
+  { field: 'name', headerName: 'Name', flex: 1, minWidth: 140, enableCellChangeFlash: false, tooltipField: 'name' },
+  { field: 'bid', headerName: 'Bid', width: 100, type: 'rightAligned', valueFormatter: price, cellClass: NUM_RIGHT },
+  { field: 'ask', headerName: 'Ask', width: 100, type: 'rightAligned', valueFormatter: price, cellClass: NUM_RIGHT },
+  { field: 'last', headerName: 'Last / mid', width: 104, type: 'rightAligned', valueFormatter: price, cellClass: NUM_RIGHT },
   {
     field: 'change',
     headerName: 'Change',
-    width: 100,
+    width: 96,
     type: 'rightAligned',
     valueFormatter: (p) => formatSigned(p.value, p.data?.decimals ?? 4).replace('—', ''),
-    cellClass: (p) => ['cell-num', toneClass(p)],
+    cellClass: (p) => [...NUM_RIGHT, toneClass(p)],
   },
   {
     field: 'changePct',
     headerName: 'Chg %',
-    width: 90,
+    width: 80,
     type: 'rightAligned',
     valueFormatter: (p) => (p.value === undefined ? '' : formatSigned(p.value, 2, '%')),
-    cellClass: (p) => ['cell-num', toneClass(p)],
+    cellClass: (p) => [...NUM_RIGHT, toneClass(p)],
   },
-  { field: 'volume', headerName: 'Volume', width: 120, type: 'rightAligned', valueFormatter: (p) => formatVolume(p.value as number | undefined), cellClass: 'cell-num' },
-  { field: 'high', headerName: 'High', width: 100, type: 'rightAligned', valueFormatter: price, cellClass: 'cell-num', enableCellChangeFlash: false },
-  { field: 'low', headerName: 'Low', width: 100, type: 'rightAligned', valueFormatter: price, cellClass: 'cell-num', enableCellChangeFlash: false },
-  { field: 'ts', headerName: 'Updated', width: 120, valueFormatter: (p) => formatTime(p.value as number), cellClass: 'cell-num', enableCellChangeFlash: false },
+  { field: 'volume', headerName: 'Volume', width: 110, type: 'rightAligned', valueFormatter: (p) => formatVolume(p.value as number | undefined), cellClass: NUM_RIGHT },
+  { field: 'ts', headerName: 'Updated', width: 118, valueFormatter: (p) => formatTime(p.value as number), cellClass: 'cell-num', enableCellChangeFlash: false },
   {
     field: 'status',
     headerName: 'Status',
-    width: 110,
+    width: 96,
     enableCellChangeFlash: false,
     tooltipValueGetter: (p) => p.data?.statusDetail || undefined,
     cellClass: (p) => `cell-status status-${String(p.value)}`,
   },
-  { colId: 'remove', headerName: '', width: 52, sortable: false, resizable: false, cellRenderer: RemoveCell, enableCellChangeFlash: false, pinned: 'right' },
+  { colId: 'remove', headerName: '', width: 48, sortable: false, resizable: false, cellRenderer: RemoveCell, enableCellChangeFlash: false, pinned: 'right' },
 ];
 
 /** Stable empty initial row data: a new array per render would reset the grid. */

@@ -16,6 +16,7 @@ export const gridTheme = themeQuartz.withPart(colorSchemeDarkBlue).withParams({
   borderColor: '#1e2b3b',
   rowHoverColor: '#15263a',
   accentColor: '#38bdf8',
+  valueChangeValueHighlightBackgroundColor: 'rgba(56, 189, 248, 0.28)',
   fontFamily: 'inherit',
   fontSize: 13,
   headerFontSize: 12,

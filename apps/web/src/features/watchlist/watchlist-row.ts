@@ -21,8 +21,6 @@ export interface WatchlistRow {
   /** Percent change since open (FX only). */
   changePct: number | undefined;
   volume: number | undefined;
-  high: number | undefined;
-  low: number | undefined;
   /** Price decimals for this instrument. */
   decimals: number;
   /** Origin timestamp of the latest update, epoch ms; 0 before the first image. */
@@ -61,8 +59,6 @@ export function rowFromSnapshot(snapshot: RecordSnapshot): WatchlistRow {
     change: num(f.change),
     changePct: num(f.changePct),
     volume: num(f.volume),
-    high: num(f.high),
-    low: num(f.low),
     decimals: priceDecimals(f),
     ts: snapshot.ts,
   };
