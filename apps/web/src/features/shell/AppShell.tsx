@@ -1,6 +1,7 @@
 import { Suspense, lazy, useEffect, useState } from 'react';
 import { FxTilesPage } from '../fx/FxTilesPage.js';
 import { ComingLater } from './ComingLater.js';
+import { ConnectionBanner } from './ConnectionBanner.js';
 import { ROUTES, hashOf, routeFromHash, type RouteId } from './routes.js';
 import { TopBar } from './TopBar.js';
 
@@ -39,6 +40,7 @@ export function AppShell() {
         ))}
       </nav>
       <main className="page" data-testid={`page-${route}`}>
+        <ConnectionBanner />
         {route === 'fx' && <FxTilesPage />}
         {route === 'watchlist' && (
           <Suspense fallback={<p className="page-hint">Loading the watchlist…</p>}>
