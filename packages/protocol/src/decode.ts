@@ -27,7 +27,6 @@ import {
   checkFields,
   checkFinite,
   checkKeys,
-  checkNonNegative,
   checkReqId,
   checkSubject,
   checkSubjects,
@@ -106,7 +105,7 @@ function checkPing(m: JsonObject): SessionPing {
 function checkPublish(m: JsonObject): RecordPublish {
   checkKeys(m, PUBLISH_KEYS);
   checkSubject('subject', m.subject);
-  if (m.ts !== undefined) checkNonNegative('ts', m.ts);
+  if (m.ts !== undefined) checkFinite('ts', m.ts);
   if (m.image !== undefined) checkBool('image', m.image);
   const fields = checkFields(m.fields);
   if (m.types !== undefined) checkTypes(m.types, fields);
@@ -118,7 +117,7 @@ function checkType(m: JsonObject, known: ReadonlySet<string>, endpoint: string):
   const type = m.type;
   if (typeof type !== 'string') return fail('type', type, 'must be a message type string');
   if (!known.has(type)) {
-    throw new Violation('UNKNOWN_TYPE', `'type' (${show(type)}) is not a message ${endpoint} accepts`, 'type');
+    throw new Violation('UNKNOWN_TYPE', `'type' (${show(type)}) is not a message ${endpoint} accepts`);
   }
   return type;
 }
@@ -194,7 +193,7 @@ export function decodeSourceFrame(text: string): RecordPublish[] | DecodeFailure
       if (!isObject(m)) throw new Violation('BAD_FRAME', `message ${index} must be a JSON object, got ${show(m)}`);
       if (m.type !== 'record.publish') {
         if (typeof m.type !== 'string') fail('type', m.type, "must be 'record.publish'");
-        throw new Violation('UNKNOWN_TYPE', `'type' (${show(m.type)}) must be 'record.publish' in a publish frame`, 'type');
+        throw new Violation('UNKNOWN_TYPE', `'type' (${show(m.type)}) must be 'record.publish' in a publish frame`);
       }
       checkPublish(m);
     }

@@ -125,13 +125,6 @@ export function checkFinite(field: string, value: unknown): number {
   return value;
 }
 
-/** A finite number >= 0. */
-export function checkNonNegative(field: string, value: unknown): number {
-  const n = checkFinite(field, value);
-  if (n < 0) fail(field, value, 'must be >= 0');
-  return n;
-}
-
 /** A non-empty string of at most MAX_STRING_VALUE_BYTES. */
 export function checkText(field: string, value: unknown): string {
   if (typeof value !== 'string' || value.length === 0) return fail(field, value, 'must be a non-empty string');
@@ -189,20 +182,28 @@ export function checkFields(value: unknown): Fields {
 const FIELD_TYPES: ReadonlySet<string> = new Set<FieldType>(['number', 'string', 'bool', 'timestamp']);
 const JSON_TYPE_OF: Record<FieldType, string> = { number: 'number', timestamp: 'number', string: 'string', bool: 'boolean' };
 
+/** Largest |timestamp| value, epoch ms: JavaScript's Date range. */
+export const MAX_TIMESTAMP_MS = 8.64e15;
+
 /**
- * `types`: field name -> 'number' | 'string' | 'bool' | 'timestamp'. When `fields` holds a
- * non-null value for a typed field, the value's JSON type must match (timestamp: a number).
+ * `types`: field name -> 'number' | 'string' | 'bool' | 'timestamp', naming only fields present
+ * in `fields`. A typed field's non-null value must match its type; a timestamp is an integer
+ * epoch ms within ±MAX_TIMESTAMP_MS.
  */
 export function checkTypes(value: unknown, fields: Fields): FieldTypes {
   if (!isObject(value)) return fail('types', value, 'must be an object of field name -> type');
   for (const name in value) {
     const path = `types.${name}`;
-    checkFieldName(path, name);
+    if (!Object.prototype.hasOwnProperty.call(fields, name)) {
+      throw new Violation('BAD_REQUEST', `'${path}' names no field in 'fields'`, path);
+    }
     const t = value[name];
     if (typeof t !== 'string' || !FIELD_TYPES.has(t)) fail(path, t, "must be 'number', 'string', 'bool' or 'timestamp'");
     const v = fields[name];
-    if (v !== undefined && v !== null && typeof v !== JSON_TYPE_OF[t as FieldType]) {
-      fail(`fields.${name}`, v, `must be a ${JSON_TYPE_OF[t as FieldType]}: 'types.${name}' is '${t}'`);
+    if (v === null || v === undefined) continue;
+    if (typeof v !== JSON_TYPE_OF[t as FieldType]) fail(`fields.${name}`, v, `does not match its type '${t}'`);
+    if (t === 'timestamp' && (!Number.isInteger(v) || Math.abs(v as number) > MAX_TIMESTAMP_MS)) {
+      fail(`fields.${name}`, v, "must be an integer epoch ms within ±8.64e15 for type 'timestamp'");
     }
   }
   return value as FieldTypes;
