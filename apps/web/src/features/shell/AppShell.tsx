@@ -1,5 +1,6 @@
 import { Suspense, lazy, useEffect, useState } from 'react';
 import { FxTilesPage } from '../fx/FxTilesPage.js';
+import { useConnectionSnapshot } from '../../connection/hooks.js';
 import { ComingLater } from './ComingLater.js';
 import { ConnectionBanner } from './ConnectionBanner.js';
 import { ROUTES, hashOf, routeFromHash, type RouteId } from './routes.js';
@@ -22,9 +23,11 @@ function useHashRoute(): RouteId {
 /** Top bar, navigation and the current page. */
 export function AppShell() {
   const route = useHashRoute();
+  const { state } = useConnectionSnapshot();
   const spec = ROUTES.find((r) => r.id === route);
   return (
-    <div className="shell">
+    // Not logged in (reconnecting/closed): what is on screen is the last known state, so dim it.
+    <div className={state === 'loggedIn' ? 'shell' : 'shell shell-stale'}>
       <TopBar />
       <nav className="nav" aria-label="Main">
         {ROUTES.map((r) => (
