@@ -375,6 +375,16 @@ describe('TidewireClient: heartbeats', () => {
 });
 
 describe('TidewireClient: close', () => {
+  it('rejects a connect still opening its socket', async () => {
+    const p = await peer();
+    const c = client(p.url);
+    const pending = c.connect();
+    expect(c.state).toBe('connecting');
+    c.close();
+    await expect(pending).rejects.toMatchObject({ code: 'CLOSED' });
+    expect(c.state).toBe('closed');
+  });
+
   it('closes for good and rejects the login in flight', async () => {
     const p = await peer({ answerLogin: false });
     const c = client(p.url);

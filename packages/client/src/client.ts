@@ -103,6 +103,8 @@ export class TidewireClient {
   private toSubscribe = new Set<string>();
   private toUnsubscribe = new Set<string>();
   private flushQueued = false;
+  /** Rejects the open() still waiting for its socket, if any. */
+  private abortOpen: ((error: TidewireError) => void) | undefined;
 
   /** @throws TidewireError BAD_REQUEST when no WebSocket constructor is available or options are invalid. */
   constructor(options: ClientOptions) {
@@ -207,6 +209,7 @@ export class TidewireClient {
   close(): void {
     this.wanted = false;
     this.clearReconnectTimer();
+    this.abortOpen?.(new TidewireError('CLOSED', 'the client was closed'));
     const ws = this.ws;
     this.ws = undefined;
     if (ws !== undefined) this.detach(ws, 1000, 'client closed');
@@ -268,16 +271,25 @@ export class TidewireClient {
       }
       const previous = this.ws;
       if (previous !== undefined) this.detach(previous, 1000, 'replaced by a new connection');
+      this.abortOpen?.(new TidewireError('DISCONNECTED', 'replaced by a new connection'));
       this.ws = ws;
       this.setState(state);
       let opened = false;
       const timer = setTimeout(() => {
+        this.abortOpen = undefined;
         if (this.ws === ws) this.ws = undefined;
         this.detach(ws, 1000, 'open timed out');
         reject(new TidewireError('TIMEOUT', `${this.url} did not open within ${this.requestTimeoutMs} ms`));
       }, this.requestTimeoutMs);
+      // a newer open() (a login() during a reconnect) settles this one instead of leaving it hanging
+      this.abortOpen = (error) => {
+        clearTimeout(timer);
+        this.abortOpen = undefined;
+        reject(error);
+      };
       ws.onopen = () => {
         clearTimeout(timer);
+        this.abortOpen = undefined;
         if (this.ws !== ws) return;
         opened = true;
         this.setState('open');
@@ -287,6 +299,7 @@ export class TidewireClient {
       ws.onclose = (event) => {
         clearTimeout(timer);
         if (this.ws !== ws) return;
+        if (!opened) this.abortOpen = undefined;
         if (!opened) {
           this.ws = undefined;
           reject(new TidewireError('CONNECTION_FAILED', `cannot open ${this.url} (close code ${event.code})`));
@@ -385,7 +398,7 @@ export class TidewireClient {
   private async relogin(): Promise<SessionInfo> {
     const token = this.token;
     const expiresAt = this.currentSession?.tokenExpiresAt ?? Infinity;
-    if (token !== undefined && expiresAt > Date.now()) {
+    if (token !== undefined && expiresAt > this.clock()) {
       try {
         return await this.authenticate({ token });
       } catch (e) {
@@ -403,6 +416,7 @@ export class TidewireClient {
   private finish(detail: StateDetail): void {
     this.wanted = false;
     this.clearReconnectTimer();
+    this.abortOpen?.(new TidewireError('DISCONNECTED', detail.reason ?? 'connection closed'));
     const ws = this.ws;
     this.ws = undefined;
     if (ws !== undefined) this.detach(ws, 1000, detail.reason ?? 'closed');
