@@ -29,6 +29,11 @@ function format(value: string | number | boolean | null): string {
   return typeof value === 'string' && /^[^\s"=]+$/.test(value) ? value : JSON.stringify(value);
 }
 
+/** Passes an already formatted line to the sink (lines forwarded from transport worker threads). */
+export function logLine(level: LogLevel, line: string): void {
+  sink(level, line);
+}
+
 /** Logs `event` with `fields` (undefined values are left out). */
 export function log(level: LogLevel, event: string, fields: LogFields = {}): void {
   let line = `${new Date().toISOString()} ${level} ${event}`;

@@ -10,6 +10,7 @@ import { DemoFeed } from './feeds/demo.js';
 import { log } from './log.js';
 import type { Clock } from './session/clock.js';
 import { startTransport, type TransportHandle } from './transport/transport.js';
+import { freePort } from './transport/free-port.js';
 import { startWorkerTransports } from './transport/workers.js';
 
 /** A running server. */
@@ -38,14 +39,20 @@ export async function startServer(config: Config, options: { clock?: Clock } = {
   const users = await buildUsers(config);
   if (config.auth.tokenSecretGenerated) log('info', 'auth.secret', { source: 'random per start (set TIDEWIRE_TOKEN_SECRET to keep tokens valid across restarts)' });
   const engine = createEngine(config);
-  let transport: TransportHandle;
-  try {
-    transport = config.server.workers === 1
-      ? await startTransport({ config, users, engine, clock, index: 0, port: config.server.port })
-      : await startWorkerTransports(config, users, engine.id);
-  } catch (err) {
-    engine.shutdown();
-    throw err;
+  let transport: TransportHandle | undefined;
+  // port 0: pick a free port first (see free-port.ts); retry if another process took it meanwhile
+  for (let attempt = 1; !transport; attempt++) {
+    const port = config.server.port === 0 ? await freePort(config.server.host) : config.server.port;
+    const portConfig: Config = port === config.server.port ? config : { ...config, server: { ...config.server, port } };
+    try {
+      transport = config.server.workers === 1
+        ? await startTransport({ config: portConfig, users, engine, clock, index: 0, port })
+        : await startWorkerTransports(portConfig, users, engine.id);
+    } catch (err) {
+      if (config.server.port === 0 && attempt < 5) continue;
+      engine.shutdown();
+      throw err;
+    }
   }
   let feed: DemoFeed | undefined;
   if (config.demo.enabled) {

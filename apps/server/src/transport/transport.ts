@@ -143,9 +143,11 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
     };
   }
 
-  function wsBehavior(endpoint: Endpoint, maxPayloadLength: number): WebSocketBehavior<Conn> {
+  function wsBehavior(endpoint: Endpoint, maxFrameBytes: number): WebSocketBehavior<Conn> {
     return {
-      maxPayloadLength,
+      // uWS cuts frames over its limit without a close frame (peers see 1006); up to twice our
+      // limit we read the frame and close properly with 1009 and a reason, beyond that uWS cuts.
+      maxPayloadLength: maxFrameBytes * 2,
       maxBackpressure: config.outbox.maxBackpressureBytes,
       idleTimeout: config.session.idleTimeoutSec,
       // the app-level heartbeat (session.ping) keeps connections alive; idle means dead
@@ -164,6 +166,11 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
         const conn = ws.getUserData();
         if (conn.closed) return;
         try {
+          if (message.byteLength > maxFrameBytes) {
+            log('warn', 'session.frameTooLarge', { ...conn.session.logFields(), bytes: message.byteLength, limit: maxFrameBytes });
+            conn.port.close(CloseCodes.FRAME_TOO_LARGE.code, `frame of ${message.byteLength} bytes exceeds the limit of ${maxFrameBytes} bytes`);
+            return;
+          }
           // copy: the ArrayBuffer is neutered when this callback returns, and login is async
           const bytes = Buffer.from(new Uint8Array(message));
           if (endpoint === 'stream') dispatchStream(ctx, conn.session, conn.port, bytes, isBinary);

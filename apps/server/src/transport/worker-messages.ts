@@ -16,7 +16,9 @@ export interface TransportWorkerData {
 export type FromWorker =
   | { type: 'listening'; port: number }
   | { type: 'failed'; message: string }
-  | { type: 'closed' };
+  | { type: 'closed' }
+  /** A log line: workers log through the main thread's sink (one writer, tests capture it). */
+  | { type: 'log'; level: 'info' | 'warn' | 'error'; line: string };
 
 /** Main -> worker. */
 export type ToWorker = { type: 'close' };

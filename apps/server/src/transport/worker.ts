@@ -6,7 +6,7 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { engineModule } from '../engine.js';
-import { log } from '../log.js';
+import { log, setLogSink } from '../log.js';
 import { systemClock } from '../session/clock.js';
 import { startTransport, type TransportHandle } from './transport.js';
 import type { FromWorker, ToWorker, TransportWorkerData } from './worker-messages.js';
@@ -14,6 +14,7 @@ import type { FromWorker, ToWorker, TransportWorkerData } from './worker-message
 const data = workerData as TransportWorkerData;
 const port = parentPort!;
 const post = (m: FromWorker): void => port.postMessage(m);
+setLogSink((level, line) => post({ type: 'log', level, line }));
 
 let transport: TransportHandle | undefined;
 try {

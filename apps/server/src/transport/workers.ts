@@ -1,14 +1,14 @@
 /**
  * Main-thread side of multi-core transport: starts N worker threads (dist/transport/worker.js),
  * each a uWebSockets.js app on the same port (SO_REUSEPORT: the kernel spreads connections).
- * The first worker listens on the configured port (0 picks one); the others join its port.
+ * All listen on `config.server.port`, which must be explicit (server.ts resolves 0 first).
  */
 
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Config, UserEntry } from '../config.js';
-import { log } from '../log.js';
+import { log, logLine } from '../log.js';
 import type { TransportHandle } from './transport.js';
 import type { FromWorker, ToWorker, TransportWorkerData } from './worker-messages.js';
 
@@ -57,6 +57,9 @@ class WorkerTransport {
     this.worker = new Worker(entry, { workerData: data, name: `tidewire-transport-${data.index}` });
     this.exited = new Promise((resolve) => this.worker.once('exit', resolve));
     this.worker.on('error', (err) => log('error', 'transport.workerError', { worker: data.index, error: err.message }));
+    this.worker.on('message', (m: FromWorker) => {
+      if (m.type === 'log') logLine(m.level, m.line);
+    });
   }
 
   async listening(): Promise<number> {

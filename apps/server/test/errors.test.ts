@@ -1,0 +1,91 @@
+import type { ErrorMessage } from '@tidewire/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import { closeAll, delta, image, RawSocket, sourceSocket, startTestServer, streamSocket, wsUrl } from './helpers.js';
+
+afterEach(closeAll);
+
+const isError = (m: { type: string }): m is ErrorMessage => m.type === 'error';
+
+describe('bad input gets a typed error and the session keeps working', () => {
+  it('malformed JSON, unknown type, before login, bad credentials, wrong role, bad fields', async () => {
+    const server = await startTestServer();
+    const s = await new RawSocket(wsUrl(server, '/stream')).open();
+    const expectError = async (frame: string | object, expected: Partial<ErrorMessage>) => {
+      const before = s.messages.filter(isError).length;
+      s.send(frame);
+      const e = await s.next((m) => isError(m) && s.messages.filter(isError).indexOf(m) === before, `error for ${JSON.stringify(frame)}`);
+      expect(e).toMatchObject(expected);
+      expect((e as ErrorMessage).message.length).toBeGreaterThan(10);
+    };
+    await expectError('{"type":"session.login",', { code: 'BAD_FRAME' });
+    await expectError('[1,2]', { code: 'BAD_FRAME' });
+    await expectError({ type: 'record.subscribe', reqId: 3, subjects: ['/FX/EURUSD'] }, { code: 'NOT_LOGGED_IN', reqId: 3 });
+    await expectError({ type: 'session.login', reqId: 4, user: 'alice', password: 'wrong' }, { code: 'BAD_CREDENTIALS', reqId: 4 });
+    await expectError({ type: 'session.login', reqId: 5, user: 'feed', password: 'feed123' }, { code: 'NOT_ENTITLED', reqId: 5 });
+    await expectError({ type: 'session.login', reqId: 6, token: 'abc.def' }, { code: 'BAD_TOKEN', reqId: 6, field: 'token' });
+    await s.login('alice', 'alice123');
+    await expectError({ type: 'record.nope', reqId: 7 }, { code: 'UNKNOWN_TYPE', reqId: 7 });
+    await expectError({ type: 'record.subscribe', reqId: 8, subjects: ['EURUSD'] }, { code: 'BAD_REQUEST', reqId: 8, field: 'subjects.0' });
+    await expectError({ type: 'record.subscribe', reqId: 9, subjects: [] }, { code: 'BAD_REQUEST', reqId: 9, field: 'subjects' });
+    await expectError({ type: 'record.subscribe', reqId: 10, subjects: ['/A'], extra: 1 }, { code: 'BAD_REQUEST', reqId: 10, field: 'extra' });
+    await expectError({ type: 'session.login', reqId: 11, user: 'alice', password: 'alice123' }, { code: 'ALREADY_LOGGED_IN', reqId: 11 });
+    // the session still works
+    s.send({ type: 'session.ping', reqId: 12, ts: 5 });
+    expect(await s.next((m) => m.type === 'session.pong', 'pong')).toMatchObject({ reqId: 12, ts: 5 });
+    expect(s.closed).toBeUndefined();
+  });
+
+  it('closes an oversized frame with 1009 and a reason; other sessions are unaffected', async () => {
+    const server = await startTestServer({ limits: { maxClientFrameBytes: 1024 } });
+    const bystander = await streamSocket(server, 'bob');
+    const s = await streamSocket(server);
+    s.send(JSON.stringify({ type: 'record.subscribe', reqId: 1, subjects: ['/' + 'A'.repeat(1500)] }));
+    const closed = await s.waitClosed();
+    expect(closed.code).toBe(1009);
+    expect(closed.reason).toMatch(/exceeds the limit of 1024 bytes/);
+    bystander.send({ type: 'session.ping', reqId: 2, ts: 1 });
+    await bystander.next((m) => m.type === 'session.pong', 'bystander pong');
+  });
+
+  it('closes a connection that does not log in with 4001', async () => {
+    const server = await startTestServer({ limits: { loginTimeoutMs: 200 } });
+    const s = await new RawSocket(wsUrl(server, '/stream')).open();
+    expect(await s.waitClosed()).toEqual({ code: 4001, reason: 'no session.login within 200 ms' });
+  });
+
+  it('closes a connection after too many errors with 4002', async () => {
+    const server = await startTestServer({ limits: { maxProtocolErrors: 5 } });
+    const s = await new RawSocket(wsUrl(server, '/stream')).open();
+    for (let i = 0; i < 6; i++) s.send('not json');
+    const closed = await s.waitClosed();
+    expect(closed.code).toBe(4002);
+    expect(s.messages.filter(isError)).toHaveLength(6);
+  });
+
+  it('source: trader may not publish; bad publish frames name index and field; good frames still flow', async () => {
+    const server = await startTestServer();
+    const trader = await new RawSocket(wsUrl(server, '/source')).open();
+    trader.send({ type: 'session.login', reqId: 1, user: 'alice', password: 'alice123' });
+    expect(await trader.next(isError, 'role error')).toMatchObject({ code: 'NOT_ENTITLED', reqId: 1 });
+    trader.send('[{"type":"record.publish","subject":"/X","fields":{"a":1}}]');
+    expect(await trader.next((m) => isError(m) && m.code === 'NOT_LOGGED_IN', 'not logged in')).toMatchObject({ code: 'NOT_LOGGED_IN' });
+
+    const source = await sourceSocket(server);
+    const subscriber = await streamSocket(server);
+    source.publish([image('/OK/ONE', { px: 1 })]);
+    source.send('[{"type":"record.publish","subject":"/OK/ONE","fields":{"px":2}},{"type":"record.publish","subject":"bad","fields":{"px":3}}]');
+    const e1 = await source.next<ErrorMessage>(isError, 'bad subject error');
+    expect(e1).toMatchObject({ code: 'BAD_REQUEST', index: 1, field: 'subject' });
+    source.send('[{"type":"record.publish","subject":"/OK/ONE","fields":{"1x":2}}]');
+    await source.next((m) => isError(m) && m.index === 0 && m.field === 'fields.1x', 'bad field name error');
+    source.send('{"type":"record.publish","subject":"/OK/ONE","fields":{"px":"a"},"types":{"px":"money"}}');
+    await source.next((m) => isError(m) && m.code === 'BAD_REQUEST' && m.field === 'types.px', 'bad types error');
+    source.send('[oops');
+    await source.next((m) => isError(m) && m.code === 'BAD_FRAME', 'bad frame error');
+    // the rejected frames were atomic: the subscriber sees px 1 then the next good publish, seq 2
+    subscriber.send({ type: 'record.subscribe', reqId: 1, subjects: ['/OK/ONE'] });
+    expect(await subscriber.next((m) => m.type === 'record.image', 'image')).toMatchObject({ seq: 1, fields: { px: 1 } });
+    source.publish([delta('/OK/ONE', { px: 9 })]);
+    expect(await subscriber.next((m) => m.type === 'record.update', 'update')).toMatchObject({ seq: 2, fields: { px: 9 } });
+  });
+});
