@@ -497,15 +497,17 @@ export class TidewireClient {
   /** Sends a request and resolves with its reply; rejects with the server's error or TIMEOUT. */
   private request(m: ClientMessage): Promise<ServerMessage> {
     return new Promise((resolve, reject) => {
-      if (!this.send(m)) {
-        reject(new TidewireError('DISCONNECTED', `cannot send ${m.type}: not connected`, { reqId: m.reqId }));
-        return;
-      }
       const timer = setTimeout(() => {
         this.requests.delete(m.reqId);
         reject(new TidewireError('TIMEOUT', `${m.type} #${m.reqId}: no reply within ${this.requestTimeoutMs} ms`, { reqId: m.reqId }));
       }, this.requestTimeoutMs);
+      // registered before sending: a transport may deliver the reply synchronously inside send()
       this.requests.set(m.reqId, { resolve, reject, timer });
+      if (!this.send(m)) {
+        this.requests.delete(m.reqId);
+        clearTimeout(timer);
+        reject(new TidewireError('DISCONNECTED', `cannot send ${m.type}: not connected`, { reqId: m.reqId }));
+      }
     });
   }
 
