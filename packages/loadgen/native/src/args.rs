@@ -6,7 +6,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 
 /// Usage text printed on a bad argument.
 pub const USAGE: &str = "usage: tidewire-loadgen-clients --url ws://127.0.0.1:8080/stream --subject-prefix /BENCH/low \
---subject-count 1000 --subs-per-user 2 [--user alice] [--password alice123] [--user-offset 0] [--threads 2] \
+--subject-count 1000 --subs-per-user 2 [--user alice] [--password alice123] [--token T] [--user-offset 0] [--threads 2] \
 [--max-connecting 128] [--connect-timeout-ms 30000] [--max-frame-bytes 16777216] \
 [--clock-epoch-ms E --clock-mono-ms M] [--max-seconds 3600]";
 
@@ -18,6 +18,9 @@ pub struct Args {
     pub path: String,
     pub user: String,
     pub password: String,
+    /// A session token from an earlier login: when set, users log in with it instead of the
+    /// password (a password login costs the server a deliberate scrypt hash).
+    pub token: Option<String>,
     /// Subjects are `{prefix}/{i}` for i in 0..subject_count.
     pub subject_prefix: String,
     pub subject_count: u64,
@@ -49,6 +52,7 @@ impl Args {
         }
         let mut url = String::from("ws://127.0.0.1:8080/stream");
         let (mut user, mut password) = (String::from("alice"), String::from("alice123"));
+        let mut token = None;
         let mut prefix = None;
         let (mut count, mut subs) = (None, None);
         let (mut offset, mut threads, mut max_connecting) = (0u64, 2usize, 64usize);
@@ -60,6 +64,7 @@ impl Args {
                 "--url" => url = v.to_string(),
                 "--user" => user = v.to_string(),
                 "--password" => password = v.to_string(),
+                "--token" => token = Some(v.to_string()),
                 "--subject-prefix" => prefix = Some(v.to_string()),
                 "--subject-count" => count = Some(num::<u64>(k, v)?),
                 "--subs-per-user" => subs = Some(num::<u64>(k, v)?),
@@ -119,6 +124,7 @@ impl Args {
             path,
             user,
             password,
+            token,
             subject_prefix: prefix,
             subject_count: count,
             subs_per_user: subs,
@@ -148,6 +154,7 @@ impl Args {
             path: self.path.clone(),
             user: self.user.clone(),
             password: self.password.clone(),
+            token: self.token.clone(),
             max_frame_bytes: self.max_frame_bytes,
         }
     }

@@ -61,6 +61,8 @@ pub struct ConnSpec {
     pub path: String,
     pub user: String,
     pub password: String,
+    /// Log in with this token instead of user + password.
+    pub token: Option<String>,
     pub max_frame_bytes: usize,
 }
 
@@ -225,9 +227,12 @@ impl Conn {
                 Upgrade::Done(n) => {
                     pos = n;
                     self.state = State::LoggingIn;
-                    let login = serde_json::json!({
-                        "type": "session.login", "reqId": LOGIN_REQ, "user": spec.user, "password": spec.password
-                    });
+                    let login = match &spec.token {
+                        Some(token) => serde_json::json!({ "type": "session.login", "reqId": LOGIN_REQ, "token": token }),
+                        None => serde_json::json!({
+                            "type": "session.login", "reqId": LOGIN_REQ, "user": spec.user, "password": spec.password
+                        }),
+                    };
                     self.send_text(&login.to_string());
                 }
             }

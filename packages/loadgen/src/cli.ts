@@ -1,0 +1,82 @@
+#!/usr/bin/env node
+/**
+ * `tidewire-loadgen`: the Tidewire load generator. Commands: `source`, `clients`,
+ * `run <preset>`; `--help` on each. Exit status: 0 done, 1 the run failed, 2 bad arguments.
+ */
+
+import { flagHelp, parseFlags, type FlagSpec, type ParsedFlags } from './args.js';
+import { CLIENTS_FLAGS, RUN_FLAGS, SOURCE_FLAGS, clientsCommand, runCommand, sourceCommand } from './commands.js';
+import { LoadgenError } from './errors.js';
+import { FANOUT_PRESETS, PRESET_NAMES } from './presets.js';
+
+interface Command {
+  summary: string;
+  usage: string;
+  flags: Record<string, FlagSpec>;
+  run(p: ParsedFlags): Promise<number>;
+}
+
+const presetList = PRESET_NAMES.map((n) => {
+  const p = FANOUT_PRESETS[n]!;
+  return `  ${n.padEnd(21)} ${p.subjectCount} records x ${p.ratePerSubject}/s, ${p.subsPerUser} per user, ${p.messageBytes.join('/')} B, burst-max ${p.burstMaxMs.join('/')} ms; steps ${p.defaultSteps.join(',')}`;
+}).join('\n');
+
+const COMMANDS: Record<string, Command> = {
+  source: {
+    summary: 'publish records under /BENCH/... to a server\'s /source at a given rate and size',
+    usage: 'tidewire-loadgen source [--subjects 1000] [--rate 0.5] [--message-bytes 54] [--seconds 60]',
+    flags: SOURCE_FLAGS,
+    run: sourceCommand,
+  },
+  clients: {
+    summary: 'simulate streaming users (subscribe, measure latency and loss), ramping up in steps',
+    usage: 'tidewire-loadgen clients --steps 1000,2000 [--subjects 1000] [--subs-per-user 2] [--json out.json]',
+    flags: CLIENTS_FLAGS,
+    run: clientsCommand,
+  },
+  run: {
+    summary: 'run a benchmark preset: source + clients on one clock, sweeping users',
+    usage: `tidewire-loadgen run <preset> --url ws://127.0.0.1:8080 --steps 250,500,1000 --step-seconds 20 --warmup-seconds 5 --json out.json --html out.html\n\npresets:\n${presetList}`,
+    flags: RUN_FLAGS,
+    run: runCommand,
+  },
+};
+
+function topHelp(): string {
+  const cmds = Object.entries(COMMANDS).map(([n, c]) => `  ${n.padEnd(8)} ${c.summary}`).join('\n');
+  return `tidewire-loadgen: load generator for a Tidewire server (targets 127.0.0.1 unless --url says otherwise)\n\nusage: tidewire-loadgen <command> [flags]\n\ncommands:\n${cmds}\n\nRun \`tidewire-loadgen <command> --help\` for its flags. See packages/loadgen/README.md.`;
+}
+
+/** Runs the CLI with `argv` (without node and script); resolves with the exit status. */
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(`${topHelp()}\n`);
+    return name === undefined ? 2 : 0;
+  }
+  const cmd = COMMANDS[name];
+  if (!cmd) {
+    process.stderr.write(`unknown command ${JSON.stringify(name)}\n\n${topHelp()}\n`);
+    return 2;
+  }
+  try {
+    const parsed = parseFlags(rest, cmd.flags);
+    if (parsed.values.help) {
+      process.stdout.write(`${cmd.summary}\n\nusage: ${cmd.usage}\n\nflags:\n${flagHelp(cmd.flags)}\n`);
+      return 0;
+    }
+    return await cmd.run(parsed);
+  } catch (err) {
+    if (err instanceof LoadgenError) {
+      process.stderr.write(`tidewire-loadgen ${name}: ${err.message}\n`);
+      return err.code === 'BAD_ARGUMENT' ? 2 : 1;
+    }
+    process.stderr.write(`tidewire-loadgen ${name}: unexpected failure: ${(err as Error).stack ?? String(err)}\n`);
+    return 1;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  () => process.exit(1),
+);

@@ -1,0 +1,220 @@
+/**
+ * The three commands of `tidewire-loadgen`: `source` (publish), `clients` (simulate users against
+ * a feed published elsewhere), `run <preset>` (both, on one clock, sweeping users). Each takes
+ * its parsed flags and returns the process exit code.
+ */
+
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { delay, epochNowMs } from './clock.js';
+import { DEFAULT_URL, resolveTarget, type FlagSpec, type ParsedFlags } from './args.js';
+import { LoadgenError, badArgument } from './errors.js';
+import { FANOUT_PRESETS, PRESET_NAMES, type FanoutPreset } from './presets.js';
+import { progressPrinter } from './progress.js';
+import { renderHtml } from './report-html.js';
+import { renderTable } from './report-table.js';
+import { runSweep, type SweepReport } from './runner.js';
+import { checkServer } from './server-metrics.js';
+import { SourcePublisher } from './source.js';
+import { checkPrefix } from './subjects.js';
+
+const common: Record<string, FlagSpec> = {
+  url: { type: 'string', doc: 'server base URL (ws://host:port); non-loopback hosts only when given here', default: DEFAULT_URL },
+};
+
+const clientFlags: Record<string, FlagSpec> = {
+  steps: { type: 'numbers', doc: 'users per step, increasing, e.g. 250,500,1000' },
+  'step-seconds': { type: 'number', doc: 'measurement window per step, s', default: 20 },
+  'warmup-seconds': { type: 'number', doc: 'warm-up after each step\'s users are connected, s (not measured)', default: 5 },
+  json: { type: 'string', doc: 'write the report as JSON to this file' },
+  html: { type: 'string', doc: 'write a self-contained HTML report (charts) to this file' },
+  engine: { type: 'string', doc: 'client simulator: auto (Rust when built), native (Rust), node (ws in worker threads)', default: 'auto' },
+  threads: { type: 'number', doc: 'socket threads per simulator process (node: worker threads)', default: 2 },
+  user: { type: 'string', doc: 'trader account of the simulated users', default: 'alice' },
+  password: { type: 'string', doc: 'its password', default: 'alice123' },
+  'connect-timeout-ms': { type: 'number', doc: 'a user not logged in, subscribed and imaged by then fails, ms', default: 30_000 },
+};
+
+/** Flags of `source`. */
+export const SOURCE_FLAGS: Record<string, FlagSpec> = {
+  ...common,
+  subjects: { type: 'number', doc: 'records to publish ({prefix}/0 .. {prefix}/N-1)', default: 1000 },
+  rate: { type: 'number', doc: 'updates per record per second', default: 0.5 },
+  'message-bytes': { type: 'number', doc: 'bytes of each update\'s JSON `fields` object (54, 108, 162, 216 published)', default: 54 },
+  prefix: { type: 'string', doc: 'subject prefix (under /BENCH/)', default: '/BENCH/source' },
+  seconds: { type: 'number', doc: 'publish for this long, then stop, s', default: 60 },
+  user: { type: 'string', doc: 'source account', default: 'feed' },
+  password: { type: 'string', doc: 'its password', default: 'feed123' },
+};
+
+/** Flags of `clients`. */
+export const CLIENTS_FLAGS: Record<string, FlagSpec> = {
+  ...common,
+  ...clientFlags,
+  users: { type: 'number', doc: 'shorthand for a single step of this many users' },
+  subjects: { type: 'number', doc: 'records the source publishes (must match the source)', default: 1000 },
+  'subs-per-user': { type: 'number', doc: 'records each user subscribes to', default: 2 },
+  rate: { type: 'number', doc: 'updates per record per second of the source (for expected/s)', default: 0.5 },
+  prefix: { type: 'string', doc: 'subject prefix the source publishes under', default: '/BENCH/source' },
+};
+
+/** Flags of `run <preset>`. */
+export const RUN_FLAGS: Record<string, FlagSpec> = {
+  ...common,
+  ...clientFlags,
+  'message-bytes': { type: 'number', doc: 'message size, bytes (preset default: the first published size)' },
+  'burst-max-ms': { type: 'number', doc: 'the server\'s batching (burst-max) this run is labelled with; the server must run with it', default: 0 },
+  'source-user': { type: 'string', doc: 'source account', default: 'feed' },
+  'source-password': { type: 'string', doc: 'its password', default: 'feed123' },
+};
+
+function str(p: ParsedFlags, name: string): string {
+  return p.values[name] as string;
+}
+
+function num(p: ParsedFlags, name: string, min: number, max: number, integer = false): number {
+  const v = p.values[name] as number;
+  if (typeof v !== 'number' || v < min || v > max || (integer && !Number.isInteger(v))) {
+    throw badArgument(`--${name}`, v, `must be ${integer ? 'an integer' : 'a number'} ${min}..${max}`);
+  }
+  return v;
+}
+
+function engine(p: ParsedFlags): 'auto' | 'native' | 'node' {
+  const e = str(p, 'engine');
+  if (e !== 'auto' && e !== 'native' && e !== 'node') throw badArgument('--engine', e, 'must be auto, native or node');
+  return e;
+}
+
+function machine(): Record<string, unknown> {
+  let commit: string | null = null;
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { stdio: ['ignore', 'pipe', 'ignore'], timeout: 2000 }).toString().trim();
+  } catch {
+    commit = null; // not a git checkout: the report says so with null
+  }
+  return { commit, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? 'unknown', node: process.version, startedAt: new Date().toISOString() };
+}
+
+function writeOutputs(p: ParsedFlags, report: SweepReport, published?: Readonly<Record<number, number>>): void {
+  process.stdout.write(`${renderTable(report, published)}\n`);
+  const json = p.values.json as string | undefined;
+  const html = p.values.html as string | undefined;
+  if (json) {
+    writeFileSync(json, `${JSON.stringify(report, null, 2)}\n`);
+    process.stderr.write(`wrote ${json}\n`);
+  }
+  if (html) {
+    writeFileSync(html, renderHtml(report, new Date().toISOString(), published));
+    process.stderr.write(`wrote ${html}\n`);
+  }
+}
+
+/** `tidewire-loadgen source`: publishes for `--seconds`, printing a line of stats per second. */
+export async function sourceCommand(p: ParsedFlags): Promise<number> {
+  const target = resolveTarget(str(p, 'url'), p.explicit.has('url'));
+  process.stderr.write(`${target.note}\n`);
+  const seconds = num(p, 'seconds', 1, 86_400);
+  const pub = await SourcePublisher.start({
+    url: target.url, user: str(p, 'user'), password: str(p, 'password'), subjectPrefix: checkPrefix(str(p, 'prefix')),
+    subjectCount: num(p, 'subjects', 1, 1_000_000, true), ratePerSubject: num(p, 'rate', 0.001, 10_000),
+    messageBytes: num(p, 'message-bytes', 48, 4096, true), durationMs: seconds * 1000,
+  });
+  let stopping = false;
+  const onSignal = (): void => {
+    stopping = true;
+    pub.stop();
+  };
+  process.once('SIGINT', onSignal);
+  const end = epochNowMs() + seconds * 1000;
+  while (!stopping && epochNowMs() < end && !pub.failure) {
+    await delay(Math.min(1000, end - epochNowMs()));
+    const s = pub.takeStats();
+    process.stderr.write(`source: ${s.updates} updates in ${s.frames} frames, worst lateness ${s.maxLatenessMs.toFixed(2)} ms, ${s.lateOver1Ms} late > 1 ms, buffered max ${s.maxBufferedBytes} B${s.serverErrors ? `, ${s.serverErrors} server errors (${s.lastServerError})` : ''}\n`);
+  }
+  pub.stop();
+  process.off('SIGINT', onSignal);
+  if (pub.failure) throw new LoadgenError('SERVER_REFUSED', pub.failure);
+  return 0;
+}
+
+async function ensureServer(url: string): Promise<void> {
+  const problem = await checkServer(url);
+  if (problem) throw new LoadgenError('UNREACHABLE', `no Tidewire server: ${problem}`);
+}
+
+/** `tidewire-loadgen clients`: users in steps against a feed published by another process. */
+export async function clientsCommand(p: ParsedFlags): Promise<number> {
+  const target = resolveTarget(str(p, 'url'), p.explicit.has('url'));
+  process.stderr.write(`${target.note}\n`);
+  const users = p.values.users as number | undefined;
+  const steps = (p.values.steps as number[] | undefined) ?? (users === undefined ? undefined : [users]);
+  if (!steps) throw badArgument('--steps', null, 'or --users is required');
+  const subjectCount = num(p, 'subjects', 1, 1_000_000, true);
+  const subsPerUser = num(p, 'subs-per-user', 1, Math.min(subjectCount, 10_000), true);
+  await ensureServer(target.url);
+  const report = await runSweep({
+    scenario: 'clients',
+    params: { url: target.url, subjectCount, subsPerUser, ratePerSubject: p.values.rate, stepSeconds: p.values['step-seconds'], warmupSeconds: p.values['warmup-seconds'], ...machine() },
+    fleet: {
+      url: target.url, user: str(p, 'user'), password: str(p, 'password'), subjectPrefix: checkPrefix(str(p, 'prefix')), subjectCount, subsPerUser,
+      threads: num(p, 'threads', 0, 64, true), connectTimeoutMs: num(p, 'connect-timeout-ms', 100, 600_000), maxSeconds: 86_400,
+    },
+    ratePerSubject: num(p, 'rate', 0, 10_000),
+    steps,
+    stepSeconds: p.values['step-seconds'] as number,
+    warmupSeconds: p.values['warmup-seconds'] as number,
+    engine: engine(p),
+    onProgress: progressPrinter(),
+  });
+  writeOutputs(p, report);
+  return 0;
+}
+
+/** Options of a fan-out preset run, resolved from flags (exported for the integration test). */
+export function presetSweepParams(preset: FanoutPreset, p: ParsedFlags): { messageBytes: number; burstMaxMs: number; steps: number[] } {
+  const messageBytes = p.values['message-bytes'] === undefined ? (preset.messageBytes[0] as number) : num(p, 'message-bytes', 48, 4096, true);
+  const burstMaxMs = num(p, 'burst-max-ms', 0, 60_000, true);
+  const steps = (p.values.steps as number[] | undefined) ?? [...preset.defaultSteps];
+  return { messageBytes, burstMaxMs, steps };
+}
+
+/** `tidewire-loadgen run <preset>`. */
+export async function runCommand(p: ParsedFlags): Promise<number> {
+  const name = p.positionals[0];
+  const preset = name === undefined ? undefined : FANOUT_PRESETS[name];
+  if (!preset) throw badArgument('run <preset>', name ?? null, `must be one of: ${PRESET_NAMES.join(', ')}`);
+  const target = resolveTarget(str(p, 'url'), p.explicit.has('url'));
+  process.stderr.write(`${target.note}\n`);
+  const { messageBytes, burstMaxMs, steps } = presetSweepParams(preset, p);
+  if (!preset.messageBytes.includes(messageBytes)) process.stderr.write(`note: ${preset.name} is published with message bytes ${preset.messageBytes.join('/')}; running with ${messageBytes}\n`);
+  if (!preset.burstMaxMs.includes(burstMaxMs)) process.stderr.write(`note: ${preset.name} is published with burst-max ${preset.burstMaxMs.join('/')} ms; labelled ${burstMaxMs}\n`);
+  // No admin API can change or show the server's batching yet: the run is labelled, not verified.
+  process.stderr.write(`server batching: this run is labelled burst-max ${burstMaxMs} ms; the server must have been started with --burst-max-ms ${burstMaxMs} (TIDEWIRE_BURST_MAX_MS=${burstMaxMs})\n`);
+  await ensureServer(target.url);
+  const prefix = `/BENCH/${preset.name}`;
+  const report = await runSweep({
+    scenario: preset.name,
+    params: {
+      url: target.url, subjectCount: preset.subjectCount, ratePerSubject: preset.ratePerSubject, subsPerUser: preset.subsPerUser, messageBytes,
+      burstMaxMs, serverBatchingVerified: false, stepSeconds: p.values['step-seconds'], warmupSeconds: p.values['warmup-seconds'], ...machine(),
+    },
+    source: {
+      url: target.url, user: str(p, 'source-user'), password: str(p, 'source-password'), subjectPrefix: prefix,
+      subjectCount: preset.subjectCount, ratePerSubject: preset.ratePerSubject, messageBytes,
+    },
+    fleet: {
+      url: target.url, user: str(p, 'user'), password: str(p, 'password'), subjectPrefix: prefix, subjectCount: preset.subjectCount,
+      subsPerUser: preset.subsPerUser, threads: num(p, 'threads', 0, 64, true), connectTimeoutMs: num(p, 'connect-timeout-ms', 100, 600_000), maxSeconds: 86_400,
+    },
+    ratePerSubject: preset.ratePerSubject,
+    steps,
+    stepSeconds: p.values['step-seconds'] as number,
+    warmupSeconds: p.values['warmup-seconds'] as number,
+    engine: engine(p),
+    onProgress: progressPrinter(),
+  });
+  writeOutputs(p, report, burstMaxMs === 0 && messageBytes === preset.messageBytes[0] ? preset.publishedMeanMs : undefined);
+  return 0;
+}
