@@ -39,6 +39,12 @@ export async function startServer(config: Config, options: { clock?: Clock } = {
   const users = await buildUsers(config);
   if (config.auth.tokenSecretGenerated) log('info', 'auth.secret', { source: 'random per start (set TIDEWIRE_TOKEN_SECRET to keep tokens valid across restarts)' });
   const engine = createEngine(config);
+  // images are published before the port opens, so the first clients see a full catalog
+  let feed: DemoFeed | undefined;
+  if (config.demo.enabled) {
+    feed = new DemoFeed(config.demo, (frame) => engine.ingest(frame), clock);
+    feed.start();
+  }
   let transport: TransportHandle | undefined;
   // port 0: pick a free port first (see free-port.ts); retry if another process took it meanwhile
   for (let attempt = 1; !transport; attempt++) {
@@ -50,14 +56,10 @@ export async function startServer(config: Config, options: { clock?: Clock } = {
         : await startWorkerTransports(portConfig, users, engine.id);
     } catch (err) {
       if (config.server.port === 0 && attempt < 5) continue;
+      feed?.stop();
       engine.shutdown();
       throw err;
     }
-  }
-  let feed: DemoFeed | undefined;
-  if (config.demo.enabled) {
-    feed = new DemoFeed(config.demo, (frame) => engine.ingest(frame), clock);
-    feed.start();
   }
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
   const url = `http://${host}:${transport.port}`;

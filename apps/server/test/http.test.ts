@@ -24,7 +24,7 @@ describe('HTTP', () => {
     const res = await fetch(`${server.url}/api/health`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/application\/json/);
-    const body = await res.json();
+    const body = (await res.json()) as { uptimeMs: number; engine: object };
     expect(body).toMatchObject({ status: 'ok', worker: 0, workers: 1, connections: 1 });
     expect(body.uptimeMs).toBeGreaterThanOrEqual(0);
     expect(body.engine).toMatchObject({ sessions: 1 });
@@ -57,7 +57,7 @@ describe('HTTP', () => {
     const server = await startTestServer({ server: { webRoot: path.join(os.tmpdir(), 'tw-no-such-dir') } });
     const res = await fetch(`${server.url}/`);
     expect(res.status).toBe(404);
-    expect((await res.json()).message).toMatch(/web app not built/);
+    expect(((await res.json()) as { message: string }).message).toMatch(/web app not built/);
   });
 
   it('graceful close: sessions get 1001 and the port stops listening', async () => {

@@ -1,7 +1,10 @@
-import { decodeSourceFrame, isDecodeFailure } from '@tidewire/protocol';
+import { decodeSourceFrame, isDecodeFailure, type RecordPublish } from '@tidewire/protocol';
 import { describe, expect, it } from 'vitest';
 import { DemoFeed, type DemoFeedOptions } from './demo.js';
 import { isinCheckDigit } from './products.js';
+import { setLogSink } from '../log.js';
+
+setLogSink(() => {});
 
 const options: DemoFeedOptions = { seed: 7, productCount: 500, productUpdatesPerSec: 5000, fxTicksPerSec: 4, tickMs: 10 };
 
@@ -23,7 +26,7 @@ describe('DemoFeed', () => {
     const r = recorder();
     const feed = new DemoFeed(options, r.ingest, { now: () => 1_700_000_000_000 });
     feed.publishImages();
-    const all = r.frames.flatMap((f) => decodeSourceFrame(f) as ReturnType<typeof decodeSourceFrame> & unknown[]);
+    const all = r.frames.flatMap((f) => decodeSourceFrame(f) as RecordPublish[]);
     expect(all.length).toBe(feed.fx.size + 500);
     expect(feed.fx.size).toBeGreaterThanOrEqual(28);
     const eurusd = all.find((m) => m.subject === '/FX/EURUSD')!;
