@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from '@playwright/test';
@@ -5,8 +6,8 @@ import { defineConfig } from '@playwright/test';
 /**
  * Playwright against the real built server (embedded demo feed on) serving the real built web app,
  * in Debian's Chromium (`apt install chromium`; Playwright's own browser downloads are never used).
- * The server listens on a free port (`--port 0`); Playwright reads the port from its start-up line
- * and exposes it to the tests as TIDEWIRE_E2E_PORT (webServer.wait named capture group).
+ * The server listens on a free port; Playwright reads the port from its start-up line and exposes
+ * it to the tests as TIDEWIRE_E2E_PORT (webServer.wait named capture group).
  */
 
 const repo = (path: string) => fileURLToPath(new URL(`../${path}`, import.meta.url));
@@ -18,6 +19,18 @@ for (const [file, what] of [
 ] as const) {
   // A clear message beats a 60 s webServer timeout: `npm test` builds both before running e2e.
   if (!existsSync(file)) throw new Error(`e2e needs ${what} built (${file} is missing): run \`npm run build\` first`);
+}
+
+/**
+ * A port that was free a moment ago. Not `--port 0`: every transport worker must bind the same
+ * port (SO_REUSEPORT), so the server needs a concrete one. Synchronous because Playwright loads
+ * this config synchronously; the tests read the port the server actually printed, not this value.
+ */
+function freePort(): number {
+  const script = "const s=require('node:net').createServer();s.listen(0,'127.0.0.1',()=>{process.stdout.write(String(s.address().port));s.close()})";
+  const port = Number(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 10_000 }));
+  if (!Number.isInteger(port) || port <= 0) throw new Error(`could not find a free port (got ${String(port)})`);
+  return port;
 }
 
 /** Debian's Chromium; override only by editing here (one browser, one truth). */
@@ -52,7 +65,7 @@ export default defineConfig({
     screenshot: 'only-on-failure',
   },
   webServer: {
-    command: `node ${JSON.stringify(serverMain)} --port 0 --host 127.0.0.1 --demo`,
+    command: `node ${JSON.stringify(serverMain)} --port ${freePort()} --host 127.0.0.1 --demo`,
     wait: { stdout: /Tidewire listening on http:\/\/127\.0\.0\.1:(?<tidewire_e2e_port>\d+)/ },
     stdout: 'pipe',
     stderr: 'pipe',

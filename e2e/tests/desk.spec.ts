@@ -53,16 +53,19 @@ test('the watchlist streams rows in place and takes typed subjects', async ({ pa
   await expect(page.getByTestId('status-pill')).toHaveText('connected');
   await page.getByTestId('nav-watchlist').click();
 
-  const row = page.locator('.ag-center-cols-container .ag-row[row-id="/FX/EURUSD"]');
-  const bid = row.locator('[col-id="bid"]');
+  // Pinned columns render in separate row elements: only one of them holds the bid cell.
+  const bid = page.locator('.ag-row[row-id="/FX/EURUSD"] [col-id="bid"]');
   await expect(bid).toHaveText(/^\d+\.\d{5}$/);
   const first = await bid.textContent();
   await expect(bid).not.toHaveText(first ?? '');
 
+  // Products stream too (the default list holds the first products of the demo catalog, seed 1).
+  await expect(page.locator('.ag-row[row-id="/PRODUCT/CH9U47146984"] [col-id="status"]')).toHaveText('live');
+
   const input = page.getByLabel('Add subject');
   await input.fill('usdcad');
   await input.press('Enter');
-  const added = page.locator('.ag-center-cols-container .ag-row[row-id="/FX/USDCAD"] [col-id="bid"]');
+  const added = page.locator('.ag-row[row-id="/FX/USDCAD"] [col-id="bid"]');
   await expect(added).toHaveText(/^\d+\.\d{5}$/);
 
   await input.fill('not a subject');

@@ -98,15 +98,15 @@ export const FxTile = memo(function FxTile({ pair }: { pair: string }) {
     <article className={`fx-tile${status === undefined ? '' : ' fx-tile-idle'}`} data-testid={`fx-tile-${pair}`} aria-label={displayPair(pair)}>
       <header className="fx-tile-header">
         <h2 className="fx-pair">{displayPair(pair)}</h2>
+        <span className="fx-spread" title="Spread in pips" data-testid="fx-spread">
+          {formatSpreadPips(fields.bid, fields.ask, pipDecimals)}
+        </span>
         <span className={`fx-change tone-${changeTone}`} title="Change since open">
           {formatSigned(fields.changePct, 2, '%')}
         </span>
       </header>
       <div className="fx-quote">
         <PriceSide side="bid" value={fields.bid} pipDecimals={pipDecimals} pair={pair} elementRef={bidRef} />
-        <div className="fx-spread" title="Spread in pips" data-testid="fx-spread">
-          {formatSpreadPips(fields.bid, fields.ask, pipDecimals)}
-        </div>
         <PriceSide side="ask" value={fields.ask} pipDecimals={pipDecimals} pair={pair} elementRef={askRef} />
       </div>
       <footer className="fx-tile-footer">
