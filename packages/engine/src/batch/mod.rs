@@ -1,0 +1,233 @@
+//! Per-session batching with Liberator burst semantics (SCENARIOS.md §1, "Batching semantics").
+//!
+//! A session's batching interval starts at `burst_min`. The first message queued while no
+//! window is open opens one; the session is flushed when it ends. A window that held more than
+//! three messages makes the next interval `burst_increment` longer (up to `burst_max`); every
+//! window that passes with no message makes it `burst_increment` shorter (down to
+//! `burst_min`). Windows tile time back to back from the last flush, so a message arriving
+//! after a quiet spell is flushed at the end of the (shrunk) window it falls into; the shrink
+//! is computed lazily when that message arrives, so idle sessions cost nothing.
+//! `burst_max` = 0 turns batching off: every message is due at once (the engine still sends
+//! everything queued for a session as one frame).
+//!
+//! Time is passed in (`now: Instant`); nothing here reads the clock.
+
+use std::time::{Duration, Instant};
+
+use crate::config::BatchingConfig;
+
+/// Messages in one window above which the next interval grows.
+pub const GROW_ABOVE_MESSAGES: u32 = 3;
+
+/// One session's burst state.
+#[derive(Debug, Clone)]
+pub struct Burst {
+    interval: Duration,
+    window_end: Option<Instant>,
+    count: u32,
+    last_end: Option<Instant>,
+}
+
+impl Burst {
+    /// A session's initial state: interval = `burst_min`, no open window.
+    pub fn new(cfg: &BatchingConfig) -> Self {
+        Burst {
+            interval: cfg.burst_min,
+            window_end: None,
+            count: 0,
+            last_end: None,
+        }
+    }
+
+    /// The current interval (what the next window will last), clamped to the config.
+    pub fn interval(&self, cfg: &BatchingConfig) -> Duration {
+        clamp(self.interval, cfg)
+    }
+
+    /// End of the open window, if one is open.
+    pub fn window_end(&self) -> Option<Instant> {
+        self.window_end
+    }
+
+    /// Counts a message queued at `now`; returns when the session must be flushed.
+    pub fn on_message(&mut self, cfg: &BatchingConfig, now: Instant) -> Instant {
+        if cfg.batching_off() {
+            self.count = self.count.saturating_add(1);
+            return now;
+        }
+        if let Some(end) = self.window_end {
+            self.count = self.count.saturating_add(1);
+            return end;
+        }
+        let mut interval = clamp(self.interval, cfg);
+        let mut start = now;
+        if let Some(mut cursor) = self.last_end.filter(|&e| e <= now) {
+            // Every window that passed empty since the last flush shrinks the interval.
+            loop {
+                if interval <= cfg.burst_min || cfg.burst_increment.is_zero() || interval.is_zero() {
+                    // No more shrinking: jump straight to the window holding `now`.
+                    if !interval.is_zero() {
+                        let n = (now - cursor).as_nanos() / interval.as_nanos();
+                        cursor += Duration::from_nanos((n * interval.as_nanos()).min(u64::MAX as u128) as u64);
+                    }
+                    break;
+                }
+                if cursor + interval > now {
+                    break;
+                }
+                cursor += interval;
+                interval = interval.saturating_sub(cfg.burst_increment).max(cfg.burst_min);
+            }
+            start = cursor;
+        }
+        self.interval = interval;
+        self.count = 1;
+        let end = start + interval;
+        self.window_end = Some(end);
+        end
+    }
+
+    /// The session was flushed at `now`: closes the window, growing the interval if it was busy.
+    pub fn on_flush(&mut self, cfg: &BatchingConfig, now: Instant) {
+        if cfg.batching_off() {
+            self.window_end = None;
+            self.count = 0;
+            return;
+        }
+        if self.window_end.take().is_some() && self.count > GROW_ABOVE_MESSAGES {
+            self.interval = (clamp(self.interval, cfg) + cfg.burst_increment).min(cfg.burst_max);
+        }
+        self.count = 0;
+        self.last_end = Some(now);
+    }
+}
+
+fn clamp(d: Duration, cfg: &BatchingConfig) -> Duration {
+    if cfg.batching_off() {
+        return Duration::ZERO;
+    }
+    d.clamp(cfg.burst_min, cfg.burst_max.max(cfg.burst_min))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> BatchingConfig {
+        BatchingConfig {
+            burst_min: Duration::from_millis(100),
+            burst_max: Duration::from_millis(250),
+            burst_increment: Duration::from_millis(50),
+            throttle: Duration::ZERO,
+        }
+    }
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    /// Sends `n` messages at `at` and flushes at the returned deadline.
+    fn window(b: &mut Burst, c: &BatchingConfig, at: Instant, n: u32) -> Instant {
+        let due = b.on_message(c, at);
+        for _ in 1..n {
+            assert_eq!(b.on_message(c, at), due);
+        }
+        b.on_flush(c, due);
+        due
+    }
+
+    #[test]
+    fn grows_by_increment_when_busy_up_to_max() {
+        let c = cfg();
+        let t0 = Instant::now();
+        let mut b = Burst::new(&c);
+        assert_eq!(b.interval(&c), ms(100));
+        let e1 = window(&mut b, &c, t0, 4);
+        assert_eq!(e1, t0 + ms(100));
+        assert_eq!(b.interval(&c), ms(150));
+        // Next window starts where the last ended.
+        let e2 = window(&mut b, &c, e1 + ms(10), 5);
+        assert_eq!(e2, e1 + ms(150));
+        assert_eq!(b.interval(&c), ms(200));
+        let e3 = window(&mut b, &c, e2, 4);
+        assert_eq!(b.interval(&c), ms(250));
+        window(&mut b, &c, e3, 9);
+        assert_eq!(b.interval(&c), ms(250), "capped at burst_max");
+    }
+
+    #[test]
+    fn three_messages_do_not_grow() {
+        let c = cfg();
+        let t0 = Instant::now();
+        let mut b = Burst::new(&c);
+        window(&mut b, &c, t0, 3);
+        assert_eq!(b.interval(&c), ms(100));
+    }
+
+    #[test]
+    fn empty_windows_shrink_lazily_down_to_min() {
+        let c = cfg();
+        let t0 = Instant::now();
+        let mut b = Burst::new(&c);
+        let mut end = t0;
+        for _ in 0..3 {
+            end = window(&mut b, &c, end, 10);
+        }
+        assert_eq!(b.interval(&c), ms(250));
+        // One empty 250 ms window, then a message: it falls in a 200 ms window.
+        let due = b.on_message(&c, end + ms(260));
+        assert_eq!(due, end + ms(250) + ms(200));
+        b.on_flush(&c, due);
+        assert_eq!(b.interval(&c), ms(200));
+        // Two empty windows (200, 150): next window is 100 ms long.
+        let due2 = b.on_message(&c, due + ms(360));
+        assert_eq!(due2, due + ms(200) + ms(150) + ms(100));
+        b.on_flush(&c, due2);
+        assert_eq!(b.interval(&c), ms(100));
+        // Long idle at min: aligned to the 100 ms grid, never shorter than min.
+        let due3 = b.on_message(&c, due2 + ms(1234));
+        assert_eq!(due3, due2 + ms(1300));
+    }
+
+    #[test]
+    fn message_inside_next_window_does_not_shrink() {
+        let c = cfg();
+        let t0 = Instant::now();
+        let mut b = Burst::new(&c);
+        let e = window(&mut b, &c, t0, 4);
+        let due = b.on_message(&c, e + ms(149));
+        assert_eq!(due, e + ms(150));
+    }
+
+    #[test]
+    fn batching_off_is_due_at_once() {
+        let c = BatchingConfig {
+            burst_max: Duration::ZERO,
+            ..cfg()
+        };
+        let t0 = Instant::now();
+        let mut b = Burst::new(&c);
+        assert_eq!(b.on_message(&c, t0), t0);
+        assert_eq!(b.on_message(&c, t0 + ms(5)), t0 + ms(5));
+        b.on_flush(&c, t0);
+        assert_eq!(b.interval(&c), Duration::ZERO);
+        assert_eq!(b.window_end(), None);
+    }
+
+    #[test]
+    fn config_change_clamps_interval() {
+        let c = cfg();
+        let t0 = Instant::now();
+        let mut b = Burst::new(&c);
+        let mut end = t0;
+        for _ in 0..3 {
+            end = window(&mut b, &c, end, 10);
+        }
+        let smaller = BatchingConfig {
+            burst_max: ms(120),
+            ..c
+        };
+        assert_eq!(b.interval(&smaller), ms(120));
+        assert_eq!(b.on_message(&smaller, end), end + ms(120));
+    }
+}

@@ -1,0 +1,387 @@
+//! Delivery: fan-out of encoded messages into outboxes, throttling, conflation of blocked
+//! sessions, timers, flushing and slow-consumer closes.
+
+use std::cmp::Reverse;
+use std::time::Instant;
+
+use super::{schedule, FrameSink, Hub, MaskBits, SubState, CLOSE_SLOW_CONSUMER};
+use crate::config::EngineConfig;
+use crate::session::Session;
+use crate::wire::encode;
+
+/// Shared pieces of a delivery (borrowed from disjoint hub fields).
+struct Ctx<'a> {
+    cfg: &'a EngineConfig,
+    timers: &'a mut std::collections::BinaryHeap<Reverse<(Instant, u32)>>,
+    stats: &'a mut super::HubStats,
+    now: Instant,
+}
+
+impl Ctx<'_> {
+    /// Appends a record message and arms the session's flush.
+    #[inline]
+    fn queue(&mut self, s: &mut Session, slot: u32, id: u32, bytes: &[u8]) {
+        s.outbox.push_record(id, bytes);
+        self.stats.deliveries += 1;
+        let due = s.burst.on_message(&self.cfg.batching, self.now);
+        if s.due.is_none() {
+            s.due = Some(due);
+            if s.blocked_since.is_none() {
+                schedule(self.timers, s, slot, due);
+            }
+        }
+    }
+}
+
+fn mark_dirty(s: &mut Session, st: &mut SubState, id: u32) {
+    st.held = false;
+    st.mask = 0;
+    st.merged = 0;
+    if !st.dirty {
+        st.dirty = true;
+        s.dirty.push(id);
+    }
+}
+
+impl Hub {
+    /// Appends `scratch` (the message for record `id`) to every subscriber's outbox.
+    pub(super) fn fan_out(&mut self, id: u32, is_image: bool, mask: u128, now: Instant) {
+        let Hub {
+            cfg,
+            subs,
+            sessions,
+            timers,
+            scratch,
+            stats,
+            to_conflate,
+            store,
+            ..
+        } = self;
+        let Some(list) = subs.get_mut(id as usize - 1) else {
+            return;
+        };
+        let layout = store.get(id).map_or(0, |r| r.layout);
+        let bytes: &[u8] = scratch;
+        let mut ctx = Ctx {
+            cfg,
+            timers,
+            stats,
+            now,
+        };
+        for i in 0..list.slots.len() {
+            let slot = list.slots[i];
+            let Some(s) = sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+                continue;
+            };
+            if s.fast {
+                // Hot path: not blocked, not conflating, no throttling.
+                ctx.queue(s, slot, id, bytes);
+                continue;
+            }
+            let st = &mut list.state[i];
+            if s.conflating {
+                mark_dirty(s, st, id);
+                ctx.stats.conflated_updates += 1;
+                continue;
+            }
+            let throttle = ctx.cfg.batching.throttle;
+            if !throttle.is_zero() && !is_image {
+                if st.held {
+                    st.mask |= mask;
+                    st.merged += 1;
+                    ctx.stats.conflated_updates += 1;
+                    continue;
+                }
+                if let Some(last) = st.last_sent.filter(|&t| now < t + throttle) {
+                    st.held = true;
+                    st.mask = mask;
+                    st.merged = 1;
+                    st.layout = layout;
+                    s.throttled.push(id);
+                    schedule(ctx.timers, s, slot, last + throttle);
+                    continue;
+                }
+            }
+            if is_image {
+                st.held = false;
+                st.mask = 0;
+                st.merged = 0;
+            }
+            st.last_sent = Some(now);
+            ctx.queue(s, slot, id, bytes);
+            if s.blocked_since.is_some() && s.outbox.len() > ctx.cfg.outbox_conflate_bytes {
+                to_conflate.push(slot);
+            }
+        }
+    }
+
+    /// Queues a fresh image of `id` for one subscriber (subscribe, unblock), or marks it dirty
+    /// while the session conflates.
+    pub(super) fn send_image(&mut self, slot: u32, id: u32, idx: u32, now: Instant) {
+        let Hub {
+            cfg,
+            subs,
+            sessions,
+            timers,
+            scratch,
+            stats,
+            store,
+            ..
+        } = self;
+        let (Some(s), Some(list)) = (
+            sessions.get_mut(slot as usize).and_then(Option::as_mut),
+            subs.get_mut(id as usize - 1),
+        ) else {
+            return;
+        };
+        let Some(st) = list.state.get_mut(idx as usize) else {
+            return;
+        };
+        if s.conflating {
+            mark_dirty(s, st, id);
+            return;
+        }
+        let Some(rec) = store.get(id) else { return };
+        scratch.clear();
+        encode::image(scratch, id, store.subject(id), rec.seq, rec.ts, store.image_fields(rec));
+        st.held = false;
+        st.mask = 0;
+        st.merged = 0;
+        st.dirty = false;
+        st.last_sent = Some(now);
+        let mut ctx = Ctx {
+            cfg,
+            timers,
+            stats,
+            now,
+        };
+        ctx.queue(s, slot, id, scratch);
+    }
+
+    /// Switches a blocked session to conflation: queued record messages are dropped and their
+    /// records (and any held by throttling) marked dirty; control messages stay queued.
+    pub(super) fn start_conflation(&mut self, slot: u32) {
+        let Hub {
+            subs, sessions, stats, ..
+        } = self;
+        let Some(s) = sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+            return;
+        };
+        if s.conflating {
+            return;
+        }
+        s.conflating = true;
+        s.fast = false;
+        let (ids, dropped) = s.outbox.drop_records();
+        stats.conflated_updates += ids.len() as u64;
+        s.dropped_bytes += dropped as u64;
+        let held = std::mem::take(&mut s.throttled);
+        for rid in ids.into_iter().chain(held) {
+            let Some(&idx) = s.subs.get(&rid) else { continue };
+            if let Some(st) = subs
+                .get_mut(rid as usize - 1)
+                .and_then(|l| l.state.get_mut(idx as usize))
+            {
+                mark_dirty(s, st, rid);
+            }
+        }
+    }
+
+    /// The socket drained: dirty records go out as images, then the outbox is flushed when due.
+    pub(super) fn unblock(&mut self, slot: u32, now: Instant) {
+        let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+            return;
+        };
+        if s.blocked_since.is_none() {
+            return;
+        }
+        s.blocked_since = None;
+        s.dropped_bytes = 0;
+        let dirty = if s.conflating {
+            std::mem::take(&mut s.dirty)
+        } else {
+            Vec::new()
+        };
+        s.conflating = false;
+        s.refresh_fast(&self.cfg.batching);
+        for rid in dirty {
+            let Some(s) = self.sessions.get(slot as usize).and_then(Option::as_ref) else {
+                return;
+            };
+            let Some(&idx) = s.subs.get(&rid) else { continue };
+            let is_dirty = self
+                .subs
+                .get(rid as usize - 1)
+                .and_then(|l| l.state.get(idx as usize))
+                .is_some_and(|st| st.dirty);
+            if is_dirty {
+                self.send_image(slot, rid, idx, now);
+            }
+        }
+        let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+            return;
+        };
+        if !s.outbox.is_empty() {
+            let due = s.due.unwrap_or(now);
+            s.due = Some(due);
+            schedule(&mut self.timers, s, slot, due);
+        }
+    }
+
+    /// Fires every timer due at `now`: releases throttled updates, flushes due outboxes into
+    /// `sink`, closes slow consumers.
+    pub fn run_due(&mut self, now: Instant, sink: &mut dyn FrameSink) {
+        while let Some(&Reverse((at, slot))) = self.timers.peek() {
+            if at > now {
+                break;
+            }
+            self.timers.pop();
+            let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+                continue;
+            };
+            if s.timer != Some(at) {
+                continue; // superseded by an earlier timer that already ran
+            }
+            s.timer = None;
+            self.service(slot, now, sink);
+        }
+        while let Some(slot) = self.to_conflate.pop() {
+            self.start_conflation(slot);
+        }
+    }
+
+    fn service(&mut self, slot: u32, now: Instant, sink: &mut dyn FrameSink) {
+        let slow = self.cfg.slow_consumer;
+        let Some(s) = self.sessions.get(slot as usize).and_then(Option::as_ref) else {
+            return;
+        };
+        if let Some(since) = s.blocked_since {
+            if now >= since + slow {
+                self.close_slow(slot, now, sink);
+                return;
+            }
+        }
+        let throttle_next = self.release_throttled(slot, now);
+        let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+            return;
+        };
+        let mut next = throttle_next;
+        if let Some(since) = s.blocked_since {
+            next = min_opt(next, since + slow);
+        } else if !s.outbox.is_empty() {
+            match s.due {
+                Some(d) if d > now => next = min_opt(next, d),
+                _ => {
+                    let len = s.outbox.len();
+                    sink.frame(s.worker, s.sid, &[b"[", s.outbox.bytes(), b"]"], 0);
+                    self.stats.frames_out += 1;
+                    self.stats.bytes_out += len as u64 + 2;
+                    s.outbox.clear();
+                    s.burst.on_flush(&self.cfg.batching, now);
+                    s.due = None;
+                }
+            }
+        }
+        if let Some(t) = next {
+            schedule(&mut self.timers, s, slot, t);
+        }
+    }
+
+    /// Sends held (throttled) updates whose interval has passed; returns the next one's due time.
+    fn release_throttled(&mut self, slot: u32, now: Instant) -> Option<Instant> {
+        let Hub {
+            cfg,
+            subs,
+            sessions,
+            timers,
+            scratch,
+            stats,
+            store,
+            ..
+        } = self;
+        let s = sessions.get_mut(slot as usize).and_then(Option::as_mut)?;
+        if s.throttled.is_empty() {
+            return None;
+        }
+        let throttle = cfg.batching.throttle;
+        let mut next = None;
+        let mut keep = Vec::new();
+        let mut ctx = Ctx {
+            cfg,
+            timers,
+            stats,
+            now,
+        };
+        for rid in std::mem::take(&mut s.throttled) {
+            let Some(&idx) = s.subs.get(&rid) else { continue };
+            let Some(st) = subs
+                .get_mut(rid as usize - 1)
+                .and_then(|l| l.state.get_mut(idx as usize))
+            else {
+                continue;
+            };
+            if !st.held {
+                continue;
+            }
+            let due = st.last_sent.map_or(now, |t| t + throttle);
+            if due > now {
+                keep.push(rid);
+                next = min_opt(next, due);
+                continue;
+            }
+            st.held = false;
+            let Some(rec) = store.get(rid) else { continue };
+            scratch.clear();
+            if st.layout != rec.layout {
+                encode::image(
+                    scratch,
+                    rid,
+                    store.subject(rid),
+                    rec.seq,
+                    rec.ts,
+                    store.image_fields(rec),
+                );
+            } else {
+                let fields = store.fields_at(rec, MaskBits(st.mask));
+                encode::update(scratch, rid, rec.seq, rec.ts, fields, st.merged > 1);
+            }
+            st.mask = 0;
+            st.merged = 0;
+            st.last_sent = Some(now);
+            ctx.queue(s, slot, rid, scratch);
+        }
+        s.throttled = keep;
+        next
+    }
+
+    fn close_slow(&mut self, slot: u32, now: Instant, sink: &mut dyn FrameSink) {
+        let Some(s) = self.sessions.get(slot as usize).and_then(Option::as_ref) else {
+            return;
+        };
+        let since = s.blocked_since.unwrap_or(now);
+        let queued = s.outbox.len() as u64 + s.dropped_bytes;
+        let reason = format!(
+            "slow consumer: blocked {} ms with {} queued",
+            now.saturating_duration_since(since).as_millis(),
+            human_bytes(queued)
+        );
+        sink.frame(s.worker, s.sid, &[reason.as_bytes()], CLOSE_SLOW_CONSUMER);
+        self.stats.slow_consumer_closes += 1;
+        self.remove_session(slot);
+    }
+}
+
+fn min_opt(a: Option<Instant>, b: Instant) -> Option<Instant> {
+    Some(a.map_or(b, |a| a.min(b)))
+}
+
+/// `2.1 MB`, `512.0 KB`, `100 B` (decimal units, as in the close reason).
+pub fn human_bytes(n: u64) -> String {
+    if n >= 1_000_000 {
+        format!("{:.1} MB", n as f64 / 1e6)
+    } else if n >= 1_000 {
+        format!("{:.1} KB", n as f64 / 1e3)
+    } else {
+        format!("{n} B")
+    }
+}

@@ -1,0 +1,390 @@
+//! The hub: all engine state (store, subscriptions, sessions, timers), owned by one thread and
+//! driven by `Command`s and the clock passed in. `runtime` feeds it; tests drive it directly.
+//!
+//! Encode once, send many: a publish is encoded once and the same bytes are appended to every
+//! subscriber's outbox (`deliver`). Subscriber lists are `Vec<u32>` of session slab slots with a
+//! parallel `Vec<SubState>` holding throttle/conflation state, so the common path (no
+//! throttling, not blocked) touches neither a map nor the state.
+
+mod deliver;
+mod subscribe;
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::time::Instant;
+
+use crate::config::{BatchingConfig, EngineConfig};
+use crate::session::Session;
+use crate::store::{Applied, Store};
+use crate::wire::Publish;
+
+/// WebSocket close code for a slow consumer (`CloseCodes.SLOW_CONSUMER`).
+pub const CLOSE_SLOW_CONSUMER: u16 = 4008;
+
+/// Work for the hub, in the order callers sent it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// A session was opened on `worker` (its frames go to that worker's ready queue).
+    OpenSession {
+        /// Session id (allocated by the caller).
+        sid: u32,
+        /// Worker id.
+        worker: u32,
+        /// Login name.
+        user: String,
+        /// Price tier.
+        tier: String,
+    },
+    /// The session is gone (socket closed); its subscriptions and queue are dropped.
+    CloseSession {
+        /// Session id.
+        sid: u32,
+    },
+    /// `record.subscribe`: ack (+ images) or an error frame go to the session.
+    Subscribe {
+        /// Session id.
+        sid: u32,
+        /// Request id echoed in the reply.
+        req_id: u32,
+        /// Subjects (validated here: the hub trusts no caller).
+        subjects: Vec<String>,
+    },
+    /// `record.unsubscribe`: ack or an error frame go to the session.
+    Unsubscribe {
+        /// Session id.
+        sid: u32,
+        /// Request id echoed in the reply.
+        req_id: u32,
+        /// Subjects; unknown or not-subscribed ones are ignored.
+        subjects: Vec<String>,
+    },
+    /// The worker's socket for `sid` is buffered (`true`) or drained (`false`).
+    SetBlocked {
+        /// Session id.
+        sid: u32,
+        /// Whether `ws.send` is currently buffering.
+        blocked: bool,
+    },
+    /// A decoded, validated source frame.
+    Publish {
+        /// The publishes, in frame order.
+        batch: Vec<Publish>,
+        /// Receive time, epoch ms: the origin `ts` of publishes without one.
+        received_ms: f64,
+    },
+    /// New batching/throttle settings, applied from the next message on.
+    SetBatching(BatchingConfig),
+    /// The worker went away: close all its sessions.
+    CloseWorker {
+        /// Worker id.
+        worker: u32,
+    },
+}
+
+/// Receives flushed frames and close instructions.
+pub trait FrameSink {
+    /// `parts` concatenated is the frame (close code 0) or the UTF-8 close reason.
+    fn frame(&mut self, worker: u32, sid: u32, parts: &[&[u8]], close_code: u16);
+}
+
+/// Counters of the hub (cumulative) and gauges (current).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct HubStats {
+    /// Publishes merged into the store.
+    pub publishes_applied: u64,
+    /// Publishes refused by the store (field limit).
+    pub publishes_rejected: u64,
+    /// Messages appended to outboxes.
+    pub deliveries: u64,
+    /// Frames flushed.
+    pub frames_out: u64,
+    /// Bytes flushed (frames, brackets included).
+    pub bytes_out: u64,
+    /// Record messages not sent individually (merged by throttling or dropped by conflation).
+    pub conflated_updates: u64,
+    /// Sessions closed as slow consumers.
+    pub slow_consumer_closes: u64,
+    /// Open sessions.
+    pub sessions: u64,
+    /// Current record subscriptions.
+    pub subscriptions: u64,
+    /// Published records.
+    pub records: u64,
+}
+
+/// Throttle / conflation state of one (session, record) subscription.
+#[derive(Debug, Default, Clone)]
+struct SubState {
+    /// When the last message for this record went into the session's outbox.
+    last_sent: Option<Instant>,
+    /// Changed slots held back by throttling.
+    mask: u128,
+    /// Updates merged into `mask`.
+    merged: u32,
+    /// Record layout `mask` refers to (a different one: send an image).
+    layout: u32,
+    /// An update is held back (listed in `Session::throttled`).
+    held: bool,
+    /// Changes not sent because the session is conflating (listed in `Session::dirty`).
+    dirty: bool,
+}
+
+/// Subscribers of one record.
+#[derive(Debug, Default)]
+struct SubList {
+    slots: Vec<u32>,
+    state: Vec<SubState>,
+}
+
+/// All engine state. Single-threaded; see the module doc.
+#[derive(Debug)]
+pub struct Hub {
+    cfg: EngineConfig,
+    store: Store,
+    subs: Vec<SubList>,
+    sessions: Vec<Option<Session>>,
+    free: Vec<u32>,
+    by_sid: HashMap<u32, u32>,
+    timers: BinaryHeap<Reverse<(Instant, u32)>>,
+    scratch: Vec<u8>,
+    applied: Applied,
+    to_conflate: Vec<u32>,
+    stats: HubStats,
+}
+
+impl Hub {
+    /// An empty hub.
+    pub fn new(cfg: EngineConfig) -> Self {
+        Hub {
+            cfg,
+            store: Store::new(),
+            subs: Vec::new(),
+            sessions: Vec::new(),
+            free: Vec::new(),
+            by_sid: HashMap::new(),
+            timers: BinaryHeap::new(),
+            scratch: Vec::with_capacity(1024),
+            applied: Applied::default(),
+            to_conflate: Vec::new(),
+            stats: HubStats::default(),
+        }
+    }
+
+    /// Applies one command at `now`. Never fails: request errors become error frames.
+    pub fn handle(&mut self, cmd: Command, now: Instant) {
+        match cmd {
+            Command::OpenSession {
+                sid,
+                worker,
+                user,
+                tier,
+            } => self.open_session(sid, worker, &user, &tier),
+            Command::CloseSession { sid } => {
+                if let Some(slot) = self.by_sid.get(&sid).copied() {
+                    self.remove_session(slot);
+                }
+            }
+            Command::Subscribe { sid, req_id, subjects } => self.subscribe(sid, req_id, &subjects, now),
+            Command::Unsubscribe { sid, req_id, subjects } => self.unsubscribe(sid, req_id, &subjects, now),
+            Command::SetBlocked { sid, blocked } => self.set_blocked(sid, blocked, now),
+            Command::Publish { batch, received_ms } => self.publish(&batch, received_ms, now),
+            Command::SetBatching(b) => {
+                self.cfg.batching = b;
+                for s in self.sessions.iter_mut().flatten() {
+                    s.refresh_fast(&b);
+                }
+            }
+            Command::CloseWorker { worker } => {
+                let slots: Vec<u32> = self
+                    .sessions
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.as_ref().is_some_and(|s| s.worker == worker))
+                    .map(|(i, _)| i as u32)
+                    .collect();
+                for slot in slots {
+                    self.remove_session(slot);
+                }
+            }
+        }
+    }
+
+    /// Current configuration.
+    pub fn config(&self) -> &EngineConfig {
+        &self.cfg
+    }
+
+    /// Counters and gauges.
+    pub fn stats(&self) -> HubStats {
+        HubStats {
+            records: self.store.len() as u64,
+            ..self.stats
+        }
+    }
+
+    /// The record store (read-only).
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Earliest pending timer (may be stale: waking early is harmless).
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.timers.peek().map(|Reverse((t, _))| *t)
+    }
+
+    /// Queued (unflushed) bytes of a session, for tests and diagnostics.
+    pub fn queued(&self, sid: u32) -> Option<&[u8]> {
+        self.session_by_sid(sid).map(|s| s.outbox.bytes())
+    }
+
+    /// Current batching interval of a session.
+    pub fn burst_interval(&self, sid: u32) -> Option<std::time::Duration> {
+        self.session_by_sid(sid).map(|s| s.burst.interval(&self.cfg.batching))
+    }
+
+    fn session_by_sid(&self, sid: u32) -> Option<&Session> {
+        let slot = *self.by_sid.get(&sid)?;
+        self.sessions.get(slot as usize)?.as_ref()
+    }
+
+    fn open_session(&mut self, sid: u32, worker: u32, user: &str, tier: &str) {
+        if let Some(old) = self.by_sid.get(&sid).copied() {
+            // A reused id replaces the old session rather than leaking it.
+            self.remove_session(old);
+        }
+        let session = Session::new(sid, worker, user, tier, &self.cfg.batching);
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.sessions[slot as usize] = Some(session);
+                slot
+            }
+            None => {
+                self.sessions.push(Some(session));
+                (self.sessions.len() - 1) as u32
+            }
+        };
+        self.by_sid.insert(sid, slot);
+        self.stats.sessions += 1;
+    }
+
+    fn remove_session(&mut self, slot: u32) {
+        let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::take) else {
+            return;
+        };
+        for (&rid, &idx) in &s.subs {
+            remove_sub_at(&mut self.subs, &mut self.sessions, rid, idx);
+            self.stats.subscriptions -= 1;
+        }
+        self.by_sid.remove(&s.sid);
+        self.free.push(slot);
+        self.stats.sessions -= 1;
+    }
+
+    fn set_blocked(&mut self, sid: u32, blocked: bool, now: Instant) {
+        let Some(&slot) = self.by_sid.get(&sid) else { return };
+        if blocked {
+            let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+                return;
+            };
+            if s.blocked_since.is_some() {
+                return;
+            }
+            s.blocked_since = Some(now);
+            s.refresh_fast(&self.cfg.batching);
+            let deadline = now + self.cfg.slow_consumer;
+            schedule(&mut self.timers, s, slot, deadline);
+            if s.outbox.len() > self.cfg.outbox_conflate_bytes {
+                self.start_conflation(slot);
+            }
+        } else {
+            self.unblock(slot, now);
+        }
+    }
+
+    fn publish(&mut self, batch: &[Publish], received_ms: f64, now: Instant) {
+        for p in batch {
+            if self.store.apply(p, received_ms, &mut self.applied).is_err() {
+                // Only the field limit can fail here; the frame was validated on ingest.
+                self.stats.publishes_rejected += 1;
+                continue;
+            }
+            self.stats.publishes_applied += 1;
+            let id = self.applied.id;
+            ensure_list(&mut self.subs, id);
+            if self.subs[id as usize - 1].slots.is_empty() {
+                continue;
+            }
+            let created = self.applied.created;
+            self.encode_publish(id, created);
+            self.fan_out(id, created, self.applied.mask, now);
+        }
+        while let Some(slot) = self.to_conflate.pop() {
+            self.start_conflation(slot);
+        }
+    }
+
+    /// Encodes the message for the publish just applied into `scratch`: an image when it
+    /// created the record (pending subscribers), else an update of the changed fields.
+    fn encode_publish(&mut self, id: u32, created: bool) {
+        use crate::wire::encode;
+        self.scratch.clear();
+        let Some(rec) = self.store.get(id) else { return };
+        if created {
+            let fields = self.store.image_fields(rec);
+            encode::image(&mut self.scratch, id, self.store.subject(id), rec.seq, rec.ts, fields);
+        } else {
+            let fields = self
+                .store
+                .fields_at(rec, self.applied.changed.iter().map(|&c| c as usize));
+            encode::update(&mut self.scratch, id, rec.seq, rec.ts, fields, false);
+        }
+    }
+}
+
+/// Queues a timer for `slot` at `at` unless an earlier one is already queued.
+fn schedule(timers: &mut BinaryHeap<Reverse<(Instant, u32)>>, s: &mut Session, slot: u32, at: Instant) {
+    if s.timer.is_none_or(|t| at < t) {
+        s.timer = Some(at);
+        timers.push(Reverse((at, slot)));
+    }
+}
+
+fn ensure_list(subs: &mut Vec<SubList>, id: u32) {
+    if subs.len() < id as usize {
+        subs.resize_with(id as usize, SubList::default);
+    }
+}
+
+/// Removes subscriber `idx` of record `rid` (swap-remove) and fixes the moved subscriber's index.
+fn remove_sub_at(subs: &mut [SubList], sessions: &mut [Option<Session>], rid: u32, idx: u32) {
+    let Some(list) = subs.get_mut(rid as usize - 1) else {
+        return;
+    };
+    let idx = idx as usize;
+    if idx >= list.slots.len() {
+        return;
+    }
+    list.slots.swap_remove(idx);
+    list.state.swap_remove(idx);
+    if let Some(&moved) = list.slots.get(idx) {
+        if let Some(m) = sessions.get_mut(moved as usize).and_then(Option::as_mut) {
+            m.subs.insert(rid, idx as u32);
+        }
+    }
+}
+
+/// Iterates the set bits of a changed-field mask, lowest first.
+#[derive(Debug, Clone, Copy)]
+struct MaskBits(u128);
+
+impl Iterator for MaskBits {
+    type Item = usize;
+    fn next(&mut self) -> Option<usize> {
+        if self.0 == 0 {
+            return None;
+        }
+        let i = self.0.trailing_zeros() as usize;
+        self.0 &= self.0 - 1;
+        Some(i)
+    }
+}

@@ -1,0 +1,161 @@
+//! `record.subscribe` / `record.unsubscribe`: validation, limits, acks, images.
+
+use std::collections::HashSet;
+use std::time::Instant;
+
+use super::{ensure_list, remove_sub_at, schedule, Hub, SubState};
+use crate::error::ErrorCode;
+use crate::wire::encode::{self, SubscribedRef};
+use crate::wire::rules::{check_subject, show_str, MAX_SUBJECTS_PER_REQUEST};
+
+/// A request error to send back as an `error` frame.
+struct ReqError {
+    code: ErrorCode,
+    message: String,
+    field: Option<String>,
+}
+
+fn check_subjects(subjects: &[String]) -> Result<(), ReqError> {
+    if subjects.is_empty() || subjects.len() > MAX_SUBJECTS_PER_REQUEST {
+        return Err(ReqError {
+            code: ErrorCode::BadRequest,
+            message: format!(
+                "'subjects' must hold 1..{MAX_SUBJECTS_PER_REQUEST} subjects, got {}",
+                subjects.len()
+            ),
+            field: Some("subjects".into()),
+        });
+    }
+    for (i, s) in subjects.iter().enumerate() {
+        if let Err(rule) = check_subject(s) {
+            return Err(ReqError {
+                code: ErrorCode::BadRequest,
+                message: format!("'subjects.{i}' ({}) {rule}", show_str(s)),
+                field: Some(format!("subjects.{i}")),
+            });
+        }
+    }
+    Ok(())
+}
+
+impl Hub {
+    fn send_error(&mut self, slot: u32, req_id: u32, e: ReqError, now: Instant) {
+        self.scratch.clear();
+        encode::error(
+            &mut self.scratch,
+            Some(req_id),
+            e.code,
+            &e.message,
+            e.field.as_deref(),
+            None,
+        );
+        self.send_control(slot, now);
+    }
+
+    /// Queues `scratch` as a control message of session `slot`.
+    fn send_control(&mut self, slot: u32, now: Instant) {
+        let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+            return;
+        };
+        s.outbox.push_control(&self.scratch);
+        self.stats.deliveries += 1;
+        let due = s.burst.on_message(&self.cfg.batching, now);
+        if s.due.is_none() {
+            s.due = Some(due);
+            if s.blocked_since.is_none() {
+                schedule(&mut self.timers, s, slot, due);
+            }
+        }
+    }
+
+    pub(super) fn subscribe(&mut self, sid: u32, req_id: u32, subjects: &[String], now: Instant) {
+        let Some(&slot) = self.by_sid.get(&sid) else { return };
+        if let Err(e) = check_subjects(subjects) {
+            return self.send_error(slot, req_id, e, now);
+        }
+        let Some(s) = self.sessions.get(slot as usize).and_then(Option::as_ref) else {
+            return;
+        };
+        let mut fresh = HashSet::new();
+        for subject in subjects {
+            let known = self.store_lookup(subject).is_some_and(|id| s.subs.contains_key(&id));
+            if !known {
+                fresh.insert(subject.as_str());
+            }
+        }
+        let total = s.subs.len() + fresh.len();
+        let limit = self.cfg.max_subscriptions_per_session as usize;
+        if total > limit {
+            let e = ReqError {
+                code: ErrorCode::LimitExceeded,
+                message: format!(
+                    "'subjects' would raise this session's subscriptions to {total}; the limit (maxSubscriptionsPerSession) is {limit}"
+                ),
+                field: Some("subjects".into()),
+            };
+            return self.send_error(slot, req_id, e, now);
+        }
+
+        let mut acks = Vec::with_capacity(subjects.len());
+        let mut images: Vec<(u32, u32)> = Vec::new();
+        for subject in subjects {
+            let id = self.store.subject_id(subject);
+            ensure_list(&mut self.subs, id);
+            let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+                return;
+            };
+            let idx = match s.subs.get(&id) {
+                Some(&idx) => idx,
+                None => {
+                    let list = &mut self.subs[id as usize - 1];
+                    list.slots.push(slot);
+                    list.state.push(SubState::default());
+                    let idx = (list.slots.len() - 1) as u32;
+                    s.subs.insert(id, idx);
+                    self.stats.subscriptions += 1;
+                    idx
+                }
+            };
+            let pending = self.store.get(id).is_none();
+            acks.push((id, pending));
+            if !pending && !images.iter().any(|&(i, _)| i == id) {
+                images.push((id, idx));
+            }
+        }
+        self.scratch.clear();
+        let refs: Vec<SubscribedRef<'_>> = subjects
+            .iter()
+            .zip(&acks)
+            .map(|(subject, &(id, pending))| SubscribedRef { subject, id, pending })
+            .collect();
+        encode::subscribed(&mut self.scratch, req_id, &refs);
+        self.send_control(slot, now);
+        for (id, idx) in images {
+            self.send_image(slot, id, idx, now);
+        }
+    }
+
+    pub(super) fn unsubscribe(&mut self, sid: u32, req_id: u32, subjects: &[String], now: Instant) {
+        let Some(&slot) = self.by_sid.get(&sid) else { return };
+        if let Err(e) = check_subjects(subjects) {
+            return self.send_error(slot, req_id, e, now);
+        }
+        for subject in subjects {
+            let Some(id) = self.store_lookup(subject) else { continue };
+            let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+                return;
+            };
+            if let Some(idx) = s.subs.remove(&id) {
+                remove_sub_at(&mut self.subs, &mut self.sessions, id, idx);
+                self.stats.subscriptions -= 1;
+            }
+        }
+        self.scratch.clear();
+        encode::unsubscribed(&mut self.scratch, req_id, subjects);
+        self.send_control(slot, now);
+    }
+
+    fn store_lookup(&self, subject: &str) -> Option<u32> {
+        self.store.lookup(subject)
+    }
+}

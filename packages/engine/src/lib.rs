@@ -1,0 +1,19 @@
+//! Tidewire engine: record store, encode-once fan-out, per-session outboxes with Liberator
+//! batching, throttling/conflation and slow-consumer bounds, run on one engine thread.
+//! `napi` (default feature) is the only place Node is touched.
+
+pub mod error;
+pub mod intern;
+pub mod store;
+pub mod value;
+pub mod wire;
+
+pub use error::{EngineError, ErrorCode};
+pub mod batch;
+pub mod config;
+pub mod hub;
+pub mod runtime;
+pub mod session;
+
+#[cfg(feature = "napi")]
+mod napi;

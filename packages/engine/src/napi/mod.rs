@@ -1,0 +1,254 @@
+//! napi glue (the only place `napi` is used): converts JS values, delegates to
+//! `runtime::Engine`, converts back. No logic lives here.
+
+mod error;
+
+use napi::bindgen_prelude::{Buffer, Either, Function, Uint32Array};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{Env, Status};
+use napi_derive::napi;
+
+use self::error::to_js;
+use crate::config::{ms, BatchingConfig as RustBatching, RawConfig};
+use crate::runtime::{self, Waker};
+
+/// Engine settings; every field optional.
+#[napi(object)]
+pub struct EngineConfig {
+    /// Shortest batching interval, ms. @default 100
+    pub burst_min_ms: Option<f64>,
+    /// Longest batching interval, ms; 0 turns batching off (flush after each command batch). @default 0
+    pub burst_max_ms: Option<f64>,
+    /// Interval growth after a busy window (> 3 messages) / shrink after an empty one, ms. @default 50
+    pub burst_increment_ms: Option<f64>,
+    /// Per (session, record): at most one message per this many ms, updates in between conflated; 0 = off. @default 0
+    pub throttle_ms: Option<f64>,
+    /// A blocked session whose outbox passes this many bytes switches to conflation. @default 1048576
+    pub outbox_conflate_bytes: Option<f64>,
+    /// A session blocked this long is closed with 4008, ms. @default 10000
+    pub slow_consumer_ms: Option<f64>,
+    /// Record subscriptions one session may hold; above it: LIMIT_EXCEEDED. @default 10000
+    pub max_subscriptions_per_session: Option<f64>,
+}
+
+/// Batching settings for `setBatching` (all required), ms.
+#[napi(object)]
+pub struct BatchingConfig {
+    /// Shortest batching interval, ms.
+    pub burst_min_ms: f64,
+    /// Longest batching interval, ms; 0 = batching off.
+    pub burst_max_ms: f64,
+    /// Growth / shrink step, ms.
+    pub burst_increment_ms: f64,
+    /// Per-record throttle interval, ms; 0 = off.
+    pub throttle_ms: f64,
+}
+
+/// Frames ready for one worker: `index` holds `[sessionId, offset, length, closeCode]` per
+/// entry; closeCode 0 = a text frame `data[offset..offset+length]`, else close the socket with
+/// that code and the UTF-8 reason in the slice.
+#[napi(object)]
+pub struct Drained {
+    /// Frame bytes, back to back.
+    pub data: Buffer,
+    /// Four u32 per entry.
+    pub index: Uint32Array,
+}
+
+/// Engine counters (cumulative) and gauges (current).
+#[napi(object)]
+pub struct EngineStats {
+    /// Publishes accepted by `ingest`.
+    pub publishes_in: f64,
+    /// Messages appended to session outboxes.
+    pub deliveries: f64,
+    /// Frames flushed.
+    pub frames_out: f64,
+    /// Bytes flushed.
+    pub bytes_out: f64,
+    /// Record messages merged by throttling or dropped by conflation.
+    pub conflated_updates: f64,
+    /// Sessions closed as slow consumers (4008).
+    pub slow_consumer_closes: f64,
+    /// Open sessions.
+    pub sessions: f64,
+    /// Current record subscriptions.
+    pub subscriptions: f64,
+    /// Published records.
+    pub records: f64,
+    /// Publishes refused by the store (a record would pass 128 fields).
+    pub publishes_rejected: f64,
+}
+
+type ReadyFn = ThreadsafeFunction<(), (), (), Status, false, true>;
+
+struct JsWaker(ReadyFn);
+
+impl Waker for JsWaker {
+    fn wake(&self) {
+        // NonBlocking: the engine thread never waits on JS. A full/closing queue only loses a
+        // wake-up of a worker that is going away.
+        let _ = self.0.call((), ThreadsafeFunctionCallMode::NonBlocking);
+    }
+}
+
+/// The Tidewire engine: one engine thread per instance; `Engine.attach(id)` gives worker
+/// threads a handle on the same one.
+#[napi(js_name = "Engine")]
+pub struct JsEngine {
+    inner: runtime::Engine,
+}
+
+#[napi]
+impl JsEngine {
+    /// Starts an engine. Throws BAD_REQUEST naming the setting when `config` is invalid.
+    #[napi(constructor)]
+    pub fn new(env: Env, config: Option<EngineConfig>) -> napi::Result<Self> {
+        let c = config.unwrap_or(EngineConfig {
+            burst_min_ms: None,
+            burst_max_ms: None,
+            burst_increment_ms: None,
+            throttle_ms: None,
+            outbox_conflate_bytes: None,
+            slow_consumer_ms: None,
+            max_subscriptions_per_session: None,
+        });
+        let raw = RawConfig {
+            burst_min_ms: c.burst_min_ms,
+            burst_max_ms: c.burst_max_ms,
+            burst_increment_ms: c.burst_increment_ms,
+            throttle_ms: c.throttle_ms,
+            outbox_conflate_bytes: c.outbox_conflate_bytes,
+            slow_consumer_ms: c.slow_consumer_ms,
+            max_subscriptions_per_session: c.max_subscriptions_per_session,
+        };
+        let cfg = raw.resolve().map_err(|e| to_js(&env, e))?;
+        let inner = runtime::Engine::start(cfg).map_err(|e| to_js(&env, e))?;
+        Ok(JsEngine { inner })
+    }
+
+    /// The running engine `engineId` (from another worker thread). Throws NOT_FOUND.
+    #[napi(factory)]
+    pub fn attach(env: Env, engine_id: u32) -> napi::Result<Self> {
+        let inner = runtime::Engine::attach(engine_id).map_err(|e| to_js(&env, e))?;
+        Ok(JsEngine { inner })
+    }
+
+    /// This engine's id (for `Engine.attach`).
+    #[napi(getter)]
+    pub fn id(&self) -> u32 {
+        self.inner.id()
+    }
+
+    /// Registers the calling worker; `onReady()` is called (on this thread, not keeping the
+    /// event loop alive) when frames become ready for it. Returns the worker id.
+    #[napi]
+    pub fn register_worker(&self, env: Env, on_ready: Function<(), ()>) -> napi::Result<u32> {
+        let tsfn: ReadyFn = on_ready.build_threadsafe_function().weak::<true>().build()?;
+        self.inner
+            .register_worker(Box::new(JsWaker(tsfn)))
+            .map_err(|e| to_js(&env, e))
+    }
+
+    /// Unregisters a worker and closes its sessions.
+    #[napi]
+    pub fn unregister_worker(&self, env: Env, worker_id: u32) -> napi::Result<()> {
+        self.inner.unregister_worker(worker_id).map_err(|e| to_js(&env, e))
+    }
+
+    /// Opens a session on `workerId`; returns its id at once.
+    #[napi]
+    pub fn open_session(&self, env: Env, worker_id: u32, user: String, tier: String) -> napi::Result<u32> {
+        self.inner
+            .open_session(worker_id, &user, &tier)
+            .map_err(|e| to_js(&env, e))
+    }
+
+    /// Closes a session; unknown ids are ignored.
+    #[napi]
+    pub fn close_session(&self, env: Env, session_id: u32) -> napi::Result<()> {
+        self.inner.close_session(session_id).map_err(|e| to_js(&env, e))
+    }
+
+    /// Subscribes; `record.subscribed` + images (or an `error`) arrive in the session's frames.
+    #[napi]
+    pub fn subscribe(&self, env: Env, session_id: u32, req_id: u32, subjects: Vec<String>) -> napi::Result<()> {
+        self.inner
+            .subscribe(session_id, req_id, subjects)
+            .map_err(|e| to_js(&env, e))
+    }
+
+    /// Unsubscribes; `record.unsubscribed` (or an `error`) arrives in the session's frames.
+    #[napi]
+    pub fn unsubscribe(&self, env: Env, session_id: u32, req_id: u32, subjects: Vec<String>) -> napi::Result<()> {
+        self.inner
+            .unsubscribe(session_id, req_id, subjects)
+            .map_err(|e| to_js(&env, e))
+    }
+
+    /// Reports `ws.send` buffering (true) or the socket's drain (false).
+    #[napi]
+    pub fn set_blocked(&self, env: Env, session_id: u32, blocked: bool) -> napi::Result<()> {
+        self.inner.set_blocked(session_id, blocked).map_err(|e| to_js(&env, e))
+    }
+
+    /// Validates a source frame on this thread and queues it; returns the number of publishes.
+    /// Throws `{code, message, index?, field?}` and accepts nothing when any message is bad.
+    #[napi]
+    pub fn ingest(&self, env: Env, frame: Either<Buffer, String>) -> napi::Result<u32> {
+        let n = match &frame {
+            Either::A(buf) => self.inner.ingest(buf),
+            Either::B(text) => self.inner.ingest_str(text),
+        };
+        n.map(|n| n as u32).map_err(|e| to_js(&env, e))
+    }
+
+    /// Everything ready for `workerId`, or null.
+    #[napi]
+    pub fn drain(&self, env: Env, worker_id: u32) -> napi::Result<Option<Drained>> {
+        let d = self.inner.drain(worker_id).map_err(|e| to_js(&env, e))?;
+        Ok(d.map(|d| Drained {
+            data: d.data.into(),
+            index: Uint32Array::new(d.index),
+        }))
+    }
+
+    /// New batching/throttle settings, from the next message on.
+    #[napi]
+    pub fn set_batching(&self, env: Env, config: BatchingConfig) -> napi::Result<()> {
+        let b = (|| {
+            Ok::<_, crate::EngineError>(RustBatching {
+                burst_min: ms("burstMinMs", Some(config.burst_min_ms), Default::default())?,
+                burst_max: ms("burstMaxMs", Some(config.burst_max_ms), Default::default())?,
+                burst_increment: ms("burstIncrementMs", Some(config.burst_increment_ms), Default::default())?,
+                throttle: ms("throttleMs", Some(config.throttle_ms), Default::default())?,
+            })
+        })()
+        .map_err(|e| to_js(&env, e))?;
+        self.inner.set_batching(b).map_err(|e| to_js(&env, e))
+    }
+
+    /// Current counters.
+    #[napi]
+    pub fn stats(&self) -> EngineStats {
+        let s = self.inner.stats();
+        EngineStats {
+            publishes_in: s.publishes_in as f64,
+            deliveries: s.deliveries as f64,
+            frames_out: s.frames_out as f64,
+            bytes_out: s.bytes_out as f64,
+            conflated_updates: s.conflated_updates as f64,
+            slow_consumer_closes: s.slow_consumer_closes as f64,
+            sessions: s.sessions as f64,
+            subscriptions: s.subscriptions as f64,
+            records: s.records as f64,
+            publishes_rejected: s.publishes_rejected as f64,
+        }
+    }
+
+    /// Stops the engine thread (joins it); later calls throw UNAVAILABLE. Idempotent.
+    #[napi]
+    pub fn shutdown(&self, env: Env) -> napi::Result<()> {
+        self.inner.shutdown().map_err(|e| to_js(&env, e))
+    }
+}

@@ -1,0 +1,407 @@
+//! The engine runtime: one engine thread owning a `Hub`, fed through a channel from any thread,
+//! flushing frames into per-worker ready queues and waking the workers.
+//!
+//! Per pass the thread takes every queued command (up to `MAX_COMMANDS_PER_PASS`, so a flood
+//! cannot starve flushing), fires due timers, then wakes each worker whose ready queue went
+//! from empty to non-empty. Between passes it sleeps in `recv_timeout` until the next timer.
+//! Engines are registered by id so worker threads can `Engine::attach(id)`.
+
+mod ready;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::thread::JoinHandle;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+
+pub use ready::{Drained, Waker, WorkerQueue};
+
+use crate::config::{BatchingConfig, EngineConfig};
+use crate::error::{EngineError, Result};
+use crate::hub::{Command, Hub, HubStats};
+use crate::wire::decode_source_frame;
+
+/// Commands handled per pass before timers are fired and frames flushed.
+pub const MAX_COMMANDS_PER_PASS: usize = 4096;
+
+enum Msg {
+    Cmd(Command),
+    Shutdown,
+}
+
+/// Engine counters, readable from any thread (updated by the engine thread once per pass).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct EngineStats {
+    /// Publishes accepted by `ingest`.
+    pub publishes_in: u64,
+    /// Publishes the store refused (field limit).
+    pub publishes_rejected: u64,
+    /// Messages appended to outboxes.
+    pub deliveries: u64,
+    /// Frames flushed to workers.
+    pub frames_out: u64,
+    /// Bytes of those frames.
+    pub bytes_out: u64,
+    /// Record messages merged (throttle) or dropped (conflation) instead of sent.
+    pub conflated_updates: u64,
+    /// Sessions closed with 4008.
+    pub slow_consumer_closes: u64,
+    /// Open sessions.
+    pub sessions: u64,
+    /// Current record subscriptions.
+    pub subscriptions: u64,
+    /// Published records.
+    pub records: u64,
+}
+
+#[derive(Default)]
+struct AtomicStats {
+    publishes_in: AtomicU64,
+    publishes_rejected: AtomicU64,
+    deliveries: AtomicU64,
+    frames_out: AtomicU64,
+    bytes_out: AtomicU64,
+    conflated_updates: AtomicU64,
+    slow_consumer_closes: AtomicU64,
+    sessions: AtomicU64,
+    subscriptions: AtomicU64,
+    records: AtomicU64,
+}
+
+impl AtomicStats {
+    fn publish(&self, h: &HubStats) {
+        let r = Ordering::Relaxed;
+        self.publishes_rejected.store(h.publishes_rejected, r);
+        self.deliveries.store(h.deliveries, r);
+        self.frames_out.store(h.frames_out, r);
+        self.bytes_out.store(h.bytes_out, r);
+        self.conflated_updates.store(h.conflated_updates, r);
+        self.slow_consumer_closes.store(h.slow_consumer_closes, r);
+        self.sessions.store(h.sessions, r);
+        self.subscriptions.store(h.subscriptions, r);
+        self.records.store(h.records, r);
+    }
+
+    fn snapshot(&self) -> EngineStats {
+        let r = Ordering::Relaxed;
+        EngineStats {
+            publishes_in: self.publishes_in.load(r),
+            publishes_rejected: self.publishes_rejected.load(r),
+            deliveries: self.deliveries.load(r),
+            frames_out: self.frames_out.load(r),
+            bytes_out: self.bytes_out.load(r),
+            conflated_updates: self.conflated_updates.load(r),
+            slow_consumer_closes: self.slow_consumer_closes.load(r),
+            sessions: self.sessions.load(r),
+            subscriptions: self.subscriptions.load(r),
+            records: self.records.load(r),
+        }
+    }
+}
+
+struct Shared {
+    id: u32,
+    tx: Sender<Msg>,
+    workers: RwLock<Vec<Option<Arc<WorkerQueue>>>>,
+    next_sid: AtomicU32,
+    stats: AtomicStats,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    shut: AtomicBool,
+}
+
+fn registry() -> &'static Mutex<HashMap<u32, Arc<Shared>>> {
+    static REGISTRY: OnceLock<Mutex<HashMap<u32, Arc<Shared>>>> = OnceLock::new();
+    REGISTRY.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+static NEXT_ENGINE_ID: AtomicU32 = AtomicU32::new(1);
+
+fn internal(what: &str) -> EngineError {
+    EngineError::Internal {
+        message: format!("engine {what} lock poisoned (a thread panicked)"),
+    }
+}
+
+/// A handle on a running engine; cheap to clone, usable from any thread.
+#[derive(Clone)]
+pub struct Engine {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").field("id", &self.shared.id).finish()
+    }
+}
+
+impl Engine {
+    /// Starts an engine thread with `cfg` and registers it under a new id (from 1).
+    pub fn start(cfg: EngineConfig) -> Result<Engine> {
+        cfg.batching.validate()?;
+        let id = NEXT_ENGINE_ID.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let shared = Arc::new(Shared {
+            id,
+            tx,
+            workers: RwLock::new(Vec::new()),
+            next_sid: AtomicU32::new(1),
+            stats: AtomicStats::default(),
+            thread: Mutex::new(None),
+            shut: AtomicBool::new(false),
+        });
+        let for_thread = Arc::clone(&shared);
+        let handle = std::thread::Builder::new()
+            .name(format!("tidewire-engine-{id}"))
+            .spawn(move || run(Hub::new(cfg), rx, &for_thread))
+            .map_err(|e| EngineError::Internal {
+                message: format!("cannot start the engine thread: {e}"),
+            })?;
+        *shared.thread.lock().map_err(|_| internal("thread"))? = Some(handle);
+        registry()
+            .lock()
+            .map_err(|_| internal("registry"))?
+            .insert(id, Arc::clone(&shared));
+        Ok(Engine { shared })
+    }
+
+    /// The running engine with this id (for worker threads). `NOT_FOUND` if none.
+    pub fn attach(id: u32) -> Result<Engine> {
+        let reg = registry().lock().map_err(|_| internal("registry"))?;
+        match reg.get(&id) {
+            Some(shared) => Ok(Engine {
+                shared: Arc::clone(shared),
+            }),
+            None => Err(EngineError::NotFound {
+                message: format!("no running engine with id {id}"),
+            }),
+        }
+    }
+
+    /// This engine's id.
+    pub fn id(&self) -> u32 {
+        self.shared.id
+    }
+
+    fn send(&self, cmd: Command) -> Result<()> {
+        if self.shared.shut.load(Ordering::Acquire) {
+            return Err(EngineError::Unavailable {
+                engine_id: self.shared.id,
+            });
+        }
+        self.shared
+            .tx
+            .send(Msg::Cmd(cmd))
+            .map_err(|_| EngineError::Unavailable {
+                engine_id: self.shared.id,
+            })
+    }
+
+    fn is_shut(&self) -> bool {
+        self.shared.shut.load(Ordering::Acquire)
+    }
+
+    /// Registers a worker (a thread that sends frames); `waker` is called when its ready queue
+    /// goes from empty to non-empty. Returns the worker id (from 1).
+    pub fn register_worker(&self, waker: Box<dyn Waker>) -> Result<u32> {
+        if self.is_shut() {
+            return Err(EngineError::Unavailable {
+                engine_id: self.shared.id,
+            });
+        }
+        let mut w = self.shared.workers.write().map_err(|_| internal("workers"))?;
+        w.push(Some(Arc::new(WorkerQueue::new(waker))));
+        Ok(w.len() as u32)
+    }
+
+    /// Removes a worker and closes its sessions. Unknown ids and a shut engine are ignored.
+    pub fn unregister_worker(&self, worker: u32) -> Result<()> {
+        let mut w = self.shared.workers.write().map_err(|_| internal("workers"))?;
+        if let Some(slot) = (worker as usize).checked_sub(1).and_then(|i| w.get_mut(i)) {
+            *slot = None;
+        }
+        drop(w);
+        if !self.is_shut() {
+            self.send(Command::CloseWorker { worker })?;
+        }
+        Ok(())
+    }
+
+    /// Opens a session whose frames go to `worker`; returns its id at once (from 1).
+    pub fn open_session(&self, worker: u32, user: &str, tier: &str) -> Result<u32> {
+        let known = self
+            .shared
+            .workers
+            .read()
+            .map_err(|_| internal("workers"))?
+            .get((worker as usize).wrapping_sub(1))
+            .is_some_and(Option::is_some);
+        if !known {
+            return Err(EngineError::NotFound {
+                message: format!("no registered worker with id {worker}"),
+            });
+        }
+        let sid = self.shared.next_sid.fetch_add(1, Ordering::Relaxed);
+        self.send(Command::OpenSession {
+            sid,
+            worker,
+            user: user.into(),
+            tier: tier.into(),
+        })?;
+        Ok(sid)
+    }
+
+    /// Closes a session (its queue and subscriptions go). Ignored on a shut engine.
+    pub fn close_session(&self, sid: u32) -> Result<()> {
+        if self.is_shut() {
+            return Ok(());
+        }
+        self.send(Command::CloseSession { sid })
+    }
+
+    /// Subscribes; the ack, images or an error frame arrive in the session's stream.
+    pub fn subscribe(&self, sid: u32, req_id: u32, subjects: Vec<String>) -> Result<()> {
+        self.send(Command::Subscribe { sid, req_id, subjects })
+    }
+
+    /// Unsubscribes; the ack or an error frame arrives in the session's stream.
+    pub fn unsubscribe(&self, sid: u32, req_id: u32, subjects: Vec<String>) -> Result<()> {
+        self.send(Command::Unsubscribe { sid, req_id, subjects })
+    }
+
+    /// Reports the session's socket as buffered / drained. Ignored on a shut engine.
+    pub fn set_blocked(&self, sid: u32, blocked: bool) -> Result<()> {
+        if self.is_shut() {
+            return Ok(());
+        }
+        self.send(Command::SetBlocked { sid, blocked })
+    }
+
+    /// Decodes and validates a source frame on the calling thread, then queues it. Returns the
+    /// number of publishes accepted; a bad frame is rejected whole.
+    pub fn ingest(&self, frame: &[u8]) -> Result<usize> {
+        if self.is_shut() {
+            return Err(EngineError::Unavailable {
+                engine_id: self.shared.id,
+            });
+        }
+        let text = std::str::from_utf8(frame).map_err(|e| EngineError::BadFrame {
+            message: format!("frame is not valid UTF-8: {e}"),
+        })?;
+        self.ingest_str(text)
+    }
+
+    /// `ingest` of a frame that is already a string.
+    pub fn ingest_str(&self, text: &str) -> Result<usize> {
+        if self.is_shut() {
+            return Err(EngineError::Unavailable {
+                engine_id: self.shared.id,
+            });
+        }
+        let batch = decode_source_frame(text)?;
+        let n = batch.len();
+        if n == 0 {
+            return Ok(0);
+        }
+        let received_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64() * 1000.0);
+        self.send(Command::Publish { batch, received_ms })?;
+        self.shared.stats.publishes_in.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+
+    /// Takes everything ready for `worker`; `None` when nothing is. `NOT_FOUND` for an unknown worker.
+    pub fn drain(&self, worker: u32) -> Result<Option<Drained>> {
+        let queue = self
+            .shared
+            .workers
+            .read()
+            .map_err(|_| internal("workers"))?
+            .get((worker as usize).wrapping_sub(1))
+            .and_then(Option::clone);
+        match queue {
+            Some(q) => q.take(),
+            None => Err(EngineError::NotFound {
+                message: format!("no registered worker with id {worker}"),
+            }),
+        }
+    }
+
+    /// New batching/throttle settings (validated), applied from the next message on.
+    pub fn set_batching(&self, b: BatchingConfig) -> Result<()> {
+        b.validate()?;
+        self.send(Command::SetBatching(b))
+    }
+
+    /// Current counters.
+    pub fn stats(&self) -> EngineStats {
+        self.shared.stats.snapshot()
+    }
+
+    /// Stops the engine thread (joined) and unregisters the engine. Idempotent.
+    pub fn shutdown(&self) -> Result<()> {
+        if self.shared.shut.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        // A failed send means the thread is already gone; joining below still reaps it.
+        let _ = self.shared.tx.send(Msg::Shutdown);
+        let handle = self.shared.thread.lock().map_err(|_| internal("thread"))?.take();
+        if let Some(h) = handle {
+            if h.join().is_err() {
+                return Err(EngineError::Internal {
+                    message: format!("engine {} thread panicked", self.shared.id),
+                });
+            }
+        }
+        registry()
+            .lock()
+            .map_err(|_| internal("registry"))?
+            .remove(&self.shared.id);
+        Ok(())
+    }
+}
+
+/// The engine thread.
+fn run(mut hub: Hub, rx: Receiver<Msg>, shared: &Shared) {
+    let mut sink = ready::QueueSink::default();
+    loop {
+        let first = match hub.next_deadline() {
+            Some(at) => rx.recv_timeout(at.saturating_duration_since(Instant::now())),
+            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+        };
+        let mut stop = false;
+        match first {
+            Ok(Msg::Cmd(cmd)) => hub.handle(cmd, Instant::now()),
+            Ok(Msg::Shutdown) | Err(RecvTimeoutError::Disconnected) => stop = true,
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+        if !stop {
+            for _ in 1..MAX_COMMANDS_PER_PASS {
+                match rx.try_recv() {
+                    Ok(Msg::Cmd(cmd)) => hub.handle(cmd, Instant::now()),
+                    Ok(Msg::Shutdown) => {
+                        stop = true;
+                        break;
+                    }
+                    Err(_) => break,
+                }
+            }
+        }
+        if stop {
+            shared.stats.publish(&hub.stats());
+            return;
+        }
+        match shared.workers.read() {
+            Ok(w) => sink.refresh(&w),
+            Err(_) => return, // a worker thread panicked holding the lock: nothing can be delivered
+        }
+        hub.run_due(Instant::now(), &mut sink);
+        sink.wake();
+        shared.stats.publish(&hub.stats());
+    }
+}
+
+#[cfg(test)]
+mod tests;

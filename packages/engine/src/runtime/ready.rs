@@ -1,0 +1,98 @@
+//! Per-worker ready queues: flushed frames wait here until the worker `drain`s them.
+
+use std::sync::{Arc, Mutex};
+
+use crate::error::{EngineError, Result};
+use crate::hub::FrameSink;
+
+/// Wakes a worker thread (napi: a non-blocking, unref'd threadsafe function).
+pub trait Waker: Send + Sync {
+    /// Called from the engine thread when the worker's ready queue went empty -> non-empty.
+    fn wake(&self);
+}
+
+/// Everything ready for one worker: frames back to back in `data`, and per entry four u32s in
+/// `index`: session id, offset, length, close code (0 = text frame; else a close instruction
+/// whose data slice is the UTF-8 reason).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Drained {
+    /// Frame bytes.
+    pub data: Vec<u8>,
+    /// `[sid, offset, len, closeCode]` per entry.
+    pub index: Vec<u32>,
+}
+
+/// One worker's ready queue and waker.
+pub struct WorkerQueue {
+    ready: Mutex<Drained>,
+    waker: Box<dyn Waker>,
+}
+
+impl WorkerQueue {
+    /// An empty queue.
+    pub fn new(waker: Box<dyn Waker>) -> Self {
+        WorkerQueue {
+            ready: Mutex::new(Drained::default()),
+            waker,
+        }
+    }
+
+    /// Takes what is ready; `None` when empty.
+    pub fn take(&self) -> Result<Option<Drained>> {
+        let mut r = self.ready.lock().map_err(|_| EngineError::Internal {
+            message: "ready queue lock poisoned (a thread panicked)".into(),
+        })?;
+        if r.index.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(std::mem::take(&mut *r)))
+    }
+
+    /// Appends one entry; true if the queue was empty before.
+    fn push(&self, sid: u32, parts: &[&[u8]], close_code: u16) -> bool {
+        let Ok(mut r) = self.ready.lock() else { return false };
+        let was_empty = r.index.is_empty();
+        let offset = r.data.len();
+        for p in parts {
+            r.data.extend_from_slice(p);
+        }
+        let len = r.data.len() - offset;
+        // Offsets fit u32: a worker drains long before 4 GiB pile up.
+        r.index
+            .extend_from_slice(&[sid, offset as u32, len as u32, close_code.into()]);
+        was_empty
+    }
+}
+
+/// The engine thread's sink: writes frames into worker queues, remembers whom to wake.
+#[derive(Default)]
+pub(super) struct QueueSink {
+    workers: Vec<Option<Arc<WorkerQueue>>>,
+    to_wake: Vec<u32>,
+}
+
+impl QueueSink {
+    pub(super) fn refresh(&mut self, workers: &[Option<Arc<WorkerQueue>>]) {
+        self.workers.clear();
+        self.workers.extend(workers.iter().cloned());
+    }
+
+    pub(super) fn wake(&mut self) {
+        for w in self.to_wake.drain(..) {
+            if let Some(Some(q)) = self.workers.get((w as usize).wrapping_sub(1)) {
+                q.waker.wake();
+            }
+        }
+    }
+}
+
+impl FrameSink for QueueSink {
+    fn frame(&mut self, worker: u32, sid: u32, parts: &[&[u8]], close_code: u16) {
+        // Frames of an unregistered worker's sessions are dropped (the sessions are closing).
+        if let Some(Some(q)) = self.workers.get((worker as usize).wrapping_sub(1)) {
+            if q.push(sid, parts, close_code) && !self.to_wake.contains(&worker) {
+                self.to_wake.push(worker);
+            }
+        }
+    }
+}

@@ -1,0 +1,369 @@
+//! Record store: subject id -> record (typed fields, seq, origin ts). Publishes merge here.
+//!
+//! Field positions ("slots") inside a record are stable: a deleted field keeps its slot (value
+//! `None`) so a `u128` changed-field mask stays valid across updates. Slots are compacted only
+//! when a record would otherwise pass `MAX_FIELDS_PER_RECORD`; that bumps `layout`, telling
+//! holders of masks to send a full image instead.
+
+use crate::error::{EngineError, Result};
+use crate::intern::Interner;
+use crate::value::Value;
+use crate::wire::rules::MAX_FIELDS_PER_RECORD;
+use crate::wire::Publish;
+
+/// One field position of a record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Slot {
+    /// Interned field name.
+    pub name: u32,
+    /// Current value; `None` = deleted (the slot is kept for mask stability).
+    pub value: Option<Value>,
+}
+
+/// A published record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    /// Update sequence: 1 after the first publish, +1 per publish.
+    pub seq: u64,
+    /// Origin timestamp of the latest publish, epoch ms.
+    pub ts: f64,
+    /// Field slots in record order.
+    pub slots: Vec<Slot>,
+    /// Bumped when slots are compacted (masks taken before are void).
+    pub layout: u32,
+}
+
+/// What a publish changed: slot indices in message order, and the same as a bit mask.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Applied {
+    /// Subject id of the record.
+    pub id: u32,
+    /// true when this publish created the record (it was pending or unknown).
+    pub created: bool,
+    /// Changed slots in message order (image publishes: every field, then deletions).
+    pub changed: Vec<u8>,
+    /// Bit `i` set when slot `i` changed.
+    pub mask: u128,
+    /// true when the slots were compacted by this publish.
+    pub layout_changed: bool,
+}
+
+/// All records, by subject id, plus the subject and field-name interners.
+#[derive(Debug, Default)]
+pub struct Store {
+    subjects: Interner,
+    fields: Interner,
+    records: Vec<Option<Record>>,
+    live: usize,
+}
+
+impl Store {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The id of `subject`, interning it (ids are permanent, from 1).
+    pub fn subject_id(&mut self, subject: &str) -> u32 {
+        let id = self.subjects.intern(subject);
+        if self.records.len() < id as usize {
+            self.records.resize(id as usize, None);
+        }
+        id
+    }
+
+    /// The id of `subject` if it was ever interned (subscribed or published).
+    pub fn lookup(&self, subject: &str) -> Option<u32> {
+        self.subjects.get(subject)
+    }
+
+    /// The subject of `id` (empty if unknown).
+    pub fn subject(&self, id: u32) -> &str {
+        self.subjects.name(id)
+    }
+
+    /// The field name of interned id `name`.
+    pub fn field_name(&self, name: u32) -> &str {
+        self.fields.name(name)
+    }
+
+    /// The record `id`, `None` while pending (subscribed but never published) or unknown.
+    pub fn get(&self, id: u32) -> Option<&Record> {
+        self.records.get((id as usize).wrapping_sub(1)).and_then(Option::as_ref)
+    }
+
+    /// Number of records that have been published.
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    /// True when nothing has been published.
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// Highest subject id handed out.
+    pub fn max_id(&self) -> u32 {
+        self.subjects.len() as u32
+    }
+
+    /// Fields of `rec` at the given slots, as (name, value) pairs for the encoder.
+    pub fn fields_at<'a>(
+        &'a self,
+        rec: &'a Record,
+        slots: impl Iterator<Item = usize> + Clone + 'a,
+    ) -> impl Iterator<Item = (&'a str, Option<&'a Value>)> + Clone + 'a {
+        slots
+            .filter_map(move |i| rec.slots.get(i))
+            .map(move |s| (self.fields.name(s.name), s.value.as_ref()))
+    }
+
+    /// Every present field of `rec`, in record order.
+    pub fn image_fields<'a>(
+        &'a self,
+        rec: &'a Record,
+    ) -> impl Iterator<Item = (&'a str, Option<&'a Value>)> + Clone + 'a {
+        rec.slots
+            .iter()
+            .filter(|s| s.value.is_some())
+            .map(move |s| (self.fields.name(s.name), s.value.as_ref()))
+    }
+
+    /// Merges a publish into its record. An image replaces all fields (absent ones are
+    /// deleted); a delta merges (`null` deletes). `seq` += 1; `ts` = `p.ts` or `default_ts`.
+    /// Errors with `LIMIT_EXCEEDED` (record unchanged) if the record would hold more than
+    /// `MAX_FIELDS_PER_RECORD` fields.
+    pub fn apply(&mut self, p: &Publish, default_ts: f64, out: &mut Applied) -> Result<()> {
+        out.changed.clear();
+        out.mask = 0;
+        out.layout_changed = false;
+        let id = self.subject_id(&p.subject);
+        out.id = id;
+        let names: Vec<u32> = p.fields.iter().map(|f| self.fields.intern(&f.name)).collect();
+        let idx = id as usize - 1;
+        out.created = self.records[idx].is_none();
+        if out.created {
+            self.live += 1;
+        }
+        let rec = self.records[idx].get_or_insert_with(|| Record {
+            seq: 0,
+            ts: 0.0,
+            slots: Vec::new(),
+            layout: 0,
+        });
+
+        let find = |rec: &Record, name: u32| rec.slots.iter().position(|s| s.name == name);
+        let new_slots = p
+            .fields
+            .iter()
+            .zip(&names)
+            .filter(|(f, &n)| (p.image || f.value.is_some()) && find(rec, n).is_none())
+            .count();
+        if rec.slots.len() + new_slots > MAX_FIELDS_PER_RECORD {
+            if p.image {
+                // Everything not in the image goes anyway: start from a clean layout.
+                rec.slots.clear();
+            } else {
+                let live = rec.slots.iter().filter(|s| s.value.is_some()).count();
+                if live + new_slots > MAX_FIELDS_PER_RECORD {
+                    return Err(EngineError::LimitExceeded {
+                        message: format!(
+                            "record '{}' would hold {} fields; a record holds at most {MAX_FIELDS_PER_RECORD}",
+                            p.subject,
+                            live + new_slots
+                        ),
+                    });
+                }
+                rec.slots.retain(|s| s.value.is_some());
+            }
+            rec.layout = rec.layout.wrapping_add(1);
+            out.layout_changed = true;
+        }
+
+        for (f, &name) in p.fields.iter().zip(&names) {
+            let pos = match find(rec, name) {
+                Some(i) => i,
+                None if f.value.is_none() => continue, // deleting a field the record never had
+                None => {
+                    rec.slots.push(Slot { name, value: None });
+                    rec.slots.len() - 1
+                }
+            };
+            let slot = &mut rec.slots[pos];
+            if f.value.is_none() && slot.value.is_none() && !p.image {
+                continue;
+            }
+            slot.value = match (&f.value, &slot.value) {
+                // An untyped integral number keeps a timestamp field a timestamp: sources
+                // name `types` in images and leave them out of deltas.
+                (Some(Value::Number(n)), Some(Value::Timestamp(_)))
+                    if !f.typed && n.fract() == 0.0 && n.abs() <= 8.64e15 =>
+                {
+                    Some(Value::Timestamp(*n as i64))
+                }
+                _ => f.value.clone(),
+            };
+            // Slot positions are < MAX_FIELDS_PER_RECORD (128), so they fit a u8 and the mask.
+            out.changed.push(pos as u8);
+            out.mask |= 1u128 << pos;
+        }
+        if p.image {
+            for (pos, slot) in rec.slots.iter_mut().enumerate() {
+                if out.mask & (1u128 << pos) == 0 && slot.value.is_some() {
+                    slot.value = None;
+                    out.changed.push(pos as u8);
+                    out.mask |= 1u128 << pos;
+                }
+            }
+        }
+        rec.seq += 1;
+        rec.ts = p.ts.unwrap_or(default_ts);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::PubField;
+
+    fn publish(subject: &str, image: bool, fields: &[(&str, Option<Value>)]) -> Publish {
+        Publish {
+            subject: subject.into(),
+            ts: Some(100.0),
+            image,
+            fields: fields
+                .iter()
+                .map(|(n, v)| PubField {
+                    name: (*n).into(),
+                    value: v.clone(),
+                    typed: false,
+                })
+                .collect(),
+        }
+    }
+
+    fn fields(store: &Store, id: u32) -> Vec<(String, Option<Value>)> {
+        let rec = store.get(id).unwrap();
+        store
+            .image_fields(rec)
+            .map(|(n, v)| (n.to_owned(), v.cloned()))
+            .collect()
+    }
+
+    fn num(n: f64) -> Option<Value> {
+        Some(Value::Number(n))
+    }
+
+    #[test]
+    fn image_then_delta_merge_and_seq() {
+        let mut s = Store::new();
+        let mut a = Applied::default();
+        s.apply(
+            &publish("/A", true, &[("bid", num(1.0)), ("ask", num(2.0))]),
+            0.0,
+            &mut a,
+        )
+        .unwrap();
+        assert!(a.created);
+        assert_eq!(a.id, 1);
+        assert_eq!(s.get(1).unwrap().seq, 1);
+        s.apply(
+            &publish(
+                "/A",
+                false,
+                &[("ask", num(3.0)), ("name", Some(Value::Str("x".into())))],
+            ),
+            0.0,
+            &mut a,
+        )
+        .unwrap();
+        assert!(!a.created);
+        assert_eq!(a.changed, [1, 2]);
+        assert_eq!(a.mask, 0b110);
+        assert_eq!(
+            fields(&s, 1),
+            [
+                ("bid".into(), num(1.0)),
+                ("ask".into(), num(3.0)),
+                ("name".into(), Some(Value::Str("x".into())))
+            ]
+        );
+        // null deletes; the slot stays so positions (and masks) are stable.
+        s.apply(&publish("/A", false, &[("bid", None), ("ghost", None)]), 0.0, &mut a)
+            .unwrap();
+        assert_eq!(a.changed, [0]);
+        assert_eq!(fields(&s, 1).len(), 2);
+        s.apply(&publish("/A", false, &[("bid", num(9.0))]), 0.0, &mut a)
+            .unwrap();
+        assert_eq!(a.changed, [0]);
+        let rec = s.get(1).unwrap();
+        assert_eq!(rec.seq, 4);
+        assert_eq!(rec.ts, 100.0);
+        assert_eq!(s.len(), 1);
+    }
+
+    #[test]
+    fn image_replaces_all_fields() {
+        let mut s = Store::new();
+        let mut a = Applied::default();
+        s.apply(&publish("/A", true, &[("a", num(1.0)), ("b", num(2.0))]), 0.0, &mut a)
+            .unwrap();
+        s.apply(&publish("/A", true, &[("b", num(5.0)), ("c", num(6.0))]), 7.0, &mut a)
+            .unwrap();
+        assert_eq!(fields(&s, 1), [("b".into(), num(5.0)), ("c".into(), num(6.0))]);
+        // b and c (message order), then the deleted a.
+        assert_eq!(a.changed, [1, 2, 0]);
+    }
+
+    #[test]
+    fn default_ts_and_sticky_timestamp() {
+        let mut s = Store::new();
+        let mut a = Applied::default();
+        let mut p = publish("/A", true, &[("m", Some(Value::Timestamp(5)))]);
+        p.ts = None;
+        s.apply(&p, 42.5, &mut a).unwrap();
+        assert_eq!(s.get(1).unwrap().ts, 42.5);
+        s.apply(&publish("/A", false, &[("m", num(6.0))]), 0.0, &mut a).unwrap();
+        assert_eq!(fields(&s, 1), [("m".into(), Some(Value::Timestamp(6)))]);
+        s.apply(&publish("/A", false, &[("m", num(6.5))]), 0.0, &mut a).unwrap();
+        assert_eq!(fields(&s, 1), [("m".into(), num(6.5))]);
+    }
+
+    #[test]
+    fn field_limit_compacts_then_errors() {
+        let mut s = Store::new();
+        let mut a = Applied::default();
+        let names: Vec<String> = (0..130).map(|i| format!("f{i}")).collect();
+        let first: Vec<(&str, Option<Value>)> = names[..128].iter().map(|n| (n.as_str(), num(1.0))).collect();
+        s.apply(&publish("/A", false, &first), 0.0, &mut a).unwrap();
+        // A 129th live field is refused; the record is unchanged.
+        let e = s
+            .apply(&publish("/A", false, &[("f128", num(1.0))]), 0.0, &mut a)
+            .unwrap_err();
+        assert_eq!(e.code(), crate::error::ErrorCode::LimitExceeded);
+        assert_eq!(s.get(1).unwrap().seq, 1);
+        // Delete one, add another: the slots compact and the layout changes.
+        s.apply(&publish("/A", false, &[("f0", None)]), 0.0, &mut a).unwrap();
+        s.apply(&publish("/A", false, &[("f129", num(2.0))]), 0.0, &mut a)
+            .unwrap();
+        assert!(a.layout_changed);
+        assert_eq!(s.get(1).unwrap().slots.len(), 128);
+        assert_eq!(a.changed, [127]);
+        // An image always fits (it is at most 128 fields).
+        let img: Vec<(&str, Option<Value>)> = names[2..130].iter().map(|n| (n.as_str(), num(3.0))).collect();
+        s.apply(&publish("/A", true, &img), 0.0, &mut a).unwrap();
+        assert_eq!(fields(&s, 1).len(), 128);
+    }
+
+    #[test]
+    fn pending_subjects_have_ids_but_no_record() {
+        let mut s = Store::new();
+        let id = s.subject_id("/P");
+        assert_eq!(id, 1);
+        assert!(s.get(id).is_none());
+        assert!(s.get(0).is_none());
+        assert!(s.is_empty());
+        assert_eq!(s.subject(id), "/P");
+    }
+}

@@ -1,0 +1,9 @@
+//! The wire: source-frame decoding (`decode`) and server-message encoding (`encode`), both
+//! following packages/protocol (rules in `rules`, a borrowed JSON tree in `json`).
+
+pub mod decode;
+pub mod encode;
+pub mod json;
+pub mod rules;
+
+pub use decode::{decode_source_frame, PubField, Publish};
