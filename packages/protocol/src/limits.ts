@@ -16,6 +16,8 @@ export const MAX_FIELD_NAME_BYTES = 64;
 export const MAX_FIELDS_PER_RECORD = 128;
 /** Longest string field value, in UTF-8 bytes. */
 export const MAX_STRING_VALUE_BYTES = 4096;
+/** Largest |value| of a `timestamp` field, epoch ms (JavaScript's Date range); values are integers. */
+export const MAX_TIMESTAMP_MS = 8.64e15;
 /** Most subjects in one `record.subscribe` / `record.unsubscribe`. */
 export const MAX_SUBJECTS_PER_REQUEST = 1000;
 /** Most publish messages in one source frame. */

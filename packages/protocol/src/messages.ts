@@ -212,9 +212,11 @@ export type ServerMessage =
   | RecordUpdate
   | ErrorMessage;
 
-/** Every `type` string of each direction. */
+/** Every `type` a client may send on `/stream`. */
 export const CLIENT_MESSAGE_TYPES = ['session.login', 'session.ping', 'record.subscribe', 'record.unsubscribe'] as const;
+/** Every `type` a source may send on `/source`. */
 export const SOURCE_MESSAGE_TYPES = ['session.login', 'session.ping', 'record.publish'] as const;
+/** Every `type` the server sends. */
 export const SERVER_MESSAGE_TYPES = [
   'session.loggedIn',
   'session.pong',

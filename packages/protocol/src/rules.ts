@@ -16,6 +16,7 @@ import {
   MAX_STRING_VALUE_BYTES,
   MAX_SUBJECT_BYTES,
   MAX_SUBJECTS_PER_REQUEST,
+  MAX_TIMESTAMP_MS,
   SUBJECT_PATTERN,
 } from './limits.js';
 
@@ -181,9 +182,6 @@ export function checkFields(value: unknown): Fields {
 
 const FIELD_TYPES: ReadonlySet<string> = new Set<FieldType>(['number', 'string', 'bool', 'timestamp']);
 const JSON_TYPE_OF: Record<FieldType, string> = { number: 'number', timestamp: 'number', string: 'string', bool: 'boolean' };
-
-/** Largest |timestamp| value, epoch ms: JavaScript's Date range. */
-export const MAX_TIMESTAMP_MS = 8.64e15;
 
 /**
  * `types`: field name -> 'number' | 'string' | 'bool' | 'timestamp', naming only fields present
