@@ -1,47 +1,40 @@
 /**
  * Loads the engine addon (packages/engine, CommonJS napi module) and builds its config from ours.
- * The server codes against `TransportEngine` (engine-port.ts); the addon's generated
- * index.d.ts is the source of truth for the signatures.
+ * Types come from the addon's generated index.d.ts; handlers and the transport code against the
+ * narrower ports in engine-port.ts (which the real Engine satisfies: checked below).
  */
 
 import { createRequire } from 'node:module';
+import type { Engine, EngineConfig, EngineStats } from '@tidewire/engine';
 import type { Config } from './config.js';
 import type { TransportEngine } from './engine-port.js';
 
-/** The engine instance the server holds on the main thread. */
-export interface ServerEngine extends TransportEngine {
-  /** Id other threads pass to `Engine.attach`. */
-  readonly id: number;
-  /** Applies new batching settings to the next flush. */
-  setBatching(config: { burstMinMs: number; burstMaxMs: number; burstIncrementMs: number; throttleMs: number }): void;
-  /** Stops the engine thread (joins it). */
-  shutdown(): void;
-}
+/** The engine instance type (packages/engine `Engine`). */
+export type ServerEngine = Engine;
+/** Engine counters (packages/engine `EngineStats`). */
+export type { EngineStats };
 
-/** The addon's exports the server uses. */
-export interface EngineModule {
-  Engine: {
-    new (config: Record<string, number>): ServerEngine;
-    attach(engineId: number): ServerEngine;
-  };
-}
+// compile-time check: the addon still satisfies what the transport and handlers call
+const satisfiesPort: (e: Engine) => TransportEngine = (e) => e;
+void satisfiesPort;
 
 const require = createRequire(import.meta.url);
-let mod: EngineModule | undefined;
+let mod: typeof import('@tidewire/engine') | undefined;
 
 /** The engine module; throws with a build hint when the addon is not built. */
-export function engineModule(): EngineModule {
+export function engineModule(): typeof import('@tidewire/engine') {
   if (mod) return mod;
   try {
-    mod = require('@tidewire/engine') as EngineModule;
+    // createRequire: the addon is CommonJS and loaded from worker threads too
+    mod = require('@tidewire/engine') as typeof import('@tidewire/engine');
   } catch (err) {
     throw new Error(`the engine addon did not load (${(err as Error).message}); build it: npm run build -w packages/engine`);
   }
   return mod;
 }
 
-/** Engine settings derived from the server config (names as in packages/engine `EngineConfig`). */
-export function engineConfig(config: Config): Record<string, number> {
+/** Engine settings derived from the server config. */
+export function engineConfig(config: Config): EngineConfig {
   return {
     burstMinMs: config.batching.burstMinMs,
     burstMaxMs: config.batching.burstMaxMs,
