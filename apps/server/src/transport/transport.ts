@@ -305,6 +305,8 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
             // already gone
           }
         }
+        // App.close() (native, not in the shipped typings) frees the app's contexts before the thread exits
+        (app as unknown as { close?: () => void }).close?.();
         engine.unregisterWorker(workerId);
         log('info', 'transport.closed', { worker: opts.index });
       })();
