@@ -62,6 +62,19 @@ describe('streaming', () => {
     expect(server.engine.stats()).toMatchObject({ sessions: 201 });
   });
 
+  it('accepts a single-object publish and answers source pings', async () => {
+    const server = await startTestServer();
+    const source = await sourceSocket(server);
+    source.send({ type: 'record.publish', subject: '/ONE/OBJ', ts: 5, image: true, fields: { at: 1_700_000_000_000, ok: true }, types: { at: 'timestamp' } });
+    source.send({ type: 'session.ping', reqId: 9, ts: 3 });
+    expect(await source.next((m) => m.type === 'session.pong', 'pong')).toMatchObject({ reqId: 9, ts: 3 });
+    const t = await streamSocket(server);
+    t.send({ type: 'record.subscribe', reqId: 1, subjects: ['/ONE/OBJ'] });
+    const img = await t.next<RecordImage>((m) => m.type === 'record.image', 'image');
+    expect(img).toMatchObject({ seq: 1, ts: 5, fields: { at: 1_700_000_000_000, ok: true }, types: { at: 'timestamp' } });
+    expect(source.messages.filter((m) => m.type === 'error')).toEqual([]);
+  });
+
   it('stops sending after unsubscribe', async () => {
     const server = await startTestServer();
     const source = await sourceSocket(server);

@@ -43,6 +43,31 @@ export class Session {
     this.loginDeadline = nowMs + loginTimeoutMs;
   }
 
+  /**
+   * Bookkeeping after a `ws.send` (1 sent, 0 buffered, 2 dropped). Returns what the transport must
+   * do: `block` (first buffered send: tell the engine to stop flushing), `close` (dropped: the
+   * client lost data, close with 4008), or `none`.
+   */
+  afterSend(result: number): 'none' | 'block' | 'close' {
+    if (result === 2) return 'close';
+    if (result === 0 && !this.blocked && this.sessionId !== undefined) {
+      this.blocked = true;
+      return 'block';
+    }
+    return 'none';
+  }
+
+  /**
+   * Bookkeeping on the socket's `drain` event: true when the session was blocked and the socket
+   * buffer (`bufferedBytes`) is down to a quarter of `maxBackpressureBytes`, i.e. the engine may
+   * flush again (it can then send one large batch without hitting the limit).
+   */
+  afterDrain(bufferedBytes: number, maxBackpressureBytes: number): boolean {
+    if (!this.blocked || this.state === 'closed' || bufferedBytes > maxBackpressureBytes / 4) return false;
+    this.blocked = false;
+    return true;
+  }
+
   /** True once logged in (and not closed). */
   get loggedIn(): boolean {
     return this.state === 'loggedIn';

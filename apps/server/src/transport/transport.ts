@@ -74,19 +74,14 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
   });
   const ctx: HandlerContext = { config, users, engine, clock, workerId };
 
-  /** Marks the session blocked on the first buffered send; a dropped send (over maxBackpressure) closes it. */
+  /** Acts on a `ws.send` result: block the session in the engine, or close it when data was dropped. */
   function afterSend(ws: WebSocket<Conn>, conn: Conn, result: number): void {
     if (result === 1) return;
-    const sid = conn.session.sessionId;
-    if (result === 2) {
-      const reason = `slow consumer: send buffer over ${config.outbox.maxBackpressureBytes} bytes`;
+    const action = conn.session.afterSend(result);
+    if (action === 'block') engine.setBlocked(conn.session.sessionId!, true);
+    else if (action === 'close') {
       log('warn', 'session.slowConsumer', { ...conn.session.logFields(), buffered: ws.getBufferedAmount() });
-      conn.port.close(CloseCodes.SLOW_CONSUMER.code, reason);
-      return;
-    }
-    if (!conn.session.blocked && sid !== undefined) {
-      conn.session.blocked = true;
-      engine.setBlocked(sid, true);
+      conn.port.close(CloseCodes.SLOW_CONSUMER.code, `slow consumer: send buffer over ${config.outbox.maxBackpressureBytes} bytes`);
     }
   }
 
@@ -183,10 +178,8 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
       drain(ws) {
         const conn = ws.getUserData();
         try {
-          // resume once the socket has room for at least one more large batch
-          if (!conn.closed && conn.session.blocked && ws.getBufferedAmount() <= config.outbox.maxBackpressureBytes / 4) {
-            conn.session.blocked = false;
-            if (conn.session.sessionId !== undefined) engine.setBlocked(conn.session.sessionId, false);
+          if (!conn.closed && conn.session.afterDrain(ws.getBufferedAmount(), config.outbox.maxBackpressureBytes)) {
+            engine.setBlocked(conn.session.sessionId!, false);
           }
         } catch (err) {
           log('error', 'session.fault', { ...conn.session.logFields(), error: String(err) });
