@@ -206,6 +206,11 @@ impl Conn {
                     if self.state == State::Closed {
                         return outcome;
                     }
+                    if n < scratch.len() {
+                        // A short read drained the socket: more data raises a new edge, so the
+                        // extra read that would only return WouldBlock (one syscall per event) is skipped.
+                        break;
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
