@@ -52,6 +52,8 @@ pub enum EngineError {
     BadFrame {
         /// Human-readable reason.
         message: String,
+        /// Index of the offending element of a source frame, if the frame itself parsed.
+        index: Option<u32>,
     },
     /// A message or argument breaks a rule of the protocol or the config.
     #[error("{message}")]
@@ -124,7 +126,6 @@ impl EngineError {
     pub fn field(&self) -> Option<&str> {
         match self {
             EngineError::BadRequest { field, .. } => field.as_deref(),
-            EngineError::UnknownType { .. } => Some("type"),
             _ => None,
         }
     }
@@ -132,7 +133,9 @@ impl EngineError {
     /// Index of the offending message in a source frame, when known.
     pub fn index(&self) -> Option<u32> {
         match self {
-            EngineError::BadRequest { index, .. } | EngineError::UnknownType { index, .. } => *index,
+            EngineError::BadRequest { index, .. }
+            | EngineError::UnknownType { index, .. }
+            | EngineError::BadFrame { index, .. } => *index,
             _ => None,
         }
     }

@@ -288,6 +288,7 @@ impl Engine {
         }
         let text = std::str::from_utf8(frame).map_err(|e| EngineError::BadFrame {
             message: format!("frame is not valid UTF-8: {e}"),
+            index: None,
         })?;
         self.ingest_str(text)
     }

@@ -1,1 +1,150 @@
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
+use super::*;
+use crate::error::ErrorCode;
+
+#[derive(Default)]
+struct Signal {
+    wakes: AtomicU32,
+    lock: Mutex<()>,
+    cv: Condvar,
+}
+
+struct TestWaker(Arc<Signal>);
+
+impl Waker for TestWaker {
+    fn wake(&self) {
+        self.0.wakes.fetch_add(1, Ordering::SeqCst);
+        let _g = self.0.lock.lock().unwrap();
+        self.0.cv.notify_all();
+    }
+}
+
+/// Drains `worker` until `want` entries arrived or 5 s passed.
+fn drain_until(e: &Engine, worker: u32, want: usize) -> Vec<(u32, String, u32)> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut got = Vec::new();
+    while got.len() < want && Instant::now() < deadline {
+        if let Some(d) = e.drain(worker).unwrap() {
+            for entry in d.index.chunks(4) {
+                let (sid, off, len, close) = (entry[0], entry[1] as usize, entry[2] as usize, entry[3]);
+                got.push((sid, String::from_utf8(d.data[off..off + len].to_vec()).unwrap(), close));
+            }
+        } else {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    got
+}
+
+const PUB: &str = r#"[{"type":"record.publish","subject":"/FX/EURUSD","ts":1,"image":true,"fields":{"bid":1.5}}]"#;
+
+#[test]
+fn workers_on_two_threads_get_their_own_sessions_frames() {
+    let engine = Engine::start(EngineConfig::default()).unwrap();
+    let id = engine.id();
+    let signals: Vec<Arc<Signal>> = (0..2).map(|_| Arc::new(Signal::default())).collect();
+    let threads: Vec<_> = signals
+        .iter()
+        .cloned()
+        .enumerate()
+        .map(|(i, sig)| {
+            std::thread::spawn(move || {
+                let e = Engine::attach(id).unwrap();
+                let w = e.register_worker(Box::new(TestWaker(Arc::clone(&sig)))).unwrap();
+                let sid = e.open_session(w, &format!("user{i}"), "T1").unwrap();
+                e.subscribe(sid, 1, vec!["/FX/EURUSD".into()]).unwrap();
+                let frames = drain_until(&e, w, 2);
+                (w, sid, frames)
+            })
+        })
+        .collect();
+    // Publish once both acks are out (the image then reaches both through fan-out).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while engine.stats().subscriptions < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(engine.ingest(PUB.as_bytes()).unwrap(), 1);
+    let results: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    assert_ne!(results[0].0, results[1].0, "distinct worker ids");
+    for (i, (_, sid, frames)) in results.iter().enumerate() {
+        assert_eq!(frames.len(), 2, "worker {i}: {frames:?}");
+        assert!(frames.iter().all(|f| f.0 == *sid && f.2 == 0));
+        assert!(frames[0].1.contains("record.subscribed"));
+        assert!(frames[1].1.contains(r#""fields":{"bid":1.5}"#));
+        assert!(signals[i].wakes.load(Ordering::SeqCst) >= 1);
+    }
+    let s = engine.stats();
+    assert_eq!((s.publishes_in, s.sessions, s.records, s.frames_out), (1, 2, 1, 4));
+    engine.shutdown().unwrap();
+}
+
+#[test]
+fn errors_are_typed_and_nothing_is_accepted_from_a_bad_frame() {
+    let engine = Engine::start(EngineConfig::default()).unwrap();
+    let sig = Arc::new(Signal::default());
+    let w = engine.register_worker(Box::new(TestWaker(sig))).unwrap();
+    assert_eq!(
+        engine.open_session(99, "u", "t").unwrap_err().code(),
+        ErrorCode::NotFound
+    );
+    assert_eq!(engine.drain(99).unwrap_err().code(), ErrorCode::NotFound);
+    assert_eq!(Engine::attach(u32::MAX).unwrap_err().code(), ErrorCode::NotFound);
+    let bad = format!(
+        r#"[{},{{"type":"record.publish","subject":"x","fields":{{}}}}]"#,
+        &PUB[1..PUB.len() - 1]
+    );
+    let e = engine.ingest(bad.as_bytes()).unwrap_err();
+    assert_eq!(
+        (e.code(), e.index(), e.field()),
+        (ErrorCode::BadRequest, Some(1), Some("subject"))
+    );
+    assert_eq!(engine.ingest(&[0xff, 0xfe]).unwrap_err().code(), ErrorCode::BadFrame);
+    assert_eq!(engine.stats().publishes_in, 0);
+    assert!(engine.drain(w).unwrap().is_none());
+    engine.shutdown().unwrap();
+    engine.shutdown().unwrap();
+    assert_eq!(
+        engine.ingest(PUB.as_bytes()).unwrap_err().code(),
+        ErrorCode::Unavailable
+    );
+    assert_eq!(
+        engine.subscribe(1, 1, vec![]).unwrap_err().code(),
+        ErrorCode::Unavailable
+    );
+    assert!(engine.close_session(1).is_ok(), "closing on a shut engine is a no-op");
+    assert_eq!(Engine::attach(engine.id()).unwrap_err().code(), ErrorCode::NotFound);
+}
+
+#[test]
+fn batched_flush_arrives_after_the_interval_and_unregister_closes_sessions() {
+    let cfg = EngineConfig {
+        batching: BatchingConfig {
+            burst_min: Duration::from_millis(30),
+            burst_max: Duration::from_millis(60),
+            ..BatchingConfig::default()
+        },
+        ..EngineConfig::default()
+    };
+    let engine = Engine::start(cfg).unwrap();
+    let w = engine
+        .register_worker(Box::new(TestWaker(Arc::new(Signal::default()))))
+        .unwrap();
+    engine.ingest(PUB.as_bytes()).unwrap();
+    let sid = engine.open_session(w, "u", "t").unwrap();
+    let t = Instant::now();
+    engine.subscribe(sid, 1, vec!["/FX/EURUSD".into()]).unwrap();
+    let frames = drain_until(&engine, w, 1);
+    assert_eq!(frames.len(), 1, "ack and image in one frame");
+    assert!(t.elapsed() >= Duration::from_millis(25), "held for about burst-min");
+    engine.unregister_worker(w).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while engine.stats().sessions > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(engine.stats().sessions, 0);
+    assert_eq!(engine.drain(w).unwrap_err().code(), ErrorCode::NotFound);
+    engine.shutdown().unwrap();
+}

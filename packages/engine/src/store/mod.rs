@@ -7,7 +7,8 @@
 
 use crate::error::{EngineError, Result};
 use crate::intern::Interner;
-use crate::value::Value;
+use crate::value::{FieldType, Value};
+use crate::wire::encode::FieldRef;
 use crate::wire::rules::MAX_FIELDS_PER_RECORD;
 use crate::wire::Publish;
 
@@ -107,26 +108,32 @@ impl Store {
         self.subjects.len() as u32
     }
 
-    /// Fields of `rec` at the given slots, as (name, value) pairs for the encoder.
+    /// Fields of `rec` at the given slots, as encoder field refs.
     pub fn fields_at<'a>(
         &'a self,
         rec: &'a Record,
         slots: impl Iterator<Item = usize> + Clone + 'a,
-    ) -> impl Iterator<Item = (&'a str, Option<&'a Value>)> + Clone + 'a {
+    ) -> impl Iterator<Item = FieldRef<'a>> + Clone + 'a {
         slots
             .filter_map(move |i| rec.slots.get(i))
-            .map(move |s| (self.fields.name(s.name), s.value.as_ref()))
+            .map(move |s| self.field_ref(s))
     }
 
     /// Every present field of `rec`, in record order.
-    pub fn image_fields<'a>(
-        &'a self,
-        rec: &'a Record,
-    ) -> impl Iterator<Item = (&'a str, Option<&'a Value>)> + Clone + 'a {
+    pub fn image_fields<'a>(&'a self, rec: &'a Record) -> impl Iterator<Item = FieldRef<'a>> + Clone + 'a {
         rec.slots
             .iter()
             .filter(|s| s.value.is_some())
-            .map(move |s| (self.fields.name(s.name), s.value.as_ref()))
+            .map(move |s| self.field_ref(s))
+    }
+
+    /// A slot as the encoder wants it; only timestamps are named in `types` (JSON shows the rest).
+    fn field_ref<'a>(&'a self, s: &'a Slot) -> FieldRef<'a> {
+        let ty = match s.value {
+            Some(Value::Timestamp(_)) => Some(FieldType::Timestamp),
+            _ => None,
+        };
+        (self.fields.name(s.name), s.value.as_ref(), ty)
     }
 
     /// Merges a publish into its record. An image replaces all fields (absent ones are
@@ -247,7 +254,7 @@ mod tests {
         let rec = store.get(id).unwrap();
         store
             .image_fields(rec)
-            .map(|(n, v)| (n.to_owned(), v.cloned()))
+            .map(|(n, v, _)| (n.to_owned(), v.cloned()))
             .collect()
     }
 

@@ -46,17 +46,18 @@ pub struct Publish {
 pub fn decode_source_frame(text: &str) -> Result<Vec<Publish>> {
     let root = json::parse(text).map_err(|e| EngineError::BadFrame {
         message: format!("frame is not valid JSON: {e}"),
+        index: None,
     })?;
     match root {
         Json::Arr(items) => {
-            if items.len() > MAX_PUBLISHES_PER_FRAME {
+            if items.is_empty() || items.len() > MAX_PUBLISHES_PER_FRAME {
                 return Err(EngineError::bad_request(
                     format!(
-                        "frame holds {} messages; at most {MAX_PUBLISHES_PER_FRAME} are allowed",
+                        "a publish frame must hold 1..{MAX_PUBLISHES_PER_FRAME} messages, got {}",
                         items.len()
                     ),
                     None,
-                    Some(MAX_PUBLISHES_PER_FRAME as u32),
+                    None,
                 ));
             }
             items
@@ -71,6 +72,7 @@ pub fn decode_source_frame(text: &str) -> Result<Vec<Publish>> {
                 "frame must be a record.publish object or an array of them, got {}",
                 other.kind()
             ),
+            index: None,
         }),
     }
 }
@@ -81,11 +83,14 @@ fn bad(index: Option<u32>, field: &str, message: String) -> EngineError {
 
 fn decode_publish(msg: Json<'_>, index: Option<u32>) -> Result<Publish> {
     let Json::Obj(entries) = msg else {
-        return Err(EngineError::bad_request(
-            format!("message must be an object, got {}", msg.kind()),
-            None,
+        return Err(EngineError::BadFrame {
+            message: format!(
+                "message {} must be a JSON object, got {}",
+                index.unwrap_or(0),
+                msg.kind()
+            ),
             index,
-        ));
+        });
     };
     let mut ty = None;
     let mut subject = None;
@@ -93,6 +98,7 @@ fn decode_publish(msg: Json<'_>, index: Option<u32>) -> Result<Publish> {
     let mut image = None;
     let mut fields = None;
     let mut types = None;
+    let mut unknown = None;
     for (key, value) in entries {
         let slot = match key.as_ref() {
             "type" => &mut ty,
@@ -101,12 +107,12 @@ fn decode_publish(msg: Json<'_>, index: Option<u32>) -> Result<Publish> {
             "image" => &mut image,
             "fields" => &mut fields,
             "types" => &mut types,
-            other => {
-                return Err(bad(
-                    index,
-                    other,
-                    format!("'{}' is not a field of record.publish", show(other)),
-                ))
+            _ => {
+                // Reported after `type`: a message of another type is UNKNOWN_TYPE, not a bad key.
+                if unknown.is_none() {
+                    unknown = Some(key);
+                }
+                continue;
             }
         };
         if slot.is_some() {
@@ -131,6 +137,13 @@ fn decode_publish(msg: Json<'_>, index: Option<u32>) -> Result<Publish> {
             ))
         }
         None => return Err(bad(index, "type", "'type' is required".into())),
+    }
+    if let Some(key) = unknown {
+        return Err(bad(
+            index,
+            &key,
+            format!("'{}' is not a field of record.publish", show(&key)),
+        ));
     }
 
     let subject = match subject {
@@ -341,7 +354,15 @@ mod tests {
         assert_eq!(one[0].ts, None);
         let many = decode_source_frame(&format!("[{OK},{OK}]")).unwrap();
         assert_eq!(many.len(), 2);
-        assert!(decode_source_frame("[]").unwrap().is_empty());
+        assert_eq!(
+            err("[]"),
+            (
+                ErrorCode::BadRequest,
+                None,
+                None,
+                "a publish frame must hold 1..10000 messages, got 0".into()
+            )
+        );
     }
 
     #[test]
@@ -365,7 +386,14 @@ mod tests {
         assert_eq!(err("42").0, ErrorCode::BadFrame);
         assert_eq!(err("\"x\"").0, ErrorCode::BadFrame);
         let (code, field, index, _) = err(&format!("[{OK},7]"));
-        assert_eq!((code, field, index), (ErrorCode::BadRequest, None, Some(1)));
+        assert_eq!((code, field, index), (ErrorCode::BadFrame, None, Some(1)));
+        let (code, field, index, _) = err(&format!(
+            "[{OK},{OK},{{\"type\":\"record.publish\",\"subject\":\"/A\",\"fields\":{{\"x\":1e999}}}}]"
+        ));
+        assert_eq!(
+            (code, field.as_deref(), index),
+            (ErrorCode::BadRequest, Some("fields.x"), Some(2))
+        );
         let big = format!("[{}]", vec![OK; MAX_PUBLISHES_PER_FRAME + 1].join(","));
         assert_eq!(err(&big).0, ErrorCode::BadRequest);
         let max = format!("[{}]", vec![OK; MAX_PUBLISHES_PER_FRAME].join(","));
@@ -385,7 +413,7 @@ mod tests {
             (
                 r#"{"type":"session.login","subject":"/A","fields":{}}"#,
                 ErrorCode::UnknownType,
-                Some("type"),
+                None,
             ),
             (
                 r#"{"type":"record.publish","fields":{}}"#,

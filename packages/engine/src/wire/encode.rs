@@ -8,8 +8,9 @@
 use crate::error::ErrorCode;
 use crate::value::{FieldType, Value};
 
-/// One field of an image or update: name and value (`None` = deleted, encoded `null`).
-pub type FieldRef<'a> = (&'a str, Option<&'a Value>);
+/// One field of an image or update: name, value (`None` = deleted, encoded `null`), and the
+/// type to name in the message's `types` map (the store names timestamps only).
+pub type FieldRef<'a> = (&'a str, Option<&'a Value>, Option<FieldType>);
 
 /// One subject's acknowledgement inside `record.subscribed`.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,7 +107,7 @@ where
     out.extend_from_slice(b",\"fields\":{");
     let mut first = true;
     let mut any_typed = false;
-    for (name, value) in fields.clone() {
+    for (name, value, ty) in fields.clone() {
         if !first {
             out.push(b',');
         }
@@ -114,26 +115,25 @@ where
         write_str(out, name);
         out.push(b':');
         write_value(out, value);
-        any_typed |= matches!(value, Some(Value::Timestamp(_)));
+        any_typed |= ty.is_some();
     }
     out.push(b'}');
     if any_typed {
         out.extend_from_slice(b",\"types\":{");
         let mut first = true;
-        for (name, value) in fields {
-            if let Some(v @ Value::Timestamp(_)) = value {
+        for (name, _, ty) in fields {
+            if let Some(ty) = ty {
                 if !first {
                     out.push(b',');
                 }
                 first = false;
                 write_str(out, name);
                 out.push(b':');
-                write_str(out, v.field_type().as_str());
+                write_str(out, ty.as_str());
             }
         }
         out.push(b'}');
     }
-    debug_assert_eq!(FieldType::Timestamp.as_str(), "timestamp");
 }
 
 /// `record.subscribed`: `{"type","reqId","records":[{"subject","id","pending"}]}`.

@@ -143,9 +143,19 @@ impl<'de> Visitor<'de> for JsonVisitor {
         Ok(Json::Arr(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json<'de>, A::Error> {
-        let mut entries = Vec::new();
+        let mut entries: Vec<(Cow<'de, str>, Json<'de>)> = Vec::new();
         while let Some(Key(k)) = map.next_key()? {
             entries.push((k, map.next_value()?));
+        }
+        if let [(k, Json::Str(lit))] = entries.as_slice() {
+            if k == HUGE_NUMBER_KEY {
+                let n = if lit.starts_with('-') {
+                    f64::NEG_INFINITY
+                } else {
+                    f64::INFINITY
+                };
+                return Ok(Json::Num(n));
+            }
         }
         Ok(Json::Obj(entries))
     }
@@ -157,9 +167,89 @@ impl<'de> Deserialize<'de> for Json<'de> {
     }
 }
 
+/// Key of the one-entry object that stands for a number too large for a double (see `parse`).
+const HUGE_NUMBER_KEY: &str = "$tidewire$huge";
+
 /// Parses `text` into a borrowed tree; `Err` is serde_json's message (line, column).
+///
+/// Like `JSON.parse`, a number literal beyond the double range (`1e999`) reads as ±Infinity, so
+/// validation can name the field holding it; serde_json refuses such numbers, so on that error
+/// the text is re-parsed with those literals marked.
 pub fn parse(text: &str) -> Result<Json<'_>, String> {
-    serde_json::from_str(text).map_err(|e| e.to_string())
+    match serde_json::from_str(text) {
+        Ok(j) => Ok(j),
+        Err(e) if e.to_string().starts_with("number out of range") => {
+            let marked = mark_huge_numbers(text);
+            match serde_json::from_str::<Json<'_>>(&marked) {
+                Ok(j) => Ok(j.into_owned()),
+                Err(_) => Err(e.to_string()),
+            }
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Rewrites number literals outside strings that overflow a double as
+/// `{"$tidewire$huge":"<literal>"}` (read back as ±Infinity).
+fn mark_huge_numbers(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len() + 64);
+    let (mut i, mut copied, mut in_str) = (0, 0, false);
+    while i < b.len() {
+        let c = b[i];
+        if in_str {
+            match c {
+                b'\\' => i += 1,
+                b'"' => in_str = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        if c == b'"' {
+            in_str = true;
+            i += 1;
+            continue;
+        }
+        if c == b'-' || c.is_ascii_digit() {
+            let start = i;
+            while i < b.len() && matches!(b[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
+                i += 1;
+            }
+            let lit = &text[start..i];
+            if lit.parse::<f64>().is_ok_and(|n| n.is_infinite()) {
+                out.push_str(&text[copied..start]);
+                out.push_str("{\"");
+                out.push_str(HUGE_NUMBER_KEY);
+                out.push_str("\":\"");
+                out.push_str(lit);
+                out.push_str("\"}");
+                copied = i;
+            }
+            continue;
+        }
+        i += 1;
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+impl Json<'_> {
+    /// Detaches the tree from its input.
+    pub fn into_owned(self) -> Json<'static> {
+        match self {
+            Json::Null => Json::Null,
+            Json::Bool(b) => Json::Bool(b),
+            Json::Num(n) => Json::Num(n),
+            Json::Str(s) => Json::Str(Cow::Owned(s.into_owned())),
+            Json::Arr(a) => Json::Arr(a.into_iter().map(Json::into_owned).collect()),
+            Json::Obj(o) => Json::Obj(
+                o.into_iter()
+                    .map(|(k, v)| (Cow::Owned(k.into_owned()), v.into_owned()))
+                    .collect(),
+            ),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -176,6 +266,16 @@ mod tests {
         assert_eq!(e[2].1, Json::Num(2.5));
         assert_eq!(j.to_json(), r#"{"b":1,"a":[true,null,"x\n"],"b":2.5}"#);
         assert!(parse("[1,").is_err());
+        assert_eq!(
+            parse(r#"[1e999,"1e999",-1e400,2]"#).unwrap(),
+            Json::Arr(vec![
+                Json::Num(f64::INFINITY),
+                Json::Str("1e999".into()),
+                Json::Num(f64::NEG_INFINITY),
+                Json::Num(2.0)
+            ])
+        );
+        assert!(parse(r#"[1e999,"#).is_err());
         assert_eq!(parse("18446744073709551615").unwrap(), Json::Num(1.8446744073709552e19));
     }
 }

@@ -1,0 +1,264 @@
+//! Golden frames (packages/protocol/vectors/frames.json): every `server` vector re-encoded by
+//! the Rust encoder must match byte for byte; every `source` vector must decode to its
+//! `messages`, or fail with its `error` {code, field, index}.
+
+use serde_json::{Map, Value as J};
+use tidewire_engine::error::ErrorCode;
+use tidewire_engine::value::{FieldType, Value};
+use tidewire_engine::wire::encode::{self, SubscribedRef};
+use tidewire_engine::wire::{decode_source_frame, Publish};
+
+fn vectors() -> Vec<J> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../protocol/vectors/frames.json");
+    let text = std::fs::read_to_string(path).expect("read frames.json");
+    serde_json::from_str::<J>(&text)
+        .expect("frames.json is JSON")
+        .as_array()
+        .expect("an array")
+        .clone()
+}
+
+fn code_of(s: &str) -> ErrorCode {
+    match s {
+        "BAD_FRAME" => ErrorCode::BadFrame,
+        "BAD_REQUEST" => ErrorCode::BadRequest,
+        "UNKNOWN_TYPE" => ErrorCode::UnknownType,
+        "LIMIT_EXCEEDED" => ErrorCode::LimitExceeded,
+        "NOT_FOUND" => ErrorCode::NotFound,
+        "UNAVAILABLE" => ErrorCode::Unavailable,
+        "INTERNAL" => ErrorCode::Internal,
+        other => panic!("code {other} is not produced by the engine"),
+    }
+}
+
+/// Fields of a message as store values (timestamps per `types`), in message order.
+fn fields(m: &Map<String, J>) -> Vec<(String, Option<Value>, Option<FieldType>)> {
+    let types = m.get("types").and_then(J::as_object);
+    m["fields"]
+        .as_object()
+        .expect("fields")
+        .iter()
+        .map(|(k, v)| {
+            let ty = types
+                .and_then(|t| t.get(k))
+                .and_then(J::as_str)
+                .and_then(FieldType::parse);
+            let value = match v {
+                J::Null => None,
+                J::Bool(b) => Some(Value::Bool(*b)),
+                J::String(s) => Some(Value::Str(s.as_str().into())),
+                J::Number(n) => {
+                    let f = n.as_f64().expect("number");
+                    Some(if ty == Some(FieldType::Timestamp) {
+                        Value::Timestamp(f as i64)
+                    } else {
+                        Value::Number(f)
+                    })
+                }
+                other => panic!("field value {other}"),
+            };
+            (k.clone(), value, ty)
+        })
+        .collect()
+}
+
+fn encode_message(out: &mut Vec<u8>, m: &Map<String, J>) {
+    let u32_of = |k: &str| m[k].as_u64().expect(k) as u32;
+    match m["type"].as_str().expect("type") {
+        "record.subscribed" => {
+            let recs: Vec<SubscribedRef<'_>> = m["records"]
+                .as_array()
+                .expect("records")
+                .iter()
+                .map(|r| SubscribedRef {
+                    subject: r["subject"].as_str().expect("subject"),
+                    id: r["id"].as_u64().expect("id") as u32,
+                    pending: r["pending"].as_bool().expect("pending"),
+                })
+                .collect();
+            encode::subscribed(out, u32_of("reqId"), &recs);
+        }
+        "record.unsubscribed" => {
+            let subjects: Vec<&str> = m["subjects"]
+                .as_array()
+                .expect("subjects")
+                .iter()
+                .map(|s| s.as_str().expect("subject"))
+                .collect();
+            encode::unsubscribed(out, u32_of("reqId"), &subjects);
+        }
+        "record.image" => {
+            let f = fields(m);
+            let iter = f.iter().map(|(k, v, t)| (k.as_str(), v.as_ref(), *t));
+            encode::image(
+                out,
+                u32_of("id"),
+                m["subject"].as_str().expect("subject"),
+                m["seq"].as_u64().expect("seq"),
+                m["ts"].as_f64().expect("ts"),
+                iter,
+            );
+        }
+        "record.update" => {
+            let f = fields(m);
+            let iter = f.iter().map(|(k, v, t)| (k.as_str(), v.as_ref(), *t));
+            let conflated = m.get("conflated").and_then(J::as_bool).unwrap_or(false);
+            encode::update(
+                out,
+                u32_of("id"),
+                m["seq"].as_u64().expect("seq"),
+                m["ts"].as_f64().expect("ts"),
+                iter,
+                conflated,
+            );
+        }
+        "error" => encode::error(
+            out,
+            m.get("reqId").and_then(J::as_u64).map(|r| r as u32),
+            code_of(m["code"].as_str().expect("code")),
+            m["message"].as_str().expect("message"),
+            m.get("field").and_then(J::as_str),
+            m.get("index").and_then(J::as_u64).map(|i| i as u32),
+        ),
+        // Messages the Node server encodes itself (session.*): not the engine's.
+        _ => {}
+    }
+}
+
+fn is_engine_message(m: &Map<String, J>) -> bool {
+    matches!(
+        m["type"].as_str(),
+        Some("record.subscribed" | "record.unsubscribed" | "record.image" | "record.update" | "error")
+    )
+}
+
+#[test]
+fn server_vectors_encode_byte_for_byte() {
+    let mut checked = 0;
+    // Vectors with `error` are invalid server frames for the TS decoder: nothing to encode.
+    for v in vectors()
+        .iter()
+        .filter(|v| v["direction"] == "server" && v.get("error").is_none())
+    {
+        let msgs = v["messages"].as_array().expect("messages");
+        let objs: Vec<&Map<String, J>> = msgs.iter().map(|m| m.as_object().expect("object")).collect();
+        if !objs.iter().all(|m| is_engine_message(m)) {
+            continue;
+        }
+        let mut out = vec![b'['];
+        for (i, m) in objs.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            encode_message(&mut out, m);
+        }
+        out.push(b']');
+        assert_eq!(
+            String::from_utf8(out).expect("utf8"),
+            v["frame"].as_str().expect("frame"),
+            "vector {}",
+            v["name"]
+        );
+        checked += 1;
+    }
+    assert!(checked >= 5, "only {checked} server vectors checked");
+}
+
+fn publish_json(p: &Publish) -> J {
+    let mut m = Map::new();
+    m.insert("type".into(), "record.publish".into());
+    m.insert("subject".into(), p.subject.clone().into());
+    if let Some(ts) = p.ts {
+        m.insert("ts".into(), serde_json::Number::from_f64(ts).map_or(J::Null, J::Number));
+    }
+    if p.image {
+        m.insert("image".into(), true.into());
+    }
+    let mut fields = Map::new();
+    let mut types = Map::new();
+    for f in &p.fields {
+        let v = match &f.value {
+            None => J::Null,
+            Some(Value::Number(n)) => serde_json::Number::from_f64(*n).map_or(J::Null, J::Number),
+            Some(Value::Timestamp(t)) => J::Number((*t).into()),
+            Some(Value::Str(s)) => J::String(s.to_string()),
+            Some(Value::Bool(b)) => J::Bool(*b),
+        };
+        fields.insert(f.name.clone(), v);
+        if f.typed {
+            let ty = f.value.as_ref().map_or("number", |v| v.field_type().as_str());
+            types.insert(f.name.clone(), ty.into());
+        }
+    }
+    m.insert("fields".into(), J::Object(fields));
+    if !types.is_empty() {
+        m.insert("types".into(), J::Object(types));
+    }
+    J::Object(m)
+}
+
+/// Numbers compared as doubles (serde_json keeps 1924992000000 as an integer, we as f64).
+fn normalize(v: &J) -> J {
+    match v {
+        J::Number(n) => serde_json::Number::from_f64(n.as_f64().unwrap_or(f64::NAN)).map_or(J::Null, J::Number),
+        J::Array(a) => J::Array(a.iter().map(normalize).collect()),
+        J::Object(o) => J::Object(o.iter().map(|(k, v)| (k.clone(), normalize(v))).collect()),
+        other => other.clone(),
+    }
+}
+
+#[test]
+fn source_vectors_decode() {
+    let mut checked = 0;
+    for v in vectors().iter().filter(|v| v["direction"] == "source") {
+        let name = &v["name"];
+        let frame = v["frame"].as_str().expect("frame");
+        let is_publish_frame = match &v["messages"] {
+            J::Array(ms) => ms.iter().all(|m| m["type"] == "record.publish"),
+            _ => true,
+        };
+        if let Some(err) = v.get("error") {
+            let e = decode_source_frame(frame).expect_err(&format!("vector {name} must fail"));
+            assert_eq!(
+                e.code().as_str(),
+                err["code"].as_str().expect("code"),
+                "vector {name}: {e}"
+            );
+            assert_eq!(e.field(), err.get("field").and_then(J::as_str), "vector {name}: {e}");
+            assert_eq!(
+                e.index().map(u64::from),
+                err.get("index").and_then(J::as_u64),
+                "vector {name}: {e}"
+            );
+            checked += 1;
+            continue;
+        }
+        if !is_publish_frame {
+            continue; // session.* frames on /source are decoded by the server, not the engine
+        }
+        let decoded = decode_source_frame(frame).unwrap_or_else(|e| panic!("vector {name}: {e}"));
+        let got: Vec<J> = decoded.iter().map(publish_json).map(|j| normalize(&j)).collect();
+        let want: Vec<J> = match &v["messages"] {
+            J::Array(ms) => ms.iter().map(normalize).collect(),
+            one => vec![normalize(one)],
+        };
+        assert_eq!(got, want, "vector {name}");
+        // Field order is part of the contract (it is the record's field order).
+        for (p, w) in decoded.iter().zip(&want) {
+            let names: Vec<&str> = p.fields.iter().map(|f| f.name.as_str()).collect();
+            let want_names: Vec<&str> = w["fields"]
+                .as_object()
+                .expect("fields")
+                .keys()
+                .map(String::as_str)
+                .collect();
+            let mut sorted_want = want_names.clone();
+            sorted_want.sort_unstable();
+            let mut sorted_got = names.clone();
+            sorted_got.sort_unstable();
+            assert_eq!(sorted_got, sorted_want, "vector {name}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 1, "no source vectors checked");
+}
