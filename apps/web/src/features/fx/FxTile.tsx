@@ -6,19 +6,16 @@ import { FLASH_MS, flashDirection, type FlashDirection } from './flash.js';
 import { displayPair, fxSubject, pipDecimalsOf } from './fx-pairs.js';
 import { formatPrice, formatSigned, formatSpreadPips, pipDecimalsFor, signOf, splitPrice } from './price-format.js';
 
-/** Flash colours; kept here (not CSS) because the Web Animations API takes concrete values. */
-const FLASH_COLOURS: Record<FlashDirection, string> = {
-  up: 'rgba(34, 197, 94, 0.45)',
-  down: 'rgba(239, 68, 68, 0.45)',
-};
-
-/** Plays a short background flash on `element` (no re-render, no forced reflow). */
-function flash(element: HTMLElement | null, direction: FlashDirection | undefined): void {
-  if (element === null || direction === undefined || typeof element.animate !== 'function') return;
-  element.animate([{ backgroundColor: FLASH_COLOURS[direction] }, { backgroundColor: 'transparent' }], {
-    duration: FLASH_MS,
-    easing: 'ease-out',
-  });
+/**
+ * Plays a short green/red flash on a tile side: fades the side's coloured overlay out by opacity.
+ * Opacity (unlike background-color) animates on the compositor: no main-thread repaint per frame,
+ * no re-render, no forced reflow. A new flash replaces one still running.
+ */
+function flash(side: HTMLElement | null, direction: FlashDirection | undefined): void {
+  const overlay = side?.firstElementChild;
+  if (!(overlay instanceof HTMLElement) || direction === undefined || typeof overlay.animate !== 'function') return;
+  overlay.dataset.direction = direction;
+  overlay.animate([{ opacity: 1 }, { opacity: 0 }], { duration: FLASH_MS, easing: 'ease-out' });
 }
 
 /** One side of the tile: label, big-figure/pips/pipette price. */
@@ -45,6 +42,8 @@ function PriceSide({
       data-testid={`fx-${side}`}
       aria-label={`${label} ${displayPair(pair)} ${text}`}
     >
+      {/* First child on purpose: flash() animates it. */}
+      <span className="fx-flash" aria-hidden="true" />
       <span className="fx-side-label">{label}</span>
       {parts === undefined ? (
         <span className="fx-price fx-price-missing">—</span>
