@@ -100,5 +100,17 @@ describe.skipIf(!existsSync(mainJs))('main (dist)', () => {
     expect(code).toBe(2);
     expect(err).toContain('--port must be an integer 0..65535, got "abc"');
   });
-});
 
+  it('refuses the JS fallback of uWebSockets.js', async () => {
+    const child = spawn(process.execPath, [mainJs, '--port', '0', '--no-demo', '--workers', '1'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, UWS_USE_FALLBACK: '1' },
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+    expect(code).toBe(1);
+    expect(out).toContain('uWebSockets.js native build did not load');
+  });
+});
