@@ -96,9 +96,10 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
       // consecutive entries of one session go out in one cork (one syscall)
       let j = i;
       while (j + 3 < index.length && index[j] === sid) j += 4;
-      if (ws) {
-        const conn = ws.getUserData();
-        if (!conn.closed) {
+      const conn = ws?.getUserData();
+      if (ws && conn && !conn.closed) {
+        // one session's fault must not cost the other sessions in this drain their frames
+        try {
           ws.cork(() => {
             for (let k = i; k < j && !conn.closed; k += 4) {
               const slice = data.subarray(index[k + 1]!, index[k + 1]! + index[k + 2]!);
@@ -111,6 +112,9 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
               }
             }
           });
+        } catch (err) {
+          log('error', 'session.sendFault', { ...conn.session.logFields(), error: String(err) });
+          conn.port.close(1011, 'internal error while sending');
         }
       }
       i = j;
