@@ -58,7 +58,6 @@ describe('loadConfig', () => {
     [{ env: { TIDEWIRE_TOKEN_SECRET: 'short' } }, 'must be at least 16 characters, got 5'],
     [{ argv: ['--burst-min-ms', '200', '--burst-max-ms', '100'] }, 'batching.burstMaxMs (100) must be 0 (off) or >= batching.burstMinMs (200)'],
     [{ overrides: { server: { nope: 1 } } }, 'unknown setting "server.nope"'],
-    [{ argv: ['--heartbeat-ms', '10000', '--idle-timeout-sec', '12'] }, 'session.idleTimeoutSec (12) must be 0 (off) or at least 2 x session.heartbeatMs (10000 ms)'],
     [{ overrides: { nope: {} } }, 'unknown section "nope"'],
     [{ overrides: { limits: { loginTimeoutMs: 1.5 } } }, 'overrides limits.loginTimeoutMs must be an integer 10..600000, got 1.5'],
     [{ overrides: { auth: { users: [{ user: 'x', passwordHash: 'plain', role: 'trader', tier: 'T1' }] } } }, 'auth.users.0.passwordHash must be "scrypt$N$r$p$salt$hash"'],

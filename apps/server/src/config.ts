@@ -289,11 +289,6 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     throw new ConfigError(`batching.burstMaxMs (${batching.burstMaxMs}) must be 0 (off) or >= batching.burstMinMs (${batching.burstMinMs})`);
   }
 
-  const session = out.session!;
-  if ((session.idleTimeoutSec as number) !== 0 && (session.idleTimeoutSec as number) * 1000 < 2 * (session.heartbeatMs as number)) {
-    throw new ConfigError(`session.idleTimeoutSec (${session.idleTimeoutSec}) must be 0 (off) or at least 2 x session.heartbeatMs (${session.heartbeatMs} ms): live clients would be cut between heartbeats`);
-  }
-
   const auth = out.auth!;
   const secret = String(auth.tokenSecret);
   const generated = secret === '';

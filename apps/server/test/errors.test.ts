@@ -1,6 +1,7 @@
 import type { ErrorMessage } from '@tidewire/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import { closeAll, delta, image, RawSocket, sourceSocket, startTestServer, streamSocket, wsUrl } from './helpers.js';
+import WebSocket from 'ws';
+import { closeAll, delta, image, RawSocket, sourceSocket, startTestServer, streamSocket, waitFor, wsUrl } from './helpers.js';
 
 afterEach(closeAll);
 
@@ -88,4 +89,19 @@ describe('bad input gets a typed error and the session keeps working', () => {
     source.publish([delta('/OK/ONE', { px: 9 })]);
     expect(await subscriber.next((m) => m.type === 'record.update', 'update')).toMatchObject({ seq: 2, fields: { px: 9 } });
   });
+
+  it('cuts a dead peer (answers no pings, sends nothing) after the idle timeout; live quiet peers stay', async () => {
+    const server = await startTestServer({ session: { idleTimeoutSec: 8 } });
+    const live = await streamSocket(server);
+    const dead = new WebSocket(wsUrl(server, '/stream'), { autoPong: false });
+    let deadClosed: number | undefined;
+    dead.on('close', (code) => (deadClosed = code));
+    dead.on('error', () => {});
+    await new Promise((r) => dead.once('open', r));
+    dead.send(JSON.stringify({ type: 'session.login', reqId: 1, user: 'bob', password: 'bob123' }));
+    await waitFor(() => deadClosed !== undefined, 'the dead peer to be cut', 25_000);
+    expect(deadClosed).toBe(1006);
+    expect(live.closed).toBeUndefined();
+    dead.terminate();
+  }, 30_000);
 });

@@ -149,8 +149,9 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
       maxPayloadLength: maxFrameBytes * 2,
       maxBackpressure: config.outbox.maxBackpressureBytes,
       idleTimeout: config.session.idleTimeoutSec,
-      // the app-level heartbeat (session.ping) keeps connections alive; idle means dead
-      sendPingsAutomatically: false,
+      // uWS resets the idle timer only on received data: its pings make every live peer answer
+      // (a pong), so only dead connections time out, also clients that never send session.ping
+      sendPingsAutomatically: true,
       closeOnBackpressureLimit: 0,
       open(ws) {
         const conn = ws.getUserData();
