@@ -327,6 +327,23 @@ describe('TidewireClient: reconnect', () => {
     await untilState(c, 'loggedIn');
   });
 
+  it('resumes a session from a saved token (page reload) and refuses a bad one', async () => {
+    const p = await peer();
+    const first = client(p.url);
+    const { token } = await first.connect();
+    first.close();
+
+    const c = client(p.url, { credentials: undefined });
+    const session = await c.resume(token);
+    expect(session).toMatchObject({ user: 'alice', sessionId: 2 });
+    expect(await (await p.connection(1)).next('session.login')).toEqual({ type: 'session.login', reqId: 1, token });
+    expect(c.state).toBe('loggedIn');
+
+    const stranger = client(p.url, { credentials: undefined });
+    await expect(stranger.resume('forged')).rejects.toMatchObject({ code: 'BAD_TOKEN' });
+    expect(stranger.state).toBe('closed');
+  });
+
   it('does not reconnect after a final close code and reports it', async () => {
     const p = await peer();
     const c = client(p.url);

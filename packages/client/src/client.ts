@@ -170,6 +170,26 @@ export class TidewireClient {
   }
 
   /**
+   * Logs in with a session token from an earlier `session.loggedIn` (e.g. kept across a page
+   * reload), opening the connection first when needed. Reconnects use the refreshed token; with no
+   * password known, a refused token ends the session (state `closed`). Rejects with BAD_TOKEN when
+   * the server refuses it, ALREADY_LOGGED_IN when logged in.
+   */
+  resume(token: string): Promise<SessionInfo> {
+    if (this.currentState === 'loggedIn') {
+      return Promise.reject(new TidewireError('ALREADY_LOGGED_IN', `already logged in as ${this.currentSession?.user}`));
+    }
+    if (this.userLogin !== undefined) return this.userLogin;
+    this.wanted = true;
+    this.clearReconnectTimer();
+    const attempt = this.loginNow({ token }).finally(() => {
+      this.userLogin = undefined;
+    });
+    this.userLogin = attempt;
+    return attempt;
+  }
+
+  /**
    * Subscribes `handler` to one or more subjects. Subjects already subscribed by another call share
    * its server subscription and get the current image at once (in a microtask). Acknowledgements
    * arrive asynchronously through `onStatus`; an invalid subject gets `onStatus(subject, 'error')`.
@@ -248,7 +268,7 @@ export class TidewireClient {
   // ---------------------------------------------------------------------------------------------
   // connection and login
 
-  private async loginNow(auth: { user: string; password: string }): Promise<SessionInfo> {
+  private async loginNow(auth: LoginAuth): Promise<SessionInfo> {
     try {
       if (this.ws === undefined || this.ws.readyState !== OPEN) await this.open('connecting');
       return await this.authenticate(auth);
