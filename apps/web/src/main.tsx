@@ -11,6 +11,8 @@ if (root === null) throw new Error('index.html must contain <div id="root">');
 
 // One connection for the whole tab; the WebSocket lives on the origin that served the app.
 const connection = new Connection({ url: streamUrl(window.location), storage: window.sessionStorage });
+// a reload keeps the session: log in again with the token this tab stored
+void connection.resume();
 
 createRoot(root).render(
   <StrictMode>

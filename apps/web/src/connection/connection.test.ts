@@ -54,13 +54,15 @@ class ScriptedServer {
   private answer(socket: WebSocket, m: ClientMessage): void {
     const send = (messages: ServerMessage[]) => socket.send(encodeServerFrame(messages));
     if (m.type === 'session.login') {
-      if (m.user === 'alice' && m.password === 'alice123') {
+      if ((m.user === 'alice' && m.password === 'alice123') || m.token === 'tok.sig') {
         send([{
           type: 'session.loggedIn', reqId: m.reqId, sessionId: 7, user: 'alice', role: 'trader', tier: 'T1',
           token: 'tok.sig', tokenExpiresAt: Date.now() + 3_600_000, heartbeatMs: 60_000, serverTime: Date.now(),
         }]);
       } else {
-        send([{ type: 'error', reqId: m.reqId, code: 'BAD_CREDENTIALS', message: 'unknown user or wrong password' }]);
+        send([m.token !== undefined
+          ? { type: 'error', reqId: m.reqId, code: 'BAD_TOKEN', message: 'the token is malformed, forged or expired' }
+          : { type: 'error', reqId: m.reqId, code: 'BAD_CREDENTIALS', message: 'unknown user or wrong password' }]);
       }
     } else if (m.type === 'record.subscribe') {
       const records = m.subjects.map((subject) => ({ subject, id: this.nextId++, pending: false }));
@@ -188,6 +190,27 @@ describe('Connection', () => {
     const second = connection.login('alice', 'alice123');
     await Promise.all([first, second]);
     expect(connection.getSnapshot()).toMatchObject({ phase: 'loggedIn', loginError: undefined });
+  });
+
+  it('resumes after a reload with the stored token, and forgets a refused one', async () => {
+    const { server, storage, connection } = await setup();
+    await connection.resume();
+    expect(connection.getSnapshot().phase).toBe('loggedOut'); // nothing stored: stays on the login page
+    expect(server.received).toHaveLength(0);
+
+    await connection.login('alice', 'alice123');
+    const saved = storage.data.get(SESSION_STORAGE_KEY);
+    connection.logout();
+    storage.data.set(SESSION_STORAGE_KEY, saved ?? '');
+    await connection.resume();
+    expect(connection.getSnapshot()).toMatchObject({ phase: 'loggedIn', session: { user: 'alice' } });
+    expect(server.received.filter((m) => m.type === 'session.login').at(-1)).toMatchObject({ token: 'tok.sig' });
+
+    connection.logout();
+    storage.data.set(SESSION_STORAGE_KEY, JSON.stringify({ user: 'alice', token: 'forged', expiresAt: Date.now() + 60_000 }));
+    await connection.resume();
+    expect(connection.getSnapshot()).toMatchObject({ phase: 'loggedOut', loginError: { code: 'BAD_TOKEN' } });
+    expect(storage.data.size).toBe(0);
   });
 
   it('turns any rejection into a code and message', () => {

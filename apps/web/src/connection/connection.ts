@@ -13,7 +13,7 @@ import {
 } from '@tidewire/client';
 import type { FrameScheduler } from './frame-batcher.js';
 import { RecordStore } from './record-store.js';
-import { clearStoredSession, writeStoredSession, type StorageLike } from './session-token.js';
+import { clearStoredSession, readStoredSession, writeStoredSession, type StorageLike } from './session-token.js';
 
 /** Where the user is in the login flow. */
 export type LoginPhase = 'loggedOut' | 'loggingIn' | 'loggedIn';
@@ -138,6 +138,17 @@ export class Connection {
     await this.start({ user, password });
   }
 
+  /**
+   * Logs in again with the token kept from an earlier login in this tab (page reload). Does
+   * nothing when no unexpired token is stored; a refused token is forgotten and the login page
+   * shows why.
+   */
+  async resume(): Promise<void> {
+    const stored = readStoredSession(this.options.storage, this.now());
+    if (stored === undefined) return;
+    await this.start({ token: stored.token });
+  }
+
   /** Closes the connection, forgets the token and returns to the login page. Idempotent. */
   logout(): void {
     this.generation++;
@@ -146,12 +157,12 @@ export class Connection {
     this.set(LOGGED_OUT);
   }
 
-  private async start(credentials: { user: string; password: string }): Promise<void> {
+  private async start(auth: { user: string; password: string } | { token: string }): Promise<void> {
     const generation = ++this.generation;
     this.teardown();
     let client: TidewireClient;
     try {
-      client = this.createClient({ url: this.options.url, credentials });
+      client = this.createClient({ url: this.options.url, ...('token' in auth ? {} : { credentials: auth }) });
     } catch (error) {
       this.set({ ...LOGGED_OUT, loginError: toConnectionError(error) });
       return;
@@ -164,7 +175,7 @@ export class Connection {
       this.set({ ...this.snapshot, state, closeDetail });
     });
     try {
-      const session = await client.connect();
+      const session = await ('token' in auth ? client.resume(auth.token) : client.connect());
       if (generation !== this.generation) return; // superseded by a newer login or a logout
       writeStoredSession(this.options.storage, { user: session.user, token: session.token, expiresAt: session.tokenExpiresAt });
       this.store = new RecordStore(client, this.options.scheduler);
@@ -172,6 +183,7 @@ export class Connection {
     } catch (error) {
       if (generation !== this.generation) return;
       this.teardown();
+      if ('token' in auth) clearStoredSession(this.options.storage);
       this.set({ ...LOGGED_OUT, loginError: toConnectionError(error) });
     }
   }
