@@ -1,9 +1,9 @@
 /**
  * Rate pacing: sends spread evenly in time. Send number `i` is scheduled at
- * `startMs + i * 1000 / ratePerSec`; a timer ticks every `tickMs` (1 ms by default) and takes
- * every send that is due. As long as the timer fires at least once per millisecond, every send
- * leaves within 1 ms of its schedule; when the process stalls, the late sends go out at the next
- * tick (none are skipped) and the lateness is measured.
+ * `startMs + i * 1000 / ratePerSec`; a timer ticks every `tickMs` (0.5 ms by default, with
+ * `preciseTicks`) and takes every send that is due. As long as the timer fires at least once per
+ * millisecond, every send leaves within 1 ms of its schedule; when the process stalls, the late
+ * sends go out at the next tick (none are skipped) and the lateness is measured.
  */
 
 import type { Clock } from './clock.js';
@@ -64,10 +64,35 @@ export class Pacer {
 /** Starts a repeating timer; returns a function that stops it. Injected in tests. */
 export type TickScheduler = (tick: () => void, everyMs: number) => () => void;
 
-/** `setInterval`-based ticks (Node clamps the period to >= 1 ms). */
+/** `setInterval`-based ticks (Node clamps the period to >= 1 ms and drifts: ticks come every 1-2 ms). */
 export const intervalTicks: TickScheduler = (tick, everyMs) => {
   const t = setInterval(tick, everyMs);
   return () => clearInterval(t);
+};
+
+/**
+ * Sub-millisecond ticks: sleeps with `Atomics.wait` (fractional ms, a futex: no busy loop) until
+ * the next tick is due, ticks, then yields to the event loop with `setImmediate` so sockets and
+ * timers keep running between ticks. Blocks this thread at most `everyMs` at a time.
+ */
+export const preciseTicks: TickScheduler = (tick, everyMs) => {
+  const cell = new Int32Array(new SharedArrayBuffer(4));
+  let stopped = false;
+  let next = performance.now() + everyMs;
+  const loop = (): void => {
+    if (stopped) return;
+    const wait = next - performance.now();
+    if (wait > 0) Atomics.wait(cell, 0, 0, Math.min(wait, everyMs));
+    if (stopped) return;
+    tick();
+    // the next tick is due one period after this one was; after a stall, one period from now
+    next = Math.max(next + everyMs, performance.now());
+    setImmediate(loop);
+  };
+  setImmediate(loop);
+  return () => {
+    stopped = true;
+  };
 };
 
 /** Options of `runPaced`. */
@@ -78,8 +103,9 @@ export interface PacedOptions {
   send(due: DueSends, nowMs: number): void;
   /** Stop at this epoch ms even if sends remain. */
   untilMs: number;
-  /** Timer period, ms. @default 1 */
+  /** Timer period, ms. @default 0.5 */
   tickMs?: number;
+  /** @default preciseTicks */
   ticks?: TickScheduler;
 }
 
@@ -91,7 +117,7 @@ export interface PacedLoop {
 
 /** Runs `send` on every tick until `untilMs` or the pacer's `maxCount` (bounded in time and count). */
 export function runPaced(opts: PacedOptions): PacedLoop {
-  const ticks = opts.ticks ?? intervalTicks;
+  const ticks = opts.ticks ?? preciseTicks;
   let finish: () => void = () => {};
   const done = new Promise<void>((resolve) => (finish = resolve));
   let cancel: (() => void) | undefined;
@@ -108,7 +134,7 @@ export function runPaced(opts: PacedOptions): PacedLoop {
     const due = opts.pacer.take(Math.min(now, opts.untilMs));
     if (due.count > 0) opts.send(due, now);
     if (now >= opts.untilMs || opts.pacer.done) stop();
-  }, opts.tickMs ?? 1);
+  }, opts.tickMs ?? 0.5);
   if (stopped) cancel();
   return { stop, done };
 }

@@ -78,11 +78,16 @@ function table(steps: StepResult[], published?: Readonly<Record<number, number>>
 /** Renders the whole report page. `generatedAt` is shown as is (ISO time). */
 export function renderHtml(report: SweepReport, generatedAt: string, published?: Readonly<Record<number, number>>): string {
   const labels = report.steps.map((s) => s.step.toLocaleString('en-US'));
-  const latency = lineChart('End-to-end latency vs users', 'ms', labels, [
+  // mean and tail apart: a 30 ms max would flatten a 0.4 ms mean into the axis
+  const latency = lineChart('Mean end-to-end latency vs users', 'ms', labels, [
     { name: 'mean', color: '#1f77b4', values: report.steps.map((s) => s.latencyMs.mean) },
-    { name: 'p99', color: '#ff7f0e', values: report.steps.map((s) => s.latencyMs.p99) },
-    { name: 'max', color: '#d62728', values: report.steps.map((s) => s.latencyMs.max) },
+    { name: 'p50', color: '#17becf', values: report.steps.map((s) => s.latencyMs.p50) },
     ...(published ? [{ name: 'published mean', color: '#7f7f7f', values: report.steps.map((s) => published[s.step] ?? null) }] : []),
+  ]);
+  const tail = lineChart('Latency tail vs users', 'ms', labels, [
+    { name: 'p99', color: '#ff7f0e', values: report.steps.map((s) => s.latencyMs.p99) },
+    { name: 'p99.9', color: '#8c564b', values: report.steps.map((s) => s.latencyMs.p999) },
+    { name: 'max', color: '#d62728', values: report.steps.map((s) => s.latencyMs.max) },
   ]);
   const cpu = lineChart('CPU vs users (% of one core)', '% of one core', labels, [
     { name: 'server', color: '#2ca02c', values: report.steps.map((s) => s.serverCpuPct) },
@@ -105,7 +110,7 @@ th{background:#f3f3f3}
 <p>Generated ${esc(generatedAt)}. Latency is end to end: the source's send time (<code>ts</code>) to the simulated client's receipt, on one clock.
 CPU is % of one core (200% = both cores of a 2-core machine); the server's comes from its <code>/api/health</code>.</p>
 <table class="params"><tbody>${params}</tbody></table>
-<div class="charts">${latency}${cpu}</div>
+<div class="charts">${latency}${tail}${cpu}</div>
 ${table(report.steps, published)}
 </body></html>
 `;

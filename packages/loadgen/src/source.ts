@@ -3,8 +3,9 @@
  * image of every record under `{prefix}/{i}` (i in 0..subjectCount), waits until the server has
  * ingested them (a ping/pong barrier: the server handles a connection's frames in order), then
  * publishes deltas at `ratePerSubject` per record, spread evenly in time: update `k` of the whole
- * feed goes to record `k % subjectCount` at `start + k / (subjectCount * ratePerSubject)` s. A 1 ms
- * timer sends what is due as one frame; every update's `ts` is its send time on the run clock.
+ * feed goes to record `k % subjectCount` at `start + k / (subjectCount * ratePerSubject)` s. A
+ * sub-millisecond timer (pacer.ts `preciseTicks`, every 0.5 ms) sends what is due as one frame;
+ * every update's `ts` is its send time on the run clock.
  */
 
 import {
@@ -42,7 +43,7 @@ export interface SourceOptions {
   durationMs: number;
   /** Run clock. @default epochNowMs */
   clock?: Clock;
-  /** Timer; injected by tests. @default setInterval every 1 ms */
+  /** Timer; injected by tests. @default preciseTicks every 0.5 ms */
   ticks?: TickScheduler;
   /** How long login and the image barrier may take, ms. @default 30000 */
   setupTimeoutMs?: number;
