@@ -51,6 +51,12 @@ describe('HTTP', () => {
     expect((await fetch(`${server.url}/assets/missing.js`)).status).toBe(404);
     expect((await fetch(`${server.url}/..%2f..%2fetc%2fpasswd`)).status).not.toBe(500);
     expect((await fetch(`${server.url}/x`, { method: 'POST' })).status).toBe(405);
+    const head = await fetch(`${server.url}/assets/index-Bx7f3kLq.js`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(await head.text()).toBe('');
+    // the server is still alive after HEAD (a wrong HEAD reply aborts uWS)
+    expect((await fetch(`${server.url}/api/health`)).status).toBe(200);
   });
 
   it('answers 404 JSON with a build hint when the web app is not built', async () => {

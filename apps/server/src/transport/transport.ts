@@ -226,9 +226,24 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
       try {
         json(res, '500 Internal Server Error', { error: 'INTERNAL', message: 'the server failed to answer; the fault is logged' });
       } catch {
-        // response already (partly) written: nothing more to send
+        // response already (partly) written: cut the connection, since uWS aborts the process
+        // when a handler returns without responding
+        try {
+          res.close();
+        } catch {
+          // already closed
+        }
       }
     }
+  }
+
+  function serveStatic(res: HttpResponse, url: string, withBody: boolean): void {
+    const r = staticFiles.lookup(url);
+    res.writeStatus(r.status);
+    for (const [k, v] of r.headers) res.writeHeader(k, v);
+    // HEAD: endWithoutBody() without a length; with one this uWS build aborts the process
+    if (withBody) res.end(r.body);
+    else res.endWithoutBody();
   }
 
   const app: TemplatedApp = uWS
@@ -248,15 +263,11 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
     .any('/api/*', (res, req) => guardHttp(res, () => {
       json(res, '404 Not Found', { error: 'NOT_FOUND', message: `no API endpoint ${req.getMethod().toUpperCase()} ${req.getUrl()}` });
     }))
-    .get('/*', (res, req) => guardHttp(res, () => {
-      const r = staticFiles.lookup(req.getUrl());
-      res.writeStatus(r.status);
-      for (const [k, v] of r.headers) res.writeHeader(k, v);
-      res.end(r.body);
-    }))
+    .get('/*', (res, req) => guardHttp(res, () => serveStatic(res, req.getUrl(), true)))
+    .head('/*', (res, req) => guardHttp(res, () => serveStatic(res, req.getUrl(), false)))
     .any('/*', (res, req) => guardHttp(res, () => {
-      res.writeStatus('405 Method Not Allowed').writeHeader('Allow', 'GET').writeHeader('Content-Type', 'application/json; charset=utf-8')
-        .end(JSON.stringify({ error: 'BAD_REQUEST', message: `method ${req.getMethod().toUpperCase()} not allowed; use GET` }));
+      res.writeStatus('405 Method Not Allowed').writeHeader('Allow', 'GET, HEAD').writeHeader('Content-Type', 'application/json; charset=utf-8')
+        .end(JSON.stringify({ error: 'BAD_REQUEST', message: `method ${req.getMethod().toUpperCase()} not allowed; use GET or HEAD` }));
     }));
 
   const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
