@@ -12,8 +12,6 @@ use tidewire_engine::value::Value;
 use tidewire_engine::wire::{PubField, Publish};
 
 const SUBSCRIBERS: u32 = 1_000;
-/// Updates per measured batch; outboxes are flushed between batches (not measured).
-const UPDATES: usize = 16;
 
 struct Discard;
 impl FrameSink for Discard {
@@ -77,24 +75,30 @@ fn hub(batching: BatchingConfig) -> Hub {
 }
 
 fn bench(c: &mut Criterion) {
-    let mut group = c.benchmark_group("fanout");
-    group.throughput(Throughput::Elements(SUBSCRIBERS as u64 * UPDATES as u64));
-    let batches: Vec<Command> = (0..UPDATES)
-        .map(|i| Command::Publish {
-            batch: vec![update(i + 1)],
-            received_ms: 0.0,
-        })
-        .collect();
-    for (name, batching) in [
-        ("1000_outboxes_batching_off", BatchingConfig::default()),
+    let mut group = c.benchmark_group("fanout_1000_outboxes");
+    // Updates queued per outbox between flushes: 1 (batching off, one update per pass), 16 and
+    // 64 (a burst window). More per flush = bigger outboxes = more cache misses.
+    let cases = [
+        ("batching_off/1_update_per_flush", BatchingConfig::default(), 1),
+        ("batching_off/16_updates_per_flush", BatchingConfig::default(), 16),
+        ("batching_off/64_updates_per_flush", BatchingConfig::default(), 64),
         (
-            "1000_outboxes_batching_100ms",
+            "burst_100_500ms/64_updates_per_flush",
             BatchingConfig {
                 burst_max: Duration::from_millis(500),
                 ..BatchingConfig::default()
             },
+            64,
         ),
-    ] {
+    ];
+    for (name, batching, updates) in cases {
+        group.throughput(Throughput::Elements(u64::from(SUBSCRIBERS) * updates as u64));
+        let batches: Vec<Command> = (0..updates)
+            .map(|i| Command::Publish {
+                batch: vec![update(i + 1)],
+                received_ms: 0.0,
+            })
+            .collect();
         let mut h = hub(batching);
         let mut clock = Instant::now();
         group.bench_function(name, |b| {

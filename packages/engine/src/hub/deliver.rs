@@ -18,10 +18,10 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// Appends a record message and arms the session's flush.
+    /// Appends a record message (`bytes` starts with `,`) and arms the session's flush.
     #[inline]
-    fn queue(&mut self, s: &mut Session, slot: u32, id: u32, bytes: &[u8]) {
-        s.outbox.push_record(id, bytes);
+    fn queue(&mut self, s: &mut Session, slot: u32, bytes: &[u8]) {
+        s.outbox.push_record(bytes);
         self.stats.deliveries += 1;
         let due = s.burst.on_message(&self.cfg.batching, self.now);
         if s.due.is_none() {
@@ -44,7 +44,7 @@ fn mark_dirty(s: &mut Session, st: &mut SubState, id: u32) {
 }
 
 impl Hub {
-    /// Appends `scratch` (the message for record `id`) to every subscriber's outbox.
+    /// Appends `scratch` (`,` + the message for record `id`) to every subscriber's outbox.
     pub(super) fn fan_out(&mut self, id: u32, is_image: bool, mask: u128, now: Instant) {
         let Hub {
             cfg,
@@ -75,7 +75,7 @@ impl Hub {
             };
             if s.fast {
                 // Hot path: not blocked, not conflating, no throttling.
-                ctx.queue(s, slot, id, bytes);
+                ctx.queue(s, slot, bytes);
                 continue;
             }
             let st = &mut list.state[i];
@@ -108,7 +108,7 @@ impl Hub {
                 st.merged = 0;
             }
             st.last_sent = Some(now);
-            ctx.queue(s, slot, id, bytes);
+            ctx.queue(s, slot, bytes);
             if s.blocked_since.is_some() && s.outbox.len() > ctx.cfg.outbox_conflate_bytes {
                 to_conflate.push(slot);
             }
@@ -143,6 +143,7 @@ impl Hub {
         }
         let Some(rec) = store.get(id) else { return };
         scratch.clear();
+        scratch.push(b',');
         encode::image(scratch, id, store.subject(id), rec.seq, rec.ts, store.image_fields(rec));
         st.held = false;
         st.mask = 0;
@@ -155,7 +156,7 @@ impl Hub {
             stats,
             now,
         };
-        ctx.queue(s, slot, id, scratch);
+        ctx.queue(s, slot, scratch);
     }
 
     /// Switches a blocked session to conflation: queued record messages are dropped and their
@@ -332,6 +333,7 @@ impl Hub {
             st.held = false;
             let Some(rec) = store.get(rid) else { continue };
             scratch.clear();
+            scratch.push(b',');
             if st.layout != rec.layout {
                 encode::image(
                     scratch,
@@ -348,7 +350,7 @@ impl Hub {
             st.mask = 0;
             st.merged = 0;
             st.last_sent = Some(now);
-            ctx.queue(s, slot, rid, scratch);
+            ctx.queue(s, slot, scratch);
         }
         s.throttled = keep;
         next

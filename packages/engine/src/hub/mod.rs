@@ -323,11 +323,12 @@ impl Hub {
         }
     }
 
-    /// Encodes the message for the publish just applied into `scratch`: an image when it
+    /// Encodes `,` + the message for the publish just applied into `scratch`: an image when it
     /// created the record (pending subscribers), else an update of the changed fields.
     fn encode_publish(&mut self, id: u32, created: bool) {
         use crate::wire::encode;
         self.scratch.clear();
+        self.scratch.push(b',');
         let Some(rec) = self.store.get(id) else { return };
         if created {
             let fields = self.store.image_fields(rec);

@@ -14,20 +14,27 @@ pub struct Outbox {
     messages: u32,
     /// Byte ranges of control messages (acks, errors): kept when record messages are dropped.
     control: Vec<(u32, u32)>,
-    /// Record id of every queued record message (duplicates allowed), for conflation.
-    records: Vec<u32>,
 }
 
+/// How every record message starts (the encoder's canonical key order); inside JSON strings
+/// quotes are escaped, so these bytes only ever occur at a message start.
+const RECORD_MESSAGE_PREFIXES: [&[u8]; 2] = [
+    b"{\"type\":\"record.update\",\"id\":",
+    b"{\"type\":\"record.image\",\"id\":",
+];
+
 impl Outbox {
-    /// Queues a record message (`record.image` / `record.update`) of record `id`.
+    /// Queues a record message (`record.image` / `record.update`). `msg` starts with the `,`
+    /// separator (dropped when the outbox is empty), so the hot path is one copy.
     #[inline]
-    pub fn push_record(&mut self, id: u32, msg: &[u8]) {
-        if !self.bytes.is_empty() {
-            self.bytes.push(b',');
-        }
+    pub fn push_record(&mut self, msg: &[u8]) {
+        let msg = if self.bytes.is_empty() {
+            msg.get(1..).unwrap_or_default()
+        } else {
+            msg
+        };
         self.bytes.extend_from_slice(msg);
         self.messages += 1;
-        self.records.push(id);
     }
 
     /// Queues a control message (`record.subscribed`, `record.unsubscribed`, `error`).
@@ -62,9 +69,27 @@ impl Outbox {
         &self.bytes
     }
 
+    /// Record ids of the queued record messages (with duplicates), found by their prefix, so
+    /// the hot path need not track them (this runs once, when a session starts conflating).
+    pub fn record_ids(&self) -> Vec<u32> {
+        let b = &self.bytes;
+        let mut ids = Vec::new();
+        for (i, _) in b.iter().enumerate().filter(|(_, &c)| c == b'{') {
+            let rest = &b[i..];
+            let Some(p) = RECORD_MESSAGE_PREFIXES.iter().find(|p| rest.starts_with(p)) else {
+                continue;
+            };
+            let digits = rest[p.len()..].iter().take_while(|c| c.is_ascii_digit());
+            let id = digits.fold(0u64, |n, &c| n.saturating_mul(10).saturating_add(u64::from(c - b'0')));
+            ids.push(u32::try_from(id).unwrap_or(u32::MAX));
+        }
+        ids
+    }
+
     /// Drops every record message, keeping control messages in order. Returns the record ids
     /// that had messages queued (with duplicates) and the number of bytes dropped.
     pub fn drop_records(&mut self) -> (Vec<u32>, usize) {
+        let ids = self.record_ids();
         let before = self.bytes.len();
         let mut kept = Vec::with_capacity(self.control.iter().map(|c| c.1 as usize + 1).sum());
         let mut control = Vec::with_capacity(self.control.len());
@@ -79,7 +104,7 @@ impl Outbox {
         self.messages = control.len() as u32;
         self.control = control;
         let dropped = before - self.bytes.len();
-        (std::mem::take(&mut self.records), dropped)
+        (ids, dropped)
     }
 
     /// Empties the outbox after a flush, keeping its allocation.
@@ -87,7 +112,6 @@ impl Outbox {
         self.bytes.clear();
         self.messages = 0;
         self.control.clear();
-        self.records.clear();
     }
 }
 
@@ -160,21 +184,26 @@ mod tests {
 
     #[test]
     fn drop_records_keeps_control_messages_in_order() {
+        let rec = |id: u32, kind: &str| {
+            format!(",{{\"type\":\"record.{kind}\",\"id\":{id},\"s\":\"{{\\\"type\\\":\\\"record.update\\\",\\\"id\\\":5\"}}")
+        };
         let mut o = Outbox::default();
+        o.push_record(rec(7, "image").as_bytes());
         o.push_control(b"{\"a\":1}");
-        o.push_record(7, b"{\"r\":1}");
+        o.push_record(rec(8, "update").as_bytes());
         o.push_control(b"{\"b\":2}");
-        o.push_record(8, b"{\"r\":2}");
-        o.push_record(7, b"{\"r\":3}");
+        o.push_record(rec(7, "update").as_bytes());
         assert_eq!(o.messages(), 5);
+        assert_eq!(o.bytes()[0], b'{', "no leading separator");
+        let full = o.len();
         let (ids, dropped) = o.drop_records();
-        assert_eq!(ids, [7, 8, 7]);
+        assert_eq!(ids, [7, 8, 7], "ids inside strings are not message starts");
         assert_eq!(o.bytes(), b"{\"a\":1},{\"b\":2}");
-        assert_eq!(dropped, 3 * 8);
+        assert_eq!(dropped, full - o.len());
         assert_eq!(o.messages(), 2);
-        o.push_record(9, b"x");
+        o.push_record(rec(4_000_000_000, "update").as_bytes());
         let (ids, _) = o.drop_records();
-        assert_eq!(ids, [9]);
+        assert_eq!(ids, [4_000_000_000]);
         assert_eq!(o.bytes(), b"{\"a\":1},{\"b\":2}");
         o.clear();
         assert!(o.is_empty());
