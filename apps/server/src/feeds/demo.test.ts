@@ -94,4 +94,12 @@ describe('DemoFeed', () => {
     feed.publishImages();
     expect(feed.stats.rejected).toBeGreaterThan(0);
   });
+
+  it('keeps the seed-1 catalog stable (apps/web default watchlist names its first codes)', () => {
+    const feed = new DemoFeed({ ...options, seed: 1, productCount: 6 }, () => 0, { now: () => 0 });
+    expect(Array.from({ length: 6 }, (_, i) => feed.products.subject(i))).toEqual([
+      '/PRODUCT/CH9U47146984', '/PRODUCT/NLPL59494215', '/PRODUCT/NLG508378332',
+      '/PRODUCT/CHWC20598863', '/PRODUCT/ES1Z94372513', '/PRODUCT/FR1H02096403',
+    ]);
+  });
 });

@@ -160,7 +160,11 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
         conn.port = makePort(ws, () => conn);
         sockets.add(ws);
         awaitingLogin.add(ws);
-        if (closing) conn.port.close(CloseCodes.GOING_AWAY.code, 'server shutting down');
+        try {
+          if (closing) conn.port.close(CloseCodes.GOING_AWAY.code, 'server shutting down');
+        } catch (err) {
+          log('error', 'session.fault', { ...conn.session.logFields(), error: String(err) });
+        }
       },
       message(ws, message, isBinary) {
         const conn = ws.getUserData();
