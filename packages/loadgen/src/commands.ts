@@ -14,7 +14,7 @@ import { FANOUT_PRESETS, PRESET_NAMES, type FanoutPreset } from './presets.js';
 import { progressPrinter } from './progress.js';
 import { renderHtml } from './report-html.js';
 import { renderTable } from './report-table.js';
-import { runSweep, type SweepReport } from './runner.js';
+import { checkSweep, runSweep, type SweepReport } from './runner.js';
 import { checkServer } from './server-metrics.js';
 import { SourcePublisher } from './source.js';
 import { checkPrefix } from './subjects.js';
@@ -153,6 +153,7 @@ export async function clientsCommand(p: ParsedFlags): Promise<number> {
   if (!steps) throw badArgument('--steps', null, 'or --users is required');
   const subjectCount = num(p, 'subjects', 1, 1_000_000, true);
   const subsPerUser = num(p, 'subs-per-user', 1, Math.min(subjectCount, 10_000), true);
+  checkSweep(steps, p.values['step-seconds'] as number, p.values['warmup-seconds'] as number);
   await ensureServer(target.url);
   const report = await runSweep({
     scenario: 'clients',
@@ -192,6 +193,7 @@ export async function runCommand(p: ParsedFlags): Promise<number> {
   if (!preset.burstMaxMs.includes(burstMaxMs)) process.stderr.write(`note: ${preset.name} is published with burst-max ${preset.burstMaxMs.join('/')} ms; labelled ${burstMaxMs}\n`);
   // No admin API can change or show the server's batching yet: the run is labelled, not verified.
   process.stderr.write(`server batching: this run is labelled burst-max ${burstMaxMs} ms; the server must have been started with --burst-max-ms ${burstMaxMs} (TIDEWIRE_BURST_MAX_MS=${burstMaxMs})\n`);
+  checkSweep(steps, p.values['step-seconds'] as number, p.values['warmup-seconds'] as number);
   await ensureServer(target.url);
   const prefix = `/BENCH/${preset.name}`;
   const report = await runSweep({
