@@ -21,10 +21,11 @@ pub const GROW_ABOVE_MESSAGES: u32 = 3;
 
 /// One session's burst state.
 #[derive(Debug, Clone)]
+#[repr(C)] // hot fields first: `on_message` reads `window_end` and bumps `count`
 pub struct Burst {
-    interval: Duration,
     window_end: Option<Instant>,
     count: u32,
+    interval: Duration,
     last_end: Option<Instant>,
 }
 

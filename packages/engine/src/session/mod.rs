@@ -9,6 +9,7 @@ use crate::config::BatchingConfig;
 
 /// Encoded messages waiting to be flushed as one frame (`[` + bytes + `]`).
 #[derive(Debug, Default)]
+#[repr(C)]
 pub struct Outbox {
     bytes: Vec<u8>,
     messages: u32,
@@ -115,39 +116,41 @@ impl Outbox {
     }
 }
 
-/// One session.
+/// One session. `repr(C)` keeps the fields the fan-out hot path touches (`fast`, `outbox`,
+/// `burst`, `due`) together at the front, in as few cache lines as possible.
 #[derive(Debug)]
+#[repr(C)]
 pub struct Session {
-    /// Server-wide session id (allocated by the caller's thread).
-    pub sid: u32,
-    /// Worker whose ready queue gets this session's frames.
-    pub worker: u32,
-    /// Login name (for reasons and logs).
-    pub user: Box<str>,
-    /// Price tier (subject mapping; used by later issues).
-    pub tier: Box<str>,
-    /// Queued messages.
-    pub outbox: Outbox,
-    /// Batching state.
-    pub burst: Burst,
-    /// When the queued messages must be flushed (`None` while the outbox is empty).
-    pub due: Option<Instant>,
-    /// Earliest timer queued for this session in the hub's heap.
-    pub timer: Option<Instant>,
-    /// Subscribed record id -> index in that record's subscriber list.
-    pub subs: HashMap<u32, u32>,
-    /// Set while the worker reports the socket as buffered.
-    pub blocked_since: Option<Instant>,
+    /// true: not blocked, not conflating, no throttling -> fan-out appends directly.
+    pub fast: bool,
     /// Record messages are not queued but tracked in `dirty` (sent as images when unblocked).
     pub conflating: bool,
+    /// Server-wide session id (allocated by the caller's thread).
+    pub sid: u32,
+    /// Queued messages.
+    pub outbox: Outbox,
+    /// When the queued messages must be flushed (`None` while the outbox is empty).
+    pub due: Option<Instant>,
+    /// Batching state.
+    pub burst: Burst,
+    /// Earliest timer queued for this session in the hub's heap.
+    pub timer: Option<Instant>,
+    /// Set while the worker reports the socket as buffered.
+    pub blocked_since: Option<Instant>,
+    /// Worker whose ready queue gets this session's frames.
+    pub worker: u32,
+    /// Subscribed record id -> index in that record's subscriber list.
+    pub subs: HashMap<u32, u32>,
     /// Records with changes not sent (conflation); may hold stale/duplicate ids (checked on use).
     pub dirty: Vec<u32>,
     /// Records with a held (throttled) update; may hold stale ids (checked on use).
     pub throttled: Vec<u32>,
     /// Bytes dropped by conflation since the session was blocked.
     pub dropped_bytes: u64,
-    /// true: not blocked, not conflating, no throttling -> fan-out appends directly.
-    pub fast: bool,
+    /// Login name (for reasons and logs).
+    pub user: Box<str>,
+    /// Price tier (subject mapping; used by later issues).
+    pub tier: Box<str>,
 }
 
 impl Session {
