@@ -25,7 +25,7 @@ describe('HTTP', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/application\/json/);
     const body = (await res.json()) as { uptimeMs: number; engine: object };
-    expect(body).toMatchObject({ status: 'ok', worker: 0, workers: 1, connections: 1 });
+    expect(body).toMatchObject({ status: 'ok', sessions: 1, worker: 0, workers: 1, connections: 1 });
     expect(body.uptimeMs).toBeGreaterThanOrEqual(0);
     expect(body.engine).toMatchObject({ sessions: 1 });
     const missing = await fetch(`${server.url}/api/nope`);

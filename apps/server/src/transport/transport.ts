@@ -255,13 +255,17 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
     .ws<Conn>('/stream', wsBehavior('stream', config.limits.maxClientFrameBytes))
     .ws<Conn>('/source', wsBehavior('source', config.limits.maxSourceFrameBytes))
     .get('/api/health', (res) => guardHttp(res, () => {
+      const stats = engine.stats() as { sessions?: number };
       json(res, '200 OK', {
         status: closing ? 'closing' : 'ok',
         uptimeMs: Math.round(clock.now() - startedAt),
+        // logged-in sessions of the whole server (all workers), from the engine
+        sessions: stats.sessions,
         worker: opts.index,
         workers: config.server.workers,
+        // open WebSockets on the worker that answered (logged in or not)
         connections: sockets.size,
-        engine: engine.stats(),
+        engine: stats,
       });
     }))
     .any('/api/*', (res, req) => guardHttp(res, () => {
