@@ -2,11 +2,10 @@
 //! records, keeps the heartbeat, and feeds every received update into the worker's `Stats`.
 
 use crate::clock::Clock;
+use crate::scan;
 use crate::stats::{SeqTracker, SeqVerdict, Stats};
 use crate::ws::{self, Opcode, Upgrade};
 use mio::net::TcpStream;
-use serde::Deserialize;
-use std::borrow::Cow;
 use std::io::{self, Read, Write};
 
 /// Where a connection is in its life.
@@ -32,26 +31,6 @@ pub enum Outcome {
         reason: String,
         was_ready: bool,
     },
-}
-
-/// Fields of a server message the simulator reads; the rest (fields, subjects) is skipped.
-#[derive(Deserialize)]
-struct Msg<'a> {
-    #[serde(rename = "type", borrow)]
-    ty: Cow<'a, str>,
-    #[serde(rename = "reqId")]
-    req_id: Option<u64>,
-    id: Option<u64>,
-    seq: Option<u64>,
-    ts: Option<f64>,
-    conflated: Option<bool>,
-    records: Option<Vec<serde::de::IgnoredAny>>,
-    #[serde(borrow)]
-    code: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    message: Option<Cow<'a, str>>,
-    #[serde(rename = "heartbeatMs")]
-    heartbeat_ms: Option<u64>,
 }
 
 /// Per-connection settings shared by every connection of a run.
@@ -194,8 +173,24 @@ impl Conn {
                 Ok(0) => return self.close("server closed the connection".into()),
                 Ok(n) => {
                     let recv_ms = clock.now_ms();
-                    self.inbuf.extend_from_slice(&scratch[..n]);
-                    match self.process(spec, recv_ms, stats) {
+                    let result = if self.inbuf.is_empty() {
+                        // common case: whole frames straight from the read buffer, copy only a partial tail
+                        let data = &scratch[..n];
+                        self.process(spec, data, recv_ms, stats).map(|(used, o)| {
+                            self.inbuf.extend_from_slice(&data[used..]);
+                            o
+                        })
+                    } else {
+                        self.inbuf.extend_from_slice(&scratch[..n]);
+                        let mut buf = std::mem::take(&mut self.inbuf);
+                        let r = self.process(spec, &buf, recv_ms, stats);
+                        if let Ok((used, _)) = &r {
+                            buf.drain(..*used);
+                        }
+                        self.inbuf = buf;
+                        r.map(|(_, o)| o)
+                    };
+                    match result {
                         Ok(o) => {
                             if o != Outcome::Nothing {
                                 outcome = o;
@@ -223,11 +218,12 @@ impl Conn {
         outcome
     }
 
-    fn process(&mut self, spec: &ConnSpec, recv_ms: f64, stats: &mut Stats) -> Result<Outcome, String> {
+    /// Handles the complete frames at the start of `buf`; returns the bytes used and the outcome.
+    fn process(&mut self, spec: &ConnSpec, buf: &[u8], recv_ms: f64, stats: &mut Stats) -> Result<(usize, Outcome), String> {
         let mut pos = 0;
         if self.state == State::Upgrading {
-            match ws::parse_upgrade_response(&self.inbuf, &self.accept) {
-                Upgrade::Incomplete => return Ok(Outcome::Nothing),
+            match ws::parse_upgrade_response(buf, &self.accept) {
+                Upgrade::Incomplete => return Ok((0, Outcome::Nothing)),
                 Upgrade::Refused(why) => return Err(why),
                 Upgrade::Done(n) => {
                     pos = n;
@@ -243,7 +239,6 @@ impl Conn {
             }
         }
         let mut outcome = Outcome::Nothing;
-        let mut buf = std::mem::take(&mut self.inbuf);
         let result = loop {
             let header = match ws::decode_frame(&buf[pos..], spec.max_frame_bytes) {
                 Ok(Some(h)) => h,
@@ -287,13 +282,11 @@ impl Conn {
                 Err(e) => break Err(e),
             }
         };
-        buf.drain(..pos);
-        self.inbuf = buf;
-        result.map(|_| outcome)
+        result.map(|_| (pos, outcome))
     }
 
     fn on_messages(&mut self, payload: &[u8], recv_ms: f64, stats: &mut Stats) -> Result<Outcome, String> {
-        let msgs: Vec<Msg> = serde_json::from_slice(payload).map_err(|e| format!("bad JSON frame from server: {e}"))?;
+        let msgs = scan::scan_frame(payload).map_err(|e| format!("bad JSON frame from server: {e}"))?;
         let mut outcome = Outcome::Nothing;
         for m in msgs {
             match m.ty.as_ref() {
@@ -332,7 +325,7 @@ impl Conn {
                     self.next_ping_ms = recv_ms + self.heartbeat_ms;
                 }
                 "record.subscribed" if m.req_id == Some(SUBSCRIBE_REQ) => {
-                    self.acked += m.records.as_ref().map_or(0, |r| r.len());
+                    self.acked += m.records.unwrap_or(0);
                     if self.state == State::Subscribing && self.is_complete() {
                         outcome = self.ready();
                     }

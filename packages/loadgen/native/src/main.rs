@@ -13,6 +13,7 @@
 mod args;
 mod clock;
 mod conn;
+mod scan;
 mod stats;
 mod worker;
 mod ws;
