@@ -58,6 +58,7 @@ for (const m of rust.output.matchAll(/test result: \w+\. (\d+) passed; (\d+) fai
 if (rust.code !== 0 && !/test result:/.test(rust.output)) totals.failed += 1;
 
 await stage('web typecheck', 'npx', ['tsc', '-p', 'apps/web/tsconfig.json', '--noEmit']);
+await stage('server tests typecheck', 'npx', ['tsc', '-p', 'apps/server/tsconfig.test.json']);
 
 const vitestJson = join(outDir, 'vitest.json');
 const vitest = await stage('vitest', 'npx', ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestJson}`]);

@@ -122,7 +122,7 @@ export interface SessionLoggedIn {
   token: string;
   /** When `token` stops being accepted, epoch ms. */
   tokenExpiresAt: number;
-  /** The client sends `session.ping` this often; the server closes a connection silent for 3x this. */
+  /** The client sends `session.ping` this often (its latency report rides on it); dead peers are cut by the transport's idle timeout. */
   heartbeatMs: number;
   /** Server clock, epoch ms. */
   serverTime: number;
