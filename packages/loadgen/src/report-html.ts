@@ -90,7 +90,11 @@ export function renderHtml(report: SweepReport, generatedAt: string, published?:
     { name: 'max', color: '#d62728', values: report.steps.map((s) => s.latencyMs.max) },
   ]);
   const cpu = lineChart('CPU vs users (% of one core)', '% of one core', labels, [
-    { name: 'server', color: '#2ca02c', values: report.steps.map((s) => s.serverCpuPct) },
+    {
+      name: report.steps.every((s) => s.serverCpuPct === null) ? 'server (n/a)' : 'server',
+      color: '#2ca02c',
+      values: report.steps.map((s) => s.serverCpuPct),
+    },
     { name: 'generator', color: '#9467bd', values: report.steps.map((s) => s.generatorCpuPct) },
   ]);
   const params = Object.entries(report.params)
