@@ -141,7 +141,7 @@ impl RawConfig {
                 "outboxConflateBytes",
                 self.outbox_conflate_bytes,
                 d.outbox_conflate_bytes as u64,
-                1024,
+                1,
                 1 << 32,
             )? as usize,
             slow_consumer: ms("slowConsumerMs", self.slow_consumer_ms, d.slow_consumer)?,

@@ -50,6 +50,12 @@ impl Outbox {
         self.control.push((start as u32, msg.len() as u32));
     }
 
+    /// Where the next message will be written (for prefetching; never dereferenced here).
+    #[inline]
+    pub fn tail_ptr(&self) -> *const u8 {
+        self.bytes.as_ptr().wrapping_add(self.bytes.len())
+    }
+
     /// Queued bytes (without the frame's brackets).
     pub fn len(&self) -> usize {
         self.bytes.len()
