@@ -47,6 +47,13 @@ export function buildTypeScript() {
   run('npx', ['tsc', '-b', 'tsconfig.json']);
 }
 
+export function buildLoadgenNative() {
+  const inputs = ['packages/loadgen/native/src', 'packages/loadgen/native/Cargo.toml', 'packages/loadgen/native/Cargo.lock'];
+  if (!stale(inputs, ['packages/loadgen/native/target/release/tidewire-loadgen-clients'])) return;
+  log('building load generator client simulator (cargo, release)');
+  run('cargo', ['build', '--release', '--manifest-path', 'packages/loadgen/native/Cargo.toml']);
+}
+
 export function buildWeb() {
   const inputs = ['apps/web/src', 'apps/web/index.html', 'apps/web/vite.config.ts', 'apps/web/package.json', 'packages/client/src', 'packages/protocol/src'];
   if (!stale(inputs, ['apps/web/dist/index.html'])) return;
@@ -58,6 +65,7 @@ export function buildAll() {
   ensureInstalled();
   buildEngine();
   buildTypeScript();
+  buildLoadgenNative();
   buildWeb();
 }
 
