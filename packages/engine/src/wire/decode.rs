@@ -211,10 +211,11 @@ fn decode_publish(msg: Json<'_>, index: Option<u32>) -> Result<Publish> {
     }
     let mut out: Vec<PubField> = Vec::with_capacity(entries.len());
     for (name, value) in entries {
-        let path = format!("fields.{name}");
-        check_field_name(&name).map_err(|rule| bad(index, &path, format!("'{}' {rule}", show(&path))))?;
+        // The path is only built for an error: this loop runs for every field of every publish.
+        let path = || format!("fields.{name}");
+        check_field_name(&name).map_err(|rule| bad(index, &path(), format!("'{}' {rule}", show(&path()))))?;
         if out.iter().any(|f| f.name == name) {
-            return Err(bad(index, &path, format!("'{path}' appears twice")));
+            return Err(bad(index, &path(), format!("'{}' appears twice", path())));
         }
         let value = match value {
             Json::Null => None,
@@ -224,9 +225,10 @@ fn decode_publish(msg: Json<'_>, index: Option<u32>) -> Result<Publish> {
             Json::Str(s) => {
                 return Err(bad(
                     index,
-                    &path,
+                    &path(),
                     format!(
-                        "'{path}' is {} bytes long; a string value holds at most {MAX_STRING_VALUE_BYTES}",
+                        "'{}' is {} bytes long; a string value holds at most {MAX_STRING_VALUE_BYTES}",
+                        path(),
                         s.len()
                     ),
                 ))
@@ -234,9 +236,10 @@ fn decode_publish(msg: Json<'_>, index: Option<u32>) -> Result<Publish> {
             other => {
                 return Err(bad(
                     index,
-                    &path,
+                    &path(),
                     format!(
-                        "'{path}' ({}) must be a finite number, string, boolean or null",
+                        "'{}' ({}) must be a finite number, string, boolean or null",
+                        path(),
                         show(&other.to_json())
                     ),
                 ))
