@@ -384,3 +384,33 @@ fn held_update_across_a_layout_change_becomes_an_image() {
     h.delta("/A", r#"{"h":1}"#);
     assert_eq!(h.hub.stats().publishes_rejected, 1);
 }
+
+#[test]
+fn set_batching_applies_to_live_sessions() {
+    use tidewire_engine::hub::Command::SetBatching;
+    let mut h = H::with_batching(batching(100, 0, 50, 0));
+    h.image(EUR, r#"{"bid":1}"#);
+    h.open(1);
+    h.sub(1, 1, &[EUR]);
+    h.run();
+    h.delta(EUR, r#"{"bid":2}"#);
+    assert_eq!(types(&h.run()).len(), 1, "batching off: flushed in the same pass");
+    h.cmd(SetBatching(batching(100, 300, 50, 0)));
+    h.at(10).delta(EUR, r#"{"bid":3}"#);
+    assert!(h.run().is_empty(), "now batched");
+    assert_eq!(types(&h.at(110).run()).len(), 1);
+    h.at(600).cmd(SetBatching(batching(100, 0, 50, 500)));
+    h.delta(EUR, r#"{"bid":4}"#);
+    assert_eq!(types(&h.run()).len(), 1, "first update of the interval goes at once");
+    h.at(610).delta(EUR, r#"{"bid":5}"#);
+    h.at(620).delta(EUR, r#"{"bid":6}"#);
+    assert!(h.at(1099).run().is_empty(), "throttled until 600 + 500");
+    let m = msgs(&h.at(1100).run());
+    assert_eq!(
+        m,
+        [json!({"type":"record.update","id":1,"seq":6,"ts":1000,"fields":{"bid":6},"conflated":true})]
+    );
+    h.at(1200).cmd(SetBatching(batching(100, 0, 50, 0)));
+    h.delta(EUR, r#"{"bid":7}"#);
+    assert_eq!(types(&h.run()).len(), 1, "back to the direct path");
+}
