@@ -3,6 +3,7 @@
 //! `napi` (default feature) is the only place Node is touched.
 
 pub mod error;
+pub mod filter;
 pub mod intern;
 pub mod store;
 pub mod value;

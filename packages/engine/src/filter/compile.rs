@@ -1,0 +1,293 @@
+//! A parsed filter compiled for evaluation: field names resolved to field ids, literals pre-typed,
+//! `in` lists split by type. A missing field (or one of another type) makes a comparison false.
+
+use std::cmp::Ordering;
+
+use super::parser::{Expr, Literal, Op};
+use crate::value::Value;
+
+/// Read access to one record's fields by interned field id.
+pub trait Row {
+    /// The current value of field `field`, `None` if absent or deleted.
+    fn get(&self, field: u32) -> Option<&Value>;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rel {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Rel {
+    #[inline]
+    fn holds(self, o: Ordering) -> bool {
+        match self {
+            Rel::Eq => o == Ordering::Equal,
+            Rel::Ne => o != Ordering::Equal,
+            Rel::Lt => o == Ordering::Less,
+            Rel::Le => o != Ordering::Greater,
+            Rel::Gt => o == Ordering::Greater,
+            Rel::Ge => o != Ordering::Less,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Node {
+    True,
+    And(Box<[Node]>),
+    Or(Box<[Node]>),
+    Not(Box<Node>),
+    /// Number or timestamp field vs a number/timestamp literal (epoch ms).
+    Num {
+        field: u32,
+        rel: Rel,
+        n: f64,
+    },
+    /// String field vs string literal, byte order.
+    Str {
+        field: u32,
+        rel: Rel,
+        s: Box<str>,
+    },
+    /// Bool field vs bool literal (false < true).
+    Bool {
+        field: u32,
+        rel: Rel,
+        b: bool,
+    },
+    /// `~=`: the literal is pre-lowercased.
+    IEq {
+        field: u32,
+        lower: Box<str>,
+    },
+    Contains {
+        field: u32,
+        s: Box<str>,
+    },
+    StartsWith {
+        field: u32,
+        s: Box<str>,
+    },
+    /// `icontains`: the literal is pre-lowercased.
+    IContains {
+        field: u32,
+        lower: Box<str>,
+    },
+    /// `in`: numeric values sorted; strings sorted; bools as a 2-bit set.
+    In {
+        field: u32,
+        nums: Box<[f64]>,
+        strs: Box<[Box<str>]>,
+        bools: u8,
+    },
+}
+
+/// A compiled filter: evaluate with [`Filter::matches`]; [`Filter::fields`] lists the field ids it reads.
+#[derive(Debug, Clone)]
+pub struct Filter {
+    root: Node,
+    fields: Vec<u32>,
+}
+
+impl Filter {
+    /// Compiles `expr`, resolving each field name to its id with `field_id` (e.g. the store's field interner).
+    pub fn compile(expr: &Expr, field_id: &mut dyn FnMut(&str) -> u32) -> Filter {
+        let mut fields = Vec::new();
+        let root = node(expr, field_id, &mut fields);
+        fields.sort_unstable();
+        fields.dedup();
+        Filter { root, fields }
+    }
+
+    /// Field ids read by the filter, sorted, without duplicates (empty for the match-all filter).
+    pub fn fields(&self) -> &[u32] {
+        &self.fields
+    }
+
+    /// True when the filter matches every row (the empty filter).
+    pub fn is_all(&self) -> bool {
+        matches!(self.root, Node::True)
+    }
+
+    /// Whether `row` passes the filter.
+    #[inline]
+    pub fn matches<R: Row + ?Sized>(&self, row: &R) -> bool {
+        eval(&self.root, row)
+    }
+}
+
+fn rel(op: Op) -> Rel {
+    match op {
+        Op::Eq => Rel::Eq,
+        Op::Ne => Rel::Ne,
+        Op::Lt => Rel::Lt,
+        Op::Le => Rel::Le,
+        Op::Gt => Rel::Gt,
+        _ => Rel::Ge,
+    }
+}
+
+fn node(e: &Expr, field_id: &mut dyn FnMut(&str) -> u32, fields: &mut Vec<u32>) -> Node {
+    let mut id = |name: &str, fields: &mut Vec<u32>| {
+        let f = field_id(name);
+        fields.push(f);
+        f
+    };
+    match e {
+        Expr::All => Node::True,
+        Expr::And(items) => Node::And(items.iter().map(|e| node(e, field_id, fields)).collect()),
+        Expr::Or(items) => Node::Or(items.iter().map(|e| node(e, field_id, fields)).collect()),
+        Expr::Not(e) => Node::Not(Box::new(node(e, field_id, fields))),
+        Expr::Cmp { field, op, value } => {
+            let field = id(field, fields);
+            match (op, value) {
+                (Op::IEq, Literal::Str(s)) => Node::IEq {
+                    field,
+                    lower: s.to_lowercase().into(),
+                },
+                (Op::Contains, Literal::Str(s)) => Node::Contains {
+                    field,
+                    s: s.as_str().into(),
+                },
+                (Op::StartsWith, Literal::Str(s)) => Node::StartsWith {
+                    field,
+                    s: s.as_str().into(),
+                },
+                (Op::IContains, Literal::Str(s)) => Node::IContains {
+                    field,
+                    lower: s.to_lowercase().into(),
+                },
+                (_, Literal::Num(n)) => Node::Num {
+                    field,
+                    rel: rel(*op),
+                    n: *n,
+                },
+                (_, Literal::Time(ms)) => Node::Num {
+                    field,
+                    rel: rel(*op),
+                    n: *ms as f64,
+                },
+                (_, Literal::Str(s)) => Node::Str {
+                    field,
+                    rel: rel(*op),
+                    s: s.as_str().into(),
+                },
+                (_, Literal::Bool(b)) => Node::Bool {
+                    field,
+                    rel: rel(*op),
+                    b: *b,
+                },
+            }
+        }
+        Expr::In { field, values } => {
+            let field = id(field, fields);
+            let mut nums = Vec::new();
+            let mut strs = Vec::new();
+            let mut bools = 0u8;
+            for v in values {
+                match v {
+                    Literal::Num(n) => nums.push(*n),
+                    Literal::Time(ms) => nums.push(*ms as f64),
+                    Literal::Str(s) => strs.push(Box::<str>::from(s.as_str())),
+                    Literal::Bool(b) => bools |= 1 << (*b as u8),
+                }
+            }
+            nums.sort_by(f64::total_cmp);
+            nums.dedup();
+            strs.sort();
+            strs.dedup();
+            Node::In {
+                field,
+                nums: nums.into(),
+                strs: strs.into(),
+                bools,
+            }
+        }
+    }
+}
+
+#[inline]
+fn num_of(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(x) => Some(*x),
+        Value::Timestamp(t) => Some(*t as f64),
+        _ => None,
+    }
+}
+
+fn eval<R: Row + ?Sized>(n: &Node, row: &R) -> bool {
+    match n {
+        Node::True => true,
+        Node::And(items) => items.iter().all(|n| eval(n, row)),
+        Node::Or(items) => items.iter().any(|n| eval(n, row)),
+        Node::Not(n) => !eval(n, row),
+        Node::Num { field, rel, n } => match row.get(*field).and_then(num_of) {
+            Some(x) => x.partial_cmp(n).is_some_and(|o| rel.holds(o)),
+            None => false,
+        },
+        Node::Str { field, rel, s } => match row.get(*field) {
+            Some(Value::Str(v)) => rel.holds(v.as_bytes().cmp(s.as_bytes())),
+            _ => false,
+        },
+        Node::Bool { field, rel, b } => match row.get(*field) {
+            Some(Value::Bool(v)) => rel.holds(v.cmp(b)),
+            _ => false,
+        },
+        Node::IEq { field, lower } => match row.get(*field) {
+            Some(Value::Str(v)) => lower_eq(v, lower),
+            _ => false,
+        },
+        Node::Contains { field, s } => match row.get(*field) {
+            Some(Value::Str(v)) => v.contains(&**s),
+            _ => false,
+        },
+        Node::StartsWith { field, s } => match row.get(*field) {
+            Some(Value::Str(v)) => v.starts_with(&**s),
+            _ => false,
+        },
+        Node::IContains { field, lower } => match row.get(*field) {
+            Some(Value::Str(v)) => lower_contains(v, lower),
+            _ => false,
+        },
+        Node::In {
+            field,
+            nums,
+            strs,
+            bools,
+        } => match row.get(*field) {
+            Some(Value::Str(v)) => strs.binary_search_by(|s| s.as_bytes().cmp(v.as_bytes())).is_ok(),
+            Some(Value::Bool(b)) => bools & (1 << (*b as u8)) != 0,
+            Some(v) => num_of(v).is_some_and(|x| nums.binary_search_by(|n| n.total_cmp(&x)).is_ok()),
+            None => false,
+        },
+    }
+}
+
+/// `v` lower-cased equals `lower` (already lower-case), without allocating for ASCII text.
+fn lower_eq(v: &str, lower: &str) -> bool {
+    if v.is_ascii() {
+        v.len() == lower.len() && v.bytes().zip(lower.bytes()).all(|(a, b)| a.to_ascii_lowercase() == b)
+    } else {
+        v.to_lowercase() == lower
+    }
+}
+
+/// `v` lower-cased contains `lower` (already lower-case), without allocating for ASCII text.
+fn lower_contains(v: &str, lower: &str) -> bool {
+    if lower.is_empty() {
+        return true;
+    }
+    if v.is_ascii() && lower.is_ascii() {
+        let (v, n) = (v.as_bytes(), lower.as_bytes());
+        v.len() >= n.len()
+            && v.windows(n.len())
+                .any(|w| w.iter().zip(n).all(|(a, b)| a.to_ascii_lowercase() == *b))
+    } else {
+        v.to_lowercase().contains(lower)
+    }
+}
