@@ -1,0 +1,159 @@
+//! Containers: ordered sets of record subject ids. Natural order = position. Insert at a position,
+//! remove, and position-of are O(log n) (an order-statistic treap plus an id -> node map); about
+//! 30 bytes per member (see docs/views.md, "Limits").
+
+pub mod ostree;
+
+pub use ostree::OsTree;
+
+use rustc_hash::FxHashMap;
+
+use crate::error::{EngineError, Result};
+
+/// Most members one container may hold. @default 16,777,216 (well past the 1,000,000 required).
+pub const MAX_CONTAINER_MEMBERS: usize = 1 << 24;
+
+/// An ordered set of subject ids (each at most once).
+#[derive(Debug, Default, Clone)]
+pub struct Container {
+    order: OsTree<u32>,
+    nodes: FxHashMap<u32, u32>,
+}
+
+impl Container {
+    /// An empty container.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of members.
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// True when `id` is a member.
+    pub fn contains(&self, id: u32) -> bool {
+        self.nodes.contains_key(&id)
+    }
+
+    /// Appends `id` at the end. Returns its position; an id already present stays where it is
+    /// (`BAD_REQUEST`), as does one past `MAX_CONTAINER_MEMBERS` (`LIMIT_EXCEEDED`).
+    pub fn push(&mut self, id: u32) -> Result<usize> {
+        self.insert_at(self.len(), id)
+    }
+
+    /// Inserts `id` at `pos` (0 = first; `pos > len` appends). Returns the position it got.
+    /// Errors: `id` already a member (`BAD_REQUEST`, nothing changes); container full (`LIMIT_EXCEEDED`).
+    pub fn insert_at(&mut self, pos: usize, id: u32) -> Result<usize> {
+        if self.nodes.contains_key(&id) {
+            return Err(EngineError::bad_request(
+                format!(
+                    "subject id {id} is already in the container (at {})",
+                    self.position_of(id).unwrap_or(0)
+                ),
+                Some("subject"),
+                None,
+            ));
+        }
+        if self.len() >= MAX_CONTAINER_MEMBERS {
+            return Err(EngineError::LimitExceeded {
+                message: format!("a container holds at most {MAX_CONTAINER_MEMBERS} members"),
+            });
+        }
+        let pos = pos.min(self.len());
+        let h = self.order.insert_at(pos, id);
+        self.nodes.insert(id, h);
+        Ok(pos)
+    }
+
+    /// Removes `id`; returns the position it had, `None` if it was not a member.
+    pub fn remove(&mut self, id: u32) -> Option<usize> {
+        let h = self.nodes.remove(&id)?;
+        let pos = self.order.rank(h);
+        self.order.remove(h);
+        Some(pos)
+    }
+
+    /// Removes every member.
+    pub fn clear(&mut self) {
+        self.order.clear();
+        self.nodes = FxHashMap::default();
+    }
+
+    /// Position of `id`, `None` if not a member. O(log n).
+    pub fn position_of(&self, id: u32) -> Option<usize> {
+        self.nodes.get(&id).map(|&h| self.order.rank(h))
+    }
+
+    /// The member at `pos`, `None` past the end. O(log n).
+    pub fn at(&self, pos: usize) -> Option<u32> {
+        self.order.at(pos).map(|h| *self.order.get(h))
+    }
+
+    /// Members from `start` in natural order.
+    pub fn iter_from(&self, start: usize) -> impl Iterator<Item = u32> + '_ {
+        self.order.iter_from(start).copied()
+    }
+
+    /// Members in natural order.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.iter_from(0)
+    }
+
+    /// Approximate heap bytes held (tree arena + id map capacity), for memory accounting.
+    pub fn heap_bytes(&self) -> usize {
+        // hashbrown: one (u32, u32) bucket plus one control byte per slot.
+        self.order.heap_bytes() + self.nodes.capacity() * 9
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ordered_set_operations() {
+        let mut c = Container::new();
+        assert_eq!(c.push(10).unwrap(), 0);
+        assert_eq!(c.push(20).unwrap(), 1);
+        assert_eq!(c.insert_at(1, 15).unwrap(), 1);
+        assert_eq!(c.insert_at(0, 5).unwrap(), 0);
+        assert_eq!(c.insert_at(99, 30).unwrap(), 4);
+        assert_eq!(c.iter().collect::<Vec<_>>(), [5, 10, 15, 20, 30]);
+        let e = c.push(15).unwrap_err();
+        assert_eq!(e.code(), crate::ErrorCode::BadRequest);
+        assert_eq!(e.to_string(), "subject id 15 is already in the container (at 2)");
+        assert_eq!(c.position_of(20), Some(3));
+        assert_eq!(c.at(3), Some(20));
+        assert_eq!(c.remove(10), Some(1));
+        assert_eq!(c.remove(10), None);
+        assert_eq!(c.position_of(20), Some(2));
+        assert!(c.contains(30) && !c.contains(10));
+        assert_eq!(c.iter_from(2).collect::<Vec<_>>(), [20, 30]);
+        c.clear();
+        assert!(c.is_empty());
+        assert_eq!(c.at(0), None);
+        c.push(1).unwrap();
+        assert_eq!(c.iter().collect::<Vec<_>>(), [1]);
+    }
+
+    #[test]
+    fn holds_a_million_members() {
+        let mut c = Container::new();
+        for id in 1..=1_000_000u32 {
+            c.push(id).unwrap();
+        }
+        c.insert_at(500_000, 2_000_000).unwrap();
+        assert_eq!(c.len(), 1_000_001);
+        assert_eq!(c.position_of(2_000_000), Some(500_000));
+        assert_eq!(c.position_of(1_000_000), Some(1_000_000));
+        assert_eq!(c.at(500_001), Some(500_001));
+        assert_eq!(c.remove(1), Some(0));
+        assert_eq!(c.position_of(2_000_000), Some(499_999));
+    }
+}
