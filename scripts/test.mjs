@@ -46,16 +46,24 @@ function readJson(path) {
 
 buildAll();
 
-const cargo = ['--manifest-path', 'packages/engine/Cargo.toml'];
-await stage('rust fmt', 'cargo', ['fmt', ...cargo, '--check']);
-await stage('rust clippy', 'cargo', ['clippy', ...cargo, '--all-targets', '--', '-D', 'warnings']);
-const rust = await stage('rust tests', 'cargo', ['test', ...cargo, '--no-default-features']);
-for (const m of rust.output.matchAll(/test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored/g)) {
-  totals.passed += Number(m[1]);
-  totals.failed += Number(m[2]);
-  totals.skipped += Number(m[3]);
+// Rust crates: the engine (its napi glue is behind the default `napi` feature; tests build without
+// it) and the load generator's native client simulator.
+const crates = [
+  { name: 'engine', manifest: 'packages/engine/Cargo.toml', testArgs: ['--no-default-features'] },
+  { name: 'loadgen native', manifest: 'packages/loadgen/native/Cargo.toml', testArgs: [] },
+];
+for (const { name, manifest, testArgs } of crates) {
+  const cargo = ['--manifest-path', manifest];
+  await stage(`${name}: rust fmt`, 'cargo', ['fmt', ...cargo, '--check']);
+  await stage(`${name}: rust clippy`, 'cargo', ['clippy', ...cargo, '--all-targets', '--', '-D', 'warnings']);
+  const rust = await stage(`${name}: rust tests`, 'cargo', ['test', ...cargo, ...testArgs]);
+  for (const m of rust.output.matchAll(/test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored/g)) {
+    totals.passed += Number(m[1]);
+    totals.failed += Number(m[2]);
+    totals.skipped += Number(m[3]);
+  }
+  if (rust.code !== 0 && !/test result:/.test(rust.output)) totals.failed += 1;
 }
-if (rust.code !== 0 && !/test result:/.test(rust.output)) totals.failed += 1;
 
 await stage('web typecheck', 'npx', ['tsc', '-p', 'apps/web/tsconfig.json', '--noEmit']);
 await stage('server tests typecheck', 'npx', ['tsc', '-p', 'apps/server/tsconfig.test.json']);
