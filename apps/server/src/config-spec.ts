@@ -85,6 +85,8 @@ export const SETTINGS: readonly SettingSpec[] = [
     doc: 'Heartbeat period announced in `session.loggedIn`; clients send `session.ping` this often.' },
   { path: 'session.idleTimeoutSec', type: 'int', env: 'TIDEWIRE_IDLE_TIMEOUT_SEC', flag: 'idle-timeout-sec', default: 16, min: 8, max: 960, zeroMeansOff: true, unit: 's',
     doc: 'uWebSockets.js idle timeout: a connection that sends nothing this long is closed. uWS pings idle peers automatically, so live peers answer (pong) and only dead connections are cut; 0 is off, else 8..960 (uWS resolution is 4 s).' },
+  { path: 'admin.auditDir', type: 'string', env: 'TIDEWIRE_AUDIT_DIR', flag: 'audit-dir', default: 'audit', unit: 'path',
+    doc: 'Directory of the admin audit log (`admin-audit.jsonl`: one JSON line per settings change or kick, with who, when, old and new values); created on the first write. Relative paths resolve against the working directory.' },
   { path: 'auth.tokenSecret', type: 'string', env: 'TIDEWIRE_TOKEN_SECRET', flag: 'token-secret', default: '', unit: 'secret',
     doc: 'HMAC-SHA256 key for session tokens (at least 16 characters); empty: a random secret per start (tokens then do not survive a restart; logged as such).' },
   { path: 'auth.tokenTtlMs', type: 'int', env: 'TIDEWIRE_TOKEN_TTL_MS', flag: 'token-ttl-ms', default: 8 * 3_600_000, min: 1000, max: 30 * 24 * 3_600_000, unit: 'ms',

@@ -48,6 +48,8 @@ export interface Config {
     readonly maxProtocolErrors: number;
   };
   readonly session: { readonly heartbeatMs: number; readonly idleTimeoutSec: number };
+  /** Admin console: `auditDir` is absolute after loading. */
+  readonly admin: { readonly auditDir: string };
   readonly auth: {
     /** Never empty after loading: a random hex secret when none was configured. */
     readonly tokenSecret: string;
@@ -283,6 +285,9 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const server = out.server!;
   server.webRoot = server.webRoot === '' ? DEFAULT_WEB_ROOT : path.resolve(String(server.webRoot));
   if (String(server.host).trim() === '') throw new ConfigError('HOST / server.host must not be empty');
+  const admin = out.admin!;
+  if (String(admin.auditDir).trim() === '') throw new ConfigError('TIDEWIRE_AUDIT_DIR / admin.auditDir must not be empty');
+  admin.auditDir = path.resolve(String(admin.auditDir));
 
   const batching = out.batching!;
   if ((batching.burstMaxMs as number) > 0 && (batching.burstMaxMs as number) < (batching.burstMinMs as number)) {

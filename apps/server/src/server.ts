@@ -3,11 +3,14 @@
  * worker threads), demo feed. Used by main.ts and by the integration tests.
  */
 
+import { AuditLog } from './admin/audit-log.js';
+import { MainAdminControl } from './admin/control.js';
 import type { Config } from './config.js';
 import { buildUsers } from './auth/users.js';
 import { createEngine, type ServerEngine } from './engine.js';
 import { DemoFeed } from './feeds/demo.js';
 import { log } from './log.js';
+import { METRICS_INTERVAL_MS, MetricsCenter } from './metrics/center.js';
 import type { Clock } from './session/clock.js';
 import { startTransport, type TransportHandle } from './transport/transport.js';
 import { freePort } from './transport/free-port.js';
@@ -23,6 +26,12 @@ export interface RunningServer {
   readonly engine: ServerEngine;
   /** The demo feed when enabled. */
   readonly feed: DemoFeed | undefined;
+  /** Server-wide metrics (one sample per METRICS_INTERVAL_MS). */
+  readonly metrics: MetricsCenter;
+  /** Admin actions (settings, kicks) and the audit log they write. */
+  readonly admin: MainAdminControl;
+  /** Ends the current metrics interval now and publishes it (tests; the timer does it every second). */
+  collectMetrics(): Promise<void>;
   /**
    * Graceful stop: stop listening, close sessions with 1001, stop the feed, shut the engine down.
    * Idempotent.
@@ -39,6 +48,7 @@ export async function startServer(config: Config, options: { clock?: Clock } = {
   const users = await buildUsers(config);
   if (config.auth.tokenSecretGenerated) log('info', 'auth.secret', { source: 'random per start (set TIDEWIRE_TOKEN_SECRET to keep tokens valid across restarts)' });
   const engine = createEngine(config);
+  const admin = new MainAdminControl(config.batching, engine, new AuditLog(config.admin.auditDir), clock);
   // images are published before the port opens, so the first clients see a full catalog
   let feed: DemoFeed | undefined;
   if (config.demo.enabled) {
@@ -52,8 +62,8 @@ export async function startServer(config: Config, options: { clock?: Clock } = {
     const portConfig: Config = port === config.server.port ? config : { ...config, server: { ...config.server, port } };
     try {
       transport = config.server.workers === 1
-        ? await startTransport({ config: portConfig, users, engine, clock, index: 0, port })
-        : await startWorkerTransports(portConfig, users, engine.id);
+        ? await startTransport({ config: portConfig, users, engine, clock, index: 0, port, control: admin })
+        : await startWorkerTransports(portConfig, users, engine.id, admin);
     } catch (err) {
       if (config.server.port === 0 && attempt < 5) continue;
       feed?.stop();
@@ -61,6 +71,32 @@ export async function startServer(config: Config, options: { clock?: Clock } = {
       throw err;
     }
   }
+  const running = transport;
+  admin.setKicker((sid, reason) => running.kick(sid, reason));
+  const metrics = new MetricsCenter({
+    clock,
+    engineStats: () => engine.stats(),
+    batching: () => admin.batchingNow(),
+    cpuUsage: () => process.cpuUsage(),
+    rssBytes: () => process.memoryUsage.rss(),
+    kicks: () => admin.kicks,
+  });
+  // one interval at a time: a slow worker answer must not make collections overlap
+  let collecting: Promise<void> | undefined;
+  const collectMetrics = (): Promise<void> => {
+    collecting ??= (async () => {
+      try {
+        running.publish(metrics.build(await running.collect()));
+      } catch (err) {
+        log('error', 'metrics.collectFailed', { error: String(err) });
+      } finally {
+        collecting = undefined;
+      }
+    })();
+    return collecting;
+  };
+  const metricsTimer = setInterval(() => void collectMetrics(), METRICS_INTERVAL_MS);
+  metricsTimer.unref();
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
   const url = `http://${host}:${transport.port}`;
   log('info', 'server.ready', { url, workers: config.server.workers, demo: config.demo.enabled, users: users.length });
@@ -70,8 +106,12 @@ export async function startServer(config: Config, options: { clock?: Clock } = {
     url,
     engine,
     feed,
+    metrics,
+    admin,
+    collectMetrics,
     close() {
       closing ??= (async () => {
+        clearInterval(metricsTimer);
         feed?.stop();
         await transport.close();
         engine.shutdown();

@@ -43,6 +43,7 @@ const LOGIN_KEYS: ReadonlySet<string> = new Set(['type', 'reqId', 'user', 'passw
 const PING_KEYS: ReadonlySet<string> = new Set(['type', 'reqId', 'ts', 'latency']);
 const LATENCY_KEYS: ReadonlySet<string> = new Set(['samples', 'meanMs', 'p99Ms', 'maxMs', 'paintMeanMs']);
 const SUBSCRIBE_KEYS: ReadonlySet<string> = new Set(['type', 'reqId', 'subjects']);
+const ADMIN_SUBSCRIBE_KEYS: ReadonlySet<string> = new Set(['type', 'reqId']);
 const PUBLISH_KEYS: ReadonlySet<string> = new Set(['type', 'subject', 'ts', 'image', 'fields', 'types']);
 const CLIENT_TYPES: ReadonlySet<string> = new Set(CLIENT_MESSAGE_TYPES);
 const SOURCE_TYPES: ReadonlySet<string> = new Set(SOURCE_MESSAGE_TYPES);
@@ -141,6 +142,10 @@ export function decodeClientMessage(text: string): ClientMessage | DecodeFailure
         return checkLogin(m);
       case 'session.ping':
         return checkPing(m);
+      case 'admin.subscribe':
+      case 'admin.unsubscribe':
+        checkKeys(m, ADMIN_SUBSCRIBE_KEYS);
+        return m as unknown as ClientMessage;
       default:
         checkKeys(m, SUBSCRIBE_KEYS);
         checkSubjects(m.subjects);

@@ -44,7 +44,8 @@ describe('docs/protocol.md examples', () => {
   it('has examples for every message type and a transcript', () => {
     expect(examples.length).toBeGreaterThan(20);
     for (const type of ['session.login', 'session.loggedIn', 'session.ping', 'session.pong', 'record.subscribe',
-      'record.subscribed', 'record.unsubscribe', 'record.unsubscribed', 'record.image', 'record.update', 'record.publish', 'error']) {
+      'record.subscribed', 'record.unsubscribe', 'record.unsubscribed', 'record.image', 'record.update', 'record.publish', 'error',
+      'admin.subscribe', 'admin.subscribed', 'admin.metrics', 'admin.unsubscribe', 'admin.unsubscribed']) {
       expect(examples.some(([, , frame]) => frame.includes(`"type":"${type}"`)), type).toBe(true);
     }
   });

@@ -9,7 +9,11 @@
  */
 
 import type {
+  AdminMetrics,
+  AdminMetricsSample,
+  AdminSessionInfo,
   ClientLatencyReport,
+  LatencyStatsMs,
   ClientMessage,
   ErrorMessage,
   RecordImage,
@@ -110,6 +114,40 @@ function error(m: ErrorMessage): Ordered {
   return o;
 }
 
+function stats(s: LatencyStatsMs): Ordered {
+  return { count: s.count, mean: s.mean, p50: s.p50, p99: s.p99, max: s.max };
+}
+
+function sample(s: AdminMetricsSample): Ordered {
+  const t = s.totals;
+  const b = s.batching;
+  return {
+    at: s.at, intervalMs: s.intervalMs, latencyMs: stats(s.latencyMs), batchSize: stats(s.batchSize), clientLatencyMs: stats(s.clientLatencyMs),
+    messagesInPerSec: s.messagesInPerSec, messagesOutPerSec: s.messagesOutPerSec, bytesInPerSec: s.bytesInPerSec, bytesOutPerSec: s.bytesOutPerSec,
+    framesOutPerSec: s.framesOutPerSec, conflatedPerSec: s.conflatedPerSec,
+    totals: {
+      messagesIn: t.messagesIn, messagesOut: t.messagesOut, bytesIn: t.bytesIn, bytesOut: t.bytesOut, framesOut: t.framesOut,
+      conflatedUpdates: t.conflatedUpdates, slowConsumerCloses: t.slowConsumerCloses, publishesRejected: t.publishesRejected, kicks: t.kicks,
+    },
+    sessions: s.sessions, connections: s.connections, subscriptions: s.subscriptions, records: s.records,
+    cpuPercent: s.cpuPercent, rssBytes: s.rssBytes, heapUsedBytes: s.heapUsedBytes, eventLoopLagMs: stats(s.eventLoopLagMs),
+    batching: { burstMinMs: b.burstMinMs, burstMaxMs: b.burstMaxMs, burstIncrementMs: b.burstIncrementMs, throttleMs: b.throttleMs },
+  };
+}
+
+function sessionInfo(s: AdminSessionInfo): Ordered {
+  const c = s.clientLatencyMs;
+  return {
+    sessionId: s.sessionId, user: s.user, role: s.role, address: s.address, connectedAt: s.connectedAt, worker: s.worker,
+    subscriptions: s.subscriptions, framesPerSec: s.framesPerSec, bytesPerSec: s.bytesPerSec, queuedBytes: s.queuedBytes,
+    clientLatencyMs: c === null ? null : { meanMs: c.meanMs, p99Ms: c.p99Ms, maxMs: c.maxMs },
+  };
+}
+
+function metrics(m: AdminMetrics): Ordered {
+  return { type: m.type, reqId: m.reqId, sample: sample(m.sample), sessions: m.sessions.map(sessionInfo) };
+}
+
 function orderClient(m: ClientMessage): Ordered {
   switch (m.type) {
     case 'session.login':
@@ -119,6 +157,9 @@ function orderClient(m: ClientMessage): Ordered {
     case 'record.subscribe':
     case 'record.unsubscribe':
       return { type: m.type, reqId: m.reqId, subjects: m.subjects };
+    case 'admin.subscribe':
+    case 'admin.unsubscribe':
+      return { type: m.type, reqId: m.reqId };
   }
 }
 
@@ -136,6 +177,11 @@ function orderServer(m: ServerMessage): Ordered {
       return loggedIn(m);
     case 'session.pong':
       return pong(m);
+    case 'admin.subscribed':
+    case 'admin.unsubscribed':
+      return { type: m.type, reqId: m.reqId, intervalMs: m.intervalMs };
+    case 'admin.metrics':
+      return metrics(m);
     case 'error':
       return error(m);
   }

@@ -84,7 +84,18 @@ export interface RecordUnsubscribe {
 }
 
 /** Messages a client may send on `/stream`. */
-export type ClientMessage = SessionLogin | SessionPing | RecordSubscribe | RecordUnsubscribe;
+/**
+ * Start (`admin.subscribe`) or stop (`admin.unsubscribe`) the live admin metrics stream: one
+ * `admin.metrics` per second. Admin role only: traders get NOT_ENTITLED. Subscribing again while
+ * subscribed is acknowledged again (idempotent); unsubscribing when not subscribed too.
+ */
+export interface AdminSubscribe {
+  type: 'admin.subscribe' | 'admin.unsubscribe';
+  reqId: number;
+}
+
+/** Messages a client may send on `/stream`. */
+export type ClientMessage = SessionLogin | SessionPing | RecordSubscribe | RecordUnsubscribe | AdminSubscribe;
 
 // ---------------------------------------------------------------------------------------------
 // source -> server (`/source`, after a `session.login` of a user with role `source`)
@@ -202,6 +213,126 @@ export interface ErrorMessage {
   index?: number;
 }
 
+/** Latency distribution over one metrics interval, ms. All 0 when `count` is 0. */
+export interface LatencyStatsMs {
+  /** Values recorded in the interval. */
+  count: number;
+  mean: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/** Batching settings (the engine's), ms; see docs/configuration.md `batching.*`. */
+export interface BatchingSettings {
+  burstMinMs: number;
+  /** 0: batching off. */
+  burstMaxMs: number;
+  burstIncrementMs: number;
+  /** 0: throttle off. */
+  throttleMs: number;
+}
+
+/**
+ * One second of server metrics (server-wide: every transport worker and the engine). Rates are
+ * per second over the interval; gauges are read at `at`. See docs/operations.md for each value.
+ */
+export interface AdminMetricsSample {
+  /** End of the interval, server clock, epoch ms. */
+  at: number;
+  /** Length of the interval, ms (about 1000). */
+  intervalMs: number;
+  /** Origin timestamp (source's `ts`, else engine receipt) -> `ws.send` returned, per record message (sampled frames). */
+  latencyMs: LatencyStatsMs;
+  /** Messages per frame sent to clients (sampled frames). */
+  batchSize: LatencyStatsMs;
+  /** What clients reported in `session.ping` during the interval (weighted by samples); `max` is the largest max, `p99` the largest p99, `p50` is 0 (clients do not report it). */
+  clientLatencyMs: LatencyStatsMs;
+  /** Publishes accepted from sources per second. */
+  messagesInPerSec: number;
+  /** Record and control messages queued to sessions per second. */
+  messagesOutPerSec: number;
+  /** WebSocket bytes received (all endpoints) per second. */
+  bytesInPerSec: number;
+  /** Frame bytes flushed to sessions per second. */
+  bytesOutPerSec: number;
+  /** Frames flushed to sessions per second. */
+  framesOutPerSec: number;
+  /** Record messages merged by throttling or dropped by conflation, per second. */
+  conflatedPerSec: number;
+  /** Totals since start. */
+  totals: {
+    messagesIn: number;
+    messagesOut: number;
+    bytesIn: number;
+    bytesOut: number;
+    framesOut: number;
+    conflatedUpdates: number;
+    slowConsumerCloses: number;
+    publishesRejected: number;
+    kicks: number;
+  };
+  /** Logged-in sessions (engine). */
+  sessions: number;
+  /** Open WebSockets on all workers (logged in or not). */
+  connections: number;
+  /** Record subscriptions (engine). */
+  subscriptions: number;
+  /** Records in the store. */
+  records: number;
+  /** Process CPU (user + system) over the interval, % of one core (2 busy cores: 200). */
+  cpuPercent: number;
+  /** Resident set size, bytes. */
+  rssBytes: number;
+  /** V8 heap used, all threads, bytes. */
+  heapUsedBytes: number;
+  /** Event-loop delay, worst thread, ms (perf_hooks.monitorEventLoopDelay). */
+  eventLoopLagMs: LatencyStatsMs;
+  /** Batching settings in force. */
+  batching: BatchingSettings;
+}
+
+/** One logged-in client session, as the admin console lists it. */
+export interface AdminSessionInfo {
+  /** Engine session id (server-wide). */
+  sessionId: number;
+  user: string;
+  role: 'trader' | 'admin' | 'source';
+  /** Remote address as the transport saw it. */
+  address: string;
+  /** Login time, epoch ms. */
+  connectedAt: number;
+  /** Transport worker index holding the socket. */
+  worker: number;
+  /** Subjects subscribed through this session and not unsubscribed (as requested). */
+  subscriptions: number;
+  /** Frames and bytes sent to it per second over the last interval. */
+  framesPerSec: number;
+  bytesPerSec: number;
+  /** Bytes waiting in its socket send buffer (uWS backpressure). */
+  queuedBytes: number;
+  /** Last `session.ping` latency report (mean / p99 / max, ms), or null before the first. */
+  clientLatencyMs: { meanMs: number; p99Ms: number; maxMs: number } | null;
+}
+
+/** `admin.subscribe` / `admin.unsubscribe` acknowledged; `admin.metrics` follow every `intervalMs` while subscribed. */
+export interface AdminSubscribed {
+  type: 'admin.subscribed' | 'admin.unsubscribed';
+  reqId: number;
+  /** Push period, ms. */
+  intervalMs: number;
+}
+
+/** Live admin metrics (admin sessions that sent `admin.subscribe`), once per interval. */
+export interface AdminMetrics {
+  type: 'admin.metrics';
+  /** The `reqId` of the `admin.subscribe` that started the stream. */
+  reqId: number;
+  sample: AdminMetricsSample;
+  /** Logged-in `/stream` sessions (at most 1,000, by session id). */
+  sessions: AdminSessionInfo[];
+}
+
 /** Messages the server sends to clients and sources. */
 export type ServerMessage =
   | SessionLoggedIn
@@ -210,10 +341,12 @@ export type ServerMessage =
   | RecordUnsubscribed
   | RecordImage
   | RecordUpdate
+  | AdminSubscribed
+  | AdminMetrics
   | ErrorMessage;
 
 /** Every `type` a client may send on `/stream`. */
-export const CLIENT_MESSAGE_TYPES = ['session.login', 'session.ping', 'record.subscribe', 'record.unsubscribe'] as const;
+export const CLIENT_MESSAGE_TYPES = ['session.login', 'session.ping', 'record.subscribe', 'record.unsubscribe', 'admin.subscribe', 'admin.unsubscribe'] as const;
 /** Every `type` a source may send on `/source`. */
 export const SOURCE_MESSAGE_TYPES = ['session.login', 'session.ping', 'record.publish'] as const;
 /** Every `type` the server sends. */
@@ -224,5 +357,8 @@ export const SERVER_MESSAGE_TYPES = [
   'record.unsubscribed',
   'record.image',
   'record.update',
+  'admin.subscribed',
+  'admin.unsubscribed',
+  'admin.metrics',
   'error',
 ] as const;

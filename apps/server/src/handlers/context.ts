@@ -3,7 +3,7 @@
  * connection it acts on (the port: send, close, bind).
  */
 
-import type { ServerMessage } from '@tidewire/protocol';
+import type { ClientLatencyReport, ServerMessage } from '@tidewire/protocol';
 import type { Config } from '../config.js';
 import type { UserDirectory } from '../auth/users.js';
 import type { EnginePort } from '../engine-port.js';
@@ -17,6 +17,18 @@ export interface HandlerContext {
   readonly clock: Clock;
   /** Engine worker id of this transport worker (owner of its sessions' frames). */
   readonly workerId: number;
+  /** Told about what metrics need (the transport's TransportMetrics); absent in unit tests. */
+  readonly observer?: SessionObserver;
+}
+
+/** What handlers report for metrics and the admin console. */
+export interface SessionObserver {
+  /** A client's latency report from `session.ping`. */
+  clientReport(sessionId: number, report: ClientLatencyReport): void;
+  /** The session now holds `count` subscribed subjects (as requested). */
+  subscriptions(sessionId: number, count: number): void;
+  /** Push period of `admin.metrics`, ms. */
+  readonly adminIntervalMs: number;
 }
 
 /** One connection as handlers see it; the transport implements it over a uWS WebSocket. */

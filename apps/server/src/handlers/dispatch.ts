@@ -8,6 +8,7 @@ import { log } from '../log.js';
 import type { Session } from '../session/session.js';
 import type { ConnectionPort, HandlerContext } from './context.js';
 import { replyError } from './errors.js';
+import { handleAdminStream } from './admin.js';
 import { handleSubscribe, handleUnsubscribe } from './record.js';
 import { handleLogin, handlePing } from './session.js';
 import { handlePublish } from './source.js';
@@ -52,13 +53,17 @@ export function dispatchStream(ctx: HandlerContext, session: Session, port: Conn
       void handleLogin(ctx, session, port, m).catch((err) => log('error', 'session.loginFault', { ...session.logFields(), error: String(err) }));
       return;
     case 'session.ping':
-      if (!needLogin(ctx, session, port, m.type, m.reqId)) handlePing(ctx, port, m);
+      if (!needLogin(ctx, session, port, m.type, m.reqId)) handlePing(ctx, session, port, m);
       return;
     case 'record.subscribe':
       if (!needLogin(ctx, session, port, m.type, m.reqId)) handleSubscribe(ctx, session, port, m);
       return;
     case 'record.unsubscribe':
       if (!needLogin(ctx, session, port, m.type, m.reqId)) handleUnsubscribe(ctx, session, port, m);
+      return;
+    case 'admin.subscribe':
+    case 'admin.unsubscribe':
+      if (!needLogin(ctx, session, port, m.type, m.reqId)) handleAdminStream(ctx, session, port, m);
       return;
   }
 }
@@ -95,7 +100,7 @@ export function dispatchSource(ctx: HandlerContext, session: Session, port: Conn
       void handleLogin(ctx, session, port, m).catch((err) => log('error', 'session.loginFault', { ...session.logFields(), error: String(err) }));
       return;
     case 'session.ping':
-      if (!needLogin(ctx, session, port, m.type, m.reqId)) handlePing(ctx, port, m);
+      if (!needLogin(ctx, session, port, m.type, m.reqId)) handlePing(ctx, session, port, m);
       return;
     case 'record.publish':
       if (!needLogin(ctx, session, port, m.type, undefined)) handlePublish(ctx, session, port, bytes);

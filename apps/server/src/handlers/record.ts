@@ -12,6 +12,8 @@ import { fromEngineError, replyError } from './errors.js';
 export function handleSubscribe(ctx: HandlerContext, session: Session, port: ConnectionPort, m: RecordSubscribe): void {
   try {
     ctx.engine.subscribe(session.sessionId!, m.reqId, m.subjects);
+    for (const subject of m.subjects) session.subjects.add(subject);
+    ctx.observer?.subscriptions(session.sessionId!, session.subjects.size);
   } catch (err) {
     replyError(ctx, session, port, fromEngineError(err, m.reqId));
   }
@@ -21,6 +23,8 @@ export function handleSubscribe(ctx: HandlerContext, session: Session, port: Con
 export function handleUnsubscribe(ctx: HandlerContext, session: Session, port: ConnectionPort, m: RecordUnsubscribe): void {
   try {
     ctx.engine.unsubscribe(session.sessionId!, m.reqId, m.subjects);
+    for (const subject of m.subjects) session.subjects.delete(subject);
+    ctx.observer?.subscriptions(session.sessionId!, session.subjects.size);
   } catch (err) {
     replyError(ctx, session, port, fromEngineError(err, m.reqId));
   }

@@ -92,7 +92,8 @@ async function authenticate(ctx: HandlerContext, m: SessionLogin): Promise<UserE
   return user && ok ? user : fail('BAD_CREDENTIALS', 'unknown user or wrong password');
 }
 
-/** Answers `session.ping` with `session.pong` (ts echoed, server time). */
-export function handlePing(ctx: HandlerContext, port: ConnectionPort, m: SessionPing): void {
+/** Answers `session.ping` with `session.pong` (ts echoed, server time); passes its latency report on. */
+export function handlePing(ctx: HandlerContext, session: Session, port: ConnectionPort, m: SessionPing): void {
+  if (m.latency !== undefined && session.sessionId !== undefined) ctx.observer?.clientReport(session.sessionId, m.latency);
   port.send([{ type: 'session.pong', reqId: m.reqId, ts: m.ts, serverTime: ctx.clock.now() }]);
 }

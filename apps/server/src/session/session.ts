@@ -34,6 +34,10 @@ export class Session {
   errors = 0;
   /** ws.send buffered: the engine was told to stop flushing to this session until `drain`. */
   blocked = false;
+  /** Subjects subscribed and not unsubscribed (as requested; the engine may still refuse some). */
+  readonly subjects = new Set<string>();
+  /** Set by `admin.subscribe` (its reqId) of an admin session: it gets `admin.metrics` every interval. */
+  adminStreamReqId: number | undefined;
 
   /** `nowMs` is the connection time; `loginTimeoutMs` from config. */
   constructor(connId: string, endpoint: Endpoint, nowMs: number, loginTimeoutMs: number) {

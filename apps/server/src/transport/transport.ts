@@ -6,16 +6,20 @@
  * with INTERNAL.
  */
 
-import { CloseCodes, encodeServerFrame, toErrorMessage, type ServerMessage } from '@tidewire/protocol';
+import { CloseCodes, encodeServerFrame, toErrorMessage, type AdminMetricsSample, type ServerMessage } from '@tidewire/protocol';
 import type { HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior, us_listen_socket } from 'uWebSockets.js';
+import type { AdminControl } from '../admin/control.js';
 import type { Config, UserEntry } from '../config.js';
 import { UserDirectory } from '../auth/users.js';
 import type { TransportEngine } from '../engine-port.js';
 import { dispatchSource, dispatchStream } from '../handlers/dispatch.js';
 import type { ConnectionPort, HandlerContext } from '../handlers/context.js';
 import { log } from '../log.js';
+import { HISTORY_LENGTH, METRICS_INTERVAL_MS, type MetricsUpdate } from '../metrics/center.js';
+import { TransportMetrics, type TransportSnapshot } from '../metrics/transport-metrics.js';
 import type { Clock } from '../session/clock.js';
 import { Session, type Endpoint } from '../session/session.js';
+import { addAdminRoutes } from './admin-http.js';
 import { StaticFiles } from './static-files.js';
 import { loadUws } from './uws.js';
 
@@ -29,7 +33,14 @@ export interface TransportOptions {
   index: number;
   /** Port to listen on (0: pick one; the first transport's port for the others). */
   port: number;
+  /** Admin actions (the main thread's, or a proxy to it from a worker). */
+  control: AdminControl;
 }
+
+/** Most sessions listed in one `admin.metrics` push. */
+export const MAX_PUSHED_SESSIONS = 1000;
+/** How every `admin.metrics` frame starts (canonical key order: type, reqId, ...). */
+const ADMIN_METRICS_PREFIX = '[{"type":"admin.metrics","reqId":';
 
 /** A running transport. */
 export interface TransportHandle {
@@ -37,6 +48,12 @@ export interface TransportHandle {
   readonly port: number;
   /** Open connections on this transport. */
   connections(): number;
+  /** Ends the metrics interval of every transport behind this handle; one snapshot per transport. */
+  collect(): Promise<TransportSnapshot[]>;
+  /** A finished interval: kept for the admin API and /metrics, pushed to admin streams. */
+  publish(update: MetricsUpdate): void;
+  /** Closes session `sessionId` with 4010 KICKED and `reason`; found: whether a transport held it. */
+  kick(sessionId: number, reason: string): Promise<{ found: boolean; user?: string }>;
   /** Stops listening and closes every connection with 1001; resolves when they are gone (bounded). */
   close(): Promise<void>;
 }
@@ -45,6 +62,8 @@ export interface TransportHandle {
 interface Conn {
   session: Session;
   port: ConnectionPort;
+  /** Remote address (IPv4/IPv6 text). */
+  address: string;
   /** The socket is gone: never touch it again. */
   closed: boolean;
 }
@@ -64,6 +83,9 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
   const awaitingLogin = new Set<WebSocket<Conn>>();
   let nextConn = 1;
   let closing = false;
+  const metrics = new TransportMetrics(opts.index, clock.now());
+  let latest: MetricsUpdate | undefined;
+  const history: AdminMetricsSample[] = [];
 
   const workerId = engine.registerWorker(() => {
     try {
@@ -72,7 +94,14 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
       log('error', 'transport.drainFault', { worker: opts.index, error: String(err) });
     }
   });
-  const ctx: HandlerContext = { config, users, engine, clock, workerId };
+  const ctx: HandlerContext = {
+    config, users, engine, clock, workerId,
+    observer: {
+      clientReport: (sid, report) => metrics.clientReport(sid, report),
+      subscriptions: (sid, count) => metrics.subscriptions(sid, count),
+      adminIntervalMs: METRICS_INTERVAL_MS,
+    },
+  };
 
   /** Acts on a `ws.send` result: block the session in the engine, or close it when data was dropped. */
   function afterSend(ws: WebSocket<Conn>, conn: Conn, result: number): void {
@@ -100,8 +129,9 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
       if (ws && conn && !conn.closed) {
         // one session's fault must not cost the other sessions in this drain their frames
         try {
+          let sent = i;
           ws.cork(() => {
-            for (let k = i; k < j && !conn.closed; k += 4) {
+            for (let k = i; k < j && !conn.closed; k += 4, sent = k) {
               const slice = data.subarray(index[k + 1]!, index[k + 1]! + index[k + 2]!);
               const closeCode = index[k + 3]!;
               if (closeCode !== 0) {
@@ -112,6 +142,11 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
               }
             }
           });
+          // after the cork: the frames were written (or buffered) when it returned
+          const now = clock.now();
+          for (let k = i; k < sent; k += 4) {
+            if (index[k + 3] === 0) metrics.sent(sid, data.subarray(index[k + 1]!, index[k + 1]! + index[k + 2]!), now);
+          }
         } catch (err) {
           log('error', 'session.sendFault', { ...conn.session.logFields(), error: String(err) });
           conn.port.close(1011, 'internal error while sending');
@@ -138,6 +173,12 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
       bind(sessionId: number) {
         awaitingLogin.delete(ws);
         bySession.set(sessionId, ws);
+        const conn = getConn();
+        const user = conn.session.user;
+        if (user) {
+          metrics.opened({ sessionId, user: user.user, role: user.role, address: conn.address, connectedAt: Math.round(clock.now()), worker: opts.index },
+            () => (conn.closed ? 0 : ws.getBufferedAmount()));
+        }
       },
     };
   }
@@ -156,6 +197,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
       open(ws) {
         const conn = ws.getUserData();
         conn.closed = false;
+        conn.address = Buffer.from(ws.getRemoteAddressAsText()).toString('utf8');
         conn.session = new Session(`w${opts.index}.c${nextConn++}`, endpoint, clock.now(), config.limits.loginTimeoutMs);
         conn.port = makePort(ws, () => conn);
         sockets.add(ws);
@@ -169,6 +211,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
       message(ws, message, isBinary) {
         const conn = ws.getUserData();
         if (conn.closed) return;
+        metrics.received(message.byteLength);
         try {
           if (message.byteLength > maxFrameBytes) {
             log('warn', 'session.frameTooLarge', { ...conn.session.logFields(), bytes: message.byteLength, limit: maxFrameBytes });
@@ -205,6 +248,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
         try {
           if (session.sessionId !== undefined) {
             bySession.delete(session.sessionId);
+            metrics.closed(session.sessionId);
             engine.closeSession(session.sessionId);
           }
         } catch (err) {
@@ -250,8 +294,10 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
     else res.endWithoutBody();
   }
 
-  const app: TemplatedApp = uWS
-    .App()
+  const app: TemplatedApp = addAdminRoutes(uWS.App(), {
+    config, users, clock, control: opts.control, latest: () => latest, history: () => history,
+    guard: guardHttp,
+  })
     .ws<Conn>('/stream', wsBehavior('stream', config.limits.maxClientFrameBytes))
     .ws<Conn>('/source', wsBehavior('source', config.limits.maxSourceFrameBytes))
     .get('/api/health', (res) => guardHttp(res, () => {
@@ -266,6 +312,11 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
         // open WebSockets on the worker that answered (logged in or not)
         connections: sockets.size,
         engine: stats,
+        // cumulative and process-wide (all threads): load generators derive server CPU % from deltas
+        process: (() => {
+          const cpu = process.cpuUsage();
+          return { cpuUserMicros: cpu.user, cpuSystemMicros: cpu.system, rssBytes: process.memoryUsage.rss() };
+        })(),
       });
     }))
     .any('/api/*', (res, req) => guardHttp(res, () => {
@@ -306,6 +357,34 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
   return {
     port,
     connections: () => sockets.size,
+    collect: () => Promise.resolve([metrics.snapshot(clock.now(), sockets.size)]),
+    publish(update) {
+      latest = update;
+      history.push(update.sample);
+      if (history.length > HISTORY_LENGTH) history.shift();
+      let rest: string | undefined;
+      for (const ws of sockets) {
+        const conn = ws.getUserData();
+        const reqId = conn.session.adminStreamReqId;
+        if (conn.closed || reqId === undefined) continue;
+        // encoded once for every admin stream on this transport; only the reqId differs
+        rest ??= encodeServerFrame([{ type: 'admin.metrics', reqId: 0, sample: update.sample, sessions: update.sessions.slice(0, MAX_PUSHED_SESSIONS) }])
+          .slice(ADMIN_METRICS_PREFIX.length + 1);
+        try {
+          afterSend(ws, conn, ws.send(`${ADMIN_METRICS_PREFIX}${reqId}${rest}`, false));
+        } catch (err) {
+          log('error', 'session.sendFault', { ...conn.session.logFields(), error: String(err) });
+        }
+      }
+    },
+    kick(sessionId, reason) {
+      const ws = bySession.get(sessionId);
+      const conn = ws?.getUserData();
+      if (!conn || conn.closed) return Promise.resolve({ found: false });
+      log('warn', 'session.kicked', { ...conn.session.logFields(), reason });
+      conn.port.close(CloseCodes.KICKED.code, reason);
+      return Promise.resolve({ found: true, user: conn.session.user?.user });
+    },
     close() {
       closed ??= (async () => {
         closing = true;
@@ -325,6 +404,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
         // App.close() (native, not in the shipped typings) frees the app's contexts before the thread exits
         (app as unknown as { close?: () => void }).close?.();
         engine.unregisterWorker(workerId);
+        metrics.dispose();
         log('info', 'transport.closed', { worker: opts.index });
       })();
       return closed;

@@ -1,6 +1,10 @@
 /** Messages between the main thread and transport worker threads (worker_threads postMessage). */
 
+import type { BatchingSettings } from '@tidewire/protocol';
 import type { Config, UserEntry } from '../config.js';
+import type { BatchingChange } from '../admin/control.js';
+import type { MetricsUpdate } from '../metrics/center.js';
+import type { TransportSnapshot } from '../metrics/transport-metrics.js';
 
 /** `workerData` of a transport worker. */
 export interface TransportWorkerData {
@@ -12,13 +16,37 @@ export interface TransportWorkerData {
   port: number;
 }
 
+/** An admin action a worker asks the main thread to run (its AdminControl). */
+export type AdminCall =
+  | { call: 'batching' }
+  | { call: 'setBatching'; patch: unknown; by: string }
+  | { call: 'kick'; sessionId: number; reason: string; by: string };
+
+/** The main thread's answer to an AdminCall. */
+export type AdminReply =
+  | { ok: true; value: BatchingSettings | BatchingChange | boolean }
+  | { ok: false; status: number; code: string; message: string };
+
 /** Worker -> main. */
 export type FromWorker =
   | { type: 'listening'; port: number }
   | { type: 'failed'; message: string }
   | { type: 'closed' }
   /** A log line: workers log through the main thread's sink (one writer, tests capture it). */
-  | { type: 'log'; level: 'info' | 'warn' | 'error'; line: string };
+  | { type: 'log'; level: 'info' | 'warn' | 'error'; line: string }
+  /** Answer to `collect`. */
+  | { type: 'snapshot'; id: number; snapshot: TransportSnapshot }
+  /** Answer to `kick`. */
+  | { type: 'kicked'; id: number; found: boolean; user?: string }
+  | ({ type: 'admin'; id: number } & AdminCall);
 
 /** Main -> worker. */
-export type ToWorker = { type: 'close' };
+export type ToWorker =
+  | { type: 'close' }
+  /** End the metrics interval: answer with `snapshot`. */
+  | { type: 'collect'; id: number }
+  /** A finished metrics interval (for the admin API, /metrics and admin streams). */
+  | { type: 'publish'; update: MetricsUpdate }
+  /** Close this session with 4010 if this worker holds it: answer with `kicked`. */
+  | { type: 'kick'; id: number; sessionId: number; reason: string }
+  | ({ type: 'adminReply'; id: number } & AdminReply);

@@ -1,10 +1,12 @@
 /**
  * Entry of a transport worker thread (compiled to dist/transport/worker.js): attaches to the
- * main thread's engine, runs one transport on the shared port, and closes it (apps before the
- * thread exits) when the main thread says so.
+ * main thread's engine, runs one transport on the shared port, answers the main thread's metrics
+ * and kick requests, proxies admin actions to it, and closes (apps before the thread exits)
+ * when the main thread says so.
  */
 
 import { parentPort, workerData } from 'node:worker_threads';
+import { RemoteAdminControl } from '../admin/remote-control.js';
 import { engineModule } from '../engine.js';
 import { log, setLogSink } from '../log.js';
 import { systemClock } from '../session/clock.js';
@@ -15,11 +17,12 @@ const data = workerData as TransportWorkerData;
 const port = parentPort!;
 const post = (m: FromWorker): void => port.postMessage(m);
 setLogSink((level, line) => post({ type: 'log', level, line }));
+const control = new RemoteAdminControl((id, call) => post({ type: 'admin', id, ...call }));
 
 let transport: TransportHandle | undefined;
 try {
   const engine = engineModule().Engine.attach(data.engineId);
-  transport = await startTransport({ config: data.config, users: data.users, engine, clock: systemClock, index: data.index, port: data.port });
+  transport = await startTransport({ config: data.config, users: data.users, engine, clock: systemClock, index: data.index, port: data.port, control });
   post({ type: 'listening', port: transport.port });
 } catch (err) {
   log('error', 'transport.startFailed', { worker: data.index, error: String(err) });
@@ -27,14 +30,33 @@ try {
 }
 
 port.on('message', (m: ToWorker) => {
-  if (m.type !== 'close') return;
-  void (async () => {
-    try {
-      await transport?.close();
-    } catch (err) {
-      log('error', 'transport.closeFailed', { worker: data.index, error: String(err) });
+  switch (m.type) {
+    case 'collect':
+      void transport?.collect().then(([snapshot]) => {
+        if (snapshot) post({ type: 'snapshot', id: m.id, snapshot });
+      });
+      return;
+    case 'publish':
+      transport?.publish(m.update);
+      return;
+    case 'kick':
+      void (transport?.kick(m.sessionId, m.reason) ?? Promise.resolve({ found: false })).then((r) => post({ type: 'kicked', id: m.id, ...r }));
+      return;
+    case 'adminReply': {
+      const { id, type: _type, ...reply } = m;
+      control.reply(id, reply);
+      return;
     }
-    post({ type: 'closed' });
-    port.close();
-  })();
+    case 'close':
+      void (async () => {
+        try {
+          await transport?.close();
+        } catch (err) {
+          log('error', 'transport.closeFailed', { worker: data.index, error: String(err) });
+        }
+        post({ type: 'closed' });
+        port.close();
+      })();
+      return;
+  }
 });

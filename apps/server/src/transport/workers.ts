@@ -7,13 +7,18 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import type { AdminControl } from '../admin/control.js';
+import { runAdminCall } from '../admin/remote-control.js';
 import type { Config, UserEntry } from '../config.js';
+import type { TransportSnapshot } from '../metrics/transport-metrics.js';
 import { log, logLine } from '../log.js';
 import type { TransportHandle } from './transport.js';
 import type { FromWorker, ToWorker, TransportWorkerData } from './worker-messages.js';
 
 /** How long a worker may take to start listening or to close. */
 const WORKER_TIMEOUT_MS = 15_000;
+/** How long the main thread waits for a worker's metrics snapshot or kick answer. */
+const REQUEST_TIMEOUT_MS = 2_000;
 
 /** Path of the compiled worker entry; from sources (tests), the build output in dist/. */
 export function workerEntry(): string {
@@ -51,15 +56,70 @@ class WorkerTransport {
   readonly worker: Worker;
   readonly index: number;
   private exited: Promise<number>;
+  private nextId = 1;
+  private readonly pending = new Map<number, (m: FromWorker | undefined) => void>();
 
-  constructor(entry: string, data: TransportWorkerData) {
+  constructor(entry: string, data: TransportWorkerData, control: AdminControl) {
     this.index = data.index;
     this.worker = new Worker(entry, { workerData: data, name: `tidewire-transport-${data.index}` });
     this.exited = new Promise((resolve) => this.worker.once('exit', resolve));
     this.worker.on('error', (err) => log('error', 'transport.workerError', { worker: data.index, error: err.message }));
     this.worker.on('message', (m: FromWorker) => {
       if (m.type === 'log') logLine(m.level, m.line);
+      else if (m.type === 'snapshot' || m.type === 'kicked') {
+        const done = this.pending.get(m.id);
+        this.pending.delete(m.id);
+        done?.(m);
+      } else if (m.type === 'admin') {
+        const { id, type: _type, ...call } = m;
+        void runAdminCall(control, call).then((reply) => this.post({ type: 'adminReply', id, ...reply }));
+      }
     });
+    this.worker.once('exit', () => {
+      for (const done of this.pending.values()) done(undefined);
+      this.pending.clear();
+    });
+  }
+
+  private post(m: ToWorker): void {
+    try {
+      this.worker.postMessage(m);
+    } catch (err) {
+      log('warn', 'transport.workerPost', { worker: this.index, error: String(err) });
+    }
+  }
+
+  /** Sends a request and resolves with its answer, or undefined after REQUEST_TIMEOUT_MS / exit. */
+  private request(make: (id: number) => ToWorker): Promise<FromWorker | undefined> {
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        resolve(undefined);
+      }, REQUEST_TIMEOUT_MS);
+      this.pending.set(id, (m) => {
+        clearTimeout(timer);
+        resolve(m);
+      });
+      this.post(make(id));
+    });
+  }
+
+  /** The worker's metrics snapshot (undefined: no answer in time). */
+  async collect(): Promise<TransportSnapshot | undefined> {
+    const m = await this.request((id) => ({ type: 'collect', id }));
+    return m?.type === 'snapshot' ? m.snapshot : undefined;
+  }
+
+  /** Hands a finished interval to the worker. */
+  publish(update: Parameters<TransportHandle['publish']>[0]): void {
+    this.post({ type: 'publish', update });
+  }
+
+  /** Asks the worker to kick a session it may hold. */
+  async kick(sessionId: number, reason: string): Promise<{ found: boolean; user?: string }> {
+    const m = await this.request((id) => ({ type: 'kick', id, sessionId, reason }));
+    return m?.type === 'kicked' ? (m.user === undefined ? { found: m.found } : { found: m.found, user: m.user }) : { found: false };
   }
 
   async listening(): Promise<number> {
@@ -83,11 +143,11 @@ class WorkerTransport {
 }
 
 /** Starts `config.server.workers` transport threads; resolves when all listen on one port. */
-export async function startWorkerTransports(config: Config, users: UserEntry[], engineId: number): Promise<TransportHandle> {
+export async function startWorkerTransports(config: Config, users: UserEntry[], engineId: number, control: AdminControl): Promise<TransportHandle> {
   const entry = workerEntry();
   const workers: WorkerTransport[] = [];
   const make = (index: number, port: number): WorkerTransport => {
-    const w = new WorkerTransport(entry, { config, users, engineId, index, port });
+    const w = new WorkerTransport(entry, { config, users, engineId, index, port }, control);
     workers.push(w);
     return w;
   };
@@ -101,6 +161,17 @@ export async function startWorkerTransports(config: Config, users: UserEntry[], 
       port,
       // per-worker counts live in the workers (see /api/health on each)
       connections: () => -1,
+      async collect() {
+        const snaps = await Promise.all(workers.map((w) => w.collect()));
+        return snaps.filter((s): s is TransportSnapshot => s !== undefined);
+      },
+      publish(update) {
+        for (const w of workers) w.publish(update);
+      },
+      async kick(sessionId, reason) {
+        const results = await Promise.all(workers.map((w) => w.kick(sessionId, reason)));
+        return results.find((r) => r.found) ?? { found: false };
+      },
       close() {
         closing ??= Promise.all(workers.map((w) => w.close())).then(() => undefined);
         return closing;

@@ -1,0 +1,112 @@
+/**
+ * Admin actions, executed on the main thread (transport workers call them through
+ * worker messages): change batching live (engine.setBatching, applied to new flushes at once)
+ * and kick a session (close 4010 KICKED on the worker that holds it). Each action is audited.
+ */
+
+import type { BatchingSettings } from '@tidewire/protocol';
+import type { Clock } from '../session/clock.js';
+import { SETTINGS } from '../config-spec.js';
+import { log } from '../log.js';
+import type { AuditLog } from './audit-log.js';
+
+/** An admin request the server refuses: HTTP status, stable code, human message naming the field. */
+export class AdminError extends Error {
+  override readonly name = 'AdminError';
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(message);
+  }
+}
+
+/** Result of a settings change. */
+export interface BatchingChange {
+  old: BatchingSettings;
+  new: BatchingSettings;
+}
+
+/** What admin HTTP handlers and the admin stream may do (the main thread's, or a proxy to it). */
+export interface AdminControl {
+  /** Current batching settings. */
+  batching(): Promise<BatchingSettings>;
+  /** Merges `patch` (validated: see `validateBatchingPatch`) into the settings; throws AdminError. */
+  setBatching(patch: unknown, by: string): Promise<BatchingChange>;
+  /** Closes session `sessionId` with 4010 and `reason`; false when no transport holds it. */
+  kick(sessionId: number, reason: string, by: string): Promise<boolean>;
+}
+
+const KEYS = ['burstMinMs', 'burstMaxMs', 'burstIncrementMs', 'throttleMs'] as const;
+
+/**
+ * Checks a settings patch: a JSON object with some of burstMinMs, burstMaxMs, burstIncrementMs,
+ * throttleMs, each an integer in its `batching.*` range (docs/configuration.md). Returns it typed.
+ */
+export function validateBatchingPatch(patch: unknown): Partial<BatchingSettings> {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
+    throw new AdminError(400, 'BAD_REQUEST', `the body must be a JSON object with some of ${KEYS.join(', ')}`);
+  }
+  const out: Partial<BatchingSettings> = {};
+  for (const [key, value] of Object.entries(patch)) {
+    const spec = SETTINGS.find((s) => s.path === `batching.${key}`);
+    if (!spec || !(KEYS as readonly string[]).includes(key)) throw new AdminError(400, 'BAD_REQUEST', `'${key}' is not a batching setting; use ${KEYS.join(', ')}`);
+    const ok = typeof value === 'number' && Number.isInteger(value) && value >= (spec.min ?? 0) && value <= (spec.max ?? Number.MAX_SAFE_INTEGER);
+    if (!ok) throw new AdminError(400, 'BAD_REQUEST', `'${key}' (${JSON.stringify(value)}) must be an integer ${spec.min}..${spec.max} (ms)`);
+    out[key as (typeof KEYS)[number]] = value as number;
+  }
+  if (Object.keys(out).length === 0) throw new AdminError(400, 'BAD_REQUEST', `the body names no setting; use some of ${KEYS.join(', ')}`);
+  return out;
+}
+
+/** Kicks on every transport; resolves true when one held the session. */
+export type Kicker = (sessionId: number, reason: string) => Promise<{ found: boolean; user?: string }>;
+
+/** The main thread's AdminControl. */
+export class MainAdminControl implements AdminControl {
+  private current: BatchingSettings;
+  private kicker: Kicker | undefined;
+  /** Sessions kicked since start. */
+  kicks = 0;
+
+  constructor(initial: BatchingSettings, private readonly engine: { setBatching(b: BatchingSettings): void },
+    private readonly audit: AuditLog, private readonly clock: Clock) {
+    this.current = { ...initial };
+  }
+
+  /** Sets how kicks reach the transports (after they started). */
+  setKicker(kicker: Kicker): void {
+    this.kicker = kicker;
+  }
+
+  /** The settings in force (synchronous, for the metrics sample). */
+  batchingNow(): BatchingSettings {
+    return { ...this.current };
+  }
+
+  batching(): Promise<BatchingSettings> {
+    return Promise.resolve(this.batchingNow());
+  }
+
+  async setBatching(patch: unknown, by: string): Promise<BatchingChange> {
+    const next = { ...this.current, ...validateBatchingPatch(patch) };
+    try {
+      this.engine.setBatching(next);
+    } catch (err) {
+      // the engine checks the combination (e.g. burstMinMs above burstMaxMs)
+      throw new AdminError(400, 'BAD_REQUEST', err instanceof Error ? err.message : String(err));
+    }
+    const old = this.current;
+    this.current = next;
+    log('info', 'admin.batching', { by, old: JSON.stringify(old), new: JSON.stringify(next) });
+    await this.audit.append({ at: new Date(this.clock.now()).toISOString(), by, action: 'batching', old, new: next });
+    return { old, new: { ...next } };
+  }
+
+  async kick(sessionId: number, reason: string, by: string): Promise<boolean> {
+    if (!this.kicker) return false;
+    const r = await this.kicker(sessionId, reason);
+    if (!r.found) return false;
+    this.kicks++;
+    log('info', 'admin.kick', { by, sid: sessionId, user: r.user, reason });
+    await this.audit.append({ at: new Date(this.clock.now()).toISOString(), by, action: 'kick', sessionId, user: r.user, reason });
+    return true;
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * The server-wide metrics of the main thread: once per interval it collects every transport's
+ * snapshot, reads the engine's counters and the process's CPU and memory, and builds one
+ * AdminMetricsSample (rates from counter deltas), kept in a 5-minute history and handed to
+ * listeners (the transports: admin API, admin stream, /metrics).
+ */
+
+import type { AdminMetricsSample, AdminSessionInfo, BatchingSettings, LatencyStatsMs } from '@tidewire/protocol';
+import type { EngineStats } from '@tidewire/engine';
+import type { Clock } from '../session/clock.js';
+import { mergeEncoded, MAX_BATCH_MESSAGES, MAX_LATENCY_MICROS, newHistogram, summarize } from './histogram.js';
+import type { TransportSnapshot } from './transport-metrics.js';
+
+/** Metrics interval, ms: one sample (and one `admin.metrics` push) per interval. */
+export const METRICS_INTERVAL_MS = 1000;
+/** Samples kept: 5 minutes at one per second. */
+export const HISTORY_LENGTH = 300;
+
+/** What a sample is built from besides the transports (injectable for tests). */
+export interface CenterSources {
+  clock: Clock;
+  engineStats(): EngineStats;
+  /** Batching settings in force. */
+  batching(): BatchingSettings;
+  /** Cumulative process CPU, µs (process.cpuUsage). */
+  cpuUsage(): { user: number; system: number };
+  /** Process RSS, bytes. */
+  rssBytes(): number;
+  /** Sessions kicked by admins since start (all workers). */
+  kicks(): number;
+}
+
+/** A finished interval: the sample and the sessions list at its end. */
+export interface MetricsUpdate {
+  sample: AdminMetricsSample;
+  sessions: AdminSessionInfo[];
+  /** Since start: latency and batch-size observations (for Prometheus summaries' _count and _sum). */
+  cumulative: CumulativeObservations;
+}
+
+/** Counts and sums since start of the sampled observations. */
+export interface CumulativeObservations {
+  latencyCount: number;
+  /** Sum of latencies, ms. */
+  latencySumMs: number;
+  batchCount: number;
+  /** Sum of batch sizes, messages. */
+  batchMessages: number;
+}
+
+const EMPTY: LatencyStatsMs = { count: 0, mean: 0, p50: 0, p99: 0, max: 0 };
+
+/** Builds samples from transport snapshots + engine + process. Main thread only. */
+export class MetricsCenter {
+  private readonly history: AdminMetricsSample[] = [];
+  private prevStats: EngineStats;
+  private prevCpu: { user: number; system: number };
+  private prevAt: number;
+  private bytesInTotal = 0;
+  private latest: MetricsUpdate | undefined;
+  private cumulative: CumulativeObservations = { latencyCount: 0, latencySumMs: 0, batchCount: 0, batchMessages: 0 };
+
+  constructor(private readonly src: CenterSources) {
+    this.prevStats = src.engineStats();
+    this.prevCpu = src.cpuUsage();
+    this.prevAt = src.clock.now();
+  }
+
+  /** Ends the interval with these transport snapshots (one per transport that answered). */
+  build(snapshots: readonly TransportSnapshot[]): MetricsUpdate {
+    const now = this.src.clock.now();
+    const seconds = Math.max(0.001, (now - this.prevAt) / 1000);
+    const stats = this.src.engineStats();
+    const cpu = this.src.cpuUsage();
+    const prev = this.prevStats;
+    const latency = newHistogram(MAX_LATENCY_MICROS);
+    const batch = newHistogram(MAX_BATCH_MESSAGES);
+    let bytesIn = 0;
+    let connections = 0;
+    let heapUsedBytes = 0;
+    let loopLagMs = EMPTY;
+    const client = { samples: 0, weightedMeanSum: 0, p99Max: 0, max: 0 };
+    const sessions: AdminSessionInfo[] = [];
+    for (const s of snapshots) {
+      mergeEncoded(latency, s.latency);
+      mergeEncoded(batch, s.batch);
+      bytesIn += s.bytesIn;
+      connections += s.connections;
+      heapUsedBytes += s.heapUsedBytes;
+      // the worst thread's loop is what delays its sessions
+      if (s.loopLagMs.max >= loopLagMs.max) loopLagMs = s.loopLagMs;
+      client.samples += s.clientLatency.samples;
+      client.weightedMeanSum += s.clientLatency.weightedMeanSum;
+      client.p99Max = Math.max(client.p99Max, s.clientLatency.p99Max);
+      client.max = Math.max(client.max, s.clientLatency.max);
+      sessions.push(...s.sessions);
+    }
+    sessions.sort((a, b) => a.sessionId - b.sessionId);
+    this.bytesInTotal += bytesIn;
+    const rate = (now: number, before: number): number => Math.round(Math.max(0, now - before) / seconds);
+    const sample: AdminMetricsSample = {
+      at: Math.round(now),
+      intervalMs: Math.round(seconds * 1000),
+      latencyMs: summarize(latency, 1000),
+      batchSize: summarize(batch, 1),
+      clientLatencyMs: client.samples === 0 ? EMPTY : {
+        count: client.samples, mean: Math.round((client.weightedMeanSum / client.samples) * 1000) / 1000, p50: 0, p99: client.p99Max, max: client.max,
+      },
+      messagesInPerSec: rate(stats.publishesIn, prev.publishesIn),
+      messagesOutPerSec: rate(stats.deliveries, prev.deliveries),
+      bytesInPerSec: Math.round(bytesIn / seconds),
+      bytesOutPerSec: rate(stats.bytesOut, prev.bytesOut),
+      framesOutPerSec: rate(stats.framesOut, prev.framesOut),
+      conflatedPerSec: rate(stats.conflatedUpdates, prev.conflatedUpdates),
+      totals: {
+        messagesIn: stats.publishesIn, messagesOut: stats.deliveries, bytesIn: this.bytesInTotal, bytesOut: stats.bytesOut,
+        framesOut: stats.framesOut, conflatedUpdates: stats.conflatedUpdates, slowConsumerCloses: stats.slowConsumerCloses,
+        publishesRejected: stats.publishesRejected, kicks: this.src.kicks(),
+      },
+      sessions: stats.sessions,
+      connections,
+      subscriptions: stats.subscriptions,
+      records: stats.records,
+      cpuPercent: Math.round(((cpu.user - this.prevCpu.user + cpu.system - this.prevCpu.system) / 1000 / (seconds * 1000)) * 1000) / 10,
+      rssBytes: this.src.rssBytes(),
+      heapUsedBytes,
+      eventLoopLagMs: loopLagMs,
+      batching: this.src.batching(),
+    };
+    this.cumulative = {
+      latencyCount: this.cumulative.latencyCount + latency.totalCount,
+      latencySumMs: this.cumulative.latencySumMs + (latency.totalCount === 0 ? 0 : (latency.mean * latency.totalCount) / 1000),
+      batchCount: this.cumulative.batchCount + batch.totalCount,
+      batchMessages: this.cumulative.batchMessages + (batch.totalCount === 0 ? 0 : Math.round(batch.mean * batch.totalCount)),
+    };
+    latency.destroy();
+    batch.destroy();
+    this.prevStats = stats;
+    this.prevCpu = cpu;
+    this.prevAt = now;
+    this.history.push(sample);
+    if (this.history.length > HISTORY_LENGTH) this.history.shift();
+    this.latest = { sample, sessions, cumulative: this.cumulative };
+    return this.latest;
+  }
+
+  /** The last finished interval, or undefined before the first. */
+  last(): MetricsUpdate | undefined {
+    return this.latest;
+  }
+
+  /** Up to HISTORY_LENGTH samples, oldest first. */
+  samples(): readonly AdminMetricsSample[] {
+    return this.history;
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * HDR histograms (hdr-histogram-js, pure JS) for the server's metrics: latencies in µs and batch
+ * sizes in messages, their exchange format between threads (V2 compressed base64) and the
+ * summary the admin API shows. One second of data per histogram: they are reset every interval.
+ */
+
+import * as hdr from 'hdr-histogram-js';
+import type { LatencyStatsMs } from '@tidewire/protocol';
+
+/** Highest latency tracked, µs (one hour); larger values are clamped to it. */
+export const MAX_LATENCY_MICROS = 3_600_000_000;
+/** Highest batch size tracked, messages per frame; larger values are clamped to it. */
+export const MAX_BATCH_MESSAGES = 10_000_000;
+
+/** An HDR histogram of integers (µs or messages). */
+export type Histogram = hdr.Histogram;
+
+/** A new, empty histogram tracking 1..`highest` with 3 significant digits. */
+export function newHistogram(highest: number): Histogram {
+  return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: highest, numberOfSignificantValueDigits: 3, bitBucketSize: 'packed', useWebAssembly: false });
+}
+
+/** Records a latency in ms into a µs histogram (negative clamps to 0, above an hour to an hour). */
+export function recordLatencyMs(h: Histogram, latencyMs: number): void {
+  const micros = Math.round(latencyMs * 1000);
+  h.recordValue(Math.min(MAX_LATENCY_MICROS, Math.max(0, micros)));
+}
+
+/** The histogram as V2 compressed base64; '' when empty (nothing to send). */
+export function encodeHistogram(h: Histogram): string {
+  return h.totalCount === 0 ? '' : hdr.encodeIntoCompressedBase64(h);
+}
+
+/** Adds an encoded histogram (from `encodeHistogram` on another thread) into `into`. */
+export function mergeEncoded(into: Histogram, encoded: string): void {
+  if (encoded === '') return;
+  const other = hdr.decodeFromCompressedBase64(encoded, 'packed', false);
+  try {
+    into.add(other);
+  } finally {
+    other.destroy();
+  }
+}
+
+const round3 = (v: number): number => Math.round(v * 1000) / 1000;
+
+/**
+ * Summary of a histogram: count, mean, p50, p99, max, each divided by `scale` (1000: µs -> ms;
+ * 1: counts) and rounded to 3 decimals. All 0 for an empty histogram.
+ */
+export function summarize(h: Histogram, scale: number): LatencyStatsMs {
+  if (h.totalCount === 0) return { count: 0, mean: 0, p50: 0, p99: 0, max: 0 };
+  return {
+    count: h.totalCount,
+    mean: round3(h.mean / scale),
+    p50: round3(h.getValueAtPercentile(50) / scale),
+    p99: round3(h.getValueAtPercentile(99) / scale),
+    max: round3(h.maxValue / scale),
+  };
+}

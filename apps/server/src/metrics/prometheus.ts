@@ -1,0 +1,66 @@
+/**
+ * `GET /metrics`: the latest metrics interval in the Prometheus text exposition format (0.0.4).
+ * Counters are totals since start; gauges are read at the end of the last interval; the latency
+ * and batch-size summaries give quantiles over the last interval and `_count`/`_sum` since start.
+ */
+
+import type { LatencyStatsMs } from '@tidewire/protocol';
+import type { MetricsUpdate } from './center.js';
+
+/** Content-Type of the exposition. */
+export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+/** Formats a number the way Prometheus reads it (integers without exponent, NaN/Inf spelled out). */
+function num(v: number): string {
+  if (Number.isNaN(v)) return 'NaN';
+  if (v === Infinity) return '+Inf';
+  if (v === -Infinity) return '-Inf';
+  return String(v);
+}
+
+/** Renders `update` (undefined before the first interval: only the metric families, no samples). */
+export function renderPrometheus(update: MetricsUpdate | undefined): string {
+  const out: string[] = [];
+  const family = (name: string, type: 'counter' | 'gauge' | 'summary', help: string, lines: Array<[string, number]>): void => {
+    out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+    for (const [suffix, v] of lines) out.push(`${name}${suffix} ${num(v)}`);
+  };
+  const s = update?.sample;
+  const c = update?.cumulative;
+  const one = (v: number | undefined): Array<[string, number]> => (v === undefined ? [] : [['', v]]);
+  const summary = (stats: LatencyStatsMs | undefined, scale: number, count: number | undefined, sum: number | undefined): Array<[string, number]> =>
+    stats === undefined || count === undefined || sum === undefined ? [] : [
+      ['{quantile="0.5"}', stats.p50 * scale], ['{quantile="0.99"}', stats.p99 * scale], ['{quantile="1"}', stats.max * scale],
+      ['_sum', sum * scale], ['_count', count],
+    ];
+  family('tidewire_messages_in_total', 'counter', 'Publishes accepted from sources.', one(s?.totals.messagesIn));
+  family('tidewire_messages_out_total', 'counter', 'Messages queued to client sessions.', one(s?.totals.messagesOut));
+  family('tidewire_bytes_in_total', 'counter', 'WebSocket bytes received on all endpoints.', one(s?.totals.bytesIn));
+  family('tidewire_bytes_out_total', 'counter', 'Frame bytes flushed to client sessions.', one(s?.totals.bytesOut));
+  family('tidewire_frames_out_total', 'counter', 'Frames flushed to client sessions.', one(s?.totals.framesOut));
+  family('tidewire_conflated_updates_total', 'counter', 'Record messages merged by throttling or dropped by conflation.', one(s?.totals.conflatedUpdates));
+  family('tidewire_slow_consumer_closes_total', 'counter', 'Sessions closed as slow consumers (4008).', one(s?.totals.slowConsumerCloses));
+  family('tidewire_publishes_rejected_total', 'counter', 'Publishes the store refused.', one(s?.totals.publishesRejected));
+  family('tidewire_kicks_total', 'counter', 'Sessions closed by an admin (4010).', one(s?.totals.kicks));
+  family('tidewire_sessions', 'gauge', 'Logged-in sessions.', one(s?.sessions));
+  family('tidewire_connections', 'gauge', 'Open WebSockets (logged in or not).', one(s?.connections));
+  family('tidewire_subscriptions', 'gauge', 'Record subscriptions.', one(s?.subscriptions));
+  family('tidewire_records', 'gauge', 'Records in the store.', one(s?.records));
+  family('tidewire_process_cpu_percent', 'gauge', 'Process CPU (user+system) over the last interval, percent of one core.', one(s?.cpuPercent));
+  family('tidewire_process_resident_memory_bytes', 'gauge', 'Resident set size.', one(s?.rssBytes));
+  family('tidewire_heap_used_bytes', 'gauge', 'V8 heap in use, all threads.', one(s?.heapUsedBytes));
+  family('tidewire_event_loop_lag_seconds', 'gauge', 'Event-loop delay of the worst thread over the last interval (p99).', one(s === undefined ? undefined : s.eventLoopLagMs.p99 / 1000));
+  family('tidewire_delivery_latency_seconds', 'summary', 'Origin timestamp -> ws.send, per record message of sampled frames (quantiles: last interval).',
+    summary(s?.latencyMs, 1 / 1000, c?.latencyCount, c?.latencySumMs));
+  family('tidewire_batch_size_messages', 'summary', 'Messages per frame sent, sampled frames (quantiles: last interval).',
+    summary(s?.batchSize, 1, c?.batchCount, c?.batchMessages));
+  family('tidewire_client_latency_seconds', 'gauge', 'Client-reported update latency over the last interval (mean, weighted by samples).',
+    one(s === undefined || s.clientLatencyMs.count === 0 ? undefined : s.clientLatencyMs.mean / 1000));
+  family('tidewire_client_latency_max_seconds', 'gauge', 'Largest client-reported update latency over the last interval.',
+    one(s === undefined || s.clientLatencyMs.count === 0 ? undefined : s.clientLatencyMs.max / 1000));
+  family('tidewire_batching_burst_min_ms', 'gauge', 'batching.burstMinMs in force.', one(s?.batching.burstMinMs));
+  family('tidewire_batching_burst_max_ms', 'gauge', 'batching.burstMaxMs in force (0: batching off).', one(s?.batching.burstMaxMs));
+  family('tidewire_batching_burst_increment_ms', 'gauge', 'batching.burstIncrementMs in force.', one(s?.batching.burstIncrementMs));
+  family('tidewire_batching_throttle_ms', 'gauge', 'batching.throttleMs in force (0: off).', one(s?.batching.throttleMs));
+  return out.join('\n') + '\n';
+}

@@ -1,0 +1,185 @@
+/**
+ * Metrics one transport (one thread) collects: latency and batch-size histograms from the frames
+ * it sends, bytes received, its sessions (frames/bytes per second, subscriptions, the latency the
+ * client reports), event-loop delay and heap. `snapshot()` hands one interval to the
+ * MetricsCenter (main thread) and starts the next.
+ */
+
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
+import type { AdminSessionInfo, ClientLatencyReport, LatencyStatsMs } from '@tidewire/protocol';
+import { encodeHistogram, MAX_BATCH_MESSAGES, newHistogram, recordLatencyMs, type Histogram } from './histogram.js';
+import { scanFrame } from './frame-scan.js';
+
+/** Frames per second a transport scans at most (1-in-N sampling above it keeps the cost bounded). */
+export const SCAN_BUDGET_FRAMES_PER_SEC = 2000;
+
+/** Client-reported latency summed over an interval (weighted by samples). */
+export interface ClientLatencyTotals {
+  samples: number;
+  /** Sum of meanMs × samples. */
+  weightedMeanSum: number;
+  /** Largest p99Ms reported. */
+  p99Max: number;
+  /** Largest maxMs reported. */
+  max: number;
+}
+
+/** One interval of one transport, sent to the main thread (structured-clone safe). */
+export interface TransportSnapshot {
+  worker: number;
+  /** Latency histogram (µs), V2 compressed base64 ('' when empty). */
+  latency: string;
+  /** Batch-size histogram (messages per frame), base64 ('' when empty). */
+  batch: string;
+  /** WebSocket bytes received in the interval. */
+  bytesIn: number;
+  /** Open WebSockets now. */
+  connections: number;
+  /** This thread's V8 heap in use, bytes. */
+  heapUsedBytes: number;
+  /** Event-loop delay of this thread over the interval, ms. */
+  loopLagMs: LatencyStatsMs;
+  clientLatency: ClientLatencyTotals;
+  /** Logged-in `/stream` sessions of this transport. */
+  sessions: AdminSessionInfo[];
+}
+
+/** Per-session bookkeeping. */
+interface SessionEntry {
+  info: AdminSessionInfo;
+  frames: number;
+  bytes: number;
+  /** Reads the socket's send-buffer size (uWS getBufferedAmount), bytes. */
+  queuedBytes: () => number;
+}
+
+/** Metrics of one transport. Not thread-safe: used on the transport's own thread only. */
+export class TransportMetrics {
+  private latency: Histogram = newHistogram(3_600_000_000);
+  private batch: Histogram = newHistogram(MAX_BATCH_MESSAGES);
+  private bytesIn = 0;
+  private client: ClientLatencyTotals = { samples: 0, weightedMeanSum: 0, p99Max: 0, max: 0 };
+  private readonly sessions = new Map<number, SessionEntry>();
+  private readonly loop: IntervalHistogram;
+  private frameCounter = 0;
+  private framesThisInterval = 0;
+  /** Scan one frame in `sampleEvery` (1: all). */
+  private sampleEvery = 1;
+  private lastSnapshotAt: number;
+  private readonly recordLatency = (ms: number): void => recordLatencyMs(this.latency, ms);
+
+  /** `worker`: transport index; `nowMs`: current time (the clock's). */
+  constructor(readonly worker: number, nowMs: number) {
+    this.loop = monitorEventLoopDelay({ resolution: 10 });
+    this.loop.enable();
+    this.lastSnapshotAt = nowMs;
+  }
+
+  /** Counts bytes received on any endpoint. */
+  received(bytes: number): void {
+    this.bytesIn += bytes;
+  }
+
+  /**
+   * A frame was handed to `ws.send` for `sessionId` at `nowMs`. Counts it for the session; a
+   * sample of frames (at most ~SCAN_BUDGET_FRAMES_PER_SEC) is scanned for batch size and latency.
+   */
+  sent(sessionId: number, frame: Buffer, nowMs: number): void {
+    const s = this.sessions.get(sessionId);
+    if (s) {
+      s.frames++;
+      s.bytes += frame.length;
+    }
+    this.framesThisInterval++;
+    if (this.frameCounter++ % this.sampleEvery !== 0) return;
+    const messages = scanFrame(frame, nowMs, this.recordLatency);
+    if (messages > 0) this.batch.recordValue(Math.min(MAX_BATCH_MESSAGES, messages));
+  }
+
+  /** A `/stream` session logged in. */
+  opened(info: Omit<AdminSessionInfo, 'subscriptions' | 'framesPerSec' | 'bytesPerSec' | 'queuedBytes' | 'clientLatencyMs'>, queuedBytes: () => number): void {
+    this.sessions.set(info.sessionId, {
+      info: { ...info, subscriptions: 0, framesPerSec: 0, bytesPerSec: 0, queuedBytes: 0, clientLatencyMs: null },
+      frames: 0, bytes: 0, queuedBytes,
+    });
+  }
+
+  /** The session's subscription count changed (subjects requested and not unsubscribed). */
+  subscriptions(sessionId: number, count: number): void {
+    const s = this.sessions.get(sessionId);
+    if (s) s.info.subscriptions = count;
+  }
+
+  /** A session closed. Unknown ids are ignored. */
+  closed(sessionId: number): void {
+    this.sessions.delete(sessionId);
+  }
+
+  /** A client's `session.ping` latency report (reports with 0 samples only update nothing). */
+  clientReport(sessionId: number, r: ClientLatencyReport): void {
+    if (r.samples <= 0) return;
+    const s = this.sessions.get(sessionId);
+    if (s) s.info.clientLatencyMs = { meanMs: r.meanMs, p99Ms: r.p99Ms, maxMs: r.maxMs };
+    this.client.samples += r.samples;
+    this.client.weightedMeanSum += r.meanMs * r.samples;
+    this.client.p99Max = Math.max(this.client.p99Max, r.p99Ms);
+    this.client.max = Math.max(this.client.max, r.maxMs);
+  }
+
+  /** Logged-in sessions of this transport now (rates over the last interval). */
+  sessionList(): AdminSessionInfo[] {
+    return [...this.sessions.values()].map((s) => ({ ...s.info, queuedBytes: s.queuedBytes() }));
+  }
+
+  /** Ends the interval at `nowMs`: returns its data, resets the interval counters. */
+  snapshot(nowMs: number, connections: number): TransportSnapshot {
+    const seconds = Math.max(0.001, (nowMs - this.lastSnapshotAt) / 1000);
+    this.lastSnapshotAt = nowMs;
+    for (const s of this.sessions.values()) {
+      s.info.framesPerSec = Math.round(s.frames / seconds);
+      s.info.bytesPerSec = Math.round(s.bytes / seconds);
+      s.frames = 0;
+      s.bytes = 0;
+    }
+    // next interval: scan about SCAN_BUDGET_FRAMES_PER_SEC frames whatever the frame rate
+    this.sampleEvery = Math.max(1, Math.ceil(this.framesThisInterval / seconds / SCAN_BUDGET_FRAMES_PER_SEC));
+    this.framesThisInterval = 0;
+    const loop = this.loop;
+    const loopLagMs: LatencyStatsMs = loop.count === 0
+      ? { count: 0, mean: 0, p50: 0, p99: 0, max: 0 }
+      : {
+          count: loop.count,
+          mean: round3(loop.mean / 1e6),
+          p50: round3(loop.percentile(50) / 1e6),
+          p99: round3(loop.percentile(99) / 1e6),
+          max: round3(loop.max / 1e6),
+        };
+    loop.reset();
+    const snap: TransportSnapshot = {
+      worker: this.worker,
+      latency: encodeHistogram(this.latency),
+      batch: encodeHistogram(this.batch),
+      bytesIn: this.bytesIn,
+      connections,
+      heapUsedBytes: getHeapStatistics().used_heap_size,
+      loopLagMs,
+      clientLatency: this.client,
+      sessions: this.sessionList(),
+    };
+    this.latency.reset();
+    this.batch.reset();
+    this.bytesIn = 0;
+    this.client = { samples: 0, weightedMeanSum: 0, p99Max: 0, max: 0 };
+    return snap;
+  }
+
+  /** Stops the event-loop monitor and frees the histograms. */
+  dispose(): void {
+    this.loop.disable();
+    this.latency.destroy();
+    this.batch.destroy();
+  }
+}
+
+const round3 = (v: number): number => Math.round(v * 1000) / 1000;

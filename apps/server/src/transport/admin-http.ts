@@ -1,0 +1,155 @@
+/**
+ * HTTP endpoints of the admin console and metrics:
+ * - `GET /metrics`: Prometheus text (no auth: counts only, no user data).
+ * - `GET /api/admin/metrics`: latest sample, 5-minute history, sessions.
+ * - `GET /api/admin/sessions`; `POST /api/admin/sessions/<id>/kick` `{"reason": "..."}`.
+ * - `GET /api/admin/settings`; `POST /api/admin/settings` with some of the batching settings.
+ * `/api/admin/*` needs `Authorization: Bearer <token from session.loggedIn>` of an admin:
+ * 401 without or with a bad token, 403 for other roles. Errors are `{error, message}` JSON.
+ */
+
+import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
+import type { AdminMetricsSample, AdminSessionInfo } from '@tidewire/protocol';
+import type { UserDirectory } from '../auth/users.js';
+import { verifyToken } from '../auth/tokens.js';
+import { AdminError, type AdminControl } from '../admin/control.js';
+import type { Config } from '../config.js';
+import { log } from '../log.js';
+import type { MetricsUpdate } from '../metrics/center.js';
+import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from '../metrics/prometheus.js';
+import type { Clock } from '../session/clock.js';
+
+/** Largest admin request body, bytes. */
+export const MAX_ADMIN_BODY_BYTES = 16 * 1024;
+/** Longest kick reason, characters (a WebSocket close reason holds 123 bytes). */
+export const MAX_KICK_REASON_CHARS = 100;
+
+/** What the admin routes need from the transport. */
+export interface AdminHttpDeps {
+  config: Config;
+  users: UserDirectory;
+  clock: Clock;
+  control: AdminControl;
+  /** The last metrics interval (undefined before the first). */
+  latest(): MetricsUpdate | undefined;
+  /** Samples of the last 5 minutes, oldest first. */
+  history(): readonly AdminMetricsSample[];
+  /** Wraps a handler so a throw answers 500 (transport.ts guardHttp). */
+  guard(res: HttpResponse, handler: () => void): void;
+}
+
+type Json = (status: string, body: unknown) => void;
+
+function writer(res: HttpResponse): { json: Json; aborted: () => boolean } {
+  let aborted = false;
+  res.onAborted(() => {
+    aborted = true;
+  });
+  return {
+    aborted: () => aborted,
+    json(status, body) {
+      if (aborted) return;
+      res.cork(() => {
+        res.writeStatus(status).writeHeader('Content-Type', 'application/json; charset=utf-8').writeHeader('Cache-Control', 'no-cache').end(JSON.stringify(body));
+      });
+    },
+  };
+}
+
+const STATUS: Record<number, string> = { 400: '400 Bad Request', 401: '401 Unauthorized', 403: '403 Forbidden', 404: '404 Not Found', 413: '413 Payload Too Large', 500: '500 Internal Server Error' };
+
+/** The admin user named by the request's bearer token, or the error to answer with. */
+function authorize(deps: AdminHttpDeps, req: HttpRequest): string | AdminError {
+  const header = req.getHeader('authorization');
+  const m = /^Bearer\s+(\S+)$/i.exec(header);
+  if (!m) return new AdminError(401, 'NOT_LOGGED_IN', "send 'Authorization: Bearer <token>' with the token from session.loggedIn");
+  const claims = verifyToken(deps.config.auth.tokenSecret, m[1]!, deps.clock.now());
+  if (typeof claims === 'string') return new AdminError(401, 'BAD_TOKEN', `the bearer token is ${claims === 'bad signature' ? 'not signed by this server' : claims}; log in again`);
+  const user = deps.users.get(claims.user);
+  if (!user) return new AdminError(401, 'BAD_TOKEN', `the bearer token names user '${claims.user}', who no longer exists`);
+  if (user.role !== 'admin') return new AdminError(403, 'NOT_ENTITLED', `user '${user.user}' has role '${user.role}'; the admin API needs the admin role`);
+  return user.user;
+}
+
+function fail(json: Json, err: unknown, what: string): void {
+  if (err instanceof AdminError) {
+    json(STATUS[err.status] ?? `${err.status} Error`, { error: err.code, message: err.message });
+    return;
+  }
+  log('error', 'admin.fault', { what, error: String(err) });
+  json(STATUS[500]!, { error: 'INTERNAL', message: `${what} failed on the server; the fault is logged` });
+}
+
+/** Reads a JSON body (at most MAX_ADMIN_BODY_BYTES); calls `done` with the value or an AdminError. */
+function readJson(res: HttpResponse, done: (body: unknown) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let over = false;
+  res.onData((chunk, isLast) => {
+    size += chunk.byteLength;
+    if (size > MAX_ADMIN_BODY_BYTES) over = true;
+    // the chunk's memory is reused after this callback: copy it
+    else chunks.push(Buffer.from(new Uint8Array(chunk)));
+    if (!isLast) return;
+    if (over) return done(new AdminError(413, 'LIMIT_EXCEEDED', `the body is over ${MAX_ADMIN_BODY_BYTES} bytes`));
+    const text = Buffer.concat(chunks).toString('utf8');
+    if (text.trim() === '') return done({});
+    try {
+      done(JSON.parse(text));
+    } catch {
+      done(new AdminError(400, 'BAD_FRAME', 'the body is not valid JSON'));
+    }
+  });
+}
+
+/** The sessions list and totals of the last interval. */
+function sessionsBody(deps: AdminHttpDeps): { at: number | null; sessions: AdminSessionInfo[] } {
+  const u = deps.latest();
+  return { at: u?.sample.at ?? null, sessions: u?.sessions ?? [] };
+}
+
+/** Adds the admin and metrics routes to `app` (before its `/api/*` fallback). */
+export function addAdminRoutes(app: TemplatedApp, deps: AdminHttpDeps): TemplatedApp {
+  const authed = (res: HttpResponse, req: HttpRequest, handler: (by: string, json: Json) => void): void => deps.guard(res, () => {
+    const { json } = writer(res);
+    const who = authorize(deps, req);
+    if (who instanceof AdminError) return fail(json, who, 'authorization');
+    handler(who, json);
+  });
+  return app
+    .get('/metrics', (res) => deps.guard(res, () => {
+      res.writeStatus('200 OK').writeHeader('Content-Type', PROMETHEUS_CONTENT_TYPE).writeHeader('Cache-Control', 'no-cache').end(renderPrometheus(deps.latest()));
+    }))
+    .get('/api/admin/metrics', (res, req) => authed(res, req, (_by, json) => {
+      const u = deps.latest();
+      json('200 OK', { sample: u?.sample ?? null, history: deps.history(), sessions: u?.sessions ?? [] });
+    }))
+    .get('/api/admin/sessions', (res, req) => authed(res, req, (_by, json) => json('200 OK', sessionsBody(deps))))
+    .post('/api/admin/sessions/:id/kick', (res, req) => {
+      const idText = req.getParameter(0) ?? '';
+      authed(res, req, (by, json) => {
+        const sessionId = /^[1-9][0-9]{0,9}$/.test(idText) ? Number(idText) : NaN;
+        readJson(res, (body) => {
+          if (body instanceof AdminError) return fail(json, body, 'kick');
+          if (!Number.isSafeInteger(sessionId)) return fail(json, new AdminError(400, 'BAD_REQUEST', `session id '${idText}' must be a positive integer`), 'kick');
+          const reason = (body as { reason?: unknown }).reason ?? 'kicked by an administrator';
+          if (typeof reason !== 'string' || reason.length === 0 || reason.length > MAX_KICK_REASON_CHARS) {
+            return fail(json, new AdminError(400, 'BAD_REQUEST', `'reason' must be a string of 1..${MAX_KICK_REASON_CHARS} characters`), 'kick');
+          }
+          deps.control.kick(sessionId, reason, by).then(
+            (found) => found ? json('200 OK', { sessionId, kicked: true, reason }) : fail(json, new AdminError(404, 'NOT_FOUND', `no open session ${sessionId}`), 'kick'),
+            (err) => fail(json, err, 'kick'),
+          );
+        });
+      });
+    })
+    .get('/api/admin/settings', (res, req) => authed(res, req, (_by, json) => {
+      deps.control.batching().then((batching) => json('200 OK', { batching }), (err) => fail(json, err, 'settings'));
+    }))
+    .post('/api/admin/settings', (res, req) => authed(res, req, (by, json) => {
+      readJson(res, (body) => {
+        if (body instanceof AdminError) return fail(json, body, 'settings');
+        deps.control.setBatching(body, by).then((change) => json('200 OK', change), (err) => fail(json, err, 'settings'));
+      });
+    }));
+}
