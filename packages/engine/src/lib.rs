@@ -16,6 +16,7 @@ pub mod config;
 pub mod hub;
 pub mod runtime;
 pub mod session;
+pub mod view;
 
 #[cfg(feature = "napi")]
 mod napi;

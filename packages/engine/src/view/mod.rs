@@ -1,0 +1,257 @@
+//! Server-side views: a container filtered and sorted, kept as an order-statistic index keyed by
+//! (sort key tuple, natural order). A `View` owns its index, never a copy of the records: index
+//! entries cache only the sort field values (refreshed whenever an update touches a sort field,
+//! see [`View::update`]). `set` runs many views over many containers for the hub; `window`
+//! computes per-window diffs; `registry` shares identical views.
+
+pub mod records;
+pub mod registry;
+pub mod set;
+pub mod sort;
+pub mod window;
+
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use crate::container::{Container, OsTree};
+use crate::filter::{Filter, Row};
+use crate::value::Value;
+pub use records::{EmptyRow, Records};
+pub use registry::{Registry, ViewKey};
+pub use set::{ViewSet, ViewsConfig};
+pub use sort::{parse_sort, sort_text, Sort, SortKey};
+pub use window::{Window, WindowDiff};
+
+/// One row of the index: subject id and its cached sort key (one value per sort key, `None` = missing).
+#[derive(Debug, Clone)]
+struct Entry {
+    id: u32,
+    key: Box<[Option<Value>]>,
+}
+
+/// A filtered, sorted view of one container. Rank = position in the view (0-based).
+#[derive(Debug)]
+pub struct View {
+    filter: Arc<Filter>,
+    sort: Arc<Sort>,
+    reads: Box<[u32]>,
+    index: OsTree<Entry>,
+    rows: FxHashMap<u32, u32>,
+    changed: bool,
+}
+
+/// True when the sorted slices `a` and `b` share an element.
+#[inline]
+pub fn intersects(a: &[u32], b: &[u32]) -> bool {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => return true,
+        }
+    }
+    false
+}
+
+fn passes<R: Records + ?Sized>(filter: &Filter, records: &R, id: u32) -> bool {
+    match records.row(id) {
+        Some(row) => filter.matches(row),
+        None => filter.matches(&EmptyRow),
+    }
+}
+
+impl View {
+    /// An empty view; call [`View::build`] to fill it from its container.
+    pub fn new(filter: Arc<Filter>, sort: Arc<Sort>) -> View {
+        let mut reads: Vec<u32> = filter.fields().iter().chain(sort.fields()).copied().collect();
+        reads.sort_unstable();
+        reads.dedup();
+        View {
+            filter,
+            sort,
+            reads: reads.into(),
+            index: OsTree::new(),
+            rows: FxHashMap::default(),
+            changed: true,
+        }
+    }
+
+    /// The compiled filter.
+    pub fn filter(&self) -> &Arc<Filter> {
+        &self.filter
+    }
+
+    /// The compiled sort.
+    pub fn sort(&self) -> &Arc<Sort> {
+        &self.sort
+    }
+
+    /// Field ids the filter or the sort reads (sorted): updates touching none of them are ignored.
+    pub fn reads(&self) -> &[u32] {
+        &self.reads
+    }
+
+    fn key_of<R: Records + ?Sized>(&self, records: &R, id: u32) -> Box<[Option<Value>]> {
+        if self.sort.is_natural() {
+            return Box::new([]);
+        }
+        let row = records.row(id);
+        self.sort
+            .keys()
+            .iter()
+            .map(|&(f, _)| row.and_then(|r| r.get(f)).cloned())
+            .collect()
+    }
+
+    /// (Re)fills the index from `container`: one filter pass in natural order, a stable sort of
+    /// the matches, then an in-order load. O(n + m log m) for n members and m matches.
+    pub fn build<R: Records + ?Sized>(&mut self, container: &Container, records: &R) {
+        self.index.clear();
+        self.rows = FxHashMap::default();
+        let mut entries: Vec<Entry> = container
+            .iter()
+            .filter(|&id| passes(&self.filter, records, id))
+            .map(|id| Entry {
+                id,
+                key: self.key_of(records, id),
+            })
+            .collect();
+        if !self.sort.is_natural() {
+            entries.sort_by(|a, b| self.sort.compare(&a.key, &b.key));
+        }
+        self.rows.reserve(entries.len());
+        for e in entries {
+            let id = e.id;
+            let h = self.index.insert_at(self.index.len(), e);
+            self.rows.insert(id, h);
+        }
+        self.changed = true;
+    }
+
+    fn place(&mut self, entry: Entry, container: &Container) {
+        let id = entry.id;
+        let pos = container.position_of(id).unwrap_or(usize::MAX);
+        let sort = &self.sort;
+        let h = self.index.insert_by(entry, |new, old| {
+            sort.compare(&new.key, &old.key)
+                .then_with(|| pos.cmp(&container.position_of(old.id).unwrap_or(usize::MAX)))
+        });
+        self.rows.insert(id, h);
+        self.changed = true;
+    }
+
+    /// Applies an update of member `id` of `container` that changed fields `changed` (sorted
+    /// field ids). Does nothing unless the filter or sort reads one of them; then re-evaluates
+    /// the filter (enter/leave) and, if a sort field changed, refreshes the cached key and moves
+    /// the row. Returns true when membership or order changed. O(log n) (+ tie-breaks).
+    pub fn update<R: Records + ?Sized>(
+        &mut self,
+        id: u32,
+        changed: &[u32],
+        container: &Container,
+        records: &R,
+    ) -> bool {
+        if !intersects(changed, &self.reads) {
+            return false;
+        }
+        let now = passes(&self.filter, records, id);
+        match (self.rows.get(&id).copied(), now) {
+            (None, false) => false,
+            (None, true) => {
+                let key = self.key_of(records, id);
+                self.place(Entry { id, key }, container);
+                true
+            }
+            (Some(h), false) => {
+                self.index.remove(h);
+                self.rows.remove(&id);
+                self.changed = true;
+                true
+            }
+            (Some(h), true) => {
+                if !intersects(changed, self.sort.fields()) {
+                    return false;
+                }
+                let key = self.key_of(records, id);
+                if *self.index.get(h).key == *key {
+                    return false;
+                }
+                self.index.remove(h);
+                self.place(Entry { id, key }, container);
+                true
+            }
+        }
+    }
+
+    /// `id` was just inserted into `container`: adds it if it passes the filter. Returns true if added.
+    pub fn inserted<R: Records + ?Sized>(&mut self, id: u32, container: &Container, records: &R) -> bool {
+        if self.rows.contains_key(&id) || !passes(&self.filter, records, id) {
+            return false;
+        }
+        let key = self.key_of(records, id);
+        self.place(Entry { id, key }, container);
+        true
+    }
+
+    /// `id` left the container: drops its row. Returns true if it was a row.
+    pub fn removed(&mut self, id: u32) -> bool {
+        match self.rows.remove(&id) {
+            Some(h) => {
+                self.index.remove(h);
+                self.changed = true;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The container was cleared: drops every row.
+    pub fn cleared(&mut self) {
+        self.index.clear();
+        self.rows = FxHashMap::default();
+        self.changed = true;
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// True when no row passes.
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    /// True when `id` is a row.
+    pub fn contains(&self, id: u32) -> bool {
+        self.rows.contains_key(&id)
+    }
+
+    /// The rank of row `id`, `None` if not a row. O(log n).
+    pub fn rank_of(&self, id: u32) -> Option<usize> {
+        self.rows.get(&id).map(|&h| self.index.rank(h))
+    }
+
+    /// The row at `rank`, `None` past the end. O(log n).
+    pub fn row_at(&self, rank: usize) -> Option<u32> {
+        self.index.at(rank).map(|h| self.index.get(h).id)
+    }
+
+    /// Up to `size` rows from rank `offset`, in view order. O(log n + size).
+    pub fn rows(&self, offset: usize, size: usize) -> impl Iterator<Item = u32> + '_ {
+        self.index.iter_from(offset).take(size).map(|e| e.id)
+    }
+
+    /// Approximate heap bytes of the index (arena, row map, cached keys' boxes), for accounting.
+    pub fn heap_bytes(&self) -> usize {
+        let keys = self.rows.len() * self.sort.keys().len() * std::mem::size_of::<Option<Value>>();
+        self.index.heap_bytes() + self.rows.capacity() * 9 + keys
+    }
+
+    /// Whether membership or order changed since the flag was last taken; resets it.
+    pub fn take_changed(&mut self) -> bool {
+        std::mem::take(&mut self.changed)
+    }
+}

@@ -1,0 +1,433 @@
+//! `ViewSet`: every container and view the hub serves, on the engine thread. Source container
+//! operations and record updates come in; per-window diffs come out at each flush.
+//!
+//! Fan-out: per container, views are indexed by the field ids their filter or sort reads, so a
+//! record update only touches views reading a changed field. Field updates for windows are
+//! conflated per container (row -> changed fields) and matched against window rows at flush.
+
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use super::registry::{Registry, ViewKey};
+use super::sort::{parse_sort, sort_text, Sort};
+use super::window::{Window, WindowDiff, MAX_WINDOW_ROWS};
+use super::{Records, View};
+use crate::container::Container;
+use crate::error::{EngineError, Result};
+use crate::filter::{parse, Filter, FilterLimits};
+
+/// Settings of a [`ViewSet`].
+#[derive(Debug, Clone, Copy)]
+pub struct ViewsConfig {
+    /// How long an unreferenced view is kept for reuse, ms. @default 5000
+    pub grace_ms: u64,
+    /// Filter text limits (also bounds sort text length).
+    pub limits: FilterLimits,
+    /// Most rows in one window. @default `MAX_WINDOW_ROWS` (10,000)
+    pub max_window_rows: usize,
+}
+
+impl Default for ViewsConfig {
+    fn default() -> Self {
+        Self {
+            grace_ms: 5000,
+            limits: FilterLimits::default(),
+            max_window_rows: MAX_WINDOW_ROWS,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct ContainerState {
+    container: Container,
+    /// Views over this container (view ids).
+    views: Vec<u32>,
+    /// field id -> views reading it.
+    by_field: FxHashMap<u32, Vec<u32>>,
+    /// Updated rows since the last flush -> changed field ids (sorted, conflated).
+    dirty: FxHashMap<u32, Vec<u32>>,
+}
+
+#[derive(Debug)]
+struct ViewSlot {
+    view: View,
+    container: u32,
+    windows: Vec<u32>,
+}
+
+/// Containers by subject id, shared views, and subscriber windows.
+#[derive(Debug)]
+pub struct ViewSet {
+    config: ViewsConfig,
+    containers: FxHashMap<u32, ContainerState>,
+    /// record id -> the first container holding it; further containers in `more_homes`.
+    home: FxHashMap<u32, u32>,
+    more_homes: FxHashMap<u32, Vec<u32>>,
+    views: Vec<Option<ViewSlot>>,
+    free_views: Vec<u32>,
+    windows: Vec<Option<(u32, Window)>>,
+    free_windows: Vec<u32>,
+    registry: Registry,
+    stamps: Vec<u32>,
+    stamp: u32,
+}
+
+fn bad(message: String, field: &str) -> EngineError {
+    EngineError::bad_request(message, Some(field), None)
+}
+
+impl ViewSet {
+    /// An empty set.
+    pub fn new(config: ViewsConfig) -> ViewSet {
+        ViewSet {
+            config,
+            containers: FxHashMap::default(),
+            home: FxHashMap::default(),
+            more_homes: FxHashMap::default(),
+            views: Vec::new(),
+            free_views: Vec::new(),
+            windows: Vec::new(),
+            free_windows: Vec::new(),
+            registry: Registry::new(config.grace_ms),
+            stamps: Vec::new(),
+            stamp: 0,
+        }
+    }
+
+    /// The container `id`, if it has ever been published to or viewed.
+    pub fn container(&self, id: u32) -> Option<&Container> {
+        self.containers.get(&id).map(|c| &c.container)
+    }
+
+    fn add_home(&mut self, record: u32, container: u32) {
+        if let Some(&first) = self.home.get(&record) {
+            if first != container {
+                self.more_homes.entry(record).or_default().push(container);
+            }
+        } else {
+            self.home.insert(record, container);
+        }
+    }
+
+    fn drop_home(&mut self, record: u32, container: u32) {
+        if self.home.get(&record) == Some(&container) {
+            match self.more_homes.get_mut(&record).and_then(|v| v.pop()) {
+                Some(next) => {
+                    self.home.insert(record, next);
+                }
+                None => {
+                    self.home.remove(&record);
+                }
+            }
+        } else if let Some(v) = self.more_homes.get_mut(&record) {
+            v.retain(|&c| c != container);
+        }
+        if self.more_homes.get(&record).is_some_and(Vec::is_empty) {
+            self.more_homes.remove(&record);
+        }
+    }
+
+    /// Inserts record `id` into `container` at `pos` (`None` = append); views over it add the row
+    /// if it passes. Returns the position. Errors as [`Container::insert_at`].
+    pub fn insert<R: Records + ?Sized>(
+        &mut self,
+        container: u32,
+        pos: Option<usize>,
+        id: u32,
+        records: &R,
+    ) -> Result<usize> {
+        let c = self.containers.entry(container).or_default();
+        let at = c.container.insert_at(pos.unwrap_or(usize::MAX), id)?;
+        for &v in &c.views {
+            if let Some(slot) = self.views[v as usize].as_mut() {
+                slot.view.inserted(id, &c.container, records);
+            }
+        }
+        self.add_home(id, container);
+        Ok(at)
+    }
+
+    /// Removes record `id` from `container`; returns its old position (`None` if not a member).
+    pub fn remove(&mut self, container: u32, id: u32) -> Option<usize> {
+        let c = self.containers.get_mut(&container)?;
+        let pos = c.container.remove(id)?;
+        c.dirty.remove(&id);
+        for &v in &c.views {
+            if let Some(slot) = self.views[v as usize].as_mut() {
+                slot.view.removed(id);
+            }
+        }
+        self.drop_home(id, container);
+        Some(pos)
+    }
+
+    /// Removes every member of `container`.
+    pub fn clear(&mut self, container: u32) {
+        let Some(c) = self.containers.get_mut(&container) else {
+            return;
+        };
+        let members: Vec<u32> = c.container.iter().collect();
+        c.container.clear();
+        c.dirty.clear();
+        for &v in &c.views {
+            if let Some(slot) = self.views[v as usize].as_mut() {
+                slot.view.cleared();
+            }
+        }
+        for id in members {
+            self.drop_home(id, container);
+        }
+    }
+
+    /// Opens (or shares) the view of `container` with `filter` and `sort` text for `tier`, at
+    /// time `now_ms`. Field names resolve through `field_id`. Parse errors are `BAD_REQUEST`
+    /// naming `filter` or `sort` with the column. Each successful call holds one reference:
+    /// pair it with [`ViewSet::release`].
+    pub fn open<R: Records + ?Sized>(
+        &mut self,
+        container: u32,
+        filter: &str,
+        sort: &str,
+        tier: u32,
+        records: &R,
+        field_id: &mut dyn FnMut(&str) -> u32,
+    ) -> Result<u32> {
+        let expr = parse(filter, &self.config.limits).map_err(|e| e.into_engine_error("filter"))?;
+        let keys = parse_sort(sort, self.config.limits.max_len).map_err(|e| e.into_engine_error("sort"))?;
+        let key = ViewKey {
+            container,
+            filter: expr.to_string(),
+            sort: sort_text(&keys),
+            tier,
+        };
+        if let Some(v) = self.registry.acquire(&key) {
+            return Ok(v);
+        }
+        let mut view = View::new(
+            Arc::new(Filter::compile(&expr, field_id)),
+            Arc::new(Sort::compile(&keys, field_id)),
+        );
+        let c = self.containers.entry(container).or_default();
+        view.build(&c.container, records);
+        let id = match self.free_views.pop() {
+            Some(id) => id,
+            None => {
+                self.views.push(None);
+                self.stamps.push(0);
+                self.views.len() as u32 - 1
+            }
+        };
+        c.views.push(id);
+        for &f in view.reads() {
+            c.by_field.entry(f).or_default().push(id);
+        }
+        self.views[id as usize] = Some(ViewSlot {
+            view,
+            container,
+            windows: Vec::new(),
+        });
+        self.registry.insert(key, id);
+        Ok(id)
+    }
+
+    /// Drops one reference to `view` at `now_ms`; the view lives on for the grace period.
+    /// `NOT_FOUND` if the view holds no reference.
+    pub fn release(&mut self, view: u32, now_ms: u64) -> Result<u32> {
+        self.registry
+            .release(view, now_ms)
+            .ok_or_else(|| EngineError::NotFound {
+                message: format!("view {view} is not open"),
+            })
+    }
+
+    /// Frees views unreferenced for the grace period (and their windows). Returns how many.
+    pub fn expire(&mut self, now_ms: u64) -> usize {
+        let done = self.registry.expire(now_ms);
+        for &v in &done {
+            let Some(slot) = self.views[v as usize].take() else {
+                continue;
+            };
+            for w in slot.windows {
+                self.windows[w as usize] = None;
+                self.free_windows.push(w);
+            }
+            if let Some(c) = self.containers.get_mut(&slot.container) {
+                c.views.retain(|&x| x != v);
+                for f in slot.view.reads() {
+                    if let Some(list) = c.by_field.get_mut(f) {
+                        list.retain(|&x| x != v);
+                        if list.is_empty() {
+                            c.by_field.remove(f);
+                        }
+                    }
+                }
+            }
+            self.free_views.push(v);
+        }
+        done.len()
+    }
+
+    /// The view `id`.
+    pub fn view(&self, id: u32) -> Option<&View> {
+        self.views.get(id as usize).and_then(Option::as_ref).map(|s| &s.view)
+    }
+
+    /// References held on view `id` (0 in its grace period).
+    pub fn refs(&self, id: u32) -> Option<u32> {
+        self.registry.refs(id)
+    }
+
+    /// Number of live views (referenced or in grace).
+    pub fn view_count(&self) -> usize {
+        self.registry.len()
+    }
+
+    fn check_window(&self, size: usize) -> Result<()> {
+        if size == 0 || size > self.config.max_window_rows {
+            return Err(bad(
+                format!("window size {size} must be 1 to {}", self.config.max_window_rows),
+                "window.size",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Opens a window of `size` rows from `offset` on `view`; its first flush is a snapshot.
+    pub fn open_window(&mut self, view: u32, offset: usize, size: usize) -> Result<u32> {
+        self.check_window(size)?;
+        let slot = self
+            .views
+            .get_mut(view as usize)
+            .and_then(Option::as_mut)
+            .ok_or_else(|| EngineError::NotFound {
+                message: format!("view {view} does not exist"),
+            })?;
+        let id = match self.free_windows.pop() {
+            Some(id) => id,
+            None => {
+                self.windows.push(None);
+                self.windows.len() as u32 - 1
+            }
+        };
+        slot.windows.push(id);
+        self.windows[id as usize] = Some((view, Window::new(offset, size)));
+        Ok(id)
+    }
+
+    fn window_mut(&mut self, window: u32) -> Result<&mut (u32, Window)> {
+        self.windows
+            .get_mut(window as usize)
+            .and_then(Option::as_mut)
+            .ok_or_else(|| EngineError::NotFound {
+                message: format!("window {window} does not exist"),
+            })
+    }
+
+    /// Moves or resizes a window (no filter work: the next flush diffs the new slice).
+    pub fn move_window(&mut self, window: u32, offset: usize, size: usize) -> Result<()> {
+        self.check_window(size)?;
+        self.window_mut(window)?.1.set(offset, size);
+        Ok(())
+    }
+
+    /// Closes a window.
+    pub fn close_window(&mut self, window: u32) -> Result<()> {
+        let view = self.window_mut(window)?.0;
+        self.windows[window as usize] = None;
+        self.free_windows.push(window);
+        if let Some(slot) = self.views[view as usize].as_mut() {
+            slot.windows.retain(|&w| w != window);
+        }
+        Ok(())
+    }
+
+    /// Record `id` was updated; `changed` = changed field ids, sorted ascending. Re-evaluates
+    /// only views (of containers holding `id`) whose filter or sort reads a changed field, and
+    /// notes the field update for windows. Returns the number of views re-evaluated.
+    pub fn record_updated<R: Records + ?Sized>(&mut self, id: u32, changed: &[u32], records: &R) -> usize {
+        let Some(&first) = self.home.get(&id) else {
+            return 0;
+        };
+        let mut n = self.update_in(first, id, changed, records);
+        if let Some(more) = self.more_homes.get(&id) {
+            for c in more.clone() {
+                n += self.update_in(c, id, changed, records);
+            }
+        }
+        n
+    }
+
+    fn update_in<R: Records + ?Sized>(&mut self, container: u32, id: u32, changed: &[u32], records: &R) -> usize {
+        let Some(c) = self.containers.get_mut(&container) else {
+            return 0;
+        };
+        if c.views.is_empty() {
+            return 0;
+        }
+        let d = c.dirty.entry(id).or_default();
+        if d.is_empty() {
+            d.extend_from_slice(changed);
+        } else {
+            d.extend_from_slice(changed);
+            d.sort_unstable();
+            d.dedup();
+        }
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.stamps.iter_mut().for_each(|s| *s = 0);
+            self.stamp = 1;
+        }
+        let mut n = 0;
+        for f in changed {
+            let Some(list) = c.by_field.get(f) else {
+                continue;
+            };
+            for &v in list {
+                let seen = &mut self.stamps[v as usize];
+                if *seen == self.stamp {
+                    continue;
+                }
+                *seen = self.stamp;
+                if let Some(slot) = self.views[v as usize].as_mut() {
+                    slot.view.update(id, changed, &c.container, records);
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
+    /// Appends every window's diff since the last flush to `out` (windows with nothing to send
+    /// are skipped) and resets the conflation state.
+    pub fn flush(&mut self, out: &mut Vec<WindowDiff>) {
+        for c in self.containers.values_mut() {
+            for &v in &c.views {
+                let Some(slot) = self.views[v as usize].as_mut() else {
+                    continue;
+                };
+                let changed = slot.view.take_changed();
+                for &w in &slot.windows {
+                    if let Some((_, win)) = self.windows[w as usize].as_mut() {
+                        if let Some(d) = win.diff(w, &slot.view, changed, &c.dirty) {
+                            out.push(d);
+                        }
+                    }
+                }
+            }
+            c.dirty.clear();
+        }
+    }
+
+    /// The view a window belongs to.
+    pub fn window_view(&self, window: u32) -> Option<u32> {
+        self.windows.get(window as usize).and_then(Option::as_ref).map(|w| w.0)
+    }
+
+    /// Approximate heap bytes held by containers and views (not records), for memory accounting.
+    pub fn heap_bytes(&self) -> usize {
+        let c: usize = self.containers.values().map(|c| c.container.heap_bytes()).sum();
+        let v: usize = self.views.iter().flatten().map(|s| s.view.heap_bytes()).sum();
+        c + v + (self.home.capacity() * 9)
+    }
+}
