@@ -8,6 +8,8 @@ import { TopBar } from './TopBar.js';
 
 // AG Grid is most of the bundle: load it when the watchlist is first opened, not at login.
 const WatchlistPage = lazy(async () => ({ default: (await import('../watchlist/WatchlistPage.js')).WatchlistPage }));
+// uPlot and AG Grid: loaded when an admin first opens the console
+const AdminPage = lazy(async () => ({ default: (await import('../admin/AdminPage.js')).AdminPage }));
 
 /** Follows `location.hash`; returns the current page. */
 function useHashRoute(): RouteId {
@@ -48,6 +50,11 @@ export function AppShell() {
         {route === 'watchlist' && (
           <Suspense fallback={<p className="page-hint">Loading the watchlist…</p>}>
             <WatchlistPage />
+          </Suspense>
+        )}
+        {route === 'admin' && (
+          <Suspense fallback={<p className="page-hint">Loading the admin console…</p>}>
+            <AdminPage />
           </Suspense>
         )}
         {spec?.placeholder !== undefined && <ComingLater title={spec.label} description={spec.placeholder} />}

@@ -15,7 +15,7 @@ export const ROUTE_IDS = ['fx', 'watchlist', 'finder', 'blotter', 'admin'] as co
 /** A page id. */
 export type RouteId = (typeof ROUTE_IDS)[number];
 
-/** Navigation entries; the last three are filled by later releases. */
+/** Navigation entries; finder and blotter are filled by later releases. */
 export const ROUTES: readonly RouteSpec[] = [
   { id: 'fx', label: 'FX tiles' },
   { id: 'watchlist', label: 'Watchlist' },
@@ -25,7 +25,7 @@ export const ROUTES: readonly RouteSpec[] = [
     placeholder: 'Server-side filtered, sorted and windowed search over the 50,000-instrument product catalog.',
   },
   { id: 'blotter', label: 'Blotter', placeholder: 'Your trades and orders, streamed live, with an order ticket.' },
-  { id: 'admin', label: 'Admin', placeholder: 'Live sessions, throughput, latency and CPU charts for administrators.' },
+  { id: 'admin', label: 'Admin' },
 ];
 
 /** The page shown for an empty or unknown hash. */

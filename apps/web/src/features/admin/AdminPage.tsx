@@ -1,0 +1,111 @@
+import { useCallback, useEffect, useRef, useState } from 'react';
+import type { AdminMetricsSample, AdminSessionInfo, BatchingSettings } from '@tidewire/protocol';
+import { useConnectionSnapshot } from '../../connection/hooks.js';
+import { AdminApiError, fetchAdminMetrics, kickSession, updateSettings, type AdminApiOptions } from './admin-api.js';
+import { MetricsChart } from './MetricsChart.js';
+import { CHARTS, mergeSamples } from './metrics-window.js';
+import { SessionsGrid } from './SessionsGrid.js';
+import { SettingsPanel } from './SettingsPanel.js';
+import './admin.css';
+
+/** How often the console asks for the latest interval, ms (the server makes one per second). */
+const POLL_MS = 1000;
+
+/** Shown to non-admins: the console is not theirs (and the API would answer 403 anyway). */
+function NotEntitled({ role }: { role: string | undefined }) {
+  return (
+    <section className="coming-later" aria-labelledby="not-entitled-title" data-testid="not-entitled">
+      <h1 id="not-entitled-title">Admin</h1>
+      <p className="coming-later-badge">Not entitled</p>
+      <p>The admin console needs the admin role; you are logged in as {role ?? 'unknown'}.</p>
+    </section>
+  );
+}
+
+/** Live metrics charts (5 minutes), sessions with kick, batching settings. Admin role only. */
+export function AdminPage() {
+  const { session } = useConnectionSnapshot();
+  const token = session?.token;
+  const isAdmin = session?.role === 'admin';
+  const [samples, setSamples] = useState<AdminMetricsSample[]>([]);
+  const [sessions, setSessions] = useState<AdminSessionInfo[]>([]);
+  const [error, setError] = useState<string | undefined>();
+  const [kickReason, setKickReason] = useState('kicked by an administrator');
+  const [notice, setNotice] = useState<string | undefined>();
+  const api = useRef<AdminApiOptions | undefined>(undefined);
+  api.current = token === undefined ? undefined : { token };
+
+  useEffect(() => {
+    if (!isAdmin) return;
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const poll = async (): Promise<void> => {
+      const o = api.current;
+      if (o) {
+        try {
+          const r = await fetchAdminMetrics(o);
+          if (stopped) return;
+          setSamples((prev) => mergeSamples(prev, r.sample ? [...r.history, r.sample] : r.history));
+          setSessions(r.sessions);
+          setError(undefined);
+        } catch (err) {
+          if (stopped) return;
+          setError(err instanceof AdminApiError ? `${err.code}: ${err.message}` : String(err));
+        }
+      }
+      if (!stopped) timer = setTimeout(() => void poll(), POLL_MS);
+    };
+    void poll();
+    return () => {
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+    };
+  }, [isAdmin]);
+
+  const onKick = useCallback((s: AdminSessionInfo) => {
+    const o = api.current;
+    if (!o) return;
+    kickSession(o, s.sessionId, kickReason).then(
+      () => setNotice(`session ${s.sessionId} (${s.user}) kicked: ${kickReason}`),
+      (err: unknown) => setNotice(`kick of session ${s.sessionId} failed: ${err instanceof Error ? err.message : String(err)}`),
+    );
+  }, [kickReason]);
+
+  const onApply = useCallback(async (patch: Partial<BatchingSettings>): Promise<string> => {
+    const o = api.current;
+    if (!o) throw new Error('not logged in');
+    const change = await updateSettings(o, patch);
+    return `applied: ${Object.keys(patch).map((k) => `${k} ${change.old[k as keyof BatchingSettings]} -> ${change.new[k as keyof BatchingSettings]}`).join(', ')}`;
+  }, []);
+
+  if (!isAdmin) return <NotEntitled role={session?.role} />;
+  const latest = samples.at(-1);
+  return (
+    <section className="admin-page" aria-labelledby="admin-title" data-testid="admin-page">
+      <div className="page-header">
+        <h1 id="admin-title">Admin</h1>
+        <span className="page-hint" data-testid="admin-updated">
+          {latest ? `updated ${new Date(latest.at).toLocaleTimeString()} · ${latest.sessions} sessions · ${latest.records} records · ${latest.subscriptions} subscriptions` : 'waiting for the first metrics interval…'}
+        </span>
+      </div>
+      {error !== undefined && <p className="inline-error" role="alert" data-testid="admin-error">{error}</p>}
+      <div className="admin-charts">
+        {CHARTS.map((spec) => <MetricsChart key={spec.id} spec={spec} samples={samples} />)}
+      </div>
+      <div className="admin-lower">
+        <div className="admin-sessions-panel">
+          <div className="page-header">
+            <h2>Sessions</h2>
+            <label className="page-hint">
+              kick reason{' '}
+              <input value={kickReason} maxLength={100} onChange={(e) => setKickReason(e.target.value)} data-testid="kick-reason" />
+            </label>
+            {notice !== undefined && <span className="page-hint" role="status" data-testid="admin-notice">{notice}</span>}
+          </div>
+          <SessionsGrid sessions={sessions} onKick={onKick} selfSessionId={session?.sessionId} />
+        </div>
+        <SettingsPanel current={latest?.batching} onApply={onApply} />
+      </div>
+    </section>
+  );
+}

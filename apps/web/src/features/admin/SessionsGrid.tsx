@@ -1,0 +1,52 @@
+import type { ColDef, ICellRendererParams, ValueFormatterParams } from 'ag-grid-community';
+import { AgGridReact } from 'ag-grid-react';
+import type { AdminSessionInfo } from '@tidewire/protocol';
+import { gridTheme } from '../watchlist/grid-setup.js';
+
+/** What the kick button calls. */
+export type KickHandler = (session: AdminSessionInfo) => void;
+
+const time = (p: ValueFormatterParams<AdminSessionInfo, number>): string => (p.value == null ? '' : new Date(p.value).toLocaleTimeString());
+const latency = (p: ValueFormatterParams<AdminSessionInfo, AdminSessionInfo['clientLatencyMs']>): string =>
+  p.value == null ? '–' : `${p.value.meanMs} / ${p.value.p99Ms} / ${p.value.maxMs}`;
+
+function KickButton(p: ICellRendererParams<AdminSessionInfo> & { onKick: KickHandler; self: number | undefined }) {
+  const s = p.data;
+  if (!s) return null;
+  return (
+    <button type="button" className="button-quiet" disabled={s.sessionId === p.self} title={s.sessionId === p.self ? 'this is your own session' : undefined}
+      onClick={() => p.onKick(s)} data-testid={`kick-${s.sessionId}`}>
+      Kick
+    </button>
+  );
+}
+
+/** Logged-in sessions (refreshed every second) with a kick button per row. */
+export function SessionsGrid({ sessions, onKick, selfSessionId }: { sessions: AdminSessionInfo[]; onKick: KickHandler; selfSessionId: number | undefined }) {
+  const columns: ColDef<AdminSessionInfo>[] = [
+    { field: 'sessionId', headerName: 'id', width: 80 },
+    { field: 'user', width: 100 },
+    { field: 'role', width: 90 },
+    { field: 'address', width: 130 },
+    { field: 'connectedAt', headerName: 'connected', valueFormatter: time, width: 110 },
+    { field: 'subscriptions', headerName: 'subs', width: 80 },
+    { field: 'framesPerSec', headerName: 'frames/s', width: 95 },
+    { field: 'bytesPerSec', headerName: 'bytes/s', width: 100 },
+    { field: 'queuedBytes', headerName: 'queued B', width: 100 },
+    { field: 'clientLatencyMs', headerName: 'client ms mean/p99/max', valueFormatter: latency, width: 170 },
+    { field: 'worker', width: 80 },
+    { headerName: '', width: 90, cellRenderer: KickButton, cellRendererParams: { onKick, self: selfSessionId }, sortable: false },
+  ];
+  return (
+    <div className="admin-sessions" data-testid="admin-sessions">
+      <AgGridReact<AdminSessionInfo>
+        theme={gridTheme}
+        columnDefs={columns}
+        rowData={sessions}
+        getRowId={(p) => String(p.data.sessionId)}
+        animateRows={false}
+        overlayNoRowsTemplate="No sessions"
+      />
+    </div>
+  );
+}

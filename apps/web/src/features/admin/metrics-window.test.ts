@@ -1,0 +1,33 @@
+import type { AdminMetricsSample } from '@tidewire/protocol';
+import { describe, expect, it } from 'vitest';
+import { CHARTS, WINDOW_MS, chartData, mergeSamples } from './metrics-window.js';
+
+const stats = { count: 1, mean: 1, p50: 1, p99: 2, max: 3 };
+function sample(at: number, cpuPercent = 10): AdminMetricsSample {
+  return {
+    at, intervalMs: 1000, latencyMs: stats, batchSize: stats, clientLatencyMs: stats,
+    messagesInPerSec: 5, messagesOutPerSec: 7, bytesInPerSec: 0, bytesOutPerSec: 0, framesOutPerSec: 0, conflatedPerSec: 0,
+    totals: { messagesIn: 0, messagesOut: 0, bytesIn: 0, bytesOut: 0, framesOut: 0, conflatedUpdates: 0, slowConsumerCloses: 0, publishesRejected: 0, kicks: 0 },
+    sessions: 2, connections: 3, subscriptions: 0, records: 0, cpuPercent, rssBytes: 100 * 1024 * 1024, heapUsedBytes: 10 * 1024 * 1024,
+    eventLoopLagMs: stats, batching: { burstMinMs: 100, burstMaxMs: 0, burstIncrementMs: 50, throttleMs: 0 },
+  };
+}
+
+describe('mergeSamples', () => {
+  it('orders by time, replaces duplicates, keeps five minutes before the newest', () => {
+    const merged = mergeSamples([sample(3000), sample(1000)], [sample(2000), sample(3000, 99), sample(3000 + WINDOW_MS)]);
+    expect(merged.map((s) => s.at)).toEqual([3000 + WINDOW_MS]);
+    const kept = mergeSamples([sample(3000), sample(1000)], [sample(2000), sample(3000, 99)]);
+    expect(kept.map((s) => [s.at, s.cpuPercent])).toEqual([[1000, 10], [2000, 10], [3000, 99]]);
+    expect(mergeSamples([], [])).toEqual([]);
+  });
+});
+
+describe('chartData', () => {
+  it('gives uPlot columns: seconds, then one column per series', () => {
+    const latency = CHARTS.find((c) => c.id === 'latency')!;
+    expect(chartData(latency, [sample(1000), sample(2000)])).toEqual([[1, 2], [1, 1], [1, 1], [2, 2], [3, 3]]);
+    const memory = CHARTS.find((c) => c.id === 'memory')!;
+    expect(chartData(memory, [sample(1000)])).toEqual([[1], [100], [10]]);
+  });
+});

@@ -1,0 +1,61 @@
+/**
+ * The charts' data: a rolling window of metrics samples (5 minutes at one per second), kept in
+ * time order without duplicates, and the uPlot column arrays of each chart.
+ */
+
+import type { AdminMetricsSample } from '@tidewire/protocol';
+
+/** Window length, ms. */
+export const WINDOW_MS = 5 * 60 * 1000;
+
+/** Adds `incoming` samples (any order, duplicates by `at` ignored) and drops those older than WINDOW_MS before the newest. */
+export function mergeSamples(current: readonly AdminMetricsSample[], incoming: readonly AdminMetricsSample[]): AdminMetricsSample[] {
+  const byAt = new Map<number, AdminMetricsSample>();
+  for (const s of current) byAt.set(s.at, s);
+  for (const s of incoming) byAt.set(s.at, s);
+  const all = [...byAt.values()].sort((a, b) => a.at - b.at);
+  const newest = all.at(-1)?.at ?? 0;
+  return all.filter((s) => s.at > newest - WINDOW_MS);
+}
+
+/** One chart: title, unit, and per series its label and how to read it from a sample. */
+export interface ChartSpec {
+  id: string;
+  title: string;
+  unit: string;
+  series: ReadonlyArray<{ label: string; value: (s: AdminMetricsSample) => number }>;
+}
+
+const MB = 1024 * 1024;
+
+/** The console's charts, in display order. */
+export const CHARTS: readonly ChartSpec[] = [
+  { id: 'latency', title: 'Latency: origin -> socket write', unit: 'ms', series: [
+    { label: 'mean', value: (s) => s.latencyMs.mean },
+    { label: 'p50', value: (s) => s.latencyMs.p50 },
+    { label: 'p99', value: (s) => s.latencyMs.p99 },
+    { label: 'max', value: (s) => s.latencyMs.max },
+  ] },
+  { id: 'messages', title: 'Messages per second', unit: 'msg/s', series: [
+    { label: 'in', value: (s) => s.messagesInPerSec },
+    { label: 'out', value: (s) => s.messagesOutPerSec },
+  ] },
+  { id: 'cpu', title: 'Process CPU', unit: '% of a core', series: [{ label: 'cpu', value: (s) => s.cpuPercent }] },
+  { id: 'memory', title: 'Memory', unit: 'MB', series: [
+    { label: 'rss', value: (s) => Math.round((s.rssBytes / MB) * 10) / 10 },
+    { label: 'heap', value: (s) => Math.round((s.heapUsedBytes / MB) * 10) / 10 },
+  ] },
+  { id: 'sessions', title: 'Sessions', unit: 'count', series: [
+    { label: 'sessions', value: (s) => s.sessions },
+    { label: 'connections', value: (s) => s.connections },
+  ] },
+  { id: 'loop', title: 'Event-loop lag (worst thread)', unit: 'ms', series: [
+    { label: 'p99', value: (s) => s.eventLoopLagMs.p99 },
+    { label: 'max', value: (s) => s.eventLoopLagMs.max },
+  ] },
+];
+
+/** uPlot data of a chart: x = seconds since epoch, then one column per series. */
+export function chartData(spec: ChartSpec, samples: readonly AdminMetricsSample[]): number[][] {
+  return [samples.map((s) => s.at / 1000), ...spec.series.map((series) => samples.map(series.value))];
+}
