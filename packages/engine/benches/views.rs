@@ -1,0 +1,322 @@
+//! View engine benchmarks (criterion; `elements` = the unit named per group):
+//! - `filter_update`: one record update checked against 1,000 views that read the changed field
+//!   (elements = view x update evaluations; target >= 50 million/s on one core).
+//! - `create_view_64k`: open a view on a 64,000-record container, ~1% static filter (number +
+//!   text field), sorted by a text field, plus its first 50-row window (elements = views).
+//! - `dynamic_1000_views`: 30,000 records, 1,000 views of ~300 rows on a dynamic field (and the
+//!   same sorted by a second dynamic field), one 50-row window each, a flush every 60 updates
+//!   (10 ms at 6,000 updates/s) (elements = updates; time per element = cost per update).
+//! - then a memory run (not criterion): 2,000 containers x 1,000 records, one view + window each.
+//!
+//! Run: `cargo bench --no-default-features --bench views`
+
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, Criterion, Throughput};
+use tidewire_engine::store::{Applied, Store};
+use tidewire_engine::value::Value;
+use tidewire_engine::view::{ViewSet, ViewsConfig, WindowDiff};
+use tidewire_engine::wire::{PubField, Publish};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn field(name: &str, value: Value) -> PubField {
+    PubField {
+        name: name.into(),
+        value: Some(value),
+        typed: false,
+    }
+}
+
+fn publish(store: &mut Store, subject: &str, fields: Vec<PubField>, image: bool) -> u32 {
+    let mut a = Applied::default();
+    let p = Publish {
+        subject: subject.into(),
+        ts: Some(0.0),
+        image,
+        fields,
+    };
+    store.apply(&p, 0.0, &mut a).expect("publish");
+    a.id
+}
+
+/// Field id of `name` (the store interns field names; read back through a record's slots).
+fn field_id(store: &Store, any: u32, name: &str) -> u32 {
+    let rec = store.get(any).expect("record");
+    rec.slots
+        .iter()
+        .map(|s| s.name)
+        .find(|&n| store.field_name(n) == name)
+        .expect("field")
+}
+
+const SECTORS: [&str; 10] = [
+    "Tech",
+    "Energy",
+    "Banks",
+    "Retail",
+    "Health",
+    "Autos",
+    "Media",
+    "Mining",
+    "Telecom",
+    "Utilities",
+];
+
+/// `n` product records: price (dynamic, 0..1000), bid (dynamic), rating (static 0..100),
+/// sector (static, 10 values), name (static text). Returns the store, ids and a name resolver.
+fn products(n: usize, rng: &mut Rng) -> (Store, Vec<u32>) {
+    let mut store = Store::new();
+    let ids = (0..n)
+        .map(|i| {
+            let fields = vec![
+                field("price", Value::Number(rng.below(100_000) as f64 / 100.0)),
+                field("bid", Value::Number(rng.below(100_000) as f64 / 100.0)),
+                field("rating", Value::Number(rng.below(100) as f64)),
+                field("sector", Value::Str(SECTORS[rng.below(10) as usize].into())),
+                field("name", Value::Str(format!("{:08x} Holdings", rng.next() as u32).into())),
+            ];
+            publish(&mut store, &format!("/PRODUCT/{i}"), fields, true)
+        })
+        .collect();
+    (store, ids)
+}
+
+fn resolver(store: &Store, any: u32) -> impl FnMut(&str) -> u32 + '_ {
+    move |name| field_id(store, any, name)
+}
+
+fn filter_update(c: &mut Criterion) {
+    let mut rng = Rng(0x5eed);
+    let (mut store, ids) = products(30_000, &mut rng);
+    let mut set = ViewSet::new(ViewsConfig::default());
+    for &id in &ids {
+        set.insert(1, None, id, &store).unwrap();
+    }
+    let price = field_id(&store, ids[0], "price");
+    for v in 0..1_000 {
+        let f = format!("price >= {} and price < {}", v, v + 10);
+        let mut r = resolver(&store, ids[0]);
+        set.open(1, &f, "", 0, &store, &mut r).unwrap();
+    }
+    let mut group = c.benchmark_group("filter_update");
+    group.throughput(Throughput::Elements(1_000));
+    let mut i = 0usize;
+    let mut out = Vec::new();
+    group.bench_function("1000_views_per_update", |b| {
+        b.iter_custom(|iters| {
+            let mut t = Duration::ZERO;
+            for _ in 0..iters {
+                i = (i + 7919) % ids.len();
+                let subject = format!("/PRODUCT/{i}");
+                publish(
+                    &mut store,
+                    &subject,
+                    vec![field("price", Value::Number(rng.below(100_000) as f64 / 100.0))],
+                    false,
+                );
+                let start = Instant::now();
+                let n = set.record_updated(ids[i], &[price], &store);
+                t += start.elapsed();
+                assert_eq!(n, 1_000);
+                if i % 64 == 0 {
+                    out.clear();
+                    set.flush(&mut out);
+                }
+            }
+            t
+        })
+    });
+    group.finish();
+}
+
+fn create_view(c: &mut Criterion) {
+    let mut rng = Rng(0xc0ffee);
+    let (store, ids) = products(64_000, &mut rng);
+    let mut set = ViewSet::new(ViewsConfig {
+        grace_ms: 0,
+        ..ViewsConfig::default()
+    });
+    for &id in &ids {
+        set.insert(1, None, id, &store).unwrap();
+    }
+    let mut group = c.benchmark_group("create_view_64k");
+    group.throughput(Throughput::Elements(1));
+    let mut k = 0u64;
+    let mut out: Vec<WindowDiff> = Vec::new();
+    let mut rows = 0usize;
+    group.bench_function("1pct_static_filter_sorted_by_text", |b| {
+        b.iter(|| {
+            k += 1;
+            // Unique per request: rating band of 10 (10%) x one sector (10%) = ~1%.
+            let lo = k % 90;
+            let f = format!(
+                "rating >= {lo} and rating < {} and sector = '{}'",
+                lo + 10,
+                SECTORS[(k % 10) as usize]
+            );
+            let mut r = resolver(&store, ids[0]);
+            let v = set.open(1, &f, "name", 0, &store, &mut r).unwrap();
+            let w = set.open_window(v, 0, 50).unwrap();
+            out.clear();
+            set.flush(&mut out);
+            rows = set.view(v).unwrap().len();
+            set.close_window(w).unwrap();
+            set.release(v, k).unwrap();
+            set.expire(k);
+        })
+    });
+    group.finish();
+    eprintln!("create_view_64k: last view held {rows} rows");
+}
+
+fn dynamic(c: &mut Criterion) {
+    let mut group = c.benchmark_group("dynamic_1000_views");
+    for (name, sort) in [("filter_only", ""), ("filter_and_sort_on_bid", "bid desc")] {
+        let mut rng = Rng(0xd1ce);
+        let (mut store, ids) = products(30_000, &mut rng);
+        let mut set = ViewSet::new(ViewsConfig::default());
+        for &id in &ids {
+            set.insert(1, None, id, &store).unwrap();
+        }
+        let (price, bid) = (field_id(&store, ids[0], "price"), field_id(&store, ids[0], "bid"));
+        let mut changed = [price, bid];
+        changed.sort_unstable();
+        for v in 0..1_000 {
+            let f = format!("price >= {} and price < {}", v, v + 10);
+            let mut r = resolver(&store, ids[0]);
+            let view = set.open(1, &f, sort, 0, &store, &mut r).unwrap();
+            set.open_window(view, 0, 50).unwrap();
+        }
+        let mut out = Vec::new();
+        set.flush(&mut out);
+        let sizes: Vec<usize> = (0..1_000).filter_map(|v| set.view(v).map(|v| v.len())).collect();
+        eprintln!(
+            "dynamic_1000_views/{name}: view sizes mean {:.0}, min {}, max {}",
+            sizes.iter().sum::<usize>() as f64 / sizes.len() as f64,
+            sizes.iter().min().unwrap(),
+            sizes.iter().max().unwrap()
+        );
+        const PER_FLUSH: usize = 60;
+        group.throughput(Throughput::Elements(PER_FLUSH as u64));
+        let mut i = 0usize;
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let mut t = Duration::ZERO;
+                for _ in 0..iters {
+                    // Each record's price and bid move: every view sees the update.
+                    let updates: Vec<(usize, f64, f64)> = (0..PER_FLUSH)
+                        .map(|_| {
+                            i = (i + 7919) % ids.len();
+                            (i, rng.below(100_000) as f64 / 100.0, rng.below(100_000) as f64 / 100.0)
+                        })
+                        .collect();
+                    for &(k, p, q) in &updates {
+                        publish(
+                            &mut store,
+                            &format!("/PRODUCT/{k}"),
+                            vec![field("price", Value::Number(p)), field("bid", Value::Number(q))],
+                            false,
+                        );
+                        let start = Instant::now();
+                        set.record_updated(ids[k], &changed, &store);
+                        t += start.elapsed();
+                    }
+                    let start = Instant::now();
+                    out.clear();
+                    set.flush(&mut out);
+                    t += start.elapsed();
+                }
+                t
+            })
+        });
+    }
+    group.finish();
+}
+
+fn rss_bytes() -> usize {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: usize = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    pages * 4096
+}
+
+/// The blotter shape: 2,000 containers x 1,000 trade records, each user's view `status < 10`
+/// with a 20-row window. Prints RSS growth for records and for containers + views.
+fn memory() {
+    let start = rss_bytes();
+    let mut store = Store::new();
+    let mut rng = Rng(0xb10);
+    let mut per_user: Vec<Vec<u32>> = Vec::with_capacity(2_000);
+    for u in 0..2_000 {
+        let ids = (0..1_000)
+            .map(|t| {
+                let fields = vec![
+                    field("status", Value::Number(rng.below(10) as f64 + 1.0)),
+                    field("qty", Value::Number(rng.below(1_000_000) as f64)),
+                    field("price", Value::Number(rng.below(100_000) as f64 / 100.0)),
+                    field("side", Value::Str(if t % 2 == 0 { "BUY" } else { "SELL" }.into())),
+                    field(
+                        "instrument",
+                        Value::Str(format!("/PRODUCT/{}", rng.below(50_000)).into()),
+                    ),
+                    field("ts", Value::Timestamp(1_700_000_000_000 + t)),
+                ];
+                publish(&mut store, &format!("/TRADE/{u}/{t}"), fields, true)
+            })
+            .collect();
+        per_user.push(ids);
+    }
+    let after_records = rss_bytes();
+    let t = Instant::now();
+    let mut set = ViewSet::new(ViewsConfig::default());
+    let any = per_user[0][0];
+    for (u, ids) in per_user.iter().enumerate() {
+        let container = 1_000_000 + u as u32;
+        for &id in ids {
+            set.insert(container, None, id, &store).unwrap();
+        }
+        let mut r = resolver(&store, any);
+        let v = set
+            .open(container, "status < 10", "ts desc", 0, &store, &mut r)
+            .unwrap();
+        set.open_window(v, 0, 20).unwrap();
+    }
+    let mut out = Vec::new();
+    set.flush(&mut out);
+    let after_views = rss_bytes();
+    let mb = |b: usize| b as f64 / 1_048_576.0;
+    eprintln!(
+        "memory/blotter_2000x1000: records {:.0} MB, containers+views {:.0} MB ({:.1} bytes/member; \
+         engine-counted heap {:.0} MB), total RSS {:.0} MB; built in {:.2} s; {} windows snapshotted",
+        mb(after_records - start),
+        mb(after_views - after_records),
+        (after_views - after_records) as f64 / 2_000_000.0,
+        mb(set.heap_bytes()),
+        mb(after_views),
+        t.elapsed().as_secs_f64(),
+        out.len()
+    );
+}
+
+criterion_group!(benches, filter_update, create_view, dynamic);
+
+fn main() {
+    benches();
+    memory();
+    criterion::Criterion::default().configure_from_args().final_summary();
+}
