@@ -130,7 +130,7 @@ fn filter_update(c: &mut Criterion) {
                 let n = set.record_updated(ids[i], &[price], &store);
                 t += start.elapsed();
                 assert_eq!(n, 1_000);
-                if i % 64 == 0 {
+                if i.is_multiple_of(64) {
                     out.clear();
                     set.flush(&mut out);
                 }
