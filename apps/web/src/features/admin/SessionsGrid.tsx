@@ -8,7 +8,9 @@ export type KickHandler = (session: AdminSessionInfo) => void;
 
 const time = (p: ValueFormatterParams<AdminSessionInfo, number>): string => (p.value == null ? '' : new Date(p.value).toLocaleTimeString());
 const latency = (p: ValueFormatterParams<AdminSessionInfo, AdminSessionInfo['clientLatencyMs']>): string =>
-  p.value == null ? '–' : `${p.value.meanMs} / ${p.value.p99Ms} / ${p.value.maxMs}`;
+  p.value == null ? '–' : `${ms(p.value.meanMs)} / ${ms(p.value.p99Ms)} / ${ms(p.value.maxMs)}`;
+/** Client-reported ms, one decimal. */
+const ms = (v: number): string => v.toFixed(1);
 
 function KickButton(p: ICellRendererParams<AdminSessionInfo> & { onKick: KickHandler; self: number | undefined }) {
   const s = p.data;
@@ -45,6 +47,8 @@ export function SessionsGrid({ sessions, onKick, selfSessionId }: { sessions: Ad
         rowData={sessions}
         getRowId={(p) => String(p.data.sessionId)}
         animateRows={false}
+        // every column rendered: the kick button must exist however narrow the panel is
+        suppressColumnVirtualisation
         overlayNoRowsTemplate="No sessions"
       />
     </div>

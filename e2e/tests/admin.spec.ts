@@ -1,0 +1,65 @@
+import { expect, test, type Browser, type Page } from '@playwright/test';
+import { serverUrl, waitForHealth } from './server.js';
+
+test.beforeAll(async ({ request }) => {
+  await waitForHealth(request);
+});
+
+/** Opens the app in a fresh context and logs in through the form; resolves when connected. */
+async function loggedInPage(browser: Browser, user: string, password: string): Promise<Page> {
+  const page = await (await browser.newContext()).newPage();
+  await page.goto(serverUrl());
+  await page.getByLabel('User').fill(user);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByTestId('status-pill')).toHaveText('connected');
+  return page;
+}
+
+/** The session token the web app keeps for this tab. */
+async function tokenOf(page: Page): Promise<string> {
+  const stored = await page.evaluate(() => window.sessionStorage.getItem('tidewire.session'));
+  const token = (JSON.parse(stored ?? '{}') as { token?: unknown }).token;
+  if (typeof token !== 'string') throw new Error(`no stored session token (${String(stored)})`);
+  return token;
+}
+
+test('an admin sees live charts and kicking a session disconnects it', async ({ browser }, testInfo) => {
+  const admin = await loggedInPage(browser, 'admin', 'admin123');
+  await admin.getByTestId('nav-admin').click();
+  await expect(admin.getByTestId('admin-page')).toBeVisible();
+
+  // charts fill with live data: several one-second samples, the demo feed's messages in
+  const latency = admin.getByTestId('chart-latency');
+  await expect.poll(async () => Number(await latency.getAttribute('data-points')), { timeout: 15_000 }).toBeGreaterThanOrEqual(3);
+  await expect(admin.getByTestId('chart-messages').locator('figcaption')).toContainText(/in [1-9]\d*/);
+  await expect(admin.getByTestId('chart-cpu').locator('canvas')).toHaveCount(1);
+  await expect(latency.locator('figcaption')).toContainText(/mean \d/);
+
+  // alice connects elsewhere; the admin kicks her session from the grid
+  const alice = await loggedInPage(browser, 'alice', 'alice123');
+  await admin.getByTestId('kick-reason').fill('e2e maintenance');
+  const row = admin.locator('[data-testid="admin-sessions"] .ag-row', { hasText: 'alice' });
+  await expect(row).toHaveCount(1, { timeout: 15_000 });
+  await row.getByRole('button', { name: 'Kick' }).click();
+  await expect(admin.getByTestId('admin-notice')).toContainText('kicked: e2e maintenance');
+  await expect(alice.getByTestId('connection-banner')).toContainText('closed');
+  await expect(alice.getByTestId('status-pill')).toHaveAttribute('data-state', 'closed');
+  await expect(row).toHaveCount(0, { timeout: 15_000 });
+
+  const shot = testInfo.outputPath('admin-console.png');
+  await admin.screenshot({ path: shot, fullPage: true });
+  await testInfo.attach('admin-console', { path: shot, contentType: 'image/png' });
+});
+
+test('a trader cannot open the admin page or call the admin API', async ({ browser }) => {
+  const bob = await loggedInPage(browser, 'bob', 'bob123');
+  await bob.getByTestId('nav-admin').click();
+  await expect(bob.getByTestId('not-entitled')).toContainText('Not entitled');
+  await expect(bob.getByTestId('admin-page')).toHaveCount(0);
+  const token = await tokenOf(bob);
+  const status = await bob.evaluate(async (t) => (await fetch('/api/admin/metrics', { headers: { authorization: `Bearer ${t}` } })).status, token);
+  expect(status).toBe(403);
+  const anonymous = await bob.evaluate(async () => (await fetch('/api/admin/metrics')).status);
+  expect(anonymous).toBe(401);
+});
