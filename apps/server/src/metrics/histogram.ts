@@ -17,7 +17,8 @@ export type Histogram = hdr.Histogram;
 
 /** A new, empty histogram tracking 1..`highest` with 3 significant digits. */
 export function newHistogram(highest: number): Histogram {
-  return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: highest, numberOfSignificantValueDigits: 3, bitBucketSize: 'packed', useWebAssembly: false });
+  // 32-bit buckets: recording costs a third of 'packed' (per message on the send path); ~120 KB each
+  return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: highest, numberOfSignificantValueDigits: 3, bitBucketSize: 32, useWebAssembly: false });
 }
 
 /** Records a latency in ms into a µs histogram (negative clamps to 0, above an hour to an hour). */
@@ -34,7 +35,7 @@ export function encodeHistogram(h: Histogram): string {
 /** Adds an encoded histogram (from `encodeHistogram` on another thread) into `into`. */
 export function mergeEncoded(into: Histogram, encoded: string): void {
   if (encoded === '') return;
-  const other = hdr.decodeFromCompressedBase64(encoded, 'packed', false);
+  const other = hdr.decodeFromCompressedBase64(encoded, 32, false);
   try {
     into.add(other);
   } finally {

@@ -1,0 +1,75 @@
+import type { EngineStats } from '@tidewire/engine';
+import { describe, expect, it } from 'vitest';
+import { HISTORY_LENGTH, MetricsCenter } from './center.js';
+import { encodeHistogram, newHistogram, recordLatencyMs } from './histogram.js';
+import { renderPrometheus } from './prometheus.js';
+import type { TransportSnapshot } from './transport-metrics.js';
+
+const ZERO: EngineStats = { publishesIn: 0, deliveries: 0, framesOut: 0, bytesOut: 0, conflatedUpdates: 0, slowConsumerCloses: 0, sessions: 0, subscriptions: 0, records: 0, publishesRejected: 0 };
+
+function fixture() {
+  const state = { now: 1_000_000, stats: { ...ZERO }, cpu: { user: 0, system: 0 } };
+  const center = new MetricsCenter({
+    clock: { now: () => state.now },
+    engineStats: () => ({ ...state.stats }),
+    batching: () => ({ burstMinMs: 100, burstMaxMs: 0, burstIncrementMs: 50, throttleMs: 0 }),
+    cpuUsage: () => ({ ...state.cpu }),
+    rssBytes: () => 123,
+    kicks: () => 0,
+  });
+  return { state, center };
+}
+
+function snapshot(worker: number, latenciesMs: number[], over: Partial<TransportSnapshot> = {}): TransportSnapshot {
+  const h = newHistogram(3_600_000_000);
+  for (const ms of latenciesMs) recordLatencyMs(h, ms);
+  return {
+    worker, latency: encodeHistogram(h), batch: '', bytesIn: 0, connections: 1, heapUsedBytes: 10,
+    loopLagMs: { count: 0, mean: 0, p50: 0, p99: 0, max: 0 }, clientLatency: { samples: 0, weightedMeanSum: 0, p99Max: 0, max: 0 }, sessions: [], ...over,
+  };
+}
+
+describe('MetricsCenter', () => {
+  it('turns counter deltas into per-second rates and CPU µs into % of a core', () => {
+    const { state, center } = fixture();
+    state.now += 2000;
+    state.stats = { ...ZERO, publishesIn: 1000, deliveries: 3000, bytesOut: 8000, framesOut: 40, sessions: 3 };
+    state.cpu = { user: 300_000, system: 100_000 }; // 0.4 s of CPU in 2 s: 20 %
+    const { sample } = center.build([snapshot(0, [], { bytesIn: 500 }), snapshot(1, [], { bytesIn: 1500, heapUsedBytes: 5 })]);
+    expect(sample).toMatchObject({
+      intervalMs: 2000, messagesInPerSec: 500, messagesOutPerSec: 1500, bytesOutPerSec: 4000, framesOutPerSec: 20, bytesInPerSec: 1000,
+      cpuPercent: 20, rssBytes: 123, heapUsedBytes: 15, connections: 2, sessions: 3,
+    });
+    expect(sample.totals).toMatchObject({ messagesIn: 1000, bytesIn: 2000 });
+  });
+
+  it('merges the workers\' latency histograms', () => {
+    const { state, center } = fixture();
+    state.now += 1000;
+    const { sample, cumulative } = center.build([snapshot(0, [1, 1, 1]), snapshot(1, [100])]);
+    expect(sample.latencyMs.count).toBe(4);
+    expect(sample.latencyMs.p50).toBeCloseTo(1, 2);
+    expect(sample.latencyMs.max).toBeCloseTo(100, 0);
+    expect(sample.latencyMs.mean).toBeCloseTo(25.75, 1);
+    expect(cumulative.latencyCount).toBe(4);
+    expect(cumulative.latencySumMs).toBeCloseTo(103, 0);
+  });
+
+  it('keeps five minutes of samples', () => {
+    const { state, center } = fixture();
+    for (let i = 0; i < HISTORY_LENGTH + 5; i++) {
+      state.now += 1000;
+      center.build([]);
+    }
+    expect(center.samples()).toHaveLength(HISTORY_LENGTH);
+    expect(center.samples().at(-1)).toBe(center.last()!.sample);
+  });
+});
+
+describe('renderPrometheus', () => {
+  it('before the first interval: every family declared, no values', () => {
+    const text = renderPrometheus(undefined);
+    expect(text).toContain('# TYPE tidewire_messages_in_total counter');
+    expect(text.split('\n').filter((l) => l !== '' && !l.startsWith('#'))).toEqual([]);
+  });
+});
