@@ -3,6 +3,7 @@
  * worker threads), demo feed. Used by main.ts and by the integration tests.
  */
 
+import { getHeapStatistics } from 'node:v8';
 import { AuditLog } from './admin/audit-log.js';
 import { MainAdminControl } from './admin/control.js';
 import type { Config } from './config.js';
@@ -80,6 +81,8 @@ export async function startServer(config: Config, options: { clock?: Clock } = {
     cpuUsage: () => process.cpuUsage(),
     rssBytes: () => process.memoryUsage.rss(),
     kicks: () => admin.kicks,
+    // with worker transports the main thread (feed, engine handle) is not in any snapshot
+    otherHeapBytes: () => (config.server.workers === 1 ? 0 : getHeapStatistics().used_heap_size),
   });
   // one interval at a time: a slow worker answer must not make collections overlap
   let collecting: Promise<void> | undefined;

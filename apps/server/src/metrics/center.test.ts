@@ -16,6 +16,7 @@ function fixture() {
     cpuUsage: () => ({ ...state.cpu }),
     rssBytes: () => 123,
     kicks: () => 0,
+    otherHeapBytes: () => 0,
   });
   return { state, center };
 }

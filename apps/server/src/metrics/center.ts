@@ -28,6 +28,8 @@ export interface CenterSources {
   rssBytes(): number;
   /** Sessions kicked by admins since start (all workers). */
   kicks(): number;
+  /** V8 heap in use of threads that send no snapshot (the main thread when transports run in workers), bytes. */
+  otherHeapBytes(): number;
 }
 
 /** A finished interval: the sample and the sessions list at its end. */
@@ -77,7 +79,7 @@ export class MetricsCenter {
     const batch = newHistogram(MAX_BATCH_MESSAGES);
     let bytesIn = 0;
     let connections = 0;
-    let heapUsedBytes = 0;
+    let heapUsedBytes = this.src.otherHeapBytes();
     let loopLagMs = EMPTY;
     const client = { samples: 0, weightedMeanSum: 0, p99Max: 0, max: 0 };
     const sessions: AdminSessionInfo[] = [];
