@@ -12,7 +12,7 @@ import { createEngine, type ServerEngine } from './engine.js';
 import { DemoFeed } from './feeds/demo.js';
 import { log } from './log.js';
 import { METRICS_INTERVAL_MS, MetricsCenter } from './metrics/center.js';
-import type { Clock } from './session/clock.js';
+import { preciseClock, type Clock } from './session/clock.js';
 import { startTransport, type TransportHandle } from './transport/transport.js';
 import { freePort } from './transport/free-port.js';
 import { startWorkerTransports } from './transport/workers.js';
@@ -40,8 +40,6 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Origin timestamps need sub-millisecond precision (latency is measured from them). */
-const preciseClock: Clock = { now: () => performance.timeOrigin + performance.now() };
 
 /** Starts a server for `config`; resolves when it listens. */
 export async function startServer(config: Config, options: { clock?: Clock } = {}): Promise<RunningServer> {

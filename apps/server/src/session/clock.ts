@@ -6,3 +6,10 @@ export interface Clock {
 
 /** The wall clock (`Date.now()`). */
 export const systemClock: Clock = { now: () => Date.now() };
+
+/**
+ * Wall clock with sub-millisecond precision (`performance.timeOrigin + performance.now()`): origin
+ * timestamps and latency metrics need it (Date.now() floors to whole ms). It follows the monotonic
+ * clock from the thread's start, so it can drift from the system clock by what NTP slews meanwhile.
+ */
+export const preciseClock: Clock = { now: () => performance.timeOrigin + performance.now() };

@@ -9,7 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { RemoteAdminControl } from '../admin/remote-control.js';
 import { engineModule } from '../engine.js';
 import { log, setLogSink } from '../log.js';
-import { systemClock } from '../session/clock.js';
+import { preciseClock } from '../session/clock.js';
 import { startTransport, type TransportHandle } from './transport.js';
 import type { FromWorker, ToWorker, TransportWorkerData } from './worker-messages.js';
 
@@ -22,7 +22,7 @@ const control = new RemoteAdminControl((id, call) => post({ type: 'admin', id, .
 let transport: TransportHandle | undefined;
 try {
   const engine = engineModule().Engine.attach(data.engineId);
-  transport = await startTransport({ config: data.config, users: data.users, engine, clock: systemClock, index: data.index, port: data.port, control });
+  transport = await startTransport({ config: data.config, users: data.users, engine, clock: preciseClock, index: data.index, port: data.port, control });
   post({ type: 'listening', port: transport.port });
 } catch (err) {
   log('error', 'transport.startFailed', { worker: data.index, error: String(err) });
