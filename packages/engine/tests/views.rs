@@ -375,3 +375,63 @@ fn bad_requests_are_typed_errors() {
         tidewire_engine::ErrorCode::BadRequest
     );
 }
+
+#[test]
+fn many_views_widen_member_bits_and_reuse_them() {
+    let mut set = ViewSet::new(ViewsConfig {
+        grace_ms: 0,
+        ..ViewsConfig::default()
+    });
+    let mut records = TestRecords::default();
+    let row = |p: f64| TestRow(vec![Some(Value::Number(p)), None, None, None]);
+    for id in 1..=50u32 {
+        records.0.insert(id, row(id as f64));
+        set.insert(C, None, id, &records).unwrap();
+    }
+    // 130 views: member bitsets widen from one word to three while rows are live.
+    let views: Vec<u32> = (0..130)
+        .map(|k| {
+            set.open(C, &format!("price >= {k}"), "price desc", 0, &records, &mut field_id)
+                .unwrap()
+        })
+        .collect();
+    let check = |set: &ViewSet, records: &TestRecords, views: &[u32]| {
+        for (k, &v) in views.iter().enumerate() {
+            let mut want: Vec<u32> = (1..=50u32)
+                .filter(|id| matches!(records.0[id].get(PRICE), Some(Value::Number(p)) if *p >= k as f64))
+                .collect();
+            want.sort_by(|a, b| {
+                let p = |id: &u32| match records.0[id].get(PRICE) {
+                    Some(Value::Number(p)) => *p,
+                    _ => f64::NAN,
+                };
+                p(b).total_cmp(&p(a)).then(a.cmp(b))
+            });
+            let got: Vec<u32> = set.view(v).unwrap().ids().collect();
+            assert_eq!(got, want, "view price >= {k}");
+        }
+    };
+    check(&set, &records, &views);
+    for (i, id) in (1..=50u32).enumerate() {
+        records.0.insert(id, row(((i * 37) % 140) as f64));
+        assert_eq!(set.record_updated(id, &[PRICE], &records), 130);
+    }
+    check(&set, &records, &views);
+    // Free 10 views, open 10 new ones (their bits are reused and start clear), update again.
+    for &v in &views[..10] {
+        set.release(v, 0).unwrap();
+    }
+    assert_eq!(set.expire(0), 10);
+    let mut views = views[10..].to_vec();
+    for k in 0..10 {
+        let v = set
+            .open(C, &format!("price >= {k}"), "price desc", 0, &records, &mut field_id)
+            .unwrap();
+        views.insert(k, v);
+    }
+    for id in 1..=50u32 {
+        records.0.insert(id, row(((id * 53) % 140) as f64));
+        set.record_updated(id, &[PRICE], &records);
+    }
+    check(&set, &records, &views);
+}

@@ -67,6 +67,11 @@ impl<T> OsTree<T> {
         *self = Self::default();
     }
 
+    /// Arena slots in use or free (handles are below this).
+    pub fn arena_len(&self) -> usize {
+        self.nodes.len()
+    }
+
     /// Bytes held by the arena (capacity, not length), for memory accounting.
     pub fn heap_bytes(&self) -> usize {
         self.nodes.capacity() * std::mem::size_of::<Node<T>>() + self.free.capacity() * 4

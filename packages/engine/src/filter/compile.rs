@@ -48,6 +48,14 @@ enum Node {
         rel: Rel,
         n: f64,
     },
+    /// `field >(=) lo and field <(=) hi` merged: one field read, two compares.
+    Range {
+        field: u32,
+        lo: f64,
+        lo_incl: bool,
+        hi: f64,
+        hi_incl: bool,
+    },
     /// String field vs string literal, byte order.
     Str {
         field: u32,
@@ -140,7 +148,14 @@ fn node(e: &Expr, field_id: &mut dyn FnMut(&str) -> u32, fields: &mut Vec<u32>) 
     };
     match e {
         Expr::All => Node::True,
-        Expr::And(items) => Node::And(items.iter().map(|e| node(e, field_id, fields)).collect()),
+        Expr::And(items) => {
+            let nodes = merge_ranges(items.iter().map(|e| node(e, field_id, fields)).collect());
+            if nodes.len() == 1 {
+                nodes.into_iter().next().expect("one node")
+            } else {
+                Node::And(nodes.into())
+            }
+        }
         Expr::Or(items) => Node::Or(items.iter().map(|e| node(e, field_id, fields)).collect()),
         Expr::Not(e) => Node::Not(Box::new(node(e, field_id, fields))),
         Expr::Cmp { field, op, value } => {
@@ -211,6 +226,44 @@ fn node(e: &Expr, field_id: &mut dyn FnMut(&str) -> u32, fields: &mut Vec<u32>) 
     }
 }
 
+/// Merges one lower and one upper numeric bound on the same field (`and` operands) into a
+/// `Range`; order of evaluation is otherwise kept.
+fn merge_ranges(mut nodes: Vec<Node>) -> Vec<Node> {
+    let mut i = 0;
+    while i < nodes.len() {
+        if let Node::Num { field, rel, n } = nodes[i] {
+            let lower = matches!(rel, Rel::Gt | Rel::Ge);
+            let upper = matches!(rel, Rel::Lt | Rel::Le);
+            let partner = nodes.iter().enumerate().skip(i + 1).find_map(|(j, m)| match *m {
+                Node::Num { field: f, rel: r, n: m }
+                    if f == field
+                        && ((lower && matches!(r, Rel::Lt | Rel::Le)) || (upper && matches!(r, Rel::Gt | Rel::Ge))) =>
+                {
+                    Some((j, r, m))
+                }
+                _ => None,
+            });
+            if let Some((j, r, m)) = partner {
+                let (lo, lo_incl, hi, hi_incl) = if lower {
+                    (n, rel == Rel::Ge, m, r == Rel::Le)
+                } else {
+                    (m, r == Rel::Ge, n, rel == Rel::Le)
+                };
+                nodes.remove(j);
+                nodes[i] = Node::Range {
+                    field,
+                    lo,
+                    lo_incl,
+                    hi,
+                    hi_incl,
+                };
+            }
+        }
+        i += 1;
+    }
+    nodes
+}
+
 #[inline]
 fn num_of(v: &Value) -> Option<f64> {
     match v {
@@ -228,6 +281,16 @@ fn eval<R: Row + ?Sized>(n: &Node, row: &R) -> bool {
         Node::Not(n) => !eval(n, row),
         Node::Num { field, rel, n } => match row.get(*field).and_then(num_of) {
             Some(x) => x.partial_cmp(n).is_some_and(|o| rel.holds(o)),
+            None => false,
+        },
+        Node::Range {
+            field,
+            lo,
+            lo_incl,
+            hi,
+            hi_incl,
+        } => match row.get(*field).and_then(num_of) {
+            Some(x) => (if *lo_incl { x >= *lo } else { x > *lo }) && (if *hi_incl { x <= *hi } else { x < *hi }),
             None => false,
         },
         Node::Str { field, rel, s } => match row.get(*field) {

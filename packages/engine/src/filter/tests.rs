@@ -72,6 +72,13 @@ fn evaluates_every_operator() {
         ("not price > 200 and (name contains 'x' or flag = true)", true),
         ("price > 200 or not (flag = true and name startsWith 'V')", false),
         ("", true),
+        // Range merges (one lower and one upper bound on a field), in every direction.
+        ("price > 101 and price < 102", true),
+        ("price < 102 and price >= 101.5", true),
+        ("price > 101.5 and price <= 200", false),
+        ("price >= 0 and price < 101.5", false),
+        ("price <= 101.5 and name startsWith 'V' and price >= 101.5", true),
+        ("qty > 0 and qty < 9", false),
         // Missing fields and type mismatches: every comparison is false, `!=` too.
         ("qty = 1", false),
         ("qty != 1", false),

@@ -27,6 +27,8 @@ pub use window::{Window, WindowDiff};
 #[derive(Debug, Clone)]
 struct Entry {
     id: u32,
+    /// The row's container slot: its order label breaks sort ties (natural order).
+    slot: u32,
     key: Box<[Option<Value>]>,
 }
 
@@ -115,6 +117,7 @@ impl View {
             .filter(|&id| passes(&self.filter, records, id))
             .map(|id| Entry {
                 id,
+                slot: container.slot_of(id).unwrap_or(u32::MAX),
                 key: self.key_of(records, id),
             })
             .collect();
@@ -132,11 +135,11 @@ impl View {
 
     fn place(&mut self, entry: Entry, container: &Container) {
         let id = entry.id;
-        let pos = container.position_of(id).unwrap_or(usize::MAX);
+        let label = container.label(entry.slot);
         let sort = &self.sort;
         let h = self.index.insert_by(entry, |new, old| {
             sort.compare(&new.key, &old.key)
-                .then_with(|| pos.cmp(&container.position_of(old.id).unwrap_or(usize::MAX)))
+                .then_with(|| label.cmp(&container.label(old.slot)))
         });
         self.rows.insert(id, h);
         self.changed = true;
@@ -157,11 +160,32 @@ impl View {
             return false;
         }
         let now = passes(&self.filter, records, id);
+        self.settle(id, now, intersects(changed, self.sort.fields()), container, records)
+    }
+
+    /// Brings row `id` in line with a known filter result `now`: adds, removes, or (when
+    /// `sort_changed`) refreshes its cached key and moves it. Returns true when membership or
+    /// order changed.
+    pub fn settle<R: Records + ?Sized>(
+        &mut self,
+        id: u32,
+        now: bool,
+        sort_changed: bool,
+        container: &Container,
+        records: &R,
+    ) -> bool {
         match (self.rows.get(&id).copied(), now) {
             (None, false) => false,
             (None, true) => {
                 let key = self.key_of(records, id);
-                self.place(Entry { id, key }, container);
+                self.place(
+                    Entry {
+                        id,
+                        slot: container.slot_of(id).unwrap_or(u32::MAX),
+                        key,
+                    },
+                    container,
+                );
                 true
             }
             (Some(h), false) => {
@@ -171,7 +195,7 @@ impl View {
                 true
             }
             (Some(h), true) => {
-                if !intersects(changed, self.sort.fields()) {
+                if !sort_changed {
                     return false;
                 }
                 let key = self.key_of(records, id);
@@ -179,10 +203,22 @@ impl View {
                     return false;
                 }
                 self.index.remove(h);
-                self.place(Entry { id, key }, container);
+                self.place(
+                    Entry {
+                        id,
+                        slot: container.slot_of(id).unwrap_or(u32::MAX),
+                        key,
+                    },
+                    container,
+                );
                 true
             }
         }
+    }
+
+    /// Ids of every row, in view order.
+    pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.rows(0, usize::MAX)
     }
 
     /// `id` was just inserted into `container`: adds it if it passes the filter. Returns true if added.
@@ -191,7 +227,14 @@ impl View {
             return false;
         }
         let key = self.key_of(records, id);
-        self.place(Entry { id, key }, container);
+        self.place(
+            Entry {
+                id,
+                slot: container.slot_of(id).unwrap_or(u32::MAX),
+                key,
+            },
+            container,
+        );
         true
     }
 

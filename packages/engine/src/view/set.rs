@@ -2,8 +2,12 @@
 //! operations and record updates come in; per-window diffs come out at each flush.
 //!
 //! Fan-out: per container, views are indexed by the field ids their filter or sort reads, so a
-//! record update only touches views reading a changed field. Field updates for windows are
-//! conflated per container (row -> changed fields) and matched against window rows at flush.
+//! record update only touches views reading a changed field. Each view over a container owns one
+//! bit of a per-member bitset (flat array indexed by the container's member slot), so the hot
+//! path per (update, view) is one compiled-filter evaluation and one bit test; the view's index
+//! is touched only when the row enters, leaves or moves. Field updates for windows are conflated
+//! per container (row -> changed fields) and routed at flush through the member's bits and the
+//! row's rank to the windows showing it.
 
 use std::sync::Arc;
 
@@ -12,10 +16,10 @@ use rustc_hash::FxHashMap;
 use super::registry::{Registry, ViewKey};
 use super::sort::{parse_sort, sort_text, Sort};
 use super::window::{Window, WindowDiff, MAX_WINDOW_ROWS};
-use super::{Records, View};
+use super::{intersects, EmptyRow, Records, View};
 use crate::container::Container;
 use crate::error::{EngineError, Result};
-use crate::filter::{parse, Filter, FilterLimits};
+use crate::filter::{parse, Filter, FilterLimits, Row};
 
 /// Settings of a [`ViewSet`].
 #[derive(Debug, Clone, Copy)]
@@ -38,21 +42,88 @@ impl Default for ViewsConfig {
     }
 }
 
+/// A view as seen from the fan-out loop: enough to decide without touching the view.
+#[derive(Debug, Clone)]
+struct Reader {
+    view: u32,
+    bit: u32,
+    filter: Arc<Filter>,
+    sort: Arc<Sort>,
+}
+
 #[derive(Debug, Default)]
 struct ContainerState {
     container: Container,
     /// Views over this container (view ids).
     views: Vec<u32>,
     /// field id -> views reading it.
-    by_field: FxHashMap<u32, Vec<u32>>,
+    by_field: FxHashMap<u32, Vec<Reader>>,
     /// Updated rows since the last flush -> changed field ids (sorted, conflated).
     dirty: FxHashMap<u32, Vec<u32>>,
+    /// Membership bits: `words` u64 per member slot; bit k = "row of the view holding bit k".
+    bits: Vec<u64>,
+    words: usize,
+    /// bit -> view id (`u32::MAX` = free bit).
+    bit_views: Vec<u32>,
+}
+
+impl ContainerState {
+    fn ensure_slots(&mut self) {
+        let need = self.container.slot_bound() * self.words;
+        if self.bits.len() < need {
+            self.bits.resize(need.max(self.bits.len() * 3 / 2), 0);
+        }
+    }
+
+    fn set_bit(&mut self, id: u32, bit: u32, on: bool) {
+        if let Some(slot) = self.container.slot_of(id) {
+            self.ensure_slots();
+            let w = &mut self.bits[slot as usize * self.words + bit as usize / 64];
+            let m = 1u64 << (bit % 64);
+            if on {
+                *w |= m;
+            } else {
+                *w &= !m;
+            }
+        }
+    }
+
+    fn clear_row(&mut self, id: u32) {
+        if let Some(slot) = self.container.slot_of(id) {
+            let base = slot as usize * self.words;
+            if let Some(ws) = self.bits.get_mut(base..base + self.words) {
+                ws.fill(0);
+            }
+        }
+    }
+
+    /// A free bit for a new view (widening every member's bitset by a word when all are taken).
+    fn take_bit(&mut self, view: u32) -> u32 {
+        if let Some(b) = self.bit_views.iter().position(|&v| v == u32::MAX) {
+            self.bit_views[b] = view;
+            return b as u32;
+        }
+        let b = self.bit_views.len();
+        self.bit_views.push(view);
+        if b >= self.words * 64 {
+            let (old, new) = (self.words, self.words + 1);
+            let slots = self.container.slot_bound();
+            let mut bits = vec![0u64; slots * new];
+            for s in 0..slots.min(self.bits.len() / old.max(1)) {
+                bits[s * new..s * new + old].copy_from_slice(&self.bits[s * old..s * old + old]);
+            }
+            self.bits = bits;
+            self.words = new;
+        }
+        b as u32
+    }
 }
 
 #[derive(Debug)]
 struct ViewSlot {
     view: View,
     container: u32,
+    bit: u32,
     windows: Vec<u32>,
 }
 
@@ -139,9 +210,14 @@ impl ViewSet {
     ) -> Result<usize> {
         let c = self.containers.entry(container).or_default();
         let at = c.container.insert_at(pos.unwrap_or(usize::MAX), id)?;
-        for &v in &c.views {
+        c.ensure_slots();
+        c.clear_row(id);
+        for i in 0..c.views.len() {
+            let v = c.views[i];
             if let Some(slot) = self.views[v as usize].as_mut() {
-                slot.view.inserted(id, &c.container, records);
+                if slot.view.inserted(id, &c.container, records) {
+                    c.set_bit(id, slot.bit, true);
+                }
             }
         }
         self.add_home(id, container);
@@ -151,6 +227,7 @@ impl ViewSet {
     /// Removes record `id` from `container`; returns its old position (`None` if not a member).
     pub fn remove(&mut self, container: u32, id: u32) -> Option<usize> {
         let c = self.containers.get_mut(&container)?;
+        c.clear_row(id);
         let pos = c.container.remove(id)?;
         c.dirty.remove(&id);
         for &v in &c.views {
@@ -170,6 +247,7 @@ impl ViewSet {
         let members: Vec<u32> = c.container.iter().collect();
         c.container.clear();
         c.dirty.clear();
+        c.bits.clear();
         for &v in &c.views {
             if let Some(slot) = self.views[v as usize].as_mut() {
                 slot.view.cleared();
@@ -219,12 +297,23 @@ impl ViewSet {
             }
         };
         c.views.push(id);
+        let bit = c.take_bit(id);
+        c.ensure_slots();
+        for row in view.ids() {
+            c.set_bit(row, bit, true);
+        }
         for &f in view.reads() {
-            c.by_field.entry(f).or_default().push(id);
+            c.by_field.entry(f).or_default().push(Reader {
+                view: id,
+                bit,
+                filter: view.filter().clone(),
+                sort: view.sort().clone(),
+            });
         }
         self.views[id as usize] = Some(ViewSlot {
             view,
             container,
+            bit,
             windows: Vec::new(),
         });
         self.registry.insert(key, id);
@@ -254,9 +343,13 @@ impl ViewSet {
             }
             if let Some(c) = self.containers.get_mut(&slot.container) {
                 c.views.retain(|&x| x != v);
+                for row in slot.view.ids() {
+                    c.set_bit(row, slot.bit, false);
+                }
+                c.bit_views[slot.bit as usize] = u32::MAX;
                 for f in slot.view.reads() {
                     if let Some(list) = c.by_field.get_mut(f) {
-                        list.retain(|&x| x != v);
+                        list.retain(|r| r.view != v);
                         if list.is_empty() {
                             c.by_field.remove(f);
                         }
@@ -373,49 +466,108 @@ impl ViewSet {
             d.sort_unstable();
             d.dedup();
         }
-        self.stamp = self.stamp.wrapping_add(1);
-        if self.stamp == 0 {
-            self.stamps.iter_mut().for_each(|s| *s = 0);
-            self.stamp = 1;
-        }
-        let mut n = 0;
-        for f in changed {
-            let Some(list) = c.by_field.get(f) else {
-                continue;
-            };
-            for &v in list {
-                let seen = &mut self.stamps[v as usize];
-                if *seen == self.stamp {
-                    continue;
-                }
-                *seen = self.stamp;
-                if let Some(slot) = self.views[v as usize].as_mut() {
-                    slot.view.update(id, changed, &c.container, records);
-                    n += 1;
-                }
+        let Some(slot) = c.container.slot_of(id) else {
+            return 0;
+        };
+        c.ensure_slots();
+        // Several changed fields may lead to the same view: stamp views to visit each once.
+        let dedupe = changed.len() > 1;
+        if dedupe {
+            self.stamp = self.stamp.wrapping_add(1);
+            if self.stamp == 0 {
+                self.stamps.iter_mut().for_each(|s| *s = 0);
+                self.stamp = 1;
             }
         }
-        n
+        let mut fan = Fan {
+            c,
+            views: &mut self.views,
+            stamps: &mut self.stamps,
+            stamp: if dedupe { self.stamp } else { 0 },
+            id,
+            base: slot as usize,
+            changed,
+            records,
+        };
+        match records.row(id) {
+            Some(row) => fan.run(row),
+            None => fan.run(&EmptyRow),
+        }
     }
 
     /// Appends every window's diff since the last flush to `out` (windows with nothing to send
-    /// are skipped) and resets the conflation state.
+    /// are skipped) and resets the conflation state. Windows of views whose rows changed, and
+    /// moved windows, diff their slice; others only get the field updates of rows they show,
+    /// found from the updated rows (member bits, then rank), not by scanning windows.
     pub fn flush(&mut self, out: &mut Vec<WindowDiff>) {
+        let mut pending: FxHashMap<u32, Vec<(u32, Vec<u32>)>> = FxHashMap::default();
         for c in self.containers.values_mut() {
+            let mut full: rustc_hash::FxHashSet<u32> = Default::default();
             for &v in &c.views {
                 let Some(slot) = self.views[v as usize].as_mut() else {
                     continue;
                 };
+                if slot.windows.is_empty() {
+                    slot.view.take_changed();
+                    continue;
+                }
                 let changed = slot.view.take_changed();
                 for &w in &slot.windows {
                     if let Some((_, win)) = self.windows[w as usize].as_mut() {
-                        if let Some(d) = win.diff(w, &slot.view, changed, &c.dirty) {
-                            out.push(d);
+                        if changed || win.needs_slice() {
+                            if let Some(d) = win.diff(w, &slot.view, changed, &c.dirty) {
+                                out.push(d);
+                            }
+                            full.insert(w);
+                        }
+                    }
+                }
+            }
+            for (&row, fields) in &c.dirty {
+                let Some(s) = c.container.slot_of(row) else {
+                    continue;
+                };
+                let base = s as usize * c.words;
+                for (wi, &word) in c.bits.get(base..base + c.words).unwrap_or(&[]).iter().enumerate() {
+                    let mut word = word;
+                    while word != 0 {
+                        let bit = wi * 64 + word.trailing_zeros() as usize;
+                        word &= word - 1;
+                        let v = c.bit_views[bit];
+                        let Some(slot) = self.views.get(v as usize).and_then(Option::as_ref) else {
+                            continue;
+                        };
+                        if slot.windows.is_empty() {
+                            continue;
+                        }
+                        let Some(rank) = slot.view.rank_of(row) else {
+                            continue;
+                        };
+                        for &w in &slot.windows {
+                            if full.contains(&w) {
+                                continue;
+                            }
+                            if let Some((_, win)) = self.windows[w as usize].as_ref() {
+                                if win.shows(rank) {
+                                    pending.entry(w).or_default().push((row, fields.clone()));
+                                }
+                            }
                         }
                     }
                 }
             }
             c.dirty.clear();
+        }
+        for (w, mut updated) in pending {
+            if let Some((_, win)) = self.windows[w as usize].as_ref() {
+                updated.sort_unstable_by_key(|u| u.0);
+                out.push(WindowDiff {
+                    window: w,
+                    offset: win.offset(),
+                    updated,
+                    ..WindowDiff::default()
+                });
+            }
         }
     }
 
@@ -429,5 +581,64 @@ impl ViewSet {
         let c: usize = self.containers.values().map(|c| c.container.heap_bytes()).sum();
         let v: usize = self.views.iter().flatten().map(|s| s.view.heap_bytes()).sum();
         c + v + (self.home.capacity() * 9)
+    }
+}
+
+/// One record update fanned out over one container's views.
+struct Fan<'a, R: Records + ?Sized> {
+    c: &'a mut ContainerState,
+    views: &'a mut [Option<ViewSlot>],
+    stamps: &'a mut [u32],
+    /// 0 = no dedupe needed (one changed field).
+    stamp: u32,
+    id: u32,
+    base: usize,
+    changed: &'a [u32],
+    records: &'a R,
+}
+
+impl<R: Records + ?Sized> Fan<'_, R> {
+    /// The hot loop: per view reading a changed field, evaluate the compiled filter against the
+    /// row and test the member bit; only a change reaches the view's index.
+    fn run<Rw: Row + ?Sized>(&mut self, row: &Rw) -> usize {
+        let ContainerState {
+            container,
+            by_field,
+            bits,
+            words,
+            ..
+        } = &mut *self.c;
+        let base = self.base * *words;
+        let mut n = 0;
+        for f in self.changed {
+            let Some(list) = by_field.get(f) else {
+                continue;
+            };
+            for r in list {
+                if self.stamp != 0 {
+                    let seen = &mut self.stamps[r.view as usize];
+                    if *seen == self.stamp {
+                        continue;
+                    }
+                    *seen = self.stamp;
+                }
+                n += 1;
+                let word = &mut bits[base + r.bit as usize / 64];
+                let mask = 1u64 << (r.bit % 64);
+                let was = *word & mask != 0;
+                let now = r.filter.matches(row);
+                if was == now && !(now && intersects(self.changed, r.sort.fields())) {
+                    continue;
+                }
+                if now != was {
+                    *word ^= mask;
+                }
+                if let Some(slot) = self.views[r.view as usize].as_mut() {
+                    let sort_changed = intersects(self.changed, r.sort.fields());
+                    slot.view.settle(self.id, now, sort_changed, container, self.records);
+                }
+            }
+        }
+        n
     }
 }

@@ -97,6 +97,16 @@ impl Window {
         &self.sent
     }
 
+    /// True when the next flush must read the view's slice (first flush, or the window moved).
+    pub fn needs_slice(&self) -> bool {
+        self.moved || self.sent_count.is_none()
+    }
+
+    /// True when rank `rank` of the view is inside the window.
+    pub fn shows(&self, rank: usize) -> bool {
+        rank >= self.offset && rank - self.offset < self.size
+    }
+
     /// Moves/resizes the window; the next flush diffs the new slice against what was sent.
     pub fn set(&mut self, offset: usize, size: usize) {
         if (offset, size) != (self.offset, self.size) {
