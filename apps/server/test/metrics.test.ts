@@ -122,15 +122,17 @@ describe('metrics from known traffic', () => {
     await a.login('alice', 'alice123');
     await b.login('bob', 'bob123');
     a.send({ type: 'session.ping', reqId: 5, ts: Date.now(), latency: { samples: 30, meanMs: 2, p99Ms: 5, maxMs: 8 } });
-    b.send({ type: 'session.ping', reqId: 5, ts: Date.now(), latency: { samples: 10, meanMs: 6, p99Ms: 9, maxMs: 20 } });
+    b.send({ type: 'session.ping', reqId: 5, ts: Date.now(), latency: { samples: 10, meanMs: 6, p99Ms: 9, maxMs: 20, paintMeanMs: 11 } });
     await a.next((m) => m.type === 'session.pong', 'pong a');
     await b.next((m) => m.type === 'session.pong', 'pong b');
     const sample = await sampleWhere(server, (s) => s.clientLatencyMs.count === 40, 'client latency');
     expect(sample.clientLatencyMs).toEqual({ count: 40, mean: 3, p50: 0, p99: 9, max: 20 });
+    // only bob's web-style report carries paint latency: its mean is over his samples alone
+    expect(sample.clientPaintMeanMs).toBe(11);
     const sessions = server.metrics.last()!.sessions;
     expect(sessions.map((s) => [s.user, s.clientLatencyMs])).toEqual([
       ['alice', { meanMs: 2, p99Ms: 5, maxMs: 8 }],
-      ['bob', { meanMs: 6, p99Ms: 9, maxMs: 20 }],
+      ['bob', { meanMs: 6, p99Ms: 9, maxMs: 20, paintMeanMs: 11 }],
     ]);
     // the next interval has no reports: the overall figure is per interval, the session keeps its last
     const next = await sampleWhere(server, (s) => s.clientLatencyMs.count === 0, 'empty interval');

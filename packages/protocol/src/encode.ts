@@ -122,7 +122,7 @@ function sample(s: AdminMetricsSample): Ordered {
   const t = s.totals;
   const b = s.batching;
   return {
-    at: s.at, intervalMs: s.intervalMs, latencyMs: stats(s.latencyMs), batchSize: stats(s.batchSize), clientLatencyMs: stats(s.clientLatencyMs),
+    at: s.at, intervalMs: s.intervalMs, latencyMs: stats(s.latencyMs), batchSize: stats(s.batchSize), clientLatencyMs: stats(s.clientLatencyMs), clientPaintMeanMs: s.clientPaintMeanMs,
     messagesInPerSec: s.messagesInPerSec, messagesOutPerSec: s.messagesOutPerSec, bytesInPerSec: s.bytesInPerSec, bytesOutPerSec: s.bytesOutPerSec,
     framesOutPerSec: s.framesOutPerSec, conflatedPerSec: s.conflatedPerSec,
     totals: {
@@ -140,7 +140,8 @@ function sessionInfo(s: AdminSessionInfo): Ordered {
   return {
     sessionId: s.sessionId, user: s.user, role: s.role, address: s.address, connectedAt: s.connectedAt, worker: s.worker,
     subscriptions: s.subscriptions, framesPerSec: s.framesPerSec, bytesPerSec: s.bytesPerSec, queuedBytes: s.queuedBytes,
-    clientLatencyMs: c === null ? null : { meanMs: c.meanMs, p99Ms: c.p99Ms, maxMs: c.maxMs },
+    clientLatencyMs: c === null ? null : c.paintMeanMs === undefined ? { meanMs: c.meanMs, p99Ms: c.p99Ms, maxMs: c.maxMs }
+      : { meanMs: c.meanMs, p99Ms: c.p99Ms, maxMs: c.maxMs, paintMeanMs: c.paintMeanMs },
   };
 }
 

@@ -248,6 +248,8 @@ export interface AdminMetricsSample {
   batchSize: LatencyStatsMs;
   /** What clients reported in `session.ping` during the interval (weighted by samples); `max` is the largest max, `p99` the largest p99, `p50` is 0 (clients do not report it). */
   clientLatencyMs: LatencyStatsMs;
+  /** Origin -> painted on screen as web clients reported it (`paintMeanMs`), mean weighted by samples; 0 without such reports. */
+  clientPaintMeanMs: number;
   /** Publishes accepted from sources per second. */
   messagesInPerSec: number;
   /** Record and control messages queued to sessions per second. */
@@ -311,8 +313,8 @@ export interface AdminSessionInfo {
   bytesPerSec: number;
   /** Bytes waiting in its socket send buffer (uWS backpressure). */
   queuedBytes: number;
-  /** Last `session.ping` latency report (mean / p99 / max, ms), or null before the first. */
-  clientLatencyMs: { meanMs: number; p99Ms: number; maxMs: number } | null;
+  /** Last `session.ping` latency report (mean / p99 / max, and paint mean when the client paints; ms), or null before the first. */
+  clientLatencyMs: { meanMs: number; p99Ms: number; maxMs: number; paintMeanMs?: number } | null;
 }
 
 /** `admin.subscribe` / `admin.unsubscribe` acknowledged; `admin.metrics` follow every `intervalMs` while subscribed. */

@@ -26,7 +26,7 @@ function snapshot(worker: number, latenciesMs: number[], over: Partial<Transport
   for (const ms of latenciesMs) recordLatencyMs(h, ms);
   return {
     worker, latency: encodeHistogram(h), batch: '', bytesIn: 0, connections: 1, heapUsedBytes: 10,
-    loopLagMs: { count: 0, mean: 0, p50: 0, p99: 0, max: 0 }, clientLatency: { samples: 0, weightedMeanSum: 0, p99Max: 0, max: 0 }, sessions: [], ...over,
+    loopLagMs: { count: 0, mean: 0, p50: 0, p99: 0, max: 0 }, clientLatency: { samples: 0, weightedMeanSum: 0, p99Max: 0, max: 0, paintSamples: 0, paintWeightedSum: 0 }, sessions: [], ...over,
   };
 }
 

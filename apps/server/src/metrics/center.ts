@@ -81,7 +81,7 @@ export class MetricsCenter {
     let connections = 0;
     let heapUsedBytes = this.src.otherHeapBytes();
     let loopLagMs = EMPTY;
-    const client = { samples: 0, weightedMeanSum: 0, p99Max: 0, max: 0 };
+    const client = { samples: 0, weightedMeanSum: 0, p99Max: 0, max: 0, paintSamples: 0, paintWeightedSum: 0 };
     const sessions: AdminSessionInfo[] = [];
     for (const s of snapshots) {
       mergeEncoded(latency, s.latency);
@@ -95,6 +95,8 @@ export class MetricsCenter {
       client.weightedMeanSum += s.clientLatency.weightedMeanSum;
       client.p99Max = Math.max(client.p99Max, s.clientLatency.p99Max);
       client.max = Math.max(client.max, s.clientLatency.max);
+      client.paintSamples += s.clientLatency.paintSamples;
+      client.paintWeightedSum += s.clientLatency.paintWeightedSum;
       sessions.push(...s.sessions);
     }
     sessions.sort((a, b) => a.sessionId - b.sessionId);
@@ -108,6 +110,7 @@ export class MetricsCenter {
       clientLatencyMs: client.samples === 0 ? EMPTY : {
         count: client.samples, mean: Math.round((client.weightedMeanSum / client.samples) * 1000) / 1000, p50: 0, p99: client.p99Max, max: client.max,
       },
+      clientPaintMeanMs: client.paintSamples === 0 ? 0 : Math.round((client.paintWeightedSum / client.paintSamples) * 1000) / 1000,
       messagesInPerSec: rate(stats.publishesIn, prev.publishesIn),
       messagesOutPerSec: rate(stats.deliveries, prev.deliveries),
       bytesInPerSec: Math.round(bytesIn / seconds),

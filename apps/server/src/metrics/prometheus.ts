@@ -58,6 +58,8 @@ export function renderPrometheus(update: MetricsUpdate | undefined): string {
     one(s === undefined || s.clientLatencyMs.count === 0 ? undefined : s.clientLatencyMs.mean / 1000));
   family('tidewire_client_latency_max_seconds', 'gauge', 'Largest client-reported update latency over the last interval.',
     one(s === undefined || s.clientLatencyMs.count === 0 ? undefined : s.clientLatencyMs.max / 1000));
+  family('tidewire_client_paint_latency_seconds', 'gauge', 'Client-reported origin -> paint latency over the last interval (mean, weighted by samples).',
+    one(s === undefined || s.clientPaintMeanMs === 0 ? undefined : s.clientPaintMeanMs / 1000));
   family('tidewire_batching_burst_min_ms', 'gauge', 'batching.burstMinMs in force.', one(s?.batching.burstMinMs));
   family('tidewire_batching_burst_max_ms', 'gauge', 'batching.burstMaxMs in force (0: batching off).', one(s?.batching.burstMaxMs));
   family('tidewire_batching_burst_increment_ms', 'gauge', 'batching.burstIncrementMs in force.', one(s?.batching.burstIncrementMs));

@@ -29,6 +29,9 @@ export interface ClientLatencyTotals {
   p99Max: number;
   /** Largest maxMs reported. */
   max: number;
+  /** Samples of reports that carried paintMeanMs, and the sum of paintMeanMs × samples over them. */
+  paintSamples: number;
+  paintWeightedSum: number;
 }
 
 /** One interval of one transport, sent to the main thread (structured-clone safe). */
@@ -65,7 +68,7 @@ export class TransportMetrics {
   private latency: Histogram = newHistogram(3_600_000_000);
   private batch: Histogram = newHistogram(MAX_BATCH_MESSAGES);
   private bytesIn = 0;
-  private client: ClientLatencyTotals = { samples: 0, weightedMeanSum: 0, p99Max: 0, max: 0 };
+  private client: ClientLatencyTotals = { samples: 0, weightedMeanSum: 0, p99Max: 0, max: 0, paintSamples: 0, paintWeightedSum: 0 };
   private readonly sessions = new Map<number, SessionEntry>();
   private readonly loop: IntervalHistogram;
   private frameCounter = 0;
@@ -130,7 +133,14 @@ export class TransportMetrics {
   clientReport(sessionId: number, r: ClientLatencyReport): void {
     if (r.samples <= 0) return;
     const s = this.sessions.get(sessionId);
-    if (s) s.info.clientLatencyMs = { meanMs: r.meanMs, p99Ms: r.p99Ms, maxMs: r.maxMs };
+    if (s) {
+      s.info.clientLatencyMs = r.paintMeanMs === undefined ? { meanMs: r.meanMs, p99Ms: r.p99Ms, maxMs: r.maxMs }
+        : { meanMs: r.meanMs, p99Ms: r.p99Ms, maxMs: r.maxMs, paintMeanMs: r.paintMeanMs };
+    }
+    if (r.paintMeanMs !== undefined) {
+      this.client.paintSamples += r.samples;
+      this.client.paintWeightedSum += r.paintMeanMs * r.samples;
+    }
     this.client.samples += r.samples;
     this.client.weightedMeanSum += r.meanMs * r.samples;
     this.client.p99Max = Math.max(this.client.p99Max, r.p99Ms);
@@ -181,7 +191,7 @@ export class TransportMetrics {
     this.latency.reset();
     this.batch.reset();
     this.bytesIn = 0;
-    this.client = { samples: 0, weightedMeanSum: 0, p99Max: 0, max: 0 };
+    this.client = { samples: 0, weightedMeanSum: 0, p99Max: 0, max: 0, paintSamples: 0, paintWeightedSum: 0 };
     return snap;
   }
 

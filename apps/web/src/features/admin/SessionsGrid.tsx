@@ -8,7 +8,7 @@ export type KickHandler = (session: AdminSessionInfo) => void;
 
 const time = (p: ValueFormatterParams<AdminSessionInfo, number>): string => (p.value == null ? '' : new Date(p.value).toLocaleTimeString());
 const latency = (p: ValueFormatterParams<AdminSessionInfo, AdminSessionInfo['clientLatencyMs']>): string =>
-  p.value == null ? '–' : `${ms(p.value.meanMs)} / ${ms(p.value.p99Ms)} / ${ms(p.value.maxMs)}`;
+  p.value == null ? '–' : `${ms(p.value.meanMs)} / ${ms(p.value.p99Ms)} / ${ms(p.value.maxMs)}${p.value.paintMeanMs === undefined ? '' : ` · paint ${ms(p.value.paintMeanMs)}`}`;
 /** Client-reported ms, one decimal. */
 const ms = (v: number): string => v.toFixed(1);
 
@@ -35,7 +35,7 @@ export function SessionsGrid({ sessions, onKick, selfSessionId }: { sessions: Ad
     { field: 'framesPerSec', headerName: 'frames/s', width: 95 },
     { field: 'bytesPerSec', headerName: 'bytes/s', width: 100 },
     { field: 'queuedBytes', headerName: 'queued B', width: 100 },
-    { field: 'clientLatencyMs', headerName: 'client ms mean/p99/max', valueFormatter: latency, width: 170 },
+    { field: 'clientLatencyMs', headerName: 'client ms mean/p99/max', valueFormatter: latency, width: 210 },
     { field: 'worker', width: 80 },
     { headerName: '', width: 90, cellRenderer: KickButton, cellRendererParams: { onKick, self: selfSessionId }, sortable: false },
   ];

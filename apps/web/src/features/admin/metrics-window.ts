@@ -36,6 +36,12 @@ export const CHARTS: readonly ChartSpec[] = [
     { label: 'p99', value: (s) => s.latencyMs.p99 },
     { label: 'max', value: (s) => s.latencyMs.max },
   ] },
+  { id: 'client', title: 'Client-reported latency (origin -> receipt, paint)', unit: 'ms', series: [
+    { label: 'mean', value: (s) => s.clientLatencyMs.mean },
+    { label: 'p99', value: (s) => s.clientLatencyMs.p99 },
+    { label: 'max', value: (s) => s.clientLatencyMs.max },
+    { label: 'paint', value: (s) => s.clientPaintMeanMs },
+  ] },
   { id: 'messages', title: 'Messages per second', unit: 'msg/s', series: [
     { label: 'in', value: (s) => s.messagesInPerSec },
     { label: 'out', value: (s) => s.messagesOutPerSec },
