@@ -82,6 +82,13 @@ describe('admin API', () => {
     expect(r.body.sample).toMatchObject({ sessions: 2, subscriptions: 2 });
     expect(r.body.history.length).toBeGreaterThan(0);
     expect(r.body.history.at(-1)).toEqual(r.body.sample);
+    // ?since: only newer samples (a polling console fetches each once)
+    const newest = r.body.sample.at as number;
+    expect((await api(server, 'GET', `/api/admin/metrics?since=${newest}`, admin.token)).body.history).toEqual([]);
+    await server.collectMetrics();
+    const next = await api(server, 'GET', `/api/admin/metrics?since=${newest}`, admin.token);
+    expect(next.body.history.map((s: { at: number }) => s.at)).toEqual([next.body.sample.at]);
+    expect(await api(server, 'GET', '/api/admin/metrics?since=abc', admin.token)).toMatchObject({ status: 400 });
   });
 
   it('kicks a session: 4010 with the reason, audited; unknown ids are 404, bad input 400', async () => {
@@ -96,6 +103,8 @@ describe('admin API', () => {
     expect(await api(server, 'POST', `/api/admin/sessions/${trader.sessionId}/kick`, admin.token, {})).toMatchObject({ status: 404, body: { error: 'NOT_FOUND' } });
     expect(await api(server, 'POST', '/api/admin/sessions/abc/kick', admin.token, {})).toMatchObject({ status: 400, body: { error: 'BAD_REQUEST' } });
     expect(await api(server, 'POST', `/api/admin/sessions/${admin.sessionId}/kick`, admin.token, { reason: 5 })).toMatchObject({ status: 400 });
+    // 50 characters but 150 UTF-8 bytes: would not fit a close frame
+    expect(await api(server, 'POST', `/api/admin/sessions/${admin.sessionId}/kick`, admin.token, { reason: '€'.repeat(50) })).toMatchObject({ status: 400 });
     expect(await api(server, 'POST', `/api/admin/sessions/${admin.sessionId}/kick`, admin.token, '{nope')).toMatchObject({ status: 400, body: { error: 'BAD_FRAME' } });
     expect(auditLines(auditDir)).toEqual([
       { at: expect.any(String), by: 'admin', action: 'kick', sessionId: trader.sessionId, user: 'alice', reason: 'maintenance' },

@@ -238,7 +238,7 @@ export interface BatchingSettings {
  * per second over the interval; gauges are read at `at`. See docs/operations.md for each value.
  */
 export interface AdminMetricsSample {
-  /** End of the interval, server clock, epoch ms. */
+  /** End of the interval, server clock, epoch ms; strictly increasing from sample to sample (a key). */
   at: number;
   /** Length of the interval, ms (about 1000). */
   intervalMs: number;
@@ -294,7 +294,7 @@ export interface AdminMetricsSample {
   batching: BatchingSettings;
 }
 
-/** One logged-in client session, as the admin console lists it. */
+/** One logged-in session (a client on `/stream` or a source on `/source`), as the admin console lists it. */
 export interface AdminSessionInfo {
   /** Engine session id (server-wide). */
   sessionId: number;
@@ -331,7 +331,7 @@ export interface AdminMetrics {
   /** The `reqId` of the `admin.subscribe` that started the stream. */
   reqId: number;
   sample: AdminMetricsSample;
-  /** Logged-in `/stream` sessions (at most 1,000, by session id). */
+  /** Logged-in sessions, clients and sources (at most 1,000, by session id). */
   sessions: AdminSessionInfo[];
 }
 

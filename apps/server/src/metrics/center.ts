@@ -103,7 +103,8 @@ export class MetricsCenter {
     this.bytesInTotal += bytesIn;
     const rate = (now: number, before: number): number => Math.round(Math.max(0, now - before) / seconds);
     const sample: AdminMetricsSample = {
-      at: Math.round(now),
+      // strictly increasing: samples are keyed by `at` (history, ?since=, the console's window)
+      at: Math.max(Math.round(now), (this.history.at(-1)?.at ?? 0) + 1),
       intervalMs: Math.round(seconds * 1000),
       latencyMs: summarize(latency, 1000),
       batchSize: summarize(batch, 1),

@@ -50,7 +50,7 @@ export interface TransportSnapshot {
   /** Event-loop delay of this thread over the interval, ms. */
   loopLagMs: LatencyStatsMs;
   clientLatency: ClientLatencyTotals;
-  /** Logged-in `/stream` sessions of this transport. */
+  /** Logged-in sessions (clients and sources) of this transport. */
   sessions: AdminSessionInfo[];
 }
 
@@ -110,7 +110,7 @@ export class TransportMetrics {
     if (messages > 0) this.batch.recordValue(Math.min(MAX_BATCH_MESSAGES, messages));
   }
 
-  /** A `/stream` session logged in. */
+  /** A session logged in (either endpoint). */
   opened(info: Omit<AdminSessionInfo, 'subscriptions' | 'framesPerSec' | 'bytesPerSec' | 'queuedBytes' | 'clientLatencyMs'>, queuedBytes: () => number): void {
     this.sessions.set(info.sessionId, {
       info: { ...info, subscriptions: 0, framesPerSec: 0, bytesPerSec: 0, queuedBytes: 0, clientLatencyMs: null },

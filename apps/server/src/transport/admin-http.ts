@@ -1,7 +1,8 @@
 /**
  * HTTP endpoints of the admin console and metrics:
  * - `GET /metrics`: Prometheus text (no auth: counts only, no user data).
- * - `GET /api/admin/metrics`: latest sample, 5-minute history, sessions.
+ * - `GET /api/admin/metrics[?since=<at>]`: latest sample, 5-minute history (only samples after
+ *   `since` when given: a polling console fetches each sample once), sessions.
  * - `GET /api/admin/sessions`; `POST /api/admin/sessions/<id>/kick` `{"reason": "..."}`.
  * - `GET /api/admin/settings`; `POST /api/admin/settings` with some of the batching settings.
  * `/api/admin/*` needs `Authorization: Bearer <token from session.loggedIn>` of an admin:
@@ -21,8 +22,10 @@ import type { Clock } from '../session/clock.js';
 
 /** Largest admin request body, bytes. */
 export const MAX_ADMIN_BODY_BYTES = 16 * 1024;
-/** Longest kick reason, characters (a WebSocket close reason holds 123 bytes). */
+/** Longest kick reason, characters; it must also fit a WebSocket close reason (123 UTF-8 bytes). */
 export const MAX_KICK_REASON_CHARS = 100;
+/** Largest close reason RFC 6455 allows, bytes. */
+const MAX_CLOSE_REASON_BYTES = 123;
 
 /** What the admin routes need from the transport. */
 export interface AdminHttpDeps {
@@ -120,10 +123,16 @@ export function addAdminRoutes(app: TemplatedApp, deps: AdminHttpDeps): Template
     .get('/metrics', (res) => deps.guard(res, () => {
       res.writeStatus('200 OK').writeHeader('Content-Type', PROMETHEUS_CONTENT_TYPE).writeHeader('Cache-Control', 'no-cache').end(renderPrometheus(deps.latest()));
     }))
-    .get('/api/admin/metrics', (res, req) => authed(res, req, (_by, json) => {
-      const u = deps.latest();
-      json('200 OK', { sample: u?.sample ?? null, history: deps.history(), sessions: u?.sessions ?? [] });
-    }))
+    .get('/api/admin/metrics', (res, req) => {
+      const sinceText = req.getQuery('since');
+      authed(res, req, (_by, json) => {
+        const since = sinceText === undefined || sinceText === '' ? -Infinity : Number(sinceText);
+        if (Number.isNaN(since)) return fail(json, new AdminError(400, 'BAD_REQUEST', `'since' (${JSON.stringify(sinceText)}) must be a sample's 'at' (epoch ms)`), 'metrics');
+        const u = deps.latest();
+        const history = deps.history();
+        json('200 OK', { sample: u?.sample ?? null, history: since === -Infinity ? history : history.filter((s) => s.at > since), sessions: u?.sessions ?? [] });
+      });
+    })
     .get('/api/admin/sessions', (res, req) => authed(res, req, (_by, json) => json('200 OK', sessionsBody(deps))))
     .post('/api/admin/sessions/:id/kick', (res, req) => {
       const idText = req.getParameter(0) ?? '';
@@ -133,8 +142,8 @@ export function addAdminRoutes(app: TemplatedApp, deps: AdminHttpDeps): Template
           if (body instanceof AdminError) return fail(json, body, 'kick');
           if (!Number.isSafeInteger(sessionId)) return fail(json, new AdminError(400, 'BAD_REQUEST', `session id '${idText}' must be a positive integer`), 'kick');
           const reason = (body as { reason?: unknown }).reason ?? 'kicked by an administrator';
-          if (typeof reason !== 'string' || reason.length === 0 || reason.length > MAX_KICK_REASON_CHARS) {
-            return fail(json, new AdminError(400, 'BAD_REQUEST', `'reason' must be a string of 1..${MAX_KICK_REASON_CHARS} characters`), 'kick');
+          if (typeof reason !== 'string' || reason.length === 0 || reason.length > MAX_KICK_REASON_CHARS || Buffer.byteLength(reason) > MAX_CLOSE_REASON_BYTES) {
+            return fail(json, new AdminError(400, 'BAD_REQUEST', `'reason' must be a string of 1..${MAX_KICK_REASON_CHARS} characters and at most ${MAX_CLOSE_REASON_BYTES} UTF-8 bytes`), 'kick');
           }
           deps.control.kick(sessionId, reason, by).then(
             (found) => found ? json('200 OK', { sessionId, kicked: true, reason }) : fail(json, new AdminError(404, 'NOT_FOUND', `no open session ${sessionId}`), 'kick'),

@@ -33,6 +33,8 @@ export function AdminPage() {
   const [kickReason, setKickReason] = useState('kicked by an administrator');
   const [notice, setNotice] = useState<string | undefined>();
   const api = useRef<AdminApiOptions | undefined>(undefined);
+  /** `at` of the newest sample held: later polls fetch only newer history. */
+  const newestAt = useRef<number | undefined>(undefined);
   api.current = token === undefined ? undefined : { token };
 
   useEffect(() => {
@@ -43,9 +45,11 @@ export function AdminPage() {
       const o = api.current;
       if (o) {
         try {
-          const r = await fetchAdminMetrics(o);
+          const r = await fetchAdminMetrics(o, newestAt.current);
           if (stopped) return;
-          setSamples((prev) => mergeSamples(prev, r.sample ? [...r.history, r.sample] : r.history));
+          const incoming = r.sample ? [...r.history, r.sample] : r.history;
+          if (incoming.length > 0) newestAt.current = Math.max(newestAt.current ?? 0, ...incoming.map((s) => s.at));
+          setSamples((prev) => mergeSamples(prev, incoming));
           setSessions(r.sessions);
           setError(undefined);
         } catch (err) {

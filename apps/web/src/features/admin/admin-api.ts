@@ -50,9 +50,9 @@ async function call<T>(o: AdminApiOptions, method: 'GET' | 'POST', path: string,
   return parsed as T;
 }
 
-/** Latest metrics, history and sessions. */
-export function fetchAdminMetrics(o: AdminApiOptions): Promise<AdminMetricsResponse> {
-  return call(o, 'GET', '/api/admin/metrics');
+/** Latest metrics, history (only samples after `sinceAt` when given) and sessions. */
+export function fetchAdminMetrics(o: AdminApiOptions, sinceAt?: number): Promise<AdminMetricsResponse> {
+  return call(o, 'GET', sinceAt === undefined ? '/api/admin/metrics' : `/api/admin/metrics?since=${sinceAt}`);
 }
 
 /** Closes a session with 4010 KICKED and `reason` (1..100 characters). */
