@@ -1,11 +1,13 @@
 //! View engine benchmarks (criterion; `elements` = the unit named per group):
 //! - `filter_update`: one record update checked against 1,000 views that read the changed field
-//!   (elements = view x update evaluations; target >= 50 million/s on one core).
+//!   (elements = view x update evaluations; target >= 50 million/s on one core), with realistic
+//!   small price moves and with random jumps (worst case).
 //! - `create_view_64k`: open a view on a 64,000-record container, ~1% static filter (number +
 //!   text field), sorted by a text field, plus its first 50-row window (elements = views).
 //! - `dynamic_1000_views`: 30,000 records, 1,000 views of ~300 rows on a dynamic field (and the
 //!   same sorted by a second dynamic field), one 50-row window each, a flush every 60 updates
-//!   (10 ms at 6,000 updates/s) (elements = updates; time per element = cost per update).
+//!   (10 ms at 6,000 updates/s), prices ticking by small steps (elements = updates; time per
+//!   element = cost per update, flush included).
 //! - then a memory run (not criterion): 2,000 containers x 1,000 records, one view + window each.
 //!
 //! Run: `cargo bench --no-default-features --bench views`
@@ -112,32 +114,47 @@ fn filter_update(c: &mut Criterion) {
     }
     let mut group = c.benchmark_group("filter_update");
     group.throughput(Throughput::Elements(1_000));
+    let mut prices: Vec<f64> = ids
+        .iter()
+        .map(
+            |&id| match tidewire_engine::view::records::field_of(&store, id, price) {
+                Some(Value::Number(p)) => *p,
+                _ => 0.0,
+            },
+        )
+        .collect();
     let mut i = 0usize;
     let mut out = Vec::new();
-    group.bench_function("1000_views_per_update", |b| {
-        b.iter_custom(|iters| {
-            let mut t = Duration::ZERO;
-            for _ in 0..iters {
-                i = (i + 7919) % ids.len();
-                let subject = format!("/PRODUCT/{i}");
-                publish(
-                    &mut store,
-                    &subject,
-                    vec![field("price", Value::Number(rng.below(100_000) as f64 / 100.0))],
-                    false,
-                );
-                let start = Instant::now();
-                let n = set.record_updated(ids[i], &[price], &store);
-                t += start.elapsed();
-                assert_eq!(n, 1_000);
-                if i.is_multiple_of(64) {
-                    out.clear();
-                    set.flush(&mut out);
+    // random_walk: prices move by up to +-0.05 (realistic ticks; a view gains or loses a row on
+    // ~1 update in 10). random_jump: a new random price each time (~20 membership changes per
+    // update: the worst case, dominated by index inserts/removes).
+    for (name, walk) in [("1000_views/random_walk", true), ("1000_views/random_jump", false)] {
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let mut t = Duration::ZERO;
+                for _ in 0..iters {
+                    i = (i + 7919) % ids.len();
+                    let p = if walk {
+                        (prices[i] + (rng.below(101) as f64 - 50.0) / 1000.0).clamp(0.0, 999.99)
+                    } else {
+                        rng.below(100_000) as f64 / 100.0
+                    };
+                    prices[i] = p;
+                    let subject = format!("/PRODUCT/{i}");
+                    publish(&mut store, &subject, vec![field("price", Value::Number(p))], false);
+                    let start = Instant::now();
+                    let n = set.record_updated(ids[i], &[price], &store);
+                    t += start.elapsed();
+                    assert_eq!(n, 1_000);
+                    if i.is_multiple_of(64) {
+                        out.clear();
+                        set.flush(&mut out);
+                    }
                 }
-            }
-            t
-        })
-    });
+                t
+            })
+        });
+    }
     group.finish();
 }
 
@@ -201,6 +218,15 @@ fn dynamic(c: &mut Criterion) {
         }
         let mut out = Vec::new();
         set.flush(&mut out);
+        let read = |f: u32| -> Vec<f64> {
+            ids.iter()
+                .map(|&id| match tidewire_engine::view::records::field_of(&store, id, f) {
+                    Some(Value::Number(p)) => *p,
+                    _ => 0.0,
+                })
+                .collect()
+        };
+        let (mut prices, mut bids) = (read(price), read(bid));
         let sizes: Vec<usize> = (0..1_000).filter_map(|v| set.view(v).map(|v| v.len())).collect();
         eprintln!(
             "dynamic_1000_views/{name}: view sizes mean {:.0}, min {}, max {}",
@@ -215,11 +241,16 @@ fn dynamic(c: &mut Criterion) {
             b.iter_custom(|iters| {
                 let mut t = Duration::ZERO;
                 for _ in 0..iters {
-                    // Each record's price and bid move: every view sees the update.
+                    // Each record's price and bid tick by up to +-0.05: every view sees the
+                    // update; a view gains or loses a row on about 1 update in 20 (the Refiner
+                    // shape: each view gains one row and loses one every 5 s).
                     let updates: Vec<(usize, f64, f64)> = (0..PER_FLUSH)
                         .map(|_| {
                             i = (i + 7919) % ids.len();
-                            (i, rng.below(100_000) as f64 / 100.0, rng.below(100_000) as f64 / 100.0)
+                            let step = |rng: &mut Rng| (rng.below(101) as f64 - 50.0) / 1000.0;
+                            prices[i] = (prices[i] + step(&mut rng)).clamp(0.0, 999.99);
+                            bids[i] = (bids[i] + step(&mut rng)).clamp(0.0, 999.99);
+                            (i, prices[i], bids[i])
                         })
                         .collect();
                     for &(k, p, q) in &updates {

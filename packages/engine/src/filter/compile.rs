@@ -125,7 +125,18 @@ impl Filter {
     /// Whether `row` passes the filter.
     #[inline]
     pub fn matches<R: Row + ?Sized>(&self, row: &R) -> bool {
-        eval(&self.root, row)
+        // The common single-range / single-comparison shapes without the recursive call.
+        match &self.root {
+            Node::Range {
+                field,
+                lo,
+                lo_incl,
+                hi,
+                hi_incl,
+            } => in_range(row.get(*field), *lo, *lo_incl, *hi, *hi_incl),
+            Node::Num { field, rel, n } => num_holds(row.get(*field), *rel, *n),
+            root => eval(root, row),
+        }
     }
 }
 
@@ -264,6 +275,22 @@ fn merge_ranges(mut nodes: Vec<Node>) -> Vec<Node> {
     nodes
 }
 
+#[inline(always)]
+fn in_range(v: Option<&Value>, lo: f64, lo_incl: bool, hi: f64, hi_incl: bool) -> bool {
+    match v.and_then(num_of) {
+        Some(x) => (if lo_incl { x >= lo } else { x > lo }) && (if hi_incl { x <= hi } else { x < hi }),
+        None => false,
+    }
+}
+
+#[inline(always)]
+fn num_holds(v: Option<&Value>, rel: Rel, n: f64) -> bool {
+    match v.and_then(num_of) {
+        Some(x) => x.partial_cmp(&n).is_some_and(|o| rel.holds(o)),
+        None => false,
+    }
+}
+
 #[inline]
 fn num_of(v: &Value) -> Option<f64> {
     match v {
@@ -279,20 +306,14 @@ fn eval<R: Row + ?Sized>(n: &Node, row: &R) -> bool {
         Node::And(items) => items.iter().all(|n| eval(n, row)),
         Node::Or(items) => items.iter().any(|n| eval(n, row)),
         Node::Not(n) => !eval(n, row),
-        Node::Num { field, rel, n } => match row.get(*field).and_then(num_of) {
-            Some(x) => x.partial_cmp(n).is_some_and(|o| rel.holds(o)),
-            None => false,
-        },
+        Node::Num { field, rel, n } => num_holds(row.get(*field), *rel, *n),
         Node::Range {
             field,
             lo,
             lo_incl,
             hi,
             hi_incl,
-        } => match row.get(*field).and_then(num_of) {
-            Some(x) => (if *lo_incl { x >= *lo } else { x > *lo }) && (if *hi_incl { x <= *hi } else { x < *hi }),
-            None => false,
-        },
+        } => in_range(row.get(*field), *lo, *lo_incl, *hi, *hi_incl),
         Node::Str { field, rel, s } => match row.get(*field) {
             Some(Value::Str(v)) => rel.holds(v.as_bytes().cmp(s.as_bytes())),
             _ => false,
