@@ -123,6 +123,7 @@ describe('admin API', () => {
     expect(await api(server, 'POST', '/api/admin/settings', admin.token, { burstMaxMs: 50 })).toMatchObject({ status: 400, body: { message: expect.stringContaining('burstMinMs') } });
     expect(await api(server, 'POST', '/api/admin/settings', admin.token, { flushMs: 1 })).toMatchObject({ status: 400, body: { message: expect.stringContaining("'flushMs'") } });
     expect(await api(server, 'POST', '/api/admin/settings', admin.token, [])).toMatchObject({ status: 400 });
+    expect(await api(server, 'POST', '/api/admin/settings', admin.token, `{"throttleMs":0,"pad":"${'x'.repeat(20_000)}"}`)).toMatchObject({ status: 413, body: { error: 'LIMIT_EXCEEDED' } });
 
     // batching off: every update goes out in its own frame
     const trader = await login(server, 'alice');
