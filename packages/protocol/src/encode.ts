@@ -139,7 +139,7 @@ function sessionInfo(s: AdminSessionInfo): Ordered {
   const c = s.clientLatencyMs;
   return {
     sessionId: s.sessionId, user: s.user, role: s.role, address: s.address, connectedAt: s.connectedAt, worker: s.worker,
-    subscriptions: s.subscriptions, framesPerSec: s.framesPerSec, bytesPerSec: s.bytesPerSec, queuedBytes: s.queuedBytes,
+    subscriptions: s.subscriptions, messagesPerSec: s.messagesPerSec, framesPerSec: s.framesPerSec, bytesPerSec: s.bytesPerSec, queuedBytes: s.queuedBytes,
     clientLatencyMs: c === null ? null : c.paintMeanMs === undefined ? { meanMs: c.meanMs, p99Ms: c.p99Ms, maxMs: c.maxMs }
       : { meanMs: c.meanMs, p99Ms: c.p99Ms, maxMs: c.maxMs, paintMeanMs: c.paintMeanMs },
   };

@@ -308,7 +308,13 @@ export interface AdminSessionInfo {
   worker: number;
   /** Subjects subscribed through this session and not unsubscribed (as requested). */
   subscriptions: number;
-  /** Frames and bytes sent to it per second over the last interval. */
+  /**
+   * Messages sent to it per second over the last interval: counted exactly while every frame is
+   * scanned (up to ~20,000 messages/s per worker), else its frames/s × the messages per frame of
+   * its sampled frames (or the worker's, when none of its frames was sampled).
+   */
+  messagesPerSec: number;
+  /** Frames and bytes sent to it per second over the last interval (always exact). */
   framesPerSec: number;
   bytesPerSec: number;
   /** Bytes waiting in its socket send buffer (uWS backpressure). */

@@ -59,6 +59,9 @@ interface SessionEntry {
   info: AdminSessionInfo;
   frames: number;
   bytes: number;
+  /** Frames of this interval that were scanned, and the messages in them. */
+  scannedFrames: number;
+  scannedMessages: number;
   /** Reads the socket's send-buffer size (uWS getBufferedAmount), bytes. */
   queuedBytes: () => number;
 }
@@ -107,14 +110,18 @@ export class TransportMetrics {
     const messages = scanFrame(frame, nowMs, this.recordLatency);
     this.scannedFrames++;
     this.scannedMessages += messages;
+    if (s) {
+      s.scannedFrames++;
+      s.scannedMessages += messages;
+    }
     if (messages > 0) this.batch.recordValue(Math.min(MAX_BATCH_MESSAGES, messages));
   }
 
   /** A session logged in (either endpoint). */
-  opened(info: Omit<AdminSessionInfo, 'subscriptions' | 'framesPerSec' | 'bytesPerSec' | 'queuedBytes' | 'clientLatencyMs'>, queuedBytes: () => number): void {
+  opened(info: Omit<AdminSessionInfo, 'subscriptions' | 'messagesPerSec' | 'framesPerSec' | 'bytesPerSec' | 'queuedBytes' | 'clientLatencyMs'>, queuedBytes: () => number): void {
     this.sessions.set(info.sessionId, {
-      info: { ...info, subscriptions: 0, framesPerSec: 0, bytesPerSec: 0, queuedBytes: 0, clientLatencyMs: null },
-      frames: 0, bytes: 0, queuedBytes,
+      info: { ...info, subscriptions: 0, messagesPerSec: 0, framesPerSec: 0, bytesPerSec: 0, queuedBytes: 0, clientLatencyMs: null },
+      frames: 0, bytes: 0, scannedFrames: 0, scannedMessages: 0, queuedBytes,
     });
   }
 
@@ -159,8 +166,14 @@ export class TransportMetrics {
     for (const s of this.sessions.values()) {
       s.info.framesPerSec = Math.round(s.frames / seconds);
       s.info.bytesPerSec = Math.round(s.bytes / seconds);
+      // exact when every frame was scanned (scannedFrames === frames); none of its frames sampled:
+      // the worker's messages per scanned frame
+      const perFrame = s.scannedFrames > 0 ? s.scannedMessages / s.scannedFrames : this.scannedFrames > 0 ? this.scannedMessages / this.scannedFrames : 0;
+      s.info.messagesPerSec = Math.round((perFrame * s.frames) / seconds);
       s.frames = 0;
       s.bytes = 0;
+      s.scannedFrames = 0;
+      s.scannedMessages = 0;
     }
     // next interval: scan about SCAN_BUDGET_MESSAGES_PER_SEC messages whatever the traffic
     // (messages/s estimated from all frames sent x messages per scanned frame)

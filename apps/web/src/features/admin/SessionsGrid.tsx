@@ -32,6 +32,7 @@ export function SessionsGrid({ sessions, onKick, selfSessionId }: { sessions: Ad
     { field: 'address', width: 130 },
     { field: 'connectedAt', headerName: 'connected', valueFormatter: time, width: 110 },
     { field: 'subscriptions', headerName: 'subs', width: 80 },
+    { field: 'messagesPerSec', headerName: 'msgs/s', width: 90 },
     { field: 'framesPerSec', headerName: 'frames/s', width: 95 },
     { field: 'bytesPerSec', headerName: 'bytes/s', width: 100 },
     { field: 'queuedBytes', headerName: 'queued B', width: 100 },

@@ -1,0 +1,68 @@
+import { encodeServerFrame, type RecordUpdate } from '@tidewire/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import { decodeFromCompressedBase64 } from 'hdr-histogram-js';
+import { SCAN_BUDGET_MESSAGES_PER_SEC, TransportMetrics } from './transport-metrics.js';
+
+const metrics: TransportMetrics[] = [];
+afterEach(() => metrics.splice(0).forEach((m) => m.dispose()));
+
+function make(now: number): TransportMetrics {
+  const m = new TransportMetrics(0, now);
+  metrics.push(m);
+  return m;
+}
+
+function frame(n: number, ts: number): Buffer {
+  const ms: RecordUpdate[] = Array.from({ length: n }, (_, i) => ({ type: 'record.update', id: i + 1, seq: 2, ts, fields: { bid: i } }));
+  return Buffer.from(encodeServerFrame(ms));
+}
+
+const info = (sessionId: number) => ({ sessionId, user: 'alice', role: 'trader' as const, address: '127.0.0.1', connectedAt: 0, worker: 0 });
+
+describe('TransportMetrics', () => {
+  it('counts per session exactly while every frame is scanned', () => {
+    const m = make(0);
+    m.opened(info(7), () => 42);
+    m.subscriptions(7, 3);
+    for (let i = 0; i < 10; i++) m.sent(7, frame(5, 100), 102.5);
+    m.received(300);
+    const snap = m.snapshot(2000, 1);
+    expect(snap.sessions).toEqual([{ ...info(7), subscriptions: 3, messagesPerSec: 25, framesPerSec: 5, bytesPerSec: Math.round((10 * frame(5, 100).length) / 2), queuedBytes: 42, clientLatencyMs: null }]);
+    expect(snap.bytesIn).toBe(300);
+    const latency = decodeFromCompressedBase64(snap.latency, 32, false);
+    expect(latency.totalCount).toBe(50);
+    expect(latency.maxValue).toBeGreaterThanOrEqual(2499);
+    latency.destroy();
+    // the interval is over: counters start again
+    const next = m.snapshot(3000, 1);
+    expect(next.latency).toBe('');
+    expect(next.sessions[0]).toMatchObject({ messagesPerSec: 0, framesPerSec: 0 });
+  });
+
+  it('samples frames above the budget and scales the session rate from its sampled frames', () => {
+    const m = make(0);
+    m.opened(info(1), () => 0);
+    const f = frame(10, 0);
+    const frames = SCAN_BUDGET_MESSAGES_PER_SEC / 10 * 4; // four times the budget in one second
+    for (let i = 0; i < frames; i++) m.sent(1, f, 1);
+    m.snapshot(1000, 1);
+    for (let i = 0; i < frames; i++) m.sent(1, f, 1);
+    const snap = m.snapshot(2000, 1);
+    const latency = decodeFromCompressedBase64(snap.latency, 32, false);
+    // 1 frame in 4 scanned: a quarter of the messages measured, the rate still exact (uniform frames)
+    expect(latency.totalCount).toBe(frames * 10 / 4);
+    latency.destroy();
+    expect(snap.sessions[0]!.messagesPerSec).toBe(frames * 10);
+    expect(snap.sessions[0]!.framesPerSec).toBe(frames);
+  });
+
+  it('forgets closed sessions and ignores reports without samples', () => {
+    const m = make(0);
+    m.opened(info(1), () => 0);
+    m.clientReport(1, { samples: 0, meanMs: 5, p99Ms: 5, maxMs: 5 });
+    expect(m.sessionList()[0]!.clientLatencyMs).toBeNull();
+    m.closed(1);
+    m.closed(99);
+    expect(m.snapshot(1000, 0).sessions).toEqual([]);
+  });
+});
