@@ -40,7 +40,8 @@ pub struct View {
     reads: Box<[u32]>,
     index: OsTree<Entry>,
     rows: FxHashMap<u32, u32>,
-    changed: bool,
+    /// Rank range `[lo, hi]` whose rows may differ since the last flush (`None` = unchanged).
+    touched: Option<(usize, usize)>,
 }
 
 /// True when the sorted slices `a` and `b` share an element.
@@ -76,7 +77,7 @@ impl View {
             reads: reads.into(),
             index: OsTree::new(),
             rows: FxHashMap::default(),
-            changed: true,
+            touched: Some((0, usize::MAX)),
         }
     }
 
@@ -130,10 +131,19 @@ impl View {
             let h = self.index.insert_at(self.index.len(), e);
             self.rows.insert(id, h);
         }
-        self.changed = true;
+        self.touch(0, usize::MAX);
     }
 
-    fn place(&mut self, entry: Entry, container: &Container) {
+    /// Widens the touched rank range to include `[lo, hi]`.
+    fn touch(&mut self, lo: usize, hi: usize) {
+        self.touched = Some(match self.touched {
+            Some((a, b)) => (a.min(lo), b.max(hi)),
+            None => (lo, hi),
+        });
+    }
+
+    /// Inserts `entry` in sort order; returns its rank.
+    fn place(&mut self, entry: Entry, container: &Container) -> usize {
         let id = entry.id;
         let label = container.label(entry.slot);
         let sort = &self.sort;
@@ -142,7 +152,7 @@ impl View {
                 .then_with(|| label.cmp(&container.label(old.slot)))
         });
         self.rows.insert(id, h);
-        self.changed = true;
+        self.index.rank(h)
     }
 
     /// Applies an update of member `id` of `container` that changed fields `changed` (sorted
@@ -178,7 +188,7 @@ impl View {
             (None, false) => false,
             (None, true) => {
                 let key = self.key_of(records, id);
-                self.place(
+                let r = self.place(
                     Entry {
                         id,
                         slot: container.slot_of(id).unwrap_or(u32::MAX),
@@ -186,12 +196,14 @@ impl View {
                     },
                     container,
                 );
+                self.touch(r, usize::MAX);
                 true
             }
             (Some(h), false) => {
+                let r = self.index.rank(h);
                 self.index.remove(h);
                 self.rows.remove(&id);
-                self.changed = true;
+                self.touch(r, usize::MAX);
                 true
             }
             (Some(h), true) => {
@@ -202,8 +214,9 @@ impl View {
                 if *self.index.get(h).key == *key {
                     return false;
                 }
+                let from = self.index.rank(h);
                 self.index.remove(h);
-                self.place(
+                let to = self.place(
                     Entry {
                         id,
                         slot: container.slot_of(id).unwrap_or(u32::MAX),
@@ -211,6 +224,7 @@ impl View {
                     },
                     container,
                 );
+                self.touch(from.min(to), from.max(to));
                 true
             }
         }
@@ -227,7 +241,7 @@ impl View {
             return false;
         }
         let key = self.key_of(records, id);
-        self.place(
+        let r = self.place(
             Entry {
                 id,
                 slot: container.slot_of(id).unwrap_or(u32::MAX),
@@ -235,6 +249,7 @@ impl View {
             },
             container,
         );
+        self.touch(r, usize::MAX);
         true
     }
 
@@ -242,8 +257,9 @@ impl View {
     pub fn removed(&mut self, id: u32) -> bool {
         match self.rows.remove(&id) {
             Some(h) => {
+                let r = self.index.rank(h);
                 self.index.remove(h);
-                self.changed = true;
+                self.touch(r, usize::MAX);
                 true
             }
             None => false,
@@ -254,7 +270,7 @@ impl View {
     pub fn cleared(&mut self) {
         self.index.clear();
         self.rows = FxHashMap::default();
-        self.changed = true;
+        self.touch(0, usize::MAX);
     }
 
     /// Number of rows.
@@ -293,8 +309,10 @@ impl View {
         self.index.heap_bytes() + self.rows.capacity() * 9 + keys
     }
 
-    /// Whether membership or order changed since the flag was last taken; resets it.
-    pub fn take_changed(&mut self) -> bool {
-        std::mem::take(&mut self.changed)
+    /// The rank range `[lo, hi]` that may hold different rows than at the previous call (every
+    /// insert, remove or move since then widens it; `None` = no change); resets it. A window
+    /// entirely outside the range shows the same rows as before.
+    pub fn take_touched(&mut self) -> Option<(usize, usize)> {
+        self.touched.take()
     }
 }

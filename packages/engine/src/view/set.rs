@@ -500,25 +500,26 @@ impl ViewSet {
     /// moved windows, diff their slice; others only get the field updates of rows they show,
     /// found from the updated rows (member bits, then rank), not by scanning windows.
     pub fn flush(&mut self, out: &mut Vec<WindowDiff>) {
-        let mut pending: FxHashMap<u32, Vec<(u32, Vec<u32>)>> = FxHashMap::default();
+        // Windows not re-sliced this flush: count changes and field updates gathered here.
+        let mut light: FxHashMap<u32, WindowDiff> = FxHashMap::default();
         for c in self.containers.values_mut() {
             let mut full: rustc_hash::FxHashSet<u32> = Default::default();
             for &v in &c.views {
                 let Some(slot) = self.views[v as usize].as_mut() else {
                     continue;
                 };
-                if slot.windows.is_empty() {
-                    slot.view.take_changed();
-                    continue;
-                }
-                let changed = slot.view.take_changed();
+                let touched = slot.view.take_touched();
                 for &w in &slot.windows {
                     if let Some((_, win)) = self.windows[w as usize].as_mut() {
-                        if changed || win.needs_slice() {
-                            if let Some(d) = win.diff(w, &slot.view, changed, &c.dirty) {
+                        let hit = touched
+                            .is_some_and(|(lo, hi)| lo < win.offset().saturating_add(win.size()) && hi >= win.offset());
+                        if hit || win.needs_slice() {
+                            if let Some(d) = win.diff(w, &slot.view, hit, &c.dirty) {
                                 out.push(d);
                             }
                             full.insert(w);
+                        } else if let Some(d) = win.count_diff(w, &slot.view) {
+                            light.insert(w, d);
                         }
                     }
                 }
@@ -549,7 +550,15 @@ impl ViewSet {
                             }
                             if let Some((_, win)) = self.windows[w as usize].as_ref() {
                                 if win.shows(rank) {
-                                    pending.entry(w).or_default().push((row, fields.clone()));
+                                    light
+                                        .entry(w)
+                                        .or_insert_with(|| WindowDiff {
+                                            window: w,
+                                            offset: win.offset(),
+                                            ..WindowDiff::default()
+                                        })
+                                        .updated
+                                        .push((row, fields.clone()));
                                 }
                             }
                         }
@@ -558,16 +567,9 @@ impl ViewSet {
             }
             c.dirty.clear();
         }
-        for (w, mut updated) in pending {
-            if let Some((_, win)) = self.windows[w as usize].as_ref() {
-                updated.sort_unstable_by_key(|u| u.0);
-                out.push(WindowDiff {
-                    window: w,
-                    offset: win.offset(),
-                    updated,
-                    ..WindowDiff::default()
-                });
-            }
+        for (_, mut d) in light {
+            d.updated.sort_unstable_by_key(|u| u.0);
+            out.push(d);
         }
     }
 

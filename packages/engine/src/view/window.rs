@@ -116,6 +116,21 @@ impl Window {
         }
     }
 
+    /// A diff holding only the count, if the view's row count differs from the last one sent
+    /// (for windows whose rows did not change; the slice is not read).
+    pub fn count_diff(&mut self, id: u32, view: &View) -> Option<WindowDiff> {
+        if self.sent_count == Some(view.len()) {
+            return None;
+        }
+        self.sent_count = Some(view.len());
+        Some(WindowDiff {
+            window: id,
+            count: Some(view.len()),
+            offset: self.offset,
+            ..WindowDiff::default()
+        })
+    }
+
     /// The diff since the last flush, given whether the view's rows changed and the conflated
     /// field updates of the container (`dirty`: id -> changed field ids). `None` if nothing to send.
     pub fn diff(
