@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from '@playwright/test';
 
@@ -65,7 +67,8 @@ export default defineConfig({
     screenshot: 'only-on-failure',
   },
   webServer: {
-    command: `node ${JSON.stringify(serverMain)} --port ${freePort()} --host 127.0.0.1 --demo`,
+    // the admin tests change settings: their audit log goes to a throwaway directory, not the tree
+    command: `node ${JSON.stringify(serverMain)} --port ${freePort()} --host 127.0.0.1 --demo --audit-dir ${JSON.stringify(mkdtempSync(join(tmpdir(), 'tidewire-e2e-audit-')))}`,
     wait: { stdout: /Tidewire listening on http:\/\/127\.0\.0\.1:(?<tidewire_e2e_port>\d+)/ },
     stdout: 'pipe',
     stderr: 'pipe',

@@ -67,6 +67,7 @@ for (const { name, manifest, testArgs } of crates) {
 
 await stage('web typecheck', 'npx', ['tsc', '-p', 'apps/web/tsconfig.json', '--noEmit']);
 await stage('server tests typecheck', 'npx', ['tsc', '-p', 'apps/server/tsconfig.test.json']);
+await stage('e2e typecheck', 'npx', ['tsc', '-p', 'e2e/tsconfig.json', '--noEmit']);
 
 const vitestJson = join(outDir, 'vitest.json');
 const vitest = await stage('vitest', 'npx', ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestJson}`]);
