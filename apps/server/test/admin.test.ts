@@ -11,7 +11,7 @@ import type { AdminMetrics, AdminSessionInfo, ServerMessage } from '@tidewire/pr
 import { afterEach, describe, expect, it } from 'vitest';
 import { AUDIT_FILE } from '../src/admin/audit-log.js';
 import type { RunningServer } from '../src/server.js';
-import { closeAll, delta, image, RawSocket, sourceSocket, startTestServer, waitFor, wsUrl } from './helpers.js';
+import { closeAll, delta, image, RawSocket, sdkClient, sourceSocket, startTestServer, waitFor, wsUrl } from './helpers.js';
 
 afterEach(closeAll);
 
@@ -172,6 +172,44 @@ describe('admin stream', () => {
     admin.socket.send({ type: 'session.ping', reqId: 11, ts: 1 });
     await admin.socket.next((m) => m.type === 'session.pong', 'pong');
     expect(admin.socket.messages.filter((m) => m.type === 'admin.metrics').length).toBe(count);
+  });
+});
+
+describe('admin stream through the client SDK', () => {
+  it('streams metrics to an admin, again after a server restart, and refuses a trader', async () => {
+    const secret = { tokenSecret: 'a-stable-secret-for-tests' };
+    const first = await startTestServer({ auth: secret, admin: { auditDir: mkdtempSync(path.join(os.tmpdir(), 'tw-audit-')) } });
+    const admin = sdkClient(first, { credentials: { user: 'admin', password: 'admin123' } });
+    const received: AdminMetrics[] = [];
+    const stream = admin.adminMetrics({ onMetrics: (m) => received.push(m) });
+    await admin.connect();
+    const pushed = async (server: RunningServer, n: number) => {
+      for (let i = 0; i < 50 && received.length < n; i++) await server.collectMetrics();
+      await waitFor(() => received.length >= n, `push ${n}`);
+    };
+    await pushed(first, 1);
+    expect(received[0]!.sessions.map((s) => s.user)).toEqual(['admin']);
+
+    // a new server knows nothing of the stream: the SDK subscribes again after its re-login
+    await first.close();
+    const second = await startTestServer({ server: { port: first.port }, auth: secret, admin: { auditDir: mkdtempSync(path.join(os.tmpdir(), 'tw-audit-')) } });
+    await waitFor(() => admin.state === 'loggedIn' && admin.stats().reconnects === 1, 'the reconnect', 10_000);
+    const seen = received.length;
+    await pushed(second, seen + 1);
+    expect(received.at(-1)!.sessions[0]!.sessionId).toBe(admin.session!.sessionId);
+
+    // stop() unsubscribes: no further pushes
+    stream.stop();
+    const trader = sdkClient(second);
+    const errors: string[] = [];
+    trader.adminMetrics({ onMetrics: () => errors.push('pushed'), onError: (e) => errors.push(e.code) });
+    await trader.connect();
+    await waitFor(() => errors.length > 0, 'the refusal');
+    expect(errors).toEqual(['NOT_ENTITLED']);
+    const after = received.length;
+    await second.collectMetrics();
+    await second.collectMetrics();
+    expect(received.length).toBe(after);
   });
 });
 

@@ -17,6 +17,7 @@ import {
   type ServerMessage,
   type SessionLoggedIn,
 } from '@tidewire/protocol';
+import { AdminStream, type AdminMetricsHandler, type AdminMetricsStream } from './admin-stream.js';
 import { backoffDelayMs } from './backoff.js';
 import { TidewireError } from './errors.js';
 import { LatencyTracker } from './latency.js';
@@ -89,6 +90,11 @@ export class TidewireClient {
   };
   private readonly table: SubscriptionTable;
   private readonly latencyTracker = new LatencyTracker();
+  private readonly admin = new AdminStream({
+    loggedIn: () => this.currentState === 'loggedIn',
+    request: (type) => this.request({ type, reqId: this.takeReqId() }),
+    report: (e) => this.emitError(new TidewireError('HANDLER_FAILED', `an admin metrics handler threw: ${String(e)}`, { cause: e })),
+  });
   private readonly stateListeners = new Set<StateListener>();
   private readonly errorListeners = new Set<ErrorListener>();
 
@@ -225,6 +231,14 @@ export class TidewireClient {
     };
   }
 
+  /**
+   * The live admin metrics stream (admin role): `onMetrics` about once a second until `stop()`,
+   * kept across reconnects. Non-admins get `onError` with NOT_ENTITLED. Works before login.
+   */
+  adminMetrics(handler: AdminMetricsHandler): AdminMetricsStream {
+    return this.admin.add(handler);
+  }
+
   /** Closes the connection for good (code 1000): no reconnect; in-flight requests reject with CLOSED. */
   close(): void {
     this.wanted = false;
@@ -356,6 +370,7 @@ export class TidewireClient {
     this.toUnsubscribe.clear();
     this.toSubscribe = new Set(this.table.subjects());
     this.flush();
+    this.admin.onLoggedIn();
     return info;
   }
 
@@ -601,6 +616,9 @@ export class TidewireClient {
           if (this.pongWatchdog !== undefined) clearTimeout(this.pongWatchdog);
           this.pongWatchdog = undefined;
           this.counters.rttMs = now - m.ts;
+          break;
+        case 'admin.metrics':
+          this.admin.deliver(m);
           break;
         case 'error':
           if (!this.settle(m.reqId, m)) this.emitError(TidewireError.fromMessage(m));

@@ -6,5 +6,6 @@
 export { TidewireClient } from './client.js';
 export { TidewireError, type ClientErrorCode, type TidewireErrorCode, type TidewireErrorDetail } from './errors.js';
 export { backoffDelayMs } from './backoff.js';
+export type { AdminMetricsHandler, AdminMetricsStream } from './admin-stream.js';
 export type * from './types.js';
-export type { FieldType, FieldTypes, FieldValue, Fields, RecordUpdate, RecordImage } from '@tidewire/protocol';
+export type { AdminMetrics, FieldType, FieldTypes, FieldValue, Fields, RecordUpdate, RecordImage } from '@tidewire/protocol';

@@ -83,7 +83,6 @@ export interface RecordUnsubscribe {
   subjects: string[];
 }
 
-/** Messages a client may send on `/stream`. */
 /**
  * Start (`admin.subscribe`) or stop (`admin.unsubscribe`) the live admin metrics stream: one
  * `admin.metrics` per second. Admin role only: traders get NOT_ENTITLED. Subscribing again while
