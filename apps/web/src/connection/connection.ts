@@ -6,6 +6,8 @@
 
 import {
   TidewireClient,
+  type AdminMetricsHandler,
+  type AdminMetricsStream,
   type ClientOptions,
   type ConnectionState,
   type LatencySnapshot,
@@ -103,6 +105,14 @@ export class Connection {
   /** Record subscriptions of the logged-in session; undefined while logged out. */
   get records(): RecordStore | undefined {
     return this.store;
+  }
+
+  /**
+   * The live admin metrics stream of the logged-in session (admin role; others get onError with
+   * NOT_ENTITLED), kept across reconnects; undefined while logged out.
+   */
+  adminMetrics(handler: AdminMetricsHandler): AdminMetricsStream | undefined {
+    return this.client?.adminMetrics(handler);
   }
 
   /** Origin -> receipt latency measured by the client; undefined while logged out. */

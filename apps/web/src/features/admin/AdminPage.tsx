@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import type { AdminMetricsSample, AdminSessionInfo, BatchingSettings } from '@tidewire/protocol';
+import { useConnection } from '../../connection/ConnectionProvider.js';
 import { useConnectionSnapshot } from '../../connection/hooks.js';
 import { AdminApiError, fetchAdminMetrics, kickSession, updateSettings, type AdminApiOptions } from './admin-api.js';
 import { MetricsChart } from './MetricsChart.js';
@@ -8,8 +9,8 @@ import { SessionsGrid } from './SessionsGrid.js';
 import { SettingsPanel } from './SettingsPanel.js';
 import './admin.css';
 
-/** How often the console asks for the latest interval, ms (the server makes one per second). */
-const POLL_MS = 1000;
+/** Retry period of the history fetch when it fails, ms. */
+const RETRY_MS = 2000;
 
 /** Shown to non-admins: the console is not theirs (and the API would answer 403 anyway). */
 function NotEntitled({ role }: { role: string | undefined }) {
@@ -24,6 +25,7 @@ function NotEntitled({ role }: { role: string | undefined }) {
 
 /** Live metrics charts (5 minutes), sessions with kick, batching settings. Admin role only. */
 export function AdminPage() {
+  const connection = useConnection();
   const { session } = useConnectionSnapshot();
   const token = session?.token;
   const isAdmin = session?.role === 'admin';
@@ -33,38 +35,46 @@ export function AdminPage() {
   const [kickReason, setKickReason] = useState('kicked by an administrator');
   const [notice, setNotice] = useState<string | undefined>();
   const api = useRef<AdminApiOptions | undefined>(undefined);
-  /** `at` of the newest sample held: later polls fetch only newer history. */
-  const newestAt = useRef<number | undefined>(undefined);
   api.current = token === undefined ? undefined : { token };
 
+  // The 5-minute history comes once over HTTP; from then on the server pushes each interval
+  // (admin.metrics over the session's WebSocket, resubscribed by the SDK after a reconnect).
   useEffect(() => {
     if (!isAdmin) return;
     let stopped = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const poll = async (): Promise<void> => {
+    let retry: ReturnType<typeof setTimeout> | undefined;
+    const stream = connection.adminMetrics({
+      onMetrics: (m) => {
+        if (stopped) return;
+        setSamples((prev) => mergeSamples(prev, [m.sample]));
+        setSessions(m.sessions);
+        setError(undefined);
+      },
+      onError: (err) => {
+        if (!stopped) setError(`${err.code}: ${err.message}`);
+      },
+    });
+    const loadHistory = async (): Promise<void> => {
       const o = api.current;
-      if (o) {
-        try {
-          const r = await fetchAdminMetrics(o, newestAt.current);
-          if (stopped) return;
-          const incoming = r.sample ? [...r.history, r.sample] : r.history;
-          if (incoming.length > 0) newestAt.current = Math.max(newestAt.current ?? 0, ...incoming.map((s) => s.at));
-          setSamples((prev) => mergeSamples(prev, incoming));
-          setSessions(r.sessions);
-          setError(undefined);
-        } catch (err) {
-          if (stopped) return;
-          setError(err instanceof AdminApiError ? `${err.code}: ${err.message}` : String(err));
-        }
+      if (!o || stopped) return;
+      try {
+        const r = await fetchAdminMetrics(o);
+        if (stopped) return;
+        setSamples((prev) => mergeSamples(prev, r.sample ? [...r.history, r.sample] : r.history));
+        setSessions((prev) => (prev.length > 0 ? prev : r.sessions));
+      } catch (err) {
+        if (stopped) return;
+        setError(err instanceof AdminApiError ? `${err.code}: ${err.message}` : String(err));
+        retry = setTimeout(() => void loadHistory(), RETRY_MS);
       }
-      if (!stopped) timer = setTimeout(() => void poll(), POLL_MS);
     };
-    void poll();
+    void loadHistory();
     return () => {
       stopped = true;
-      if (timer !== undefined) clearTimeout(timer);
+      stream?.stop();
+      if (retry !== undefined) clearTimeout(retry);
     };
-  }, [isAdmin]);
+  }, [isAdmin, connection, session?.sessionId]);
 
   const onKick = useCallback((s: AdminSessionInfo) => {
     const o = api.current;
