@@ -10,6 +10,7 @@ import os from 'node:os';
 import { delay, epochNowMs } from './clock.js';
 import { DEFAULT_URL, resolveTarget, type FlagSpec, type ParsedFlags } from './args.js';
 import { LoadgenError, badArgument } from './errors.js';
+import { applyBatching, type AppliedBatching } from './server-batching.js';
 import { FANOUT_PRESETS, PRESET_NAMES, type FanoutPreset } from './presets.js';
 import { progressPrinter } from './progress.js';
 import { renderHtml } from './report-html.js';
@@ -64,7 +65,9 @@ export const RUN_FLAGS: Record<string, FlagSpec> = {
   ...common,
   ...clientFlags,
   'message-bytes': { type: 'number', doc: 'message size, bytes (preset default: the first published size)' },
-  'burst-max-ms': { type: 'number', doc: 'the server\'s batching (burst-max) this run is labelled with; the server must run with it', default: 0 },
+  'burst-max-ms': { type: 'number', doc: 'server batching (burst-max) for the run: set through the admin API, checked, and put back afterwards', default: 0 },
+  'admin-user': { type: 'string', doc: 'admin account that sets the server\'s batching (empty: only label the run)', default: 'admin' },
+  'admin-password': { type: 'string', doc: 'its password', default: 'admin123' },
   'source-user': { type: 'string', doc: 'source account', default: 'feed' },
   'source-password': { type: 'string', doc: 'its password', default: 'feed123' },
 };
@@ -191,32 +194,57 @@ export async function runCommand(p: ParsedFlags): Promise<number> {
   const { messageBytes, burstMaxMs, steps } = presetSweepParams(preset, p);
   if (!preset.messageBytes.includes(messageBytes)) process.stderr.write(`note: ${preset.name} is published with message bytes ${preset.messageBytes.join('/')}; running with ${messageBytes}\n`);
   if (!preset.burstMaxMs.includes(burstMaxMs)) process.stderr.write(`note: ${preset.name} is published with burst-max ${preset.burstMaxMs.join('/')} ms; labelled ${burstMaxMs}\n`);
-  // No admin API can change or show the server's batching yet: the run is labelled, not verified.
-  process.stderr.write(`server batching: this run is labelled burst-max ${burstMaxMs} ms; the server must have been started with --burst-max-ms ${burstMaxMs} (TIDEWIRE_BURST_MAX_MS=${burstMaxMs})\n`);
   checkSweep(steps, p.values['step-seconds'] as number, p.values['warmup-seconds'] as number);
   await ensureServer(target.url);
+  const batching = await setServerBatching(target.url, str(p, 'admin-user'), str(p, 'admin-password'), burstMaxMs);
   const prefix = `/BENCH/${preset.name}`;
-  const report = await runSweep({
-    scenario: preset.name,
-    params: {
-      url: target.url, subjectCount: preset.subjectCount, ratePerSubject: preset.ratePerSubject, subsPerUser: preset.subsPerUser, messageBytes,
-      burstMaxMs, serverBatchingVerified: false, stepSeconds: p.values['step-seconds'], warmupSeconds: p.values['warmup-seconds'], ...machine(),
-    },
-    source: {
-      url: target.url, user: str(p, 'source-user'), password: str(p, 'source-password'), subjectPrefix: prefix,
-      subjectCount: preset.subjectCount, ratePerSubject: preset.ratePerSubject, messageBytes,
-    },
-    fleet: {
-      url: target.url, user: str(p, 'user'), password: str(p, 'password'), subjectPrefix: prefix, subjectCount: preset.subjectCount,
-      subsPerUser: preset.subsPerUser, threads: num(p, 'threads', 0, 64, true), connectTimeoutMs: num(p, 'connect-timeout-ms', 100, 600_000), maxSeconds: 86_400,
-    },
-    ratePerSubject: preset.ratePerSubject,
-    steps,
-    stepSeconds: p.values['step-seconds'] as number,
-    warmupSeconds: p.values['warmup-seconds'] as number,
-    engine: engine(p),
-    onProgress: progressPrinter(),
-  });
+  let report: SweepReport;
+  try {
+    report = await runSweep({
+      scenario: preset.name,
+      params: {
+        url: target.url, subjectCount: preset.subjectCount, ratePerSubject: preset.ratePerSubject, subsPerUser: preset.subsPerUser, messageBytes,
+        burstMaxMs, serverBatchingVerified: batching !== undefined, serverBatching: batching?.inForce ?? null, stepSeconds: p.values['step-seconds'], warmupSeconds: p.values['warmup-seconds'], ...machine(),
+      },
+      source: {
+        url: target.url, user: str(p, 'source-user'), password: str(p, 'source-password'), subjectPrefix: prefix,
+        subjectCount: preset.subjectCount, ratePerSubject: preset.ratePerSubject, messageBytes,
+      },
+      fleet: {
+        url: target.url, user: str(p, 'user'), password: str(p, 'password'), subjectPrefix: prefix, subjectCount: preset.subjectCount,
+        subsPerUser: preset.subsPerUser, threads: num(p, 'threads', 0, 64, true), connectTimeoutMs: num(p, 'connect-timeout-ms', 100, 600_000), maxSeconds: 86_400,
+      },
+      ratePerSubject: preset.ratePerSubject,
+      steps,
+      stepSeconds: p.values['step-seconds'] as number,
+      warmupSeconds: p.values['warmup-seconds'] as number,
+      engine: engine(p),
+      onProgress: progressPrinter(),
+    });
+  } finally {
+    await batching?.restore();
+  }
   writeOutputs(p, report, burstMaxMs === 0 && messageBytes === preset.messageBytes[0] ? preset.publishedMeanMs : undefined);
   return 0;
+}
+
+/**
+ * Sets the server's burst-max through the admin API; on failure (no admin account given, refused,
+ * an older server) the run goes on labelled only, and says so.
+ */
+async function setServerBatching(url: string, user: string, password: string, burstMaxMs: number): Promise<AppliedBatching | undefined> {
+  const labelOnly = `the run is labelled burst-max ${burstMaxMs} ms; start the server with --burst-max-ms ${burstMaxMs} (TIDEWIRE_BURST_MAX_MS=${burstMaxMs})`;
+  if (user === '') {
+    process.stderr.write(`server batching: not set (no --admin-user): ${labelOnly}\n`);
+    return undefined;
+  }
+  try {
+    const applied = await applyBatching(url, { user, password }, burstMaxMs);
+    const b = applied.inForce;
+    process.stderr.write(`server batching: burst-min ${b.burstMinMs} / burst-max ${b.burstMaxMs} / increment ${b.burstIncrementMs} / throttle ${b.throttleMs} ms (set as ${user}; put back after the run)\n`);
+    return applied;
+  } catch (err) {
+    process.stderr.write(`server batching: could not set it (${(err as Error).message}): ${labelOnly}\n`);
+    return undefined;
+  }
 }
