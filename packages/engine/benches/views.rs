@@ -331,6 +331,15 @@ fn memory() {
     set.flush(&mut out);
     let after_views = rss_bytes();
     let mb = |b: usize| b as f64 / 1_048_576.0;
+    let container_bytes: usize = (0..2_000u32)
+        .filter_map(|u| set.container(1_000_000 + u))
+        .map(|c| c.heap_bytes())
+        .sum();
+    eprintln!(
+        "memory/containers_only: {:.0} MB heap for 2,000,000 members ({:.1} bytes/member)",
+        mb(container_bytes),
+        container_bytes as f64 / 2_000_000.0
+    );
     eprintln!(
         "memory/blotter_2000x1000: records {:.0} MB, containers+views {:.0} MB ({:.1} bytes/member; \
          engine-counted heap {:.0} MB), total RSS {:.0} MB; built in {:.2} s; {} windows snapshotted",
