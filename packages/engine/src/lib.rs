@@ -6,6 +6,8 @@ pub mod container;
 pub mod error;
 pub mod filter;
 pub mod intern;
+pub mod journal;
+pub mod order;
 pub mod store;
 pub mod value;
 pub mod wire;

@@ -1,0 +1,149 @@
+//! Order journal bench (SCENARIOS §3 shape): ~305-byte orders appended at a steady rate with group
+//! commit; latency = append call -> durable acknowledgement (after fdatasync). Reports mean, p50, p90,
+//! p95, p99, max, std dev and achieved throughput per rate, plus an unpaced run for peak throughput.
+//!
+//! `cargo bench --no-default-features --bench journal [-- --secs 10 --rates 1000,5000 --dir /path]`
+//! The journal lives under Cargo's target tmp dir (same disk as the build) unless `--dir` is given.
+
+use hdrhistogram::Histogram;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tidewire_engine::journal::{Journal, JournalOptions};
+
+/// A 305-byte FIX-like order body (the STAC message size).
+fn order_body(i: u64) -> Vec<u8> {
+    let s = format!(
+        "8=FIX.4.2|35=D|49=TRADER{:04}|56=TIDEWIRE|11=ORD{:012}|55=/FX/EURUSD|54={}|38={}|40=2|44=1.{:05}|59=0|60=20261122-23:00:00.000|",
+        i % 2000,
+        i,
+        1 + i % 2,
+        1000 + i % 9000,
+        i % 100_000
+    );
+    let mut b = s.into_bytes();
+    b.resize(305, b'.');
+    b
+}
+
+struct Args {
+    secs: u64,
+    rates: Vec<u64>,
+    dir: std::path::PathBuf,
+}
+
+fn args() -> Args {
+    let mut a = Args {
+        secs: 10,
+        rates: vec![1_000, 5_000, 10_000, 20_000],
+        dir: std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("journal-bench"),
+    };
+    let v: Vec<String> = std::env::args().collect();
+    let mut i = 1;
+    while i < v.len() {
+        match v[i].as_str() {
+            "--secs" => a.secs = v[i + 1].parse().expect("--secs N"),
+            "--rates" => a.rates = v[i + 1].split(',').map(|r| r.parse().expect("--rates a,b,c")).collect(),
+            "--dir" => a.dir = v[i + 1].clone().into(),
+            _ => {
+                i += 1;
+                continue;
+            }
+        }
+        i += 2;
+    }
+    a
+}
+
+fn fresh_journal(dir: &std::path::Path) -> Journal {
+    let _ = std::fs::remove_dir_all(dir);
+    Journal::open(JournalOptions::new(dir)).expect("open journal").0
+}
+
+/// One run: `count` appends, paced at `rate`/s (0 = unpaced). Returns (histogram ns, elapsed to last ack).
+fn run(
+    dir: &std::path::Path,
+    rate: u64,
+    count: u64,
+) -> (Histogram<u64>, Duration, tidewire_engine::journal::JournalStats) {
+    let journal = fresh_journal(dir);
+    let hist = Arc::new(Mutex::new(
+        Histogram::<u64>::new_with_bounds(1_000, 60_000_000_000, 3).unwrap(),
+    ));
+    let (done_tx, done_rx) = crossbeam_channel::bounded::<Instant>(1);
+    let start = Instant::now();
+    for i in 0..count {
+        if let Some(period) = (1_000_000_000u64).checked_div(rate) {
+            let due = start + Duration::from_nanos(i * period);
+            loop {
+                let now = Instant::now();
+                if now >= due {
+                    break;
+                }
+                let left = due - now;
+                if left > Duration::from_micros(200) {
+                    std::thread::sleep(left - Duration::from_micros(100));
+                } else {
+                    std::hint::spin_loop();
+                }
+            }
+        }
+        let t0 = Instant::now();
+        let h = hist.clone();
+        let last = i + 1 == count;
+        let done = done_tx.clone();
+        journal
+            .append(order_body(i), move |r| {
+                r.expect("durable");
+                let now = Instant::now();
+                h.lock().unwrap().record((now - t0).as_nanos() as u64).unwrap();
+                if last {
+                    let _ = done.send(now);
+                }
+            })
+            .expect("append");
+    }
+    let end = done_rx.recv_timeout(Duration::from_secs(120)).expect("last ack");
+    let stats = journal.stats();
+    journal.close().unwrap();
+    let h = hist.lock().unwrap().clone();
+    (h, end - start, stats)
+}
+
+fn main() {
+    let a = args();
+    if std::env::args().any(|x| x == "--list") {
+        return;
+    }
+    println!(
+        "| rate (orders/s) | orders | achieved/s | mean µs | p50 µs | p90 µs | p95 µs | p99 µs | max µs | std dev µs | fsyncs | orders/fsync | mean fsync µs |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let _ = run(&a.dir, 5_000, 5_000); // warm-up (file system, page cache, threads)
+    let mut runs: Vec<(u64, u64)> = a.rates.iter().map(|r| (*r, r * a.secs)).collect();
+    runs.push((0, 200_000));
+    for (rate, count) in runs {
+        let (h, elapsed, s) = run(&a.dir, rate, count);
+        let us = |ns: f64| ns / 1_000.0;
+        println!(
+            "| {} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {} | {:.1} | {:.0} |",
+            if rate == 0 {
+                "unpaced".to_string()
+            } else {
+                rate.to_string()
+            },
+            count,
+            count as f64 / elapsed.as_secs_f64(),
+            us(h.mean()),
+            us(h.value_at_quantile(0.50) as f64),
+            us(h.value_at_quantile(0.90) as f64),
+            us(h.value_at_quantile(0.95) as f64),
+            us(h.value_at_quantile(0.99) as f64),
+            us(h.max() as f64),
+            us(h.stdev()),
+            s.syncs,
+            count as f64 / s.syncs.max(1) as f64,
+            us(s.sync_nanos_total as f64 / s.syncs.max(1) as f64),
+        );
+    }
+    let _ = std::fs::remove_dir_all(&a.dir);
+}

@@ -1,0 +1,382 @@
+//! The durable journal: append-only segment files, gap-free u64 seqs from 1, an epoch per journal
+//! creation, group commit (one fdatasync per group, acknowledgement only after it), recovery that cuts
+//! a torn tail and refuses real corruption, and replay from a seq.
+//!
+//! The journal stores opaque bodies; `order::event` encodes order transitions into them.
+//!
+//! ```no_run
+//! use tidewire_engine::journal::{Journal, JournalOptions};
+//! let (journal, report) = Journal::open(JournalOptions::new("/var/lib/tidewire/journal")).unwrap();
+//! if let Some(line) = report.log_line() { eprintln!("{line}"); }
+//! for entry in journal.replay_from(1).unwrap() { let _entry = entry.unwrap(); /* rebuild state */ }
+//! journal.append(b"order".to_vec(), |acked| { /* Ok(seq): on disk; reply to the client now */ }).unwrap();
+//! ```
+
+mod error;
+mod format;
+mod recover;
+mod replay;
+mod writer;
+
+pub use error::JournalError;
+pub use format::{FORMAT_VERSION, HEADER_LEN};
+pub use recover::RecoveryReport;
+pub use replay::{Entry, Replay};
+
+use crossbeam_channel::{Sender, TrySendError};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+/// Source of time for the journal (fsync timing, default epoch). Injectable for tests.
+pub trait Clock: Send + Sync {
+    /// Wall-clock nanoseconds since the Unix epoch.
+    fn now_nanos(&self) -> u64;
+}
+
+/// The system clock.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_nanos(&self) -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+    }
+}
+
+/// Called on the writer thread right after each fdatasync returns, with the last seq it made durable,
+/// before any append it covers is acknowledged. For tests and metrics; must be quick.
+pub type SyncHook = Arc<dyn Fn(u64) + Send + Sync>;
+
+/// How to open a journal. Build with [`JournalOptions::new`] and adjust fields.
+#[derive(Clone)]
+pub struct JournalOptions {
+    /// Directory of the segment files; created if missing.
+    pub dir: PathBuf,
+    /// Rotate to a new segment when the next record would pass this size (bytes). Default 64 MiB;
+    /// at least 4 KiB. A record larger than this still goes alone into its own segment.
+    pub segment_bytes: u64,
+    /// Appends queued before `append` blocks / `try_append` answers `QueueFull`. Default 65,536.
+    pub queue_capacity: usize,
+    /// Most appends in one commit group (one write + one fdatasync). Default 8,192.
+    pub max_group_records: usize,
+    /// Largest body accepted, bytes. Default 1 MiB.
+    pub max_record_bytes: u32,
+    /// Epoch for a journal created by this open; `None` (default) = the clock's nanoseconds. Ignored
+    /// when the journal exists (its epoch is read from the segments).
+    pub epoch: Option<u64>,
+    /// Clock; default [`SystemClock`].
+    pub clock: Arc<dyn Clock>,
+    /// Optional hook after each fdatasync (see [`SyncHook`]). Default none.
+    pub sync_hook: Option<SyncHook>,
+}
+
+impl JournalOptions {
+    /// Defaults for a journal in `dir`.
+    pub fn new(dir: impl Into<PathBuf>) -> JournalOptions {
+        JournalOptions {
+            dir: dir.into(),
+            segment_bytes: 64 << 20,
+            queue_capacity: 65_536,
+            max_group_records: 8_192,
+            max_record_bytes: 1 << 20,
+            epoch: None,
+            clock: Arc::new(SystemClock),
+            sync_hook: None,
+        }
+    }
+
+    fn validate(&self) -> Result<(), JournalError> {
+        let bad = |name, message: &str| {
+            Err(JournalError::InvalidOption {
+                name,
+                message: message.into(),
+            })
+        };
+        if self.segment_bytes < 4096 {
+            return bad("segment_bytes", "must be at least 4096");
+        }
+        if self.queue_capacity == 0 {
+            return bad("queue_capacity", "must be at least 1");
+        }
+        if self.max_group_records == 0 {
+            return bad("max_group_records", "must be at least 1");
+        }
+        if self.max_record_bytes == 0 || self.max_record_bytes > (u32::MAX - 64) {
+            return bad("max_record_bytes", "must be between 1 and 4 GiB - 64");
+        }
+        Ok(())
+    }
+}
+
+/// Counters shared with the writer thread.
+pub(crate) struct Shared {
+    durable_seq: AtomicU64,
+    groups: AtomicU64,
+    syncs: AtomicU64,
+    bytes: AtomicU64,
+    sync_nanos_total: AtomicU64,
+    sync_nanos_max: AtomicU64,
+    segments_created: AtomicU64,
+    failed: Mutex<Option<String>>,
+}
+
+impl Shared {
+    fn failure(&self) -> Option<String> {
+        self.failed.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+    fn fail(&self, message: String) {
+        let mut f = self.failed.lock().unwrap_or_else(|p| p.into_inner());
+        f.get_or_insert(message);
+    }
+}
+
+/// Counters since open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JournalStats {
+    /// Last durable seq (0 = none).
+    pub durable_seq: u64,
+    /// Commit groups written.
+    pub groups: u64,
+    /// fdatasync calls (groups + rotations).
+    pub syncs: u64,
+    /// Bytes written to segments (excluding headers).
+    pub bytes: u64,
+    /// Total / longest time inside fdatasync, ns (by the journal's clock).
+    pub sync_nanos_total: u64,
+    /// Longest fdatasync, ns.
+    pub sync_nanos_max: u64,
+    /// Segments created by rotation.
+    pub segments_created: u64,
+}
+
+/// What a client holding (epoch, last seq seen) should do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resume {
+    /// Same journal and the seq is held: replay entries from `from` (may be past the end: nothing yet).
+    Replay {
+        /// First seq to send.
+        from: u64,
+    },
+    /// Different epoch, or a seq this journal no longer holds / never held: take a fresh snapshot.
+    Resnapshot,
+}
+
+/// An open journal. Appends from any thread; one writer thread does the I/O. Dropping it (or
+/// [`Journal::close`]) completes every queued append and joins the writer.
+pub struct Journal {
+    tx: Option<Sender<writer::Request>>,
+    thread: Option<JoinHandle<()>>,
+    shared: Arc<Shared>,
+    dir: PathBuf,
+    epoch: u64,
+    first_seq: u64,
+    max_record_bytes: u32,
+    queue_capacity: usize,
+}
+
+impl Journal {
+    /// Opens (or creates) the journal in `options.dir`: recovers every segment (cutting a torn tail,
+    /// see [`RecoveryReport`]), then starts the writer. Errors on real corruption, a seq gap, mixed
+    /// epochs, an unreadable format version, an invalid option or an I/O failure.
+    pub fn open(options: JournalOptions) -> Result<(Journal, RecoveryReport), JournalError> {
+        options.validate()?;
+        let dir = options.dir.clone();
+        std::fs::create_dir_all(&dir).map_err(|e| JournalError::io(format!("create dir {}", dir.display()), &e))?;
+        let max_payload = options.max_record_bytes as usize + format::PAYLOAD_FIXED;
+        let recovered = recover::recover(&dir, max_payload)?;
+        let mut report = recovered.report;
+        let next_seq = report.last_seq + 1;
+        let (epoch, tail) = match (recovered.epoch, recovered.segments.last()) {
+            (Some(epoch), Some(last)) => {
+                let file = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&last.path)
+                    .map_err(|e| JournalError::io(format!("open {}", last.path.display()), &e))?;
+                (
+                    epoch,
+                    writer::Tail {
+                        file,
+                        path: last.path.clone(),
+                        len: last.len,
+                    },
+                )
+            }
+            (epoch, _) => {
+                // No segment left: a new journal (or only a torn segment creation was found).
+                report.created = epoch.is_none();
+                let epoch = epoch.or(options.epoch).unwrap_or_else(|| options.clock.now_nanos());
+                let tail = writer::create_segment(&dir, epoch, next_seq)?;
+                report.segments += 1;
+                (epoch, tail)
+            }
+        };
+        let shared = Arc::new(Shared {
+            durable_seq: AtomicU64::new(report.last_seq),
+            groups: AtomicU64::new(0),
+            syncs: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            sync_nanos_total: AtomicU64::new(0),
+            sync_nanos_max: AtomicU64::new(0),
+            segments_created: AtomicU64::new(0),
+            failed: Mutex::new(None),
+        });
+        let (tx, rx) = crossbeam_channel::bounded(options.queue_capacity);
+        let w = writer::Writer {
+            dir: dir.clone(),
+            epoch,
+            segment_bytes: options.segment_bytes,
+            max_group_records: options.max_group_records,
+            next_seq,
+            tail,
+            shared: shared.clone(),
+            clock: options.clock.clone(),
+            hook: options.sync_hook.clone(),
+        };
+        let thread = std::thread::Builder::new()
+            .name("tidewire-journal".into())
+            .spawn(move || w.run(rx))
+            .map_err(|e| JournalError::io("spawn journal writer thread", &e))?;
+        let first_seq = if report.first_seq == 0 {
+            next_seq
+        } else {
+            report.first_seq
+        };
+        let journal = Journal {
+            tx: Some(tx),
+            thread: Some(thread),
+            shared,
+            dir,
+            epoch,
+            first_seq,
+            max_record_bytes: options.max_record_bytes,
+            queue_capacity: options.queue_capacity,
+        };
+        Ok((journal, report))
+    }
+
+    fn request(&self, body: Vec<u8>, done: writer::Done) -> Result<writer::Request, JournalError> {
+        if body.len() > self.max_record_bytes as usize {
+            return Err(JournalError::RecordTooLarge {
+                len: body.len(),
+                limit: self.max_record_bytes,
+            });
+        }
+        if let Some(message) = self.shared.failure() {
+            return Err(JournalError::Failed { message });
+        }
+        Ok(writer::Request { body, done })
+    }
+
+    /// Queues `body`; `done` is called on the writer thread with `Ok(seq)` once the record is on disk
+    /// (after fdatasync), or with the error that stopped the writer. Blocks while the queue is full
+    /// (backpressure). On `Err` here `done` is never called.
+    pub fn append(
+        &self,
+        body: Vec<u8>,
+        done: impl FnOnce(Result<u64, JournalError>) + Send + 'static,
+    ) -> Result<(), JournalError> {
+        let req = self.request(body, Box::new(done))?;
+        let tx = self.tx.as_ref().ok_or(JournalError::Closed)?;
+        tx.send(req).map_err(|_| JournalError::Closed)
+    }
+
+    /// Like [`Journal::append`] but never blocks: `Err(QueueFull)` when the queue is full.
+    pub fn try_append(
+        &self,
+        body: Vec<u8>,
+        done: impl FnOnce(Result<u64, JournalError>) + Send + 'static,
+    ) -> Result<(), JournalError> {
+        let req = self.request(body, Box::new(done))?;
+        let tx = self.tx.as_ref().ok_or(JournalError::Closed)?;
+        tx.try_send(req).map_err(|e| match e {
+            TrySendError::Full(_) => JournalError::QueueFull {
+                capacity: self.queue_capacity,
+            },
+            TrySendError::Disconnected(_) => JournalError::Closed,
+        })
+    }
+
+    /// Appends and blocks until durable; returns the seq.
+    pub fn append_wait(&self, body: Vec<u8>) -> Result<u64, JournalError> {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        self.append(body, move |r| {
+            let _ = tx.send(r);
+        })?;
+        rx.recv().unwrap_or(Err(JournalError::Closed))
+    }
+
+    /// The journal's epoch (fixed at creation).
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// Last durable seq (0 = none).
+    pub fn durable_seq(&self) -> u64 {
+        self.shared.durable_seq.load(Ordering::Acquire)
+    }
+
+    /// First seq the journal holds (or, when empty, the seq the first append will get).
+    pub fn first_seq(&self) -> u64 {
+        self.first_seq
+    }
+
+    /// Iterates durable entries with seq >= `from_seq`, up to the durable seq at the time of the call.
+    pub fn replay_from(&self, from_seq: u64) -> Result<Replay, JournalError> {
+        Replay::new(
+            &self.dir,
+            from_seq,
+            self.durable_seq(),
+            self.max_record_bytes as usize + format::PAYLOAD_FIXED,
+        )
+    }
+
+    /// Replay or resnapshot for a client that last saw (`epoch`, `last_seq`).
+    pub fn resume(&self, epoch: u64, last_seq: u64) -> Resume {
+        let durable = self.durable_seq();
+        if epoch != self.epoch || last_seq > durable || last_seq + 1 < self.first_seq {
+            Resume::Resnapshot
+        } else {
+            Resume::Replay { from: last_seq + 1 }
+        }
+    }
+
+    /// Counters since open.
+    pub fn stats(&self) -> JournalStats {
+        let s = &self.shared;
+        JournalStats {
+            durable_seq: s.durable_seq.load(Ordering::Acquire),
+            groups: s.groups.load(Ordering::Relaxed),
+            syncs: s.syncs.load(Ordering::Relaxed),
+            bytes: s.bytes.load(Ordering::Relaxed),
+            sync_nanos_total: s.sync_nanos_total.load(Ordering::Relaxed),
+            sync_nanos_max: s.sync_nanos_max.load(Ordering::Relaxed),
+            segments_created: s.segments_created.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Completes every queued append, stops the writer and reports its failure, if any.
+    pub fn close(mut self) -> Result<(), JournalError> {
+        self.shutdown();
+        match self.shared.failure() {
+            Some(message) => Err(JournalError::Failed { message }),
+            None => Ok(()),
+        }
+    }
+
+    fn shutdown(&mut self) {
+        self.tx.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Journal {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}

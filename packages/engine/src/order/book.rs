@@ -1,0 +1,390 @@
+//! `OrderBook`: every order's state, changed only by applying [`OrderEvent`]s.
+//!
+//! Decisions (`submit`, `acknowledge`, `cancel`, `amend`, `execute`, `end_of_day`) validate, build
+//! the event(s), apply them and return them; the caller journals the returned events and sends any
+//! reply only after the journal acknowledged them. Replay feeds the journaled events to
+//! [`OrderBook::apply`] (or [`OrderBook::rebuild`]) and reaches the same state.
+
+use super::event::{DecodeError, OrderEvent};
+use super::model::{Amend, CancelReason, NewOrder, Order, OrderStatus, Quote, TimeInForce};
+use super::simulator::{Decision, ExecutionSimulator};
+use super::validate::{self, reject, InstrumentCatalog, OrderLimits, OrderReject, RejectField, RejectRule};
+use crate::journal::{Entry, JournalError};
+use rustc_hash::FxHashMap;
+
+/// An event that does not fit the order's current state (replay of a foreign or damaged journal).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("order {order_id}: cannot apply {event} in state {state}")]
+pub struct TransitionError {
+    /// The order named by the event.
+    pub order_id: u64,
+    /// Event kind.
+    pub event: &'static str,
+    /// Current state (`"missing"` when the order does not exist, `"exists"` for a re-accept).
+    pub state: &'static str,
+}
+
+/// Why [`OrderBook::rebuild`] stopped.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RebuildError {
+    /// Reading the journal failed.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    /// Entry `seq` is not an order event.
+    #[error("journal seq {seq}: {error}")]
+    Decode {
+        /// Journal seq.
+        seq: u64,
+        /// What is wrong.
+        error: DecodeError,
+    },
+    /// Entry `seq` does not fit the state built so far.
+    #[error("journal seq {seq}: {error}")]
+    Transition {
+        /// Journal seq.
+        seq: u64,
+        /// What is wrong.
+        error: TransitionError,
+    },
+}
+
+/// All orders, by id and by (user, client order id).
+#[derive(Debug, Default)]
+pub struct OrderBook {
+    limits: OrderLimits,
+    orders: Vec<Order>,
+    by_client: FxHashMap<(String, String), u64>,
+}
+
+impl OrderBook {
+    /// An empty book with `limits`.
+    pub fn new(limits: OrderLimits) -> OrderBook {
+        OrderBook {
+            limits,
+            orders: Vec::new(),
+            by_client: FxHashMap::default(),
+        }
+    }
+
+    /// Rebuilds a book from journal entries holding encoded [`OrderEvent`]s (in seq order).
+    pub fn rebuild(
+        limits: OrderLimits,
+        entries: impl IntoIterator<Item = Result<Entry, JournalError>>,
+    ) -> Result<OrderBook, RebuildError> {
+        let mut book = OrderBook::new(limits);
+        for entry in entries {
+            let entry = entry?;
+            let ev = OrderEvent::decode(&entry.body).map_err(|error| RebuildError::Decode { seq: entry.seq, error })?;
+            book.apply(&ev)
+                .map_err(|error| RebuildError::Transition { seq: entry.seq, error })?;
+        }
+        Ok(book)
+    }
+
+    /// The limits validation uses.
+    pub fn limits(&self) -> &OrderLimits {
+        &self.limits
+    }
+
+    /// Order by engine id.
+    pub fn get(&self, order_id: u64) -> Option<&Order> {
+        order_id.checked_sub(1).and_then(|i| self.orders.get(i as usize))
+    }
+
+    /// Order by owner and client order id.
+    pub fn find(&self, user: &str, client_order_id: &str) -> Option<&Order> {
+        let id = self.by_client.get(&(user.to_owned(), client_order_id.to_owned()))?;
+        self.get(*id)
+    }
+
+    /// Every order, oldest first.
+    pub fn orders(&self) -> &[Order] {
+        &self.orders
+    }
+
+    /// Orders still open (New, Acknowledged, PartiallyFilled), oldest first.
+    pub fn open_orders(&self) -> impl Iterator<Item = &Order> {
+        self.orders.iter().filter(|o| o.status.is_open())
+    }
+
+    /// Number of orders ever accepted (the last order id).
+    pub fn len(&self) -> usize {
+        self.orders.len()
+    }
+
+    /// True when no order was ever accepted.
+    pub fn is_empty(&self) -> bool {
+        self.orders.is_empty()
+    }
+
+    /// Validates `req` (catalog, entitlement, ids, quantity, tick, duplicate client order id) and
+    /// accepts it as New. `ts`: ms since the Unix epoch. A reject changes nothing.
+    pub fn submit(
+        &mut self,
+        req: &NewOrder,
+        catalog: &dyn InstrumentCatalog,
+        ts: u64,
+    ) -> Result<OrderEvent, OrderReject> {
+        let (quantity, price) = validate::check_new(req, catalog, &self.limits)?;
+        if self.find(&req.user, &req.client_order_id).is_some() {
+            let msg = format!("user {} already has an order {}", req.user, req.client_order_id);
+            return Err(reject(RejectField::ClientOrderId, RejectRule::Duplicate, msg));
+        }
+        let ev = OrderEvent::Accepted {
+            order_id: self.orders.len() as u64 + 1,
+            ts,
+            user: req.user.clone(),
+            client_order_id: req.client_order_id.clone(),
+            instrument: req.instrument.clone(),
+            side: req.side,
+            quantity,
+            price,
+            time_in_force: req.time_in_force,
+        };
+        self.apply_ok(ev)
+    }
+
+    /// New -> Acknowledged (after the acceptance is durable).
+    pub fn acknowledge(&mut self, order_id: u64, ts: u64) -> Result<OrderEvent, OrderReject> {
+        let o = self.open_by_id(order_id)?;
+        if o.status != OrderStatus::New {
+            let msg = format!("order {order_id} is {}, not new", o.status.as_str());
+            return Err(reject(RejectField::Order, RejectRule::NotOpen, msg));
+        }
+        self.apply_ok(OrderEvent::Acknowledged { order_id, ts })
+    }
+
+    /// Cancels the user's open order `client_order_id`.
+    pub fn cancel(&mut self, user: &str, client_order_id: &str, ts: u64) -> Result<OrderEvent, OrderReject> {
+        let o = self.owned(user, client_order_id)?;
+        if !o.status.is_open() {
+            let msg = format!("order {client_order_id} is {}", o.status.as_str());
+            return Err(reject(RejectField::Order, RejectRule::NotOpen, msg));
+        }
+        let order_id = o.order_id;
+        self.apply_ok(OrderEvent::Cancelled {
+            order_id,
+            ts,
+            reason: CancelReason::User,
+        })
+    }
+
+    /// Amends the user's open order: quantity (> filled, <= max) and/or limit price (on tick).
+    pub fn amend(
+        &mut self,
+        user: &str,
+        client_order_id: &str,
+        amend: &Amend,
+        catalog: &dyn InstrumentCatalog,
+        ts: u64,
+    ) -> Result<OrderEvent, OrderReject> {
+        let o = self.owned(user, client_order_id)?;
+        let (quantity, price) = validate::check_amend(o, amend, catalog, &self.limits)?;
+        let order_id = o.order_id;
+        self.apply_ok(OrderEvent::Amended {
+            order_id,
+            ts,
+            quantity,
+            price,
+        })
+    }
+
+    /// Runs the simulator for one open, acknowledged order against `quote`; returns the events it
+    /// caused (none when the order waits). Unknown or New/terminal orders cause nothing.
+    pub fn execute(&mut self, order_id: u64, quote: &Quote, sim: &mut ExecutionSimulator, ts: u64) -> Vec<OrderEvent> {
+        let Some(o) = self.get(order_id) else { return Vec::new() };
+        if !matches!(o.status, OrderStatus::Acknowledged | OrderStatus::PartiallyFilled) {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        let (fill, then) = match sim.decide(o, quote) {
+            Decision::Wait => (None, None),
+            Decision::Fill { quantity, price } => (Some((quantity, price)), None),
+            Decision::FillAndCancelRest { quantity, price } => (
+                Some((quantity, price)),
+                Some(OrderEvent::Cancelled {
+                    order_id,
+                    ts,
+                    reason: CancelReason::ImmediateOrCancel,
+                }),
+            ),
+            Decision::CancelRest => (
+                None,
+                Some(OrderEvent::Cancelled {
+                    order_id,
+                    ts,
+                    reason: CancelReason::ImmediateOrCancel,
+                }),
+            ),
+            Decision::Reject(reason) => (None, Some(OrderEvent::Rejected { order_id, ts, reason })),
+        };
+        if let Some((quantity, price)) = fill {
+            out.push(OrderEvent::Filled {
+                order_id,
+                ts,
+                quantity,
+                price,
+            });
+        }
+        out.extend(then);
+        for ev in &out {
+            self.apply(ev).expect("simulator decisions fit the order's state");
+        }
+        out
+    }
+
+    /// Cancels every open DAY order (end of the trading day).
+    pub fn end_of_day(&mut self, ts: u64) -> Vec<OrderEvent> {
+        let ids: Vec<u64> = self
+            .open_orders()
+            .filter(|o| o.time_in_force == TimeInForce::Day)
+            .map(|o| o.order_id)
+            .collect();
+        ids.into_iter()
+            .map(|order_id| {
+                self.apply_ok(OrderEvent::Cancelled {
+                    order_id,
+                    ts,
+                    reason: CancelReason::EndOfDay,
+                })
+            })
+            .collect::<Result<_, _>>()
+            .expect("open orders can be cancelled")
+    }
+
+    /// Applies one event (live or replayed). Errors when it does not fit the order's state; the book
+    /// is unchanged then.
+    pub fn apply(&mut self, ev: &OrderEvent) -> Result<&Order, TransitionError> {
+        let order_id = ev.order_id();
+        let fail = |state: &'static str| TransitionError {
+            order_id,
+            event: ev.kind(),
+            state,
+        };
+        if let OrderEvent::Accepted {
+            ts,
+            user,
+            client_order_id,
+            instrument,
+            side,
+            quantity,
+            price,
+            time_in_force,
+            ..
+        } = ev
+        {
+            let key = (user.clone(), client_order_id.clone());
+            if order_id != self.orders.len() as u64 + 1 || self.by_client.contains_key(&key) || *quantity == 0 {
+                return Err(fail("exists"));
+            }
+            self.by_client.insert(key, order_id);
+            self.orders.push(Order {
+                order_id,
+                user: user.clone(),
+                client_order_id: client_order_id.clone(),
+                instrument: instrument.clone(),
+                side: *side,
+                quantity: *quantity,
+                price: *price,
+                time_in_force: *time_in_force,
+                status: OrderStatus::New,
+                filled_quantity: 0,
+                average_price: 0.0,
+                fills: 0,
+                last_fill: None,
+                reason: None,
+                created_ms: *ts,
+                updated_ms: *ts,
+                version: 1,
+            });
+            return Ok(self.orders.last().expect("just pushed"));
+        }
+        let idx = order_id
+            .checked_sub(1)
+            .filter(|i| (*i as usize) < self.orders.len())
+            .ok_or(fail("missing"))?;
+        let o = &mut self.orders[idx as usize];
+        let state = o.status.as_str();
+        match ev {
+            OrderEvent::Accepted { .. } => unreachable!("handled above"),
+            OrderEvent::Acknowledged { ts, .. } => {
+                if o.status != OrderStatus::New {
+                    return Err(fail(state));
+                }
+                o.status = OrderStatus::Acknowledged;
+                o.updated_ms = *ts;
+            }
+            OrderEvent::Filled {
+                ts, quantity, price, ..
+            } => {
+                let open = matches!(o.status, OrderStatus::Acknowledged | OrderStatus::PartiallyFilled);
+                if !open || *quantity == 0 || *quantity > o.quantity - o.filled_quantity || !price.is_finite() {
+                    return Err(fail(state));
+                }
+                let filled = o.filled_quantity + quantity;
+                o.average_price =
+                    (o.average_price * o.filled_quantity as f64 + price * *quantity as f64) / filled as f64;
+                o.filled_quantity = filled;
+                o.fills += 1;
+                o.last_fill = Some((*quantity, *price));
+                o.status = if filled == o.quantity {
+                    OrderStatus::Filled
+                } else {
+                    OrderStatus::PartiallyFilled
+                };
+                o.updated_ms = *ts;
+            }
+            OrderEvent::Amended {
+                ts, quantity, price, ..
+            } => {
+                if !o.status.is_open() || *quantity <= o.filled_quantity || price.is_some() != o.price.is_some() {
+                    return Err(fail(state));
+                }
+                o.quantity = *quantity;
+                o.price = *price;
+                o.updated_ms = *ts;
+            }
+            OrderEvent::Cancelled { ts, reason, .. } => {
+                if !o.status.is_open() {
+                    return Err(fail(state));
+                }
+                o.status = OrderStatus::Cancelled;
+                o.reason = Some(reason.as_str().to_owned());
+                o.updated_ms = *ts;
+            }
+            OrderEvent::Rejected { ts, reason, .. } => {
+                if !matches!(o.status, OrderStatus::New | OrderStatus::Acknowledged) {
+                    return Err(fail(state));
+                }
+                o.status = OrderStatus::Rejected;
+                o.reason = Some(reason.clone());
+                o.updated_ms = *ts;
+            }
+        }
+        o.version += 1;
+        Ok(o)
+    }
+
+    fn apply_ok(&mut self, ev: OrderEvent) -> Result<OrderEvent, OrderReject> {
+        self.apply(&ev)
+            .map_err(|e| reject(RejectField::Order, RejectRule::NotOpen, e.to_string()))?;
+        Ok(ev)
+    }
+
+    fn open_by_id(&self, order_id: u64) -> Result<&Order, OrderReject> {
+        self.get(order_id).ok_or_else(|| {
+            reject(
+                RejectField::Order,
+                RejectRule::UnknownOrder,
+                format!("no order with id {order_id}"),
+            )
+        })
+    }
+
+    fn owned(&self, user: &str, client_order_id: &str) -> Result<&Order, OrderReject> {
+        self.find(user, client_order_id).ok_or_else(|| {
+            let msg = format!("user {user} has no order {client_order_id}");
+            reject(RejectField::ClientOrderId, RejectRule::UnknownOrder, msg)
+        })
+    }
+}

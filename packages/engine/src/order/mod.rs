@@ -1,0 +1,20 @@
+//! Orders: the model, validation with typed rejects, a pure state machine whose transitions are
+//! journal entries ([`OrderEvent`], encoded into `journal` bodies, so replay rebuilds every order),
+//! and a seeded execution simulator.
+//!
+//! Flow the runtime follows: `book.submit(req, catalog, now)` -> `Err(reject)` (reply, nothing changed)
+//! or `Ok(event)` -> `journal.append(event.encode(), ..)` -> on the durable ack, reply with the ack and
+//! `book.acknowledge(id, now)` (journaled the same way); on each market tick `book.execute(id, quote,
+//! sim, now)` and journal what it returns. At start: `OrderBook::rebuild(limits, journal.replay_from(1)?)`.
+
+mod book;
+mod event;
+mod model;
+mod simulator;
+mod validate;
+
+pub use book::{OrderBook, RebuildError, TransitionError};
+pub use event::{DecodeError, OrderEvent, EVENT_VERSION};
+pub use model::{Amend, CancelReason, NewOrder, Order, OrderStatus, Quote, Side, TimeInForce};
+pub use simulator::{Decision, ExecutionSimulator, SimulatorConfig};
+pub use validate::{Instrument, InstrumentCatalog, OrderLimits, OrderReject, RejectField, RejectRule};

@@ -1,0 +1,230 @@
+//! Journal: acknowledgement only after fdatasync, replay, rotation, reopen continuity, backpressure.
+
+#[path = "journal_util.rs"]
+mod util;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tidewire_engine::journal::{Journal, JournalError, JournalOptions, Resume};
+use util::{body, options, reopen_all, write_n, TempDir};
+
+#[test]
+fn every_ack_comes_after_the_fsync_that_covers_it() {
+    let dir = TempDir::new("ack");
+    let synced = Arc::new(AtomicU64::new(0));
+    let mut o = options(dir.path());
+    let s = synced.clone();
+    o.sync_hook = Some(Arc::new(move |last| s.store(last, Ordering::SeqCst)));
+    let (j, report) = Journal::open(o).unwrap();
+    assert!(report.created);
+    let violations = Arc::new(Mutex::new(Vec::new()));
+    let acked = Arc::new(Mutex::new(Vec::new()));
+    let (tx, rx) = crossbeam_channel::unbounded();
+    for i in 1..=2_000u64 {
+        let (synced, violations, acked, tx) = (synced.clone(), violations.clone(), acked.clone(), tx.clone());
+        j.append(body(i), move |r| {
+            let seq = r.unwrap();
+            if synced.load(Ordering::SeqCst) < seq {
+                violations.lock().unwrap().push(seq);
+            }
+            acked.lock().unwrap().push(seq);
+            tx.send(()).unwrap();
+        })
+        .unwrap();
+    }
+    for _ in 0..2_000 {
+        rx.recv_timeout(Duration::from_secs(10)).expect("ack within 10 s");
+    }
+    assert!(
+        violations.lock().unwrap().is_empty(),
+        "acked before fsync: {:?}",
+        violations.lock().unwrap()
+    );
+    let acked = acked.lock().unwrap().clone();
+    assert_eq!(acked, (1..=2_000).collect::<Vec<_>>(), "acks in seq order, gap-free");
+    let stats = j.stats();
+    assert_eq!(stats.durable_seq, 2_000);
+    assert!(stats.groups >= 1 && stats.groups <= 2_000);
+    j.close().unwrap();
+}
+
+#[test]
+fn ack_waits_for_a_blocked_fsync_and_queue_applies_backpressure() {
+    let dir = TempDir::new("block");
+    let (gate_tx, gate_rx) = crossbeam_channel::bounded::<()>(0);
+    let mut o = options(dir.path());
+    o.queue_capacity = 2;
+    o.max_group_records = 1;
+    o.sync_hook = Some(Arc::new(move |_| {
+        let _ = gate_rx.recv_timeout(Duration::from_secs(10));
+    }));
+    let (j, _) = Journal::open(o).unwrap();
+    let acked = Arc::new(AtomicU64::new(0));
+    let a = acked.clone();
+    j.append(body(1), move |r| a.store(r.unwrap(), Ordering::SeqCst))
+        .unwrap();
+    // The writer is now inside the hook (after fdatasync, before the ack): no ack yet.
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(
+        acked.load(Ordering::SeqCst),
+        0,
+        "acknowledged before the sync step finished"
+    );
+    // Queue capacity 2: two more fit, the third is refused.
+    j.try_append(body(2), |_| {}).unwrap();
+    j.try_append(body(3), |_| {}).unwrap();
+    assert_eq!(
+        j.try_append(body(4), |_| {}),
+        Err(JournalError::QueueFull { capacity: 2 })
+    );
+    for _ in 0..3 {
+        gate_tx.send_timeout((), Duration::from_secs(10)).unwrap();
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while acked.load(Ordering::SeqCst) != 1 && std::time::Instant::now() < deadline {
+        std::thread::yield_now();
+    }
+    assert_eq!(acked.load(Ordering::SeqCst), 1);
+    drop(gate_tx); // hook returns at once from now on
+    j.close().unwrap();
+    let (all, _) = reopen_all(dir.path());
+    assert_eq!(all.iter().map(|e| e.0).collect::<Vec<_>>(), vec![1, 2, 3]);
+}
+
+#[test]
+fn replay_from_any_seq_returns_exactly_the_tail() {
+    let dir = TempDir::new("replay");
+    write_n(dir.path(), 50);
+    let (j, report) = Journal::open(options(dir.path())).unwrap();
+    assert_eq!(
+        (report.records, report.first_seq, report.last_seq, report.bytes_dropped),
+        (50, 1, 50, 0)
+    );
+    for from in [0u64, 1, 2, 25, 50, 51, 1000] {
+        let got: Vec<_> = j.replay_from(from).unwrap().map(|e| e.unwrap()).collect();
+        let want: Vec<u64> = (from.max(1)..=50).collect();
+        assert_eq!(got.iter().map(|e| e.seq).collect::<Vec<_>>(), want, "from {from}");
+        assert!(got.iter().all(|e| e.body == body(e.seq)));
+    }
+    j.close().unwrap();
+}
+
+#[test]
+fn sequence_and_epoch_continue_across_reopen() {
+    let dir = TempDir::new("reopen");
+    write_n(dir.path(), 10);
+    let (j, report) = Journal::open(JournalOptions {
+        epoch: Some(999),
+        ..options(dir.path())
+    })
+    .unwrap();
+    assert!(!report.created);
+    assert_eq!(j.epoch(), 77, "epoch read from the segments, not the option");
+    assert_eq!(j.append_wait(body(11)).unwrap(), 11);
+    assert_eq!(j.resume(77, 5), Resume::Replay { from: 6 });
+    assert_eq!(j.resume(77, 11), Resume::Replay { from: 12 });
+    assert_eq!(j.resume(77, 12), Resume::Resnapshot, "seq from the future");
+    assert_eq!(j.resume(78, 5), Resume::Resnapshot, "other epoch");
+    j.close().unwrap();
+    let (all, _) = reopen_all(dir.path());
+    assert_eq!(all.len(), 11);
+    assert!(all
+        .iter()
+        .enumerate()
+        .all(|(i, (seq, b))| *seq == i as u64 + 1 && *b == body(*seq)));
+}
+
+#[test]
+fn rotation_splits_segments_and_replay_crosses_them() {
+    let dir = TempDir::new("rotate");
+    let mut o = options(dir.path());
+    o.segment_bytes = 4096;
+    let (j, _) = Journal::open(o.clone()).unwrap();
+    for i in 1..=400u64 {
+        assert_eq!(j.append_wait(body(i)).unwrap(), i);
+    }
+    assert!(j.stats().segments_created >= 3);
+    j.close().unwrap();
+    let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap()).collect();
+    assert!(files.len() >= 4);
+    assert!(files.iter().all(|f| f.metadata().unwrap().len() <= 4096));
+    let (j, report) = Journal::open(o).unwrap();
+    assert_eq!(
+        (report.records, report.last_seq, report.segments),
+        (400, 400, files.len())
+    );
+    let got: Vec<_> = j.replay_from(237).unwrap().map(|e| e.unwrap().seq).collect();
+    assert_eq!(got, (237..=400).collect::<Vec<_>>());
+    assert_eq!(j.append_wait(body(401)).unwrap(), 401);
+    j.close().unwrap();
+}
+
+#[test]
+fn bad_input_gets_typed_errors() {
+    let dir = TempDir::new("bad");
+    let mut o = options(dir.path());
+    o.max_record_bytes = 100;
+    let (j, _) = Journal::open(o).unwrap();
+    assert_eq!(
+        j.append_wait(vec![0; 101]),
+        Err(JournalError::RecordTooLarge { len: 101, limit: 100 })
+    );
+    assert_eq!(j.append_wait(vec![]).unwrap(), 1, "empty body is fine");
+    j.close().unwrap();
+    let mut o = options(dir.path());
+    o.segment_bytes = 10;
+    assert!(matches!(
+        Journal::open(o),
+        Err(JournalError::InvalidOption {
+            name: "segment_bytes",
+            ..
+        })
+    ));
+    let mut o = options(dir.path());
+    o.queue_capacity = 0;
+    assert!(matches!(
+        Journal::open(o),
+        Err(JournalError::InvalidOption {
+            name: "queue_capacity",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn segments_of_another_epoch_are_refused() {
+    let a = TempDir::new("epoch-a");
+    let b = TempDir::new("epoch-b");
+    let mut oa = options(a.path());
+    oa.segment_bytes = 4096;
+    let (j, _) = Journal::open(oa).unwrap();
+    for i in 1..=100 {
+        j.append_wait(body(i)).unwrap();
+    }
+    j.close().unwrap();
+    write_n(b.path(), 1);
+    // Move journal b's first segment over journal a's second one (same name, other epoch).
+    let mut segs: Vec<_> = std::fs::read_dir(a.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    segs.sort();
+    let other = util::only_segment(b.path());
+    let mut bytes = std::fs::read(&other).unwrap();
+    // Re-stamp b's header with a different epoch but a's second segment's first seq.
+    let first = std::fs::read(&segs[1]).unwrap()[16..24].to_vec();
+    bytes[8..16].copy_from_slice(&5u64.to_le_bytes());
+    bytes[16..24].copy_from_slice(&first);
+    let crc = crc32fast::hash(&bytes[0..28]);
+    bytes[28..32].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(&segs[1], &bytes).unwrap();
+    assert!(matches!(
+        Journal::open(options(a.path())),
+        Err(JournalError::EpochMismatch {
+            expected: 77,
+            found: 5,
+            ..
+        })
+    ));
+}

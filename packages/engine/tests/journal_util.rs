@@ -1,0 +1,74 @@
+//! Shared helpers for the journal tests (included with `#[path]`, not a test target of its own).
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use tidewire_engine::journal::{Journal, JournalOptions};
+
+/// A fresh directory under the system temp dir, removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        static N: AtomicU64 = AtomicU64::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let p = std::env::temp_dir().join(format!("tw-journal-{tag}-{}-{n}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Options with a fixed epoch.
+pub fn options(dir: &Path) -> JournalOptions {
+    let mut o = JournalOptions::new(dir);
+    o.epoch = Some(77);
+    o
+}
+
+/// Body for seq-like index `i`: deterministic, length varies with `i`.
+pub fn body(i: u64) -> Vec<u8> {
+    let len = 20 + (i % 37) as usize;
+    (0..len).map(|k| (i as usize * 31 + k) as u8).collect()
+}
+
+/// Opens, appends `n` bodies one group each (append_wait), closes.
+pub fn write_n(dir: &Path, n: u64) {
+    let (j, _) = Journal::open(options(dir)).unwrap();
+    for i in 1..=n {
+        assert_eq!(j.append_wait(body(i)).unwrap(), i);
+    }
+    j.close().unwrap();
+}
+
+/// All entries of a journal in `dir` as (seq, body), plus the recovery report.
+pub fn reopen_all(dir: &Path) -> (Vec<(u64, Vec<u8>)>, tidewire_engine::journal::RecoveryReport) {
+    let (j, report) = Journal::open(options(dir)).unwrap();
+    let all = j
+        .replay_from(1)
+        .unwrap()
+        .map(|e| e.map(|e| (e.seq, e.body)))
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    j.close().unwrap();
+    (all, report)
+}
+
+/// The single segment file of `dir` (panics if there is not exactly one).
+pub fn only_segment(dir: &Path) -> PathBuf {
+    let mut v: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(v.len(), 1, "{v:?}");
+    v.pop().unwrap()
+}
