@@ -228,3 +228,24 @@ fn segments_of_another_epoch_are_refused() {
         })
     ));
 }
+
+#[test]
+fn fsync_timing_and_default_epoch_come_from_the_injected_clock() {
+    struct Steps(AtomicU64);
+    impl tidewire_engine::journal::Clock for Steps {
+        fn now_nanos(&self) -> u64 {
+            self.0.fetch_add(1_000, Ordering::SeqCst)
+        }
+    }
+    let dir = TempDir::new("clock");
+    let mut o = JournalOptions::new(dir.path());
+    o.clock = Arc::new(Steps(AtomicU64::new(5_000)));
+    let (j, _) = Journal::open(o).unwrap();
+    assert_eq!(j.epoch(), 5_000, "new journal's epoch = the clock's first reading");
+    for i in 1..=3 {
+        j.append_wait(body(i)).unwrap();
+    }
+    let s = j.stats();
+    assert_eq!((s.syncs, s.sync_nanos_total, s.sync_nanos_max), (3, 3_000, 1_000));
+    j.close().unwrap();
+}
