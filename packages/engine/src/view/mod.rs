@@ -4,6 +4,7 @@
 //! see [`View::update`]). `set` runs many views over many containers for the hub; `window`
 //! computes per-window diffs; `registry` shares identical views.
 
+mod fanout;
 pub mod records;
 pub mod registry;
 pub mod set;

@@ -13,13 +13,14 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use super::fanout::{ContainerState, Fan, Reader};
 use super::registry::{Registry, ViewKey};
 use super::sort::{parse_sort, sort_text, Sort};
 use super::window::{Window, WindowDiff, MAX_WINDOW_ROWS};
-use super::{intersects, EmptyRow, Records, View};
+use super::{EmptyRow, Records, View};
 use crate::container::Container;
 use crate::error::{EngineError, Result};
-use crate::filter::{parse, Filter, FilterLimits, Row};
+use crate::filter::{parse, Filter, FilterLimits};
 
 /// Settings of a [`ViewSet`].
 #[derive(Debug, Clone, Copy)]
@@ -42,86 +43,9 @@ impl Default for ViewsConfig {
     }
 }
 
-/// A view as seen from the fan-out loop: enough to decide without touching the view.
-#[derive(Debug, Clone)]
-struct Reader {
-    view: u32,
-    bit: u32,
-    filter: Arc<Filter>,
-    sort: Arc<Sort>,
-}
-
-#[derive(Debug, Default)]
-struct ContainerState {
-    container: Container,
-    /// Views over this container (view ids).
-    views: Vec<u32>,
-    /// field id -> views reading it.
-    by_field: FxHashMap<u32, Vec<Reader>>,
-    /// Updated rows since the last flush -> changed field ids (sorted, conflated).
-    dirty: FxHashMap<u32, Vec<u32>>,
-    /// Membership bits: `words` u64 per member slot; bit k = "row of the view holding bit k".
-    bits: Vec<u64>,
-    words: usize,
-    /// bit -> view id (`u32::MAX` = free bit).
-    bit_views: Vec<u32>,
-}
-
-impl ContainerState {
-    fn ensure_slots(&mut self) {
-        let need = self.container.slot_bound() * self.words;
-        if self.bits.len() < need {
-            self.bits.resize(need.max(self.bits.len() * 3 / 2), 0);
-        }
-    }
-
-    fn set_bit(&mut self, id: u32, bit: u32, on: bool) {
-        if let Some(slot) = self.container.slot_of(id) {
-            self.ensure_slots();
-            let w = &mut self.bits[slot as usize * self.words + bit as usize / 64];
-            let m = 1u64 << (bit % 64);
-            if on {
-                *w |= m;
-            } else {
-                *w &= !m;
-            }
-        }
-    }
-
-    fn clear_row(&mut self, id: u32) {
-        if let Some(slot) = self.container.slot_of(id) {
-            let base = slot as usize * self.words;
-            if let Some(ws) = self.bits.get_mut(base..base + self.words) {
-                ws.fill(0);
-            }
-        }
-    }
-
-    /// A free bit for a new view (widening every member's bitset by a word when all are taken).
-    fn take_bit(&mut self, view: u32) -> u32 {
-        if let Some(b) = self.bit_views.iter().position(|&v| v == u32::MAX) {
-            self.bit_views[b] = view;
-            return b as u32;
-        }
-        let b = self.bit_views.len();
-        self.bit_views.push(view);
-        if b >= self.words * 64 {
-            let (old, new) = (self.words, self.words + 1);
-            let slots = self.container.slot_bound();
-            let mut bits = vec![0u64; slots * new];
-            for s in 0..slots.min(self.bits.len() / old.max(1)) {
-                bits[s * new..s * new + old].copy_from_slice(&self.bits[s * old..s * old + old]);
-            }
-            self.bits = bits;
-            self.words = new;
-        }
-        b as u32
-    }
-}
-
 #[derive(Debug)]
-struct ViewSlot {
-    view: View,
+pub(super) struct ViewSlot {
+    pub(super) view: View,
     container: u32,
     bit: u32,
     windows: Vec<u32>,
@@ -583,64 +507,5 @@ impl ViewSet {
         let c: usize = self.containers.values().map(|c| c.container.heap_bytes()).sum();
         let v: usize = self.views.iter().flatten().map(|s| s.view.heap_bytes()).sum();
         c + v + (self.home.capacity() * 9)
-    }
-}
-
-/// One record update fanned out over one container's views.
-struct Fan<'a, R: Records + ?Sized> {
-    c: &'a mut ContainerState,
-    views: &'a mut [Option<ViewSlot>],
-    stamps: &'a mut [u32],
-    /// 0 = no dedupe needed (one changed field).
-    stamp: u32,
-    id: u32,
-    base: usize,
-    changed: &'a [u32],
-    records: &'a R,
-}
-
-impl<R: Records + ?Sized> Fan<'_, R> {
-    /// The hot loop: per view reading a changed field, evaluate the compiled filter against the
-    /// row and test the member bit; only a change reaches the view's index.
-    fn run<Rw: Row + ?Sized>(&mut self, row: &Rw) -> usize {
-        let ContainerState {
-            container,
-            by_field,
-            bits,
-            words,
-            ..
-        } = &mut *self.c;
-        let base = self.base * *words;
-        let mut n = 0;
-        for f in self.changed {
-            let Some(list) = by_field.get(f) else {
-                continue;
-            };
-            for r in list {
-                if self.stamp != 0 {
-                    let seen = &mut self.stamps[r.view as usize];
-                    if *seen == self.stamp {
-                        continue;
-                    }
-                    *seen = self.stamp;
-                }
-                n += 1;
-                let word = &mut bits[base + r.bit as usize / 64];
-                let mask = 1u64 << (r.bit % 64);
-                let was = *word & mask != 0;
-                let now = r.filter.matches(row);
-                if was == now && !(now && intersects(self.changed, r.sort.fields())) {
-                    continue;
-                }
-                if now != was {
-                    *word ^= mask;
-                }
-                if let Some(slot) = self.views[r.view as usize].as_mut() {
-                    let sort_changed = intersects(self.changed, r.sort.fields());
-                    slot.view.settle(self.id, now, sort_changed, container, self.records);
-                }
-            }
-        }
-        n
     }
 }

@@ -1,0 +1,149 @@
+//! The per-container state behind `ViewSet`'s fan-out: views indexed by the fields they read,
+//! per-member membership bits (one bit per view), conflated field updates, and the hot loop that
+//! checks one record update against every view reading a changed field.
+
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use super::set::ViewSlot;
+use super::sort::Sort;
+use super::{intersects, Records};
+use crate::container::Container;
+use crate::filter::{Filter, Row};
+
+/// A view as seen from the fan-out loop: enough to decide without touching the view.
+#[derive(Debug, Clone)]
+pub(super) struct Reader {
+    pub(super) view: u32,
+    pub(super) bit: u32,
+    pub(super) filter: Arc<Filter>,
+    pub(super) sort: Arc<Sort>,
+}
+
+#[derive(Debug, Default)]
+pub(super) struct ContainerState {
+    pub(super) container: Container,
+    /// Views over this container (view ids).
+    pub(super) views: Vec<u32>,
+    /// field id -> views reading it.
+    pub(super) by_field: FxHashMap<u32, Vec<Reader>>,
+    /// Updated rows since the last flush -> changed field ids (sorted, conflated).
+    pub(super) dirty: FxHashMap<u32, Vec<u32>>,
+    /// Membership bits: `words` u64 per member slot; bit k = "row of the view holding bit k".
+    pub(super) bits: Vec<u64>,
+    pub(super) words: usize,
+    /// bit -> view id (`u32::MAX` = free bit).
+    pub(super) bit_views: Vec<u32>,
+}
+
+impl ContainerState {
+    pub(super) fn ensure_slots(&mut self) {
+        let need = self.container.slot_bound() * self.words;
+        if self.bits.len() < need {
+            self.bits.resize(need.max(self.bits.len() * 3 / 2), 0);
+        }
+    }
+
+    pub(super) fn set_bit(&mut self, id: u32, bit: u32, on: bool) {
+        if let Some(slot) = self.container.slot_of(id) {
+            self.ensure_slots();
+            let w = &mut self.bits[slot as usize * self.words + bit as usize / 64];
+            let m = 1u64 << (bit % 64);
+            if on {
+                *w |= m;
+            } else {
+                *w &= !m;
+            }
+        }
+    }
+
+    pub(super) fn clear_row(&mut self, id: u32) {
+        if let Some(slot) = self.container.slot_of(id) {
+            let base = slot as usize * self.words;
+            if let Some(ws) = self.bits.get_mut(base..base + self.words) {
+                ws.fill(0);
+            }
+        }
+    }
+
+    /// A free bit for a new view (widening every member's bitset by a word when all are taken).
+    pub(super) fn take_bit(&mut self, view: u32) -> u32 {
+        if let Some(b) = self.bit_views.iter().position(|&v| v == u32::MAX) {
+            self.bit_views[b] = view;
+            return b as u32;
+        }
+        let b = self.bit_views.len();
+        self.bit_views.push(view);
+        if b >= self.words * 64 {
+            let (old, new) = (self.words, self.words + 1);
+            let slots = self.container.slot_bound();
+            let mut bits = vec![0u64; slots * new];
+            for s in 0..slots.min(self.bits.len() / old.max(1)) {
+                bits[s * new..s * new + old].copy_from_slice(&self.bits[s * old..s * old + old]);
+            }
+            self.bits = bits;
+            self.words = new;
+        }
+        b as u32
+    }
+}
+
+/// One record update fanned out over one container's views.
+pub(super) struct Fan<'a, R: Records + ?Sized> {
+    pub(super) c: &'a mut ContainerState,
+    pub(super) views: &'a mut [Option<ViewSlot>],
+    pub(super) stamps: &'a mut [u32],
+    /// 0 = no dedupe needed (one changed field).
+    pub(super) stamp: u32,
+    pub(super) id: u32,
+    pub(super) base: usize,
+    pub(super) changed: &'a [u32],
+    pub(super) records: &'a R,
+}
+
+impl<R: Records + ?Sized> Fan<'_, R> {
+    /// The hot loop: per view reading a changed field, evaluate the compiled filter against the
+    /// row and test the member bit; only a change reaches the view's index.
+    pub(super) fn run<Rw: Row + ?Sized>(&mut self, row: &Rw) -> usize {
+        let ContainerState {
+            container,
+            by_field,
+            bits,
+            words,
+            ..
+        } = &mut *self.c;
+        let base = self.base * *words;
+        let mut n = 0;
+        for f in self.changed {
+            let Some(list) = by_field.get(f) else {
+                continue;
+            };
+            for r in list {
+                if self.stamp != 0 {
+                    let seen = &mut self.stamps[r.view as usize];
+                    if *seen == self.stamp {
+                        continue;
+                    }
+                    *seen = self.stamp;
+                }
+                n += 1;
+                let word = &mut bits[base + r.bit as usize / 64];
+                let mask = 1u64 << (r.bit % 64);
+                let was = *word & mask != 0;
+                let now = r.filter.matches(row);
+                if was == now && !(now && intersects(self.changed, r.sort.fields())) {
+                    continue;
+                }
+                if now != was {
+                    *word ^= mask;
+                }
+                if let Some(slot) = self.views[r.view as usize].as_mut() {
+                    let sort_changed = intersects(self.changed, r.sort.fields());
+                    slot.view.settle(self.id, now, sort_changed, container, self.records);
+                }
+            }
+        }
+        n
+    }
+}
