@@ -349,6 +349,28 @@ impl<T> OsTree<T> {
         }
     }
 
+    /// The handle before `h` in sequence order, `None` at the start.
+    pub fn prev(&self, mut h: u32) -> Option<u32> {
+        let l = self.nodes[h as usize].left;
+        if l != NIL {
+            let mut x = l;
+            while self.nodes[x as usize].right != NIL {
+                x = self.nodes[x as usize].right;
+            }
+            return Some(x);
+        }
+        loop {
+            let p = self.nodes[h as usize].parent;
+            if p == NIL {
+                return None;
+            }
+            if self.nodes[p as usize].right == h {
+                return Some(p);
+            }
+            h = p;
+        }
+    }
+
     /// Items from rank `start` on, in order (O(log n) to start, O(1) amortised per item).
     pub fn iter_from(&self, start: usize) -> impl Iterator<Item = &T> + '_ {
         let mut cur = self.at(start);
@@ -393,6 +415,8 @@ mod tests {
                 for (i, &(_, h)) in v.iter().enumerate() {
                     assert_eq!(t.rank(h), i);
                     assert_eq!(t.at(i), Some(h));
+                    assert_eq!(t.prev(h), i.checked_sub(1).map(|j| v[j].1));
+                    assert_eq!(t.next(h), v.get(i + 1).map(|p| p.1));
                 }
             }
         }

@@ -215,6 +215,21 @@ impl View {
                 if *self.index.get(h).key == *key {
                     return false;
                 }
+                // Still between its neighbours (the usual small tick): update the cached key in
+                // place; the order, and so every window, is unchanged.
+                let slot = self.index.get(h).slot;
+                let label = container.label(slot);
+                let order = |e: &Entry| {
+                    self.sort
+                        .compare(&e.key, &key)
+                        .then(container.label(e.slot).cmp(&label))
+                };
+                let after_prev = self.index.prev(h).is_none_or(|p| order(self.index.get(p)).is_lt());
+                let before_next = self.index.next(h).is_none_or(|n| order(self.index.get(n)).is_gt());
+                if after_prev && before_next {
+                    self.index.get_mut(h).key = key;
+                    return false;
+                }
                 let from = self.index.rank(h);
                 self.index.remove(h);
                 let to = self.place(
