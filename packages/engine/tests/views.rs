@@ -435,3 +435,68 @@ fn many_views_widen_member_bits_and_reuse_them() {
     }
     check(&set, &records, &views);
 }
+
+/// Counts record reads, to show which operations evaluate filters.
+struct Counting<'a>(&'a TestRecords, std::cell::Cell<usize>);
+impl Records for Counting<'_> {
+    type Row = TestRow;
+    fn row(&self, id: u32) -> Option<&TestRow> {
+        self.1.set(self.1.get() + 1);
+        self.0.row(id)
+    }
+}
+
+#[test]
+fn moving_a_window_reads_no_records_and_updates_skip_unrelated_views() {
+    let mut records = TestRecords::default();
+    for id in 1..=200u32 {
+        records.0.insert(
+            id,
+            TestRow(vec![
+                Some(Value::Number(id as f64)),
+                Some(Value::Str(format!("n{id}").into())),
+                None,
+                None,
+            ]),
+        );
+    }
+    let mut set = ViewSet::new(ViewsConfig::default());
+    for id in 1..=200u32 {
+        set.insert(C, None, id, &records).unwrap();
+    }
+    let by_price = set
+        .open(C, "price > 50", "price desc", 0, &records, &mut field_id)
+        .unwrap();
+    let by_name = set
+        .open(C, "name startsWith 'n1'", "", 0, &records, &mut field_id)
+        .unwrap();
+    let w = set.open_window(by_price, 0, 20).unwrap();
+    let mut out = Vec::new();
+    set.flush(&mut out);
+    assert_eq!(out[0].entered.len(), 20);
+    assert_eq!(out[0].entered[0], (0, 200));
+
+    let counting = Counting(&records, std::cell::Cell::new(0));
+    set.move_window(w, 100, 20).unwrap();
+    out.clear();
+    set.flush(&mut out);
+    assert_eq!(counting.1.get(), 0);
+    assert_eq!(out.len(), 1);
+    assert_eq!(
+        out[0].entered.iter().map(|e| e.1).collect::<Vec<_>>(),
+        (81..=100).rev().collect::<Vec<u32>>()
+    );
+    assert_eq!(out[0].left.len(), 20);
+
+    // An update of a field only `by_name` reads re-evaluates that view alone.
+    assert!(set.view(by_name).unwrap().contains(15));
+    records.0.get_mut(&15).unwrap().0[NAME as usize] = Some(Value::Str("x".into()));
+    let counting = Counting(&records, std::cell::Cell::new(0));
+    assert_eq!(set.record_updated(15, &[NAME], &counting), 1);
+    assert!(!set.view(by_name).unwrap().contains(15));
+    assert_eq!(set.view(by_price).unwrap().len(), 150);
+    // A field nobody reads: no view is evaluated, no record read.
+    let counting = Counting(&records, std::cell::Cell::new(0));
+    assert_eq!(set.record_updated(15, &[QTY], &counting), 0);
+    assert_eq!(counting.1.get(), 0);
+}

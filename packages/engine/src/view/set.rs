@@ -390,6 +390,9 @@ impl ViewSet {
             d.sort_unstable();
             d.dedup();
         }
+        if !changed.iter().any(|f| c.by_field.contains_key(f)) {
+            return 0;
+        }
         let Some(slot) = c.container.slot_of(id) else {
             return 0;
         };
