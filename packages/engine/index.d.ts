@@ -105,8 +105,10 @@ export interface EngineStats {
   framesOut: number
   /** Bytes flushed. */
   bytesOut: number
-  /** Record messages merged by throttling or dropped by conflation. */
+  /** Record updates merged into throttled deltas (`conflated: true`) instead of sent alone. */
   conflatedUpdates: number
+  /** Record updates slow consumers never got as deltas (replaced by an image when they drain). */
+  droppedUpdates: number
   /** Sessions closed as slow consumers (4008). */
   slowConsumerCloses: number
   /** Open sessions. */

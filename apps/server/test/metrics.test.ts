@@ -83,7 +83,7 @@ describe('metrics from known traffic', () => {
     const records = (): ServerMessage[] => trader.messages.filter((m) => m.type === 'record.image' || m.type === 'record.update');
     await waitFor(() => records().length === N, `${N} record messages at the trader`);
     const sample = await sampleWhere(server, (s) => s.totals.messagesIn === N && s.totals.messagesOut === N + 1, 'counters');
-    expect(sample.totals).toMatchObject({ messagesIn: N, messagesOut: N + 1, conflatedUpdates: 0, slowConsumerCloses: 0, kicks: 0 });
+    expect(sample.totals).toMatchObject({ messagesIn: N, messagesOut: N + 1, conflatedUpdates: 0, droppedUpdates: 0, slowConsumerCloses: 0, kicks: 0 });
     expect(sample.sessions).toBe(2);
     expect(sample.subscriptions).toBe(1);
     const all = server.metrics.samples();

@@ -308,7 +308,8 @@ fn slow_consumer_is_conflated_then_gets_images_then_is_cut_off() {
     assert_eq!(out[0].sid, 2);
     assert_eq!(types(&out).len(), 41, "the other session gets every update");
     assert!(h.hub.queued(1).unwrap().len() < 1024, "queued bytes were dropped");
-    assert!(h.hub.stats().conflated_updates > 0);
+    assert!(h.hub.stats().dropped_updates > 0);
+    assert_eq!(h.hub.stats().conflated_updates, 0, "no throttling here");
 
     h.at(20).block(1, false);
     let m = msgs(&h.run_for(1));

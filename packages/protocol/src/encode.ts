@@ -124,10 +124,10 @@ function sample(s: AdminMetricsSample): Ordered {
   return {
     at: s.at, intervalMs: s.intervalMs, latencyMs: stats(s.latencyMs), batchSize: stats(s.batchSize), clientLatencyMs: stats(s.clientLatencyMs), clientPaintMeanMs: s.clientPaintMeanMs,
     messagesInPerSec: s.messagesInPerSec, messagesOutPerSec: s.messagesOutPerSec, bytesInPerSec: s.bytesInPerSec, bytesOutPerSec: s.bytesOutPerSec,
-    framesOutPerSec: s.framesOutPerSec, conflatedPerSec: s.conflatedPerSec,
+    framesOutPerSec: s.framesOutPerSec, conflatedPerSec: s.conflatedPerSec, droppedPerSec: s.droppedPerSec,
     totals: {
       messagesIn: t.messagesIn, messagesOut: t.messagesOut, bytesIn: t.bytesIn, bytesOut: t.bytesOut, framesOut: t.framesOut,
-      conflatedUpdates: t.conflatedUpdates, slowConsumerCloses: t.slowConsumerCloses, publishesRejected: t.publishesRejected, kicks: t.kicks,
+      conflatedUpdates: t.conflatedUpdates, droppedUpdates: t.droppedUpdates, slowConsumerCloses: t.slowConsumerCloses, publishesRejected: t.publishesRejected, kicks: t.kicks,
     },
     sessions: s.sessions, connections: s.connections, subscriptions: s.subscriptions, records: s.records,
     cpuPercent: s.cpuPercent, rssBytes: s.rssBytes, heapUsedBytes: s.heapUsedBytes, eventLoopLagMs: stats(s.eventLoopLagMs),

@@ -259,8 +259,10 @@ export interface AdminMetricsSample {
   bytesOutPerSec: number;
   /** Frames flushed to sessions per second. */
   framesOutPerSec: number;
-  /** Record messages merged by throttling or dropped by conflation, per second. */
+  /** Record updates merged into throttled deltas per second. */
   conflatedPerSec: number;
+  /** Record updates slow consumers never got as deltas (their images replace them), per second. */
+  droppedPerSec: number;
   /** Totals since start. */
   totals: {
     messagesIn: number;
@@ -269,6 +271,7 @@ export interface AdminMetricsSample {
     bytesOut: number;
     framesOut: number;
     conflatedUpdates: number;
+    droppedUpdates: number;
     slowConsumerCloses: number;
     publishesRejected: number;
     kicks: number;

@@ -118,9 +118,10 @@ export class MetricsCenter {
       bytesOutPerSec: rate(stats.bytesOut, prev.bytesOut),
       framesOutPerSec: rate(stats.framesOut, prev.framesOut),
       conflatedPerSec: rate(stats.conflatedUpdates, prev.conflatedUpdates),
+      droppedPerSec: rate(stats.droppedUpdates, prev.droppedUpdates),
       totals: {
         messagesIn: stats.publishesIn, messagesOut: stats.deliveries, bytesIn: this.bytesInTotal, bytesOut: stats.bytesOut,
-        framesOut: stats.framesOut, conflatedUpdates: stats.conflatedUpdates, slowConsumerCloses: stats.slowConsumerCloses,
+        framesOut: stats.framesOut, conflatedUpdates: stats.conflatedUpdates, droppedUpdates: stats.droppedUpdates, slowConsumerCloses: stats.slowConsumerCloses,
         publishesRejected: stats.publishesRejected, kicks: this.src.kicks(),
       },
       sessions: stats.sessions,

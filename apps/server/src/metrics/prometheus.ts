@@ -38,7 +38,8 @@ export function renderPrometheus(update: MetricsUpdate | undefined): string {
   family('tidewire_bytes_in_total', 'counter', 'WebSocket bytes received on all endpoints.', one(s?.totals.bytesIn));
   family('tidewire_bytes_out_total', 'counter', 'Frame bytes flushed to client sessions.', one(s?.totals.bytesOut));
   family('tidewire_frames_out_total', 'counter', 'Frames flushed to client sessions.', one(s?.totals.framesOut));
-  family('tidewire_conflated_updates_total', 'counter', 'Record messages merged by throttling or dropped by conflation.', one(s?.totals.conflatedUpdates));
+  family('tidewire_conflated_updates_total', 'counter', 'Record updates merged into throttled deltas instead of sent alone.', one(s?.totals.conflatedUpdates));
+  family('tidewire_dropped_updates_total', 'counter', 'Record updates slow consumers never got as deltas (replaced by images when they drained).', one(s?.totals.droppedUpdates));
   family('tidewire_slow_consumer_closes_total', 'counter', 'Sessions closed as slow consumers (4008).', one(s?.totals.slowConsumerCloses));
   family('tidewire_publishes_rejected_total', 'counter', 'Publishes the store refused.', one(s?.totals.publishesRejected));
   family('tidewire_kicks_total', 'counter', 'Sessions closed by an admin (4010).', one(s?.totals.kicks));

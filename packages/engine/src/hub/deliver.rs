@@ -101,7 +101,7 @@ impl Hub {
             let st = &mut list.state[i];
             if s.conflating {
                 mark_dirty(s, st, id);
-                ctx.stats.conflated_updates += 1;
+                ctx.stats.dropped_updates += 1;
                 continue;
             }
             let throttle = ctx.cfg.batching.throttle;
@@ -194,7 +194,7 @@ impl Hub {
         s.conflating = true;
         s.fast = false;
         let (ids, dropped) = s.outbox.drop_records();
-        stats.conflated_updates += ids.len() as u64;
+        stats.dropped_updates += ids.len() as u64;
         s.dropped_bytes += dropped as u64;
         let held = std::mem::take(&mut s.throttled);
         for rid in ids.into_iter().chain(held) {

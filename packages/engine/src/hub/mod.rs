@@ -100,8 +100,11 @@ pub struct HubStats {
     pub frames_out: u64,
     /// Bytes flushed (frames, brackets included).
     pub bytes_out: u64,
-    /// Record messages not sent individually (merged by throttling or dropped by conflation).
+    /// Record updates merged into a throttled delta (`conflated: true`) instead of sent alone.
     pub conflated_updates: u64,
+    /// Record updates a slow consumer never got as deltas: dropped from its queue when it passed
+    /// `outboxConflateBytes`, or arriving while it conflated; the record's image replaces them.
+    pub dropped_updates: u64,
     /// Sessions closed as slow consumers.
     pub slow_consumer_closes: u64,
     /// Open sessions.

@@ -66,8 +66,10 @@ pub struct EngineStats {
     pub frames_out: f64,
     /// Bytes flushed.
     pub bytes_out: f64,
-    /// Record messages merged by throttling or dropped by conflation.
+    /// Record updates merged into throttled deltas (`conflated: true`) instead of sent alone.
     pub conflated_updates: f64,
+    /// Record updates slow consumers never got as deltas (replaced by an image when they drain).
+    pub dropped_updates: f64,
     /// Sessions closed as slow consumers (4008).
     pub slow_consumer_closes: f64,
     /// Open sessions.
@@ -238,6 +240,7 @@ impl JsEngine {
             frames_out: s.frames_out as f64,
             bytes_out: s.bytes_out as f64,
             conflated_updates: s.conflated_updates as f64,
+            dropped_updates: s.dropped_updates as f64,
             slow_consumer_closes: s.slow_consumer_closes as f64,
             sessions: s.sessions as f64,
             subscriptions: s.subscriptions as f64,

@@ -44,8 +44,10 @@ pub struct EngineStats {
     pub frames_out: u64,
     /// Bytes of those frames.
     pub bytes_out: u64,
-    /// Record messages merged (throttle) or dropped (conflation) instead of sent.
+    /// Record updates merged into throttled deltas instead of sent alone.
     pub conflated_updates: u64,
+    /// Record updates slow consumers never got as deltas (replaced by an image when they drain).
+    pub dropped_updates: u64,
     /// Sessions closed with 4008.
     pub slow_consumer_closes: u64,
     /// Open sessions.
@@ -64,6 +66,7 @@ struct AtomicStats {
     frames_out: AtomicU64,
     bytes_out: AtomicU64,
     conflated_updates: AtomicU64,
+    dropped_updates: AtomicU64,
     slow_consumer_closes: AtomicU64,
     sessions: AtomicU64,
     subscriptions: AtomicU64,
@@ -78,6 +81,7 @@ impl AtomicStats {
         self.frames_out.store(h.frames_out, r);
         self.bytes_out.store(h.bytes_out, r);
         self.conflated_updates.store(h.conflated_updates, r);
+        self.dropped_updates.store(h.dropped_updates, r);
         self.slow_consumer_closes.store(h.slow_consumer_closes, r);
         self.sessions.store(h.sessions, r);
         self.subscriptions.store(h.subscriptions, r);
@@ -93,6 +97,7 @@ impl AtomicStats {
             frames_out: self.frames_out.load(r),
             bytes_out: self.bytes_out.load(r),
             conflated_updates: self.conflated_updates.load(r),
+            dropped_updates: self.dropped_updates.load(r),
             slow_consumer_closes: self.slow_consumer_closes.load(r),
             sessions: self.sessions.load(r),
             subscriptions: self.subscriptions.load(r),

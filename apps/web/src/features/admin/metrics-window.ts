@@ -45,6 +45,8 @@ export const CHARTS: readonly ChartSpec[] = [
   { id: 'messages', title: 'Messages per second', unit: 'msg/s', series: [
     { label: 'in', value: (s) => s.messagesInPerSec },
     { label: 'out', value: (s) => s.messagesOutPerSec },
+    { label: 'conflated', value: (s) => s.conflatedPerSec },
+    { label: 'dropped (slow)', value: (s) => s.droppedPerSec },
   ] },
   { id: 'cpu', title: 'Process CPU', unit: '% of a core', series: [{ label: 'cpu', value: (s) => s.cpuPercent }] },
   { id: 'memory', title: 'Memory', unit: 'MB', series: [
