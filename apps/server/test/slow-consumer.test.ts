@@ -34,6 +34,10 @@ describe('slow consumers', () => {
     for (const seqs of perRecord.values()) expect(seqs).toEqual(Array.from({ length: rounds }, (_, i) => i + 2));
 
     await waitFor(() => (server.engine.stats() as { slowConsumerCloses: number }).slowConsumerCloses >= 1, 'slow consumer close', 10_000);
+    // what the slow session never got as deltas is counted as dropped, not as throttle-conflated
+    const stats = server.engine.stats() as { droppedUpdates: number; conflatedUpdates: number };
+    expect(stats.droppedUpdates).toBeGreaterThan(0);
+    expect(stats.conflatedUpdates).toBe(0);
     await waitFor(() => logLines.some((l) => l.includes('session.closedByEngine') && l.includes('code=4008')), 'close logged');
     (slow.ws as unknown as { _socket: Socket })._socket.resume();
     const closed = await slow.waitClosed(10_000);
