@@ -47,8 +47,17 @@ export function show(value: unknown): string {
   let text: string;
   if (typeof value === 'number') text = String(value);
   else if (value === undefined) text = 'missing';
-  else text = JSON.stringify(value) ?? String(value);
+  else text = stringify(value);
   return text.length > MAX_SHOWN_CHARS ? `${text.slice(0, MAX_SHOWN_CHARS)}…` : text;
+}
+
+/** JSON text of a value; a value nested too deep to print (a stack overflow) shows as `[…]` / `{…}`. */
+function stringify(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return Array.isArray(value) ? '[…]' : '{…}';
+  }
 }
 
 /** Throws BAD_REQUEST naming the field, its value and the rule. */

@@ -1,0 +1,202 @@
+/**
+ * Fuzzing the decoders of untrusted input (issue 6, "Hostile input"): random strings, random JSON
+ * values and mutations of the golden frames (byte flips, truncation, deep nesting, huge numbers,
+ * unicode, duplicate keys). `decodeClientMessage`, `decodeSourceMessage` and `decodeSourceFrame`
+ * must never throw and must return a typed `DecodeFailure`; `decodeServerFrame` may only throw
+ * its documented `ProtocolError`.
+ *
+ * Short run (part of `npx vitest run`): SHORT_RUNS inputs per decoder and generator.
+ * Long run, on demand (numbers recorded in docs/security.md):
+ *   FUZZ_RUNS=1000000 npx vitest run packages/protocol -t fuzz
+ */
+
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ERROR_CODES } from './codes.js';
+import { decodeClientMessage, decodeServerFrame, decodeSourceFrame, decodeSourceMessage } from './decode.js';
+import { ProtocolError, isDecodeFailure } from './result.js';
+
+const SHORT_RUNS = 1500;
+// Why process.env here: the long run is selected on the command line, and this test is not
+// server code (the config.ts rule is about the server's settings).
+const RUNS = Number(process.env.FUZZ_RUNS ?? SHORT_RUNS);
+const LONG = RUNS > SHORT_RUNS;
+// A long run of a million inputs per decoder needs minutes, not the default test timeout.
+const TIMEOUT_MS = LONG ? 3_600_000 : 30_000;
+
+interface Vector {
+  direction: 'client' | 'server' | 'source';
+  frame: string;
+}
+
+const vectors = JSON.parse(
+  readFileSync(new URL('../vectors/frames.json', import.meta.url), 'utf8'),
+) as Vector[];
+/** Every golden frame: each decoder is fed every direction's frames, mutated. */
+const golden = vectors.map((v) => v.frame);
+
+/** Snippets that stress a JSON decoder when spliced into a frame. */
+const SNIPPETS = [
+  '1e999', '-1e999', '1e-400', '-0', '9007199254740993', '18446744073709551616', '1' + '0'.repeat(400),
+  '"\\ud800"', '"\\udfff\\ud800"', '"\u0000"', '"é€𝄞"', '"\\u0000"', '\u2028', '\uFEFF', '\uD83D',
+  '"__proto__":{"x":1},', '"constructor":1,', '"type":"record.publish",', '"fields":{"a":1,"a":2},',
+  '{', '}', '[', ']', ',', ':', '"', '\\', 'null', 'true', 'nan', 'Infinity', '"a":', '[]', '{}',
+];
+
+/** One edit of a frame's text; positions are fractions of the current length. */
+type Mutation =
+  | { kind: 'flip'; at: number; char: string }
+  | { kind: 'truncate'; at: number }
+  | { kind: 'insert'; at: number; text: string }
+  | { kind: 'delete'; at: number; len: number }
+  | { kind: 'nest'; at: number; depth: number; open: '[' | '{"a":' }
+  | { kind: 'duplicate'; at: number; len: number }
+  | { kind: 'json'; path: number; value: unknown };
+
+const at = fc.double({ min: 0, max: 1, noNaN: true });
+const mutation: fc.Arbitrary<Mutation> = fc.oneof(
+  fc.record({ kind: fc.constant('flip' as const), at, char: fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }) }),
+  fc.record({ kind: fc.constant('truncate' as const), at }),
+  fc.record({ kind: fc.constant('insert' as const), at, text: fc.oneof(fc.constantFrom(...SNIPPETS), fc.string({ unit: 'grapheme', maxLength: 8 })) }),
+  fc.record({ kind: fc.constant('delete' as const), at, len: fc.integer({ min: 1, max: 16 }) }),
+  fc.record({ kind: fc.constant('nest' as const), at, depth: fc.integer({ min: 1, max: 3000 }), open: fc.constantFrom('[' as const, '{"a":' as const) }),
+  fc.record({ kind: fc.constant('duplicate' as const), at, len: fc.integer({ min: 1, max: 64 }) }),
+  fc.record({ kind: fc.constant('json' as const), path: fc.nat(), value: fc.jsonValue({ maxDepth: 3 }) }),
+);
+
+const pos = (text: string, f: number): number => Math.min(text.length, Math.floor(f * (text.length + 1)));
+
+/** Replaces the `path`-th value (in pre-order) of a parsed frame; the text is kept when it does not parse. */
+function replaceValue(text: string, path: number, value: unknown): string {
+  let root: unknown;
+  try {
+    root = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  const slots: Array<[Record<string, unknown> | unknown[], string | number]> = [];
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) v.forEach((x, i) => (slots.push([v, i]), walk(x)));
+    else if (typeof v === 'object' && v !== null) {
+      for (const k of Object.keys(v)) (slots.push([v as Record<string, unknown>, k]), walk((v as Record<string, unknown>)[k]));
+    }
+  };
+  walk(root);
+  if (slots.length === 0) return JSON.stringify(value);
+  const [parent, key] = slots[path % slots.length];
+  (parent as Record<string | number, unknown>)[key] = value;
+  return JSON.stringify(root);
+}
+
+/** Applies one mutation (pure, deterministic). */
+export function mutate(text: string, m: Mutation): string {
+  const i = 'at' in m ? pos(text, m.at) : 0;
+  switch (m.kind) {
+    case 'flip':
+      return text.slice(0, i) + m.char + text.slice(i + 1);
+    case 'truncate':
+      return text.slice(0, i);
+    case 'insert':
+      return text.slice(0, i) + m.text + text.slice(i);
+    case 'delete':
+      return text.slice(0, i) + text.slice(i + m.len);
+    case 'nest': {
+      const close = m.open === '[' ? ']' : '}';
+      return text.slice(0, i) + m.open.repeat(m.depth) + '1' + close.repeat(m.depth) + text.slice(i);
+    }
+    case 'duplicate':
+      return text.slice(0, i + m.len) + text.slice(i, i + m.len) + text.slice(i + m.len);
+    case 'json':
+      return replaceValue(text, m.path, m.value);
+  }
+}
+
+/** Golden frames with 1..4 mutations applied. */
+export const mutatedFrame: fc.Arbitrary<string> = fc
+  .tuple(fc.constantFrom(...golden), fc.array(mutation, { minLength: 1, maxLength: 4 }))
+  .map(([frame, ms]) => ms.reduce(mutate, frame));
+
+/** Every generator: random strings (UTF-16 with lone surrogates), random JSON values, mutated golden frames. */
+const inputs: fc.Arbitrary<string> = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 200 }),
+  fc.jsonValue({ maxDepth: 6 }).map((v) => JSON.stringify(v)),
+  fc.array(fc.jsonValue({ maxDepth: 3 }), { maxLength: 5 }).map((v) => JSON.stringify(v)),
+  mutatedFrame,
+  mutatedFrame,
+);
+
+const CODES: ReadonlySet<string> = new Set(ERROR_CODES);
+
+/** A decoder's result is either a value without `ok`, or a failure with a known code and a message. */
+function expectTyped(result: unknown): void {
+  if (!isDecodeFailure(result)) return;
+  expect(CODES.has(result.error.code)).toBe(true);
+  expect(result.error.code).not.toBe('INTERNAL');
+  expect(typeof result.error.message).toBe('string');
+  expect(result.error.message.length).toBeGreaterThan(0);
+}
+
+/** Runs `decode` over RUNS inputs; returns the slowest single call (ms), for the long-run report. */
+function fuzz(name: string, decode: (text: string) => unknown): void {
+  let slowest = 0;
+  let failures = 0;
+  const started = performance.now();
+  fc.assert(
+    fc.property(inputs, (text) => {
+      const t0 = performance.now();
+      const r = decode(text);
+      const dt = performance.now() - t0;
+      if (dt > slowest) slowest = dt;
+      if (isDecodeFailure(r)) failures++;
+      expectTyped(r);
+    }),
+    { numRuns: RUNS, seed: LONG ? undefined : 6 },
+  );
+  if (LONG) {
+    const s = ((performance.now() - started) / 1000).toFixed(1);
+    console.log(`fuzz ${name}: ${RUNS} inputs in ${s} s, ${failures} rejected, slowest ${slowest.toFixed(2)} ms`);
+  }
+}
+
+describe('decoder fuzz', () => {
+  it('decodeClientMessage never throws and fails typed', { timeout: TIMEOUT_MS }, () => fuzz('decodeClientMessage', decodeClientMessage));
+  it('decodeSourceMessage never throws and fails typed', { timeout: TIMEOUT_MS }, () => fuzz('decodeSourceMessage', decodeSourceMessage));
+  it('decodeSourceFrame never throws and fails typed', { timeout: TIMEOUT_MS }, () => fuzz('decodeSourceFrame', decodeSourceFrame));
+  it('decodeServerFrame throws only ProtocolError (BAD_FRAME / UNKNOWN_TYPE)', { timeout: TIMEOUT_MS }, () =>
+    fuzz('decodeServerFrame', (text) => {
+      try {
+        return decodeServerFrame(text);
+      } catch (e) {
+        expect(e).toBeInstanceOf(ProtocolError);
+        expect(['BAD_FRAME', 'UNKNOWN_TYPE']).toContain((e as ProtocolError).code);
+        return { ok: false, error: { code: (e as ProtocolError).code, message: (e as ProtocolError).message } };
+      }
+    }),
+  );
+
+  it('mutations reach every decoder outcome (the generator is not stuck on parse errors)', () => {
+    const codes = new Set<string>();
+    let accepted = 0;
+    for (const text of fc.sample(mutatedFrame, { numRuns: 3000, seed: 6 })) {
+      const r = decodeSourceFrame(text);
+      if (isDecodeFailure(r)) codes.add(r.error.code);
+      else accepted++;
+    }
+    expect([...codes].sort()).toEqual(['BAD_FRAME', 'BAD_REQUEST', 'UNKNOWN_TYPE']);
+    expect(accepted).toBeGreaterThan(0);
+  });
+
+  it('deep nesting and huge input fail typed, not with a stack overflow', () => {
+    for (const depth of [10_000, 200_000]) {
+      const deep = '['.repeat(depth) + ']'.repeat(depth);
+      for (const r of [decodeClientMessage(deep), decodeSourceMessage(deep), decodeSourceFrame(deep)]) {
+        expect(isDecodeFailure(r)).toBe(true);
+        expectTyped(r);
+      }
+    }
+    const wide = `[${'{"type":"record.publish","subject":"/A","fields":{"x":1}},'.repeat(10_001)}1]`;
+    const r = decodeSourceFrame(wide);
+    expect(isDecodeFailure(r) && r.error.code).toBe('BAD_REQUEST');
+  });
+});
