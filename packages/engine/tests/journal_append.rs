@@ -1,6 +1,6 @@
 //! Journal: acknowledgement only after fdatasync, replay, rotation, reopen continuity, backpressure.
 
-#[path = "journal_util.rs"]
+#[path = "journal_util/mod.rs"]
 mod util;
 
 use std::sync::atomic::{AtomicU64, Ordering};

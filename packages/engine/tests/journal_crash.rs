@@ -2,7 +2,7 @@
 //! SIGKILLs it mid-stream, reopens the journal and checks every acknowledged seq is there, gap-free,
 //! with its body. Three kill/reopen rounds on the same directory.
 
-#[path = "journal_util.rs"]
+#[path = "journal_util/mod.rs"]
 mod util;
 
 use std::io::{BufRead, BufReader, Write};
@@ -18,8 +18,9 @@ const DIR_VAR: &str = "TIDEWIRE_JOURNAL_CRASH_DIR";
 #[ignore = "helper process for the crash test"]
 fn crash_child_append_loop() {
     let Some(dir) = std::env::var_os(DIR_VAR) else { return };
-    let mut o = options(std::path::Path::new(&dir));
-    o.segment_bytes = 64 * 1024; // rotate now and then during the run
+    // Rotate now and then during the run; preallocated (zero-filled) space ahead of the writes.
+    let mut o = util::prealloc_options(std::path::Path::new(&dir), 32 * 1024);
+    o.segment_bytes = 64 * 1024;
     let (j, _) = Journal::open(o).unwrap();
     let start = j.durable_seq();
     let deadline = Instant::now() + Duration::from_secs(30);

@@ -1,7 +1,7 @@
 //! Journal recovery: torn tails (every byte offset), corrupt tail CRC, mid-file corruption, torn
 //! groups, torn segment creation.
 
-#[path = "journal_util.rs"]
+#[path = "journal_util/mod.rs"]
 mod util;
 
 use proptest::prelude::*;
@@ -24,6 +24,9 @@ fn check_cut_inside_last_record(cut: usize) {
     assert_eq!(full, record_offset(11));
     let at = start + cut;
     assert!(at < full);
+    // Trailing zero bytes are indistinguishable from preallocated free space: the torn bytes
+    // counted (and cut) are those up to the last non-zero one.
+    let torn = nonzero_span(&std::fs::read(&seg).unwrap()[start..at]);
     std::fs::OpenOptions::new()
         .write(true)
         .open(&seg)
@@ -32,19 +35,25 @@ fn check_cut_inside_last_record(cut: usize) {
         .unwrap();
     let (all, report) = reopen_all(dir.path());
     assert_eq!(report.last_seq, 9);
-    assert_eq!(report.bytes_dropped, cut as u64);
-    if cut > 0 {
+    assert_eq!(report.bytes_dropped, torn as u64);
+    if torn > 0 {
         assert_eq!(
             report.log_line().unwrap(),
-            format!("journal: dropped {cut} bytes of torn tail after seq 9")
+            format!("journal: dropped {torn} bytes of torn tail after seq 9")
         );
     }
     assert_eq!(all.iter().map(|e| e.0).collect::<Vec<_>>(), (1..=9).collect::<Vec<_>>());
+    let want_len = if torn > 0 { start } else { at };
     assert_eq!(
         std::fs::metadata(&seg).unwrap().len() as usize,
-        start,
+        want_len,
         "file cut at the last good record"
     );
+}
+
+/// Length of `b` up to and including its last non-zero byte.
+fn nonzero_span(b: &[u8]) -> usize {
+    b.iter().rposition(|x| *x != 0).map_or(0, |i| i + 1)
 }
 
 #[test]
@@ -72,7 +81,7 @@ proptest! {
         std::fs::write(&seg, &bytes).unwrap();
         let (j, report) = Journal::open(options(dir.path())).unwrap();
         prop_assert_eq!(report.last_seq, 9);
-        prop_assert_eq!(report.bytes_dropped as usize, bytes.len() - start);
+        prop_assert_eq!(report.bytes_dropped as usize, nonzero_span(&bytes[start..]));
         prop_assert_eq!(j.append_wait(body(10)).unwrap(), 10);
         j.close().unwrap();
         let (all, _) = reopen_all(dir.path());
@@ -225,4 +234,63 @@ fn empty_and_header_only_journals_reopen() {
     assert_eq!((r.records, r.last_seq, r.bytes_dropped), (0, 0, 0));
     assert_eq!(j.append_wait(b"x".to_vec()).unwrap(), 1);
     j.close().unwrap();
+}
+
+#[test]
+fn preallocated_space_is_free_space_and_a_torn_record_inside_it_is_cut() {
+    let dir = TempDir::new("prealloc");
+    let mut o = util::prealloc_options(dir.path(), 64 * 1024);
+    o.segment_bytes = 8 * 1024;
+    let (j, _) = Journal::open(o.clone()).unwrap();
+    for i in 1..=300 {
+        assert_eq!(j.append_wait(body(i)).unwrap(), i);
+    }
+    j.close().unwrap();
+    let mut segs: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    segs.sort();
+    assert!(segs.len() >= 3, "rotated: {segs:?}");
+    let last = segs.last().unwrap().clone();
+    let len = std::fs::metadata(&last).unwrap().len();
+    assert!(len >= 32 * 1024, "zero-filled space ahead of the data: {len}");
+    let (j, report) = Journal::open(o.clone()).unwrap();
+    assert_eq!(
+        (report.last_seq, report.bytes_dropped),
+        (300, 0),
+        "zeros are not a torn tail"
+    );
+    assert_eq!(
+        j.replay_from(1).unwrap().map(|e| e.unwrap().seq).collect::<Vec<_>>(),
+        (1..=300).collect::<Vec<_>>()
+    );
+    assert_eq!(j.append_wait(body(301)).unwrap(), 301);
+    j.close().unwrap();
+    // A torn record 302 inside the preallocated zeros: 11 bytes of it reached the disk.
+    let bytes = std::fs::read(&last).unwrap();
+    let end = bytes.iter().rposition(|b| *b != 0).unwrap() + 1;
+    let mut torn = Vec::new();
+    let rec = {
+        let mut r = Vec::new();
+        let b = body(302);
+        r.extend_from_slice(&((16 + b.len()) as u32).to_le_bytes());
+        r.extend_from_slice(&[0xAB; 4]);
+        r.extend_from_slice(&302u64.to_le_bytes());
+        r
+    };
+    torn.extend_from_slice(&rec[..11]);
+    let f = std::fs::OpenOptions::new().write(true).open(&last).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&f, &torn, end as u64).unwrap();
+    drop(f);
+    let (j, report) = Journal::open(o).unwrap();
+    assert_eq!(
+        (report.last_seq, report.bytes_dropped as usize),
+        (301, nonzero_span(&torn))
+    );
+    assert_eq!(j.append_wait(body(302)).unwrap(), 302);
+    j.close().unwrap();
+    let (all, _) = reopen_all(dir.path());
+    assert_eq!(all.len(), 302);
+    assert!(all.iter().all(|(s, b)| *b == body(*s)));
 }

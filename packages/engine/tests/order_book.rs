@@ -1,7 +1,7 @@
 //! Orders: every reject, every transition (valid and invalid), amend, cancel, simulator policy,
 //! event encoding, and rebuild from a real journal.
 
-#[path = "journal_util.rs"]
+#[path = "journal_util/mod.rs"]
 mod util;
 
 use std::collections::HashMap;

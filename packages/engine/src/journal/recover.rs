@@ -11,6 +11,8 @@
 //! - otherwise (nothing valid, or only records of the same group) → torn tail: the file is truncated
 //!   at the last good record and fsynced, and the report says how many bytes were dropped.
 //!
+//! Bytes after the last record that are all zero are preallocated free space (see `writer.rs`); the
+//! damage checks apply to the span up to the last non-zero byte, and `bytes_dropped` counts that span.
 //! A bad record in any segment but the last is always corruption. A last segment shorter than (or
 //! exactly) one header whose header does not verify is a torn segment creation and is removed.
 
@@ -55,8 +57,10 @@ impl RecoveryReport {
 pub(crate) struct SegmentInfo {
     pub first_seq: u64,
     pub path: PathBuf,
-    /// File length after any truncation.
+    /// End of the last record (write position).
     pub len: u64,
+    /// File length after any truncation (> `len` when zero-filled space is preallocated).
+    pub file_len: u64,
 }
 
 /// Result of scanning a directory.
@@ -141,7 +145,10 @@ pub(crate) fn recover(dir: &Path, max_payload: usize) -> Result<Recovered, Journ
             }
         }
         report.last_seq = next - 1;
-        if pos < bytes.len() {
+        // Zero-filled preallocated space after the last record is free space, not damage.
+        let data_end = bytes.iter().rposition(|b| *b != 0).map_or(0, |i| i + 1).max(pos);
+        let mut file_len = bytes.len() as u64;
+        if pos < data_end {
             let corrupt = |reason: String| JournalError::Corrupt {
                 path: path.clone(),
                 offset: pos as u64,
@@ -164,13 +171,15 @@ pub(crate) fn recover(dir: &Path, max_payload: usize) -> Result<Recovered, Journ
                 .map_err(|e| JournalError::io(format!("truncate {}", path.display()), &e))?;
             file.sync_all()
                 .map_err(|e| JournalError::io(format!("fsync {}", path.display()), &e))?;
-            report.bytes_dropped += (bytes.len() - pos) as u64;
+            report.bytes_dropped += (data_end - pos) as u64;
             report.truncated_at = Some((path.clone(), pos as u64));
+            file_len = pos as u64;
         }
         segments.push(SegmentInfo {
             first_seq: header.first_seq,
             path,
             len: pos as u64,
+            file_len,
         });
     }
     report.segments = segments.len();

@@ -81,6 +81,11 @@ impl Iterator for Replay {
                 continue;
             }
             let Some(r) = format::parse_record(&bytes[*pos..], self.max_payload) else {
+                if bytes[*pos..].iter().all(|b| *b == 0) {
+                    // Preallocated free space: end of this segment's records.
+                    self.current = None;
+                    continue;
+                }
                 let (path, offset) = (path.clone(), *pos as u64);
                 let reason = "bad record during replay".into();
                 return self.fail(JournalError::Corrupt {

@@ -31,10 +31,18 @@ impl Drop for TempDir {
     }
 }
 
-/// Options with a fixed epoch.
+/// Options with a fixed epoch and no preallocation (so file lengths are exact).
 pub fn options(dir: &Path) -> JournalOptions {
     let mut o = JournalOptions::new(dir);
     o.epoch = Some(77);
+    o.preallocate_bytes = 0;
+    o
+}
+
+/// Options with a fixed epoch and preallocation in `chunk`-byte steps.
+pub fn prealloc_options(dir: &Path, chunk: u64) -> JournalOptions {
+    let mut o = options(dir);
+    o.preallocate_bytes = chunk;
     o
 }
 
