@@ -8,9 +8,17 @@
  * Short run (part of `npx vitest run`): SHORT_RUNS inputs per decoder and generator.
  * Long run, on demand (numbers recorded in docs/security.md):
  *   FUZZ_RUNS=1000000 npx vitest run packages/protocol -t fuzz
+ *
+ * Differential (TS vs the Rust engine's `wire::decode_source_frame`): fuzz/source-frames.corpus.json
+ * holds seeded mutations of the golden frames with the TS verdict (accept + count, or code, field,
+ * index); this test checks TS still gives them, packages/engine/tests/fuzz_differential.rs checks
+ * Rust gives the same. Regenerate (or write a bigger corpus for the Rust example harness) with
+ *   FUZZ_CORPUS_OUT=packages/protocol/fuzz/source-frames.corpus.json FUZZ_CORPUS_SIZE=2000 \
+ *     npx vitest run packages/protocol -t corpus
  */
 
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from './codes.js';
@@ -198,5 +206,89 @@ describe('decoder fuzz', () => {
     const wide = `[${'{"type":"record.publish","subject":"/A","fields":{"x":1}},'.repeat(10_001)}1]`;
     const r = decodeSourceFrame(wide);
     expect(isDecodeFailure(r) && r.error.code).toBe('BAD_REQUEST');
+  });
+});
+
+/** The TS verdict on a source frame, as recorded in the differential corpus. */
+export interface Verdict {
+  frame: string;
+  ok: boolean;
+  count?: number;
+  code?: string;
+  field?: string;
+  index?: number;
+}
+
+/** decodeSourceFrame's verdict on `frame`. */
+export function verdict(frame: string): Verdict {
+  const r = decodeSourceFrame(frame);
+  if (!isDecodeFailure(r)) return { frame, ok: true, count: r.length };
+  const v: Verdict = { frame, ok: false, code: r.error.code };
+  if (r.error.field !== undefined) v.field = r.error.field;
+  if (r.error.index !== undefined) v.index = r.error.index;
+  return v;
+}
+
+/**
+ * A mutated source frame for the differential corpus. A top-level object is wrapped in an array:
+ * the engine also takes a lone object, `decodeSourceFrame` only arrays (the server routes lone
+ * objects itself).
+ */
+function corpusFrame(text: string): string {
+  try {
+    const v: unknown = JSON.parse(text);
+    if (typeof v === 'object' && v !== null && !Array.isArray(v)) return `[${text}]`;
+  } catch {
+    // not JSON: kept as is
+  }
+  return text;
+}
+
+/** Values that sit on the decoders' rules and limits. */
+const edgeValue = fc.oneof(
+  fc.jsonValue({ maxDepth: 2 }),
+  fc.constantFrom<unknown>(
+    1e300, -0, 8.64e15, 8.64e15 + 2, -8.64e15, 1.5, 2 ** 53 + 2, '', '/A', '/A/', '//A', '/A B', `/${'a'.repeat(256)}`,
+    'é'.repeat(2048), 'é'.repeat(2049), '\ud800', 'record.publish', 'session.login', 'number', 'string', 'bool',
+    'timestamp', true, null, {}, [], { a: 1 }, { '1': 1, a: {} }, { _a: 1, b2: 'x' },
+  ),
+);
+const KEYS = ['type', 'subject', 'ts', 'image', 'fields', 'types', 'x', '1', '__proto__', 'bid', 'a'];
+/** Mutations that mostly keep the frame JSON, so the rules past the parser get exercised. */
+const semanticMutation: fc.Arbitrary<Mutation> = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('json' as const), path: fc.nat(), value: edgeValue }) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .record({ n: fc.nat(), key: fc.constantFrom(...KEYS), value: edgeValue })
+      .map(({ n, key, value }) => ({ kind: 'json' as const, path: n, value: { [key]: value } })),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('insert' as const), at, text: fc.constantFrom(...KEYS.map((k) => `"${k}":1,`), '"a":"\\ud800",', '"b":[[1]],') }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('nest' as const), at, depth: fc.integer({ min: 100, max: 160 }), open: fc.constantFrom('[' as const, '{"a":' as const) }) },
+  { weight: 1, arbitrary: mutation },
+);
+
+const sourceGolden = vectors.filter((v) => v.direction === 'source').map((v) => v.frame);
+const mutatedSourceFrame = fc
+  .tuple(fc.constantFrom(...sourceGolden), fc.array(semanticMutation, { minLength: 1, maxLength: 3 }))
+  .map(([frame, ms]) => corpusFrame(ms.reduce(mutate, frame)));
+
+const CORPUS_URL = new URL('../fuzz/source-frames.corpus.json', import.meta.url);
+
+describe('differential corpus (TS side of the TS/Rust source decoder agreement)', () => {
+  const out = process.env.FUZZ_CORPUS_OUT;
+  it.runIf(out !== undefined)('writes the corpus', { timeout: 3_600_000 }, () => {
+    const size = Number(process.env.FUZZ_CORPUS_SIZE ?? 2000);
+    const frames = fc.sample(mutatedSourceFrame, { numRuns: size, seed: 2026 });
+    mkdirSync(dirname(out!), { recursive: true });
+    writeFileSync(out!, `[\n${frames.map((f) => JSON.stringify(verdict(f))).join(',\n')}\n]\n`);
+  });
+
+  it('the committed corpus still gets the recorded TS verdicts', () => {
+    const corpus = JSON.parse(readFileSync(CORPUS_URL, 'utf8')) as Verdict[];
+    expect(corpus.length).toBeGreaterThanOrEqual(1000);
+    const accepted = corpus.filter((c) => c.ok).length;
+    expect(accepted).toBeGreaterThan(0);
+    for (const c of corpus) expect(verdict(c.frame)).toEqual(c);
   });
 });

@@ -167,14 +167,17 @@ function checkFieldName(field: string, name: string): void {
  */
 export function checkFields(value: unknown): Fields {
   if (!isObject(value)) return fail('fields', value, 'must be an object of field name -> value');
+  // Counted before any field is checked, as the engine does: both name `fields`, not a field.
   let count = 0;
-  for (const name in value) {
-    const path = `fields.${name}`;
-    checkFieldName(path, name);
+  for (const _ in value) {
     if (++count > MAX_FIELDS_PER_RECORD) {
       const rule = `it must hold at most ${MAX_FIELDS_PER_RECORD} fields`;
       throw new Violation('BAD_REQUEST', `'fields' holds more than ${MAX_FIELDS_PER_RECORD} fields: ${rule}`, 'fields');
     }
+  }
+  for (const name in value) {
+    const path = `fields.${name}`;
+    checkFieldName(path, name);
     const v = value[name];
     if (typeof v === 'number') {
       if (!Number.isFinite(v)) fail(path, v, 'must be a finite number, string, boolean or null');
