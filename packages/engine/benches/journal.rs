@@ -66,8 +66,9 @@ fn run(
     dir: &std::path::Path,
     rate: u64,
     count: u64,
-) -> (Histogram<u64>, Duration, tidewire_engine::journal::JournalStats) {
+) -> (Histogram<u64>, Duration, tidewire_engine::journal::JournalStats, f64) {
     let journal = fresh_journal(dir);
+    let mut lag_total = 0u128;
     let hist = Arc::new(Mutex::new(
         Histogram::<u64>::new_with_bounds(1_000, 60_000_000_000, 3).unwrap(),
     ));
@@ -89,6 +90,7 @@ fn run(
             }
             None => Instant::now(),
         };
+        lag_total += (Instant::now() - created).as_nanos();
         let h = hist.clone();
         let last = i + 1 == count;
         let done = done_tx.clone();
@@ -107,7 +109,7 @@ fn run(
     let stats = journal.stats();
     journal.close().unwrap();
     let h = hist.lock().unwrap().clone();
-    (h, end - start, stats)
+    (h, end - start, stats, lag_total as f64 / count as f64)
 }
 
 fn main() {
@@ -116,17 +118,17 @@ fn main() {
         return;
     }
     println!(
-        "| rate (orders/s) | orders | achieved/s | mean µs | p50 µs | p90 µs | p95 µs | p99 µs | max µs | std dev µs | fsyncs | orders/fsync | mean fsync µs | max fsync µs |"
+        "| rate (orders/s) | orders | achieved/s | mean µs | p50 µs | p90 µs | p95 µs | p99 µs | max µs | std dev µs | fsyncs | orders/fsync | mean fsync µs | max fsync µs | producer lag µs |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let _ = run(&a.dir, 5_000, 5_000); // warm-up (file system, page cache, threads)
     let mut runs: Vec<(u64, u64)> = a.rates.iter().map(|r| (*r, r * a.secs)).collect();
     runs.push((0, 200_000));
     for (rate, count) in runs {
-        let (h, elapsed, s) = run(&a.dir, rate, count);
+        let (h, elapsed, s, lag) = run(&a.dir, rate, count);
         let us = |ns: f64| ns / 1_000.0;
         println!(
-            "| {} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {} | {:.1} | {:.0} | {:.0} |",
+            "| {} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {} | {:.1} | {:.0} | {:.0} | {:.0} |",
             if rate == 0 {
                 "unpaced".to_string()
             } else {
@@ -145,6 +147,7 @@ fn main() {
             count as f64 / s.syncs.max(1) as f64,
             us(s.sync_nanos_total as f64 / s.syncs.max(1) as f64),
             us(s.sync_nanos_max as f64),
+            us(lag),
         );
     }
     let _ = std::fs::remove_dir_all(&a.dir);
