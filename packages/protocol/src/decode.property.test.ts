@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeClientMessage, decodeServerFrame, decodeSourceFrame, decodeSourceMessage } from './decode.js';
 import { encodeClientMessage, encodeServerFrame, encodeSourceFrame } from './encode.js';
-import type { ClientMessage, RecordPublish, ServerMessage } from './messages.js';
+import type { ClientMessage, RecordPublish, ServerMessage, ViewClientMessage } from './messages.js';
+import { decodeContainerPublish, decodeViewRequest, encodeViewRequest } from './view-codec.js';
 import { ProtocolError, isDecodeFailure } from './result.js';
 
 const segment = fc.stringMatching(/^[A-Za-z0-9_.@:-]{1,12}$/);
@@ -108,6 +109,37 @@ describe('decode properties', () => {
         const text = encodeServerFrame(ms);
         expect(decodeServerFrame(text)).toEqual(ms);
       }),
+    );
+  });
+});
+
+describe('view codec (property)', () => {
+  it('decodeViewRequest and decodeContainerPublish never throw for any string or JSON value', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.json()), (text) => {
+        for (const r of [decodeViewRequest(text), decodeContainerPublish(text)]) {
+          if (isDecodeFailure(r)) expect(r.error.message.length).toBeGreaterThan(0);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  const window = fc.record({ offset: fc.integer({ min: 0, max: 2 ** 24 }), size: fc.integer({ min: 1, max: 10_000 }) });
+  const sort = fc.uniqueArray(fieldName, { maxLength: 8 }).chain((names) =>
+    fc.tuple(...names.map((field) => fc.record({ field: fc.constant(field), dir: fc.constantFrom('asc' as const, 'desc' as const) }))),
+  );
+  const viewRequest: fc.Arbitrary<ViewClientMessage> = fc.oneof(
+    fc.record({ type: fc.constant('view.create' as const), reqId, container: subject, filter: fc.string({ maxLength: 40 }), sort, window }, { requiredKeys: ['type', 'reqId', 'container', 'window'] }),
+    fc.record({ type: fc.constant('view.change' as const), reqId, viewId: reqId, window }),
+    fc.record({ type: fc.constant('view.close' as const), reqId, viewId: reqId }),
+  );
+  it('every valid view request round-trips: decode(encode(m)) = m', () => {
+    fc.assert(
+      fc.property(viewRequest, (m) => {
+        expect(decodeViewRequest(encodeViewRequest(m))).toEqual(m);
+      }),
+      { numRuns: 1000 },
     );
   });
 });

@@ -9,3 +9,4 @@ export * from './limits.js';
 export * from './result.js';
 export { decodeClientMessage, decodeServerFrame, decodeSourceFrame, decodeSourceMessage } from './decode.js';
 export { encodeClientMessage, encodeServerFrame, encodeSourceFrame, encodeSourceMessage } from './encode.js';
+export { decodeContainerPublish, decodeViewRequest, encodeContainerPublish, encodeViewFrame, encodeViewRequest } from './view-codec.js';

@@ -25,6 +25,17 @@ export const MAX_PUBLISHES_PER_FRAME = 10_000;
 /** `reqId` is an integer in 0..=MAX_REQ_ID (chosen by the client, echoed in the reply). */
 export const MAX_REQ_ID = 2 ** 31 - 1;
 
+/** Most rows in one view window (`window.size`); the engine's `MAX_WINDOW_ROWS`. */
+export const MAX_VIEW_WINDOW_ROWS = 10_000;
+/** Largest `window.offset`: the most members a container may hold (2^24, the engine's `MAX_CONTAINER_MEMBERS`). */
+export const MAX_VIEW_OFFSET = 2 ** 24;
+/** Most sort keys of one view (the engine's `MAX_SORT_KEYS`). */
+export const MAX_VIEW_SORT_KEYS = 8;
+/** Most ops in one `container.publish`. */
+export const MAX_CONTAINER_OPS = 1000;
+/** Most subjects in one container op (a bigger change is several ops or publishes). */
+export const MAX_SUBJECTS_PER_CONTAINER_OP = 100_000;
+
 /** Defaults of the configurable limits (server config `limits.*`). */
 export const DEFAULT_LIMITS = {
   /** Largest client frame, bytes; above it the transport closes with 1009. */
@@ -35,6 +46,12 @@ export const DEFAULT_LIMITS = {
   maxSubscriptionsPerSession: 10_000,
   /** Seconds a connection may stay without a successful `session.login`. */
   loginTimeoutMs: 10_000,
+  /** Views one session may hold open (`view.create` beyond it: LIMIT_EXCEEDED). */
+  maxViewsPerSession: 100,
+  /** Longest filter expression, UTF-8 bytes (the engine reports `filter at N: ...`). */
+  maxFilterBytes: 4096,
+  /** Deepest nesting of `(` and `not` in a filter (the engine's parser depth limit). */
+  maxFilterDepth: 32,
 } as const;
 
 /** Default heartbeat period the server announces in `session.loggedIn`, ms. */

@@ -372,3 +372,164 @@ export const SERVER_MESSAGE_TYPES = [
   'admin.metrics',
   'error',
 ] as const;
+
+// ---------------------------------------------------------------------------------------------
+// Containers and views (issue 3). Defined and coded here (view-codec.ts, golden frames), but not
+// yet in the unions above: `/stream` and `/source` answer UNKNOWN_TYPE to them until the engine
+// and server serve views. The wiring step adds them to ClientMessage / SourceMessage /
+// ServerMessage and to the type lists.
+
+/** One operation of a `container.publish`, applied in order. */
+export type ContainerOp =
+  /** Append these subjects at the end; subjects already members stay where they are. */
+  | { op: 'add'; subjects: string[] }
+  /** Insert these subjects, in order, before position `index` (0-based; `index` >= the member count appends); members already present are moved there. */
+  | { op: 'insertAt'; index: number; subjects: string[] }
+  /** Remove these subjects; non-members are ignored. */
+  | { op: 'remove'; subjects: string[] }
+  /** Remove every member. */
+  | { op: 'clear' };
+
+/**
+ * A source changes a container: an ordered set of record subjects (its natural order). The
+ * container is created by its first publish; `ops` (1..MAX_CONTAINER_OPS) apply atomically, in
+ * order. Members need not be published records yet (they count once they are).
+ */
+export interface ContainerPublish {
+  type: 'container.publish';
+  /** The container's subject, e.g. `/CONTAINER/PRODUCTS`. */
+  subject: string;
+  ops: ContainerOp[];
+}
+
+/** One sort key of a view: a field and a direction. Missing fields sort last both ways. */
+export interface ViewSortKey {
+  field: string;
+  dir: 'asc' | 'desc';
+}
+
+/** The rows of a view a subscriber sees: `size` rows from row `offset` (0-based). */
+export interface ViewWindow {
+  /** First row, 0..MAX_VIEW_OFFSET; past the end is allowed (the window is then empty until rows arrive). */
+  offset: number;
+  /** Rows, 1..MAX_VIEW_WINDOW_ROWS. */
+  size: number;
+}
+
+/**
+ * Open a view: the records of `container` that match `filter`, sorted by `sort` (ties keep the
+ * container's order), of which the client sees `window`. Answered by `view.created` or `error`
+ * (a filter that does not parse is BAD_REQUEST with `field: 'filter'` and a message naming the
+ * position and the expected token). Identical requests of users of one tier share one view.
+ */
+export interface ViewCreate {
+  type: 'view.create';
+  reqId: number;
+  /** Container subject. */
+  container: string;
+  /** Filter expression (docs/views.md); omitted or empty: every member. */
+  filter?: string;
+  /** 0..MAX_VIEW_SORT_KEYS keys, each field at most once; omitted or empty: natural order. */
+  sort?: ViewSortKey[];
+  window: ViewWindow;
+}
+
+/** Move a view's window (scrolling). The filter is not recomputed; the next `view.rows` carries this reqId. */
+export interface ViewChange {
+  type: 'view.change';
+  reqId: number;
+  /** From `view.created`. */
+  viewId: number;
+  window: ViewWindow;
+}
+
+/** Close a view; answered by `view.closed`, after which nothing for the view follows. Unknown viewId: NOT_FOUND. */
+export interface ViewClose {
+  type: 'view.close';
+  reqId: number;
+  viewId: number;
+}
+
+/** A row entering a window: its position in the view (0-based, not in the window) and the record's full image. */
+export interface ViewRowImage {
+  /** Row index in the whole view. */
+  index: number;
+  /** Server-wide record id (as in `record.image`). */
+  id: number;
+  /** The record's subject (a tier subject such as `/PRODUCT/X@T2` for tiered users). */
+  subject: string;
+  seq: number;
+  /** Origin timestamp of the latest update, epoch ms. */
+  ts: number;
+  fields: Fields;
+  types?: FieldTypes;
+}
+
+/** A row of a window that moved to another index (its fields are unchanged or follow in `updated`). */
+export interface ViewRowMove {
+  index: number;
+  id: number;
+}
+
+/** Changed fields of a row that stayed in the window; updates within one flush are merged (`conflated`). */
+export interface ViewRowUpdate {
+  id: number;
+  seq: number;
+  ts: number;
+  fields: Fields;
+  types?: FieldTypes;
+  conflated?: boolean;
+}
+
+/** The view is open: its row count and the rows of the requested window, in view order. */
+export interface ViewCreated {
+  type: 'view.created';
+  reqId: number;
+  /** Per-session id of this subscription; `view.rows`/`view.size`/`view.change`/`view.close` name it. */
+  viewId: number;
+  /** Rows in the whole view (matching members). */
+  count: number;
+  /** The window's rows (`rows[i].index` = window.offset + i). */
+  rows: ViewRowImage[];
+}
+
+/**
+ * Changes of a window since the previous message, tagged with the reqId of the latest
+ * `view.change` (or of the `view.create`): a client drops rows tagged with an older reqId than
+ * its latest move. Apply: remove `left` and `moved` ids, then place `moved` and `entered` rows at
+ * their indexes in ascending order, then apply `updated`. Empty lists are omitted.
+ */
+export interface ViewRows {
+  type: 'view.rows';
+  reqId: number;
+  viewId: number;
+  /** Ids of rows that left the window. */
+  left?: number[];
+  moved?: ViewRowMove[];
+  entered?: ViewRowImage[];
+  updated?: ViewRowUpdate[];
+}
+
+/** The view's row count changed (sent at most once per flush). */
+export interface ViewSize {
+  type: 'view.size';
+  viewId: number;
+  count: number;
+}
+
+/** `view.close` acknowledged; nothing for this viewId follows. */
+export interface ViewClosed {
+  type: 'view.closed';
+  reqId: number;
+  viewId: number;
+}
+
+/** View requests a client sends on `/stream`. */
+export type ViewClientMessage = ViewCreate | ViewChange | ViewClose;
+/** View messages the server sends on `/stream`. */
+export type ViewServerMessage = ViewCreated | ViewRows | ViewSize | ViewClosed;
+
+/** Every view request `type`. */
+export const VIEW_CLIENT_MESSAGE_TYPES = ['view.create', 'view.change', 'view.close'] as const;
+/** Every view message `type` the server sends. */
+export const VIEW_SERVER_MESSAGE_TYPES = ['view.created', 'view.rows', 'view.size', 'view.closed'] as const;
