@@ -100,7 +100,7 @@ fn write_value(out: &mut Vec<u8>, v: Option<&Value>) {
 }
 
 /// `"fields":{...}` then, when any value is a timestamp, `,"types":{...}`.
-fn write_fields<'a, I>(out: &mut Vec<u8>, fields: I)
+pub(crate) fn write_fields<'a, I>(out: &mut Vec<u8>, fields: I)
 where
     I: Iterator<Item = FieldRef<'a>> + Clone,
 {

@@ -5,5 +5,6 @@ pub mod decode;
 pub mod encode;
 pub mod json;
 pub mod rules;
+pub mod view;
 
 pub use decode::{decode_source_frame, PubField, Publish};

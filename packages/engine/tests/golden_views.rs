@@ -1,0 +1,134 @@
+//! Golden frames of the view messages (packages/protocol/vectors/views.json): every `server`
+//! vector re-encoded by `wire::view` must match byte for byte.
+
+use serde_json::{Map, Value as J};
+use tidewire_engine::value::{FieldType, Value};
+use tidewire_engine::wire::view::{view_closed, view_size, ViewCreated, ViewRows};
+
+type Field = (String, Option<Value>, Option<FieldType>);
+
+/// Fields of a row as store values (timestamps per `types`), in message order.
+fn fields(m: &Map<String, J>) -> Vec<Field> {
+    let types = m.get("types").and_then(J::as_object);
+    m["fields"]
+        .as_object()
+        .expect("fields")
+        .iter()
+        .map(|(k, v)| {
+            let ty = types
+                .and_then(|t| t.get(k))
+                .and_then(J::as_str)
+                .and_then(FieldType::parse);
+            let value = match v {
+                J::Null => None,
+                J::Bool(b) => Some(Value::Bool(*b)),
+                J::String(s) => Some(Value::Str(s.as_str().into())),
+                J::Number(n) => {
+                    let f = n.as_f64().expect("number");
+                    Some(if ty == Some(FieldType::Timestamp) {
+                        Value::Timestamp(f as i64)
+                    } else {
+                        Value::Number(f)
+                    })
+                }
+                other => panic!("field value {other}"),
+            };
+            (k.clone(), value, ty)
+        })
+        .collect()
+}
+
+fn u(m: &Map<String, J>, k: &str) -> u64 {
+    m[k].as_u64().unwrap_or_else(|| panic!("{k}"))
+}
+
+fn encode_message(out: &mut Vec<u8>, m: &Map<String, J>) {
+    let list = |k: &str| m.get(k).and_then(J::as_array).cloned().unwrap_or_default();
+    match m["type"].as_str().expect("type") {
+        "view.created" => {
+            let mut w = ViewCreated::begin(out, u(m, "reqId") as u32, u(m, "viewId") as u32, u(m, "count"));
+            for r in list("rows") {
+                let r = r.as_object().expect("row");
+                let f = fields(r);
+                let it = f.iter().map(|(k, v, t)| (k.as_str(), v.as_ref(), *t));
+                let subject = r["subject"].as_str().expect("subject");
+                w.row(
+                    u(r, "index"),
+                    u(r, "id") as u32,
+                    subject,
+                    u(r, "seq"),
+                    r["ts"].as_f64().expect("ts"),
+                    it,
+                );
+            }
+            w.finish();
+        }
+        "view.rows" => {
+            let mut w = ViewRows::begin(out, u(m, "reqId") as u32, u(m, "viewId") as u32);
+            for id in list("left") {
+                w.left(id.as_u64().expect("id") as u32);
+            }
+            for r in list("moved") {
+                let r = r.as_object().expect("moved");
+                w.moved(u(r, "index"), u(r, "id") as u32);
+            }
+            for r in list("entered") {
+                let r = r.as_object().expect("entered");
+                let f = fields(r);
+                let it = f.iter().map(|(k, v, t)| (k.as_str(), v.as_ref(), *t));
+                let subject = r["subject"].as_str().expect("subject");
+                w.entered(
+                    u(r, "index"),
+                    u(r, "id") as u32,
+                    subject,
+                    u(r, "seq"),
+                    r["ts"].as_f64().expect("ts"),
+                    it,
+                );
+            }
+            for r in list("updated") {
+                let r = r.as_object().expect("updated");
+                let f = fields(r);
+                let it = f.iter().map(|(k, v, t)| (k.as_str(), v.as_ref(), *t));
+                let conflated = r.get("conflated").and_then(J::as_bool).unwrap_or(false);
+                w.updated(
+                    u(r, "id") as u32,
+                    u(r, "seq"),
+                    r["ts"].as_f64().expect("ts"),
+                    it,
+                    conflated,
+                );
+            }
+            w.finish();
+        }
+        "view.size" => view_size(out, u(m, "viewId") as u32, u(m, "count")),
+        "view.closed" => view_closed(out, u(m, "reqId") as u32, u(m, "viewId") as u32),
+        other => panic!("{other} is not a view message"),
+    }
+}
+
+#[test]
+fn view_server_vectors_encode_byte_for_byte() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../protocol/vectors/views.json");
+    let text = std::fs::read_to_string(path).expect("read views.json");
+    let vectors: Vec<J> = serde_json::from_str(&text).expect("views.json is a JSON array");
+    let mut checked = 0;
+    for v in vectors.iter().filter(|v| v["direction"] == "server") {
+        let mut out = vec![b'['];
+        for (i, m) in v["messages"].as_array().expect("messages").iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            encode_message(&mut out, m.as_object().expect("object"));
+        }
+        out.push(b']');
+        assert_eq!(
+            String::from_utf8(out).expect("utf8"),
+            v["frame"].as_str().expect("frame"),
+            "vector {}",
+            v["name"]
+        );
+        checked += 1;
+    }
+    assert!(checked >= 5, "only {checked} view vectors checked");
+}
