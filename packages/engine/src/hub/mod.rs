@@ -8,6 +8,9 @@
 
 mod deliver;
 mod subscribe;
+mod views;
+
+pub use views::{ContainerOp, DEFAULT_MAX_VIEWS_PER_SESSION};
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -16,6 +19,7 @@ use std::time::Instant;
 use crate::config::{BatchingConfig, EngineConfig};
 use crate::session::Session;
 use crate::store::{Applied, Store};
+use crate::view::{ViewSet, ViewsConfig};
 use crate::wire::Publish;
 
 /// WebSocket close code for a slow consumer (`CloseCodes.SLOW_CONSUMER`).
@@ -74,6 +78,52 @@ pub enum Command {
     },
     /// New batching/throttle settings, applied from the next message on.
     SetBatching(BatchingConfig),
+    /// A source's `container.publish`: ops applied in order (ingest validated them).
+    ContainerPublish {
+        /// Container subject.
+        subject: String,
+        /// The ops, in order.
+        ops: Vec<ContainerOp>,
+    },
+    /// `view.create`: `view.created` (count + the window's rows) or an error frame.
+    ViewCreate {
+        /// Session id.
+        sid: u32,
+        /// Request id echoed in the reply and tagging `view.rows` until the next `ViewChange`.
+        req_id: u32,
+        /// Container subject.
+        container: String,
+        /// Filter text (docs/views.md); empty: every member.
+        filter: String,
+        /// Sort text (`name asc, bid desc`); empty: natural order.
+        sort: String,
+        /// First row of the window.
+        offset: u32,
+        /// Rows in the window (1..=10,000).
+        size: u32,
+    },
+    /// `view.change`: moves the session's window on view `view_id` (no filter work).
+    ViewChange {
+        /// Session id.
+        sid: u32,
+        /// Request id tagging the next `view.rows`.
+        req_id: u32,
+        /// The session's view id (from `view.created`).
+        view_id: u32,
+        /// New first row.
+        offset: u32,
+        /// New size (1..=10,000).
+        size: u32,
+    },
+    /// `view.close`: `view.closed`; the shared view is released (freed after the grace period).
+    ViewClose {
+        /// Session id.
+        sid: u32,
+        /// Request id echoed in `view.closed`.
+        req_id: u32,
+        /// The session's view id.
+        view_id: u32,
+    },
     /// The worker went away: close all its sessions.
     CloseWorker {
         /// Worker id.
@@ -153,6 +203,15 @@ pub struct Hub {
     applied: Applied,
     to_conflate: Vec<u32>,
     stats: HubStats,
+    views: ViewSet,
+    session_views: HashMap<u32, views::SessionViews>,
+    window_owner: HashMap<u32, (u32, u32)>,
+    views_epoch: Option<Instant>,
+    views_expire_at: Option<Instant>,
+    views_grace_ms: u64,
+    max_views_per_session: usize,
+    changed_ids: Vec<u32>,
+    diffs: Vec<crate::view::WindowDiff>,
 }
 
 impl Hub {
@@ -170,6 +229,15 @@ impl Hub {
             applied: Applied::default(),
             to_conflate: Vec::new(),
             stats: HubStats::default(),
+            views: ViewSet::new(ViewsConfig::default()),
+            session_views: HashMap::new(),
+            window_owner: HashMap::new(),
+            views_epoch: None,
+            views_expire_at: None,
+            views_grace_ms: ViewsConfig::default().grace_ms,
+            max_views_per_session: DEFAULT_MAX_VIEWS_PER_SESSION,
+            changed_ids: Vec::new(),
+            diffs: Vec::new(),
         }
     }
 
@@ -181,12 +249,40 @@ impl Hub {
                 worker,
                 user,
                 tier,
-            } => self.open_session(sid, worker, &user, &tier),
+            } => self.open_session(sid, worker, &user, &tier, now),
             Command::CloseSession { sid } => {
                 if let Some(slot) = self.by_sid.get(&sid).copied() {
+                    self.drop_session_views(slot, now);
                     self.remove_session(slot);
                 }
             }
+            Command::ContainerPublish { subject, ops } => self.container_publish(&subject, &ops, now),
+            Command::ViewCreate {
+                sid,
+                req_id,
+                container,
+                filter,
+                sort,
+                offset,
+                size,
+            } => self.view_create(
+                sid,
+                req_id,
+                &container,
+                &filter,
+                &sort,
+                offset as usize,
+                size as usize,
+                now,
+            ),
+            Command::ViewChange {
+                sid,
+                req_id,
+                view_id,
+                offset,
+                size,
+            } => self.view_change(sid, req_id, view_id, offset as usize, size as usize, now),
+            Command::ViewClose { sid, req_id, view_id } => self.view_close(sid, req_id, view_id, now),
             Command::Subscribe { sid, req_id, subjects } => self.subscribe(sid, req_id, &subjects, now),
             Command::Unsubscribe { sid, req_id, subjects } => self.unsubscribe(sid, req_id, &subjects, now),
             Command::SetBlocked { sid, blocked } => self.set_blocked(sid, blocked, now),
@@ -206,6 +302,7 @@ impl Hub {
                     .map(|(i, _)| i as u32)
                     .collect();
                 for slot in slots {
+                    self.drop_session_views(slot, now);
                     self.remove_session(slot);
                 }
             }
@@ -225,6 +322,11 @@ impl Hub {
         }
     }
 
+    /// Containers and views (read-only), for tests and diagnostics.
+    pub fn views(&self) -> &ViewSet {
+        &self.views
+    }
+
     /// The record store (read-only).
     pub fn store(&self) -> &Store {
         &self.store
@@ -232,7 +334,11 @@ impl Hub {
 
     /// Earliest pending timer (may be stale: waking early is harmless).
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.timers.peek().map(|Reverse((t, _))| *t)
+        let t = self.timers.peek().map(|Reverse((t, _))| *t);
+        match (t, self.views_expire_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Queued (unflushed) bytes of a session, for tests and diagnostics.
@@ -250,9 +356,10 @@ impl Hub {
         self.sessions.get(slot as usize)?.as_ref()
     }
 
-    fn open_session(&mut self, sid: u32, worker: u32, user: &str, tier: &str) {
+    fn open_session(&mut self, sid: u32, worker: u32, user: &str, tier: &str, now: Instant) {
         if let Some(old) = self.by_sid.get(&sid).copied() {
             // A reused id replaces the old session rather than leaking it.
+            self.drop_session_views(old, now);
             self.remove_session(old);
         }
         let session = Session::new(sid, worker, user, tier, &self.cfg.batching);
@@ -312,6 +419,7 @@ impl Hub {
                 continue;
             }
             self.stats.publishes_applied += 1;
+            self.views_record_updated();
             let id = self.applied.id;
             ensure_list(&mut self.subs, id);
             if self.subs[id as usize - 1].slots.is_empty() {
@@ -323,6 +431,9 @@ impl Hub {
         }
         while let Some(slot) = self.to_conflate.pop() {
             self.start_conflation(slot);
+        }
+        if !self.window_owner.is_empty() {
+            self.flush_views(now);
         }
     }
 

@@ -9,10 +9,10 @@ use crate::wire::encode::{self, SubscribedRef};
 use crate::wire::rules::{check_subject, show_str, MAX_SUBJECTS_PER_REQUEST};
 
 /// A request error to send back as an `error` frame.
-struct ReqError {
-    code: ErrorCode,
-    message: String,
-    field: Option<String>,
+pub(super) struct ReqError {
+    pub(super) code: ErrorCode,
+    pub(super) message: String,
+    pub(super) field: Option<String>,
 }
 
 fn check_subjects(subjects: &[String]) -> Result<(), ReqError> {
@@ -39,7 +39,7 @@ fn check_subjects(subjects: &[String]) -> Result<(), ReqError> {
 }
 
 impl Hub {
-    fn send_error(&mut self, slot: u32, req_id: u32, e: ReqError, now: Instant) {
+    pub(super) fn send_error(&mut self, slot: u32, req_id: u32, e: ReqError, now: Instant) {
         self.scratch.clear();
         encode::error(
             &mut self.scratch,
@@ -53,7 +53,7 @@ impl Hub {
     }
 
     /// Queues `scratch` as a control message of session `slot`.
-    fn send_control(&mut self, slot: u32, now: Instant) {
+    pub(super) fn send_control(&mut self, slot: u32, now: Instant) {
         let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
             return;
         };

@@ -73,6 +73,17 @@ impl Store {
         id
     }
 
+    /// The id of field name `name`, interning it (ids are permanent). Views compile filter and
+    /// sort fields through this, so a field no record has yet still gets its id.
+    pub fn field_id(&mut self, name: &str) -> u32 {
+        self.fields.intern(name)
+    }
+
+    /// The id of field name `name` if it was ever interned.
+    pub fn field_lookup(&self, name: &str) -> Option<u32> {
+        self.fields.get(name)
+    }
+
     /// The id of `subject` if it was ever interned (subscribed or published).
     pub fn lookup(&self, subject: &str) -> Option<u32> {
         self.subjects.get(subject)
@@ -125,6 +136,16 @@ impl Store {
             .iter()
             .filter(|s| s.value.is_some())
             .map(move |s| self.field_ref(s))
+    }
+
+    /// Field `name` (an interned field id) of `rec` as the encoder wants it (`None` value: deleted).
+    pub fn field_by_id<'a>(&'a self, rec: &'a Record, name: u32) -> FieldRef<'a> {
+        let value = rec.slots.iter().find(|s| s.name == name).and_then(|s| s.value.as_ref());
+        let ty = match value {
+            Some(Value::Timestamp(_)) => Some(FieldType::Timestamp),
+            _ => None,
+        };
+        (self.fields.name(name), value, ty)
     }
 
     /// A slot as the encoder wants it; only timestamps are named in `types` (JSON shows the rest).

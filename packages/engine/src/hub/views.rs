@@ -1,0 +1,393 @@
+//! Containers and views in the hub: `container.publish` ops, `view.create` / `view.change` /
+//! `view.close`, the `ViewSet` fed by every publish of a container member, and the per-window
+//! diffs encoded once per window into its subscriber's outbox (as control messages: a view diff
+//! is never dropped by slow-consumer conflation, it is state the client cannot rebuild).
+//!
+//! Not here yet (see docs/views.md "Hub wiring"): tier mapping of constituents (views are keyed
+//! with tier 0 and compute on the constituent records), `container.publish` from source frames
+//! (the ops arrive as `Command::ContainerPublish`), and the `conflated` flag of merged row
+//! updates (the row's `seq` shows the jump).
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use super::subscribe::ReqError;
+use super::Hub;
+use crate::error::{EngineError, ErrorCode};
+use crate::view::window::MAX_WINDOW_ROWS;
+use crate::view::WindowDiff;
+use crate::wire::rules::{check_subject, show_str};
+use crate::wire::view::{view_closed, view_size, ViewCreated, ViewRows};
+
+/// Views one session may hold open. @default 100 (`DEFAULT_LIMITS.maxViewsPerSession`)
+pub const DEFAULT_MAX_VIEWS_PER_SESSION: usize = 100;
+
+/// One operation of a `container.publish` (packages/protocol `ContainerOp`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ContainerOp {
+    /// Append subjects not yet members (members stay where they are).
+    Add(Vec<String>),
+    /// Insert subjects, in order, before position `index` (past the end: append); members
+    /// already present are moved there.
+    InsertAt(usize, Vec<String>),
+    /// Remove members; non-members are ignored.
+    Remove(Vec<String>),
+    /// Remove every member.
+    Clear,
+}
+
+/// A session's subscription to one view.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ViewSub {
+    /// `ViewSet` view id (one reference held).
+    view: u32,
+    /// `ViewSet` window id (this subscriber's own).
+    window: u32,
+    /// reqId of the latest `view.create` / `view.change`: tags `view.rows`.
+    req_id: u32,
+    /// reqId of the `view.create` until `view.created` is sent, else `None`.
+    creating: Option<u32>,
+}
+
+/// Per-session view subscriptions, by the session's `viewId`.
+#[derive(Debug, Default)]
+pub(super) struct SessionViews {
+    next_id: u32,
+    open: HashMap<u32, ViewSub>,
+}
+
+fn engine_error(e: &EngineError) -> ReqError {
+    ReqError {
+        code: e.code(),
+        message: e.to_string(),
+        field: e.field().map(str::to_owned),
+    }
+}
+
+impl Hub {
+    /// Milliseconds on the views' clock (since the first instant the hub saw).
+    fn views_ms(&mut self, now: Instant) -> u64 {
+        let epoch = *self.views_epoch.get_or_insert(now);
+        now.saturating_duration_since(epoch).as_millis() as u64
+    }
+
+    /// Applies a source's container ops, in order, then flushes the views.
+    pub(super) fn container_publish(&mut self, subject: &str, ops: &[ContainerOp], now: Instant) {
+        if check_subject(subject).is_err() {
+            return; // validated on ingest; the hub trusts no caller but has no one to tell
+        }
+        let c = self.store.subject_id(subject);
+        for op in ops {
+            match op {
+                ContainerOp::Clear => self.views.clear(c),
+                ContainerOp::Remove(subjects) => {
+                    for s in subjects {
+                        if let Some(id) = self.store.lookup(s) {
+                            self.views.remove(c, id);
+                        }
+                    }
+                }
+                ContainerOp::Add(subjects) => {
+                    for s in subjects.iter().filter(|s| check_subject(s).is_ok()) {
+                        let id = self.store.subject_id(s);
+                        let member = self.views.container(c).is_some_and(|k| k.slot_of(id).is_some());
+                        if !member {
+                            // Only the member limit can fail: the op is cut there.
+                            if self.views.insert(c, None, id, &self.store).is_err() {
+                                break;
+                            }
+                        }
+                    }
+                }
+                ContainerOp::InsertAt(index, subjects) => {
+                    let mut at = *index;
+                    for s in subjects.iter().filter(|s| check_subject(s).is_ok()) {
+                        let id = self.store.subject_id(s);
+                        if let Some(old) = self.views.remove(c, id) {
+                            if old < at {
+                                at -= 1;
+                            }
+                        }
+                        let len = self.views.container(c).map_or(0, |k| k.len());
+                        match self.views.insert(c, Some(at.min(len)), id, &self.store) {
+                            Ok(pos) => at = pos + 1,
+                            Err(_) => break,
+                        }
+                    }
+                }
+            }
+        }
+        self.flush_views(now);
+    }
+
+    /// Reports the publish just applied (`self.applied`) to the views of containers holding it.
+    pub(super) fn views_record_updated(&mut self) {
+        if self.views.view_count() == 0 {
+            return; // a view built later reads the records as they are then
+        }
+        let id = self.applied.id;
+        let Some(rec) = self.store.get(id) else { return };
+        self.changed_ids.clear();
+        if self.applied.created || self.applied.layout_changed {
+            self.changed_ids.extend(rec.slots.iter().map(|s| s.name));
+        } else {
+            self.changed_ids.extend(
+                self.applied
+                    .changed
+                    .iter()
+                    .filter_map(|&i| rec.slots.get(i as usize))
+                    .map(|s| s.name),
+            );
+        }
+        self.changed_ids.sort_unstable();
+        self.changed_ids.dedup();
+        self.views.record_updated(id, &self.changed_ids, &self.store);
+    }
+
+    /// `view.create`: opens (or shares) the view and this subscriber's window; `view.created`
+    /// goes out with the window's first rows.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn view_create(
+        &mut self,
+        sid: u32,
+        req_id: u32,
+        container: &str,
+        filter: &str,
+        sort: &str,
+        offset: usize,
+        size: usize,
+        now: Instant,
+    ) {
+        let Some(&slot) = self.by_sid.get(&sid) else { return };
+        if let Err(rule) = check_subject(container) {
+            let e = ReqError {
+                code: ErrorCode::BadRequest,
+                message: format!("'container' ({}) {rule}", show_str(container)),
+                field: Some("container".into()),
+            };
+            return self.send_error(slot, req_id, e, now);
+        }
+        if size == 0 || size > MAX_WINDOW_ROWS {
+            let e = ReqError {
+                code: ErrorCode::BadRequest,
+                message: format!("window size {size} must be 1 to {MAX_WINDOW_ROWS}"),
+                field: Some("window.size".into()),
+            };
+            return self.send_error(slot, req_id, e, now);
+        }
+        let open = self.session_views.get(&slot).map_or(0, |v| v.open.len());
+        if open >= self.max_views_per_session {
+            let e = ReqError {
+                code: ErrorCode::LimitExceeded,
+                message: format!("a session may hold at most {} views", self.max_views_per_session),
+                field: None,
+            };
+            return self.send_error(slot, req_id, e, now);
+        }
+        let c = self.store.subject_id(container);
+        self.intern_view_fields(filter, sort);
+        let Hub { views, store, .. } = self;
+        let opened = views.open(c, filter, sort, 0, &*store, &mut |name| {
+            store.field_lookup(name).unwrap_or(u32::MAX)
+        });
+        let view = match opened {
+            Ok(v) => v,
+            Err(e) => return self.send_error(slot, req_id, engine_error(&e), now),
+        };
+        let window = match self.views.open_window(view, offset, size) {
+            Ok(w) => w,
+            Err(e) => {
+                let ms = self.views_ms(now);
+                let _ = self.views.release(view, ms);
+                return self.send_error(slot, req_id, engine_error(&e), now);
+            }
+        };
+        let sv = self.session_views.entry(slot).or_default();
+        sv.next_id += 1;
+        let view_id = sv.next_id;
+        sv.open.insert(
+            view_id,
+            ViewSub {
+                view,
+                window,
+                req_id,
+                creating: Some(req_id),
+            },
+        );
+        self.window_owner.insert(window, (slot, view_id));
+        self.flush_views(now);
+    }
+
+    /// `view.change`: moves the window; the next `view.rows` carries `req_id`.
+    pub(super) fn view_change(
+        &mut self,
+        sid: u32,
+        req_id: u32,
+        view_id: u32,
+        offset: usize,
+        size: usize,
+        now: Instant,
+    ) {
+        let Some(&slot) = self.by_sid.get(&sid) else { return };
+        let Some(sub) = self.session_views.get_mut(&slot).and_then(|v| v.open.get_mut(&view_id)) else {
+            return self.send_error(slot, req_id, not_open(view_id), now);
+        };
+        let window = sub.window;
+        if let Err(e) = self.views.move_window(window, offset, size) {
+            return self.send_error(slot, req_id, engine_error(&e), now);
+        }
+        sub.req_id = req_id;
+        self.flush_views(now);
+    }
+
+    /// `view.close`: `view.closed`, then nothing more for the view; the view is released.
+    pub(super) fn view_close(&mut self, sid: u32, req_id: u32, view_id: u32, now: Instant) {
+        let Some(&slot) = self.by_sid.get(&sid) else { return };
+        let Some(sub) = self.session_views.get_mut(&slot).and_then(|v| v.open.remove(&view_id)) else {
+            return self.send_error(slot, req_id, not_open(view_id), now);
+        };
+        self.drop_view_sub(sub, now);
+        self.scratch.clear();
+        view_closed(&mut self.scratch, req_id, view_id);
+        self.send_control(slot, now);
+    }
+
+    /// Closes every view of a session that is going away.
+    pub(super) fn drop_session_views(&mut self, slot: u32, now: Instant) {
+        if let Some(sv) = self.session_views.remove(&slot) {
+            for sub in sv.open.into_values() {
+                self.drop_view_sub(sub, now);
+            }
+        }
+    }
+
+    fn drop_view_sub(&mut self, sub: ViewSub, now: Instant) {
+        self.window_owner.remove(&sub.window);
+        let _ = self.views.close_window(sub.window);
+        let ms = self.views_ms(now);
+        let _ = self.views.release(sub.view, ms);
+        self.views_expire_at = Some(now + std::time::Duration::from_millis(self.views_grace_ms));
+    }
+
+    /// Frees views unreferenced for the grace period (driven by the engine thread's timer).
+    pub(super) fn expire_views(&mut self, now: Instant) {
+        if self.views_expire_at.is_some_and(|t| now >= t) {
+            self.views_expire_at = None;
+            let ms = self.views_ms(now);
+            self.views.expire(ms);
+            if self.views.view_count() > 0 {
+                // Views released later than the first still wait: check again after a grace period.
+                self.views_expire_at = Some(now + std::time::Duration::from_millis(self.views_grace_ms));
+            }
+        }
+    }
+
+    /// Encodes every window's diff once and queues it to the window's subscriber.
+    pub(super) fn flush_views(&mut self, now: Instant) {
+        self.diffs.clear();
+        let mut diffs = std::mem::take(&mut self.diffs);
+        self.views.flush(&mut diffs);
+        for d in &diffs {
+            let Some(&(slot, view_id)) = self.window_owner.get(&d.window) else {
+                continue;
+            };
+            let Some(sub) = self.session_views.get_mut(&slot).and_then(|v| v.open.get_mut(&view_id)) else {
+                continue;
+            };
+            let creating = sub.creating.take();
+            let req_id = sub.req_id;
+            self.scratch.clear();
+            match creating {
+                Some(create_req) => self.encode_created(d, create_req, view_id),
+                None => {
+                    if !self.encode_rows(d, req_id, view_id) {
+                        continue;
+                    }
+                }
+            }
+            self.send_control(slot, now);
+        }
+        self.diffs = diffs;
+    }
+
+    fn encode_created(&mut self, d: &WindowDiff, req_id: u32, view_id: u32) {
+        let count = d.count.unwrap_or(0) as u64;
+        let Hub { scratch, store, .. } = self;
+        let mut w = ViewCreated::begin(scratch, req_id, view_id, count);
+        for &(i, id) in &d.entered {
+            let index = (d.offset + i as usize) as u64;
+            match store.get(id) {
+                Some(rec) => w.row(index, id, store.subject(id), rec.seq, rec.ts, store.image_fields(rec)),
+                None => w.row(index, id, store.subject(id), 0, 0.0, std::iter::empty()),
+            }
+        }
+        w.finish();
+    }
+
+    /// `view.size` (count changed) then `view.rows`; false when there is nothing to send.
+    fn encode_rows(&mut self, d: &WindowDiff, req_id: u32, view_id: u32) -> bool {
+        let Hub { scratch, store, .. } = self;
+        if let Some(count) = d.count {
+            view_size(scratch, view_id, count as u64);
+        }
+        let mark = scratch.len();
+        if mark > 0 {
+            scratch.push(b',');
+        }
+        let mut w = ViewRows::begin(scratch, req_id, view_id);
+        for &id in &d.left {
+            w.left(id);
+        }
+        for &(i, id) in &d.moved {
+            w.moved((d.offset + i as usize) as u64, id);
+        }
+        for &(i, id) in &d.entered {
+            let index = (d.offset + i as usize) as u64;
+            match store.get(id) {
+                Some(rec) => w.entered(index, id, store.subject(id), rec.seq, rec.ts, store.image_fields(rec)),
+                None => w.entered(index, id, store.subject(id), 0, 0.0, std::iter::empty()),
+            }
+        }
+        for (id, fields) in &d.updated {
+            if let Some(rec) = store.get(*id) {
+                let it = fields.iter().map(|&f| store.field_by_id(rec, f));
+                w.updated(*id, rec.seq, rec.ts, it, false);
+            }
+        }
+        if w.is_empty() {
+            scratch.truncate(if mark > 0 { mark } else { 0 });
+            return mark > 0;
+        }
+        w.finish();
+        true
+    }
+}
+
+impl Hub {
+    /// Interns the field names `filter` and `sort` read (when they parse: otherwise `open`
+    /// reports the error), so the view compiles with ids the store shares.
+    fn intern_view_fields(&mut self, filter: &str, sort: &str) {
+        let limits = crate::filter::FilterLimits::default();
+        let mut names: Vec<String> = Vec::new();
+        if let Ok(expr) = crate::filter::parse(filter, &limits) {
+            crate::filter::Filter::compile(&expr, &mut |n| {
+                names.push(n.to_owned());
+                0
+            });
+        }
+        if let Ok(keys) = crate::view::parse_sort(sort, limits.max_len) {
+            names.extend(keys.into_iter().map(|k| k.field));
+        }
+        for n in &names {
+            self.store.field_id(n);
+        }
+    }
+}
+
+fn not_open(view_id: u32) -> ReqError {
+    ReqError {
+        code: ErrorCode::NotFound,
+        message: format!("view {view_id} is not open in this session"),
+        field: Some("viewId".into()),
+    }
+}

@@ -1,0 +1,280 @@
+//! Views through the hub: container ops, view.create -> view.created, live window diffs,
+//! scrolling, close, sharing across sessions, grace-period release, and every error path.
+
+mod common;
+
+use common::{batching, msgs, types, H};
+use serde_json::json;
+use tidewire_engine::hub::{Command, ContainerOp};
+
+const C: &str = "/CONTAINER/P";
+
+fn h() -> H {
+    H::with_batching(batching(0, 0, 0, 0))
+}
+
+fn p(i: u32) -> String {
+    format!("/PRODUCT/P{i}")
+}
+
+/// Ten products P0..P9 with bid = 10 * (i + 1), sector A for even, B for odd; all in `C`.
+fn catalog(h: &mut H) {
+    for i in 0..10u32 {
+        let sector = if i % 2 == 0 { "A" } else { "B" };
+        h.image(
+            &p(i),
+            &format!(r#"{{"name":"p{i}","bid":{},"sector":"{sector}"}}"#, 10 * (i + 1)),
+        );
+    }
+    h.cmd(Command::ContainerPublish {
+        subject: C.into(),
+        ops: vec![ContainerOp::Add((0..10).map(p).collect())],
+    });
+}
+
+fn create(h: &mut H, sid: u32, req_id: u32, filter: &str, sort: &str, offset: u32, size: u32) {
+    h.cmd(Command::ViewCreate {
+        sid,
+        req_id,
+        container: C.into(),
+        filter: filter.into(),
+        sort: sort.into(),
+        offset,
+        size,
+    });
+}
+
+fn names(rows: &serde_json::Value) -> Vec<String> {
+    rows.as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| r["fields"]["name"].as_str().expect("name").to_owned())
+        .collect()
+}
+
+#[test]
+fn create_answers_the_count_and_the_window_rows_in_view_order() {
+    let mut h = h();
+    catalog(&mut h);
+    h.open(1);
+    create(&mut h, 1, 7, "sector = 'A'", "bid desc", 1, 2);
+    let m = msgs(&h.run_for(1));
+    assert_eq!(m.len(), 1);
+    assert_eq!(m[0]["type"], "view.created");
+    assert_eq!(m[0]["reqId"], 7);
+    assert_eq!(m[0]["viewId"], 1);
+    assert_eq!(m[0]["count"], 5);
+    assert_eq!(names(&m[0]["rows"]), ["p6", "p4"]);
+    assert_eq!(m[0]["rows"][0]["index"], 1);
+    assert_eq!(m[0]["rows"][0]["subject"], "/PRODUCT/P6");
+    assert_eq!(m[0]["rows"][0]["fields"], json!({"name":"p6","bid":70,"sector":"A"}));
+}
+
+#[test]
+fn updates_become_field_deltas_moves_entries_and_size_changes() {
+    let mut h = h();
+    catalog(&mut h);
+    h.open(1);
+    create(&mut h, 1, 7, "sector = 'A'", "bid desc", 0, 2); // p8 (90), p6 (70)
+    h.run();
+    // A field no view reads, on a row in the window: a delta.
+    h.delta(&p(8), r#"{"name":"p8x"}"#);
+    let m = msgs(&h.run_for(1));
+    assert_eq!(
+        m,
+        vec![
+            json!({"type":"view.rows","reqId":7,"viewId":1,"updated":[{"id":9,"seq":2,"ts":1000,"fields":{"name":"p8x"}}]})
+        ]
+    );
+    // p0 jumps to the top: enters at index 0, p6 leaves the window, p8 shifts down.
+    h.delta(&p(0), r#"{"bid":100}"#);
+    let m = msgs(&h.run_for(1));
+    assert_eq!(m.len(), 1);
+    assert_eq!(m[0]["left"], json!([7]));
+    assert_eq!(m[0]["entered"][0]["index"], 0);
+    assert_eq!(m[0]["entered"][0]["subject"], "/PRODUCT/P0");
+    assert_eq!(m[0]["entered"][0]["fields"]["bid"], 100);
+    assert!(
+        m[0].get("moved").is_none(),
+        "p8 keeps its order relative to the rest: no move listed"
+    );
+    // A row leaves the filter: the count changes (view.size) and the window refills.
+    h.delta(&p(0), r#"{"sector":"B"}"#);
+    let m = msgs(&h.run_for(1));
+    assert_eq!(m[0], json!({"type":"view.size","viewId":1,"count":4}));
+    assert_eq!(m[1]["type"], "view.rows");
+    assert_eq!(m[1]["left"], json!([1]));
+    // A record outside the container or outside the filter sends nothing.
+    h.image("/PRODUCT/OTHER", r#"{"bid":1}"#);
+    h.delta(&p(1), r#"{"bid":1000}"#);
+    assert!(h.run_for(1).is_empty());
+}
+
+#[test]
+fn scrolling_moves_the_window_and_tags_rows_with_the_change() {
+    let mut h = h();
+    catalog(&mut h);
+    h.open(1);
+    create(&mut h, 1, 7, "", "bid asc", 0, 3);
+    h.run();
+    h.cmd(Command::ViewChange {
+        sid: 1,
+        req_id: 8,
+        view_id: 1,
+        offset: 2,
+        size: 3,
+    });
+    let m = msgs(&h.run_for(1));
+    assert_eq!(m.len(), 1);
+    assert_eq!(m[0]["reqId"], 8);
+    let mut left: Vec<u64> = m[0]["left"]
+        .as_array()
+        .expect("left")
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    left.sort_unstable();
+    assert_eq!(left, [1, 2], "p0 and p1 left");
+    assert_eq!(names(&m[0]["entered"]), ["p3", "p4"]);
+    assert_eq!(m[0]["entered"][0]["index"], 3);
+}
+
+#[test]
+fn close_acks_and_stops_the_view_then_the_grace_period_frees_it() {
+    let mut h = h();
+    catalog(&mut h);
+    h.open(1);
+    create(&mut h, 1, 7, "", "", 0, 5);
+    h.run();
+    assert_eq!(h.hub.views().view_count(), 1);
+    h.cmd(Command::ViewClose {
+        sid: 1,
+        req_id: 9,
+        view_id: 1,
+    });
+    assert_eq!(
+        msgs(&h.run_for(1)),
+        vec![json!({"type":"view.closed","reqId":9,"viewId":1})]
+    );
+    h.delta(&p(0), r#"{"bid":1}"#);
+    assert!(h.run_for(1).is_empty());
+    h.at(4_000);
+    h.run();
+    assert_eq!(h.hub.views().view_count(), 1, "kept for the grace period");
+    assert!(h.hub.next_deadline().is_some(), "the engine thread wakes to expire it");
+    h.at(5_001);
+    h.run();
+    assert_eq!(h.hub.views().view_count(), 0);
+}
+
+#[test]
+fn identical_requests_share_one_view_each_with_its_own_window() {
+    let mut h = h();
+    catalog(&mut h);
+    h.open(1);
+    h.open(2);
+    create(&mut h, 1, 1, "bid >= 50", "name asc", 0, 2);
+    create(&mut h, 2, 1, "bid>=50", "name asc", 3, 2);
+    let out = h.run();
+    assert_eq!(
+        h.hub.views().view_count(),
+        1,
+        "canonical filter text is the sharing key"
+    );
+    let of = |sid: u32| msgs(&out.iter().filter(|o| o.sid == sid).cloned().collect::<Vec<_>>());
+    assert_eq!(names(&of(1)[0]["rows"]), ["p4", "p5"]);
+    assert_eq!(names(&of(2)[0]["rows"]), ["p7", "p8"]);
+    assert_eq!(of(2)[0]["viewId"], 1, "view ids are per session");
+    h.delta(&p(4), r#"{"name":"p4x"}"#);
+    let out = h.run();
+    let to2: Vec<_> = out.iter().filter(|o| o.sid == 2).collect();
+    assert!(to2.is_empty(), "p4 is not in session 2's window");
+    assert_eq!(
+        msgs(&out.into_iter().filter(|o| o.sid == 1).collect::<Vec<_>>())[0]["updated"][0]["fields"],
+        json!({"name":"p4x"})
+    );
+    // Closing one session keeps the view for the other.
+    h.cmd(Command::CloseSession { sid: 1 });
+    h.delta(&p(7), r#"{"name":"p7x"}"#);
+    assert_eq!(types(&h.run_for(2)), ["view.rows"]);
+}
+
+#[test]
+fn container_ops_insert_remove_and_clear_reach_the_views() {
+    let mut h = h();
+    catalog(&mut h);
+    h.open(1);
+    create(&mut h, 1, 1, "", "", 0, 3);
+    h.run();
+    h.cmd(Command::ContainerPublish {
+        subject: C.into(),
+        ops: vec![ContainerOp::Remove(vec![p(0)]), ContainerOp::InsertAt(1, vec![p(9)])],
+    });
+    let m = msgs(&h.run_for(1));
+    assert_eq!(
+        m[0],
+        json!({"type":"view.size","viewId":1,"count":9}),
+        "remove then insert of a member: one fewer"
+    );
+    h.cmd(Command::ContainerPublish {
+        subject: C.into(),
+        ops: vec![ContainerOp::Clear],
+    });
+    let m = msgs(&h.run_for(1));
+    assert_eq!(m[0], json!({"type":"view.size","viewId":1,"count":0}));
+    assert_eq!(m[1]["left"].as_array().map(Vec::len), Some(3));
+}
+
+#[test]
+fn every_request_error_is_a_typed_error_frame() {
+    let mut h = h();
+    catalog(&mut h);
+    h.open(1);
+    let err = |h: &mut H| msgs(&h.run_for(1)).remove(0);
+    create(&mut h, 1, 1, "bid >", "", 0, 5);
+    let e = err(&mut h);
+    assert_eq!(
+        (e["code"].as_str(), e["field"].as_str(), e["reqId"].as_u64()),
+        (Some("BAD_REQUEST"), Some("filter"), Some(1))
+    );
+    assert!(e["message"].as_str().unwrap().contains("at 6"), "{e}");
+    create(&mut h, 1, 2, "", "name sideways", 0, 5);
+    assert_eq!(err(&mut h)["field"], "sort");
+    create(&mut h, 1, 3, "", "", 0, 0);
+    assert_eq!(err(&mut h)["field"], "window.size");
+    h.cmd(Command::ViewCreate {
+        sid: 1,
+        req_id: 4,
+        container: "nope".into(),
+        filter: String::new(),
+        sort: String::new(),
+        offset: 0,
+        size: 1,
+    });
+    assert_eq!(err(&mut h)["field"], "container");
+    h.cmd(Command::ViewChange {
+        sid: 1,
+        req_id: 5,
+        view_id: 42,
+        offset: 0,
+        size: 1,
+    });
+    assert_eq!(err(&mut h)["code"], "NOT_FOUND");
+    h.cmd(Command::ViewClose {
+        sid: 1,
+        req_id: 6,
+        view_id: 42,
+    });
+    assert_eq!(err(&mut h)["code"], "NOT_FOUND");
+    assert_eq!(h.hub.views().view_count(), 0, "failed creates hold no view");
+    for i in 0..tidewire_engine::hub::DEFAULT_MAX_VIEWS_PER_SESSION as u32 {
+        create(&mut h, 1, 100 + i, &format!("bid > {i}"), "", 0, 1);
+    }
+    h.run();
+    create(&mut h, 1, 999, "", "", 0, 1);
+    let e = err(&mut h);
+    assert_eq!(
+        (e["code"].as_str(), e["reqId"].as_u64()),
+        (Some("LIMIT_EXCEEDED"), Some(999))
+    );
+}
