@@ -229,12 +229,16 @@ export function verdict(frame: string): Verdict {
   return v;
 }
 
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
 /**
  * A mutated source frame for the differential corpus. A top-level object is wrapped in an array:
  * the engine also takes a lone object, `decodeSourceFrame` only arrays (the server routes lone
- * objects itself).
+ * objects itself). A lone surrogate character becomes U+FFFD, as it would arriving over a
+ * WebSocket (frames are UTF-8); an escaped one (`\ud800`) stays.
  */
-function corpusFrame(text: string): string {
+function corpusFrame(raw: string): string {
+  const text = raw.replace(LONE_SURROGATE, '\ufffd');
   try {
     const v: unknown = JSON.parse(text);
     if (typeof v === 'object' && v !== null && !Array.isArray(v)) return `[${text}]`;
