@@ -98,7 +98,7 @@ function replaceValue(text: string, path: number, value: unknown): string {
 }
 
 /** Applies one mutation (pure, deterministic). */
-export function mutate(text: string, m: Mutation): string {
+function mutate(text: string, m: Mutation): string {
   const i = 'at' in m ? pos(text, m.at) : 0;
   switch (m.kind) {
     case 'flip':
@@ -120,19 +120,52 @@ export function mutate(text: string, m: Mutation): string {
   }
 }
 
-/** Golden frames with 1..4 mutations applied. */
-export const mutatedFrame: fc.Arbitrary<string> = fc
+/** Values that sit on the decoders' rules and limits. */
+const edgeValue = fc.oneof(
+  fc.jsonValue({ maxDepth: 2 }),
+  fc.constantFrom<unknown>(
+    1e300, -0, 8.64e15, 8.64e15 + 2, -8.64e15, 1.5, 2 ** 53 + 2, '', '/A', '/A/', '//A', '/A B', `/${'a'.repeat(256)}`,
+    'é'.repeat(2048), 'é'.repeat(2049), '\ud800', 'record.publish', 'session.login', 'number', 'string', 'bool',
+    'timestamp', true, null, {}, [], { a: 1 }, { '1': 1, a: {} }, { _a: 1, b2: 'x' },
+  ),
+);
+const KEYS = ['type', 'subject', 'ts', 'image', 'fields', 'types', 'x', '1', '__proto__', 'bid', 'a'];
+/** Mutations that mostly keep the frame JSON, so the rules past the parser get exercised. */
+const semanticMutation: fc.Arbitrary<Mutation> = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('json' as const), path: fc.nat(), value: edgeValue }) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .record({ n: fc.nat(), key: fc.constantFrom(...KEYS), value: edgeValue })
+      .map(({ n, key, value }) => ({ kind: 'json' as const, path: n, value: { [key]: value } })),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('insert' as const), at, text: fc.constantFrom(...KEYS.map((k) => `"${k}":1,`), '"a":"\\ud800",', '"b":[[1]],') }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('nest' as const), at, depth: fc.integer({ min: 100, max: 160 }), open: fc.constantFrom('[' as const, '{"a":' as const) }) },
+  { weight: 1, arbitrary: mutation },
+);
+
+/** Golden frames (every direction) with 1..4 mutations of any kind applied. */
+const mutatedFrame: fc.Arbitrary<string> = fc
   .tuple(fc.constantFrom(...golden), fc.array(mutation, { minLength: 1, maxLength: 4 }))
   .map(([frame, ms]) => ms.reduce(mutate, frame));
 
-/** Every generator: random strings (UTF-16 with lone surrogates), random JSON values, mutated golden frames. */
-const inputs: fc.Arbitrary<string> = fc.oneof(
-  fc.string({ unit: 'binary', maxLength: 200 }),
-  fc.jsonValue({ maxDepth: 6 }).map((v) => JSON.stringify(v)),
-  fc.array(fc.jsonValue({ maxDepth: 3 }), { maxLength: 5 }).map((v) => JSON.stringify(v)),
-  mutatedFrame,
-  mutatedFrame,
-);
+/**
+ * Every generator: random strings (UTF-16 with lone surrogates), random JSON values, golden
+ * frames mutated at random, and golden frames of the decoder's own direction mutated mostly
+ * in ways that keep them JSON (so the rules after the parser run, and some frames pass).
+ */
+function inputs(direction: Vector['direction']): fc.Arbitrary<string> {
+  const own = vectors.filter((v) => v.direction === direction).map((v) => v.frame);
+  return fc.oneof(
+    fc.string({ unit: 'binary', maxLength: 200 }),
+    fc.jsonValue({ maxDepth: 6 }).map((v) => JSON.stringify(v)),
+    fc.array(fc.jsonValue({ maxDepth: 3 }), { maxLength: 5 }).map((v) => JSON.stringify(v)),
+    mutatedFrame,
+    fc
+      .tuple(fc.constantFrom(...own), fc.array(semanticMutation, { minLength: 0, maxLength: 2 }))
+      .map(([frame, ms]) => ms.reduce(mutate, frame)),
+  );
+}
 
 const CODES: ReadonlySet<string> = new Set(ERROR_CODES);
 
@@ -145,13 +178,13 @@ function expectTyped(result: unknown): void {
   expect(result.error.message.length).toBeGreaterThan(0);
 }
 
-/** Runs `decode` over RUNS inputs; returns the slowest single call (ms), for the long-run report. */
-function fuzz(name: string, decode: (text: string) => unknown): void {
+/** Runs `decode` over RUNS inputs; a long run prints inputs, time, rejections and the slowest call. */
+function fuzz(name: string, direction: Vector['direction'], decode: (text: string) => unknown): void {
   let slowest = 0;
   let failures = 0;
   const started = performance.now();
   fc.assert(
-    fc.property(inputs, (text) => {
+    fc.property(inputs(direction), (text) => {
       const t0 = performance.now();
       const r = decode(text);
       const dt = performance.now() - t0;
@@ -168,11 +201,11 @@ function fuzz(name: string, decode: (text: string) => unknown): void {
 }
 
 describe('decoder fuzz', () => {
-  it('decodeClientMessage never throws and fails typed', { timeout: TIMEOUT_MS }, () => fuzz('decodeClientMessage', decodeClientMessage));
-  it('decodeSourceMessage never throws and fails typed', { timeout: TIMEOUT_MS }, () => fuzz('decodeSourceMessage', decodeSourceMessage));
-  it('decodeSourceFrame never throws and fails typed', { timeout: TIMEOUT_MS }, () => fuzz('decodeSourceFrame', decodeSourceFrame));
+  it('decodeClientMessage never throws and fails typed', { timeout: TIMEOUT_MS }, () => fuzz('decodeClientMessage', 'client', decodeClientMessage));
+  it('decodeSourceMessage never throws and fails typed', { timeout: TIMEOUT_MS }, () => fuzz('decodeSourceMessage', 'source', decodeSourceMessage));
+  it('decodeSourceFrame never throws and fails typed', { timeout: TIMEOUT_MS }, () => fuzz('decodeSourceFrame', 'source', decodeSourceFrame));
   it('decodeServerFrame throws only ProtocolError (BAD_FRAME / UNKNOWN_TYPE)', { timeout: TIMEOUT_MS }, () =>
-    fuzz('decodeServerFrame', (text) => {
+    fuzz('decodeServerFrame', 'server', (text) => {
       try {
         return decodeServerFrame(text);
       } catch (e) {
@@ -210,7 +243,7 @@ describe('decoder fuzz', () => {
 });
 
 /** The TS verdict on a source frame, as recorded in the differential corpus. */
-export interface Verdict {
+interface Verdict {
   frame: string;
   ok: boolean;
   count?: number;
@@ -220,7 +253,7 @@ export interface Verdict {
 }
 
 /** decodeSourceFrame's verdict on `frame`. */
-export function verdict(frame: string): Verdict {
+function verdict(frame: string): Verdict {
   const r = decodeSourceFrame(frame);
   if (!isDecodeFailure(r)) return { frame, ok: true, count: r.length };
   const v: Verdict = { frame, ok: false, code: r.error.code };
@@ -247,30 +280,6 @@ function corpusFrame(raw: string): string {
   }
   return text;
 }
-
-/** Values that sit on the decoders' rules and limits. */
-const edgeValue = fc.oneof(
-  fc.jsonValue({ maxDepth: 2 }),
-  fc.constantFrom<unknown>(
-    1e300, -0, 8.64e15, 8.64e15 + 2, -8.64e15, 1.5, 2 ** 53 + 2, '', '/A', '/A/', '//A', '/A B', `/${'a'.repeat(256)}`,
-    'é'.repeat(2048), 'é'.repeat(2049), '\ud800', 'record.publish', 'session.login', 'number', 'string', 'bool',
-    'timestamp', true, null, {}, [], { a: 1 }, { '1': 1, a: {} }, { _a: 1, b2: 'x' },
-  ),
-);
-const KEYS = ['type', 'subject', 'ts', 'image', 'fields', 'types', 'x', '1', '__proto__', 'bid', 'a'];
-/** Mutations that mostly keep the frame JSON, so the rules past the parser get exercised. */
-const semanticMutation: fc.Arbitrary<Mutation> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('json' as const), path: fc.nat(), value: edgeValue }) },
-  {
-    weight: 2,
-    arbitrary: fc
-      .record({ n: fc.nat(), key: fc.constantFrom(...KEYS), value: edgeValue })
-      .map(({ n, key, value }) => ({ kind: 'json' as const, path: n, value: { [key]: value } })),
-  },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('insert' as const), at, text: fc.constantFrom(...KEYS.map((k) => `"${k}":1,`), '"a":"\\ud800",', '"b":[[1]],') }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('nest' as const), at, depth: fc.integer({ min: 100, max: 160 }), open: fc.constantFrom('[' as const, '{"a":' as const) }) },
-  { weight: 1, arbitrary: mutation },
-);
 
 const sourceGolden = vectors.filter((v) => v.direction === 'source').map((v) => v.frame);
 const mutatedSourceFrame = fc
