@@ -35,6 +35,20 @@ export declare class Engine {
   subscribe(sessionId: number, reqId: number, subjects: Array<string>): void
   /** Unsubscribes; `record.unsubscribed` (or an `error`) arrives in the session's frames. */
   unsubscribe(sessionId: number, reqId: number, subjects: Array<string>): void
+  /**
+   * Opens a view (sort as text, `name asc, bid desc`); `view.created` (or an `error`) arrives
+   * in the session's frames, then `view.size` / `view.rows` as the window changes.
+   */
+  viewCreate(sessionId: number, reqId: number, container: string, filter: string, sort: string, offset: number, size: number): void
+  /** Moves the session's window on view `viewId`; the next `view.rows` carries `reqId`. */
+  viewChange(sessionId: number, reqId: number, viewId: number, offset: number, size: number): void
+  /** Closes view `viewId`; `view.closed` (or an `error`) arrives in the session's frames. */
+  viewClose(sessionId: number, reqId: number, viewId: number): void
+  /**
+   * Applies a source's `container.publish` (ops in order). Throws `{code, message, field}` for
+   * an unknown op name (nothing applied).
+   */
+  containerPublish(subject: string, ops: Array<ContainerOpInput>): void
   /** Reports `ws.send` buffering (true) or the socket's drain (false). */
   setBlocked(sessionId: number, blocked: boolean): void
   /**
@@ -66,6 +80,20 @@ export interface BatchingConfig {
 }
 
 /**
+ * Engine settings; every field optional.
+ * One op of a `container.publish` (packages/protocol `ContainerOp`, already validated by the
+ * server's decoder): `op` is `add` / `insertAt` / `remove` / `clear`.
+ */
+export interface ContainerOpInput {
+  /** `add`, `insertAt`, `remove` or `clear`. */
+  op: string
+  /** Position for `insertAt` (0-based; past the end appends). */
+  index?: number
+  /** Subjects of `add` / `insertAt` / `remove`. */
+  subjects?: Array<string>
+}
+
+/**
  * Frames ready for one worker: `index` holds `[sessionId, offset, length, closeCode]` per
  * entry; closeCode 0 = a text frame `data[offset..offset+length]`, else close the socket with
  * that code and the UTF-8 reason in the slice.
@@ -77,7 +105,6 @@ export interface Drained {
   index: Uint32Array
 }
 
-/** Engine settings; every field optional. */
 export interface EngineConfig {
   /** Shortest batching interval, ms. @default 100 */
   burstMinMs?: number

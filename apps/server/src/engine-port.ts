@@ -3,6 +3,8 @@
  * `Engine` satisfies it; session tests pass a fake. Signatures follow packages/engine/index.d.ts.
  */
 
+import type { ContainerOp } from '@tidewire/protocol';
+
 /** One `drain()` result: frames for this worker's sessions. */
 export interface DrainedFrames {
   data: Buffer;
@@ -20,6 +22,18 @@ export interface EnginePort {
   subscribe(sessionId: number, reqId: number, subjects: string[]): void;
   /** Queues `record.unsubscribed`; nothing for these subjects follows. */
   unsubscribe(sessionId: number, reqId: number, subjects: string[]): void;
+  /**
+   * Opens (or shares) a view; `view.created` (or an `error`) then `view.size` / `view.rows`
+   * arrive through drain. `sort` is engine sort text (`name asc, bid desc`; empty: natural order),
+   * `filter` engine filter text (empty: every member).
+   */
+  viewCreate(sessionId: number, reqId: number, container: string, filter: string, sort: string, offset: number, size: number): void;
+  /** Moves the session's window on its view `viewId`; the next `view.rows` carries `reqId`. */
+  viewChange(sessionId: number, reqId: number, viewId: number, offset: number, size: number): void;
+  /** Closes the session's view `viewId`; `view.closed` (or NOT_FOUND) arrives through drain. */
+  viewClose(sessionId: number, reqId: number, viewId: number): void;
+  /** Applies a validated `container.publish` (ops in order). */
+  containerPublish(subject: string, ops: ContainerOp[]): void;
   /** Validates and enqueues a source frame; returns publishes accepted; throws {code, message, index?, field?}. */
   ingest(frame: Buffer | string): number;
   /** Stops (true) or resumes (false) flushing to the session while its socket is backed up. */

@@ -274,7 +274,7 @@ describe('TidewireClient: sequence checks', () => {
     await c.connect();
     const conn = await p.connection(0);
     conn.sendRaw('{not json');
-    conn.sendRaw('[{"type":"view.rows"}]');
+    conn.sendRaw('[{"type":"view.opened"}]');
     conn.send([{ type: 'error', code: 'RATE_LIMITED', message: 'slow down' }]);
     await waitFor(() => (errors.length === 3 ? true : undefined), 5_000, 'three errors');
     expect(errors.map((e) => e.code)).toEqual(['BAD_FRAME', 'BAD_FRAME', 'RATE_LIMITED']);

@@ -623,6 +623,8 @@ export class TidewireClient {
         case 'error':
           if (!this.settle(m.reqId, m)) this.emitError(TidewireError.fromMessage(m));
           break;
+        case 'view.size':
+          break; // no request to settle: views (not yet in this SDK) read their own pushes
         default:
           this.settle(m.reqId, m);
       }

@@ -21,6 +21,7 @@ import {
   type SourceMessage,
 } from './messages.js';
 import { ProtocolError, type DecodeFailure } from './result.js';
+import { checkContainerPublish, checkViewRequest } from './view-codec.js';
 import {
   Violation,
   checkBool,
@@ -146,6 +147,10 @@ export function decodeClientMessage(text: string): ClientMessage | DecodeFailure
       case 'admin.unsubscribe':
         checkKeys(m, ADMIN_SUBSCRIBE_KEYS);
         return m as unknown as ClientMessage;
+      case 'view.create':
+      case 'view.change':
+      case 'view.close':
+        return checkViewRequest(m);
       default:
         checkKeys(m, SUBSCRIBE_KEYS);
         checkSubjects(m.subjects);
@@ -158,8 +163,8 @@ export function decodeClientMessage(text: string): ClientMessage | DecodeFailure
 }
 
 /**
- * Decodes a single-object frame a source sent on `/source`: `session.login`, `session.ping` or
- * one `record.publish`. (Arrays of publishes go through `decodeSourceFrame`.) Never throws.
+ * Decodes a single-object frame a source sent on `/source`: `session.login`, `session.ping`,
+ * one `record.publish` or one `container.publish`. (Arrays of publishes go through `decodeSourceFrame`.) Never throws.
  */
 export function decodeSourceMessage(text: string): SourceMessage | DecodeFailure {
   let reqId: number | undefined;
@@ -169,6 +174,7 @@ export function decodeSourceMessage(text: string): SourceMessage | DecodeFailure
     reqId = readReqId(m.reqId);
     const type = checkType(m, SOURCE_TYPES, 'a source');
     if (type === 'record.publish') return checkPublish(m);
+    if (type === 'container.publish') return checkContainerPublish(m);
     checkReqId(m.reqId);
     return type === 'session.login' ? checkLogin(m) : checkPing(m);
   } catch (e) {

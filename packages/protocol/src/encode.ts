@@ -29,7 +29,7 @@ import type {
   SourceMessage,
 } from './messages.js';
 
-type Ordered = Record<string, unknown>;
+import { orderContainerPublish, orderView, orderViewRequest, type Ordered } from './view-codec.js';
 
 function login(m: SessionLogin): Ordered {
   const o: Ordered = { type: m.type, reqId: m.reqId };
@@ -161,6 +161,10 @@ function orderClient(m: ClientMessage): Ordered {
     case 'admin.subscribe':
     case 'admin.unsubscribe':
       return { type: m.type, reqId: m.reqId };
+    case 'view.create':
+    case 'view.change':
+    case 'view.close':
+      return orderViewRequest(m);
   }
 }
 
@@ -185,6 +189,11 @@ function orderServer(m: ServerMessage): Ordered {
       return metrics(m);
     case 'error':
       return error(m);
+    case 'view.created':
+    case 'view.rows':
+    case 'view.size':
+    case 'view.closed':
+      return orderView(m);
   }
 }
 
@@ -193,9 +202,11 @@ export function encodeClientMessage(m: ClientMessage): string {
   return JSON.stringify(orderClient(m));
 }
 
-/** Encodes one single-object `/source` frame: `session.login`, `session.ping` or one `record.publish`. */
+/** Encodes one single-object `/source` frame: `session.login`, `session.ping`, one `record.publish` or one `container.publish`. */
 export function encodeSourceMessage(m: SourceMessage): string {
-  return JSON.stringify(m.type === 'record.publish' ? publish(m) : orderClient(m));
+  if (m.type === 'record.publish') return JSON.stringify(publish(m));
+  if (m.type === 'container.publish') return JSON.stringify(orderContainerPublish(m));
+  return JSON.stringify(orderClient(m));
 }
 
 /** Encodes a `/source` publish frame: a JSON array of `record.publish`, in the given order. */

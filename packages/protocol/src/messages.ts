@@ -94,7 +94,7 @@ export interface AdminSubscribe {
 }
 
 /** Messages a client may send on `/stream`. */
-export type ClientMessage = SessionLogin | SessionPing | RecordSubscribe | RecordUnsubscribe | AdminSubscribe;
+export type ClientMessage = SessionLogin | SessionPing | RecordSubscribe | RecordUnsubscribe | AdminSubscribe | ViewClientMessage;
 
 // ---------------------------------------------------------------------------------------------
 // source -> server (`/source`, after a `session.login` of a user with role `source`)
@@ -112,8 +112,8 @@ export interface RecordPublish {
   types?: FieldTypes;
 }
 
-/** Messages a source may send on `/source`. */
-export type SourceMessage = SessionLogin | SessionPing | RecordPublish;
+/** Messages a source may send on `/source` (`container.publish` only as a single-object frame). */
+export type SourceMessage = SessionLogin | SessionPing | RecordPublish | ContainerPublish;
 
 // ---------------------------------------------------------------------------------------------
 // server -> client
@@ -353,12 +353,23 @@ export type ServerMessage =
   | RecordUpdate
   | AdminSubscribed
   | AdminMetrics
+  | ViewServerMessage
   | ErrorMessage;
 
 /** Every `type` a client may send on `/stream`. */
-export const CLIENT_MESSAGE_TYPES = ['session.login', 'session.ping', 'record.subscribe', 'record.unsubscribe', 'admin.subscribe', 'admin.unsubscribe'] as const;
+export const CLIENT_MESSAGE_TYPES = [
+  'session.login',
+  'session.ping',
+  'record.subscribe',
+  'record.unsubscribe',
+  'admin.subscribe',
+  'admin.unsubscribe',
+  'view.create',
+  'view.change',
+  'view.close',
+] as const;
 /** Every `type` a source may send on `/source`. */
-export const SOURCE_MESSAGE_TYPES = ['session.login', 'session.ping', 'record.publish'] as const;
+export const SOURCE_MESSAGE_TYPES = ['session.login', 'session.ping', 'record.publish', 'container.publish'] as const;
 /** Every `type` the server sends. */
 export const SERVER_MESSAGE_TYPES = [
   'session.loggedIn',
@@ -370,14 +381,15 @@ export const SERVER_MESSAGE_TYPES = [
   'admin.subscribed',
   'admin.unsubscribed',
   'admin.metrics',
+  'view.created',
+  'view.rows',
+  'view.size',
+  'view.closed',
   'error',
 ] as const;
 
 // ---------------------------------------------------------------------------------------------
-// Containers and views (issue 3). Defined and coded here (view-codec.ts, golden frames), but not
-// yet in the unions above: `/stream` and `/source` answer UNKNOWN_TYPE to them until the engine
-// and server serve views. The wiring step adds them to ClientMessage / SourceMessage /
-// ServerMessage and to the type lists.
+// Containers and views (issue 3); coded by view-codec.ts, pinned by vectors/views.json.
 
 /** One operation of a `container.publish`, applied in order. */
 export type ContainerOp =

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { decodeClientMessage, decodeSourceMessage } from './decode.js';
+import { decodeClientMessage, decodeServerFrame, decodeSourceMessage } from './decode.js';
+import { encodeServerFrame, encodeSourceMessage } from './encode.js';
 import type { ContainerPublish, ViewClientMessage, ViewServerMessage } from './messages.js';
 import { VIEW_CLIENT_MESSAGE_TYPES, VIEW_SERVER_MESSAGE_TYPES } from './messages.js';
 import { isDecodeFailure } from './result.js';
@@ -78,9 +79,21 @@ describe('view codec', () => {
     expect(decodeContainerPublish('{"type":"view.close","reqId":1,"viewId":1}')).toMatchObject({ error: { code: 'UNKNOWN_TYPE' } });
   });
 
-  it('is not yet admitted on /stream and /source (answered UNKNOWN_TYPE until the server serves views)', () => {
-    for (const v of valid.filter((x) => x.direction === 'client')) expect(decodeClientMessage(v.frame)).toMatchObject({ error: { code: 'UNKNOWN_TYPE' } });
-    for (const v of valid.filter((x) => x.direction === 'source')) expect(decodeSourceMessage(v.frame)).toMatchObject({ error: { code: 'UNKNOWN_TYPE' } });
+  it('is admitted on /stream and /source with the same result as the view decoders', () => {
+    for (const v of vectors.filter((x) => x.direction === 'client')) {
+      const [a, b] = [decodeClientMessage(v.frame), decodeViewRequest(v.frame)];
+      if (!isDecodeFailure(b)) expect(a).toEqual(b);
+      else if (isDecodeFailure(a)) expect([a.error.code, a.error.field, a.error.reqId]).toEqual([b.error.code, b.error.field, b.error.reqId]);
+      else expect.fail(`${v.name} must fail on /stream too`);
+    }
+    for (const v of valid.filter((x) => x.direction === 'source')) {
+      expect(decodeSourceMessage(v.frame)).toEqual(v.messages![0]);
+      expect(encodeSourceMessage(v.messages![0] as ContainerPublish)).toBe(v.frame);
+    }
+    for (const v of valid.filter((x) => x.direction === 'server')) {
+      expect(decodeServerFrame(v.frame)).toEqual(v.messages);
+      expect(encodeServerFrame(v.messages as ViewServerMessage[])).toBe(v.frame);
+    }
   });
 });
 

@@ -100,6 +100,29 @@ function checkSort(value: unknown): ViewSortKey[] {
   return value as ViewSortKey[];
 }
 
+/** Checks a parsed view request (its `type` is one of VIEW_CLIENT_MESSAGE_TYPES); throws Violation. */
+export function checkViewRequest(m: JsonObject): ViewClientMessage {
+  checkReqId(m.reqId);
+  switch (m.type) {
+    case 'view.create':
+      checkKeys(m, CREATE_KEYS);
+      checkSubject('container', m.container);
+      if (m.filter !== undefined && typeof m.filter !== 'string') fail('filter', m.filter, 'must be a filter expression string');
+      if (m.sort !== undefined) checkSort(m.sort);
+      checkWindow(m.window);
+      break;
+    case 'view.change':
+      checkKeys(m, CHANGE_KEYS);
+      checkInt('viewId', m.viewId, 0, MAX_REQ_ID);
+      checkWindow(m.window);
+      break;
+    default:
+      checkKeys(m, CLOSE_KEYS);
+      checkInt('viewId', m.viewId, 0, MAX_REQ_ID);
+  }
+  return m as unknown as ViewClientMessage;
+}
+
 /**
  * Decodes a view request a client sent on `/stream` (`view.create`, `view.change`,
  * `view.close`). Failures: BAD_FRAME (not JSON, not an object), UNKNOWN_TYPE (another type),
@@ -113,25 +136,7 @@ export function decodeViewRequest(text: string): ViewClientMessage | DecodeFailu
     reqId = readReqId(m.reqId);
     if (typeof m.type !== 'string') fail('type', m.type, 'must be a message type string');
     if (!VIEW_TYPES.has(m.type)) throw new Violation('UNKNOWN_TYPE', `'type' (${show(m.type)}) is not a view request`);
-    checkReqId(m.reqId);
-    switch (m.type) {
-      case 'view.create':
-        checkKeys(m, CREATE_KEYS);
-        checkSubject('container', m.container);
-        if (m.filter !== undefined && typeof m.filter !== 'string') fail('filter', m.filter, 'must be a filter expression string');
-        if (m.sort !== undefined) checkSort(m.sort);
-        checkWindow(m.window);
-        break;
-      case 'view.change':
-        checkKeys(m, CHANGE_KEYS);
-        checkInt('viewId', m.viewId, 0, MAX_REQ_ID);
-        checkWindow(m.window);
-        break;
-      default:
-        checkKeys(m, CLOSE_KEYS);
-        checkInt('viewId', m.viewId, 0, MAX_REQ_ID);
-    }
-    return m as unknown as ViewClientMessage;
+    return checkViewRequest(m);
   } catch (e) {
     return failure(e, reqId);
   }
@@ -143,6 +148,28 @@ function checkOpSubjects(field: string, value: unknown): void {
     throw new Violation('BAD_REQUEST', `'${field}' holds ${value.length} subjects: it must hold 1..${MAX_SUBJECTS_PER_CONTAINER_OP}`, field);
   }
   for (let i = 0; i < value.length; i++) checkSubject(`${field}.${i}`, value[i]);
+}
+
+/** Checks a parsed `container.publish` (its `type` already checked); throws Violation. */
+export function checkContainerPublish(m: JsonObject): ContainerPublish {
+  checkKeys(m, PUBLISH_KEYS);
+  checkSubject('subject', m.subject);
+  const ops = m.ops;
+  if (!Array.isArray(ops)) return fail('ops', ops, 'must be an array of container ops');
+  if (ops.length === 0 || ops.length > MAX_CONTAINER_OPS) {
+    throw new Violation('BAD_REQUEST', `'ops' holds ${ops.length} ops: it must hold 1..${MAX_CONTAINER_OPS}`, 'ops');
+  }
+  ops.forEach((op: unknown, i) => {
+    if (!isObject(op)) fail(`ops.${i}`, op, 'must be an object {op, ...}');
+    const name = op.op;
+    if (typeof name !== 'string' || !Object.hasOwn(OP_KEYS, name)) {
+      fail(`ops.${i}.op`, name, "must be 'add', 'insertAt', 'remove' or 'clear'");
+    }
+    checkKeys(op, OP_KEYS[name as ContainerOp['op']], `ops.${i}.`);
+    if (name === 'insertAt') checkInt(`ops.${i}.index`, op.index, 0, MAX_VIEW_OFFSET);
+    if (name !== 'clear') checkOpSubjects(`ops.${i}.subjects`, op.subjects);
+  });
+  return m as unknown as ContainerPublish;
 }
 
 /**
@@ -157,50 +184,39 @@ export function decodeContainerPublish(text: string): ContainerPublish | DecodeF
       if (typeof m.type !== 'string') fail('type', m.type, "must be 'container.publish'");
       throw new Violation('UNKNOWN_TYPE', `'type' (${show(m.type)}) is not 'container.publish'`);
     }
-    checkKeys(m, PUBLISH_KEYS);
-    checkSubject('subject', m.subject);
-    const ops = m.ops;
-    if (!Array.isArray(ops)) return fail('ops', ops, 'must be an array of container ops');
-    if (ops.length === 0 || ops.length > MAX_CONTAINER_OPS) {
-      throw new Violation('BAD_REQUEST', `'ops' holds ${ops.length} ops: it must hold 1..${MAX_CONTAINER_OPS}`, 'ops');
-    }
-    ops.forEach((op: unknown, i) => {
-      if (!isObject(op)) fail(`ops.${i}`, op, 'must be an object {op, ...}');
-      const name = op.op;
-      if (typeof name !== 'string' || !Object.hasOwn(OP_KEYS, name)) {
-        fail(`ops.${i}.op`, name, "must be 'add', 'insertAt', 'remove' or 'clear'");
-      }
-      checkKeys(op, OP_KEYS[name as ContainerOp['op']], `ops.${i}.`);
-      if (name === 'insertAt') checkInt(`ops.${i}.index`, op.index, 0, MAX_VIEW_OFFSET);
-      if (name !== 'clear') checkOpSubjects(`ops.${i}.subjects`, op.subjects);
-    });
-    return m as unknown as ContainerPublish;
+    return checkContainerPublish(m);
   } catch (e) {
     return failure(e);
   }
 }
 
-type Ordered = Record<string, unknown>;
+/** A message rebuilt key by key in canonical order. */
+export type Ordered = Record<string, unknown>;
 
 function windowOf(w: ViewWindow): Ordered {
   return { offset: w.offset, size: w.size };
 }
 
-/** A view request as wire text, canonical key order (`filter` and `sort` only when given). */
-export function encodeViewRequest(m: ViewClientMessage): string {
+/** A view request rebuilt in canonical key order (`filter` and `sort` only when given). */
+export function orderViewRequest(m: ViewClientMessage): Ordered {
   switch (m.type) {
     case 'view.create': {
       const o: Ordered = { type: m.type, reqId: m.reqId, container: m.container };
       if (m.filter !== undefined) o.filter = m.filter;
       if (m.sort !== undefined) o.sort = m.sort.map((k) => ({ field: k.field, dir: k.dir }));
       o.window = windowOf(m.window);
-      return JSON.stringify(o);
+      return o;
     }
     case 'view.change':
-      return JSON.stringify({ type: m.type, reqId: m.reqId, viewId: m.viewId, window: windowOf(m.window) });
+      return { type: m.type, reqId: m.reqId, viewId: m.viewId, window: windowOf(m.window) };
     case 'view.close':
-      return JSON.stringify({ type: m.type, reqId: m.reqId, viewId: m.viewId });
+      return { type: m.type, reqId: m.reqId, viewId: m.viewId };
   }
+}
+
+/** A view request as wire text, canonical key order (`filter` and `sort` only when given). */
+export function encodeViewRequest(m: ViewClientMessage): string {
+  return JSON.stringify(orderViewRequest(m));
 }
 
 function opOf(op: ContainerOp): Ordered {
@@ -214,9 +230,14 @@ function opOf(op: ContainerOp): Ordered {
   }
 }
 
-/** A `container.publish` as wire text (one object; source frames may also be arrays of publishes). */
+/** A `container.publish` rebuilt in canonical key order. */
+export function orderContainerPublish(m: ContainerPublish): Ordered {
+  return { type: m.type, subject: m.subject, ops: m.ops.map(opOf) };
+}
+
+/** A `container.publish` as wire text (always a single-object frame). */
 export function encodeContainerPublish(m: ContainerPublish): string {
-  return JSON.stringify({ type: m.type, subject: m.subject, ops: m.ops.map(opOf) });
+  return JSON.stringify(orderContainerPublish(m));
 }
 
 function rowImage(r: ViewRowImage): Ordered {
@@ -232,7 +253,8 @@ function rowUpdate(r: ViewRowUpdate): Ordered {
   return o;
 }
 
-function orderView(m: ViewServerMessage): Ordered {
+/** A view server message rebuilt in canonical key order (empty diff lists left out). */
+export function orderView(m: ViewServerMessage): Ordered {
   switch (m.type) {
     case 'view.created':
       return { type: m.type, reqId: m.reqId, viewId: m.viewId, count: m.count, rows: m.rows.map(rowImage) };

@@ -1,4 +1,4 @@
-import { decodeServerFrame, encodeServerFrame, type ServerMessage } from '@tidewire/protocol';
+import { decodeServerFrame, encodeServerFrame, type ContainerOp, type ServerMessage } from '@tidewire/protocol';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config, type UserEntry } from '../config.js';
 import { hashPassword } from '../auth/passwords.js';
@@ -49,6 +49,12 @@ class FakeEngine implements EnginePort {
     return 1;
   }
   setBlocked(sid: number, blocked: boolean): void { this.calls.push(['blocked', sid, blocked]); }
+  viewCreate(sid: number, reqId: number, container: string, filter: string, sort: string, offset: number, size: number): void {
+    this.calls.push(['viewCreate', sid, reqId, container, filter, sort, offset, size]);
+  }
+  viewChange(sid: number, reqId: number, viewId: number, offset: number, size: number): void { this.calls.push(['viewChange', sid, reqId, viewId, offset, size]); }
+  viewClose(sid: number, reqId: number, viewId: number): void { this.calls.push(['viewClose', sid, reqId, viewId]); }
+  containerPublish(subject: string, ops: ContainerOp[]): void { this.calls.push(['containerPublish', subject, ops]); }
 }
 
 let users: UserEntry[];

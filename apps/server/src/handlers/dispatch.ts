@@ -12,6 +12,7 @@ import { handleAdminStream } from './admin.js';
 import { handleSubscribe, handleUnsubscribe } from './record.js';
 import { handleLogin, handlePing } from './session.js';
 import { handlePublish } from './source.js';
+import { handleContainerPublish, handleViewChange, handleViewClose, handleViewCreate } from './view.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -65,6 +66,15 @@ export function dispatchStream(ctx: HandlerContext, session: Session, port: Conn
     case 'admin.unsubscribe':
       if (!needLogin(ctx, session, port, m.type, m.reqId)) handleAdminStream(ctx, session, port, m);
       return;
+    case 'view.create':
+      if (!needLogin(ctx, session, port, m.type, m.reqId)) handleViewCreate(ctx, session, port, m);
+      return;
+    case 'view.change':
+      if (!needLogin(ctx, session, port, m.type, m.reqId)) handleViewChange(ctx, session, port, m);
+      return;
+    case 'view.close':
+      if (!needLogin(ctx, session, port, m.type, m.reqId)) handleViewClose(ctx, session, port, m);
+      return;
   }
 }
 
@@ -104,6 +114,9 @@ export function dispatchSource(ctx: HandlerContext, session: Session, port: Conn
       return;
     case 'record.publish':
       if (!needLogin(ctx, session, port, m.type, undefined)) handlePublish(ctx, session, port, bytes);
+      return;
+    case 'container.publish':
+      if (!needLogin(ctx, session, port, m.type, undefined)) handleContainerPublish(ctx, session, port, m);
       return;
   }
 }

@@ -3,10 +3,10 @@
 //! diffs encoded once per window into its subscriber's outbox (as control messages: a view diff
 //! is never dropped by slow-consumer conflation, it is state the client cannot rebuild).
 //!
-//! Not here yet (see docs/views.md "Hub wiring"): tier mapping of constituents (views are keyed
-//! with tier 0 and compute on the constituent records), `container.publish` from source frames
-//! (the ops arrive as `Command::ContainerPublish`), and the `conflated` flag of merged row
-//! updates (the row's `seq` shows the jump).
+//! `container.publish` arrives decoded (the server's protocol decoder) as
+//! `Command::ContainerPublish`. Not here yet (see docs/views.md "Hub wiring"): tier mapping of
+//! constituents (views are keyed with tier 0 and compute on the constituent records) and the
+//! `conflated` flag of merged row updates (the row's `seq` shows the jump).
 
 use std::collections::HashMap;
 use std::time::Instant;

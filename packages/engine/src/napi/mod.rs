@@ -10,9 +10,40 @@ use napi_derive::napi;
 
 use self::error::to_js;
 use crate::config::{ms, BatchingConfig as RustBatching, RawConfig};
+use crate::error::EngineError;
+use crate::hub::ContainerOp;
 use crate::runtime::{self, Waker};
 
 /// Engine settings; every field optional.
+/// One op of a `container.publish` (packages/protocol `ContainerOp`, already validated by the
+/// server's decoder): `op` is `add` / `insertAt` / `remove` / `clear`.
+#[napi(object)]
+pub struct ContainerOpInput {
+    /// `add`, `insertAt`, `remove` or `clear`.
+    pub op: String,
+    /// Position for `insertAt` (0-based; past the end appends).
+    pub index: Option<u32>,
+    /// Subjects of `add` / `insertAt` / `remove`.
+    pub subjects: Option<Vec<String>>,
+}
+
+fn container_op(i: usize, o: ContainerOpInput) -> crate::error::Result<ContainerOp> {
+    let subjects = o.subjects.unwrap_or_default();
+    Ok(match o.op.as_str() {
+        "add" => ContainerOp::Add(subjects),
+        "insertAt" => ContainerOp::InsertAt(o.index.unwrap_or(0) as usize, subjects),
+        "remove" => ContainerOp::Remove(subjects),
+        "clear" => ContainerOp::Clear,
+        other => {
+            return Err(EngineError::bad_request(
+                format!("'ops.{i}.op' ({other:?}) must be 'add', 'insertAt', 'remove' or 'clear'"),
+                Some(&format!("ops.{i}.op")),
+                None,
+            ))
+        }
+    })
+}
+
 #[napi(object)]
 pub struct EngineConfig {
     /// Shortest batching interval, ms. @default 100
@@ -186,6 +217,63 @@ impl JsEngine {
         self.inner
             .unsubscribe(session_id, req_id, subjects)
             .map_err(|e| to_js(&env, e))
+    }
+
+    /// Opens a view (sort as text, `name asc, bid desc`); `view.created` (or an `error`) arrives
+    /// in the session's frames, then `view.size` / `view.rows` as the window changes.
+    #[napi]
+    #[allow(clippy::too_many_arguments)]
+    pub fn view_create(
+        &self,
+        env: Env,
+        session_id: u32,
+        req_id: u32,
+        container: String,
+        filter: String,
+        sort: String,
+        offset: u32,
+        size: u32,
+    ) -> napi::Result<()> {
+        self.inner
+            .view_create(session_id, req_id, container, filter, sort, offset, size)
+            .map_err(|e| to_js(&env, e))
+    }
+
+    /// Moves the session's window on view `viewId`; the next `view.rows` carries `reqId`.
+    #[napi]
+    pub fn view_change(
+        &self,
+        env: Env,
+        session_id: u32,
+        req_id: u32,
+        view_id: u32,
+        offset: u32,
+        size: u32,
+    ) -> napi::Result<()> {
+        self.inner
+            .view_change(session_id, req_id, view_id, offset, size)
+            .map_err(|e| to_js(&env, e))
+    }
+
+    /// Closes view `viewId`; `view.closed` (or an `error`) arrives in the session's frames.
+    #[napi]
+    pub fn view_close(&self, env: Env, session_id: u32, req_id: u32, view_id: u32) -> napi::Result<()> {
+        self.inner
+            .view_close(session_id, req_id, view_id)
+            .map_err(|e| to_js(&env, e))
+    }
+
+    /// Applies a source's `container.publish` (ops in order). Throws `{code, message, field}` for
+    /// an unknown op name (nothing applied).
+    #[napi]
+    pub fn container_publish(&self, env: Env, subject: String, ops: Vec<ContainerOpInput>) -> napi::Result<()> {
+        let ops = ops
+            .into_iter()
+            .enumerate()
+            .map(|(i, o)| container_op(i, o))
+            .collect::<crate::error::Result<Vec<_>>>()
+            .map_err(|e| to_js(&env, e))?;
+        self.inner.container_publish(subject, ops).map_err(|e| to_js(&env, e))
     }
 
     /// Reports `ws.send` buffering (true) or the socket's drain (false).

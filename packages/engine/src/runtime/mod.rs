@@ -20,7 +20,7 @@ pub use ready::{Drained, Waker, WorkerQueue};
 
 use crate::config::{BatchingConfig, EngineConfig};
 use crate::error::{EngineError, Result};
-use crate::hub::{Command, Hub, HubStats};
+use crate::hub::{Command, ContainerOp, Hub, HubStats};
 use crate::wire::decode_source_frame;
 
 /// Commands handled per pass before timers are fired and frames flushed.
@@ -273,6 +273,51 @@ impl Engine {
     /// Unsubscribes; the ack or an error frame arrives in the session's stream.
     pub fn unsubscribe(&self, sid: u32, req_id: u32, subjects: Vec<String>) -> Result<()> {
         self.send(Command::Unsubscribe { sid, req_id, subjects })
+    }
+
+    /// `view.create` (sort as text, `name asc, bid desc`); `view.created` or an error frame
+    /// arrives in the session's stream.
+    #[allow(clippy::too_many_arguments)]
+    pub fn view_create(
+        &self,
+        sid: u32,
+        req_id: u32,
+        container: String,
+        filter: String,
+        sort: String,
+        offset: u32,
+        size: u32,
+    ) -> Result<()> {
+        self.send(Command::ViewCreate {
+            sid,
+            req_id,
+            container,
+            filter,
+            sort,
+            offset,
+            size,
+        })
+    }
+
+    /// `view.change`: moves the session's window on its view `view_id`.
+    pub fn view_change(&self, sid: u32, req_id: u32, view_id: u32, offset: u32, size: u32) -> Result<()> {
+        self.send(Command::ViewChange {
+            sid,
+            req_id,
+            view_id,
+            offset,
+            size,
+        })
+    }
+
+    /// `view.close`; `view.closed` or an error frame arrives in the session's stream.
+    pub fn view_close(&self, sid: u32, req_id: u32, view_id: u32) -> Result<()> {
+        self.send(Command::ViewClose { sid, req_id, view_id })
+    }
+
+    /// A source's (validated) `container.publish`.
+    pub fn container_publish(&self, subject: String, ops: Vec<ContainerOp>) -> Result<()> {
+        self.send(Command::ContainerPublish { subject, ops })
     }
 
     /// Reports the session's socket as buffered / drained. Ignored on a shut engine.
