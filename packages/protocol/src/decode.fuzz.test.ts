@@ -75,7 +75,10 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
 
 const pos = (text: string, f: number): number => Math.min(text.length, Math.floor(f * (text.length + 1)));
 
-/** Replaces the `path`-th value (in pre-order) of a parsed frame; the text is kept when it does not parse. */
+/**
+ * Replaces the `path`-th value (in pre-order, within the first 64 levels) of a parsed frame; the
+ * text is kept when it does not parse or is too deep to print again.
+ */
 function replaceValue(text: string, path: number, value: unknown): string {
   let root: unknown;
   try {
@@ -84,17 +87,23 @@ function replaceValue(text: string, path: number, value: unknown): string {
     return text;
   }
   const slots: Array<[Record<string, unknown> | unknown[], string | number]> = [];
-  const walk = (v: unknown): void => {
-    if (Array.isArray(v)) v.forEach((x, i) => (slots.push([v, i]), walk(x)));
+  const walk = (v: unknown, depth: number): void => {
+    if (depth > 64) return;
+    if (Array.isArray(v)) v.forEach((x, i) => (slots.push([v, i]), walk(x, depth + 1)));
     else if (typeof v === 'object' && v !== null) {
-      for (const k of Object.keys(v)) (slots.push([v as Record<string, unknown>, k]), walk((v as Record<string, unknown>)[k]));
+      const o = v as Record<string, unknown>;
+      for (const k of Object.keys(o)) (slots.push([o, k]), walk(o[k], depth + 1));
     }
   };
-  walk(root);
+  walk(root, 0);
   if (slots.length === 0) return JSON.stringify(value);
   const [parent, key] = slots[path % slots.length];
   (parent as Record<string | number, unknown>)[key] = value;
-  return JSON.stringify(root);
+  try {
+    return JSON.stringify(root);
+  } catch {
+    return text; // nested deeper than JSON.stringify's stack allows
+  }
 }
 
 /** Applies one mutation (pure, deterministic). */
