@@ -10,6 +10,7 @@ import type { Config } from './config.js';
 import { buildUsers } from './auth/users.js';
 import { createEngine, type ServerEngine } from './engine.js';
 import { DemoFeed } from './feeds/demo.js';
+import { DEMO_TIERS } from './feeds/demo-views.js';
 import { log } from './log.js';
 import { METRICS_INTERVAL_MS, MetricsCenter } from './metrics/center.js';
 import { preciseClock, type Clock } from './session/clock.js';
@@ -51,7 +52,10 @@ export async function startServer(config: Config, options: { clock?: Clock } = {
   // images are published before the port opens, so the first clients see a full catalog
   let feed: DemoFeed | undefined;
   if (config.demo.enabled) {
-    feed = new DemoFeed(config.demo, (frame) => engine.ingest(frame), clock);
+    feed = new DemoFeed(config.demo, (frame) => engine.ingest(frame), clock, {
+      publishContainer: (m) => engine.containerPublish(m.subject, m.ops),
+      tiers: DEMO_TIERS,
+    });
     feed.start();
   }
   let transport: TransportHandle | undefined;

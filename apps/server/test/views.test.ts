@@ -103,3 +103,27 @@ describe('views over WebSockets', () => {
     expect(await anon.next<ErrorMessage>((m) => m.type === 'error', 'not logged in')).toMatchObject({ code: 'NOT_LOGGED_IN', reqId: 3 });
   });
 });
+
+describe('demo containers and tiers', () => {
+  it('serves /CONTAINER/PRODUCTS on the tier of the user: alice T1 (constituents), bob T2 (tiered records)', async () => {
+    const server = await startTestServer({ demo: { enabled: true, productCount: 300, productUpdatesPerSec: 100, fxTicksPerSec: 0 } });
+    const alice = await streamSocket(server, 'alice');
+    const bob = await streamSocket(server, 'bob');
+    const req = { type: 'view.create', reqId: 1, container: '/CONTAINER/PRODUCTS', filter: "assetClass = 'Bond'", sort: [{ field: 'code', dir: 'asc' }], window: { offset: 0, size: 5 } };
+    alice.send(req);
+    bob.send(req);
+    const a = await alice.next<ViewCreated>((m) => m.type === 'view.created', 'alice view');
+    const b = await bob.next<ViewCreated>((m) => m.type === 'view.created', 'bob view');
+    expect(a.count).toBeGreaterThan(0);
+    expect(b.count).toBe(a.count);
+    expect(a.rows.every((r) => !r.subject.includes('@'))).toBe(true);
+    expect(b.rows.map((r) => r.subject)).toEqual(a.rows.map((r) => `${r.subject}@T2`));
+    const spread = (r: ViewCreated['rows'][number]) => (r.fields.ask as number) - (r.fields.bid as number);
+    expect(spread(b.rows[0]!)).toBeGreaterThan(spread(a.rows[0]!));
+    // the FX and sector containers exist too
+    alice.send({ type: 'view.create', reqId: 2, container: '/CONTAINER/FX', window: { offset: 0, size: 50 } });
+    const fx = await alice.next<ViewCreated>((m) => m.type === 'view.created' && m.reqId === 2, 'fx view');
+    expect(fx.count).toBeGreaterThanOrEqual(28);
+    expect(fx.rows.every((r) => r.subject.startsWith('/FX/'))).toBe(true);
+  });
+});

@@ -278,3 +278,61 @@ fn every_request_error_is_a_typed_error_frame() {
         (Some("LIMIT_EXCEEDED"), Some(999))
     );
 }
+
+fn open_tier(h: &mut H, sid: u32, tier: &str) {
+    h.cmd(Command::OpenSession {
+        sid,
+        worker: 1,
+        user: format!("u{sid}"),
+        tier: tier.into(),
+    });
+}
+
+#[test]
+fn views_compute_on_the_users_tier_records_and_share_only_within_a_tier() {
+    let mut h = h();
+    catalog(&mut h);
+    // Tier T2 has its own records for P8 and P9 (a wider spread: lower bids).
+    h.image("/PRODUCT/P8@T2", r#"{"name":"p8","bid":5,"sector":"A"}"#);
+    h.image("/PRODUCT/P9@T2", r#"{"name":"p9","bid":6,"sector":"B"}"#);
+    open_tier(&mut h, 1, "T1");
+    open_tier(&mut h, 2, "T2");
+    open_tier(&mut h, 3, "T2");
+    create(&mut h, 1, 1, "", "bid asc", 0, 2);
+    create(&mut h, 2, 1, "", "bid asc", 0, 2);
+    create(&mut h, 3, 1, "", "bid asc", 0, 2);
+    let out = h.run();
+    let of = |sid: u32| msgs(&out.iter().filter(|o| o.sid == sid).cloned().collect::<Vec<_>>());
+    let subjects = |m: &serde_json::Value| -> Vec<String> {
+        m["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["subject"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(subjects(&of(1)[0]), ["/PRODUCT/P0", "/PRODUCT/P1"]);
+    assert_eq!(subjects(&of(2)[0]), ["/PRODUCT/P8@T2", "/PRODUCT/P9@T2"]);
+    assert_eq!(subjects(&of(3)[0]), subjects(&of(2)[0]));
+    assert_eq!(
+        h.hub.views().view_count(),
+        2,
+        "T1 and T2 views are not shared; the two T2 sessions share"
+    );
+    // A tiered record published later replaces its constituent in T2 views at once.
+    h.image("/PRODUCT/P5@T2", r#"{"name":"p5","bid":1,"sector":"B"}"#);
+    let m = msgs(&h.run_for(2));
+    assert_eq!(m[0]["entered"][0]["subject"], "/PRODUCT/P5@T2");
+    assert_eq!(m[0]["entered"][0]["index"], 0);
+    // Container ops reach the tier mirrors: removing P8 removes P8@T2 for T2.
+    h.cmd(Command::ContainerPublish {
+        subject: C.into(),
+        ops: vec![ContainerOp::Remove(vec![p(8)])],
+    });
+    let out = h.run();
+    let to2 = msgs(&out.iter().filter(|o| o.sid == 2).cloned().collect::<Vec<_>>());
+    assert_eq!(to2[0], json!({"type":"view.size","viewId":1,"count":9}));
+    // Updates of the constituent do not reach T2 rows showing the tiered record.
+    h.delta(&p(9), r#"{"name":"base only"}"#);
+    assert!(h.run_for(2).is_empty());
+}

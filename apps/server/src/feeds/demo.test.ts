@@ -1,6 +1,7 @@
-import { decodeSourceFrame, isDecodeFailure, type RecordPublish } from '@tidewire/protocol';
+import { decodeSourceFrame, decodeSourceMessage, encodeSourceMessage, isDecodeFailure, type ContainerPublish, type RecordPublish } from '@tidewire/protocol';
 import { describe, expect, it } from 'vitest';
 import { DemoFeed, type DemoFeedOptions } from './demo.js';
+import { DEMO_TIERS } from './demo-views.js';
 import { isinCheckDigit } from './products.js';
 import { setLogSink } from '../log.js';
 
@@ -101,5 +102,44 @@ describe('DemoFeed', () => {
       '/PRODUCT/CH9U47146984', '/PRODUCT/NLPL59494215', '/PRODUCT/NLG508378332',
       '/PRODUCT/CHWC20598863', '/PRODUCT/ES1Z94372513', '/PRODUCT/FR1H02096403',
     ]);
+  });
+});
+
+describe('DemoFeed with containers and tiers', () => {
+  it('publishes tier variants after each product publish and the demo containers', () => {
+    const r = recorder();
+    const containers: ContainerPublish[] = [];
+    const feed = new DemoFeed({ ...options, fxTicksPerSec: 0 }, r.ingest, { now: () => 0 }, { publishContainer: (m) => containers.push(m), tiers: DEMO_TIERS });
+    feed.publishImages();
+    const all = r.frames.flatMap((f) => decodeSourceFrame(f) as RecordPublish[]);
+    const products = all.filter((m) => m.subject.startsWith('/PRODUCT/') && !m.subject.includes('@'));
+    expect(products).toHaveLength(500);
+    for (const p of products.slice(0, 50)) {
+      const t2 = all.find((m) => m.subject === `${p.subject}@T2`)!;
+      const t3 = all.find((m) => m.subject === `${p.subject}@T3`)!;
+      const [bid, ask] = [p.fields.bid as number, p.fields.ask as number];
+      expect((t2.fields.ask as number) - (t2.fields.bid as number)).toBeGreaterThan(ask - bid);
+      expect((t3.fields.ask as number) - (t3.fields.bid as number)).toBeGreaterThan((t2.fields.ask as number) - (t2.fields.bid as number));
+      expect(t2.fields.sector).toBe(p.fields.sector);
+      expect(t2.image).toBe(true);
+    }
+    for (const c of containers) expect(isDecodeFailure(decodeSourceMessage(encodeSourceMessage(c)))).toBe(false);
+    const byName = new Map(containers.map((c) => [c.subject, c]));
+    const subjectsOf = (name: string): string[] => byName.get(name)!.ops.flatMap((o) => (o.op === 'add' ? o.subjects : []));
+    expect(subjectsOf('/CONTAINER/PRODUCTS')).toEqual(products.map((p) => p.subject));
+    expect(subjectsOf('/CONTAINER/FX')).toHaveLength(feed.fx.size);
+    const sectors = containers.filter((c) => c.subject.startsWith('/CONTAINER/SECTOR/'));
+    expect(sectors.length).toBeGreaterThanOrEqual(3);
+    expect(sectors.reduce((n, c) => n + subjectsOf(c.subject).length, 0)).toBe(500);
+    const energy = products.filter((p) => p.fields.sector === 'Energy').map((p) => p.subject);
+    expect(subjectsOf('/CONTAINER/SECTOR/ENERGY')).toEqual(energy);
+  });
+
+  it('ticks each product update with its tier variants', () => {
+    const r = recorder();
+    const feed = new DemoFeed({ ...options, fxTicksPerSec: 0 }, r.ingest, { now: () => 0 }, { publishContainer: () => {}, tiers: DEMO_TIERS });
+    const ms = feed.tickMessages(1, 5);
+    expect(ms).toHaveLength(150);
+    for (let i = 0; i < ms.length; i += 3) expect([ms[i + 1]!.subject, ms[i + 2]!.subject]).toEqual([`${ms[i]!.subject}@T2`, `${ms[i]!.subject}@T3`]);
   });
 });

@@ -1,12 +1,15 @@
 /**
  * The embedded demo feed: FX pairs and a product catalog published through `engine.ingest`,
  * deterministic for a seed. Every `tickMs` it publishes that tick's share of updates as one
- * ingest frame (default: 50 product updates every 10 ms = 5,000/s, plus FX ticks).
+ * ingest frame (default: 50 product updates every 10 ms = 5,000/s, plus FX ticks). The server
+ * also has it publish the demo containers and tiers (demo-views.ts): each product publish is then
+ * followed by its T2 and T3 variants (15,000 product publishes/s by default).
  */
 
 import { encodeSourceFrame, MAX_PUBLISHES_PER_FRAME, type RecordPublish } from '@tidewire/protocol';
 import type { Clock } from '../session/clock.js';
 import { log } from '../log.js';
+import { demoContainers, tierVariant, type DemoViewsPort } from './demo-views.js';
 import { FxBook } from './fx.js';
 import { ProductCatalog } from './products.js';
 
@@ -50,13 +53,16 @@ export class DemoFeed {
   private startedAt = 0;
   private ticksDone = 0;
   private productCarry = 0;
+  private readonly views: DemoViewsPort | undefined;
 
   /**
    * `ingest` is `engine.ingest`; `clock` gives origin timestamps (epoch ms, fractions allowed)
-   * and drives the tick schedule.
+   * and drives the tick schedule. With `views`, the feed also publishes the demo containers and
+   * the tiered records of `views.tiers` (see demo-views.ts).
    */
-  constructor(options: DemoFeedOptions, ingest: (frame: string) => number, clock: Clock) {
+  constructor(options: DemoFeedOptions, ingest: (frame: string) => number, clock: Clock, views?: DemoViewsPort) {
     this.options = options;
+    this.views = views;
     this.ingest = ingest;
     this.clock = clock;
     this.fx = new FxBook(options.seed);
@@ -90,15 +96,43 @@ export class DemoFeed {
     log('info', 'feed.stop', { frames: this.stats.frames, publishes: this.stats.publishes });
   }
 
-  /** Publishes images of all FX pairs and products (in frames of IMAGE_CHUNK). */
+  /**
+   * Publishes images of all FX pairs and products (in frames of IMAGE_CHUNK products), with
+   * `views`: their tiered images, then the containers.
+   */
   publishImages(): void {
     const ts = this.clock.now();
-    this.publish(this.fx.images(ts));
+    const fx = this.fx.images(ts);
+    this.publish(fx);
+    const products: RecordPublish[] = [];
     for (let i = 0; i < this.products.size; i += IMAGE_CHUNK) {
       const chunk: RecordPublish[] = [];
       for (let k = i; k < Math.min(this.products.size, i + IMAGE_CHUNK); k++) chunk.push(this.products.image(k, ts));
-      this.publish(chunk);
+      if (this.views) for (const m of chunk) products.push(m);
+      this.publish(this.withTiers(chunk));
     }
+    if (this.views) {
+      for (const c of demoContainers(products, fx)) {
+        try {
+          this.views.publishContainer(c);
+        } catch (err) {
+          this.stats.rejected++;
+          log('error', 'feed.containerRejected', { subject: c.subject, error: String(err) });
+        }
+      }
+    }
+  }
+
+  /** `products` followed, per message, by its tier variants (when the feed publishes tiers). */
+  private withTiers(products: RecordPublish[]): RecordPublish[] {
+    const tiers = this.views?.tiers ?? [];
+    if (tiers.length === 0) return products;
+    const out: RecordPublish[] = [];
+    for (const m of products) {
+      out.push(m);
+      for (const t of tiers) out.push(tierVariant(m, t));
+    }
+    return out;
   }
 
   /**
@@ -127,7 +161,7 @@ export class DemoFeed {
       this.productCarry += perTick;
       const n = Math.floor(this.productCarry);
       this.productCarry -= n;
-      if (n > 0 && this.products.size > 0) for (const m of this.products.updates(n, ts)) out.push(m);
+      if (n > 0 && this.products.size > 0) for (const m of this.withTiers(this.products.updates(n, ts))) out.push(m);
     }
     return out;
   }

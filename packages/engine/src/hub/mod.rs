@@ -8,6 +8,7 @@
 
 mod deliver;
 mod subscribe;
+mod tiers;
 mod views;
 
 pub use views::{ContainerOp, DEFAULT_MAX_VIEWS_PER_SESSION};
@@ -204,6 +205,7 @@ pub struct Hub {
     to_conflate: Vec<u32>,
     stats: HubStats,
     views: ViewSet,
+    tiers: tiers::TierMap,
     session_views: HashMap<u32, views::SessionViews>,
     window_owner: HashMap<u32, (u32, u32)>,
     views_epoch: Option<Instant>,
@@ -230,6 +232,7 @@ impl Hub {
             to_conflate: Vec::new(),
             stats: HubStats::default(),
             views: ViewSet::new(ViewsConfig::default()),
+            tiers: tiers::TierMap::default(),
             session_views: HashMap::new(),
             window_owner: HashMap::new(),
             views_epoch: None,
@@ -419,6 +422,9 @@ impl Hub {
                 continue;
             }
             self.stats.publishes_applied += 1;
+            if self.applied.created && !self.tiers.is_empty() {
+                self.tier_record_created(self.applied.id);
+            }
             self.views_record_updated();
             let id = self.applied.id;
             ensure_list(&mut self.subs, id);

@@ -4,9 +4,9 @@
 //! is never dropped by slow-consumer conflation, it is state the client cannot rebuild).
 //!
 //! `container.publish` arrives decoded (the server's protocol decoder) as
-//! `Command::ContainerPublish`. Not here yet (see docs/views.md "Hub wiring"): tier mapping of
-//! constituents (views are keyed with tier 0 and compute on the constituent records) and the
-//! `conflated` flag of merged row updates (the row's `seq` shows the jump).
+//! `Command::ContainerPublish`. Views of a tiered session are opened over the container's tier
+//! mirror (`tiers.rs`). Not here yet: the `conflated` flag of merged row updates (the row's
+//! `seq` shows the jump).
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -79,22 +79,28 @@ impl Hub {
         let c = self.store.subject_id(subject);
         for op in ops {
             match op {
-                ContainerOp::Clear => self.views.clear(c),
+                ContainerOp::Clear => {
+                    self.views.clear(c);
+                    self.mirror_clear(c);
+                }
                 ContainerOp::Remove(subjects) => {
                     for s in subjects {
                         if let Some(id) = self.store.lookup(s) {
-                            self.views.remove(c, id);
+                            if self.views.remove(c, id).is_some() {
+                                self.mirror_remove(c, id);
+                            }
                         }
                     }
                 }
                 ContainerOp::Add(subjects) => {
                     for s in subjects.iter().filter(|s| check_subject(s).is_ok()) {
                         let id = self.store.subject_id(s);
-                        let member = self.views.container(c).is_some_and(|k| k.slot_of(id).is_some());
+                        let member = self.views.container(c).is_some_and(|k| k.contains(id));
                         if !member {
                             // Only the member limit can fail: the op is cut there.
-                            if self.views.insert(c, None, id, &self.store).is_err() {
-                                break;
+                            match self.views.insert(c, None, id, &self.store) {
+                                Ok(pos) => self.mirror_insert(c, pos, id),
+                                Err(_) => break,
                             }
                         }
                     }
@@ -104,13 +110,17 @@ impl Hub {
                     for s in subjects.iter().filter(|s| check_subject(s).is_ok()) {
                         let id = self.store.subject_id(s);
                         if let Some(old) = self.views.remove(c, id) {
+                            self.mirror_remove(c, id);
                             if old < at {
                                 at -= 1;
                             }
                         }
                         let len = self.views.container(c).map_or(0, |k| k.len());
                         match self.views.insert(c, Some(at.min(len)), id, &self.store) {
-                            Ok(pos) => at = pos + 1,
+                            Ok(pos) => {
+                                self.mirror_insert(c, pos, id);
+                                at = pos + 1;
+                            }
                             Err(_) => break,
                         }
                     }
@@ -184,7 +194,12 @@ impl Hub {
             };
             return self.send_error(slot, req_id, e, now);
         }
-        let c = self.store.subject_id(container);
+        let base = self.store.subject_id(container);
+        let tier = self.sessions[slot as usize]
+            .as_ref()
+            .map(|s| s.tier.clone())
+            .unwrap_or_default();
+        let c = self.tier_container(base, &tier);
         self.intern_view_fields(filter, sort);
         let Hub { views, store, .. } = self;
         let opened = views.open(c, filter, sort, 0, &*store, &mut |name| {
