@@ -19,6 +19,7 @@ import {
 } from '@tidewire/protocol';
 import { AdminStream, type AdminMetricsHandler, type AdminMetricsStream } from './admin-stream.js';
 import { backoffDelayMs } from './backoff.js';
+import { Views, type ViewHandle, type ViewHandler, type ViewRequest } from './views.js';
 import { TidewireError } from './errors.js';
 import { LatencyTracker } from './latency.js';
 import { SubscriptionTable, type Listener } from './subscriptions.js';
@@ -94,6 +95,12 @@ export class TidewireClient {
     loggedIn: () => this.currentState === 'loggedIn',
     request: (type) => this.request({ type, reqId: this.takeReqId() }),
     report: (e) => this.emitError(new TidewireError('HANDLER_FAILED', `an admin metrics handler threw: ${String(e)}`, { cause: e })),
+  });
+  private readonly viewSet = new Views({
+    loggedIn: () => this.currentState === 'loggedIn',
+    send: (m) => this.send(m),
+    takeReqId: () => this.takeReqId(),
+    report: (e) => this.emitError(new TidewireError('HANDLER_FAILED', `a view handler threw: ${String(e)}`, { cause: e })),
   });
   private readonly stateListeners = new Set<StateListener>();
   private readonly errorListeners = new Set<ErrorListener>();
@@ -239,6 +246,17 @@ export class TidewireClient {
     return this.admin.add(handler);
   }
 
+  /**
+   * Opens a server-side view: `container` filtered by `filter`, sorted by `sort`, of which the
+   * server streams `window`. `onRows` gets the window's rows (view order) and the row count after
+   * `view.created` and every change; `move()` scrolls without a filter recompute; the view is
+   * created again after each reconnect. Errors (bad filter: `field: 'filter'` with the position)
+   * go to `onError`. Works before login.
+   */
+  view(request: ViewRequest, handler: ViewHandler): ViewHandle {
+    return this.viewSet.add(request, handler);
+  }
+
   /** Closes the connection for good (code 1000): no reconnect; in-flight requests reject with CLOSED. */
   close(): void {
     this.wanted = false;
@@ -250,6 +268,7 @@ export class TidewireClient {
     this.stopHeartbeat();
     this.rejectRequests(new TidewireError('CLOSED', 'the client was closed'));
     this.table.reset();
+    this.viewSet.reset();
     this.currentSession = undefined;
     this.token = undefined;
     this.setState('closed');
@@ -371,6 +390,7 @@ export class TidewireClient {
     this.toSubscribe = new Set(this.table.subjects());
     this.flush();
     this.admin.onLoggedIn();
+    this.viewSet.onLoggedIn();
     return info;
   }
 
@@ -621,10 +641,15 @@ export class TidewireClient {
           this.admin.deliver(m);
           break;
         case 'error':
-          if (!this.settle(m.reqId, m)) this.emitError(TidewireError.fromMessage(m));
+          if (!this.settle(m.reqId, m) && !this.viewSet.error(m.reqId, TidewireError.fromMessage(m))) this.emitError(TidewireError.fromMessage(m));
           break;
+        case 'view.created':
+        case 'view.rows':
         case 'view.size':
-          break; // no request to settle: views (not yet in this SDK) read their own pushes
+          this.viewSet.deliver(m);
+          break;
+        case 'view.closed':
+          break; // the handle forgot the view when close() was called
         default:
           this.settle(m.reqId, m);
       }

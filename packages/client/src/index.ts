@@ -7,5 +7,6 @@ export { TidewireClient } from './client.js';
 export { TidewireError, type ClientErrorCode, type TidewireErrorCode, type TidewireErrorDetail } from './errors.js';
 export { backoffDelayMs } from './backoff.js';
 export type { AdminMetricsHandler, AdminMetricsStream } from './admin-stream.js';
+export { applyViewRows, type ViewHandle, type ViewHandler, type ViewRequest, type ViewRow } from './views.js';
 export type * from './types.js';
 export type { AdminMetrics, FieldType, FieldTypes, FieldValue, Fields, RecordUpdate, RecordImage } from '@tidewire/protocol';

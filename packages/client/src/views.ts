@@ -1,0 +1,270 @@
+/**
+ * Server-side views in the SDK (`client.view(...)`): one `view.create` per handle, the window's
+ * rows kept in view order from `view.created` / `view.rows` / `view.size`, `move()` as
+ * `view.change`, `close()` as `view.close`, and every open view created again after each
+ * (re)login (the server forgets views with the session).
+ *
+ * Every diff is applied, whatever its reqId (the server diffs against what it last sent, so a
+ * skipped diff would corrupt the window); the handler is only called for diffs tagged with the
+ * latest `view.create` / `view.change`, so a scrolling UI never renders an outdated window.
+ */
+
+import type { Fields, ViewClientMessage, ViewCreated, ViewRowImage, ViewRows, ViewSize, ViewSortKey, ViewWindow } from '@tidewire/protocol';
+import type { TidewireError } from './errors.js';
+
+/** What `client.view()` asks for. */
+export interface ViewRequest {
+  /** Container subject, e.g. `/CONTAINER/PRODUCTS`. */
+  container: string;
+  /** Filter expression (docs/views.md); omitted: every member. */
+  filter?: string;
+  /** Sort keys; omitted: the container's order. */
+  sort?: ViewSortKey[];
+  /** The rows to stream: `size` rows from `offset`. */
+  window: ViewWindow;
+}
+
+/** One row of a view window: the record as last received. */
+export interface ViewRow {
+  /** Rank in the whole view (0-based). */
+  index: number;
+  /** Server-wide record id. */
+  id: number;
+  /** Record subject (a tier subject such as `/PRODUCT/X@T2` for tiered users). */
+  subject: string;
+  seq: number;
+  /** Origin timestamp of the latest update, epoch ms. */
+  ts: number;
+  fields: Fields;
+}
+
+/** Callbacks of `client.view()`. */
+export interface ViewHandler {
+  /**
+   * The window changed: `rows` in view order (`rows[i].index` = offset + i; fewer than `size`
+   * at the end of the view), `count` rows in the whole view, `updated` ids of rows whose fields
+   * changed in this message (for flashing). `rows` is the SDK's array: copy it to keep it.
+   */
+  onRows(rows: readonly ViewRow[], count: number, updated: ReadonlySet<number>): void;
+  /** The server refused the view (bad filter, unknown view, limit) or a request failed. */
+  onError?(error: TidewireError): void;
+}
+
+/** A handle on an open view. */
+export interface ViewHandle {
+  /** Moves (scrolls) or resizes the window; the filter is not recomputed on the server. */
+  move(offset: number, size: number): void;
+  /** Closes the view (idempotent); no callback follows. */
+  close(): void;
+  /** The window's rows as last received. */
+  readonly rows: readonly ViewRow[];
+  /** Rows in the whole view (0 until `view.created`). */
+  readonly count: number;
+}
+
+/** What the views need from their client. */
+export interface ViewsPort {
+  loggedIn(): boolean;
+  /** Sends a message; false when not connected. */
+  send(m: ViewClientMessage): boolean;
+  takeReqId(): number;
+  /** Reports a handler that threw. */
+  report(error: unknown): void;
+}
+
+class OpenView implements ViewHandle {
+  rows: ViewRow[] = [];
+  count = 0;
+  /** Server view id of the current session's view.create, once created. */
+  viewId: number | undefined;
+  /** reqId of the latest create/change: only its diffs reach the handler. */
+  latestReq = -1;
+  /** Window offset the server used for diffs tagged with each reqId still in flight. */
+  readonly offsets = new Map<number, number>();
+  closed = false;
+  /** `move()` before `view.created`: send the window once the view exists. */
+  moveAfterCreate = false;
+
+  constructor(
+    readonly views: Views,
+    readonly request: ViewRequest,
+    readonly handler: ViewHandler,
+  ) {}
+
+  move(offset: number, size: number): void {
+    if (this.closed) return;
+    this.request.window = { offset, size };
+    this.views.change(this);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.views.close(this);
+  }
+}
+
+/** Applies a `view.rows` to `rows` (window in view order, first row at `offset`). */
+export function applyViewRows(rows: ViewRow[], offset: number, m: ViewRows): Set<number> {
+  const gone = new Set<number>(m.left ?? []);
+  for (const mv of m.moved ?? []) gone.add(mv.id);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const kept = gone.size > 0 ? rows.filter((r) => !gone.has(r.id)) : rows.slice();
+  const placed: Array<[number, ViewRow]> = [];
+  for (const mv of m.moved ?? []) {
+    const r = byId.get(mv.id);
+    if (r !== undefined) placed.push([mv.index, r]);
+  }
+  for (const e of m.entered ?? []) placed.push([e.index, toRow(e)]);
+  placed.sort((a, b) => a[0] - b[0]);
+  for (const [index, r] of placed) kept.splice(Math.max(0, Math.min(kept.length, index - offset)), 0, r);
+  kept.forEach((r, i) => (r.index = offset + i));
+  const updated = new Set<number>();
+  const now = new Map(kept.map((r) => [r.id, r]));
+  for (const u of m.updated ?? []) {
+    const r = now.get(u.id);
+    if (r === undefined) continue;
+    for (const [k, v] of Object.entries(u.fields)) {
+      if (v === null) delete r.fields[k];
+      else r.fields[k] = v;
+    }
+    r.seq = u.seq;
+    r.ts = u.ts;
+    updated.add(u.id);
+  }
+  rows.length = 0;
+  for (const r of kept) rows.push(r);
+  return updated;
+}
+
+function toRow(r: ViewRowImage): ViewRow {
+  return { index: r.index, id: r.id, subject: r.subject, seq: r.seq, ts: r.ts, fields: { ...r.fields } };
+}
+
+const NONE: ReadonlySet<number> = new Set();
+
+/** Every view of one client. */
+export class Views {
+  private readonly open = new Set<OpenView>();
+  /** reqId of a pending view.create -> its view. */
+  private readonly creating = new Map<number, OpenView>();
+  /** Server view id -> view (current session). */
+  private readonly byId = new Map<number, OpenView>();
+
+  constructor(private readonly port: ViewsPort) {}
+
+  /** Opens a view (now, or at the next login). */
+  add(request: ViewRequest, handler: ViewHandler): ViewHandle {
+    const v = new OpenView(this, { ...request, window: { ...request.window } }, handler);
+    this.open.add(v);
+    if (this.port.loggedIn()) this.create(v);
+    return v;
+  }
+
+  /** After every login: the server forgot the views with the old session. */
+  onLoggedIn(): void {
+    this.creating.clear();
+    this.byId.clear();
+    for (const v of this.open) {
+      v.viewId = undefined;
+      v.moveAfterCreate = false;
+      this.create(v);
+    }
+  }
+
+  private create(v: OpenView): void {
+    const reqId = this.port.takeReqId();
+    const r = v.request;
+    const m: ViewClientMessage = { type: 'view.create', reqId, container: r.container, window: { ...r.window } };
+    if (r.filter !== undefined) m.filter = r.filter;
+    if (r.sort !== undefined) m.sort = r.sort.map((k) => ({ field: k.field, dir: k.dir }));
+    v.latestReq = reqId;
+    v.offsets.clear();
+    v.offsets.set(reqId, r.window.offset);
+    this.creating.set(reqId, v);
+    this.port.send(m);
+  }
+
+  change(v: OpenView): void {
+    if (!this.port.loggedIn()) return; // the next login's create carries the window
+    if (v.viewId === undefined) {
+      v.moveAfterCreate = true; // sent once the view exists
+      return;
+    }
+    const reqId = this.port.takeReqId();
+    v.latestReq = reqId;
+    v.offsets.set(reqId, v.request.window.offset);
+    this.port.send({ type: 'view.change', reqId, viewId: v.viewId, window: { ...v.request.window } });
+  }
+
+  close(v: OpenView): void {
+    this.open.delete(v);
+    for (const [reqId, c] of this.creating) if (c === v) this.creating.delete(reqId);
+    if (v.viewId === undefined) return;
+    this.byId.delete(v.viewId);
+    if (this.port.loggedIn()) this.port.send({ type: 'view.close', reqId: this.port.takeReqId(), viewId: v.viewId });
+  }
+
+  /** Applies a `view.created` / `view.rows` / `view.size` to its view (unknown views: ignored). */
+  deliver(m: ViewCreated | ViewRows | ViewSize): void {
+    if (m.type === 'view.created') {
+      const v = this.creating.get(m.reqId);
+      if (v === undefined) return;
+      this.creating.delete(m.reqId);
+      v.viewId = m.viewId;
+      this.byId.set(m.viewId, v);
+      v.rows = m.rows.map(toRow);
+      v.count = m.count;
+      if (v.moveAfterCreate) {
+        // moved before the view existed: ask for the window wanted now
+        v.moveAfterCreate = false;
+        this.change(v);
+        return;
+      }
+      this.notify(v, NONE);
+      return;
+    }
+    const v = this.byId.get(m.viewId);
+    if (v === undefined) return;
+    if (m.type === 'view.size') {
+      v.count = m.count;
+      this.notify(v, NONE);
+      return;
+    }
+    const offset = v.offsets.get(m.reqId) ?? v.request.window.offset;
+    for (const r of v.offsets.keys()) if (r !== m.reqId && r !== v.latestReq && r < m.reqId) v.offsets.delete(r);
+    const updated = applyViewRows(v.rows, offset, m);
+    if (m.reqId === v.latestReq) this.notify(v, updated);
+  }
+
+  /** An `error` reply: true when it answered a view request (reported to that view). */
+  error(reqId: number | undefined, error: TidewireError): boolean {
+    if (reqId === undefined) return false;
+    const v = this.creating.get(reqId) ?? [...this.open].find((x) => x.latestReq === reqId);
+    if (v === undefined) return false;
+    if (this.creating.delete(reqId)) this.open.delete(v);
+    try {
+      v.handler.onError?.(error);
+    } catch (e) {
+      this.port.report(e);
+    }
+    return true;
+  }
+
+  /** Forgets every view (client closed for good). */
+  reset(): void {
+    this.open.clear();
+    this.creating.clear();
+    this.byId.clear();
+  }
+
+  private notify(v: OpenView, updated: ReadonlySet<number>): void {
+    if (v.closed) return;
+    try {
+      v.handler.onRows(v.rows, v.count, updated);
+    } catch (e) {
+      this.port.report(e);
+    }
+  }
+}
+
