@@ -46,11 +46,18 @@ export const DEFAULT_LIMITS = {
   maxSubscriptionsPerSession: 10_000,
   /** Seconds a connection may stay without a successful `session.login`. */
   loginTimeoutMs: 10_000,
+} as const;
+
+/**
+ * View limits the engine enforces (its `ViewsConfig` / `FilterLimits` defaults and
+ * `DEFAULT_MAX_VIEWS_PER_SESSION`); not server settings yet.
+ */
+export const VIEW_LIMITS = {
   /** Views one session may hold open (`view.create` beyond it: LIMIT_EXCEEDED). */
   maxViewsPerSession: 100,
-  /** Longest filter expression, UTF-8 bytes (the engine reports `filter at N: ...`). */
+  /** Longest filter expression, UTF-8 bytes (BAD_REQUEST `filter at N: ...`). */
   maxFilterBytes: 4096,
-  /** Deepest nesting of `(` and `not` in a filter (the engine's parser depth limit). */
+  /** Deepest nesting of `(` and `not` in a filter (BAD_REQUEST naming the position). */
   maxFilterDepth: 32,
 } as const;
 

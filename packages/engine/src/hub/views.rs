@@ -19,7 +19,7 @@ use crate::view::WindowDiff;
 use crate::wire::rules::{check_subject, show_str};
 use crate::wire::view::{view_closed, view_size, ViewCreated, ViewRows};
 
-/// Views one session may hold open. @default 100 (`DEFAULT_LIMITS.maxViewsPerSession`)
+/// Views one session may hold open. @default 100 (`VIEW_LIMITS.maxViewsPerSession` in packages/protocol)
 pub const DEFAULT_MAX_VIEWS_PER_SESSION: usize = 100;
 
 /// One operation of a `container.publish` (packages/protocol `ContainerOp`).
