@@ -12,6 +12,9 @@ import {
   type ConnectionState,
   type LatencySnapshot,
   type SessionInfo,
+  type ViewHandle,
+  type ViewHandler,
+  type ViewRequest,
 } from '@tidewire/client';
 import type { FrameScheduler } from './frame-batcher.js';
 import { RecordStore } from './record-store.js';
@@ -113,6 +116,16 @@ export class Connection {
    */
   adminMetrics(handler: AdminMetricsHandler): AdminMetricsStream | undefined {
     return this.client?.adminMetrics(handler);
+  }
+
+  /**
+   * Opens a server-side view (container + filter + sort + window) of the logged-in session:
+   * `move()` scrolls it, `close()` ends it; re-created by the client after every reconnect.
+   * Undefined while logged out. A refused request (bad filter: message names the position)
+   * reaches `handler.onError`.
+   */
+  view(request: ViewRequest, handler: ViewHandler): ViewHandle | undefined {
+    return this.client?.view(request, handler);
   }
 
   /** Origin -> receipt latency measured by the client; undefined while logged out. */

@@ -8,6 +8,8 @@ import { TopBar } from './TopBar.js';
 
 // AG Grid is most of the bundle: load it when the watchlist is first opened, not at login.
 const WatchlistPage = lazy(async () => ({ default: (await import('../watchlist/WatchlistPage.js')).WatchlistPage }));
+// AG Grid again (shared chunk): loaded when the finder is first opened
+const FinderPage = lazy(async () => ({ default: (await import('../finder/FinderPage.js')).FinderPage }));
 // uPlot and AG Grid: loaded when an admin first opens the console
 const AdminPage = lazy(async () => ({ default: (await import('../admin/AdminPage.js')).AdminPage }));
 
@@ -50,6 +52,11 @@ export function AppShell() {
         {route === 'watchlist' && (
           <Suspense fallback={<p className="page-hint">Loading the watchlist…</p>}>
             <WatchlistPage />
+          </Suspense>
+        )}
+        {route === 'finder' && (
+          <Suspense fallback={<p className="page-hint">Loading the product finder…</p>}>
+            <FinderPage />
           </Suspense>
         )}
         {route === 'admin' && (

@@ -15,15 +15,11 @@ export const ROUTE_IDS = ['fx', 'watchlist', 'finder', 'blotter', 'admin'] as co
 /** A page id. */
 export type RouteId = (typeof ROUTE_IDS)[number];
 
-/** Navigation entries; finder and blotter are filled by later releases. */
+/** Navigation entries; the blotter is filled by a later release. */
 export const ROUTES: readonly RouteSpec[] = [
   { id: 'fx', label: 'FX tiles' },
   { id: 'watchlist', label: 'Watchlist' },
-  {
-    id: 'finder',
-    label: 'Product finder',
-    placeholder: 'Server-side filtered, sorted and windowed search over the 50,000-instrument product catalog.',
-  },
+  { id: 'finder', label: 'Product finder' },
   { id: 'blotter', label: 'Blotter', placeholder: 'Your trades and orders, streamed live, with an order ticket.' },
   { id: 'admin', label: 'Admin' },
 ];

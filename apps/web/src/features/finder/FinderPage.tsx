@@ -1,0 +1,226 @@
+import type { ColDef, GridApi, GridReadyEvent, IDatasource, IGetRowsParams, ValueFormatterParams } from 'ag-grid-community';
+import { AgGridReact } from 'ag-grid-react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import type { ViewRow } from '@tidewire/client';
+import { useConnection } from '../../connection/ConnectionProvider.js';
+import { useConnectionSnapshot } from '../../connection/hooks.js';
+import { formatSigned, signOf } from '../fx/price-format.js';
+import { gridTheme } from '../watchlist/grid-setup.js';
+import { formatCellPrice, formatVolume } from '../watchlist/watchlist-row.js';
+import { FinderFeed, toFinderRow, type FinderRow } from './finder-feed.js';
+import { FinderQueryError, buildFilter, buildSort, type GridFilterModel, type GridSortEntry } from './finder-query.js';
+import './finder.css';
+
+/** Rows per block the grid asks for (one `view.move` each). */
+const BLOCK_ROWS = 100;
+/** Blocks the grid keeps; older ones are dropped, so the browser never holds the catalog. */
+const MAX_BLOCKS = 6;
+/** Quiet time after typing before the query is sent, ms. */
+const TYPING_DEBOUNCE_MS = 250;
+
+const decimalsOf = (row: FinderRow | undefined) => (row?.assetClass === 'Bond' ? 3 : 2);
+type Formatter = (p: ValueFormatterParams<FinderRow>) => string;
+const price: Formatter = (p) => formatCellPrice(typeof p.value === 'number' ? p.value : undefined, decimalsOf(p.data));
+const date: Formatter = (p) => (typeof p.value === 'number' ? new Date(p.value).toISOString().slice(0, 10) : '');
+const NUM = ['cell-num', 'ag-right-aligned-cell'];
+const TEXT_FILTER = { filter: 'agTextColumnFilter', filterParams: { filterOptions: ['contains', 'startsWith', 'equals', 'notEqual'], maxNumConditions: 2, debounceMs: 300 } };
+const NUMBER_FILTER = {
+  filter: 'agNumberColumnFilter',
+  filterParams: { filterOptions: ['equals', 'notEqual', 'lessThan', 'lessThanOrEqual', 'greaterThan', 'greaterThanOrEqual', 'inRange'], maxNumConditions: 2, debounceMs: 300, inRangeInclusive: true },
+};
+
+// Column ids are the record's field names: the grid's filter and sort models map onto them.
+const COLUMNS: ColDef<FinderRow>[] = [
+  { colId: 'rank', headerName: '#', width: 60, sortable: false, filter: false, valueGetter: (p) => (p.data === undefined ? '' : p.data.rank + 1), cellClass: NUM },
+  { field: 'code', headerName: 'Code', width: 126, pinned: 'left', cellClass: 'cell-subject', ...TEXT_FILTER },
+  { field: 'description', headerName: 'Description', flex: 1, minWidth: 130, tooltipField: 'description', ...TEXT_FILTER },
+  { field: 'sector', headerName: 'Sector', width: 104, ...TEXT_FILTER },
+  { field: 'currency', headerName: 'Ccy', width: 56, ...TEXT_FILTER },
+  { field: 'rating', headerName: 'Rating', width: 70, ...TEXT_FILTER },
+  { field: 'coupon', headerName: 'Cpn', width: 66, type: 'rightAligned', cellClass: NUM, ...NUMBER_FILTER },
+  { field: 'maturity', headerName: 'Maturity', width: 104, valueFormatter: date, cellClass: 'cell-num', filter: false },
+  { field: 'bid', headerName: 'Bid', width: 92, type: 'rightAligned', valueFormatter: price, cellClass: NUM, enableCellChangeFlash: true, ...NUMBER_FILTER },
+  { field: 'ask', headerName: 'Ask', width: 92, type: 'rightAligned', valueFormatter: price, cellClass: NUM, enableCellChangeFlash: true, ...NUMBER_FILTER },
+  { field: 'last', headerName: 'Last', width: 92, type: 'rightAligned', valueFormatter: price, cellClass: NUM, enableCellChangeFlash: true, ...NUMBER_FILTER },
+  {
+    field: 'change',
+    headerName: 'Change',
+    width: 88,
+    type: 'rightAligned',
+    valueFormatter: (p) => formatSigned(p.value, decimalsOf(p.data)).replace('—', ''),
+    cellClass: (p) => [...NUM, `tone-${signOf(p.value)}`],
+    enableCellChangeFlash: true,
+    ...NUMBER_FILTER,
+  },
+  { field: 'volume', headerName: 'Volume', width: 100, type: 'rightAligned', valueFormatter: (p) => formatVolume(typeof p.value === 'number' ? p.value : undefined), cellClass: NUM, ...NUMBER_FILTER },
+];
+
+const DEFAULT_COLUMN: ColDef<FinderRow> = { sortable: true, resizable: true, floatingFilter: true, suppressHeaderMenuButton: true };
+
+/** Debounced copy of `value`: changes `ms` after the last change. */
+function useDebounced<T>(value: T, ms: number): T {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    const timer = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(timer);
+  }, [value, ms]);
+  return settled;
+}
+
+/** Applies a live window change to the grid's loaded rows (by rank); cells of updated rows flash. */
+function applyLive(api: GridApi<FinderRow>, rows: readonly ViewRow[], count: number, updated: ReadonlySet<number>, knownCount: { current: number }): void {
+  if (count !== knownCount.current) {
+    knownCount.current = count;
+    api.setRowCount(count, true);
+  }
+  for (const r of rows) {
+    const node = api.getDisplayedRowAtIndex(r.index);
+    if (node?.data === undefined) continue;
+    if (node.data.rowId !== r.id) node.setData(toFinderRow(r)); // another row took this rank
+    else if (updated.has(r.id)) node.updateData(toFinderRow(r)); // flashes changed cells
+  }
+}
+
+/**
+ * Product finder: a server view of `/CONTAINER/PRODUCTS` in AG Grid's infinite row model. The
+ * quick search, the column filters and a free-form expression become the server filter; header
+ * clicks (shift for more keys) the server sort; scrolling moves the server window. Only the
+ * blocks around the visible rows are in the browser; the visible rows stream live.
+ */
+export function FinderPage() {
+  const connection = useConnection();
+  const { session } = useConnectionSnapshot();
+  const [search, setSearch] = useState('');
+  const [expression, setExpression] = useState('');
+  const quick = useDebounced(search, TYPING_DEBOUNCE_MS);
+  const expr = useDebounced(expression, TYPING_DEBOUNCE_MS);
+  const [count, setCount] = useState<number | undefined>(undefined);
+  const [sent, setSent] = useState<{ filter: string; sort: string } | undefined>(undefined);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const apiRef = useRef<GridApi<FinderRow> | undefined>(undefined);
+  const knownCount = useRef(-1);
+
+  const feed = useMemo(
+    () =>
+      new FinderFeed((request, handler) => connection.view(request, handler), {
+        onLive: (rows, n, updated) => {
+          setCount(n);
+          if (apiRef.current !== undefined) applyLive(apiRef.current, rows, n, updated, knownCount);
+        },
+        onError: (e) => setError(`${e.code}: ${e.message}`),
+      }),
+    [connection],
+  );
+  useEffect(() => () => feed.close(), [feed]);
+
+  const datasource = useMemo<IDatasource>(
+    () => ({
+      getRows(params: IGetRowsParams) {
+        let filter: string;
+        try {
+          filter = buildFilter({ quickSearch: quick, columns: params.filterModel as GridFilterModel, expression: expr });
+        } catch (e) {
+          setError(e instanceof FinderQueryError ? e.message : String(e));
+          params.successCallback([], 0);
+          return;
+        }
+        const sort = buildSort(params.sortModel as GridSortEntry[]);
+        setSent({ filter, sort: sort.map((k) => `${k.field} ${k.dir}`).join(', ') });
+        feed.fetch(filter, sort, params.startRow, params.endRow).then(
+          (block) => {
+            setError(undefined);
+            setCount(block.count);
+            knownCount.current = block.count;
+            params.successCallback(block.rows, block.count);
+          },
+          (e: unknown) => {
+            // the server's message (a bad filter names its position); the grid shows no rows
+            if (typeof (e as { code?: unknown }).code !== 'string') setError(e instanceof Error ? e.message : String(e));
+            setCount(0);
+            knownCount.current = 0;
+            params.successCallback([], 0);
+          },
+        );
+      },
+    }),
+    [feed, quick, expr],
+  );
+
+  const onGridReady = useCallback((event: GridReadyEvent<FinderRow>) => {
+    apiRef.current = event.api;
+  }, []);
+  const followViewport = useCallback(() => {
+    const api = apiRef.current;
+    if (api !== undefined) feed.showViewport(api.getFirstDisplayedRowIndex(), api.getLastDisplayedRowIndex());
+  }, [feed]);
+
+  const tier = session?.tier ?? '';
+  return (
+    <section className="finder-page" aria-labelledby="finder-title" data-testid="finder-page">
+      <div className="page-header">
+        <h1 id="finder-title">Product finder</h1>
+        <div className="finder-controls">
+          <label htmlFor="finder-search" className="visually-hidden">
+            Quick search
+          </label>
+          <input
+            id="finder-search"
+            className="finder-search"
+            type="search"
+            value={search}
+            placeholder="Search code, issuer, description"
+            onChange={(e) => setSearch(e.target.value)}
+            data-testid="finder-search"
+          />
+          <label htmlFor="finder-expression" className="visually-hidden">
+            Filter expression
+          </label>
+          <input
+            id="finder-expression"
+            className="finder-expression"
+            value={expression}
+            placeholder={`Expression, e.g. rating in ("AAA", "AA") and coupon > 4`}
+            onChange={(e) => setExpression(e.target.value)}
+            aria-invalid={error !== undefined}
+            data-testid="finder-expression"
+          />
+          <span className="finder-count" data-testid="finder-count" data-count={count ?? ''}>
+            {count === undefined ? '…' : `${count.toLocaleString('en-US')} products`}
+          </span>
+          <span className="finder-tier" data-testid="finder-tier" title="Prices are computed on your tier's records">
+            Prices: tier {tier === '' ? 'base' : tier}
+          </span>
+        </div>
+      </div>
+      {error !== undefined && (
+        <p className="inline-error finder-error" role="alert" data-testid="finder-error">
+          {error}
+        </p>
+      )}
+      <code className="finder-filter" data-testid="finder-filter" data-filter={sent?.filter ?? ''} data-sort={sent?.sort ?? ''}>
+        {sent === undefined ? '' : `filter: ${sent.filter === '' ? '(every product)' : sent.filter}${sent.sort === '' ? '' : `   sort: ${sent.sort}`}`}
+      </code>
+      <div className="finder-grid" data-testid="finder-grid">
+        <AgGridReact<FinderRow>
+          theme={gridTheme}
+          columnDefs={COLUMNS}
+          defaultColDef={DEFAULT_COLUMN}
+          rowModelType="infinite"
+          datasource={datasource}
+          cacheBlockSize={BLOCK_ROWS}
+          maxBlocksInCache={MAX_BLOCKS}
+          maxConcurrentDatasourceRequests={1}
+          infiniteInitialRowCount={1}
+          blockLoadDebounceMillis={60}
+          onGridReady={onGridReady}
+          onViewportChanged={followViewport}
+          onModelUpdated={followViewport}
+          cellFlashDuration={400}
+          cellFadeDuration={600}
+          animateRows={false}
+          tooltipShowDelay={300}
+        />
+      </div>
+    </section>
+  );
+}
