@@ -134,11 +134,17 @@ export function FinderPage() {
             params.successCallback(block.rows, block.count);
           },
           (e: unknown) => {
-            // the server's message (a bad filter names its position); the grid shows no rows
-            if (typeof (e as { code?: unknown }).code !== 'string') setError(e instanceof Error ? e.message : String(e));
-            setCount(0);
-            knownCount.current = 0;
-            params.successCallback([], 0);
+            if (typeof (e as { code?: unknown }).code === 'string') {
+              // the server refused the view (onError showed its message, a bad filter's position
+              // included): there are no rows to show
+              setCount(0);
+              knownCount.current = 0;
+              params.successCallback([], 0);
+              return;
+            }
+            // timeout, logged out or page closed: the block failed, the grid may ask again
+            setError(e instanceof Error ? e.message : String(e));
+            params.failCallback();
           },
         );
       },
