@@ -140,6 +140,43 @@ fn scrolling_moves_the_window_and_tags_rows_with_the_change() {
 }
 
 #[test]
+fn every_change_is_answered_even_when_the_window_shows_the_same_rows() {
+    let mut h = h();
+    catalog(&mut h);
+    h.open(1);
+    create(&mut h, 1, 7, "", "bid asc", 8, 5); // rows 8..9: the window reaches past the end
+    h.run();
+    // same window, then a bigger one that still shows rows 8..9: nothing changes, both answered
+    for (req_id, size) in [(8, 5), (9, 20)] {
+        h.cmd(Command::ViewChange {
+            sid: 1,
+            req_id,
+            view_id: 1,
+            offset: 8,
+            size,
+        });
+        let m = msgs(&h.run_for(1));
+        assert_eq!(
+            m,
+            [json!({"type":"view.rows","reqId":req_id,"viewId":1})],
+            "an empty view.rows answers view.change #{req_id}"
+        );
+    }
+    // a move that changes rows is answered by its diff alone, not twice
+    h.cmd(Command::ViewChange {
+        sid: 1,
+        req_id: 10,
+        view_id: 1,
+        offset: 7,
+        size: 5,
+    });
+    let m = msgs(&h.run_for(1));
+    assert_eq!(m.len(), 1);
+    assert_eq!(m[0]["reqId"], 10);
+    assert_eq!(names(&m[0]["entered"]), ["p7"]);
+}
+
+#[test]
 fn close_acks_and_stops_the_view_then_the_grace_period_frees_it() {
     let mut h = h();
     catalog(&mut h);

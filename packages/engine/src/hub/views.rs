@@ -47,6 +47,9 @@ pub(super) struct ViewSub {
     req_id: u32,
     /// reqId of the `view.create` until `view.created` is sent, else `None`.
     creating: Option<u32>,
+    /// A `view.change` not yet answered: its `view.rows` is sent even when the move changed
+    /// nothing (every request gets a reply; the client waits on this reqId).
+    change_pending: bool,
 }
 
 /// Per-session view subscriptions, by the session's `viewId`.
@@ -227,6 +230,7 @@ impl Hub {
                 window,
                 req_id,
                 creating: Some(req_id),
+                change_pending: false,
             },
         );
         self.window_owner.insert(window, (slot, view_id));
@@ -252,7 +256,24 @@ impl Hub {
             return self.send_error(slot, req_id, engine_error(&e), now);
         }
         sub.req_id = req_id;
+        sub.change_pending = true;
         self.flush_views(now);
+        self.answer_change(slot, view_id, now);
+    }
+
+    /// Sends an empty `view.rows` for a `view.change` that the flush did not answer (the window
+    /// showed the same rows after the move).
+    fn answer_change(&mut self, slot: u32, view_id: u32, now: Instant) {
+        let Some(sub) = self.session_views.get_mut(&slot).and_then(|v| v.open.get_mut(&view_id)) else {
+            return;
+        };
+        if !std::mem::take(&mut sub.change_pending) {
+            return;
+        }
+        let req_id = sub.req_id;
+        self.scratch.clear();
+        ViewRows::begin(&mut self.scratch, req_id, view_id).finish();
+        self.send_control(slot, now);
     }
 
     /// `view.close`: `view.closed`, then nothing more for the view; the view is released.
@@ -311,11 +332,12 @@ impl Hub {
             };
             let creating = sub.creating.take();
             let req_id = sub.req_id;
+            let answers_change = std::mem::take(&mut sub.change_pending);
             self.scratch.clear();
             match creating {
                 Some(create_req) => self.encode_created(d, create_req, view_id),
                 None => {
-                    if !self.encode_rows(d, req_id, view_id) {
+                    if !self.encode_rows(d, req_id, view_id, answers_change) {
                         continue;
                     }
                 }
@@ -340,7 +362,8 @@ impl Hub {
     }
 
     /// `view.size` (count changed) then `view.rows`; false when there is nothing to send.
-    fn encode_rows(&mut self, d: &WindowDiff, req_id: u32, view_id: u32) -> bool {
+    /// `always`: a `view.change` waits for this reply, so an empty `view.rows` is sent too.
+    fn encode_rows(&mut self, d: &WindowDiff, req_id: u32, view_id: u32, always: bool) -> bool {
         let Hub { scratch, store, .. } = self;
         if let Some(count) = d.count {
             view_size(scratch, view_id, count as u64);
@@ -369,7 +392,7 @@ impl Hub {
                 w.updated(*id, rec.seq, rec.ts, it, false);
             }
         }
-        if w.is_empty() {
+        if w.is_empty() && !always {
             scratch.truncate(if mark > 0 { mark } else { 0 });
             return mark > 0;
         }
