@@ -2,21 +2,14 @@
 //! the Rust encoder must match byte for byte; every `source` vector must decode to its
 //! `messages`, or fail with its `error` {code, field, index}.
 
+mod golden_support;
+
+use golden_support::{fields, vectors};
 use serde_json::{Map, Value as J};
 use tidewire_engine::error::ErrorCode;
-use tidewire_engine::value::{FieldType, Value};
+use tidewire_engine::value::Value;
 use tidewire_engine::wire::encode::{self, SubscribedRef};
 use tidewire_engine::wire::{decode_source_frame, Publish};
-
-fn vectors() -> Vec<J> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../protocol/vectors/frames.json");
-    let text = std::fs::read_to_string(path).expect("read frames.json");
-    serde_json::from_str::<J>(&text)
-        .expect("frames.json is JSON")
-        .as_array()
-        .expect("an array")
-        .clone()
-}
 
 fn code_of(s: &str) -> ErrorCode {
     match s {
@@ -29,37 +22,6 @@ fn code_of(s: &str) -> ErrorCode {
         "INTERNAL" => ErrorCode::Internal,
         other => panic!("code {other} is not produced by the engine"),
     }
-}
-
-/// Fields of a message as store values (timestamps per `types`), in message order.
-fn fields(m: &Map<String, J>) -> Vec<(String, Option<Value>, Option<FieldType>)> {
-    let types = m.get("types").and_then(J::as_object);
-    m["fields"]
-        .as_object()
-        .expect("fields")
-        .iter()
-        .map(|(k, v)| {
-            let ty = types
-                .and_then(|t| t.get(k))
-                .and_then(J::as_str)
-                .and_then(FieldType::parse);
-            let value = match v {
-                J::Null => None,
-                J::Bool(b) => Some(Value::Bool(*b)),
-                J::String(s) => Some(Value::Str(s.as_str().into())),
-                J::Number(n) => {
-                    let f = n.as_f64().expect("number");
-                    Some(if ty == Some(FieldType::Timestamp) {
-                        Value::Timestamp(f as i64)
-                    } else {
-                        Value::Number(f)
-                    })
-                }
-                other => panic!("field value {other}"),
-            };
-            (k.clone(), value, ty)
-        })
-        .collect()
 }
 
 fn encode_message(out: &mut Vec<u8>, m: &Map<String, J>) {
@@ -136,7 +98,7 @@ fn is_engine_message(m: &Map<String, J>) -> bool {
 fn server_vectors_encode_byte_for_byte() {
     let mut checked = 0;
     // Vectors with `error` are invalid server frames for the TS decoder: nothing to encode.
-    for v in vectors()
+    for v in vectors("frames.json")
         .iter()
         .filter(|v| v["direction"] == "server" && v.get("error").is_none())
     {
@@ -210,7 +172,7 @@ fn normalize(v: &J) -> J {
 #[test]
 fn source_vectors_decode() {
     let mut checked = 0;
-    for v in vectors().iter().filter(|v| v["direction"] == "source") {
+    for v in vectors("frames.json").iter().filter(|v| v["direction"] == "source") {
         let name = &v["name"];
         let frame = v["frame"].as_str().expect("frame");
         let is_publish_frame = match &v["messages"] {

@@ -1,42 +1,11 @@
 //! Golden frames of the view messages (packages/protocol/vectors/views.json): every `server`
 //! vector re-encoded by `wire::view` must match byte for byte.
 
+mod golden_support;
+
+use golden_support::{fields, vectors};
 use serde_json::{Map, Value as J};
-use tidewire_engine::value::{FieldType, Value};
 use tidewire_engine::wire::view::{view_closed, view_size, ViewCreated, ViewRows};
-
-type Field = (String, Option<Value>, Option<FieldType>);
-
-/// Fields of a row as store values (timestamps per `types`), in message order.
-fn fields(m: &Map<String, J>) -> Vec<Field> {
-    let types = m.get("types").and_then(J::as_object);
-    m["fields"]
-        .as_object()
-        .expect("fields")
-        .iter()
-        .map(|(k, v)| {
-            let ty = types
-                .and_then(|t| t.get(k))
-                .and_then(J::as_str)
-                .and_then(FieldType::parse);
-            let value = match v {
-                J::Null => None,
-                J::Bool(b) => Some(Value::Bool(*b)),
-                J::String(s) => Some(Value::Str(s.as_str().into())),
-                J::Number(n) => {
-                    let f = n.as_f64().expect("number");
-                    Some(if ty == Some(FieldType::Timestamp) {
-                        Value::Timestamp(f as i64)
-                    } else {
-                        Value::Number(f)
-                    })
-                }
-                other => panic!("field value {other}"),
-            };
-            (k.clone(), value, ty)
-        })
-        .collect()
-}
 
 fn u(m: &Map<String, J>, k: &str) -> u64 {
     m[k].as_u64().unwrap_or_else(|| panic!("{k}"))
@@ -109,9 +78,7 @@ fn encode_message(out: &mut Vec<u8>, m: &Map<String, J>) {
 
 #[test]
 fn view_server_vectors_encode_byte_for_byte() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../protocol/vectors/views.json");
-    let text = std::fs::read_to_string(path).expect("read views.json");
-    let vectors: Vec<J> = serde_json::from_str(&text).expect("views.json is a JSON array");
+    let vectors = vectors("views.json");
     let mut checked = 0;
     for v in vectors.iter().filter(|v| v["direction"] == "server") {
         let mut out = vec![b'['];
