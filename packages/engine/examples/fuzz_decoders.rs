@@ -14,6 +14,10 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
+#[path = "../tests/fuzz_support/mod.rs"]
+mod fuzz_support;
+
+use fuzz_support::FILTER_WORDS;
 use tidewire_engine::error::ErrorCode;
 use tidewire_engine::filter::{parse, Filter, FilterLimits, Row};
 use tidewire_engine::value::Value;
@@ -102,48 +106,6 @@ const VALUES: &[&str] = &[
     "{\"_a\":\"x\",\"b\":null}",
     "[1]",
     "\"\\ud800\"",
-];
-
-const FILTER_WORDS: &[&str] = &[
-    "price",
-    "name",
-    "\"Last Price\"",
-    "'x'",
-    "and",
-    "or",
-    "not",
-    "in",
-    "contains",
-    "startsWith",
-    "icontains",
-    "true",
-    "false",
-    "(",
-    ")",
-    ",",
-    "=",
-    "!=",
-    "<",
-    "<=",
-    ">",
-    ">=",
-    "~=",
-    "1",
-    "-3e2",
-    "1e999",
-    "2030-01-01",
-    "2030-01-01T12:00:00Z",
-    "2030-02-30",
-    "\"",
-    "'",
-    "\\",
-    "é",
-    "\u{0}",
-    "-",
-    ".",
-    "9999-99-99T99:99",
-    "IN",
-    "NOT",
 ];
 
 fn char_boundary(text: &str, mut i: usize) -> usize {

@@ -3,6 +3,9 @@
 //! the long run (a million inputs each) is `cargo run --release --no-default-features --example
 //! fuzz_decoders -- 1000000` (docs/security.md).
 
+mod fuzz_support;
+
+use fuzz_support::FILTER_WORDS;
 use proptest::prelude::*;
 use tidewire_engine::error::ErrorCode;
 use tidewire_engine::filter::{parse, Filter, FilterLimits, Row};
@@ -62,46 +65,6 @@ fn check_filter(text: &str) {
         );
     }
 }
-
-const FILTER_WORDS: &[&str] = &[
-    "price",
-    "name",
-    "\"Last Price\"",
-    "'x'",
-    "and",
-    "or",
-    "not",
-    "in",
-    "contains",
-    "startsWith",
-    "icontains",
-    "true",
-    "false",
-    "(",
-    ")",
-    ",",
-    "=",
-    "!=",
-    "<",
-    "<=",
-    ">",
-    ">=",
-    "~=",
-    "1",
-    "-3e2",
-    "1e999",
-    "2030-01-01",
-    "2030-01-01T12:00:00Z",
-    "2030-02-30",
-    "\"",
-    "'",
-    "\\",
-    "é",
-    "\u{0}",
-    "-",
-    ".",
-    "9999-99-99T99:99",
-];
 
 fn filter_soup() -> impl Strategy<Value = String> {
     prop::collection::vec(prop::sample::select(FILTER_WORDS), 0..40).prop_map(|w| w.join(" "))
