@@ -7,14 +7,11 @@
 import type { BatchingSettings } from '@tidewire/protocol';
 import { LoadgenError } from './errors.js';
 import { fetchToken } from './login.js';
+import { httpUrl } from './server-metrics.js';
 
 /** `ws://host:port/...` -> `http://host:port/api/admin/settings`. */
 export function settingsUrl(wsUrl: string): string {
-  const u = new URL(wsUrl);
-  u.protocol = u.protocol === 'wss:' ? 'https:' : 'http:';
-  u.pathname = '/api/admin/settings';
-  u.search = '';
-  return u.toString();
+  return httpUrl(wsUrl, '/api/admin/settings');
 }
 
 async function call<T>(wsUrl: string, token: string, method: 'GET' | 'POST', body?: unknown): Promise<T> {

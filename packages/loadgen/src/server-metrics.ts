@@ -16,13 +16,18 @@ export interface ServerSample {
   rssBytes?: number;
 }
 
-/** `ws://host:port/...` -> `http://host:port/api/health`. */
-export function healthUrl(wsUrl: string): string {
+/** `ws(s)://host:port/...` -> `http(s)://host:port<path>`: the server's HTTP API on the same port. */
+export function httpUrl(wsUrl: string, path: string): string {
   const u = new URL(wsUrl);
   u.protocol = u.protocol === 'wss:' ? 'https:' : 'http:';
-  u.pathname = '/api/health';
+  u.pathname = path;
   u.search = '';
   return u.toString();
+}
+
+/** `ws://host:port/...` -> `http://host:port/api/health`. */
+export function healthUrl(wsUrl: string): string {
+  return httpUrl(wsUrl, '/api/health');
 }
 
 /** Reads the server's counters; resolves with only `atMs` when the server or the field is missing. */
