@@ -27,7 +27,10 @@ export const ErrorCodes = {
   RATE_LIMITED: { retryable: true },
   /** The named subject, view or order does not exist. */
   NOT_FOUND: { retryable: false },
-  /** The server is starting or shutting down; retry on another connection. */
+  /**
+   * The server is starting or shutting down (retry on another connection), or the feature is off
+   * on this server (orders without `orders.journalDir`; `message` names the setting).
+   */
   UNAVAILABLE: { retryable: true },
   /** A server fault; logged with the session id. */
   INTERNAL: { retryable: true },

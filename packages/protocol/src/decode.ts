@@ -21,6 +21,7 @@ import {
   type SourceMessage,
 } from './messages.js';
 import { ProtocolError, type DecodeFailure } from './result.js';
+import { checkOrderRequest } from './order-codec.js';
 import { checkContainerPublish, checkViewRequest } from './view-codec.js';
 import {
   Violation,
@@ -151,6 +152,10 @@ export function decodeClientMessage(text: string): ClientMessage | DecodeFailure
       case 'view.change':
       case 'view.close':
         return checkViewRequest(m);
+      case 'order.submit':
+      case 'order.cancel':
+      case 'order.amend':
+        return checkOrderRequest(m);
       default:
         checkKeys(m, SUBSCRIBE_KEYS);
         checkSubjects(m.subjects);

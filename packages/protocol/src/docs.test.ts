@@ -45,7 +45,8 @@ describe('docs/protocol.md examples', () => {
     expect(examples.length).toBeGreaterThan(20);
     for (const type of ['session.login', 'session.loggedIn', 'session.ping', 'session.pong', 'record.subscribe',
       'record.subscribed', 'record.unsubscribe', 'record.unsubscribed', 'record.image', 'record.update', 'record.publish', 'error',
-      'admin.subscribe', 'admin.subscribed', 'admin.metrics', 'admin.unsubscribe', 'admin.unsubscribed']) {
+      'admin.subscribe', 'admin.subscribed', 'admin.metrics', 'admin.unsubscribe', 'admin.unsubscribed',
+      'order.submit', 'order.cancel', 'order.amend', 'order.ack', 'order.reject']) {
       expect(examples.some(([, , frame]) => frame.includes(`"type":"${type}"`)), type).toBe(true);
     }
   });

@@ -29,6 +29,7 @@ import type {
   SourceMessage,
 } from './messages.js';
 
+import { orderOrderReply, orderOrderRequest } from './order-codec.js';
 import { orderContainerPublish, orderView, orderViewRequest, type Ordered } from './view-codec.js';
 
 function login(m: SessionLogin): Ordered {
@@ -165,6 +166,10 @@ function orderClient(m: ClientMessage): Ordered {
     case 'view.change':
     case 'view.close':
       return orderViewRequest(m);
+    case 'order.submit':
+    case 'order.cancel':
+    case 'order.amend':
+      return orderOrderRequest(m);
   }
 }
 
@@ -194,6 +199,9 @@ function orderServer(m: ServerMessage): Ordered {
     case 'view.size':
     case 'view.closed':
       return orderView(m);
+    case 'order.ack':
+    case 'order.reject':
+      return orderOrderReply(m);
   }
 }
 

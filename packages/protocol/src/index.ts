@@ -10,3 +10,4 @@ export * from './result.js';
 export { decodeClientMessage, decodeServerFrame, decodeSourceFrame, decodeSourceMessage } from './decode.js';
 export { encodeClientMessage, encodeServerFrame, encodeSourceFrame, encodeSourceMessage } from './encode.js';
 export { decodeContainerPublish, decodeViewRequest, encodeContainerPublish, encodeViewFrame, encodeViewRequest } from './view-codec.js';
+export { blotterSubject, decodeOrderRequest, encodeOrderFrame, encodeOrderRequest, isClientOrderId, tradeSubject } from './order-codec.js';

@@ -63,3 +63,12 @@ export const VIEW_LIMITS = {
 
 /** Default heartbeat period the server announces in `session.loggedIn`, ms. */
 export const DEFAULT_HEARTBEAT_MS = 5_000;
+
+/** Longest `clientOrderId` of an order request, characters (all ASCII, so also bytes). */
+export const MAX_CLIENT_ORDER_ID_CHARS = 64;
+/** `clientOrderId` syntax: 1..MAX_CLIENT_ORDER_ID_CHARS of letters, digits and `._:-`. */
+export const CLIENT_ORDER_ID_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
+/** Subject prefix of trade records: `/TRADE/<user>/<orderId>` (readable by that user only). */
+export const TRADE_SUBJECT_PREFIX = '/TRADE/';
+/** Subject prefix of blotter containers: `/BLOTTER/<user>` (readable by that user only). */
+export const BLOTTER_SUBJECT_PREFIX = '/BLOTTER/';

@@ -94,7 +94,7 @@ export interface AdminSubscribe {
 }
 
 /** Messages a client may send on `/stream`. */
-export type ClientMessage = SessionLogin | SessionPing | RecordSubscribe | RecordUnsubscribe | AdminSubscribe | ViewClientMessage;
+export type ClientMessage = SessionLogin | SessionPing | RecordSubscribe | RecordUnsubscribe | AdminSubscribe | ViewClientMessage | OrderClientMessage;
 
 // ---------------------------------------------------------------------------------------------
 // source -> server (`/source`, after a `session.login` of a user with role `source`)
@@ -354,6 +354,7 @@ export type ServerMessage =
   | AdminSubscribed
   | AdminMetrics
   | ViewServerMessage
+  | OrderServerMessage
   | ErrorMessage;
 
 /** Every `type` a client may send on `/stream`. */
@@ -367,6 +368,9 @@ export const CLIENT_MESSAGE_TYPES = [
   'view.create',
   'view.change',
   'view.close',
+  'order.submit',
+  'order.cancel',
+  'order.amend',
 ] as const;
 /** Every `type` a source may send on `/source`. */
 export const SOURCE_MESSAGE_TYPES = ['session.login', 'session.ping', 'record.publish', 'container.publish'] as const;
@@ -385,6 +389,8 @@ export const SERVER_MESSAGE_TYPES = [
   'view.rows',
   'view.size',
   'view.closed',
+  'order.ack',
+  'order.reject',
   'error',
 ] as const;
 
@@ -545,3 +551,167 @@ export type ViewServerMessage = ViewCreated | ViewRows | ViewSize | ViewClosed;
 export const VIEW_CLIENT_MESSAGE_TYPES = ['view.create', 'view.change', 'view.close'] as const;
 /** Every view message `type` the server sends. */
 export const VIEW_SERVER_MESSAGE_TYPES = ['view.created', 'view.rows', 'view.size', 'view.closed'] as const;
+
+// ---------------------------------------------------------------------------------------------
+// Orders (issue 4); coded by order-codec.ts, pinned by the order.* entries of vectors/frames.json.
+
+/** Side of an order. */
+export type OrderSide = 'buy' | 'sell';
+
+/** Time in force: `day` (open until end of day), `ioc` (immediate or cancel: one execution, the rest cancelled), `gtc` (good till cancelled). */
+export type TimeInForce = 'day' | 'ioc' | 'gtc';
+
+/**
+ * Status of an order (the engine's `OrderStatus::as_str`): `new` (accepted, not yet durable: never
+ * shown), `acknowledged`, `partiallyFilled`, then one of the final `filled`, `cancelled`, `rejected`.
+ */
+export type OrderStatus = 'new' | 'acknowledged' | 'partiallyFilled' | 'filled' | 'cancelled' | 'rejected';
+
+/** What an `order.ack` / `order.reject` answers. */
+export type OrderAction = 'submit' | 'cancel' | 'amend';
+
+/**
+ * Submit a new order (trader and admin roles). Answered by `order.ack` (durable: the journal entry
+ * is on disk) or `order.reject` (nothing changed), or `error` (BAD_REQUEST from the decoder,
+ * NOT_ENTITLED for sources, UNAVAILABLE when the server runs without a journal).
+ */
+export interface OrderSubmit {
+  type: 'order.submit';
+  reqId: number;
+  /** The client's id of the order: 1..64 characters of `[A-Za-z0-9._:-]`, unique per user (a second submit with it: `clientOrderId`/`duplicate`). */
+  clientOrderId: string;
+  /** Instrument subject, e.g. `/FX/EURUSD` (a record with bid/ask fields). */
+  instrument: string;
+  side: OrderSide;
+  /** Finite number here; the engine rejects anything but a whole number 1..`orders.maxQuantity`. */
+  quantity: number;
+  /** Limit price (on the instrument's tick); omitted: a market order. */
+  price?: number;
+  timeInForce: TimeInForce;
+}
+
+/** Cancel an open order (by its client order id). Answered by `order.ack` (status `cancelled`) or `order.reject`. */
+export interface OrderCancel {
+  type: 'order.cancel';
+  reqId: number;
+  clientOrderId: string;
+}
+
+/** Change the quantity and/or limit price of an open order (at least one of them). Answered by `order.ack` or `order.reject`. */
+export interface OrderAmend {
+  type: 'order.amend';
+  reqId: number;
+  clientOrderId: string;
+  /** New total quantity (not below the filled quantity). */
+  quantity?: number;
+  /** New limit price (limit orders only). */
+  price?: number;
+}
+
+/** Order requests a client sends on `/stream`. */
+export type OrderClientMessage = OrderSubmit | OrderCancel | OrderAmend;
+
+/**
+ * The request is durable: sent only after the journal entry that records it was fsynced. `seq`
+ * is that entry's journal sequence number (gap-free, server-wide); `orderId` the engine's id of
+ * the order (gap-free from 1); `status` the order's status after the action.
+ */
+export interface OrderAck {
+  type: 'order.ack';
+  reqId: number;
+  action: OrderAction;
+  clientOrderId: string;
+  orderId: number;
+  seq: number;
+  status: OrderStatus;
+}
+
+/** Fields an `order.reject` can name (the engine's `RejectField::as_str`). */
+export type OrderRejectField = 'clientOrderId' | 'user' | 'instrument' | 'quantity' | 'price' | 'order';
+
+/**
+ * Rules an `order.reject` can name (the engine's `RejectRule::as_str`). Clients must treat an
+ * unknown rule like any other reject (the engine may add rules).
+ */
+export type OrderRejectRule =
+  | 'badLength'
+  | 'duplicate'
+  | 'unknownInstrument'
+  | 'notEntitled'
+  | 'notPositive'
+  | 'notWhole'
+  | 'aboveLimit'
+  | 'offTick'
+  | 'notFinite'
+  | 'unknownOrder'
+  | 'notOpen'
+  | 'belowFilled'
+  | 'marketOrder'
+  | 'noChange';
+
+/** The request was refused by the order rules; nothing changed and nothing was journaled. */
+export interface OrderReject {
+  type: 'order.reject';
+  reqId: number;
+  action: OrderAction;
+  clientOrderId: string;
+  /** The offending field. */
+  field: OrderRejectField;
+  /** The rule it broke. */
+  rule: OrderRejectRule;
+  /** Human-readable: names the value and the rule. */
+  message: string;
+}
+
+/** Order replies the server sends on `/stream`. */
+export type OrderServerMessage = OrderAck | OrderReject;
+
+/** Every order request `type`. */
+export const ORDER_CLIENT_MESSAGE_TYPES = ['order.submit', 'order.cancel', 'order.amend'] as const;
+/** Every order reply `type` the server sends. */
+export const ORDER_SERVER_MESSAGE_TYPES = ['order.ack', 'order.reject'] as const;
+
+/**
+ * `statusCode` field of a trade record per status: "in progress" is `statusCode < 10`, "done"
+ * is `statusCode >= 10` (blotter filters use it).
+ */
+export const ORDER_STATUS_CODES: Readonly<Record<OrderStatus, number>> = {
+  new: 1,
+  acknowledged: 2,
+  partiallyFilled: 3,
+  filled: 10,
+  cancelled: 11,
+  rejected: 12,
+};
+
+/**
+ * Fields of a trade record `/TRADE/<user>/<orderId>` (published by the engine once the transition
+ * that caused them is durable; never tier-mapped). Times are epoch ms.
+ */
+export interface TradeRecordFields {
+  orderId: number;
+  clientOrderId: string;
+  instrument: string;
+  side: OrderSide;
+  quantity: number;
+  /** Limit price; absent or 0 for a market order (see `orderType`). */
+  price?: number;
+  orderType: 'limit' | 'market';
+  timeInForce: TimeInForce;
+  status: OrderStatus;
+  /** ORDER_STATUS_CODES[status]. */
+  statusCode: number;
+  filledQuantity: number;
+  /** Volume-weighted price of the fills; 0 before the first. */
+  averagePrice: number;
+  lastFillQuantity: number;
+  lastFillPrice: number;
+  /** Why the order was cancelled or rejected; "" when none. */
+  reason: string;
+  created: number;
+  updated: number;
+  /** +1 per transition. */
+  version: number;
+  /** Journal seq of the last transition. */
+  seq: number;
+}
