@@ -14,6 +14,7 @@ import {
   decodeServerFrame,
   encodeClientMessage,
   type ClientMessage,
+  type OrderAck,
   type ServerMessage,
   type SessionLoggedIn,
 } from '@tidewire/protocol';
@@ -22,6 +23,7 @@ import { backoffDelayMs } from './backoff.js';
 import { Views, type ViewHandle, type ViewHandler, type ViewRequest } from './views.js';
 import { TidewireError } from './errors.js';
 import { LatencyTracker } from './latency.js';
+import { Orders, type OrderAmendment, type OrderRequest } from './orders.js';
 import { SubscriptionTable, type Listener } from './subscriptions.js';
 import type {
   ClientOptions,
@@ -102,6 +104,7 @@ export class TidewireClient {
     takeReqId: () => this.takeReqId(),
     report: (e) => this.emitError(new TidewireError('HANDLER_FAILED', `a view handler threw: ${String(e)}`, { cause: e })),
   });
+  private readonly orders: Orders;
   private readonly stateListeners = new Set<StateListener>();
   private readonly errorListeners = new Set<ErrorListener>();
 
@@ -139,6 +142,10 @@ export class TidewireClient {
     this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
     this.clock = options.clock ?? defaultClock;
     this.table = new SubscriptionTable(this.counters, (e) => this.emitError(e));
+    this.orders = new Orders(
+      { loggedIn: () => this.currentState === 'loggedIn', takeReqId: () => this.takeReqId(), request: (m) => this.request(m) },
+      this.clock(),
+    );
   }
 
   /** Where the connection is; see ConnectionState. */
@@ -255,6 +262,33 @@ export class TidewireClient {
    */
   view(request: ViewRequest, handler: ViewHandler): ViewHandle {
     return this.viewSet.add(request, handler);
+  }
+
+  /**
+   * Submits an order (trader/admin roles). Resolves with its `order.ack`, which the server sends
+   * only once the order is durable (journaled and fsynced). Rejects with `OrderRejectedError`
+   * (code ORDER_REJECTED, `field` + `rule`: nothing changed), a server `error` (BAD_REQUEST,
+   * NOT_ENTITLED, UNAVAILABLE when the server has no journal), BAD_REQUEST before sending when
+   * the request is malformed, or DISCONNECTED / TIMEOUT / CLOSED: then the order's fate shows in
+   * the blotter, and re-sending with the same `clientOrderId` is safe (a durable one is refused as
+   * `duplicate`). Not queued while logged out: rejects at once with DISCONNECTED.
+   * `clientOrderId` defaults to `${clientCreationMs}-${n}`; read it back from the ack.
+   */
+  submitOrder(order: OrderRequest): Promise<OrderAck> {
+    return this.orders.submit(order);
+  }
+
+  /** Cancels an open order by its client order id; resolves with the ack (status `cancelled`). Rejections as `submitOrder`. */
+  cancelOrder(clientOrderId: string): Promise<OrderAck> {
+    return this.orders.cancel(clientOrderId);
+  }
+
+  /**
+   * Changes an open order's total quantity and/or limit price (at least one; else BAD_REQUEST
+   * before sending). Resolves with the ack. Rejections as `submitOrder`.
+   */
+  amendOrder(clientOrderId: string, change: OrderAmendment): Promise<OrderAck> {
+    return this.orders.amend(clientOrderId, change);
   }
 
   /** Closes the connection for good (code 1000): no reconnect; in-flight requests reject with CLOSED. */

@@ -12,9 +12,11 @@ import { ErrorCodes, isErrorCode, type ErrorCode, type ErrorMessage } from '@tid
  * - `DISCONNECTED`: the connection dropped while the request was in flight.
  * - `CLOSED`: `close()` was called while the request was in flight.
  * - `HANDLER_FAILED`: a RecordHandler callback threw; `cause` holds what it threw.
+ * - `ORDER_REJECTED`: the server refused an order request (`order.reject`); thrown as an
+ *   `OrderRejectedError` carrying the engine's `field` and `rule`.
  * - `BAD_FRAME`-like server garbage is reported with the protocol code `BAD_FRAME`.
  */
-export type ClientErrorCode = 'TIMEOUT' | 'CONNECTION_FAILED' | 'DISCONNECTED' | 'CLOSED' | 'HANDLER_FAILED';
+export type ClientErrorCode = 'TIMEOUT' | 'CONNECTION_FAILED' | 'DISCONNECTED' | 'CLOSED' | 'HANDLER_FAILED' | 'ORDER_REJECTED';
 
 /** A protocol error code (from the server) or a client-side one. */
 export type TidewireErrorCode = ErrorCode | ClientErrorCode;
@@ -25,6 +27,7 @@ const CLIENT_RETRYABLE: Record<ClientErrorCode, boolean> = {
   DISCONNECTED: true,
   CLOSED: false,
   HANDLER_FAILED: false,
+  ORDER_REJECTED: false,
 };
 
 /** Options of a TidewireError beyond code and message. */
