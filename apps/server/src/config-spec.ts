@@ -5,10 +5,11 @@
  */
 
 import os from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { DEFAULT_HEARTBEAT_MS, DEFAULT_LIMITS } from '@tidewire/protocol';
 
-/** Value kinds a setting can have. */
-export type SettingType = 'int' | 'string' | 'bool';
+/** Value kinds a setting can have (`number`: a finite decimal, e.g. a tick size). */
+export type SettingType = 'int' | 'number' | 'string' | 'bool';
 
 /** One configurable setting. */
 export interface SettingSpec {
@@ -21,7 +22,7 @@ export interface SettingSpec {
   flag: string;
   /** Default value; a function when it depends on the machine. */
   default: number | string | boolean | (() => number | string | boolean);
-  /** Inclusive integer range for `int` settings. */
+  /** Inclusive range for `int` and `number` settings. */
   min?: number;
   max?: number;
   /** For `int` settings that allow 0 as "off" below `min`. */
@@ -92,5 +93,20 @@ export const SETTINGS: readonly SettingSpec[] = [
   { path: 'auth.tokenTtlMs', type: 'int', env: 'TIDEWIRE_TOKEN_TTL_MS', flag: 'token-ttl-ms', default: 8 * 3_600_000, min: 1000, max: 30 * 24 * 3_600_000, unit: 'ms',
     doc: 'Lifetime of a session token.' },
   { path: 'auth.demoUsers', type: 'bool', env: 'TIDEWIRE_DEMO_USERS', flag: 'demo-users', default: true, unit: 'on/off',
-    doc: 'Accept the demo users alice/alice123, bob/bob123 (traders), admin/admin123 (admin), feed/feed123 (source).' },
+    doc: 'Accept the demo users alice/alice123, bob/bob123 (traders), admin/admin123 (admin), feed/feed123 (source).' },  // orders (issue 4): the journal and the order rules, passed to the engine
+  { path: 'orders.journalDir', type: 'string', env: 'TIDEWIRE_JOURNAL_DIR', flag: 'journal-dir', default: '', unit: 'path',
+    doc: 'Directory of the order journal (created if missing; one server per directory); empty: orders disabled (`order.*` requests get UNAVAILABLE). The `tidewire-server` command (`npm start`) defaults it to `.data/journal` of this checkout; servers embedded with `loadConfig()` (tests) have it empty unless set. Relative paths resolve against the working directory.' },
+  { path: 'orders.fsync', type: 'bool', env: 'TIDEWIRE_JOURNAL_FSYNC', flag: 'journal-fsync', default: true, unit: 'on/off',
+    doc: 'fdatasync each journal commit group before acknowledging its orders; `--no-journal-fsync` makes acks mean "written", not "on disk" (tests that do not measure durability only).' },
+  { path: 'orders.maxQuantity', type: 'int', env: 'TIDEWIRE_ORDER_MAX_QUANTITY', flag: 'order-max-quantity', default: 1_000_000_000, min: 1, max: Number.MAX_SAFE_INTEGER, unit: 'units',
+    doc: 'Largest quantity of one order; above it `order.reject` quantity/aboveLimit.' },
+  { path: 'orders.defaultTick', type: 'number', env: 'TIDEWIRE_ORDER_DEFAULT_TICK', flag: 'order-default-tick', default: 0.00001, min: 1e-12, max: 1_000_000, unit: 'price',
+    doc: 'Tick size of instruments whose record has no numeric `tickSize` field; a limit price off the tick gets `order.reject` price/offTick.' },
+  { path: 'orders.simulatorSeed', type: 'int', env: 'TIDEWIRE_SIMULATOR_SEED', flag: 'simulator-seed', default: 1, min: 0, max: Number.MAX_SAFE_INTEGER, unit: 'integer',
+    doc: 'Seed of the execution simulator (fill sizes); the same seed and market give the same fills.' },
+  { path: 'orders.fillIntervalMs', type: 'int', env: 'TIDEWIRE_FILL_INTERVAL_MS', flag: 'fill-interval-ms', default: 300, min: 1, max: 3_600_000, unit: 'ms',
+    doc: 'Least time between two executions of one order by the simulator, so partial fills stay visible.' },
 ];
+
+/** `orders.journalDir` of the `tidewire-server` command: `.data/journal` of this checkout (gitignored). */
+export const CHECKOUT_JOURNAL_DIR = fileURLToPath(new URL('../../../.data/journal', import.meta.url));

@@ -48,6 +48,15 @@ export interface Config {
     readonly maxProtocolErrors: number;
   };
   readonly session: { readonly heartbeatMs: number; readonly idleTimeoutSec: number };
+  /** Orders (issue 4): the journal and the order rules; `journalDir` empty = orders disabled. */
+  readonly orders: {
+    readonly journalDir: string;
+    readonly fsync: boolean;
+    readonly maxQuantity: number;
+    readonly defaultTick: number;
+    readonly simulatorSeed: number;
+    readonly fillIntervalMs: number;
+  };
   /** Admin console: `auditDir` is absolute after loading. */
   readonly admin: { readonly auditDir: string };
   readonly auth: {
@@ -146,6 +155,7 @@ export function helpText(): string {
 function describe(spec: SettingSpec): string {
   if (spec.type === 'bool') return 'must be true or false';
   if (spec.type === 'string') return 'must be a string';
+  if (spec.type === 'number') return `must be a number ${spec.min}..${spec.max}`;
   return spec.zeroMeansOff
     ? `must be 0 or an integer ${spec.min}..${spec.max}`
     : `must be an integer ${spec.min}..${spec.max}`;
@@ -165,6 +175,11 @@ function coerce(spec: SettingSpec, raw: unknown, origin: string): number | strin
       if (['false', '0', 'no', 'off'].includes(v)) return false;
     }
     return fail();
+  }
+  if (spec.type === 'number') {
+    const x = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?\s*$/i.test(raw) ? Number(raw) : NaN;
+    if (!Number.isFinite(x) || (spec.min !== undefined && x < spec.min) || (spec.max !== undefined && x > spec.max)) return fail();
+    return x;
   }
   let n: number;
   if (typeof raw === 'number') n = raw;

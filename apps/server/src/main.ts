@@ -6,8 +6,12 @@
 
 import { hashPassword } from './auth/passwords.js';
 import { ConfigError, helpText, loadConfig, parseArgs, processEnv } from './config.js';
+import { CHECKOUT_JOURNAL_DIR } from './config-spec.js';
 import { log } from './log.js';
 import { startServer } from './server.js';
+
+/** Defaults of the command that embedded servers do not get: orders on, journaled in this checkout. */
+const COMMAND_DEFAULTS = { orders: { journalDir: CHECKOUT_JOURNAL_DIR } };
 
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
@@ -22,7 +26,7 @@ async function main(): Promise<number> {
       console.log(await hashPassword(args.hashPassword));
       return 0;
     }
-    config = loadConfig({ argv, env: processEnv() });
+    config = loadConfig({ argv, env: processEnv(), overrides: COMMAND_DEFAULTS });
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`tidewire: bad configuration: ${err.message}`);

@@ -17,6 +17,8 @@ import { preciseClock, type Clock } from './session/clock.js';
 import { startTransport, type TransportHandle } from './transport/transport.js';
 import { freePort } from './transport/free-port.js';
 import { startWorkerTransports } from './transport/workers.js';
+import { SharedCounter } from './limits/shared-counter.js';
+import type { AuthReloadResult } from './transport/auth-reload.js';
 
 /** A running server. */
 export interface RunningServer {
@@ -32,6 +34,12 @@ export interface RunningServer {
   readonly metrics: MetricsCenter;
   /** Admin actions (settings, kicks) and the audit log they write. */
   readonly admin: MainAdminControl;
+  /**
+   * Applies the users, passwords and rules of `next` (a freshly loaded config; other settings
+   * are ignored until a restart) to new logins and open sessions (transport.ts `reloadAuth`),
+   * and writes a `reload` line to the audit log naming `by`. Rejects when a worker did not confirm.
+   */
+  reloadAuth(next: Config, by: string): Promise<AuthReloadResult & { users: number }>;
   /** Ends the current metrics interval now and publishes it (tests; the timer does it every second). */
   collectMetrics(): Promise<void>;
   /**
@@ -48,7 +56,10 @@ export async function startServer(config: Config, options: { clock?: Clock } = {
   const users = await buildUsers(config);
   if (config.auth.tokenSecretGenerated) log('info', 'auth.secret', { source: 'random per start (set TIDEWIRE_TOKEN_SECRET to keep tokens valid across restarts)' });
   const engine = createEngine(config);
-  const admin = new MainAdminControl(config.batching, engine, new AuditLog(config.admin.auditDir), clock);
+  // one connection-count table for every transport worker (limits.maxConnectionsPer*)
+  const connections = SharedCounter.allocate();
+  const audit = new AuditLog(config.admin.auditDir);
+  const admin = new MainAdminControl(config.batching, engine, audit, clock);
   // images are published before the port opens, so the first clients see a full catalog
   let feed: DemoFeed | undefined;
   if (config.demo.enabled) {
@@ -65,8 +76,8 @@ export async function startServer(config: Config, options: { clock?: Clock } = {
     const portConfig: Config = port === config.server.port ? config : { ...config, server: { ...config.server, port } };
     try {
       transport = config.server.workers === 1
-        ? await startTransport({ config: portConfig, users, engine, clock, index: 0, port, control: admin })
-        : await startWorkerTransports(portConfig, users, engine.id, admin);
+        ? await startTransport({ config: portConfig, users, engine, clock, index: 0, port, control: admin, connections })
+        : await startWorkerTransports(portConfig, users, engine.id, admin, connections);
     } catch (err) {
       if (config.server.port === 0 && attempt < 5) continue;
       feed?.stop();
@@ -114,6 +125,13 @@ export async function startServer(config: Config, options: { clock?: Clock } = {
     metrics,
     admin,
     collectMetrics,
+    async reloadAuth(next, by) {
+      const nextUsers = await buildUsers(next);
+      const result = await running.reloadAuth(nextUsers, next.auth.roles);
+      await audit.append({ at: new Date(clock.now()).toISOString(), by, action: 'reload', users: nextUsers.length, ...result });
+      log('info', 'auth.reload', { by, users: nextUsers.length, ...result });
+      return { users: nextUsers.length, ...result };
+    },
     close() {
       closing ??= (async () => {
         clearInterval(metricsTimer);

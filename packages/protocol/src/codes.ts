@@ -68,6 +68,11 @@ export const CloseCodes = {
   KICKED: { code: 4010, reconnect: false },
   /** Too many protocol violations on one connection. */
   PROTOCOL_VIOLATION: { code: 4002, reconnect: false },
+  /**
+   * Over a connection limit: too many connections from this address (`limits.maxConnectionsPerIp`,
+   * at open) or sessions of this user (`limits.maxConnectionsPerUser`, at login); `reason` says which.
+   */
+  TOO_MANY_CONNECTIONS: { code: 4029, reconnect: false },
 } as const;
 
 /** Name of a close code. */

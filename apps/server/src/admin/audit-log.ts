@@ -13,7 +13,8 @@ export const AUDIT_FILE = 'admin-audit.jsonl';
 /** One audit entry (a line of the file). */
 export type AuditEntry =
   | { at: string; by: string; action: 'batching'; old: object; new: object }
-  | { at: string; by: string; action: 'kick'; sessionId: number; user: string | undefined; reason: string };
+  | { at: string; by: string; action: 'kick'; sessionId: number; user: string | undefined; reason: string }
+  | { at: string; by: string; action: 'reload'; users: number; closedSessions: number; removedSubscriptions: number };
 
 /** Appends entries to the audit file, in call order. */
 export class AuditLog {

@@ -1,10 +1,11 @@
 /**
  * Signed session tokens: `<payload base64url>.<HMAC-SHA256 base64url>`, payload
- * `{"u":user,"exp":epochMs,"iat":epochMs}`. Stateless: any worker (and, with a configured
- * secret, any restart) can verify them.
+ * `{"u":user,"exp":epochMs,"iat":epochMs,"pw":tag}`. Stateless: any worker (and, with a configured
+ * secret, any restart) can verify them. `pw` is a tag of the user's password hash at issue time:
+ * after a password change (config reload) older tokens no longer log in.
  */
 
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 /** A verified token's content. */
 export interface TokenClaims {
@@ -13,6 +14,16 @@ export interface TokenClaims {
   expiresAt: number;
   /** Issue time, epoch ms. */
   issuedAt: number;
+  /** passwordTag() of the user's password hash when issued (absent in tokens issued without one). */
+  passwordTag?: string;
+}
+
+/**
+ * A short tag of a stored password hash (16 base64url characters of its SHA-256): tokens carry it,
+ * so a changed password invalidates them. Reveals nothing usable about the password.
+ */
+export function passwordTag(passwordHash: string): string {
+  return createHash('sha256').update(passwordHash).digest('base64url').slice(0, 16);
 }
 
 /** Why a token was rejected (goes into the BAD_TOKEN message). */
@@ -22,10 +33,11 @@ function sign(secret: string, payload: string): string {
   return createHmac('sha256', secret).update(payload).digest('base64url');
 }
 
-/** Issues a token for `user` valid for `ttlMs` from `nowMs`. */
-export function issueToken(secret: string, user: string, nowMs: number, ttlMs: number): { token: string; expiresAt: number } {
+/** Issues a token for `user` valid for `ttlMs` from `nowMs`; `tag`: passwordTag() of the user's hash. */
+export function issueToken(secret: string, user: string, nowMs: number, ttlMs: number, tag?: string): { token: string; expiresAt: number } {
   const expiresAt = Math.floor(nowMs + ttlMs);
-  const payload = Buffer.from(JSON.stringify({ u: user, exp: expiresAt, iat: Math.floor(nowMs) })).toString('base64url');
+  const claims = tag === undefined ? { u: user, exp: expiresAt, iat: Math.floor(nowMs) } : { u: user, exp: expiresAt, iat: Math.floor(nowMs), pw: tag };
+  const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
   return { token: `${payload}.${sign(secret, payload)}`, expiresAt };
 }
 
@@ -47,8 +59,8 @@ export function verifyToken(secret: string, token: string, nowMs: number): Token
   } catch {
     return 'malformed';
   }
-  const { u, exp, iat } = (data ?? {}) as Record<string, unknown>;
-  if (typeof u !== 'string' || typeof exp !== 'number' || typeof iat !== 'number') return 'malformed';
+  const { u, exp, iat, pw } = (data ?? {}) as Record<string, unknown>;
+  if (typeof u !== 'string' || typeof exp !== 'number' || typeof iat !== 'number' || (pw !== undefined && typeof pw !== 'string')) return 'malformed';
   if (nowMs >= exp) return 'expired';
-  return { user: u, expiresAt: exp, issuedAt: iat };
+  return pw === undefined ? { user: u, expiresAt: exp, issuedAt: iat } : { user: u, expiresAt: exp, issuedAt: iat, passwordTag: pw };
 }

@@ -33,9 +33,9 @@ export async function buildUsers(config: Config): Promise<UserEntry[]> {
   return [...byName.values()];
 }
 
-/** Looks users up by name. */
+/** Looks users up by name; `replace` swaps the whole list (config reload). */
 export class UserDirectory {
-  private readonly byName: Map<string, UserEntry>;
+  private byName: Map<string, UserEntry>;
 
   /** `users` as returned by buildUsers (plain data, can cross worker boundaries). */
   constructor(users: readonly UserEntry[]) {
@@ -45,6 +45,11 @@ export class UserDirectory {
   /** The user, or undefined. */
   get(user: string): UserEntry | undefined {
     return this.byName.get(user);
+  }
+
+  /** Replaces every user (config reload): later lookups see only `users`. */
+  replace(users: readonly UserEntry[]): void {
+    this.byName = new Map(users.map((u) => [u.user, u]));
   }
 
   /** Number of users. */

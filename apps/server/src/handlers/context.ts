@@ -7,6 +7,7 @@ import type { ClientLatencyReport, ServerMessage } from '@tidewire/protocol';
 import type { Config } from '../config.js';
 import type { UserDirectory } from '../auth/users.js';
 import type { EnginePort } from '../engine-port.js';
+import type { Security } from '../entitlements/security.js';
 import type { Clock } from '../session/clock.js';
 
 /** Shared by all connections of one transport worker. */
@@ -15,6 +16,8 @@ export interface HandlerContext {
   readonly users: UserDirectory;
   readonly engine: EnginePort;
   readonly clock: Clock;
+  /** Entitlement rules, order rate limiter, connection counts (entitlements/security.ts). */
+  readonly security: Security;
   /** Engine worker id of this transport worker (owner of its sessions' frames). */
   readonly workerId: number;
   /** Told about what metrics need (the transport's TransportMetrics); absent in unit tests. */

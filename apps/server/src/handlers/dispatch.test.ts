@@ -3,7 +3,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config, type UserEntry } from '../config.js';
 import { hashPassword } from '../auth/passwords.js';
 import { UserDirectory } from '../auth/users.js';
-import { issueToken } from '../auth/tokens.js';
+import { issueToken, passwordTag } from '../auth/tokens.js';
+import { createSecurity } from '../entitlements/security.js';
 import type { EnginePort } from '../engine-port.js';
 import { setLogSink } from '../log.js';
 import { Session, type Endpoint } from '../session/session.js';
@@ -70,7 +71,7 @@ function setup(endpoint: Endpoint = 'stream', overrides: Record<string, unknown>
   const config: Config = loadConfig({ overrides, randomSecret: () => 's'.repeat(32) });
   let now = 1_000_000;
   const engine = new FakeEngine();
-  const ctx: HandlerContext = { config, users: new UserDirectory(users), engine, clock: { now: () => now }, workerId: 3 };
+  const ctx: HandlerContext = { config, users: new UserDirectory(users), engine, clock: { now: () => now }, workerId: 3, security: createSecurity(config) };
   const session = new Session('w0.c1', endpoint, now, config.limits.loginTimeoutMs);
   const port = new FakePort();
   const send = (frame: string | Uint8Array, binary = false) => {
@@ -99,7 +100,7 @@ describe('stream dispatch', () => {
 
   it('logs in with a token, rejects forged or expired ones', async () => {
     const t = setup();
-    const { token } = issueToken(t.config.auth.tokenSecret, 'alice', 1_000_000, 1000);
+    const { token } = issueToken(t.config.auth.tokenSecret, 'alice', 1_000_000, 1000, passwordTag(users[0]!.passwordHash));
     t.send(JSON.stringify({ type: 'session.login', reqId: 1, token: token + 'x' }));
     await t.until(() => t.port.frames.length === 1);
     expect(t.port.last()).toMatchObject({ type: 'error', reqId: 1, code: 'BAD_TOKEN', field: 'token' });

@@ -39,7 +39,11 @@ function needLogin(ctx: HandlerContext, session: Session, port: ConnectionPort, 
   return true;
 }
 
-/** Handles one frame a client sent on `/stream`. Never throws for any input. */
+/**
+ * Handles one frame a client sent on `/stream`. Never throws for any input. A frame over the
+ * session's rate (`limits.requestsPerSec`) is answered RATE_LIMITED (with its reqId when it
+ * decodes) and not handled.
+ */
 export function dispatchStream(ctx: HandlerContext, session: Session, port: ConnectionPort, bytes: Uint8Array, isBinary: boolean): void {
   session.requests++;
   const t = text(ctx, session, port, bytes, isBinary);
@@ -50,6 +54,13 @@ export function dispatchStream(ctx: HandlerContext, session: Session, port: Conn
     return;
   }
   switch (m.type) {
+  if (session.rate && !session.rate.take(ctx.clock.now())) {
+    replyError(ctx, session, port, {
+      code: 'RATE_LIMITED', reqId: m.reqId,
+      message: `more than ${ctx.config.limits.requestsPerSec} frames per second (limits.requestsPerSec); '${m.type}' was not handled, retry after ${session.rate.waitMs(ctx.clock.now())} ms`,
+    });
+    return;
+  }
     case 'session.login':
       void handleLogin(ctx, session, port, m).catch((err) => log('error', 'session.loginFault', { ...session.logFields(), error: String(err) }));
       return;

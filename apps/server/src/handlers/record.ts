@@ -1,15 +1,27 @@
 /**
- * `record.subscribe` / `record.unsubscribe`: already validated by the protocol decoder; handed
- * to the engine, whose acknowledgement, images and errors come back through `drain`.
+ * `record.subscribe` / `record.unsubscribe`: already validated by the protocol decoder; checked
+ * against the user's entitlements (a request naming any subject the user may not subscribe to is
+ * refused whole, NOT_ENTITLED naming the subject and its index), then handed to the engine, whose
+ * acknowledgement, images and errors come back through `drain`.
  */
 
 import type { RecordSubscribe, RecordUnsubscribe } from '@tidewire/protocol';
 import type { Session } from '../session/session.js';
 import type { ConnectionPort, HandlerContext } from './context.js';
 import { fromEngineError, replyError } from './errors.js';
+import { notEntitledMessage } from '../entitlements/entitlements.js';
 
 /** Passes a subscription to the engine (the session must be logged in: dispatch checks). */
 export function handleSubscribe(ctx: HandlerContext, session: Session, port: ConnectionPort, m: RecordSubscribe): void {
+  const user = session.user!;
+  const denied = ctx.security.entitlements.firstDenied(user, 'subscribe', m.subjects);
+  if (denied >= 0) {
+    replyError(ctx, session, port, {
+      code: 'NOT_ENTITLED', reqId: m.reqId, field: 'subjects', index: denied,
+      message: `${notEntitledMessage(user, 'subscribe', m.subjects[denied]!)}; nothing in this request was subscribed`,
+    });
+    return;
+  }
   try {
     ctx.engine.subscribe(session.sessionId!, m.reqId, m.subjects);
     for (const subject of m.subjects) session.subjects.add(subject);

@@ -7,7 +7,8 @@ import type { DecodeError, SessionLogin, SessionPing } from '@tidewire/protocol'
 import type { UserEntry } from '../config.js';
 import { log } from '../log.js';
 import { verifyPassword } from '../auth/passwords.js';
-import { issueToken, verifyToken } from '../auth/tokens.js';
+import { issueToken, passwordTag, verifyToken } from '../auth/tokens.js';
+import { CloseCodes } from '@tidewire/protocol';
 import type { Session } from '../session/session.js';
 import type { ConnectionPort, HandlerContext } from './context.js';
 import { replyError } from './errors.js';
@@ -59,13 +60,27 @@ export async function handleLogin(ctx: HandlerContext, session: Session, port: C
     log('warn', 'session.wrongRole', { ...session.logFields(), attempted: user.user, role: user.role });
     return;
   }
+  const userKey = `user:${user.user}`;
+  const held = ctx.security.connections.acquire(userKey, ctx.config.limits.maxConnectionsPerUser);
+  if (held === 'limit') {
+    session.state = 'anonymous';
+    replyError(ctx, session, port, {
+      code: 'LIMIT_EXCEEDED', reqId: m.reqId,
+      message: `user '${user.user}' already has ${ctx.config.limits.maxConnectionsPerUser} sessions open (limits.maxConnectionsPerUser)`,
+    });
+    log('warn', 'session.userConnectionLimit', { ...session.logFields(), attempted: user.user, limit: ctx.config.limits.maxConnectionsPerUser });
+    port.close(CloseCodes.TOO_MANY_CONNECTIONS.code, `user '${user.user}' has too many sessions`);
+    return;
+  }
+  if (held === 'ok') session.heldKeys.push(userKey);
+  else log('warn', 'session.connectionsUntracked', { ...session.logFields(), key: userKey });
   const sessionId = ctx.engine.openSession(ctx.workerId, user.user, user.tier);
   session.sessionId = sessionId;
   session.user = user;
   session.state = 'loggedIn';
   port.bind(sessionId);
   const now = ctx.clock.now();
-  const { token, expiresAt } = issueToken(ctx.config.auth.tokenSecret, user.user, now, ctx.config.auth.tokenTtlMs);
+  const { token, expiresAt } = issueToken(ctx.config.auth.tokenSecret, user.user, now, ctx.config.auth.tokenTtlMs, passwordTag(user.passwordHash));
   port.send([{
     type: 'session.loggedIn', reqId: m.reqId, sessionId, user: user.user, role: user.role, tier: user.tier,
     token, tokenExpiresAt: expiresAt, heartbeatMs: ctx.config.session.heartbeatMs, serverTime: now,
@@ -82,7 +97,10 @@ async function authenticate(ctx: HandlerContext, m: SessionLogin): Promise<UserE
     const claims = verifyToken(ctx.config.auth.tokenSecret, m.token, ctx.clock.now());
     if (typeof claims === 'string') return fail('BAD_TOKEN', `'token' is ${claims === 'bad signature' ? 'not signed by this server' : claims}; log in with user and password`, 'token');
     const user = ctx.users.get(claims.user);
-    return user ?? fail('BAD_TOKEN', `'token' names user '${claims.user}', who no longer exists`, 'token');
+    if (!user) return fail('BAD_TOKEN', `'token' names user '${claims.user}', who no longer exists`, 'token');
+    // a token from before a password change (config reload) is revoked with the old password
+    if (claims.passwordTag !== passwordTag(user.passwordHash)) return fail('BAD_TOKEN', `'token' was issued before the password of '${user.user}' changed; log in with user and password`, 'token');
+    return user;
   }
   if (m.user === undefined || m.password === undefined) {
     return fail('BAD_REQUEST', "session.login needs 'user' and 'password', or 'token'", m.user === undefined ? 'user' : 'password');

@@ -2,14 +2,23 @@
  * `view.create` / `view.change` / `view.close` (on `/stream`) and `container.publish` (on
  * `/source`): already validated by the protocol decoder; handed to the engine, whose replies
  * (`view.created`, `view.rows`, `view.size`, `view.closed`, `error`) come back through `drain`.
- * The engine owns the view state and its limits (window size, views per session, filter parse
- * errors with their position); the server keeps none, so nothing here can drift from it.
+ * The engine owns the view state and its hard limits (window size, views per session, filter
+ * parse errors with their position); the server checks what is configurable on top (entitlement
+ * to the container, `limits.maxViewWindowRows`, `limits.maxFilterBytes`) before calling it.
+ * A source's container ops need `publish` on the container and on every subject they add.
  */
 
-import type { ContainerPublish, ViewChange, ViewClose, ViewCreate, ViewSortKey } from '@tidewire/protocol';
+import type { ContainerPublish, DecodeError, ViewChange, ViewClose, ViewCreate, ViewSortKey } from '@tidewire/protocol';
 import type { Session } from '../session/session.js';
 import type { ConnectionPort, HandlerContext } from './context.js';
 import { fromEngineError, replyError } from './errors.js';
+import { notEntitledMessage } from '../entitlements/entitlements.js';
+
+/** The LIMIT_EXCEEDED error for a window over `limits.maxViewWindowRows`, or undefined. */
+function windowError(ctx: HandlerContext, reqId: number, size: number): DecodeError | undefined {
+  const max = ctx.config.limits.maxViewWindowRows;
+  return size > max ? { code: 'LIMIT_EXCEEDED', reqId, field: 'window.size', message: `'window.size' (${size}) is over the limit of ${max} rows (limits.maxViewWindowRows)` } : undefined;
+}
 
 /**
  * Sort keys as engine sort text: `name asc, bid desc`; empty for natural order. Field names are
@@ -21,6 +30,25 @@ export function sortText(sort: readonly ViewSortKey[] | undefined): string {
 
 /** Opens a view for the (logged-in) session. */
 export function handleViewCreate(ctx: HandlerContext, session: Session, port: ConnectionPort, m: ViewCreate): void {
+  const user = session.user!;
+  // rows: containers are granted as a whole (docs/security.md "Views and rows")
+  if (!ctx.security.entitlements.canSubscribe(user, m.container)) {
+    replyError(ctx, session, port, { code: 'NOT_ENTITLED', reqId: m.reqId, field: 'container', message: `${notEntitledMessage(user, 'subscribe', m.container)} (views need it)` });
+    return;
+  }
+  const filterBytes = Buffer.byteLength(m.filter ?? '');
+  if (filterBytes > ctx.config.limits.maxFilterBytes) {
+    replyError(ctx, session, port, {
+      code: 'LIMIT_EXCEEDED', reqId: m.reqId, field: 'filter',
+      message: `'filter' is ${filterBytes} bytes, over the limit of ${ctx.config.limits.maxFilterBytes} (limits.maxFilterBytes)`,
+    });
+    return;
+  }
+  const tooBig = windowError(ctx, m.reqId, m.window.size);
+  if (tooBig) {
+    replyError(ctx, session, port, tooBig);
+    return;
+  }
   try {
     ctx.engine.viewCreate(session.sessionId!, m.reqId, m.container, m.filter ?? '', sortText(m.sort), m.window.offset, m.window.size);
   } catch (err) {
@@ -30,6 +58,11 @@ export function handleViewCreate(ctx: HandlerContext, session: Session, port: Co
 
 /** Moves a view's window (scrolling). */
 export function handleViewChange(ctx: HandlerContext, session: Session, port: ConnectionPort, m: ViewChange): void {
+  const tooBig = windowError(ctx, m.reqId, m.window.size);
+  if (tooBig) {
+    replyError(ctx, session, port, tooBig);
+    return;
+  }
   try {
     ctx.engine.viewChange(session.sessionId!, m.reqId, m.viewId, m.window.offset, m.window.size);
   } catch (err) {
@@ -48,6 +81,25 @@ export function handleViewClose(ctx: HandlerContext, session: Session, port: Con
 
 /** Applies a source's container ops. */
 export function handleContainerPublish(ctx: HandlerContext, session: Session, port: ConnectionPort, m: ContainerPublish): void {
+  const user = session.user!;
+  const { entitlements } = ctx.security;
+  if (!entitlements.canPublish(user, m.subject)) {
+    replyError(ctx, session, port, { code: 'NOT_ENTITLED', field: 'subject', message: notEntitledMessage(user, 'publish', m.subject) });
+    return;
+  }
+  // a member the source may not publish would put its rows in front of this container's viewers
+  for (let i = 0; i < m.ops.length; i++) {
+    const op = m.ops[i]!;
+    if (op.op !== 'add' && op.op !== 'insertAt') continue;
+    const denied = entitlements.firstDenied(user, 'publish', op.subjects);
+    if (denied >= 0) {
+      replyError(ctx, session, port, {
+        code: 'NOT_ENTITLED', field: `ops.${i}.subjects`, index: denied,
+        message: `${notEntitledMessage(user, 'publish', op.subjects[denied]!)}, so it may not add it to '${m.subject}'; no op was applied`,
+      });
+      return;
+    }
+  }
   try {
     ctx.engine.containerPublish(m.subject, m.ops);
   } catch (err) {

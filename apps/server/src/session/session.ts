@@ -5,6 +5,7 @@
  */
 
 import type { UserEntry } from '../config.js';
+import { TokenBucket } from '../limits/token-bucket.js';
 
 /** Which WebSocket endpoint the connection came in on. */
 export type Endpoint = 'stream' | 'source';
@@ -36,15 +37,23 @@ export class Session {
   blocked = false;
   /** Subjects subscribed and not unsubscribed (as requested; the engine may still refuse some). */
   readonly subjects = new Set<string>();
+  /** Frames per second allowed on this connection (`limits.requestsPerSec`); undefined: no limit. */
+  readonly rate: TokenBucket | undefined;
+  /** Connection-count keys this connection holds (released when it closes). */
+  readonly heldKeys: string[] = [];
   /** Set by `admin.subscribe` (its reqId) of an admin session: it gets `admin.metrics` every interval. */
   adminStreamReqId: number | undefined;
 
-  /** `nowMs` is the connection time; `loginTimeoutMs` from config. */
-  constructor(connId: string, endpoint: Endpoint, nowMs: number, loginTimeoutMs: number) {
+  /**
+   * `nowMs` is the connection time; `loginTimeoutMs` from config; `rate` the request rate limit
+   * (`limits.requestsPerSec` and `limits.requestBurst`; absent or 0 per second: none).
+   */
+  constructor(connId: string, endpoint: Endpoint, nowMs: number, loginTimeoutMs: number, rate?: { perSec: number; burst: number }) {
     this.connId = connId;
     this.endpoint = endpoint;
     this.openedAt = nowMs;
     this.loginDeadline = nowMs + loginTimeoutMs;
+    this.rate = rate && rate.perSec > 0 ? new TokenBucket(rate.perSec, rate.burst, nowMs) : undefined;
   }
 
   /**

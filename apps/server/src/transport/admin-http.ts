@@ -12,7 +12,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import type { AdminMetricsSample, AdminSessionInfo } from '@tidewire/protocol';
 import type { UserDirectory } from '../auth/users.js';
-import { verifyToken } from '../auth/tokens.js';
+import { passwordTag, verifyToken } from '../auth/tokens.js';
 import { AdminError, type AdminControl } from '../admin/control.js';
 import type { Config } from '../config.js';
 import { log } from '../log.js';
@@ -70,6 +70,7 @@ function authorize(deps: AdminHttpDeps, req: HttpRequest): string | AdminError {
   if (typeof claims === 'string') return new AdminError(401, 'BAD_TOKEN', `the bearer token is ${claims === 'bad signature' ? 'not signed by this server' : claims}; log in again`);
   const user = deps.users.get(claims.user);
   if (!user) return new AdminError(401, 'BAD_TOKEN', `the bearer token names user '${claims.user}', who no longer exists`);
+  if (claims.passwordTag !== passwordTag(user.passwordHash)) return new AdminError(401, 'BAD_TOKEN', `the bearer token was issued before the password of '${user.user}' changed; log in again`);
   if (user.role !== 'admin') return new AdminError(403, 'NOT_ENTITLED', `user '${user.user}' has role '${user.role}'; the admin API needs the admin role`);
   return user.user;
 }

@@ -10,6 +10,9 @@ import { CloseCodes, encodeServerFrame, toErrorMessage, type AdminMetricsSample,
 import type { HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior, us_listen_socket } from 'uWebSockets.js';
 import type { AdminControl } from '../admin/control.js';
 import type { Config, UserEntry } from '../config.js';
+import type { RoleGrants } from '../entitlements/entitlements.js';
+import { createSecurity } from '../entitlements/security.js';
+import { applyAuthReload, type AuthReloadResult } from './auth-reload.js';
 import { UserDirectory } from '../auth/users.js';
 import type { TransportEngine } from '../engine-port.js';
 import { dispatchSource, dispatchStream } from '../handlers/dispatch.js';
@@ -35,6 +38,8 @@ export interface TransportOptions {
   port: number;
   /** Admin actions (the main thread's, or a proxy to it from a worker). */
   control: AdminControl;
+  /** Server-wide connection counts (SharedCounter.allocate(), shared by all workers); a fresh table when absent. */
+  connections?: SharedArrayBuffer;
 }
 
 /** Most sessions listed in one `admin.metrics` push. */
@@ -54,6 +59,12 @@ export interface TransportHandle {
   publish(update: MetricsUpdate): void;
   /** Closes session `sessionId` with 4010 KICKED and `reason`; found: whether a transport held it. */
   kick(sessionId: number, reason: string): Promise<{ found: boolean; user?: string }>;
+  /**
+   * Applies reloaded users and role grants to every transport: sessions whose user was removed
+   * or changed password or role are closed with 4003 AUTH_REVOKED; subscriptions no longer
+   * granted are removed with a NOT_ENTITLED `error` naming each subject.
+   */
+  reloadAuth(users: readonly UserEntry[], roles: RoleGrants): Promise<AuthReloadResult>;
   /** Stops listening and closes every connection with 1001; resolves when they are gone (bounded). */
   close(): Promise<void>;
 }
@@ -94,8 +105,9 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
       log('error', 'transport.drainFault', { worker: opts.index, error: String(err) });
     }
   });
+  const security = createSecurity(config, opts.connections);
   const ctx: HandlerContext = {
-    config, users, engine, clock, workerId,
+    config, users, engine, clock, workerId, security,
     observer: {
       clientReport: (sid, report) => metrics.clientReport(sid, report),
       subscriptions: (sid, count) => metrics.subscriptions(sid, count),
@@ -198,12 +210,25 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
         const conn = ws.getUserData();
         conn.closed = false;
         conn.address = Buffer.from(ws.getRemoteAddressAsText()).toString('utf8');
-        conn.session = new Session(`w${opts.index}.c${nextConn++}`, endpoint, clock.now(), config.limits.loginTimeoutMs);
+        // sources are not rate limited: a feed sends many frames per second by design
+        const rate = endpoint === 'stream' ? { perSec: config.limits.requestsPerSec, burst: config.limits.requestBurst } : undefined;
+        conn.session = new Session(`w${opts.index}.c${nextConn++}`, endpoint, clock.now(), config.limits.loginTimeoutMs, rate);
         conn.port = makePort(ws, () => conn);
         sockets.add(ws);
         awaitingLogin.add(ws);
         try {
-          if (closing) conn.port.close(CloseCodes.GOING_AWAY.code, 'server shutting down');
+          if (closing) {
+            conn.port.close(CloseCodes.GOING_AWAY.code, 'server shutting down');
+            return;
+          }
+          const ipKey = `ip:${conn.address}`;
+          const held = security.connections.acquire(ipKey, config.limits.maxConnectionsPerIp);
+          if (held === 'ok') conn.session.heldKeys.push(ipKey);
+          else if (held === 'untracked') log('warn', 'session.connectionsUntracked', { ...conn.session.logFields(), key: ipKey });
+          else {
+            log('warn', 'session.ipConnectionLimit', { ...conn.session.logFields(), address: conn.address, limit: config.limits.maxConnectionsPerIp });
+            conn.port.close(CloseCodes.TOO_MANY_CONNECTIONS.code, `more than ${config.limits.maxConnectionsPerIp} connections from ${conn.address}`);
+          }
         } catch (err) {
           log('error', 'session.fault', { ...conn.session.logFields(), error: String(err) });
         }
@@ -245,6 +270,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
         const { session } = conn;
         const prior = session.state;
         session.state = 'closed';
+        for (const key of session.heldKeys.splice(0)) security.connections.release(key);
         try {
           if (session.sessionId !== undefined) {
             bySession.delete(session.sessionId);
@@ -376,6 +402,13 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
           log('error', 'session.sendFault', { ...conn.session.logFields(), error: String(err) });
         }
       }
+    },
+    reloadAuth(newUsers, roles) {
+      users.replace(newUsers);
+      security.entitlements.setRoles(roles);
+      const result = applyAuthReload(ctx, [...sockets].map((ws) => ws.getUserData()).filter((c) => !c.closed));
+      log('info', 'auth.reloaded', { worker: opts.index, users: users.size, ...result });
+      return Promise.resolve(result);
     },
     kick(sessionId, reason) {
       const ws = bySession.get(sessionId);

@@ -2,6 +2,8 @@
 
 import type { BatchingSettings } from '@tidewire/protocol';
 import type { Config, UserEntry } from '../config.js';
+import type { RoleGrants } from '../entitlements/entitlements.js';
+import type { AuthReloadResult } from './auth-reload.js';
 import type { BatchingChange } from '../admin/control.js';
 import type { MetricsUpdate } from '../metrics/center.js';
 import type { TransportSnapshot } from '../metrics/transport-metrics.js';
@@ -14,6 +16,8 @@ export interface TransportWorkerData {
   engineId: number;
   index: number;
   port: number;
+  /** Server-wide connection counts (SharedCounter), the same buffer in every worker. */
+  connections: SharedArrayBuffer;
 }
 
 /** An admin action a worker asks the main thread to run (its AdminControl). */
@@ -38,6 +42,8 @@ export type FromWorker =
   | { type: 'snapshot'; id: number; snapshot: TransportSnapshot }
   /** Answer to `kick`. */
   | { type: 'kicked'; id: number; found: boolean; user?: string }
+  /** Answer to `reloadAuth`. */
+  | ({ type: 'authReloaded'; id: number } & AuthReloadResult)
   | ({ type: 'admin'; id: number } & AdminCall);
 
 /** Main -> worker. */
@@ -49,4 +55,6 @@ export type ToWorker =
   | { type: 'publish'; update: MetricsUpdate }
   /** Close this session with 4010 if this worker holds it: answer with `kicked`. */
   | { type: 'kick'; id: number; sessionId: number; reason: string }
+  /** New users and role grants (config reload): apply them to this worker's sessions, answer `authReloaded`. */
+  | { type: 'reloadAuth'; id: number; users: UserEntry[]; roles: RoleGrants }
   | ({ type: 'adminReply'; id: number } & AdminReply);

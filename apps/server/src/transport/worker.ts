@@ -22,7 +22,7 @@ const control = new RemoteAdminControl((id, call) => post({ type: 'admin', id, .
 let transport: TransportHandle | undefined;
 try {
   const engine = engineModule().Engine.attach(data.engineId);
-  transport = await startTransport({ config: data.config, users: data.users, engine, clock: preciseClock, index: data.index, port: data.port, control });
+  transport = await startTransport({ config: data.config, users: data.users, engine, clock: preciseClock, index: data.index, port: data.port, control, connections: data.connections });
   post({ type: 'listening', port: transport.port });
 } catch (err) {
   log('error', 'transport.startFailed', { worker: data.index, error: String(err) });
@@ -41,6 +41,10 @@ port.on('message', (m: ToWorker) => {
       return;
     case 'kick':
       void (transport?.kick(m.sessionId, m.reason) ?? Promise.resolve({ found: false })).then((r) => post({ type: 'kicked', id: m.id, ...r }));
+      return;
+    case 'reloadAuth':
+      void (transport?.reloadAuth(m.users, m.roles) ?? Promise.resolve({ closedSessions: 0, removedSubscriptions: 0 }))
+        .then((r) => post({ type: 'authReloaded', id: m.id, ...r }));
       return;
     case 'adminReply': {
       const { id, type: _type, ...reply } = m;

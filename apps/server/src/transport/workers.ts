@@ -13,6 +13,8 @@ import type { Config, UserEntry } from '../config.js';
 import type { TransportSnapshot } from '../metrics/transport-metrics.js';
 import { log, logLine } from '../log.js';
 import type { TransportHandle } from './transport.js';
+import type { RoleGrants } from '../entitlements/entitlements.js';
+import type { AuthReloadResult } from './auth-reload.js';
 import type { FromWorker, ToWorker, TransportWorkerData } from './worker-messages.js';
 
 /** How long a worker may take to start listening or to close. */
@@ -66,7 +68,7 @@ class WorkerTransport {
     this.worker.on('error', (err) => log('error', 'transport.workerError', { worker: data.index, error: err.message }));
     this.worker.on('message', (m: FromWorker) => {
       if (m.type === 'log') logLine(m.level, m.line);
-      else if (m.type === 'snapshot' || m.type === 'kicked') {
+      else if (m.type === 'snapshot' || m.type === 'kicked' || m.type === 'authReloaded') {
         const done = this.pending.get(m.id);
         this.pending.delete(m.id);
         done?.(m);
@@ -122,6 +124,12 @@ class WorkerTransport {
     return m?.type === 'kicked' ? (m.user === undefined ? { found: m.found } : { found: m.found, user: m.user }) : { found: false };
   }
 
+  /** Applies reloaded users and rules in the worker (undefined: no answer in time). */
+  async reloadAuth(users: UserEntry[], roles: RoleGrants): Promise<AuthReloadResult | undefined> {
+    const m = await this.request((id) => ({ type: 'reloadAuth', id, users, roles }));
+    return m?.type === 'authReloaded' ? { closedSessions: m.closedSessions, removedSubscriptions: m.removedSubscriptions } : undefined;
+  }
+
   async listening(): Promise<number> {
     const m = await waitFor(this.worker, this.index, 'listening', 'starting');
     return (m as { port: number }).port;
@@ -143,11 +151,11 @@ class WorkerTransport {
 }
 
 /** Starts `config.server.workers` transport threads; resolves when all listen on one port. */
-export async function startWorkerTransports(config: Config, users: UserEntry[], engineId: number, control: AdminControl): Promise<TransportHandle> {
+export async function startWorkerTransports(config: Config, users: UserEntry[], engineId: number, control: AdminControl, connections: SharedArrayBuffer): Promise<TransportHandle> {
   const entry = workerEntry();
   const workers: WorkerTransport[] = [];
   const make = (index: number, port: number): WorkerTransport => {
-    const w = new WorkerTransport(entry, { config, users, engineId, index, port }, control);
+    const w = new WorkerTransport(entry, { config, users, engineId, index, port, connections }, control);
     workers.push(w);
     return w;
   };
@@ -167,6 +175,14 @@ export async function startWorkerTransports(config: Config, users: UserEntry[], 
       },
       publish(update) {
         for (const w of workers) w.publish(update);
+      },
+      async reloadAuth(newUsers, roles) {
+        const results = await Promise.all(workers.map((w) => w.reloadAuth([...newUsers], roles)));
+        const missing = results.filter((r) => r === undefined).length;
+        if (missing > 0) throw new Error(`${missing} transport worker(s) did not confirm the reload within ${REQUEST_TIMEOUT_MS} ms`);
+        return results.reduce<AuthReloadResult>((sum, r) => ({
+          closedSessions: sum.closedSessions + r!.closedSessions, removedSubscriptions: sum.removedSubscriptions + r!.removedSubscriptions,
+        }), { closedSessions: 0, removedSubscriptions: 0 });
       },
       async kick(sessionId, reason) {
         const results = await Promise.all(workers.map((w) => w.kick(sessionId, reason)));

@@ -1,0 +1,42 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.js';
+import { CHECKOUT_JOURNAL_DIR } from './config-spec.js';
+
+const load = (sources: Parameters<typeof loadConfig>[0] = {}) => loadConfig({ randomSecret: () => 's'.repeat(32), ...sources });
+
+describe('orders settings', () => {
+  it('default to orders off for embedded servers, with the engine defaults otherwise', () => {
+    expect(load().orders).toEqual({ journalDir: '', fsync: true, maxQuantity: 1_000_000_000, defaultTick: 0.00001, simulatorSeed: 1, fillIntervalMs: 300 });
+  });
+
+  it('the command default is .data/journal of this checkout (gitignored)', () => {
+    expect(path.isAbsolute(CHECKOUT_JOURNAL_DIR)).toBe(true);
+    expect(CHECKOUT_JOURNAL_DIR.endsWith(`${path.sep}.data${path.sep}journal`)).toBe(true);
+    expect(path.dirname(path.dirname(CHECKOUT_JOURNAL_DIR))).toBe(path.resolve(new URL('../../..', import.meta.url).pathname));
+    // flags beat the command default; an empty flag turns orders off
+    const overrides = { orders: { journalDir: CHECKOUT_JOURNAL_DIR } };
+    expect(load({ overrides }).orders.journalDir).toBe(CHECKOUT_JOURNAL_DIR);
+    expect(load({ overrides, argv: ['--journal-dir', '/var/tw'] }).orders.journalDir).toBe('/var/tw');
+    expect(load({ overrides, argv: ['--journal-dir='] }).orders.journalDir).toBe('');
+  });
+
+  it('reads every order setting from env and flags', () => {
+    const c = load({
+      env: { TIDEWIRE_JOURNAL_DIR: 'j', TIDEWIRE_ORDER_DEFAULT_TICK: '0.25', TIDEWIRE_SIMULATOR_SEED: '7' },
+      argv: ['--no-journal-fsync', '--order-max-quantity', '5000', '--fill-interval-ms', '20'],
+    });
+    expect(c.orders).toEqual({ journalDir: 'j', fsync: false, maxQuantity: 5000, defaultTick: 0.25, simulatorSeed: 7, fillIntervalMs: 20 });
+    expect(load({ argv: ['--order-default-tick', '1e-4'] }).orders.defaultTick).toBe(0.0001);
+    expect(load({ overrides: { orders: { defaultTick: 0.5 } } }).orders.defaultTick).toBe(0.5);
+  });
+
+  it('stops startup on a bad value, naming the setting, the rule and the value', () => {
+    expect(() => load({ argv: ['--order-default-tick', 'abc'] })).toThrow(new ConfigError('--order-default-tick must be a number 1e-12..1000000, got "abc"'));
+    expect(() => load({ argv: ['--order-default-tick', '0'] })).toThrow(ConfigError);
+    expect(() => load({ argv: ['--order-default-tick', 'Infinity'] })).toThrow(ConfigError);
+    expect(() => load({ env: { TIDEWIRE_ORDER_MAX_QUANTITY: '0' } })).toThrow('TIDEWIRE_ORDER_MAX_QUANTITY must be an integer 1..9007199254740991, got "0"');
+    expect(() => load({ overrides: { orders: { fsync: 'yes please' } } })).toThrow(ConfigError);
+    expect(() => load({ overrides: { orders: { journal: 'x' } } })).toThrow('unknown setting "orders.journal"');
+  });
+});

@@ -1,0 +1,134 @@
+import { describe, expect, it } from 'vitest';
+import type { UserEntry } from '../config.js';
+import { loadConfig } from '../config.js';
+import { DEFAULT_ROLE_GRANTS, Entitlements, notEntitledMessage, parseGrants, parseRoleGrants } from './entitlements.js';
+import { compilePattern, patternError } from './patterns.js';
+import { checkOrder, createSecurity } from './security.js';
+
+const user = (name: string, role: UserEntry['role'], grants?: UserEntry['grants']): UserEntry =>
+  (grants ? { user: name, role, tier: 'T1', passwordHash: 'x', grants } : { user: name, role, tier: 'T1', passwordHash: 'x' });
+
+describe('patterns', () => {
+  const m = (p: string, s: string, u = 'alice') => compilePattern(p, u).test(s);
+  it('matches * within a segment and ** across segments', () => {
+    expect(m('/FX/*', '/FX/EURUSD')).toBe(true);
+    expect(m('/FX/*', '/FX/EURUSD@T2')).toBe(true);
+    expect(m('/FX/*', '/FX/A/B')).toBe(false);
+    expect(m('/FX/*', '/FX')).toBe(false);
+    expect(m('/FX/EUR*', '/FX/EURUSD')).toBe(true);
+    expect(m('/FX/EUR*', '/FX/GBPUSD')).toBe(false);
+    expect(m('/PRODUCT/**', '/PRODUCT/A/B/C')).toBe(true);
+    expect(m('/PRODUCT/**', '/PRODUCTS/A')).toBe(false);
+    expect(m('/**', '/anything/at/all')).toBe(true);
+    expect(m('/a/**/z', '/a/z')).toBe(true);
+    expect(m('/a/**/z', '/a/b/c/z')).toBe(true);
+    expect(m('/a/**/z', '/a/b/c/y')).toBe(false);
+  });
+
+  it('treats the rest literally, including regex characters and {user}', () => {
+    expect(m('/A.B', '/AxB')).toBe(false);
+    expect(m('/A.B', '/A.B')).toBe(true);
+    expect(m('/BLOTTER/{user}', '/BLOTTER/alice')).toBe(true);
+    expect(m('/BLOTTER/{user}', '/BLOTTER/bob')).toBe(false);
+    expect(m('/BLOTTER/{user}', '/BLOTTER/alicex')).toBe(false);
+    expect(m('/TRADE/{user}/**', '/TRADE/a.b/1', 'a.b')).toBe(true);
+    expect(m('/TRADE/{user}/**', '/TRADE/aXb/1', 'a.b')).toBe(false);
+  });
+
+  it('rejects malformed patterns with a reason', () => {
+    for (const bad of ['', '!', 'FX/*', '/FX//A', '/FX/{usr}', '/a b', '/(x)', '/**/**/**', '/*a*b*c*d*e', 42, null]) {
+      expect(patternError(bad), String(bad)).toBeTypeOf('string');
+    }
+    for (const good of ['/**', '!/TRADE/**', '/BLOTTER/{user}', '/FX/EUR*', '/a/**/b/**']) expect(patternError(good), good).toBeUndefined();
+  });
+
+  it('stays fast on hostile subjects (capped wildcards)', () => {
+    const p = compilePattern('/a/**/*a*a*a*a/**', 'u');
+    const subject = `/a/${'a/'.repeat(120)}aaaa/b`;
+    const t0 = performance.now();
+    expect(p.test(subject)).toBe(true);
+    expect(p.test(`/b${subject}`)).toBe(false);
+    // measured, not asserted as a timing: the call returned at all (a blow-up would hang the test)
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(0);
+  });
+});
+
+describe('Entitlements', () => {
+  const e = new Entitlements(DEFAULT_ROLE_GRANTS);
+  const alice = user('alice', 'trader');
+  const feed = user('feed', 'source');
+
+  it('grants traders market data, containers and their own blotter only', () => {
+    for (const s of ['/FX/EURUSD', '/PRODUCT/XS1', '/CONTAINER/PRODUCTS', '/BLOTTER/alice', '/TRADE/alice/000042']) expect(e.canSubscribe(alice, s), s).toBe(true);
+    for (const s of ['/BLOTTER/bob', '/TRADE/bob/000001', '/SECRET/X', '/BLOTTER/alice/x']) expect(e.canSubscribe(alice, s), s).toBe(false);
+    expect(e.canPublish(alice, '/FX/EURUSD')).toBe(false);
+    expect(e.canOrder(alice, '/PRODUCT/XS1')).toBe(true);
+    expect(e.canOrder(alice, '/TRADE/alice/1')).toBe(false);
+  });
+
+  it('lets sources publish everything but trades and blotters (deny wins)', () => {
+    expect(e.canPublish(feed, '/FX/EURUSD')).toBe(true);
+    expect(e.canPublish(feed, '/TRADE/alice/1')).toBe(false);
+    expect(e.canPublish(feed, '/BLOTTER/alice')).toBe(false);
+    expect(e.canSubscribe(feed, '/FX/EURUSD')).toBe(false);
+    expect(e.allowsEverything(feed, 'publish')).toBe(false);
+    expect(e.allowsEverything(user('god', 'source', { publish: ['/**'] }), 'publish')).toBe(false);
+  });
+
+  it('adds per-user grants and denies to the role', () => {
+    const carol = user('carol', 'trader', { subscribe: ['/SECRET/**', '!/FX/GBP*'] });
+    expect(e.canSubscribe(carol, '/SECRET/X')).toBe(true);
+    expect(e.canSubscribe(carol, '/FX/GBPUSD')).toBe(false);
+    expect(e.canSubscribe(carol, '/FX/EURUSD')).toBe(true);
+    expect(e.firstDenied(carol, 'subscribe', ['/FX/EURUSD', '/FX/GBPUSD'])).toBe(1);
+    expect(e.firstDenied(carol, 'subscribe', ['/FX/EURUSD'])).toBe(-1);
+  });
+
+  it('applies new role grants after setRoles', () => {
+    const local = new Entitlements(DEFAULT_ROLE_GRANTS);
+    expect(local.canSubscribe(alice, '/PRODUCT/X')).toBe(true);
+    local.setRoles({ ...DEFAULT_ROLE_GRANTS, trader: { subscribe: ['/FX/**'] } });
+    expect(local.canSubscribe(alice, '/PRODUCT/X')).toBe(false);
+    expect(local.canSubscribe(alice, '/FX/EURUSD')).toBe(true);
+  });
+
+  it('names user, role, verb and subject in messages', () => {
+    expect(notEntitledMessage(alice, 'subscribe', '/BLOTTER/bob')).toBe("user 'alice' (role trader) may not subscribe to '/BLOTTER/bob'");
+  });
+});
+
+describe('config', () => {
+  it('parses grants and roles, naming what is wrong', () => {
+    expect(parseGrants({ subscribe: ['/FX/*'] }, 'g')).toEqual({ subscribe: ['/FX/*'] });
+    expect(parseGrants({ read: [] }, 'g')).toMatch(/unknown action "read"/);
+    expect(parseGrants({ subscribe: ['FX'] }, 'g')).toMatch(/^g\.subscribe\.0 must start with '\/'/);
+    expect(parseGrants([], 'g')).toMatch(/must be an object/);
+    expect(parseRoleGrants({ boss: {} }, 'r')).toMatch(/unknown role "boss"/);
+    const roles = parseRoleGrants({ trader: { subscribe: ['/FX/**'] } }, 'r');
+    expect(typeof roles === 'object' && roles.trader).toEqual({ subscribe: ['/FX/**'] });
+    expect(typeof roles === 'object' && roles.source).toBe(DEFAULT_ROLE_GRANTS.source);
+  });
+
+  it('loads auth.roles and per-user grants from the config, and refuses bad ones at startup', () => {
+    const hash = 'scrypt$1024$8$1$AAAA$AAAA';
+    const c = loadConfig({ overrides: { auth: { roles: { trader: { subscribe: ['/FX/**'] } }, users: [{ user: 'carol', passwordHash: hash, role: 'trader', tier: 'T1', grants: { order: ['/FX/*'] } }] } } });
+    expect(c.auth.roles.trader).toEqual({ subscribe: ['/FX/**'] });
+    expect(c.auth.users[0]!.grants).toEqual({ order: ['/FX/*'] });
+    expect(() => loadConfig({ overrides: { auth: { roles: { trader: { subscribe: ['/FX/('] } } } } })).toThrow(/auth\.roles\.trader\.subscribe\.0/);
+    expect(() => loadConfig({ overrides: { auth: { users: [{ user: 'c', passwordHash: hash, role: 'trader', tier: 'T1', grants: { x: [] } }] } } })).toThrow(/auth\.users\.0\.grants: unknown action "x"/);
+  });
+});
+
+describe('checkOrder', () => {
+  it('refuses un-entitled instruments, then rate-limits per user', () => {
+    const config = loadConfig({ overrides: { limits: { ordersPerSecPerUser: 2 } } });
+    const security = createSecurity(config);
+    const alice = user('alice', 'trader');
+    expect(checkOrder(security, alice, '/SECRET/X', 1, 0)).toMatchObject({ code: 'NOT_ENTITLED', reqId: 1, field: 'instrument' });
+    expect(checkOrder(security, alice, '/FX/EURUSD', 2, 0)).toBeUndefined();
+    expect(checkOrder(security, alice, '/FX/EURUSD', 3, 0)).toBeUndefined();
+    expect(checkOrder(security, alice, '/FX/EURUSD', 4, 0)).toMatchObject({ code: 'RATE_LIMITED', reqId: 4 });
+    expect(checkOrder(security, user('bob', 'trader'), '/FX/EURUSD', 5, 0)).toBeUndefined();
+    expect(checkOrder(security, alice, '/FX/EURUSD', 6, 500)).toBeUndefined();
+  });
+});

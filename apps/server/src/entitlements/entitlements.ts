@@ -1,0 +1,177 @@
+/**
+ * Entitlements: which subjects a user may subscribe to (records and view containers), publish
+ * (sources) and order (instruments). Rules are subject patterns (patterns.ts) granted per role
+ * (`auth.roles`, defaults below) and per user (`auth.users[].grants`); a subject is allowed when
+ * an allow rule of the role or the user matches and no deny rule (`!`) of either does.
+ * Checks are synchronous and allocation-free after a user's rules were compiled once.
+ */
+
+import type { Role, UserEntry } from '../config.js';
+import { compilePattern, patternError, type CompiledPattern } from './patterns.js';
+
+/** What a rule grants. */
+export type Action = 'subscribe' | 'publish' | 'order';
+
+/** Every action, in documentation order. */
+export const ACTIONS: readonly Action[] = ['subscribe', 'publish', 'order'];
+
+/** Patterns per action; an absent action grants nothing. */
+export interface Grants {
+  /** Records a user may subscribe to and containers it may open views over. */
+  readonly subscribe?: readonly string[];
+  /** Subjects a source may publish (records, and containers with their member subjects). */
+  readonly publish?: readonly string[];
+  /** Instruments (record subjects) a user may order. */
+  readonly order?: readonly string[];
+}
+
+/** Grants of each role. */
+export type RoleGrants = Readonly<Record<Role, Grants>>;
+
+/** Market data every trader sees, their own blotter and trades. */
+const TRADER_SUBSCRIBE = ['/FX/**', '/PRODUCT/**', '/CONTAINER/**', '/BLOTTER/{user}', '/TRADE/{user}/**'];
+
+/**
+ * Role grants when `auth.roles` does not name the role: traders and admins see market data,
+ * containers and their own blotter and trades and may order FX and products; sources publish
+ * everything except trades and blotters (the order flow writes those).
+ */
+export const DEFAULT_ROLE_GRANTS: RoleGrants = {
+  trader: { subscribe: TRADER_SUBSCRIBE, order: ['/FX/*', '/PRODUCT/*'] },
+  admin: { subscribe: TRADER_SUBSCRIBE, order: ['/FX/*', '/PRODUCT/*'] },
+  source: { publish: ['/**', '!/TRADE/**', '!/BLOTTER/**'] },
+};
+
+/** Most patterns per action in one grants object. */
+export const MAX_PATTERNS_PER_ACTION = 1000;
+
+/**
+ * Validates a grants object from the config file (`{subscribe?, publish?, order?}`, arrays of
+ * patterns). Returns the grants, or a message naming the bad key or pattern (config.ts wraps it
+ * in a ConfigError with the origin).
+ */
+export function parseGrants(raw: unknown, at: string): Grants | string {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return `${at} must be an object {subscribe?, publish?, order?} of pattern arrays`;
+  const out: Record<string, string[]> = {};
+  for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
+    if (!(ACTIONS as readonly string[]).includes(key)) return `${at}: unknown action "${key}" (known: ${ACTIONS.join(', ')})`;
+    if (!Array.isArray(value) || value.length > MAX_PATTERNS_PER_ACTION) return `${at}.${key} must be an array of at most ${MAX_PATTERNS_PER_ACTION} patterns`;
+    for (let i = 0; i < value.length; i++) {
+      const err = patternError(value[i]);
+      if (err !== undefined) return `${at}.${key}.${i} ${err}`;
+    }
+    out[key] = value as string[];
+  }
+  return out;
+}
+
+/**
+ * Validates `auth.roles` (`{trader?, admin?, source?}` of grants) and merges it over the
+ * defaults: a role named there replaces that role's default grants entirely.
+ */
+export function parseRoleGrants(raw: unknown, at: string): RoleGrants | string {
+  if (raw === undefined) return DEFAULT_ROLE_GRANTS;
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return `${at} must be an object {trader?, admin?, source?} of grants`;
+  const out: Record<string, Grants> = { ...DEFAULT_ROLE_GRANTS };
+  for (const [role, value] of Object.entries(raw as Record<string, unknown>)) {
+    if (!Object.prototype.hasOwnProperty.call(DEFAULT_ROLE_GRANTS, role)) return `${at}: unknown role "${role}" (known: ${Object.keys(DEFAULT_ROLE_GRANTS).join(', ')})`;
+    const grants = parseGrants(value, `${at}.${role}`);
+    if (typeof grants === 'string') return grants;
+    out[role] = grants;
+  }
+  return out as RoleGrants;
+}
+
+interface CompiledAction {
+  allow: CompiledPattern[];
+  deny: CompiledPattern[];
+}
+
+type CompiledUser = Record<Action, CompiledAction>;
+
+/** The verb of `action` for messages: "subscribe to", "publish", "order". */
+function verb(action: Action): string {
+  return action === 'subscribe' ? 'subscribe to' : action;
+}
+
+/**
+ * Evaluates grants. One instance per transport; `setRoles` (config reload) replaces the role
+ * grants, and users are compiled per UserEntry object, so a reloaded user (a new object) is
+ * compiled afresh.
+ */
+export class Entitlements {
+  private roles: RoleGrants;
+  private compiled = new WeakMap<UserEntry, CompiledUser>();
+
+  /** `roles`: the merged role grants (`config.auth.roles`). */
+  constructor(roles: RoleGrants) {
+    this.roles = roles;
+  }
+
+  /** Replaces the role grants (config reload); compiled users are dropped. */
+  setRoles(roles: RoleGrants): void {
+    this.roles = roles;
+    this.compiled = new WeakMap();
+  }
+
+  /** The role grants in force. */
+  get roleGrants(): RoleGrants {
+    return this.roles;
+  }
+
+  private compile(user: UserEntry): CompiledUser {
+    let c = this.compiled.get(user);
+    if (c) return c;
+    const role = this.roles[user.role] ?? {};
+    c = {} as CompiledUser;
+    for (const action of ACTIONS) {
+      const patterns = [...(role[action] ?? []), ...(user.grants?.[action] ?? [])].map((p) => compilePattern(p, user.user));
+      c[action] = { allow: patterns.filter((p) => !p.deny), deny: patterns.filter((p) => p.deny) };
+    }
+    this.compiled.set(user, c);
+    return c;
+  }
+
+  /** True when `user` may perform `action` on `subject` (an allow rule matches, no deny rule does). */
+  can(user: UserEntry, action: Action, subject: string): boolean {
+    const c = this.compile(user)[action];
+    if (!c.allow.some((p) => p.test(subject))) return false;
+    return !c.deny.some((p) => p.test(subject));
+  }
+
+  /** True when `user`'s rules allow `action` on every subject (`/**` and no deny rule): checks can be skipped. */
+  allowsEverything(user: UserEntry, action: Action): boolean {
+    const c = this.compile(user)[action];
+    return c.deny.length === 0 && c.allow.some((p) => p.text === '/**');
+  }
+
+  /** True when `user` may subscribe to the record (or open views over the container) `subject`. */
+  canSubscribe(user: UserEntry, subject: string): boolean {
+    return this.can(user, 'subscribe', subject);
+  }
+
+  /** True when `user` (a source) may publish `subject`. */
+  canPublish(user: UserEntry, subject: string): boolean {
+    return this.can(user, 'publish', subject);
+  }
+
+  /**
+   * True when `user` may order `instrument` (a record subject such as `/PRODUCT/XS0123456789`).
+   * The order handler calls it before validating anything else; false: reject NOT_ENTITLED with
+   * `notEntitledMessage(user, 'order', instrument)`.
+   */
+  canOrder(user: UserEntry, instrument: string): boolean {
+    return this.can(user, 'order', instrument);
+  }
+
+  /** Index of the first subject `user` may not `action`, or -1 when all are allowed. */
+  firstDenied(user: UserEntry, action: Action, subjects: readonly string[]): number {
+    for (let i = 0; i < subjects.length; i++) if (!this.can(user, action, subjects[i]!)) return i;
+    return -1;
+  }
+}
+
+/** The NOT_ENTITLED message: names the user, role, action and subject. */
+export function notEntitledMessage(user: UserEntry, action: Action, subject: string): string {
+  return `user '${user.user}' (role ${user.role}) may not ${verb(action)} '${subject}'`;
+}

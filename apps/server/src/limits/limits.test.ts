@@ -1,0 +1,84 @@
+import { Worker } from 'node:worker_threads';
+import { describe, expect, it } from 'vitest';
+import { SharedCounter } from './shared-counter.js';
+import { KeyedRateLimiter, TokenBucket } from './token-bucket.js';
+
+describe('TokenBucket', () => {
+  it('allows a burst, then the rate, never more', () => {
+    const b = new TokenBucket(10, 3, 0);
+    expect([b.take(0), b.take(0), b.take(0), b.take(0)]).toEqual([true, true, true, false]);
+    expect(b.waitMs(0)).toBe(100);
+    expect(b.take(50)).toBe(false);
+    expect(b.take(100)).toBe(true);
+    expect(b.take(100)).toBe(false);
+    // refills up to the burst only
+    expect([b.take(10_000), b.take(10_000), b.take(10_000), b.take(10_000)]).toEqual([true, true, true, false]);
+  });
+
+  it('adds nothing when the clock goes backwards', () => {
+    const b = new TokenBucket(1000, 1, 1000);
+    expect(b.take(1000)).toBe(true);
+    expect(b.take(0)).toBe(false);
+    expect(b.take(999)).toBe(false);
+  });
+
+  it('keyed: one bucket per key, forgets idle keys, off at rate 0', () => {
+    const l = new KeyedRateLimiter(1, 1);
+    expect(l.take('a', 0)).toBe(true);
+    expect(l.take('a', 0)).toBe(false);
+    expect(l.take('b', 0)).toBe(true);
+    l.sweep(120_000);
+    expect(l.size).toBe(0);
+    const off = new KeyedRateLimiter(0, 0);
+    for (let i = 0; i < 100; i++) expect(off.take('x', 0)).toBe(true);
+  });
+});
+
+describe('SharedCounter', () => {
+  it('counts per key up to the limit and releases', () => {
+    const c = new SharedCounter(SharedCounter.allocate(64));
+    expect(c.acquire('ip:1', 2)).toBe('ok');
+    expect(c.acquire('ip:1', 2)).toBe('ok');
+    expect(c.acquire('ip:1', 2)).toBe('limit');
+    expect(c.acquire('ip:2', 2)).toBe('ok');
+    expect(c.count('ip:1')).toBe(2);
+    c.release('ip:1');
+    expect(c.acquire('ip:1', 2)).toBe('ok');
+    c.release('never-seen');
+    c.release('ip:2');
+    c.release('ip:2');
+    expect(c.count('ip:2')).toBe(0);
+    expect(c.acquire('ip:3', 0)).toBe('ok');
+  });
+
+  it('answers untracked when the table is full', () => {
+    const c = new SharedCounter(SharedCounter.allocate(4));
+    const results = Array.from({ length: 6 }, (_, i) => c.acquire(`k${i}`, 10));
+    expect(results.filter((r) => r === 'ok')).toHaveLength(4);
+    expect(results.filter((r) => r === 'untracked')).toHaveLength(2);
+  });
+
+  it('holds the limit across threads acquiring at once (compiled module in 4 worker threads)', async () => {
+    // the build output: worker threads cannot load TypeScript sources (npm test builds first)
+    const compiled = new URL('../../dist/limits/shared-counter.js', import.meta.url).href;
+    const buffer = SharedCounter.allocate(1024);
+    const code = `
+      const { workerData, parentPort } = require('node:worker_threads');
+      import(workerData.compiled).then(({ SharedCounter }) => {
+        const c = new SharedCounter(workerData.buffer);
+        let ok = 0;
+        for (let i = 0; i < workerData.tries; i++) if (c.acquire('user:alice', workerData.limit) === 'ok') ok++;
+        parentPort.postMessage(ok);
+      });
+    `;
+    const workers = Array.from({ length: 4 }, () => new Worker(code, { eval: true, workerData: { buffer, compiled, tries: 500, limit: 1000 } }));
+    const oks = await Promise.all(workers.map((w) => new Promise<number>((resolve, reject) => {
+      w.once('message', (n: number) => resolve(n));
+      w.once('error', reject);
+    })));
+    await Promise.all(workers.map((w) => w.terminate()));
+    // 2,000 attempts against a limit of 1,000: exactly 1,000 succeed, whatever the interleaving
+    expect(oks.reduce((a, b) => a + b, 0)).toBe(1000);
+    expect(new SharedCounter(buffer).count('user:alice')).toBe(1000);
+  });
+});

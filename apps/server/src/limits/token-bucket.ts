@@ -1,0 +1,78 @@
+/**
+ * Token buckets for request and order rates: `ratePerSec` tokens are added per second up to
+ * `burst`; each request takes one. Time comes from the caller (the handler's Clock), so tests
+ * drive it by hand.
+ */
+
+/** One bucket; starts full. */
+export class TokenBucket {
+  private tokens: number;
+  private last: number;
+
+  /**
+   * `ratePerSec` > 0 refill rate, tokens per second; `burst` >= 1 capacity (also the start
+   * level); `nowMs` the creation time, epoch ms.
+   */
+  constructor(private readonly ratePerSec: number, private readonly burst: number, nowMs: number) {
+    this.tokens = burst;
+    this.last = nowMs;
+  }
+
+  /**
+   * Takes one token at `nowMs`: true when there was one. A clock going backwards adds nothing
+   * (never a negative refill).
+   */
+  take(nowMs: number): boolean {
+    if (nowMs > this.last) {
+      this.tokens = Math.min(this.burst, this.tokens + ((nowMs - this.last) * this.ratePerSec) / 1000);
+      this.last = nowMs;
+    }
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+
+  /** Milliseconds until the next token at `nowMs` (0 when one is available). */
+  waitMs(nowMs: number): number {
+    const have = this.tokens + (Math.max(0, nowMs - this.last) * this.ratePerSec) / 1000;
+    return have >= 1 ? 0 : Math.ceil(((1 - have) * 1000) / this.ratePerSec);
+  }
+}
+
+/** Keys whose bucket was idle (full) this long are forgotten by `KeyedRateLimiter.sweep`. */
+const IDLE_FORGET_MS = 60_000;
+
+/**
+ * One token bucket per key (e.g. per user for orders/s). Memory stays bounded: buckets idle for
+ * a minute are dropped by `sweep`, which `take` runs every 1,000 calls.
+ */
+export class KeyedRateLimiter {
+  private readonly buckets = new Map<string, { bucket: TokenBucket; lastMs: number }>();
+  private calls = 0;
+
+  /** `ratePerSec` tokens per second per key, `burst` capacity per key; 0 `ratePerSec` turns the limiter off. */
+  constructor(readonly ratePerSec: number, readonly burst: number) {}
+
+  /** Takes a token for `key` at `nowMs`; true when allowed (always when the limiter is off). */
+  take(key: string, nowMs: number): boolean {
+    if (this.ratePerSec <= 0) return true;
+    if (++this.calls % 1000 === 0) this.sweep(nowMs);
+    let entry = this.buckets.get(key);
+    if (!entry) {
+      entry = { bucket: new TokenBucket(this.ratePerSec, this.burst, nowMs), lastMs: nowMs };
+      this.buckets.set(key, entry);
+    }
+    entry.lastMs = nowMs;
+    return entry.bucket.take(nowMs);
+  }
+
+  /** Drops buckets not used for a minute (they would be full again anyway). */
+  sweep(nowMs: number): void {
+    for (const [key, entry] of this.buckets) if (nowMs - entry.lastMs > IDLE_FORGET_MS) this.buckets.delete(key);
+  }
+
+  /** Keys currently tracked. */
+  get size(): number {
+    return this.buckets.size;
+  }
+}
