@@ -6,7 +6,7 @@
 
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_HEARTBEAT_MS, DEFAULT_LIMITS } from '@tidewire/protocol';
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_LIMITS, MAX_VIEW_WINDOW_ROWS, VIEW_LIMITS } from '@tidewire/protocol';
 
 /** Value kinds a setting can have (`number`: a finite decimal, e.g. a tick size). */
 export type SettingType = 'int' | 'number' | 'string' | 'bool';
@@ -82,6 +82,20 @@ export const SETTINGS: readonly SettingSpec[] = [
     doc: 'A connection without a successful `session.login` after this long is closed with 4001.' },
   { path: 'limits.maxProtocolErrors', type: 'int', env: 'TIDEWIRE_MAX_PROTOCOL_ERRORS', flag: 'max-protocol-errors', default: 100, min: 1, max: 1_000_000, unit: 'errors',
     doc: 'Error replies one connection may provoke (bad frames, bad requests); the next closes it with 4002.' },
+  { path: 'limits.requestsPerSec', type: 'int', env: 'TIDEWIRE_REQUESTS_PER_SEC', flag: 'requests-per-sec', default: 200, min: 1, max: 1_000_000, zeroMeansOff: true, unit: 'frames/s',
+    doc: 'Token-bucket refill rate of frames one `/stream` session may send; a frame over it gets RATE_LIMITED (counted as an error towards `limits.maxProtocolErrors`); 0 is off.' },
+  { path: 'limits.requestBurst', type: 'int', env: 'TIDEWIRE_REQUEST_BURST', flag: 'request-burst', default: 400, min: 1, max: 1_000_000, unit: 'frames',
+    doc: 'Token-bucket size of `limits.requestsPerSec`: frames a `/stream` session may send back to back before the rate applies.' },
+  { path: 'limits.maxConnectionsPerIp', type: 'int', env: 'TIDEWIRE_MAX_CONNECTIONS_PER_IP', flag: 'max-connections-per-ip', default: 20_000, min: 1, max: 65_535, zeroMeansOff: true, unit: 'connections',
+    doc: 'Open WebSockets (both endpoints, all workers) from one remote address; the next is closed with 4029 TOO_MANY_CONNECTIONS; 0 is off.' },
+  { path: 'limits.maxConnectionsPerUser', type: 'int', env: 'TIDEWIRE_MAX_CONNECTIONS_PER_USER', flag: 'max-connections-per-user', default: 20_000, min: 1, max: 65_535, zeroMeansOff: true, unit: 'sessions',
+    doc: 'Logged-in sessions of one user (all workers); one more login gets LIMIT_EXCEEDED and the connection is closed with 4029; 0 is off.' },
+  { path: 'limits.maxViewWindowRows', type: 'int', env: 'TIDEWIRE_MAX_WINDOW_ROWS', flag: 'max-window-rows', default: MAX_VIEW_WINDOW_ROWS, min: 1, max: MAX_VIEW_WINDOW_ROWS, unit: 'rows',
+    doc: 'Largest `window.size` of `view.create` / `view.change`; above it LIMIT_EXCEEDED (the engine caps it at 10,000 in any case).' },
+  { path: 'limits.maxFilterBytes', type: 'int', env: 'TIDEWIRE_MAX_FILTER_BYTES', flag: 'max-filter-bytes', default: VIEW_LIMITS.maxFilterBytes, min: 16, max: VIEW_LIMITS.maxFilterBytes, unit: 'bytes',
+    doc: 'Longest view filter, UTF-8 bytes; longer gets LIMIT_EXCEEDED (the engine caps it at 4,096 and nesting at 32 levels in any case).' },
+  { path: 'limits.ordersPerSecPerUser', type: 'int', env: 'TIDEWIRE_ORDERS_PER_SEC', flag: 'orders-per-sec', default: 100, min: 1, max: 1_000_000, zeroMeansOff: true, unit: 'orders/s',
+    doc: 'Order requests one user may send per second (token bucket of the same size, per transport worker); more get RATE_LIMITED; 0 is off.' },
   { path: 'session.heartbeatMs', type: 'int', env: 'TIDEWIRE_HEARTBEAT_MS', flag: 'heartbeat-ms', default: DEFAULT_HEARTBEAT_MS, min: 100, max: 300_000, unit: 'ms',
     doc: 'Heartbeat period announced in `session.loggedIn`; clients send `session.ping` this often.' },
   { path: 'session.idleTimeoutSec', type: 'int', env: 'TIDEWIRE_IDLE_TIMEOUT_SEC', flag: 'idle-timeout-sec', default: 16, min: 8, max: 960, zeroMeansOff: true, unit: 's',

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SETTINGS, type SettingSpec } from './config-spec.js';
+import { parseGrants, parseRoleGrants, type Grants, type RoleGrants } from './entitlements/entitlements.js';
 
 /** Roles a user can have. */
 export type Role = 'trader' | 'admin' | 'source';
@@ -20,6 +21,8 @@ export interface UserEntry {
   role: Role;
   /** Price tier the user's sessions are opened with. */
   tier: string;
+  /** Rules of this user on top of its role's (docs/security.md); absent: the role's only. */
+  grants?: Grants;
 }
 
 /** The validated, frozen server configuration. Every field is documented in docs/configuration.md. */
@@ -46,6 +49,20 @@ export interface Config {
     readonly maxSubscriptionsPerSession: number;
     readonly loginTimeoutMs: number;
     readonly maxProtocolErrors: number;
+    /** Frames per second per `/stream` session (token bucket refill); 0: off. */
+    readonly requestsPerSec: number;
+    /** Token-bucket size of requestsPerSec, frames. */
+    readonly requestBurst: number;
+    /** Open connections per remote address, server-wide; 0: off. */
+    readonly maxConnectionsPerIp: number;
+    /** Logged-in sessions per user, server-wide; 0: off. */
+    readonly maxConnectionsPerUser: number;
+    /** Largest view window, rows. */
+    readonly maxViewWindowRows: number;
+    /** Longest view filter, UTF-8 bytes. */
+    readonly maxFilterBytes: number;
+    /** Orders per second per user (per transport worker); 0: off. */
+    readonly ordersPerSecPerUser: number;
   };
   readonly session: { readonly heartbeatMs: number; readonly idleTimeoutSec: number };
   /** Orders (issue 4): the journal and the order rules; `journalDir` empty = orders disabled. */
@@ -67,6 +84,8 @@ export interface Config {
     readonly tokenTtlMs: number;
     readonly demoUsers: boolean;
     readonly users: readonly UserEntry[];
+    /** Grants per role: `auth.roles` of the config file over the defaults (entitlements.ts). */
+    readonly roles: RoleGrants;
   };
 }
 
@@ -204,7 +223,7 @@ function validateFileShape(file: Record<string, unknown>, origin: string): void 
     if (!known.has(section)) known.set(section, new Set());
     known.get(section)!.add(key);
   }
-  known.get('auth')!.add('users');
+  known.get('auth')!.add('users').add('roles');
   for (const [section, value] of Object.entries(file)) {
     const keys = known.get(section);
     if (!keys) throw new ConfigError(`${origin}: unknown section "${section}" (known: ${[...known.keys()].join(', ')})`);
@@ -217,12 +236,12 @@ function validateFileShape(file: Record<string, unknown>, origin: string): void 
 
 function validateUsers(raw: unknown, origin: string): UserEntry[] {
   if (raw === undefined) return [];
-  if (!Array.isArray(raw)) throw new ConfigError(`${origin} auth.users must be an array of {user, passwordHash, role, tier}`);
+  if (!Array.isArray(raw)) throw new ConfigError(`${origin} auth.users must be an array of {user, passwordHash, role, tier, grants?}`);
   const seen = new Set<string>();
   return raw.map((u: unknown, i) => {
     const at = `${origin} auth.users.${i}`;
-    if (!u || typeof u !== 'object') throw new ConfigError(`${at} must be an object {user, passwordHash, role, tier}`);
-    const { user, passwordHash, role, tier, ...rest } = u as Record<string, unknown>;
+    if (!u || typeof u !== 'object') throw new ConfigError(`${at} must be an object {user, passwordHash, role, tier, grants?}`);
+    const { user, passwordHash, role, tier, grants, ...rest } = u as Record<string, unknown>;
     const extra = Object.keys(rest)[0];
     if (extra !== undefined) throw new ConfigError(`${at}: unknown key "${extra}"`);
     if (typeof user !== 'string' || !/^[A-Za-z0-9_.@-]{1,64}$/.test(user)) throw new ConfigError(`${at}.user must be 1..64 characters of [A-Za-z0-9_.@-], got ${JSON.stringify(user)}`);
@@ -233,7 +252,10 @@ function validateUsers(raw: unknown, origin: string): UserEntry[] {
     }
     if (typeof role !== 'string' || !(ROLES as readonly string[]).includes(role)) throw new ConfigError(`${at}.role must be one of ${ROLES.join(', ')}, got ${JSON.stringify(role)}`);
     if (typeof tier !== 'string' || !/^[A-Za-z0-9_-]{1,32}$/.test(tier)) throw new ConfigError(`${at}.tier must be 1..32 characters of [A-Za-z0-9_-], got ${JSON.stringify(tier)}`);
-    return { user, passwordHash, role: role as Role, tier };
+    if (grants === undefined) return { user, passwordHash, role: role as Role, tier };
+    const parsed = parseGrants(grants, `${at}.grants`);
+    if (typeof parsed === 'string') throw new ConfigError(parsed);
+    return { user, passwordHash, role: role as Role, tier, grants: parsed };
   });
 }
 
@@ -292,9 +314,13 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   }
 
   let users: UserEntry[] = [];
+  let roles: RoleGrants | string = parseRoleGrants(undefined, '');
   for (const layer of layers) {
     const raw = getPath(layer.data, 'auth.users');
     if (raw !== undefined) users = validateUsers(raw, layer.origin);
+    const rawRoles = getPath(layer.data, 'auth.roles');
+    if (rawRoles !== undefined) roles = parseRoleGrants(rawRoles, `${layer.origin} auth.roles`);
+    if (typeof roles === 'string') throw new ConfigError(roles);
   }
 
   const server = out.server!;
@@ -316,6 +342,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   auth.tokenSecret = generated ? (sources.randomSecret ?? randomHex)() : secret;
   auth.tokenSecretGenerated = generated;
   auth.users = users;
+  auth.roles = roles;
   if (!auth.demoUsers && users.length === 0) throw new ConfigError('auth.users is empty and auth.demoUsers is false: nobody could log in');
 
   return deepFreeze(out as unknown as Config);

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * `tidewire-server`: load config, start the server, stop gracefully on SIGINT/SIGTERM.
+ * `tidewire-server`: load config, start the server, stop gracefully on SIGINT/SIGTERM, reload
+ * users and rules on SIGHUP.
  * No logic here: see server.ts.
  */
 
@@ -50,6 +51,17 @@ async function main(): Promise<number> {
         resolve();
       });
     };
+    // SIGHUP: re-read the config (file, env, flags) and apply users, passwords and rules
+    process.on('SIGHUP', () => {
+      let next;
+      try {
+        next = loadConfig({ argv, env: processEnv(), overrides: COMMAND_DEFAULTS });
+      } catch (err) {
+        log('error', 'auth.reloadFailed', { error: err instanceof Error ? err.message : String(err), kept: 'the running users and rules' });
+        return;
+      }
+      server.reloadAuth(next, 'SIGHUP').catch((err) => log('error', 'auth.reloadFailed', { error: String(err) }));
+    });
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));
   });
