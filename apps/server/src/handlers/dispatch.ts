@@ -53,7 +53,6 @@ export function dispatchStream(ctx: HandlerContext, session: Session, port: Conn
     replyError(ctx, session, port, m.error);
     return;
   }
-  switch (m.type) {
   if (session.rate && !session.rate.take(ctx.clock.now())) {
     replyError(ctx, session, port, {
       code: 'RATE_LIMITED', reqId: m.reqId,
@@ -61,6 +60,7 @@ export function dispatchStream(ctx: HandlerContext, session: Session, port: Conn
     });
     return;
   }
+  switch (m.type) {
     case 'session.login':
       void handleLogin(ctx, session, port, m).catch((err) => log('error', 'session.loginFault', { ...session.logFields(), error: String(err) }));
       return;
