@@ -62,6 +62,27 @@ export declare class Engine {
   setBatching(config: BatchingConfig): void
   /** Current counters. */
   stats(): EngineStats
+  /**
+   * Submits an order for `sessionId`'s user: `order.ack` (only once the journal entry is on
+   * disk), `order.reject` (nothing changed) or `error` arrives in the session's frames. Throws
+   * UNAVAILABLE when orders are disabled (no journalDir), BAD_REQUEST for a side/timeInForce
+   * outside the protocol's values.
+   */
+  orderSubmit(sessionId: number, reqId: number, order: OrderSubmitInput): void
+  /** Cancels the session user's open order; replies as `orderSubmit`. */
+  orderCancel(sessionId: number, reqId: number, clientOrderId: string): void
+  /**
+   * Amends the session user's open order (new total quantity and/or limit price; null leaves it);
+   * replies as `orderSubmit`.
+   */
+  orderAmend(sessionId: number, reqId: number, clientOrderId: string, quantity?: number | undefined | null, price?: number | undefined | null): void
+  /** The journal replay done at construction; null when orders are disabled. */
+  recovery(): JournalRecovery | null
+  /**
+   * Accept -> durable-ack latencies in microseconds since the last call (at most 65,536, oldest
+   * dropped); empty when orders are disabled.
+   */
+  takeOrderAckLatencies(): Float64Array
   /** Stops the engine thread (joins it); later calls throw UNAVAILABLE. Idempotent. */
   shutdown(): void
 }
@@ -120,6 +141,27 @@ export interface EngineConfig {
   slowConsumerMs?: number
   /** Record subscriptions one session may hold; above it: LIMIT_EXCEEDED. @default 10000 */
   maxSubscriptionsPerSession?: number
+  /**
+   * Order journal directory (created if missing); unset or empty = orders disabled
+   * (`orderSubmit` & co. throw UNAVAILABLE). Replayed at construction: see `recovery()`.
+   */
+  journalDir?: string
+  /** fdatasync each journal commit group; false only for tests that don't care. @default true */
+  journalFsync?: boolean
+  /** Largest quantity of one order; above it: reject quantity/aboveLimit. @default 1000000000 */
+  orderMaxQuantity?: number
+  /** Tick of instruments whose record has no numeric `tickSize` field. @default 0.00001 */
+  orderDefaultTick?: number
+  /** Execution simulator RNG seed (same seed + same ticks = same fills). @default 1 */
+  simulatorSeed?: number
+  /** Partial fills before an order fills completely (0..100). @default 2 */
+  simulatorMaxPartials?: number
+  /** Smallest partial fill, as a fraction of the remaining quantity, (0, 1]. @default 0.25 */
+  simulatorMinFraction?: number
+  /** Largest partial fill fraction, [simulatorMinFraction, 1]. @default 0.75 */
+  simulatorMaxFraction?: number
+  /** Least time between two executions of one order (keeps partial fills visible), ms. @default 300 */
+  simulatorFillIntervalMs?: number
 }
 
 /** Engine counters (cumulative) and gauges (current). */
@@ -146,4 +188,44 @@ export interface EngineStats {
   records: number
   /** Publishes refused by the store (a record would pass 128 fields). */
   publishesRejected: number
+  /** Orders accepted since start (0 with orders disabled). */
+  ordersAccepted: number
+  /** Order requests rejected since start. */
+  ordersRejected: number
+  /** Orders open now (new, acknowledged, partially filled; recovered ones included). */
+  ordersOpen: number
+  /** Last durable journal seq (0 = none). */
+  journalDurableSeq: number
+}
+
+/** The journal replay done at construction. */
+export interface JournalRecovery {
+  /** Journal entries replayed. */
+  records: number
+  /** Bytes of torn tail cut off (0 = clean). */
+  bytesDropped: number
+  /** Last journal seq (0 = empty); the next entry gets lastSeq + 1. */
+  lastSeq: number
+  /** Orders rebuilt. */
+  orders: number
+  /** Of those, still open. */
+  openOrders: number
+  /** `journal: dropped N bytes of torn tail after seq S` when a tail was cut: log it. */
+  logLine?: string
+}
+
+/** An `order.submit` as the server decoded it (shape checked; the engine checks the rules). */
+export interface OrderSubmitInput {
+  /** 1-64 characters, unique per user. */
+  clientOrderId: string
+  /** Instrument subject (a record with bid/ask), e.g. `/FX/EURUSD`. */
+  instrument: string
+  /** `buy` or `sell`. */
+  side: string
+  /** Whole number 1..orderMaxQuantity (else an `order.reject`). */
+  quantity: number
+  /** Limit price on the instrument's tick; null/absent = market order. */
+  price?: number
+  /** `day`, `ioc` or `gtc`. */
+  timeInForce: string
 }

@@ -1,8 +1,12 @@
 //! Engine configuration: defaults, and validation of values that arrive as JavaScript numbers.
 
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::{EngineError, Result};
+use crate::journal::{Clock, SyncHook, SystemClock};
+use crate::order::SimulatorConfig;
 
 /// Batching and throttling of session outboxes (Liberator semantics, see `batch::Burst`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,6 +160,142 @@ impl RawConfig {
     }
 }
 
+/// Orders: the journal, validation limits and the execution simulator. An engine started with
+/// one has orders enabled (see `runtime::Engine::start_with_orders`).
+#[derive(Clone)]
+pub struct OrdersConfig {
+    /// Directory of the order journal (created if missing).
+    pub journal_dir: PathBuf,
+    /// fdatasync per commit group. Default true; false only for tests that do not care.
+    pub journal_fsync: bool,
+    /// Largest quantity of one order. Default 1,000,000,000.
+    pub max_quantity: u64,
+    /// Tick of instruments whose record has no numeric `tickSize` field. Default 0.00001.
+    pub default_tick: f64,
+    /// Execution simulator policy (seed, partial fills).
+    pub simulator: SimulatorConfig,
+    /// Least time between two executions of one order (so partial fills stay visible). Default 300 ms.
+    pub fill_interval: Duration,
+    /// Period of the execution pass over orders of instruments that did not tick. Default 250 ms.
+    pub pass_interval: Duration,
+    /// Wall clock for order timestamps (`created`, `updated`) and the journal. Default the system clock.
+    pub clock: Arc<dyn Clock>,
+    /// Hook after each journal fdatasync (tests: hold the writer to observe "no ack before durable").
+    pub sync_hook: Option<SyncHook>,
+}
+
+impl std::fmt::Debug for OrdersConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OrdersConfig")
+            .field("journal_dir", &self.journal_dir)
+            .field("journal_fsync", &self.journal_fsync)
+            .field("max_quantity", &self.max_quantity)
+            .field("default_tick", &self.default_tick)
+            .field("simulator", &self.simulator)
+            .field("fill_interval", &self.fill_interval)
+            .field("pass_interval", &self.pass_interval)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OrdersConfig {
+    /// Defaults with the journal in `journal_dir`.
+    pub fn new(journal_dir: impl Into<PathBuf>) -> OrdersConfig {
+        OrdersConfig {
+            journal_dir: journal_dir.into(),
+            journal_fsync: true,
+            max_quantity: 1_000_000_000,
+            default_tick: 0.00001,
+            simulator: SimulatorConfig::default(),
+            fill_interval: Duration::from_millis(300),
+            pass_interval: Duration::from_millis(250),
+            clock: Arc::new(SystemClock),
+            sync_hook: None,
+        }
+    }
+}
+
+/// Order settings as JavaScript passes them (all optional). `journal_dir` unset = orders disabled.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RawOrdersConfig {
+    /// See `OrdersConfig::journal_dir`; `None` or empty: orders disabled.
+    pub journal_dir: Option<String>,
+    /// See `OrdersConfig::journal_fsync`.
+    pub journal_fsync: Option<bool>,
+    /// See `OrdersConfig::max_quantity` (`orderMaxQuantity`).
+    pub order_max_quantity: Option<f64>,
+    /// See `OrdersConfig::default_tick` (`orderDefaultTick`).
+    pub order_default_tick: Option<f64>,
+    /// `SimulatorConfig::seed` (`simulatorSeed`), integer 0..2^53.
+    pub simulator_seed: Option<f64>,
+    /// `SimulatorConfig::max_partials` (`simulatorMaxPartials`), 0..100.
+    pub simulator_max_partials: Option<f64>,
+    /// `SimulatorConfig::min_fraction` (`simulatorMinFraction`), (0, 1].
+    pub simulator_min_fraction: Option<f64>,
+    /// `SimulatorConfig::max_fraction` (`simulatorMaxFraction`), [minFraction, 1].
+    pub simulator_max_fraction: Option<f64>,
+    /// See `OrdersConfig::fill_interval` (`simulatorFillIntervalMs`).
+    pub simulator_fill_interval_ms: Option<f64>,
+}
+
+fn fraction(name: &str, value: Option<f64>, default: f64) -> Result<f64> {
+    match value {
+        None => Ok(default),
+        Some(v) if v > 0.0 && v <= 1.0 => Ok(v),
+        Some(v) => Err(config_error(name, v, "must be a number in (0, 1]")),
+    }
+}
+
+impl RawOrdersConfig {
+    /// Validates every value (errors name the setting) and fills defaults; `Ok(None)` when
+    /// `journal_dir` is unset or empty (orders disabled).
+    pub fn resolve(&self) -> Result<Option<OrdersConfig>> {
+        let Some(dir) = self.journal_dir.as_deref().filter(|d| !d.is_empty()) else {
+            return Ok(None);
+        };
+        let mut c = OrdersConfig::new(dir);
+        c.journal_fsync = self.journal_fsync.unwrap_or(true);
+        c.max_quantity = int("orderMaxQuantity", self.order_max_quantity, c.max_quantity, 1, 1 << 53)?;
+        if let Some(t) = self.order_default_tick {
+            if !(t.is_finite() && t > 0.0 && t <= 1e6) {
+                return Err(config_error(
+                    "orderDefaultTick",
+                    t,
+                    "must be a number > 0 and <= 1000000",
+                ));
+            }
+            c.default_tick = t;
+        }
+        let d = SimulatorConfig::default();
+        c.simulator = SimulatorConfig {
+            seed: int("simulatorSeed", self.simulator_seed, d.seed, 0, 1 << 53)?,
+            max_partials: int(
+                "simulatorMaxPartials",
+                self.simulator_max_partials,
+                d.max_partials.into(),
+                0,
+                100,
+            )? as u32,
+            min_fraction: fraction("simulatorMinFraction", self.simulator_min_fraction, d.min_fraction)?,
+            max_fraction: fraction("simulatorMaxFraction", self.simulator_max_fraction, d.max_fraction)?,
+            min_partial: d.min_partial,
+        };
+        if c.simulator.max_fraction < c.simulator.min_fraction {
+            return Err(config_error(
+                "simulatorMaxFraction",
+                c.simulator.max_fraction,
+                &format!("must be at least simulatorMinFraction ({})", c.simulator.min_fraction),
+            ));
+        }
+        c.fill_interval = ms(
+            "simulatorFillIntervalMs",
+            self.simulator_fill_interval_ms,
+            c.fill_interval,
+        )?;
+        Ok(Some(c))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,5 +345,54 @@ mod tests {
         .resolve()
         .unwrap();
         assert_eq!(ok.batching.burst_max, Duration::from_millis(500));
+    }
+
+    #[test]
+    fn orders_config_defaults_and_validation() {
+        assert!(
+            RawOrdersConfig::default().resolve().unwrap().is_none(),
+            "no journalDir: disabled"
+        );
+        let off = RawOrdersConfig {
+            journal_dir: Some(String::new()),
+            ..Default::default()
+        };
+        assert!(off.resolve().unwrap().is_none());
+        let on = RawOrdersConfig {
+            journal_dir: Some("/tmp/j".into()),
+            ..Default::default()
+        };
+        let c = on.resolve().unwrap().unwrap();
+        assert_eq!(
+            (c.max_quantity, c.default_tick, c.journal_fsync),
+            (1_000_000_000, 0.00001, true)
+        );
+        let bad = |r: RawOrdersConfig| r.resolve().unwrap_err().field().map(str::to_owned);
+        let with = |f: fn(&mut RawOrdersConfig)| {
+            let mut r = on.clone();
+            f(&mut r);
+            r
+        };
+        assert_eq!(
+            bad(with(|r| r.order_max_quantity = Some(0.0))).as_deref(),
+            Some("orderMaxQuantity")
+        );
+        assert_eq!(
+            bad(with(|r| r.order_default_tick = Some(-1.0))).as_deref(),
+            Some("orderDefaultTick")
+        );
+        assert_eq!(
+            bad(with(|r| r.simulator_min_fraction = Some(1.5))).as_deref(),
+            Some("simulatorMinFraction")
+        );
+        let inverted = with(|r| {
+            r.simulator_min_fraction = Some(0.8);
+            r.simulator_max_fraction = Some(0.2);
+        });
+        assert_eq!(bad(inverted).as_deref(), Some("simulatorMaxFraction"));
+        assert_eq!(
+            bad(with(|r| r.simulator_fill_interval_ms = Some(0.5))).as_deref(),
+            Some("simulatorFillIntervalMs")
+        );
     }
 }

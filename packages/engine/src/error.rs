@@ -12,6 +12,8 @@ pub enum ErrorCode {
     BadRequest,
     /// `type` names no message this endpoint accepts.
     UnknownType,
+    /// The session's user may not see or publish this subject (private trade records, blotters).
+    NotEntitled,
     /// A configured limit would be exceeded.
     LimitExceeded,
     /// The named engine, worker or session does not exist.
@@ -29,6 +31,7 @@ impl ErrorCode {
             ErrorCode::BadFrame => "BAD_FRAME",
             ErrorCode::BadRequest => "BAD_REQUEST",
             ErrorCode::UnknownType => "UNKNOWN_TYPE",
+            ErrorCode::NotEntitled => "NOT_ENTITLED",
             ErrorCode::LimitExceeded => "LIMIT_EXCEEDED",
             ErrorCode::NotFound => "NOT_FOUND",
             ErrorCode::Unavailable => "UNAVAILABLE",
@@ -85,6 +88,22 @@ pub enum EngineError {
         /// Human-readable: what was not found.
         message: String,
     },
+    /// The caller may not touch this subject (a source publishing under `/TRADE/` or `/BLOTTER/`).
+    #[error("{message}")]
+    NotEntitled {
+        /// Human-readable: the subject and the rule.
+        message: String,
+        /// Dotted path of the offending field (`subject`), if any.
+        field: Option<String>,
+        /// Index of the offending message in a source frame, if any.
+        index: Option<u32>,
+    },
+    /// A feature is not configured (orders without a journal directory); `message` names the setting.
+    #[error("{message}")]
+    NotConfigured {
+        /// Human-readable: what is off and which setting turns it on.
+        message: String,
+    },
     /// The engine has been shut down.
     #[error("engine {engine_id} is shut down")]
     Unavailable {
@@ -117,7 +136,8 @@ impl EngineError {
             EngineError::UnknownType { .. } => ErrorCode::UnknownType,
             EngineError::LimitExceeded { .. } => ErrorCode::LimitExceeded,
             EngineError::NotFound { .. } => ErrorCode::NotFound,
-            EngineError::Unavailable { .. } => ErrorCode::Unavailable,
+            EngineError::NotEntitled { .. } => ErrorCode::NotEntitled,
+            EngineError::NotConfigured { .. } | EngineError::Unavailable { .. } => ErrorCode::Unavailable,
             EngineError::Internal { .. } => ErrorCode::Internal,
         }
     }
@@ -125,7 +145,7 @@ impl EngineError {
     /// Dotted path of the offending field, when the error names one.
     pub fn field(&self) -> Option<&str> {
         match self {
-            EngineError::BadRequest { field, .. } => field.as_deref(),
+            EngineError::BadRequest { field, .. } | EngineError::NotEntitled { field, .. } => field.as_deref(),
             _ => None,
         }
     }
@@ -134,6 +154,7 @@ impl EngineError {
     pub fn index(&self) -> Option<u32> {
         match self {
             EngineError::BadRequest { index, .. }
+            | EngineError::NotEntitled { index, .. }
             | EngineError::UnknownType { index, .. }
             | EngineError::BadFrame { index, .. } => *index,
             _ => None,

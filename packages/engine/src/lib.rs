@@ -8,6 +8,7 @@ pub mod filter;
 pub mod intern;
 pub mod journal;
 pub mod order;
+pub mod orders;
 pub mod store;
 pub mod value;
 pub mod wire;

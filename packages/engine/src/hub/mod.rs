@@ -260,6 +260,13 @@ impl Hub {
                 }
             }
             Command::ContainerPublish { subject, ops } => self.container_publish(&subject, &ops, now),
+            // Privacy: a view of another user's blotter is refused before any view work.
+            Command::ViewCreate {
+                sid,
+                req_id,
+                ref container,
+                ..
+            } if self.refuse_private(sid, req_id, container, "container", now) => {}
             Command::ViewCreate {
                 sid,
                 req_id,
@@ -341,6 +348,28 @@ impl Hub {
         match (t, self.views_expire_at) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
+        }
+    }
+
+    /// The login name of session `sid`, if it is open.
+    pub fn session_user(&self, sid: u32) -> Option<&str> {
+        self.session_by_sid(sid).map(|s| &*s.user)
+    }
+
+    /// Queues `msg` (one encoded server message) for session `sid` as a control message and makes
+    /// the session due now: it is flushed at the end of this pass instead of waiting for the burst
+    /// window (order acks are replies a client waits on). Unknown sid: ignored.
+    pub fn reply_now(&mut self, sid: u32, msg: &[u8], now: Instant) {
+        let Some(&slot) = self.by_sid.get(&sid) else { return };
+        let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+            return;
+        };
+        s.outbox.push_control(msg);
+        self.stats.deliveries += 1;
+        s.burst.on_message(&self.cfg.batching, now);
+        s.due = Some(now);
+        if s.blocked_since.is_none() {
+            schedule(&mut self.timers, s, slot, now);
         }
     }
 

@@ -73,6 +73,11 @@ impl Hub {
         if let Err(e) = check_subjects(subjects) {
             return self.send_error(slot, req_id, e, now);
         }
+        for (i, subject) in subjects.iter().enumerate() {
+            if let Err(e) = self.check_private(slot, subject, || format!("subjects.{i}")) {
+                return self.send_error(slot, req_id, e, now);
+            }
+        }
         let Some(s) = self.sessions.get(slot as usize).and_then(Option::as_ref) else {
             return;
         };
@@ -153,6 +158,41 @@ impl Hub {
         self.scratch.clear();
         encode::unsubscribed(&mut self.scratch, req_id, subjects);
         self.send_control(slot, now);
+    }
+
+    /// NOT_ENTITLED when session `slot`'s user may not read `subject` (another user's trade record
+    /// or blotter, see `orders::privacy`); `field` names it in the error.
+    pub(super) fn check_private(
+        &self,
+        slot: u32,
+        subject: &str,
+        field: impl FnOnce() -> String,
+    ) -> Result<(), ReqError> {
+        let user = self
+            .sessions
+            .get(slot as usize)
+            .and_then(Option::as_ref)
+            .map_or("", |s| &s.user);
+        crate::orders::privacy::check_read(user, subject).map_err(|message| ReqError {
+            code: ErrorCode::NotEntitled,
+            message,
+            field: Some(field()),
+        })
+    }
+
+    /// Sends NOT_ENTITLED and returns true when session `sid` may not read `subject` (a view of
+    /// another user's blotter); false (nothing sent) when it may, or the session is unknown.
+    pub(super) fn refuse_private(&mut self, sid: u32, req_id: u32, subject: &str, field: &str, now: Instant) -> bool {
+        let Some(&slot) = self.by_sid.get(&sid) else {
+            return false;
+        };
+        match self.check_private(slot, subject, || field.to_owned()) {
+            Ok(()) => false,
+            Err(e) => {
+                self.send_error(slot, req_id, e, now);
+                true
+            }
+        }
     }
 
     fn store_lookup(&self, subject: &str) -> Option<u32> {

@@ -76,6 +76,9 @@ pub struct JournalOptions {
     pub clock: Arc<dyn Clock>,
     /// Optional hook after each fdatasync (see [`SyncHook`]). Default none.
     pub sync_hook: Option<SyncHook>,
+    /// Call fdatasync per commit group. Default true; false only for tests and demos that do not
+    /// care about power loss (a process crash still loses nothing written: the page cache keeps it).
+    pub fsync: bool,
 }
 
 impl JournalOptions {
@@ -91,6 +94,7 @@ impl JournalOptions {
             preallocate_bytes: 8 << 20,
             clock: Arc::new(SystemClock),
             sync_hook: None,
+            fsync: true,
         }
     }
 
@@ -241,6 +245,7 @@ impl Journal {
             shared: shared.clone(),
             clock: options.clock.clone(),
             hook: options.sync_hook.clone(),
+            fsync: options.fsync,
             prealloc: writer::Prealloc::start(options.preallocate_bytes)?,
         };
         let thread = std::thread::Builder::new()

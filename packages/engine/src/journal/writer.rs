@@ -151,6 +151,8 @@ pub(crate) struct Writer {
     pub shared: Arc<Shared>,
     pub clock: Arc<dyn Clock>,
     pub hook: Option<SyncHook>,
+    /// false: skip fdatasync (see `JournalOptions::fsync`).
+    pub fsync: bool,
     pub prealloc: Option<Prealloc>,
 }
 
@@ -269,10 +271,12 @@ impl Writer {
             .write_all_at(buf, at)
             .map_err(|e| JournalError::io(format!("write {}", path.display()), &e))?;
         let t0 = self.clock.now_nanos();
-        self.tail
-            .file
-            .sync_data()
-            .map_err(|e| JournalError::io(format!("fdatasync {}", path.display()), &e))?;
+        if self.fsync {
+            self.tail
+                .file
+                .sync_data()
+                .map_err(|e| JournalError::io(format!("fdatasync {}", path.display()), &e))?;
+        }
         let took = self.clock.now_nanos().saturating_sub(t0);
         self.shared.syncs.fetch_add(1, Ordering::Relaxed);
         self.shared.sync_nanos_total.fetch_add(took, Ordering::Relaxed);

@@ -3,13 +3,13 @@
 
 mod error;
 
-use napi::bindgen_prelude::{Buffer, Either, Function, Uint32Array};
+use napi::bindgen_prelude::{Buffer, Either, Float64Array, Function, Uint32Array};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Status};
 use napi_derive::napi;
 
 use self::error::to_js;
-use crate::config::{ms, BatchingConfig as RustBatching, RawConfig};
+use crate::config::{ms, BatchingConfig as RustBatching, RawConfig, RawOrdersConfig};
 use crate::error::EngineError;
 use crate::hub::ContainerOp;
 use crate::runtime::{self, Waker};
@@ -60,6 +60,85 @@ pub struct EngineConfig {
     pub slow_consumer_ms: Option<f64>,
     /// Record subscriptions one session may hold; above it: LIMIT_EXCEEDED. @default 10000
     pub max_subscriptions_per_session: Option<f64>,
+    /// Order journal directory (created if missing); unset or empty = orders disabled
+    /// (`orderSubmit` & co. throw UNAVAILABLE). Replayed at construction: see `recovery()`.
+    pub journal_dir: Option<String>,
+    /// fdatasync each journal commit group; false only for tests that don't care. @default true
+    pub journal_fsync: Option<bool>,
+    /// Largest quantity of one order; above it: reject quantity/aboveLimit. @default 1000000000
+    pub order_max_quantity: Option<f64>,
+    /// Tick of instruments whose record has no numeric `tickSize` field. @default 0.00001
+    pub order_default_tick: Option<f64>,
+    /// Execution simulator RNG seed (same seed + same ticks = same fills). @default 1
+    pub simulator_seed: Option<f64>,
+    /// Partial fills before an order fills completely (0..100). @default 2
+    pub simulator_max_partials: Option<f64>,
+    /// Smallest partial fill, as a fraction of the remaining quantity, (0, 1]. @default 0.25
+    pub simulator_min_fraction: Option<f64>,
+    /// Largest partial fill fraction, [simulatorMinFraction, 1]. @default 0.75
+    pub simulator_max_fraction: Option<f64>,
+    /// Least time between two executions of one order (keeps partial fills visible), ms. @default 300
+    pub simulator_fill_interval_ms: Option<f64>,
+}
+
+/// An `order.submit` as the server decoded it (shape checked; the engine checks the rules).
+#[napi(object)]
+pub struct OrderSubmitInput {
+    /// 1-64 characters, unique per user.
+    pub client_order_id: String,
+    /// Instrument subject (a record with bid/ask), e.g. `/FX/EURUSD`.
+    pub instrument: String,
+    /// `buy` or `sell`.
+    pub side: String,
+    /// Whole number 1..orderMaxQuantity (else an `order.reject`).
+    pub quantity: f64,
+    /// Limit price on the instrument's tick; null/absent = market order.
+    pub price: Option<f64>,
+    /// `day`, `ioc` or `gtc`.
+    pub time_in_force: String,
+}
+
+/// The journal replay done at construction.
+#[napi(object)]
+pub struct JournalRecovery {
+    /// Journal entries replayed.
+    pub records: f64,
+    /// Bytes of torn tail cut off (0 = clean).
+    pub bytes_dropped: f64,
+    /// Last journal seq (0 = empty); the next entry gets lastSeq + 1.
+    pub last_seq: f64,
+    /// Orders rebuilt.
+    pub orders: f64,
+    /// Of those, still open.
+    pub open_orders: f64,
+    /// `journal: dropped N bytes of torn tail after seq S` when a tail was cut: log it.
+    pub log_line: Option<String>,
+}
+
+fn order_side(s: &str) -> crate::error::Result<crate::order::Side> {
+    match s {
+        "buy" => Ok(crate::order::Side::Buy),
+        "sell" => Ok(crate::order::Side::Sell),
+        other => Err(EngineError::bad_request(
+            format!("'side' ({other:?}) must be 'buy' or 'sell'"),
+            Some("side"),
+            None,
+        )),
+    }
+}
+
+fn time_in_force(s: &str) -> crate::error::Result<crate::order::TimeInForce> {
+    use crate::order::TimeInForce as T;
+    match s {
+        "day" => Ok(T::Day),
+        "ioc" => Ok(T::Ioc),
+        "gtc" => Ok(T::Gtc),
+        other => Err(EngineError::bad_request(
+            format!("'timeInForce' ({other:?}) must be 'day', 'ioc' or 'gtc'"),
+            Some("timeInForce"),
+            None,
+        )),
+    }
 }
 
 /// Batching settings for `setBatching` (all required), ms.
@@ -111,6 +190,14 @@ pub struct EngineStats {
     pub records: f64,
     /// Publishes refused by the store (a record would pass 128 fields).
     pub publishes_rejected: f64,
+    /// Orders accepted since start (0 with orders disabled).
+    pub orders_accepted: f64,
+    /// Order requests rejected since start.
+    pub orders_rejected: f64,
+    /// Orders open now (new, acknowledged, partially filled; recovered ones included).
+    pub orders_open: f64,
+    /// Last durable journal seq (0 = none).
+    pub journal_durable_seq: f64,
 }
 
 type ReadyFn = ThreadsafeFunction<(), (), (), Status, false, true>;
@@ -145,6 +232,15 @@ impl JsEngine {
             outbox_conflate_bytes: None,
             slow_consumer_ms: None,
             max_subscriptions_per_session: None,
+            journal_dir: None,
+            journal_fsync: None,
+            order_max_quantity: None,
+            order_default_tick: None,
+            simulator_seed: None,
+            simulator_max_partials: None,
+            simulator_min_fraction: None,
+            simulator_max_fraction: None,
+            simulator_fill_interval_ms: None,
         });
         let raw = RawConfig {
             burst_min_ms: c.burst_min_ms,
@@ -156,7 +252,20 @@ impl JsEngine {
             max_subscriptions_per_session: c.max_subscriptions_per_session,
         };
         let cfg = raw.resolve().map_err(|e| to_js(&env, e))?;
-        let inner = runtime::Engine::start(cfg).map_err(|e| to_js(&env, e))?;
+        let orders = RawOrdersConfig {
+            journal_dir: c.journal_dir,
+            journal_fsync: c.journal_fsync,
+            order_max_quantity: c.order_max_quantity,
+            order_default_tick: c.order_default_tick,
+            simulator_seed: c.simulator_seed,
+            simulator_max_partials: c.simulator_max_partials,
+            simulator_min_fraction: c.simulator_min_fraction,
+            simulator_max_fraction: c.simulator_max_fraction,
+            simulator_fill_interval_ms: c.simulator_fill_interval_ms,
+        }
+        .resolve()
+        .map_err(|e| to_js(&env, e))?;
+        let inner = runtime::Engine::start_with_orders(cfg, orders).map_err(|e| to_js(&env, e))?;
         Ok(JsEngine { inner })
     }
 
@@ -334,7 +443,78 @@ impl JsEngine {
             subscriptions: s.subscriptions as f64,
             records: s.records as f64,
             publishes_rejected: s.publishes_rejected as f64,
+            orders_accepted: s.orders_accepted as f64,
+            orders_rejected: s.orders_rejected as f64,
+            orders_open: s.orders_open as f64,
+            journal_durable_seq: s.journal_durable_seq as f64,
         }
+    }
+
+    /// Submits an order for `sessionId`'s user: `order.ack` (only once the journal entry is on
+    /// disk), `order.reject` (nothing changed) or `error` arrives in the session's frames. Throws
+    /// UNAVAILABLE when orders are disabled (no journalDir), BAD_REQUEST for a side/timeInForce
+    /// outside the protocol's values.
+    #[napi]
+    pub fn order_submit(&self, env: Env, session_id: u32, req_id: u32, order: OrderSubmitInput) -> napi::Result<()> {
+        let submit = (|| {
+            Ok::<_, EngineError>(runtime::OrderSubmit {
+                side: order_side(&order.side)?,
+                time_in_force: time_in_force(&order.time_in_force)?,
+                client_order_id: order.client_order_id,
+                instrument: order.instrument,
+                quantity: order.quantity,
+                price: order.price,
+            })
+        })()
+        .map_err(|e| to_js(&env, e))?;
+        self.inner
+            .order_submit(session_id, req_id, submit)
+            .map_err(|e| to_js(&env, e))
+    }
+
+    /// Cancels the session user's open order; replies as `orderSubmit`.
+    #[napi]
+    pub fn order_cancel(&self, env: Env, session_id: u32, req_id: u32, client_order_id: String) -> napi::Result<()> {
+        self.inner
+            .order_cancel(session_id, req_id, client_order_id)
+            .map_err(|e| to_js(&env, e))
+    }
+
+    /// Amends the session user's open order (new total quantity and/or limit price; null leaves it);
+    /// replies as `orderSubmit`.
+    #[napi]
+    pub fn order_amend(
+        &self,
+        env: Env,
+        session_id: u32,
+        req_id: u32,
+        client_order_id: String,
+        quantity: Option<f64>,
+        price: Option<f64>,
+    ) -> napi::Result<()> {
+        self.inner
+            .order_amend(session_id, req_id, client_order_id, quantity, price)
+            .map_err(|e| to_js(&env, e))
+    }
+
+    /// The journal replay done at construction; null when orders are disabled.
+    #[napi]
+    pub fn recovery(&self) -> Option<JournalRecovery> {
+        self.inner.recovery().map(|r| JournalRecovery {
+            records: r.records as f64,
+            bytes_dropped: r.bytes_dropped as f64,
+            last_seq: r.last_seq as f64,
+            orders: r.orders as f64,
+            open_orders: r.open_orders as f64,
+            log_line: r.log_line,
+        })
+    }
+
+    /// Accept -> durable-ack latencies in microseconds since the last call (at most 65,536, oldest
+    /// dropped); empty when orders are disabled.
+    #[napi]
+    pub fn take_order_ack_latencies(&self) -> Float64Array {
+        Float64Array::new(self.inner.take_order_ack_latencies())
     }
 
     /// Stops the engine thread (joins it); later calls throw UNAVAILABLE. Idempotent.

@@ -6,6 +6,7 @@
 //! from empty to non-empty. Between passes it sleeps in `recv_timeout` until the next timer.
 //! Engines are registered by id so worker threads can `Engine::attach(id)`.
 
+mod orders;
 mod ready;
 
 use std::collections::HashMap;
@@ -16,11 +17,13 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
+pub use orders::OrderSubmit;
 pub use ready::{Drained, Waker, WorkerQueue};
 
-use crate::config::{BatchingConfig, EngineConfig};
+use crate::config::{BatchingConfig, EngineConfig, OrdersConfig};
 use crate::error::{EngineError, Result};
 use crate::hub::{Command, ContainerOp, Hub, HubStats};
+use crate::orders::{OrderCmd, OrderDesk, OrdersShared};
 use crate::wire::decode_source_frame;
 
 /// Commands handled per pass before timers are fired and frames flushed.
@@ -28,6 +31,7 @@ pub const MAX_COMMANDS_PER_PASS: usize = 4096;
 
 enum Msg {
     Cmd(Command),
+    Order(OrderCmd),
     Shutdown,
 }
 
@@ -56,6 +60,14 @@ pub struct EngineStats {
     pub subscriptions: u64,
     /// Published records.
     pub records: u64,
+    /// Orders accepted since start (0 when orders are disabled).
+    pub orders_accepted: u64,
+    /// Order requests rejected since start.
+    pub orders_rejected: u64,
+    /// Orders open now (recovered ones included).
+    pub orders_open: u64,
+    /// Last durable journal seq (0 = none / orders disabled).
+    pub journal_durable_seq: u64,
 }
 
 #[derive(Default)]
@@ -102,6 +114,7 @@ impl AtomicStats {
             sessions: self.sessions.load(r),
             subscriptions: self.subscriptions.load(r),
             records: self.records.load(r),
+            ..EngineStats::default()
         }
     }
 }
@@ -114,6 +127,8 @@ struct Shared {
     stats: AtomicStats,
     thread: Mutex<Option<JoinHandle<()>>>,
     shut: AtomicBool,
+    /// Order counters, latencies and the recovery report; `None` = orders disabled.
+    orders: Option<Arc<OrdersShared>>,
 }
 
 fn registry() -> &'static Mutex<HashMap<u32, Arc<Shared>>> {
@@ -142,11 +157,32 @@ impl std::fmt::Debug for Engine {
 }
 
 impl Engine {
-    /// Starts an engine thread with `cfg` and registers it under a new id (from 1).
+    /// Starts an engine thread with `cfg` and registers it under a new id (from 1). Orders disabled.
     pub fn start(cfg: EngineConfig) -> Result<Engine> {
+        Engine::start_with_orders(cfg, None)
+    }
+
+    /// Like `start`, with orders enabled when `orders` is given: the journal is opened and replayed
+    /// here (trade records and blotters re-created before the engine serves anything; see
+    /// `recovery()`). Errors (INTERNAL, naming journalDir) when the journal cannot be opened or replayed.
+    pub fn start_with_orders(cfg: EngineConfig, orders: Option<OrdersConfig>) -> Result<Engine> {
         cfg.batching.validate()?;
-        let id = NEXT_ENGINE_ID.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = crossbeam_channel::unbounded();
+        let mut hub = Hub::new(cfg);
+        let desk = match orders {
+            None => None,
+            Some(oc) => {
+                let post_tx = tx.clone();
+                let post: crate::orders::Post = Arc::new(move |c| {
+                    // The engine thread is gone only at shutdown: the completion has no one to tell.
+                    let _ = post_tx.send(Msg::Order(c));
+                });
+                let mut desk = OrderDesk::open(oc, post)?;
+                desk.restore(&mut hub, Instant::now());
+                Some(desk)
+            }
+        };
+        let id = NEXT_ENGINE_ID.fetch_add(1, Ordering::Relaxed);
         let shared = Arc::new(Shared {
             id,
             tx,
@@ -155,11 +191,13 @@ impl Engine {
             stats: AtomicStats::default(),
             thread: Mutex::new(None),
             shut: AtomicBool::new(false),
+            orders: desk.as_ref().map(|d| Arc::clone(d.shared())),
         });
+        shared.stats.publish(&hub.stats());
         let for_thread = Arc::clone(&shared);
         let handle = std::thread::Builder::new()
             .name(format!("tidewire-engine-{id}"))
-            .spawn(move || run(Hub::new(cfg), rx, &for_thread))
+            .spawn(move || run(hub, desk, rx, &for_thread))
             .map_err(|e| EngineError::Internal {
                 message: format!("cannot start the engine thread: {e}"),
             })?;
@@ -317,6 +355,7 @@ impl Engine {
 
     /// A source's (validated) `container.publish`.
     pub fn container_publish(&self, subject: String, ops: Vec<ContainerOp>) -> Result<()> {
+        orders::refuse_private_container(&subject, &ops)?;
         self.send(Command::ContainerPublish { subject, ops })
     }
 
@@ -351,6 +390,7 @@ impl Engine {
             });
         }
         let batch = decode_source_frame(text)?;
+        orders::refuse_private_publishes(&batch)?;
         let n = batch.len();
         if n == 0 {
             return Ok(0);
@@ -388,7 +428,15 @@ impl Engine {
 
     /// Current counters.
     pub fn stats(&self) -> EngineStats {
-        self.shared.stats.snapshot()
+        let mut s = self.shared.stats.snapshot();
+        if let Some(o) = &self.shared.orders {
+            let os = o.stats();
+            s.orders_accepted = os.accepted;
+            s.orders_rejected = os.rejected;
+            s.orders_open = os.open;
+            s.journal_durable_seq = os.journal_durable_seq;
+        }
+        s
     }
 
     /// Stops the engine thread (joined) and unregisters the engine. Idempotent.
@@ -414,28 +462,52 @@ impl Engine {
     }
 }
 
+/// Applies one command: order commands go to the desk; publishes are shown to the desk first
+/// (which instruments ticked) and then applied.
+fn dispatch(hub: &mut Hub, desk: &mut Option<OrderDesk>, msg: Msg) {
+    let now = Instant::now();
+    match msg {
+        Msg::Cmd(cmd) => {
+            if let (Some(d), Command::Publish { batch, .. }) = (desk.as_mut(), &cmd) {
+                d.note_publishes(batch);
+            }
+            hub.handle(cmd, now);
+        }
+        Msg::Order(oc) => {
+            if let Some(d) = desk.as_mut() {
+                d.handle(hub, oc, now);
+            }
+        }
+        Msg::Shutdown => {}
+    }
+}
+
 /// The engine thread.
-fn run(mut hub: Hub, rx: Receiver<Msg>, shared: &Shared) {
+fn run(mut hub: Hub, mut desk: Option<OrderDesk>, rx: Receiver<Msg>, shared: &Shared) {
     let mut sink = ready::QueueSink::default();
     loop {
-        let first = match hub.next_deadline() {
+        let deadline = match (hub.next_deadline(), desk.as_ref().and_then(OrderDesk::next_deadline)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let first = match deadline {
             Some(at) => rx.recv_timeout(at.saturating_duration_since(Instant::now())),
             None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
         };
         let mut stop = false;
         match first {
-            Ok(Msg::Cmd(cmd)) => hub.handle(cmd, Instant::now()),
             Ok(Msg::Shutdown) | Err(RecvTimeoutError::Disconnected) => stop = true,
+            Ok(msg) => dispatch(&mut hub, &mut desk, msg),
             Err(RecvTimeoutError::Timeout) => {}
         }
         if !stop {
             for _ in 1..MAX_COMMANDS_PER_PASS {
                 match rx.try_recv() {
-                    Ok(Msg::Cmd(cmd)) => hub.handle(cmd, Instant::now()),
                     Ok(Msg::Shutdown) => {
                         stop = true;
                         break;
                     }
+                    Ok(msg) => dispatch(&mut hub, &mut desk, msg),
                     Err(_) => break,
                 }
             }
@@ -447,6 +519,9 @@ fn run(mut hub: Hub, rx: Receiver<Msg>, shared: &Shared) {
         match shared.workers.read() {
             Ok(w) => sink.refresh(&w),
             Err(_) => return, // a worker thread panicked holding the lock: nothing can be delivered
+        }
+        if let Some(d) = desk.as_mut() {
+            d.run_due(&mut hub, Instant::now());
         }
         hub.run_due(Instant::now(), &mut sink);
         sink.wake();

@@ -4,6 +4,7 @@
 pub mod decode;
 pub mod encode;
 pub mod json;
+pub mod order;
 pub mod rules;
 pub mod view;
 

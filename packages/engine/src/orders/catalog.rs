@@ -1,0 +1,116 @@
+//! The instrument catalog is the record store: an instrument is a published record with a numeric
+//! `bid` or `ask` field; its tick is its numeric `tickSize` field (else the configured default);
+//! its live market is its current `bid` / `ask`.
+
+use crate::order::{Instrument, InstrumentCatalog, Quote};
+use crate::store::{Record, Store};
+use crate::value::Value;
+
+/// Field names the catalog reads.
+pub const BID: &str = "bid";
+/// Ask field.
+pub const ASK: &str = "ask";
+/// Tick size field (numeric, > 0).
+pub const TICK_SIZE: &str = "tickSize";
+
+/// `InstrumentCatalog` over the store (borrowed for one decision).
+pub struct StoreCatalog<'a> {
+    store: &'a Store,
+}
+
+impl<'a> StoreCatalog<'a> {
+    /// A catalog reading `store`.
+    pub fn new(store: &'a Store) -> Self {
+        StoreCatalog { store }
+    }
+
+    fn record(&self, subject: &str) -> Option<&'a Record> {
+        self.store.get(self.store.lookup(subject)?)
+    }
+
+    fn number(&self, rec: &Record, field: &str) -> Option<f64> {
+        let id = self.store.field_lookup(field)?;
+        rec.slots.iter().find(|s| s.name == id).and_then(|s| match s.value {
+            Some(Value::Number(n)) if n.is_finite() => Some(n),
+            _ => None,
+        })
+    }
+
+    /// The live bid/ask of `subject` (sides missing, non-numeric or <= 0 are `None`); an unknown
+    /// subject has no market.
+    pub fn quote(&self, subject: &str) -> Quote {
+        let Some(rec) = self.record(subject) else {
+            return Quote::default();
+        };
+        let side = |f| self.number(rec, f).filter(|p| *p > 0.0);
+        Quote {
+            bid: side(BID),
+            ask: side(ASK),
+        }
+    }
+}
+
+impl InstrumentCatalog for StoreCatalog<'_> {
+    fn instrument(&self, subject: &str) -> Option<Instrument> {
+        if super::privacy::is_private(subject) {
+            return None; // trade records and blotters are not instruments
+        }
+        let rec = self.record(subject)?;
+        if self.number(rec, BID).is_none() && self.number(rec, ASK).is_none() {
+            return None;
+        }
+        Some(Instrument {
+            tick_size: self.number(rec, TICK_SIZE).filter(|t| *t > 0.0),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Applied;
+    use crate::wire::decode_source_frame;
+
+    fn store(frame: &str) -> Store {
+        let mut s = Store::new();
+        let mut a = Applied::default();
+        for p in decode_source_frame(frame).unwrap() {
+            s.apply(&p, 0.0, &mut a).unwrap();
+        }
+        s
+    }
+
+    #[test]
+    fn instruments_are_records_with_a_market() {
+        let s = store(
+            r#"[{"type":"record.publish","subject":"/FX/EURUSD","image":true,"fields":{"bid":1.1,"ask":1.2,"tickSize":0.0001}},
+                {"type":"record.publish","subject":"/NEWS/1","image":true,"fields":{"headline":"x"}},
+                {"type":"record.publish","subject":"/P/1","image":true,"fields":{"ask":5,"tickSize":"bad"}}]"#,
+        );
+        let c = StoreCatalog::new(&s);
+        assert_eq!(
+            c.instrument("/FX/EURUSD"),
+            Some(Instrument {
+                tick_size: Some(0.0001)
+            })
+        );
+        assert_eq!(c.instrument("/P/1"), Some(Instrument { tick_size: None }));
+        assert_eq!(c.instrument("/NEWS/1"), None, "no bid/ask: not an instrument");
+        assert_eq!(c.instrument("/NOPE"), None);
+        assert_eq!(
+            c.quote("/FX/EURUSD"),
+            Quote {
+                bid: Some(1.1),
+                ask: Some(1.2)
+            }
+        );
+        assert_eq!(
+            c.quote("/P/1"),
+            Quote {
+                bid: None,
+                ask: Some(5.0)
+            }
+        );
+        assert_eq!(c.quote("/NOPE"), Quote::default());
+    }
+}

@@ -1,0 +1,117 @@
+//! Driving the execution simulator: working orders indexed by instrument; a publish touching an
+//! instrument's `bid`/`ask` marks it ticked, and at the end of the engine pass its working orders are
+//! executed against the live quote (no scan of all orders per tick). A periodic pass
+//! (`OrdersConfig::pass_interval`) executes every instrument's working orders, so orders on quiet
+//! instruments still progress. One order is executed at most once per `fill_interval`, so partial
+//! fills stay visible. Every resulting event is journaled and published when durable.
+
+use std::time::Instant;
+
+use super::catalog::{StoreCatalog, ASK, BID};
+use super::{OrderDesk, Working};
+use crate::hub::Hub;
+use crate::wire::Publish;
+
+impl OrderDesk {
+    /// Indexes an acknowledged order under its instrument.
+    pub(super) fn start_working(&mut self, order_id: u64, now: Instant) {
+        let Some(o) = self.book.get(order_id) else { return };
+        if !o.status.is_open() {
+            return;
+        }
+        let w = Working {
+            order_id,
+            next_exec: now,
+        };
+        match self.working.get_mut(o.instrument.as_str()) {
+            Some(list) => list.push(w),
+            None => {
+                self.working.insert(o.instrument.clone(), vec![w]);
+            }
+        }
+        // The order may be marketable already: execute it at the end of this pass.
+        self.ticked.insert(o.instrument.clone());
+        if self.next_pass.is_none() {
+            self.next_pass = Some(now + self.cfg.pass_interval);
+        }
+    }
+
+    /// Notes which instruments with working orders a batch of publishes ticked (touched `bid` or
+    /// `ask`). Call before the hub applies the batch; execution happens in `run_due`.
+    pub fn note_publishes(&mut self, batch: &[Publish]) {
+        if self.working.is_empty() {
+            return;
+        }
+        for p in batch {
+            if !self.working.contains_key(p.subject.as_str()) || self.ticked.contains(p.subject.as_str()) {
+                continue;
+            }
+            if p.image || p.fields.iter().any(|f| f.name == BID || f.name == ASK) {
+                self.ticked.insert(p.subject.clone());
+            }
+        }
+    }
+
+    /// When `run_due` next has periodic work (None while no order works).
+    pub fn next_deadline(&self) -> Option<Instant> {
+        // Ticked instruments are executed at the end of the pass that saw the tick.
+        self.next_pass
+    }
+
+    /// Executes ticked instruments, and every instrument when the periodic pass is due.
+    pub fn run_due(&mut self, hub: &mut Hub, now: Instant) {
+        if self.failed.is_some() {
+            return;
+        }
+        let periodic = self.next_pass.is_some_and(|t| now >= t);
+        let instruments: Vec<String> = if periodic {
+            self.ticked.clear();
+            self.working.keys().cloned().collect()
+        } else {
+            self.ticked.drain().collect()
+        };
+        for i in &instruments {
+            self.execute_instrument(hub, i, now);
+        }
+        if periodic || self.next_pass.is_none() {
+            self.next_pass = (!self.working.is_empty()).then(|| now + self.cfg.pass_interval);
+        }
+    }
+
+    /// Runs the simulator for `instrument`'s working orders that are due; drops orders no longer open.
+    fn execute_instrument(&mut self, hub: &mut Hub, instrument: &str, now: Instant) {
+        let quote = StoreCatalog::new(hub.store()).quote(instrument);
+        let ts = self.now_ms();
+        let fill_interval = self.cfg.fill_interval;
+        let OrderDesk { working, book, sim, .. } = self;
+        let Some(list) = working.get_mut(instrument) else {
+            return;
+        };
+        let mut events = Vec::new();
+        let mut closed = 0u64;
+        list.retain_mut(|w| {
+            if !book.get(w.order_id).is_some_and(|o| o.status.is_open()) {
+                return false; // cancelled by the user meanwhile (counted then)
+            }
+            if w.next_exec > now {
+                return true;
+            }
+            let evs = book.execute(w.order_id, &quote, sim, ts);
+            if evs.is_empty() {
+                return true;
+            }
+            w.next_exec = now + fill_interval;
+            events.extend(evs);
+            let open = book.get(w.order_id).is_some_and(|o| o.status.is_open());
+            closed += u64::from(!open);
+            open
+        });
+        if list.is_empty() {
+            working.remove(instrument);
+        }
+        self.shared.open.fetch_sub(closed, std::sync::atomic::Ordering::Relaxed);
+        for ev in events {
+            self.append(hub, ev, None, now);
+        }
+    }
+}

@@ -1,0 +1,515 @@
+//! Orders in the running engine: the `OrderDesk` owned by the engine thread wires the order book,
+//! the journal and the execution simulator to sessions and the store.
+//!
+//! Flow (docs: the orders contract): `OrderCmd::Submit` -> `book.submit` against the store's
+//! instruments -> `order.reject` at once (nothing changed, nothing written), or the `Accepted` event
+//! is appended to the journal with a completion that posts `OrderCmd::Journaled` back to the engine
+//! thread (the engine thread never waits for fsync). When an event is durable it is applied to the
+//! *durable* book (the state clients may see), its trade record / blotter change is published, and
+//! the request's `order.ack` goes into the session's outbox, flushed at the end of the pass. After
+//! an accept is durable the order is acknowledged (journaled the same way). Working orders are
+//! indexed by instrument; a tick of an instrument (a publish touching `bid`/`ask`) and a periodic
+//! pass run the simulator (`exec.rs`).
+
+mod catalog;
+mod exec;
+pub mod privacy;
+mod records;
+mod recovery;
+
+pub use catalog::StoreCatalog;
+pub use records::status_code;
+pub use recovery::JournalRecovery;
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use crate::config::OrdersConfig;
+use crate::error::ErrorCode;
+use crate::hub::{Command, ContainerOp, Hub};
+use crate::journal::{Journal, JournalError};
+use crate::order::{Amend, ExecutionSimulator, NewOrder, OrderBook, OrderEvent, OrderReject, Side, TimeInForce};
+use crate::wire::encode;
+use crate::wire::order::{order_ack, order_reject, OrderAction};
+use crate::wire::Publish;
+
+/// Most ack latencies kept for `take_ack_latencies` (oldest dropped past it).
+pub const MAX_ACK_LATENCIES: usize = 65_536;
+
+/// A new order as a session sent it (shape checked by the server's decoder, rules by the book).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OrderInput {
+    /// The client's id (unique per user).
+    pub client_order_id: String,
+    /// Instrument subject.
+    pub instrument: String,
+    /// Buy or sell.
+    pub side: Side,
+    /// Quantity as sent (the book checks whole, > 0, <= max).
+    pub quantity: f64,
+    /// Limit price; `None` = market.
+    pub price: Option<f64>,
+    /// Time in force.
+    pub time_in_force: TimeInForce,
+}
+
+/// The request a journal entry answers once durable.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingReply {
+    /// Session to answer.
+    pub sid: u32,
+    /// Its request id.
+    pub req_id: u32,
+    /// What is answered.
+    pub action: OrderAction,
+    /// The order's client id.
+    pub client_order_id: String,
+    /// When the request was accepted (for the accept -> ack latency).
+    pub accepted_at: Instant,
+}
+
+/// A journal completion, posted back to the engine thread.
+#[derive(Debug)]
+pub struct Journaled {
+    /// `Ok(seq)`: on disk; `Err`: the writer failed.
+    pub result: Result<u64, JournalError>,
+    /// The event that was appended.
+    pub event: OrderEvent,
+    /// The request to answer, if the event answers one.
+    pub reply: Option<PendingReply>,
+}
+
+/// Work for the desk, on the engine thread.
+#[derive(Debug)]
+pub enum OrderCmd {
+    /// `order.submit` from session `sid`.
+    Submit {
+        /// Session id.
+        sid: u32,
+        /// Request id.
+        req_id: u32,
+        /// The order.
+        order: OrderInput,
+        /// When the caller handed it over.
+        at: Instant,
+    },
+    /// `order.cancel`.
+    Cancel {
+        /// Session id.
+        sid: u32,
+        /// Request id.
+        req_id: u32,
+        /// The order's client id.
+        client_order_id: String,
+        /// When the caller handed it over.
+        at: Instant,
+    },
+    /// `order.amend` (at least one of quantity / price; the book rejects "no change").
+    Amend {
+        /// Session id.
+        sid: u32,
+        /// Request id.
+        req_id: u32,
+        /// The order's client id.
+        client_order_id: String,
+        /// New total quantity.
+        quantity: Option<f64>,
+        /// New limit price.
+        price: Option<f64>,
+        /// When the caller handed it over.
+        at: Instant,
+    },
+    /// A journal append completed.
+    Journaled(Journaled),
+}
+
+/// Posts a command to the engine thread (from the journal writer thread).
+pub type Post = Arc<dyn Fn(OrderCmd) + Send + Sync>;
+
+/// Order counters and the ack latency buffer, shared with every engine handle.
+#[derive(Debug, Default)]
+pub struct OrdersShared {
+    accepted: AtomicU64,
+    rejected: AtomicU64,
+    open: AtomicU64,
+    durable_seq: AtomicU64,
+    latencies: Mutex<VecDeque<f64>>,
+    recovery: JournalRecovery,
+}
+
+/// Order counters (see `OrdersShared::stats`).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct OrderStats {
+    /// Orders accepted since start (journaled as new).
+    pub accepted: u64,
+    /// Requests rejected since start (submit, cancel and amend rejects).
+    pub rejected: u64,
+    /// Orders currently open (new, acknowledged, partially filled), recovered ones included.
+    pub open: u64,
+    /// Last journal seq known durable (0 = none).
+    pub journal_durable_seq: u64,
+}
+
+impl OrdersShared {
+    /// Current counters.
+    pub fn stats(&self) -> OrderStats {
+        let r = Ordering::Relaxed;
+        OrderStats {
+            accepted: self.accepted.load(r),
+            rejected: self.rejected.load(r),
+            open: self.open.load(r),
+            journal_durable_seq: self.durable_seq.load(r),
+        }
+    }
+
+    /// Accept -> ack-enqueued latencies in microseconds since the last call, oldest first (at most
+    /// `MAX_ACK_LATENCIES`; older ones were dropped).
+    pub fn take_ack_latencies(&self) -> Vec<f64> {
+        let mut q = self.latencies.lock().unwrap_or_else(|p| p.into_inner());
+        q.drain(..).collect()
+    }
+
+    /// What the journal replay at start found.
+    pub fn recovery(&self) -> &JournalRecovery {
+        &self.recovery
+    }
+
+    fn record_latency(&self, micros: f64) {
+        let mut q = self.latencies.lock().unwrap_or_else(|p| p.into_inner());
+        if q.len() >= MAX_ACK_LATENCIES {
+            q.pop_front();
+        }
+        q.push_back(micros);
+    }
+}
+
+/// A working order in the instrument index.
+#[derive(Debug, Clone, Copy)]
+struct Working {
+    order_id: u64,
+    /// Not executed again before this (fill interval).
+    next_exec: Instant,
+}
+
+/// The engine thread's order state. See the module doc.
+pub struct OrderDesk {
+    /// Decisions: every accepted event, durable or not.
+    book: OrderBook,
+    /// What is durable (and published): events applied as their journal acks arrive.
+    durable: OrderBook,
+    journal: Journal,
+    sim: ExecutionSimulator,
+    cfg: OrdersConfig,
+    post: Post,
+    shared: Arc<OrdersShared>,
+    /// The journal failed: no order request is accepted any more (message for the error frames).
+    failed: Option<String>,
+    /// Working (acknowledged, partially filled) orders by instrument.
+    working: HashMap<String, Vec<Working>>,
+    /// Instruments with working orders that ticked since the last execution.
+    ticked: HashSet<String>,
+    /// Next periodic pass (while any order works).
+    next_pass: Option<Instant>,
+    scratch: Vec<u8>,
+    /// Journal seq of each order's last transition, from the replay; consumed by `restore`.
+    restore_seqs: Vec<u64>,
+}
+
+impl std::fmt::Debug for OrderDesk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OrderDesk")
+            .field("orders", &self.book.len())
+            .field("durable_seq", &self.journal.durable_seq())
+            .field("failed", &self.failed)
+            .finish_non_exhaustive()
+    }
+}
+
+fn reply_error(out: &mut Vec<u8>, req_id: u32, message: &str) {
+    out.clear();
+    encode::error(out, Some(req_id), ErrorCode::Unavailable, message, None, None);
+}
+
+impl OrderDesk {
+    /// Counters and latencies shared with engine handles.
+    pub fn shared(&self) -> &Arc<OrdersShared> {
+        &self.shared
+    }
+
+    /// The live order book (decisions; includes events not yet durable).
+    pub fn book(&self) -> &OrderBook {
+        &self.book
+    }
+
+    /// The durable order book (what trade records show).
+    pub fn durable_book(&self) -> &OrderBook {
+        &self.durable
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.cfg.clock.now_nanos() / 1_000_000
+    }
+
+    /// Handles one command at `now`.
+    pub fn handle(&mut self, hub: &mut Hub, cmd: OrderCmd, now: Instant) {
+        match cmd {
+            OrderCmd::Submit { sid, req_id, order, at } => self.submit(hub, sid, req_id, order, at, now),
+            OrderCmd::Cancel {
+                sid,
+                req_id,
+                client_order_id,
+                at,
+            } => self.change(hub, sid, req_id, client_order_id, None, at, now),
+            OrderCmd::Amend {
+                sid,
+                req_id,
+                client_order_id,
+                quantity,
+                price,
+                at,
+            } => self.change(
+                hub,
+                sid,
+                req_id,
+                client_order_id,
+                Some(Amend { quantity, price }),
+                at,
+                now,
+            ),
+            OrderCmd::Journaled(j) => self.journaled(hub, j, now),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn reject(
+        &mut self,
+        hub: &mut Hub,
+        sid: u32,
+        req_id: u32,
+        action: OrderAction,
+        cid: &str,
+        r: &OrderReject,
+        now: Instant,
+    ) {
+        self.shared.rejected.fetch_add(1, Ordering::Relaxed);
+        self.scratch.clear();
+        order_reject(
+            &mut self.scratch,
+            req_id,
+            action,
+            cid,
+            r.field.as_str(),
+            r.rule.as_str(),
+            &r.message,
+        );
+        hub.reply_now(sid, &self.scratch, now);
+    }
+
+    /// Answers with `error` UNAVAILABLE when the journal failed earlier; true when it did.
+    fn refuse_failed(&mut self, hub: &mut Hub, sid: u32, req_id: u32, now: Instant) -> bool {
+        let Some(msg) = &self.failed else { return false };
+        let msg = format!("orders are unavailable: {msg}");
+        reply_error(&mut self.scratch, req_id, &msg);
+        hub.reply_now(sid, &self.scratch, now);
+        true
+    }
+
+    fn submit(&mut self, hub: &mut Hub, sid: u32, req_id: u32, order: OrderInput, at: Instant, now: Instant) {
+        let Some(user) = hub.session_user(sid).map(str::to_owned) else {
+            return; // the session closed meanwhile: nobody to answer
+        };
+        if self.refuse_failed(hub, sid, req_id, now) {
+            return;
+        }
+        let req = NewOrder {
+            user,
+            client_order_id: order.client_order_id,
+            instrument: order.instrument,
+            side: order.side,
+            quantity: order.quantity,
+            price: order.price,
+            time_in_force: order.time_in_force,
+        };
+        let ts = self.now_ms();
+        let decided = self.book.submit(&req, &StoreCatalog::new(hub.store()), ts);
+        match decided {
+            Err(r) => self.reject(hub, sid, req_id, OrderAction::Submit, &req.client_order_id, &r, now),
+            Ok(ev) => {
+                self.shared.accepted.fetch_add(1, Ordering::Relaxed);
+                self.shared.open.fetch_add(1, Ordering::Relaxed);
+                let reply = PendingReply {
+                    sid,
+                    req_id,
+                    action: OrderAction::Submit,
+                    client_order_id: req.client_order_id,
+                    accepted_at: at,
+                };
+                self.append(hub, ev, Some(reply), now);
+            }
+        }
+    }
+
+    /// Cancel (`amend` = None) or amend of the session user's order.
+    #[allow(clippy::too_many_arguments)]
+    fn change(
+        &mut self,
+        hub: &mut Hub,
+        sid: u32,
+        req_id: u32,
+        cid: String,
+        amend: Option<Amend>,
+        at: Instant,
+        now: Instant,
+    ) {
+        let Some(user) = hub.session_user(sid).map(str::to_owned) else {
+            return;
+        };
+        if self.refuse_failed(hub, sid, req_id, now) {
+            return;
+        }
+        let ts = self.now_ms();
+        let (action, decided) = match &amend {
+            None => (OrderAction::Cancel, self.book.cancel(&user, &cid, ts)),
+            Some(a) => (
+                OrderAction::Amend,
+                self.book.amend(&user, &cid, a, &StoreCatalog::new(hub.store()), ts),
+            ),
+        };
+        match decided {
+            Err(r) => self.reject(hub, sid, req_id, action, &cid, &r, now),
+            Ok(ev) => {
+                if action == OrderAction::Cancel {
+                    self.shared.open.fetch_sub(1, Ordering::Relaxed);
+                }
+                let reply = PendingReply {
+                    sid,
+                    req_id,
+                    action,
+                    client_order_id: cid,
+                    accepted_at: at,
+                };
+                self.append(hub, ev, Some(reply), now);
+            }
+        }
+    }
+
+    /// Journals `ev` (already applied to the live book); its completion comes back as
+    /// `OrderCmd::Journaled`. On a journal failure the desk stops taking orders and the request (if
+    /// any) is answered with `error` UNAVAILABLE.
+    fn append(&mut self, hub: &mut Hub, ev: OrderEvent, reply: Option<PendingReply>, now: Instant) {
+        let to = reply.as_ref().map(|r| (r.sid, r.req_id));
+        if let Some(msg) = &self.failed {
+            let msg = format!("orders are unavailable: {msg}");
+            if let Some((sid, req_id)) = to {
+                reply_error(&mut self.scratch, req_id, &msg);
+                hub.reply_now(sid, &self.scratch, now);
+            }
+            return;
+        }
+        let body = ev.encode();
+        let post = Arc::clone(&self.post);
+        // Blocks only while the journal's bounded queue is full (backpressure), never on fsync.
+        let queued = self.journal.append(body, move |result| {
+            post(OrderCmd::Journaled(Journaled {
+                result,
+                event: ev,
+                reply,
+            }))
+        });
+        if let Err(e) = queued {
+            self.fail(&e);
+            if let Some((sid, req_id)) = to {
+                let msg = format!("orders are unavailable: {e}");
+                reply_error(&mut self.scratch, req_id, &msg);
+                hub.reply_now(sid, &self.scratch, now);
+            }
+        }
+    }
+
+    fn fail(&mut self, e: &JournalError) {
+        self.failed.get_or_insert_with(|| e.to_string());
+    }
+
+    /// A journal completion: on success the event becomes visible (durable book, trade record,
+    /// blotter) and the request it answers gets its `order.ack`.
+    fn journaled(&mut self, hub: &mut Hub, j: Journaled, now: Instant) {
+        let seq = match j.result {
+            Ok(seq) => seq,
+            Err(e) => {
+                self.fail(&e);
+                if let Some(r) = j.reply {
+                    let msg = format!("order journal failed, request not acknowledged: {e}");
+                    reply_error(&mut self.scratch, r.req_id, &msg);
+                    hub.reply_now(r.sid, &self.scratch, now);
+                }
+                return;
+            }
+        };
+        self.shared.durable_seq.fetch_max(seq, Ordering::Relaxed);
+        let order_id = j.event.order_id();
+        let Ok(o) = self.durable.apply(&j.event) else {
+            // Cannot happen: durable events arrive in journal order and were valid in the live book.
+            self.failed
+                .get_or_insert_with(|| format!("journal seq {seq} does not fit the durable book"));
+            return;
+        };
+        let accepted = matches!(j.event, OrderEvent::Accepted { .. });
+        let publish = if accepted {
+            records::image(o, seq)
+        } else {
+            records::delta(o, seq)
+        };
+        let durable_status = o.status;
+        let user = o.user.clone();
+        self.publish(hub, publish, now);
+        if accepted {
+            let blotter = privacy::blotter_subject(&user);
+            let subject = privacy::trade_subject(&user, order_id);
+            let ops = vec![ContainerOp::InsertAt(0, vec![subject])];
+            hub.handle(Command::ContainerPublish { subject: blotter, ops }, now);
+        }
+        let Some(r) = j.reply else { return };
+        let status = if accepted {
+            // Durable accept: acknowledge (journaled; its trade record update goes out when durable).
+            self.acknowledge(hub, order_id, now);
+            self.book.get(order_id).map_or(durable_status, |o| o.status)
+        } else {
+            durable_status
+        };
+        self.scratch.clear();
+        order_ack(
+            &mut self.scratch,
+            r.req_id,
+            r.action,
+            &r.client_order_id,
+            order_id,
+            seq,
+            status.as_str(),
+        );
+        hub.reply_now(r.sid, &self.scratch, now);
+        let micros = now.saturating_duration_since(r.accepted_at).as_secs_f64() * 1e6;
+        self.shared.record_latency(micros);
+    }
+
+    /// New -> Acknowledged in the live book, journaled; the order starts working.
+    fn acknowledge(&mut self, hub: &mut Hub, order_id: u64, now: Instant) {
+        let ts = self.now_ms();
+        if let Ok(ev) = self.book.acknowledge(order_id, ts) {
+            self.append(hub, ev, None, now);
+            self.start_working(order_id, now);
+        }
+    }
+
+    fn publish(&mut self, hub: &mut Hub, p: Publish, now: Instant) {
+        let received_ms = p.ts.unwrap_or(0.0);
+        hub.handle(
+            Command::Publish {
+                batch: vec![p],
+                received_ms,
+            },
+            now,
+        );
+    }
+}

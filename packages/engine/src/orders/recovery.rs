@@ -1,0 +1,151 @@
+//! Start-up: open the journal (a torn tail is cut and reported), replay it into the live and the
+//! durable book, then re-create every trade record and blotter (newest first) in the store. Orders
+//! whose accept was durable but whose acknowledgement was not are acknowledged now; working orders
+//! are indexed for the simulator. The journal seq and the order ids continue without gaps.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::{privacy, records, OrderDesk, OrdersShared, Post};
+use crate::config::OrdersConfig;
+use crate::error::EngineError;
+use crate::hub::{Command, ContainerOp, Hub};
+use crate::journal::{Journal, JournalOptions};
+use crate::order::{ExecutionSimulator, OrderBook, OrderEvent, OrderLimits, OrderStatus};
+
+/// What the replay at start found (`recovery()` in the napi API).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JournalRecovery {
+    /// Journal entries replayed.
+    pub records: u64,
+    /// Bytes of torn tail cut off (0 = clean).
+    pub bytes_dropped: u64,
+    /// Last journal seq (0 = empty journal); the next entry gets `last_seq + 1`.
+    pub last_seq: u64,
+    /// Orders rebuilt.
+    pub orders: u64,
+    /// Of those, still open.
+    pub open_orders: u64,
+    /// `journal: dropped N bytes of torn tail after seq S` when a tail was cut, for the server's log.
+    pub log_line: Option<String>,
+}
+
+fn startup_error(cfg: &OrdersConfig, what: impl std::fmt::Display) -> EngineError {
+    EngineError::Internal {
+        message: format!("order journal in '{}' (journalDir): {what}", cfg.journal_dir.display()),
+    }
+}
+
+impl OrderDesk {
+    /// Opens the journal in `cfg.journal_dir` and replays it. `post` sends a command to the engine
+    /// thread (journal completions). Errors (INTERNAL, naming the directory) on I/O failure, real
+    /// corruption, or an entry that is not an order event fitting the state before it.
+    pub fn open(cfg: OrdersConfig, post: Post) -> Result<OrderDesk, EngineError> {
+        let mut opts = JournalOptions::new(&cfg.journal_dir);
+        opts.fsync = cfg.journal_fsync;
+        opts.clock = Arc::clone(&cfg.clock);
+        opts.sync_hook = cfg.sync_hook.clone();
+        let (journal, report) = Journal::open(opts).map_err(|e| startup_error(&cfg, e))?;
+        let limits = OrderLimits {
+            max_quantity: cfg.max_quantity,
+            default_tick: cfg.default_tick,
+            ..OrderLimits::default()
+        };
+        let mut book = OrderBook::new(limits);
+        let mut durable = OrderBook::new(limits);
+        let mut last_seq_of: Vec<u64> = Vec::new();
+        let replay = journal.replay_from(1).map_err(|e| startup_error(&cfg, e))?;
+        let mut records_replayed = 0u64;
+        for entry in replay {
+            let entry = entry.map_err(|e| startup_error(&cfg, e))?;
+            let ev = OrderEvent::decode(&entry.body)
+                .map_err(|e| startup_error(&cfg, format!("journal seq {}: {e}", entry.seq)))?;
+            book.apply(&ev)
+                .map_err(|e| startup_error(&cfg, format!("journal seq {}: {e}", entry.seq)))?;
+            durable
+                .apply(&ev)
+                .map_err(|e| startup_error(&cfg, format!("journal seq {}: {e}", entry.seq)))?;
+            let idx = ev.order_id() as usize - 1;
+            if last_seq_of.len() <= idx {
+                last_seq_of.resize(idx + 1, 0);
+            }
+            last_seq_of[idx] = entry.seq;
+            records_replayed += 1;
+        }
+        let open = book.open_orders().count() as u64;
+        let recovery = JournalRecovery {
+            records: records_replayed,
+            bytes_dropped: report.bytes_dropped,
+            last_seq: journal.durable_seq(),
+            orders: book.len() as u64,
+            open_orders: open,
+            log_line: report.log_line(),
+        };
+        let shared = Arc::new(OrdersShared {
+            recovery,
+            ..OrdersShared::default()
+        });
+        shared.open.store(open, std::sync::atomic::Ordering::Relaxed);
+        shared
+            .durable_seq
+            .store(journal.durable_seq(), std::sync::atomic::Ordering::Relaxed);
+        Ok(OrderDesk {
+            book,
+            durable,
+            journal,
+            sim: ExecutionSimulator::new(cfg.simulator),
+            cfg,
+            post,
+            shared,
+            failed: None,
+            working: HashMap::new(),
+            ticked: HashSet::new(),
+            next_pass: None,
+            scratch: Vec::with_capacity(256),
+            restore_seqs: last_seq_of,
+        })
+    }
+
+    /// Re-creates every trade record and blotter (newest first) in `hub`'s store, acknowledges
+    /// orders left New (accept durable, acknowledgement not), and indexes working orders. Call once,
+    /// before the hub serves sessions.
+    pub fn restore(&mut self, hub: &mut Hub, now: Instant) {
+        let seqs = std::mem::take(&mut self.restore_seqs);
+        let mut blotters: HashMap<String, Vec<String>> = HashMap::new();
+        let mut batch = Vec::with_capacity(1024);
+        let received_ms = self.now_ms() as f64;
+        for o in self.durable.orders().iter().rev() {
+            let seq = seqs.get(o.order_id as usize - 1).copied().unwrap_or(0);
+            batch.push(records::image(o, seq));
+            let subject = privacy::trade_subject(&o.user, o.order_id);
+            blotters.entry(o.user.clone()).or_default().push(subject);
+            if batch.len() == 1024 {
+                let batch = std::mem::take(&mut batch);
+                hub.handle(Command::Publish { batch, received_ms }, now);
+            }
+        }
+        if !batch.is_empty() {
+            hub.handle(Command::Publish { batch, received_ms }, now);
+        }
+        for (user, subjects) in blotters {
+            // Newest first: orders were visited from the highest id down.
+            let ops = vec![ContainerOp::Add(subjects)];
+            hub.handle(
+                Command::ContainerPublish {
+                    subject: privacy::blotter_subject(&user),
+                    ops,
+                },
+                now,
+            );
+        }
+        let ids: Vec<(u64, OrderStatus)> = self.book.open_orders().map(|o| (o.order_id, o.status)).collect();
+        for (id, status) in ids {
+            if status == OrderStatus::New {
+                self.acknowledge(hub, id, now);
+            } else {
+                self.start_working(id, now);
+            }
+        }
+    }
+}
