@@ -456,19 +456,23 @@ impl OrderDesk {
             return;
         };
         let accepted = matches!(j.event, OrderEvent::Accepted { .. });
-        let publish = if accepted {
-            records::image(o, seq)
-        } else {
-            records::delta(o, seq)
-        };
         let durable_status = o.status;
-        let user = o.user.clone();
-        self.publish(hub, publish, now);
-        if accepted {
-            let blotter = privacy::blotter_subject(&user);
-            let subject = privacy::trade_subject(&user, order_id);
-            let ops = vec![ContainerOp::InsertAt(0, vec![subject])];
-            hub.handle(Command::ContainerPublish { subject: blotter, ops }, now);
+        // Status `new` is never shown: the record and its blotter row appear with the first
+        // transition after the accept (normally the acknowledgement), as an image.
+        if !accepted {
+            let first = o.version == 2;
+            let publish = if first {
+                records::image(o, seq)
+            } else {
+                records::delta(o, seq)
+            };
+            let user = o.user.clone();
+            self.publish(hub, publish, now);
+            if first {
+                let blotter = privacy::blotter_subject(&user);
+                let ops = vec![ContainerOp::InsertAt(0, vec![privacy::trade_subject(&user, order_id)])];
+                hub.handle(Command::ContainerPublish { subject: blotter, ops }, now);
+            }
         }
         let Some(r) = j.reply else { return };
         let status = if accepted {

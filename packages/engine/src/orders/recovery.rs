@@ -116,6 +116,9 @@ impl OrderDesk {
         let mut batch = Vec::with_capacity(1024);
         let received_ms = self.now_ms() as f64;
         for o in self.durable.orders().iter().rev() {
+            if o.status == OrderStatus::New {
+                continue; // shown once its acknowledgement (journaled below) is durable
+            }
             let seq = seqs.get(o.order_id as usize - 1).copied().unwrap_or(0);
             batch.push(records::image(o, seq));
             let subject = privacy::trade_subject(&o.user, o.order_id);
