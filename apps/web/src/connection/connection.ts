@@ -11,7 +11,10 @@ import {
   type ClientOptions,
   type ConnectionState,
   type LatencySnapshot,
+  type OrderAck,
+  type OrderRequest,
   type SessionInfo,
+  TidewireError,
   type ViewHandle,
   type ViewHandler,
   type ViewRequest,
@@ -126,6 +129,20 @@ export class Connection {
    */
   view(request: ViewRequest, handler: ViewHandler): ViewHandle | undefined {
     return this.client?.view(request, handler);
+  }
+
+  /**
+   * Submits an order for the logged-in session (client SDK `submitOrder`): resolves with the
+   * durable `order.ack`, rejects with `OrderRejectedError` (field, rule) or a coded error.
+   * Logged out: rejects at once with DISCONNECTED (orders are never queued).
+   */
+  submitOrder(order: OrderRequest): Promise<OrderAck> {
+    return this.client?.submitOrder(order) ?? Promise.reject(new TidewireError('DISCONNECTED', 'not logged in: the order was not sent'));
+  }
+
+  /** Cancels an open order by its clientOrderId (client SDK `cancelOrder`); rejects like submitOrder. */
+  cancelOrder(clientOrderId: string): Promise<OrderAck> {
+    return this.client?.cancelOrder(clientOrderId) ?? Promise.reject(new TidewireError('DISCONNECTED', 'not logged in: the cancel was not sent'));
   }
 
   /** Origin -> receipt latency measured by the client; undefined while logged out. */
