@@ -10,6 +10,8 @@ import { TopBar } from './TopBar.js';
 const WatchlistPage = lazy(async () => ({ default: (await import('../watchlist/WatchlistPage.js')).WatchlistPage }));
 // AG Grid again (shared chunk): loaded when the finder is first opened
 const FinderPage = lazy(async () => ({ default: (await import('../finder/FinderPage.js')).FinderPage }));
+// AG Grid again (shared chunk): loaded when the blotter is first opened
+const BlotterPage = lazy(async () => ({ default: (await import('../blotter/BlotterPage.js')).BlotterPage }));
 // uPlot and AG Grid: loaded when an admin first opens the console
 const AdminPage = lazy(async () => ({ default: (await import('../admin/AdminPage.js')).AdminPage }));
 
@@ -57,6 +59,11 @@ export function AppShell() {
         {route === 'finder' && (
           <Suspense fallback={<p className="page-hint">Loading the product finder…</p>}>
             <FinderPage />
+          </Suspense>
+        )}
+        {route === 'blotter' && (
+          <Suspense fallback={<p className="page-hint">Loading the blotter…</p>}>
+            <BlotterPage />
           </Suspense>
         )}
         {route === 'admin' && (

@@ -15,12 +15,12 @@ export const ROUTE_IDS = ['fx', 'watchlist', 'finder', 'blotter', 'admin'] as co
 /** A page id. */
 export type RouteId = (typeof ROUTE_IDS)[number];
 
-/** Navigation entries; the blotter is filled by a later release. */
+/** Navigation entries. */
 export const ROUTES: readonly RouteSpec[] = [
   { id: 'fx', label: 'FX tiles' },
   { id: 'watchlist', label: 'Watchlist' },
   { id: 'finder', label: 'Product finder' },
-  { id: 'blotter', label: 'Blotter', placeholder: 'Your trades and orders, streamed live, with an order ticket.' },
+  { id: 'blotter', label: 'Blotter' },
   { id: 'admin', label: 'Admin' },
 ];
 

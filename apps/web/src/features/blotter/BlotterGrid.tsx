@@ -1,0 +1,252 @@
+import type { ColDef, GridApi, GridReadyEvent, ICellRendererParams, IDatasource, IGetRowsParams, RowClassParams, RowClassRules, ValueFormatterParams } from 'ag-grid-community';
+import { AgGridReact } from 'ag-grid-react';
+import { useCallback, useEffect, useMemo, useRef } from 'react';
+import type { ViewRow } from '@tidewire/client';
+import { useConnection } from '../../connection/ConnectionProvider.js';
+import { FinderFeed, type FinderRow } from '../finder/finder-feed.js';
+import { gridTheme } from '../watchlist/grid-setup.js';
+import { formatTime } from '../watchlist/watchlist-row.js';
+import { chipFilter, type BlotterChip } from './blotter-query.js';
+import {
+  fillRatio,
+  formatAveragePrice,
+  formatLastFill,
+  formatOrderPrice,
+  formatQuantity,
+  formatSide,
+  formatTimeInForce,
+  isOpenOrder,
+  statusClass,
+  statusLabel,
+  statusTone,
+  toBlotterRow,
+  type BlotterRow,
+  type StatusTone,
+} from './blotter-row.js';
+
+/** Rows per block the grid asks for (one `view.change` each). */
+const BLOCK_ROWS = 50;
+/** Blocks the grid keeps. */
+const MAX_BLOCKS = 10;
+/** After the row count changed (an order arrived or left the chip), loaded blocks are re-read this much later, ms. */
+const RECOUNT_REFRESH_MS = 150;
+
+/** What the grid's cells reach through AG Grid's context. */
+export interface BlotterGridContext {
+  /** Cancels the order; the page shows the outcome. */
+  cancel(row: BlotterRow): void;
+  /** clientOrderIds with a cancel in flight. */
+  readonly cancelling: ReadonlySet<string>;
+}
+
+type Formatter = (p: ValueFormatterParams<BlotterRow>) => string;
+const NUM = ['cell-num', 'ag-right-aligned-cell'];
+const qty: Formatter = (p) => formatQuantity(typeof p.value === 'number' ? p.value : undefined);
+
+/** Status pill coloured per status. */
+function StatusCell(params: ICellRendererParams<BlotterRow>) {
+  const row = params.data;
+  if (row === undefined) return null;
+  return (
+    <span className={statusClass(row.status, row.statusCode)} data-testid="blotter-status" data-status={row.status}>
+      {statusLabel(row.status, row.statusCode)}
+    </span>
+  );
+}
+
+/** Filled quantity with a bar of the filled share. */
+function FilledCell(params: ICellRendererParams<BlotterRow>) {
+  const row = params.data;
+  if (row === undefined) return null;
+  return (
+    <span className="filled-cell">
+      <span className="filled-bar" style={{ width: `${Math.round(fillRatio(row) * 100)}%` }} aria-hidden="true" />
+      <span className="filled-figure">{formatQuantity(row.filledQuantity)}</span>
+    </span>
+  );
+}
+
+/** Cancel button on open orders. */
+function CancelCell(params: ICellRendererParams<BlotterRow, unknown, BlotterGridContext>) {
+  const row = params.data;
+  if (row === undefined || !isOpenOrder(row) || row.clientOrderId === '') return null;
+  const busy = params.context.cancelling.has(row.clientOrderId);
+  return (
+    <button
+      type="button"
+      className="grid-cancel"
+      disabled={busy}
+      onClick={() => params.context.cancel(row)}
+      aria-label={`Cancel order ${row.clientOrderId}`}
+      data-testid="blotter-cancel"
+      data-client-order-id={row.clientOrderId}
+    >
+      {busy ? 'Cancelling…' : 'Cancel'}
+    </button>
+  );
+}
+
+// Column ids are trade record field names (plus derived ones); the server decides the order.
+const COLUMNS: ColDef<BlotterRow>[] = [
+  { field: 'created', headerName: 'Time', width: 108, valueFormatter: (p) => (typeof p.value === 'number' ? formatTime(p.value) : ''), cellClass: 'cell-num', pinned: 'left' },
+  { field: 'clientOrderId', headerName: 'Client id', width: 150, cellClass: 'cell-mono', tooltipField: 'clientOrderId' },
+  { field: 'orderId', headerName: 'Order', width: 74, cellClass: NUM, type: 'rightAligned' },
+  { field: 'instrumentLabel', headerName: 'Instrument', width: 120, cellClass: 'cell-subject', tooltipField: 'instrument' },
+  { field: 'side', headerName: 'Side', width: 62, valueFormatter: (p) => formatSide(p.value as BlotterRow['side']), cellClass: (p) => `side-cell side-cell-${String(p.value)}` },
+  { field: 'quantity', headerName: 'Qty', width: 112, type: 'rightAligned', valueFormatter: qty, cellClass: NUM },
+  { colId: 'price', headerName: 'Price', width: 96, type: 'rightAligned', valueGetter: (p) => (p.data === undefined ? '' : formatOrderPrice(p.data)), cellClass: NUM },
+  { field: 'timeInForce', headerName: 'TIF', width: 58, valueFormatter: (p) => formatTimeInForce(String(p.value ?? '')) },
+  { field: 'status', headerName: 'Status', width: 132, cellRenderer: StatusCell, enableCellChangeFlash: true },
+  { field: 'filledQuantity', headerName: 'Filled', width: 118, type: 'rightAligned', cellRenderer: FilledCell, cellClass: NUM, enableCellChangeFlash: true },
+  { colId: 'averagePrice', headerName: 'Avg px', width: 100, type: 'rightAligned', valueGetter: (p) => (p.data === undefined ? '' : formatAveragePrice(p.data)), cellClass: NUM, enableCellChangeFlash: true },
+  { colId: 'lastFill', headerName: 'Last fill', width: 170, type: 'rightAligned', valueGetter: (p) => (p.data === undefined ? '' : formatLastFill(p.data)), cellClass: NUM, enableCellChangeFlash: true },
+  { field: 'reason', headerName: 'Reason', flex: 1, minWidth: 120, tooltipField: 'reason', cellClass: 'cell-reason' },
+  { colId: 'actions', headerName: '', width: 104, cellRenderer: CancelCell, pinned: 'right', resizable: false },
+];
+
+const DEFAULT_COLUMN: ColDef<BlotterRow> = { sortable: false, resizable: true, suppressHeaderMenuButton: true, suppressMovable: false };
+
+const toneIs = (tone: StatusTone) => (p: RowClassParams<BlotterRow>) => p.data !== undefined && statusTone(p.data.status, p.data.statusCode) === tone;
+/** Row classes: the status colour on the row's left edge (rules, unlike getRowClass, follow data updates). */
+const ROW_CLASS_RULES: RowClassRules<BlotterRow> = {
+  'blotter-row-working': toneIs('working'),
+  'blotter-row-partial': toneIs('partial'),
+  'blotter-row-filled': toneIs('filled'),
+  'blotter-row-cancelled': toneIs('cancelled'),
+  'blotter-row-rejected': toneIs('rejected'),
+};
+
+/** Grid rows of the feed's block rows. */
+const toRows = (rows: readonly FinderRow[]): BlotterRow[] => rows.map((r) => toBlotterRow({ id: r.rowId, subject: r.subject, index: r.rank, fields: r }));
+
+/** Applies a live window change to the loaded rows by rank; cells of updated rows flash. */
+function applyLive(api: GridApi<BlotterRow>, rows: readonly ViewRow[], updated: ReadonlySet<number>): void {
+  for (const r of rows) {
+    const node = api.getDisplayedRowAtIndex(r.index);
+    if (node?.data === undefined) continue;
+    if (node.data.rowId !== r.id) node.setData(toBlotterRow(r)); // another order took this rank
+    else if (updated.has(r.id)) node.updateData(toBlotterRow(r)); // flashes changed cells
+  }
+}
+
+/**
+ * The blotter grid: AG Grid's infinite row model over a server view of `container` (the user's
+ * `/BLOTTER/<user>`, newest first), filtered by `chip`. Only the blocks around the visible rows
+ * are in the browser; the visible rows stream live and flash on change. `onCount` gets the row
+ * count of the chip's view; `onError` the server's refusal (e.g. NOT_ENTITLED).
+ */
+export function BlotterGrid({
+  container,
+  chip,
+  context,
+  onCount,
+  onError,
+}: {
+  container: string;
+  chip: BlotterChip;
+  context: BlotterGridContext;
+  onCount(count: number | undefined): void;
+  onError(message: string | undefined): void;
+}) {
+  const connection = useConnection();
+  const apiRef = useRef<GridApi<BlotterRow> | undefined>(undefined);
+  const knownCount = useRef(-1);
+  const refreshTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const callbacks = useRef({ onCount, onError });
+  callbacks.current = { onCount, onError };
+
+  const feed = useMemo(
+    () =>
+      new FinderFeed((request, handler) => connection.view(request, handler), {
+        container,
+        onLive: (rows, count, updated) => {
+          callbacks.current.onCount(count);
+          const api = apiRef.current;
+          if (api === undefined) return;
+          if (count !== knownCount.current) {
+            knownCount.current = count;
+            api.setRowCount(count, true);
+            // ranks shifted (a new order on top, or one left the chip): re-read what is loaded
+            // once the burst is over; the visible rows are patched at once below
+            clearTimeout(refreshTimer.current);
+            refreshTimer.current = setTimeout(() => apiRef.current?.refreshInfiniteCache(), RECOUNT_REFRESH_MS);
+          }
+          applyLive(api, rows, updated);
+        },
+        onError: (e) => callbacks.current.onError(`${e.code}: ${e.message}`),
+      }),
+    [connection, container],
+  );
+  useEffect(
+    () => () => {
+      clearTimeout(refreshTimer.current);
+      feed.close();
+    },
+    [feed],
+  );
+
+  const datasource = useMemo<IDatasource>(
+    () => ({
+      getRows(params: IGetRowsParams) {
+        feed.fetch(chipFilter(chip), [], params.startRow, params.endRow).then(
+          (block) => {
+            callbacks.current.onError(undefined);
+            callbacks.current.onCount(block.count);
+            knownCount.current = block.count;
+            params.successCallback(toRows(block.rows), block.count);
+          },
+          (e: unknown) => {
+            if (typeof (e as { code?: unknown }).code === 'string') {
+              // refused (onError showed why): nothing to show
+              callbacks.current.onCount(0);
+              knownCount.current = 0;
+              params.successCallback([], 0);
+              return;
+            }
+            // timeout, logged out or page closed: the block failed, the grid may ask again
+            callbacks.current.onError(e instanceof Error ? e.message : String(e));
+            params.failCallback();
+          },
+        );
+      },
+    }),
+    [feed, chip],
+  );
+
+  const onGridReady = useCallback((event: GridReadyEvent<BlotterRow>) => {
+    apiRef.current = event.api;
+  }, []);
+  const followViewport = useCallback(() => {
+    const api = apiRef.current;
+    if (api !== undefined) feed.showViewport(api.getFirstDisplayedRowIndex(), api.getLastDisplayedRowIndex());
+  }, [feed]);
+  // a cancel starting or ending changes only the action cells
+  useEffect(() => apiRef.current?.refreshCells({ columns: ['actions'], force: true }), [context]);
+
+  return (
+    <div className="blotter-grid" data-testid="blotter-grid">
+      <AgGridReact<BlotterRow>
+        theme={gridTheme}
+        columnDefs={COLUMNS}
+        defaultColDef={DEFAULT_COLUMN}
+        rowModelType="infinite"
+        datasource={datasource}
+        context={context}
+        cacheBlockSize={BLOCK_ROWS}
+        maxBlocksInCache={MAX_BLOCKS}
+        maxConcurrentDatasourceRequests={1}
+        infiniteInitialRowCount={1}
+        blockLoadDebounceMillis={40}
+        rowClassRules={ROW_CLASS_RULES}
+        onGridReady={onGridReady}
+        onViewportChanged={followViewport}
+        onModelUpdated={followViewport}
+        cellFlashDuration={500}
+        cellFadeDuration={700}
+        animateRows={false}
+        tooltipShowDelay={300}
+        overlayNoRowsTemplate="<span class='blotter-empty'>No orders here yet</span>"
+      />
+    </div>
+  );
+}

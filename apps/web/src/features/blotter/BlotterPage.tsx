@@ -1,0 +1,90 @@
+import { blotterSubject } from '@tidewire/protocol';
+import { useCallback, useMemo, useRef, useState } from 'react';
+import { useConnectionSnapshot } from '../../connection/hooks.js';
+import { BLOTTER_CHIPS, DEFAULT_CHIP, type BlotterChip } from './blotter-query.js';
+import type { BlotterRow } from './blotter-row.js';
+import { BlotterGrid, type BlotterGridContext } from './BlotterGrid.js';
+import { ackOutcome, failureOutcome, type OrderOutcome } from './order-outcome.js';
+import { useOrderPort } from './order-port.js';
+import { OrderTicket } from './OrderTicket.js';
+import './blotter.css';
+
+/**
+ * Trade blotter: the order ticket beside a live grid of the user's own orders (`/BLOTTER/<me>`,
+ * newest first). Chips All / In progress / Done become the server filter; the count is the
+ * chip's row count on the server; open orders have a Cancel button whose answer (ack or reject)
+ * shows above the grid.
+ */
+export function BlotterPage() {
+  const { session } = useConnectionSnapshot();
+  const orders = useOrderPort();
+  const [chip, setChip] = useState<BlotterChip>(DEFAULT_CHIP);
+  const [count, setCount] = useState<number | undefined>(undefined);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [cancelling, setCancelling] = useState<ReadonlySet<string>>(new Set());
+  const [cancelOutcome, setCancelOutcome] = useState<{ clientOrderId: string; outcome: OrderOutcome } | undefined>(undefined);
+  const inFlight = useRef(new Set<string>());
+
+  const cancel = useCallback(
+    (row: BlotterRow) => {
+      const id = row.clientOrderId;
+      if (inFlight.current.has(id)) return;
+      inFlight.current.add(id);
+      setCancelling(new Set(inFlight.current));
+      orders
+        .cancelOrder(id)
+        .then(
+          (ack) => setCancelOutcome({ clientOrderId: id, outcome: ackOutcome(ack, 'cancel') }),
+          (e: unknown) => setCancelOutcome({ clientOrderId: id, outcome: failureOutcome(e, 'cancel') }),
+        )
+        .finally(() => {
+          inFlight.current.delete(id);
+          setCancelling(new Set(inFlight.current));
+        });
+    },
+    [orders],
+  );
+  const context = useMemo<BlotterGridContext>(() => ({ cancel, cancelling }), [cancel, cancelling]);
+
+  const user = session?.user ?? '';
+  const container = user === '' ? undefined : blotterSubject(user);
+  return (
+    <section className="blotter-page" aria-labelledby="blotter-title" data-testid="blotter-page">
+      <OrderTicket orders={orders} />
+      <div className="blotter-main">
+        <div className="page-header blotter-header">
+          <h1 id="blotter-title">Blotter</h1>
+          <div className="blotter-chips" role="group" aria-label="Show orders">
+            {BLOTTER_CHIPS.map((c) => (
+              <button key={c.id} type="button" className="chip" aria-pressed={chip === c.id} title={c.title} onClick={() => setChip(c.id)} data-testid={`blotter-chip-${c.id}`}>
+                {c.label}
+              </button>
+            ))}
+          </div>
+          <span className="blotter-count" data-testid="blotter-count" data-count={count ?? ''} aria-live="polite">
+            {count === undefined ? '…' : `${count.toLocaleString('en-US')} ${count === 1 ? 'order' : 'orders'}`}
+          </span>
+          <span className="page-hint">{container ?? ''}</span>
+        </div>
+        {error !== undefined && (
+          <p className="inline-error" role="alert" data-testid="blotter-error">
+            {error}
+          </p>
+        )}
+        {cancelOutcome !== undefined && (
+          <p className={`blotter-cancel-outcome outcome-${cancelOutcome.outcome.kind}`} role={cancelOutcome.outcome.kind === 'ack' ? 'status' : 'alert'} data-testid="blotter-cancel-outcome" data-kind={cancelOutcome.outcome.kind}>
+            {`${cancelOutcome.clientOrderId}: ${cancelOutcome.outcome.text}`}
+            <button type="button" className="outcome-dismiss" aria-label="Dismiss" onClick={() => setCancelOutcome(undefined)}>
+              ×
+            </button>
+          </p>
+        )}
+        {container === undefined ? (
+          <p className="page-hint">No blotter for this session.</p>
+        ) : (
+          <BlotterGrid key={container} container={container} chip={chip} context={context} onCount={setCount} onError={setError} />
+        )}
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,250 @@
+import { useId, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import type { OrderSide } from '@tidewire/protocol';
+import { useRecord } from '../../connection/hooks.js';
+import { formatCellPrice, priceDecimals } from '../watchlist/watchlist-row.js';
+import { InstrumentPicker } from './InstrumentPicker.js';
+import { ackOutcome, failureOutcome, type OrderOutcome } from './order-outcome.js';
+import type { OrderPort } from './order-port.js';
+import {
+  INITIAL_TICKET,
+  TIME_IN_FORCE_CHOICES,
+  formatTicketPrice,
+  isBlocked,
+  marketPriceFor,
+  parsePrice,
+  parseQuantity,
+  stepPrice,
+  submitLabel,
+  tickOf,
+  ticketHints,
+  ticketOrder,
+  type TicketField,
+  type TicketInstrument,
+  type TicketMarket,
+  type TicketState,
+} from './ticket-form.js';
+
+/** Ticks moved by PageUp / PageDown in the price field. */
+const PAGE_TICKS = 10;
+
+/** Hint text under a field, or nothing. */
+function Hint({ id, hints, field }: { id: string; hints: ReturnType<typeof ticketHints>; field: TicketField }) {
+  const hint = hints.find((h) => h.field === field);
+  if (hint === undefined) return null;
+  return (
+    <span id={id} className={hint.blocking ? 'ticket-hint' : 'ticket-hint ticket-hint-advice'} data-testid={`ticket-hint-${field}`}>
+      {hint.message}
+    </span>
+  );
+}
+
+/**
+ * The order ticket: instrument (catalog search) with its live bid/ask, side, quantity (`1m`,
+ * `250k` accepted), market or limit, price (prefilled from the market, arrow keys step by the
+ * tick, PageUp/PageDown by ten), time in force. Submitting shows the server's answer inline:
+ * `Acknowledged #orderId (seq N)` or the reject's field, rule and message. Keyboard: every control
+ * is reachable by Tab; Enter submits from any field.
+ */
+export function OrderTicket({ orders }: { orders: OrderPort }) {
+  const ids = { instrument: useId(), quantity: useId(), price: useId(), tif: useId(), hint: useId() };
+  const [state, setState] = useState<TicketState>(INITIAL_TICKET);
+  // the price follows the market (instrument, side) until the trader types one
+  const [priceTouched, setPriceTouched] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [outcome, setOutcome] = useState<OrderOutcome | undefined>(undefined);
+  const submitting = useRef(false);
+
+  const record = useRecord(state.instrument?.priceSubject ?? '');
+  const market = useMemo<TicketMarket | undefined>(() => {
+    if (state.instrument === undefined || record === undefined || record.status !== 'live') return undefined;
+    const f = record.fields;
+    const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+    return { bid: num(f.bid), ask: num(f.ask), tick: tickOf(f) };
+  }, [state.instrument, record]);
+  const decimals = record === undefined ? 5 : priceDecimals(record.fields);
+
+  const update = (patch: Partial<TicketState>) => setState((s) => ({ ...s, ...patch }));
+  /** The market price for `side` in the ticket's format, or '' without a market. */
+  const prefill = (side: OrderSide, m: TicketMarket | undefined) => {
+    const p = m === undefined ? undefined : marketPriceFor(side, m);
+    return p === undefined || m === undefined ? '' : formatTicketPrice(p, m.tick);
+  };
+
+  const pickInstrument = (instrument: TicketInstrument) => {
+    setPriceTouched(false);
+    // the new instrument's market arrives with its record: the price is filled when it does
+    update({ instrument, priceText: '' });
+    setOutcome(undefined);
+  };
+  const setSide = (side: OrderSide) => update(priceTouched ? { side } : { side, priceText: '' });
+  const setOrderType = (orderType: TicketState['orderType']) => update(priceTouched ? { orderType } : { orderType, priceText: '' });
+  // a limit price the trader has not typed or stepped follows the market (ask to buy, bid to sell)
+  const following = state.orderType === 'limit' && !priceTouched;
+  const shownPrice = following ? prefill(state.side, market) : state.priceText;
+  /** The ticket as the trader sees it (a following price included): what hints judge and submit sends. */
+  const shown: TicketState = { ...state, priceText: shownPrice };
+  const hints = ticketHints(shown, market);
+  const blocked = isBlocked(hints);
+
+  const step = (steps: number) => {
+    if (market === undefined) return;
+    const next = stepPrice(parsePrice(shownPrice), market.tick, steps, marketPriceFor(state.side, market));
+    if (!Number.isFinite(next)) return;
+    setPriceTouched(true);
+    update({ priceText: formatTicketPrice(next, market.tick) });
+  };
+  const onPriceKey = (e: KeyboardEvent<HTMLInputElement>) => {
+    const steps = { ArrowUp: 1, ArrowDown: -1, PageUp: PAGE_TICKS, PageDown: -PAGE_TICKS }[e.key];
+    if (steps === undefined) return;
+    e.preventDefault();
+    step(steps);
+  };
+  /** Quantity as the trader will read it back: `1m` becomes `1,000,000` when leaving the field. */
+  const tidyQuantity = () => {
+    const q = parseQuantity(state.quantityText);
+    if (Number.isInteger(q) && q > 0) update({ quantityText: q.toLocaleString('en-US') });
+  };
+
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    const order = ticketOrder(shown);
+    if (order === undefined || submitting.current) return;
+    submitting.current = true;
+    setBusy(true);
+    setOutcome(undefined);
+    orders.submitOrder(order).then(
+      (ack) => setOutcome(ackOutcome(ack, 'submit')),
+      (error: unknown) => setOutcome(failureOutcome(error, 'submit')),
+    ).finally(() => {
+      submitting.current = false;
+      setBusy(false);
+    });
+  };
+
+  const hintId = (field: TicketField) => (hints.some((h) => h.field === field) ? `${ids.hint}-${field}` : undefined);
+  const quoteSide = (side: 'bid' | 'ask') => {
+    const v = market?.[side];
+    return v === undefined ? '—' : formatCellPrice(v, decimals);
+  };
+  return (
+    <form className={`ticket ticket-${state.side}`} onSubmit={submit} aria-labelledby={`${ids.hint}-title`} data-testid="order-ticket" noValidate>
+      <h2 id={`${ids.hint}-title`} className="ticket-title">
+        Order ticket
+      </h2>
+
+      <label className="ticket-label" htmlFor={ids.instrument}>
+        Instrument
+      </label>
+      <InstrumentPicker value={state.instrument} onPick={pickInstrument} inputId={ids.instrument} invalid={hints.some((h) => h.field === 'instrument' && h.blocking)} describedBy={hintId('instrument')} />
+      <Hint id={`${ids.hint}-instrument`} hints={hints} field="instrument" />
+
+      <div className="ticket-quote" aria-live="off" data-testid="ticket-quote">
+        {/* Sell at the bid, buy at the ask: a click picks the side and, for a limit, that price. */}
+        <button type="button" className={state.side === 'sell' ? 'quote-side quote-bid chosen' : 'quote-side quote-bid'} onClick={() => setSide('sell')} disabled={state.instrument === undefined} data-testid="ticket-bid">
+          <span className="quote-label">Sell @ bid</span>
+          <span className="quote-price cell-num">{quoteSide('bid')}</span>
+        </button>
+        <button type="button" className={state.side === 'buy' ? 'quote-side quote-ask chosen' : 'quote-side quote-ask'} onClick={() => setSide('buy')} disabled={state.instrument === undefined} data-testid="ticket-ask">
+          <span className="quote-label">Buy @ ask</span>
+          <span className="quote-price cell-num">{quoteSide('ask')}</span>
+        </button>
+      </div>
+      {state.instrument !== undefined && <p className="ticket-instrument-detail">{`${state.instrument.description} · ${state.instrument.subject}${market === undefined ? '' : ` · tick ${formatTicketPrice(market.tick, market.tick)}`}`}</p>}
+
+      <div className="ticket-row" role="group" aria-label="Side">
+        {(['buy', 'sell'] as const).map((side) => (
+          <button key={side} type="button" className={`side-toggle side-${side}`} aria-pressed={state.side === side} onClick={() => setSide(side)} data-testid={`ticket-side-${side}`}>
+            {side === 'buy' ? 'Buy' : 'Sell'}
+          </button>
+        ))}
+      </div>
+
+      <label className="ticket-label" htmlFor={ids.quantity}>
+        Quantity
+      </label>
+      <input
+        id={ids.quantity}
+        className="ticket-input cell-num"
+        inputMode="decimal"
+        autoComplete="off"
+        value={state.quantityText}
+        onChange={(e) => update({ quantityText: e.target.value })}
+        onBlur={tidyQuantity}
+        aria-invalid={hints.some((h) => h.field === 'quantity' && h.blocking)}
+        aria-describedby={hintId('quantity')}
+        data-testid="ticket-quantity"
+      />
+      <Hint id={`${ids.hint}-quantity`} hints={hints} field="quantity" />
+
+      <div className="ticket-row" role="radiogroup" aria-label="Order type">
+        {(['market', 'limit'] as const).map((t) => (
+          <label key={t} className={state.orderType === t ? 'type-choice chosen' : 'type-choice'}>
+            <input type="radio" name={`${ids.price}-type`} value={t} checked={state.orderType === t} onChange={() => setOrderType(t)} data-testid={`ticket-type-${t}`} />
+            {t === 'market' ? 'Market' : 'Limit'}
+          </label>
+        ))}
+      </div>
+
+      {state.orderType === 'limit' && (
+        <>
+          <label className="ticket-label" htmlFor={ids.price}>
+            Limit price{following && <span className="ticket-following">{` following the ${state.side === 'buy' ? 'ask' : 'bid'}`}</span>}
+          </label>
+          <div className="ticket-price">
+            <button type="button" className="price-step" onClick={() => step(-1)} disabled={market === undefined} aria-label="One tick down" tabIndex={-1}>
+              −
+            </button>
+            <input
+              id={ids.price}
+              className="ticket-input cell-num"
+              inputMode="decimal"
+              autoComplete="off"
+              value={shownPrice}
+              onChange={(e) => {
+                setPriceTouched(true);
+                update({ priceText: e.target.value });
+              }}
+              onKeyDown={onPriceKey}
+              aria-invalid={hints.some((h) => h.field === 'price' && h.blocking)}
+              aria-describedby={hintId('price')}
+              title="Arrow keys: one tick; PageUp/PageDown: ten ticks"
+              data-testid="ticket-price"
+            />
+            <button type="button" className="price-step" onClick={() => step(1)} disabled={market === undefined} aria-label="One tick up" tabIndex={-1}>
+              +
+            </button>
+          </div>
+          <Hint id={`${ids.hint}-price`} hints={hints} field="price" />
+        </>
+      )}
+
+      <label className="ticket-label" htmlFor={ids.tif}>
+        Time in force
+      </label>
+      <select id={ids.tif} className="ticket-input" value={state.timeInForce} onChange={(e) => update({ timeInForce: e.target.value as TicketState['timeInForce'] })} data-testid="ticket-tif">
+        {TIME_IN_FORCE_CHOICES.map((c) => (
+          <option key={c.id} value={c.id} title={c.title}>
+            {c.label}
+          </option>
+        ))}
+      </select>
+
+      <button type="submit" className={`ticket-submit submit-${state.side}`} disabled={blocked || busy} data-testid="ticket-submit">
+        {busy ? 'Sending…' : submitLabel(shown)}
+      </button>
+
+      {outcome !== undefined && (
+        <p
+          className={`ticket-outcome outcome-${outcome.kind}`}
+          role={outcome.kind === 'ack' ? 'status' : 'alert'}
+          data-testid="ticket-outcome"
+          data-kind={outcome.kind}
+          data-field={outcome.kind === 'reject' ? outcome.field : undefined}
+          data-rule={outcome.kind === 'reject' ? outcome.rule : undefined}
+        >
+          {outcome.text}
+        </p>
+      )}
+    </form>
+  );
+}
