@@ -18,11 +18,21 @@ setLogSink((_level, line) => {
   if (logLines.length > 5000) logLines.splice(0, 1000);
 });
 
+/** Role grants of test servers: every subject for traders, admins and sources. */
+export const TEST_ROLES = {
+  trader: { subscribe: ['/**'], order: ['/**'] },
+  admin: { subscribe: ['/**'], order: ['/**'] },
+  source: { publish: ['/**'] },
+};
+
 /** Settings every test server starts with; tests override parts. */
 const BASE: Record<string, Record<string, unknown>> = {
   server: { host: '127.0.0.1', port: 0, workers: 1 },
   demo: { enabled: false },
   batching: { burstMaxMs: 0 },
+  // tests use made-up subjects (/A/B, /EQ/ONE): grant them all; the attack suite (test/attacks)
+  // passes `auth: { roles: {} }` to test the default rules
+  auth: { roles: TEST_ROLES },
 };
 
 /** Deep-merges `overrides` into the test defaults. */
