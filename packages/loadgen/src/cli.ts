@@ -8,6 +8,7 @@ import { flagHelp, parseFlags, type FlagSpec, type ParsedFlags } from './args.js
 import { CLIENTS_FLAGS, RUN_FLAGS, SOURCE_FLAGS, clientsCommand, runCommand, sourceCommand } from './commands.js';
 import { LoadgenError } from './errors.js';
 import { FANOUT_PRESETS, PRESET_NAMES } from './presets.js';
+import { VIEW_PRESETS } from './view-commands.js';
 
 interface Command {
   summary: string;
@@ -19,7 +20,7 @@ interface Command {
 const presetList = PRESET_NAMES.map((n) => {
   const p = FANOUT_PRESETS[n]!;
   return `  ${n.padEnd(21)} ${p.subjectCount} records x ${p.ratePerSubject}/s, ${p.subsPerUser} per user, ${p.messageBytes.join('/')} B, burst-max ${p.burstMaxMs.join('/')} ms; steps ${p.defaultSteps.join(',')}`;
-}).join('\n');
+}).join('\n') + `\n${Object.entries(VIEW_PRESETS).map(([n, doc]) => `  ${n.padEnd(21)} ${doc}`).join('\n')}`;
 
 const COMMANDS: Record<string, Command> = {
   source: {

@@ -19,6 +19,7 @@ import { checkSweep, runSweep, type SweepReport } from './runner.js';
 import { checkServer } from './server-metrics.js';
 import { SourcePublisher } from './source.js';
 import { checkPrefix } from './subjects.js';
+import { VIEW_PRESETS, VIEW_RUN_FLAGS, runViewPreset } from './view-commands.js';
 
 const common: Record<string, FlagSpec> = {
   url: { type: 'string', doc: 'server base URL (ws://host:port); non-loopback hosts only when given here', default: DEFAULT_URL },
@@ -70,6 +71,7 @@ export const RUN_FLAGS: Record<string, FlagSpec> = {
   'admin-password': { type: 'string', doc: 'its password', default: 'admin123' },
   'source-user': { type: 'string', doc: 'source account', default: 'feed' },
   'source-password': { type: 'string', doc: 'its password', default: 'feed123' },
+  ...VIEW_RUN_FLAGS,
 };
 
 function str(p: ParsedFlags, name: string): string {
@@ -188,7 +190,15 @@ export function presetSweepParams(preset: FanoutPreset, p: ParsedFlags): { messa
 export async function runCommand(p: ParsedFlags): Promise<number> {
   const name = p.positionals[0];
   const preset = name === undefined ? undefined : FANOUT_PRESETS[name];
-  if (!preset) throw badArgument('run <preset>', name ?? null, `must be one of: ${PRESET_NAMES.join(', ')}`);
+  if (name !== undefined && VIEW_PRESETS[name] !== undefined) {
+    const target = resolveTarget(str(p, 'url'), p.explicit.has('url'));
+    process.stderr.write(`${target.note}\n`);
+    await ensureServer(target.url);
+    const { report, published } = await runViewPreset(name, p, { url: target.url, machine: machine(), onProgress: progressPrinter() });
+    writeOutputs(p, report, published);
+    return 0;
+  }
+  if (!preset) throw badArgument('run <preset>', name ?? null, `must be one of: ${[...PRESET_NAMES, ...Object.keys(VIEW_PRESETS)].join(', ')}`);
   const target = resolveTarget(str(p, 'url'), p.explicit.has('url'));
   process.stderr.write(`${target.note}\n`);
   const { messageBytes, burstMaxMs, steps } = presetSweepParams(preset, p);

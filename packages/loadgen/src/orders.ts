@@ -1,0 +1,272 @@
+/**
+ * `run orders` (STAC durable order flow, SCENARIOS.md section 3): the source publishes
+ * `/BENCH/ORD/<i>` instruments with bid/ask; `clients` trader connections submit `order.submit`
+ * at a steady total rate (order `k` by client `k mod clients`, scheduled at `start + k / rate`);
+ * latency = the order's scheduled creation time -> its `order.ack` received (open loop: a late
+ * send is charged to the latency, as STAC's create-to-ack). Orders are limit buys below the bid
+ * (they rest, acknowledged; fills are not part of this measurement). Zero loss: every submitted
+ * order must be answered; acked `orderId`s are checked for gaps (they are gap-free server-wide,
+ * so another trader submitting at the same time shows up as gaps) and each client's acks for
+ * order against its submissions. The server needs `--journal-dir` (orders on) and an orders-per-
+ * second limit above the per-user rate (`--orders-per-sec 0` turns the limit off).
+ */
+
+import { decodeServerFrame, encodeClientMessage, type RecordPublish, type ServerMessage } from '@tidewire/protocol';
+import WebSocket from 'ws';
+import { epochNowMs } from './clock.js';
+import { FeedPublisher } from './feed-publisher.js';
+import { bounded, waitSeconds } from './finder-latency.js';
+import { newLatencyHistogram, recordLatencyMs, encodeHistogram, type LatencyHistogram } from './histogram.js';
+import { fetchToken } from './login.js';
+import { intervalTicks, Pacer, runPaced } from './pacer.js';
+import type { Progress, StepResult, SweepReport } from './runner.js';
+import { startWindow, stepRow } from './step-meter.js';
+import { LoadgenError } from './errors.js';
+
+/** Instruments the preset publishes. */
+export const ORDER_INSTRUMENTS = 100;
+/** Default steps, orders/s (issue 4). */
+export const ORDERS_DEFAULT_STEPS: readonly number[] = [1_000, 5_000, 10_000, 20_000];
+/** Published (STAC 2007, one server) mean create-to-ack, ms, per orders/s. */
+export const ORDERS_PUBLISHED_MEAN_MS: Readonly<Record<number, number>> = { 6000: 0.519 };
+
+/** Subject of instrument `i`. */
+export function orderInstrument(i: number): string {
+  return `/BENCH/ORD/${i}`;
+}
+
+/** Quote of instrument `i`: whole-number prices (on any tick), bid 100 + i, ask one above. */
+export function instrumentFields(i: number): RecordPublish['fields'] {
+  return { bid: 100 + i, ask: 101 + i, tickSize: 0.01 };
+}
+
+/** The order of number `k`: a resting limit buy 10 below the bid of instrument `k mod 100`. */
+export function orderOf(k: number, idPrefix: string): { clientOrderId: string; instrument: string; price: number; quantity: number } {
+  const i = k % ORDER_INSTRUMENTS;
+  return { clientOrderId: `${idPrefix}-${k.toString(36)}`, instrument: orderInstrument(i), price: 90 + i, quantity: 100 * (1 + (k % 10)) };
+}
+
+/** Gaps in a set of ids: how many integers between the smallest and the largest are missing. */
+export function idGaps(ids: readonly number[]): number {
+  if (ids.length === 0) return 0;
+  const sorted = [...ids].sort((a, b) => a - b);
+  let gaps = 0;
+  for (let j = 1; j < sorted.length; j++) gaps += Math.max(0, (sorted[j] as number) - (sorted[j - 1] as number) - 1);
+  return gaps;
+}
+
+interface Client {
+  ws: WebSocket;
+  /** reqId -> (scheduled create time, measured?) of orders in flight. */
+  pending: Map<number, { scheduledMs: number; measured: boolean }>;
+  lastAckedReq: number;
+  nextReqId: number;
+}
+
+/** Counters of one window. */
+interface OrderCounters {
+  submitted: number;
+  acked: number;
+  rejected: number;
+  outOfOrder: number;
+  lastReject?: string;
+  orderIds: number[];
+  maxSendLatenessMs: number;
+}
+
+const zero = (): OrderCounters => ({ submitted: 0, acked: 0, rejected: 0, outOfOrder: 0, orderIds: [], maxSendLatenessMs: 0 });
+
+/** Options of `runOrders`. */
+export interface OrdersOptions {
+  url: string;
+  source: { user: string; password: string };
+  account: { user: string; password: string };
+  scenario: string;
+  params: Record<string, unknown>;
+  /** Orders per second, increasing. */
+  steps: number[];
+  stepSeconds: number;
+  warmupSeconds: number;
+  clients: number;
+  connectTimeoutMs: number;
+  responseTimeoutMs: number;
+  onProgress?: (p: Progress) => void;
+}
+
+/** Runs the sweep; closes the feed and every client whatever happens. */
+export async function runOrders(o: OrdersOptions): Promise<SweepReport> {
+  const progress = o.onProgress ?? (() => {});
+  const feed = await FeedPublisher.connect({ url: o.url, user: o.source.user, password: o.source.password });
+  const clients: Client[] = [];
+  const steps: StepResult[] = [];
+  const idPrefix = `L${Date.now().toString(36)}`; // client order ids unique across runs on one journal
+  let counters = zero();
+  let hist: LatencyHistogram = newLatencyHistogram();
+  let failure: string | undefined;
+  try {
+    const now = epochNowMs();
+    feed.publish(Array.from({ length: ORDER_INSTRUMENTS }, (_, i): RecordPublish => ({ type: 'record.publish', subject: orderInstrument(i), ts: now, image: true, fields: instrumentFields(i) })));
+    await feed.barrier();
+    const token = await fetchToken(o.url, o.account.user, o.account.password);
+    progress({ phase: 'connect', stepIndex: 0, steps: o.steps.length, target: o.clients });
+    const opened = await bounded(o.clients, 32, () => openClient(o.url, token, o.connectTimeoutMs));
+    for (const c of opened) {
+      if (typeof c === 'string') throw new LoadgenError('SERVER_REFUSED', `order client could not connect: ${c}`);
+      clients.push(c);
+      c.ws.on('message', (data: Buffer) => {
+        const recvMs = epochNowMs();
+        let messages: ServerMessage[];
+        try {
+          messages = decodeServerFrame(data.toString());
+        } catch (err) {
+          failure = `bad frame from server: ${(err as Error).message}`;
+          return;
+        }
+        for (const m of messages) onReply(c, m, recvMs);
+      });
+      c.ws.on('close', (code, reason) => {
+        failure = failure ?? `server closed an order client: ${code} ${reason.toString()}`;
+      });
+    }
+    const onReply = (c: Client, m: ServerMessage, recvMs: number): void => {
+      if (m.type !== 'order.ack' && m.type !== 'order.reject' && m.type !== 'error') return;
+      const reqId = m.reqId;
+      const p = reqId === undefined ? undefined : c.pending.get(reqId);
+      if (!p || reqId === undefined) {
+        if (m.type === 'error') failure = failure ?? `server error ${m.code}: ${m.message}`;
+        return;
+      }
+      c.pending.delete(reqId);
+      if (reqId < c.lastAckedReq) counters.outOfOrder += p.measured ? 1 : 0;
+      c.lastAckedReq = Math.max(c.lastAckedReq, reqId);
+      if (!p.measured) return;
+      if (m.type === 'order.ack') {
+        counters.acked++;
+        counters.orderIds.push(m.orderId);
+        recordLatencyMs(hist, recvMs - p.scheduledMs);
+      } else {
+        counters.rejected++;
+        counters.lastReject = m.type === 'error' ? `${m.code}: ${m.message}` : `${m.field}/${m.rule}: ${m.message}`;
+      }
+    };
+    let k = 0;
+    for (let si = 0; si < o.steps.length; si++) {
+      const rate = o.steps[si] as number;
+      const totalS = o.warmupSeconds + o.stepSeconds;
+      const startMs = epochNowMs() + 20;
+      const warmEnd = startMs + o.warmupSeconds * 1000;
+      const count = Math.floor(rate * totalS);
+      const pacer = new Pacer(rate, startMs, count);
+      const firstK = k;
+      let measuring = false;
+      const loop = runPaced({
+        pacer,
+        clock: epochNowMs,
+        untilMs: startMs + totalS * 1000 + 5_000,
+        ticks: intervalTicks,
+        tickMs: 1,
+        send: (due, nowMs) => {
+          for (let j = 0; j < due.count; j++) {
+            const n = firstK + due.first + j;
+            const scheduledMs = pacer.scheduledMs(due.first + j);
+            const measured = scheduledMs >= warmEnd;
+            if (measured && !measuring) measuring = true;
+            const c = clients[n % clients.length] as Client;
+            if (c.ws.readyState !== WebSocket.OPEN) continue;
+            const reqId = c.nextReqId++;
+            c.pending.set(reqId, { scheduledMs, measured });
+            const ord = orderOf(n, idPrefix);
+            c.ws.send(encodeClientMessage({ type: 'order.submit', reqId, clientOrderId: ord.clientOrderId, instrument: ord.instrument, side: 'buy', quantity: ord.quantity, price: ord.price, timeInForce: 'day' }));
+            if (measured) {
+              counters.submitted++;
+              counters.maxSendLatenessMs = Math.max(counters.maxSendLatenessMs, nowMs - scheduledMs);
+            }
+          }
+        },
+      });
+      k += count;
+      await waitSeconds(o.warmupSeconds, (e) => progress({ phase: 'warmup', stepIndex: si, steps: o.steps.length, target: rate, elapsedS: e, totalS: o.warmupSeconds }), () => failure ?? feed.failure);
+      const window = await startWindow(o.url);
+      await waitSeconds(o.stepSeconds, (e) => progress({ phase: 'measure', stepIndex: si, steps: o.steps.length, target: rate, elapsedS: e, totalS: o.stepSeconds }), () => failure ?? feed.failure);
+      await loop.done;
+      const usage = await window.end();
+      // every submitted order answered, or the response timeout: bounded wait
+      const drainEnd = epochNowMs() + o.responseTimeoutMs;
+      while (clients.some((c) => c.pending.size > 0) && epochNowMs() < drainEnd && !failure) await new Promise((r) => setTimeout(r, 20));
+      const c = counters;
+      counters = zero();
+      const h = hist;
+      hist = newLatencyHistogram();
+      let unanswered = 0;
+      for (const cl of clients) {
+        for (const p of cl.pending.values()) if (p.measured) unanswered++;
+        cl.pending.clear();
+      }
+      const gaps = idGaps(c.orderIds);
+      const notes: string[] = [];
+      if (unanswered > 0) notes.push(`${unanswered} orders unanswered after ${o.responseTimeoutMs} ms`);
+      if (c.rejected > 0) notes.push(`${c.rejected} orders rejected: ${c.lastReject}`);
+      if (gaps > 0) notes.push(`${gaps} orderIds missing between the acked ones (another trader submitting, or lost)`);
+      if (failure) notes.push(failure);
+      const row = stepRow({
+        step: rate,
+        users: clients.filter((cl) => cl.ws.readyState === WebSocket.OPEN).length,
+        expectedPerSec: rate,
+        deliveredPerSec: Math.round(c.acked / Math.max(o.stepSeconds, 1e-3)),
+        lost: unanswered,
+        outOfOrder: c.outOfOrder,
+        histograms: [encodeHistogram(h)],
+        usage,
+        extra: { submitted: c.submitted, acked: c.acked, rejected: c.rejected, orderIdGaps: gaps, maxSendLatenessMs: Math.round(c.maxSendLatenessMs * 100) / 100 },
+      });
+      h.destroy();
+      steps.push(row);
+      progress({ phase: 'step', stepIndex: si, steps: o.steps.length, result: row, notes });
+      if (failure) throw new LoadgenError('SERVER_REFUSED', failure);
+    }
+  } finally {
+    feed.stop();
+    for (const c of clients) c.ws.close(1000, 'load generator done');
+    hist.destroy();
+  }
+  return { scenario: o.scenario, params: o.params, steps };
+}
+
+/** Opens one order client logged in with `token`; resolves with it or a failure text. */
+function openClient(url: string, token: string, timeoutMs: number): Promise<Client | string> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(`${url.replace(/\/+$/, '')}/stream`, { perMessageDeflate: false });
+    const timer = setTimeout(() => {
+      ws.terminate();
+      resolve(`not logged in after ${timeoutMs} ms`);
+    }, timeoutMs);
+    ws.once('open', () => ws.send(encodeClientMessage({ type: 'session.login', reqId: 1, token })));
+    ws.once('error', (err) => {
+      clearTimeout(timer);
+      resolve(`connection failed: ${err.message}`);
+    });
+    const onLogin = (data: Buffer): void => {
+      for (const m of decodeServerFrame(data.toString())) {
+        if (m.type === 'session.loggedIn') {
+          clearTimeout(timer);
+          ws.off('message', onLogin);
+          ws.on('error', () => {}); // reported through 'close'
+          const c: Client = { ws, pending: new Map(), lastAckedReq: 0, nextReqId: 10 };
+          const ping = setInterval(() => {
+            if (ws.readyState === WebSocket.OPEN) ws.send(encodeClientMessage({ type: 'session.ping', reqId: c.nextReqId++, ts: epochNowMs() }));
+          }, Math.max(100, m.heartbeatMs));
+          ws.once('close', () => clearInterval(ping));
+          resolve(c);
+          return;
+        }
+        if (m.type === 'error') {
+          clearTimeout(timer);
+          ws.terminate();
+          resolve(`login failed: ${m.code}: ${m.message}`);
+          return;
+        }
+      }
+    };
+    ws.on('message', onLogin);
+  });
+}

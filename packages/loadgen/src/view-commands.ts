@@ -1,0 +1,171 @@
+/**
+ * `run <preset>` for the view, blotter and order presets (finder-response, finder-latency,
+ * blotter, orders): their extra flags, argument checks, and the hand-off to each runner. The
+ * fan-out presets stay in commands.ts; both share `--url`, `--steps`, `--step-seconds`,
+ * `--warmup-seconds`, `--json`, `--html` and the account flags.
+ */
+
+import type { FlagSpec, ParsedFlags } from './args.js';
+import { badArgument } from './errors.js';
+import { runFinderResponse } from './finder-response.js';
+import type { Progress, SweepReport } from './runner.js';
+import { BLOTTER_DEFAULT_STEPS, BLOTTER_NEW_TRADE_PERIOD_S, BLOTTER_PUBLISHED_MEAN_MS, BLOTTER_STATUS_PERIOD_S, runBlotter } from './blotter.js';
+import { runFinderLatency } from './finder-latency.js';
+import { ORDERS_DEFAULT_STEPS, ORDERS_PUBLISHED_MEAN_MS, ORDER_INSTRUMENTS, runOrders } from './orders.js';
+import {
+  FINDER_PUBLISHED_MEAN_MS,
+  LATENCY_CONTAINER_SIZE,
+  LATENCY_DEFAULT_STEPS,
+  LATENCY_PUBLISHED_MEAN_MS,
+  LATENCY_UPDATE_PERIOD_S,
+  LATENCY_VIEW_ROWS,
+  buildFinderSweep,
+  checkViewSteps,
+  type FinderSweepKind,
+} from './view-presets.js';
+
+/** Names of the presets this file runs, with a line of --help each. */
+export const VIEW_PRESETS: Readonly<Record<string, string>> = {
+  'finder-response': 'Refiner product finder response time: --sweep requests|container|result|tiers (default requests); view.create -> view.created',
+  blotter: `Refiner trade blotter: a container per user, 100 trades then +1 / 10 s, every trade updated / 3 s, view Status < 10, window 20; steps: users (default ${BLOTTER_DEFAULT_STEPS.join(',')})`,
+  orders: `STAC durable order flow: order.submit at a steady total rate -> order.ack (create-to-ack); steps: orders/s (default ${ORDERS_DEFAULT_STEPS.join(',')}); server needs --journal-dir and --orders-per-sec 0`,
+  'finder-latency': `Refiner dynamic filters: ${LATENCY_CONTAINER_SIZE} records x 1 update / 5 s, views of ~300 rows; steps: unique views (default ${LATENCY_DEFAULT_STEPS.join(',')}); --mode filter|filter-sort`,
+};
+
+/** Flags only these presets read (ignored by the fan-out presets). */
+export const VIEW_RUN_FLAGS: Record<string, FlagSpec> = {
+  sweep: { type: 'string', doc: 'finder-response: what the steps sweep: requests (req/s), container (records), result (rows per view), tiers', default: 'requests' },
+  window: { type: 'number', doc: 'rows of each user\'s window (default: finder presets 50, blotter 20, as published)' },
+  'initial-trades': { type: 'number', doc: 'blotter: trades per user at start (published 100)', default: 100 },
+  'max-trades': { type: 'number', doc: 'blotter: trades per user at most (published 1,000; one new every 10 s)', default: 1000 },
+  'hold-views': { type: 'boolean', doc: 'finder-response: users keep their view (and its updates) until the step ends, as published; false closes each after view.created', default: true },
+  'updates-per-record': { type: 'number', doc: 'finder-response: updates per record per second of the container (published 1)', default: 1 },
+  'max-updates-per-sec': { type: 'number', doc: 'finder-response: cap on the source\'s total updates/s (big containers); the report says what ran', default: 20_000 },
+  'tier-user': { type: 'string', doc: 'finder-response tiers: account of tier Tn users, {n} replaced (tidewire-loadgen users-config makes them); tier T1 with one tier uses --user', default: 'bench-t{n}' },
+  'tier-password': { type: 'string', doc: 'password of the tier accounts', default: 'bench123' },
+  mode: { type: 'string', doc: 'finder-latency: filter (natural order) or filter-sort (sorted by a second dynamic field)', default: 'filter' },
+  probes: { type: 'number', doc: 'finder-latency: probe users (window over the whole view) that measure row latency, spread over the views', default: 20 },
+  'probe-window': { type: 'number', doc: 'finder-latency: rows of a probe\'s window (published probe 300; the view holds ~300)', default: 600 },
+  clients: { type: 'number', doc: 'orders: trader connections sharing the order rate', default: 20 },
+  'response-timeout-ms': { type: 'number', doc: 'a view.create (or order) unanswered after this long is counted as failed, ms', default: 30_000 },
+};
+
+function num(p: ParsedFlags, name: string, min: number, max: number, integer = false): number {
+  const v = p.values[name] as number;
+  if (typeof v !== 'number' || v < min || v > max || (integer && !Number.isInteger(v))) {
+    throw badArgument(`--${name}`, v, `must be ${integer ? 'an integer' : 'a number'} ${min}..${max}`);
+  }
+  return v;
+}
+
+/** Shared context the commands pass in. */
+export interface ViewRunContext {
+  url: string;
+  machine: Record<string, unknown>;
+  onProgress: (p: Progress) => void;
+}
+
+/** Result of a view preset run: the report and the published figures to print beside it. */
+export interface ViewRunResult {
+  report: SweepReport;
+  published?: Readonly<Record<number, number>>;
+}
+
+/** Runs view preset `name` with the parsed flags. Throws BAD_ARGUMENT for bad flags. */
+export async function runViewPreset(name: string, p: ParsedFlags, ctx: ViewRunContext): Promise<ViewRunResult> {
+  const stepSeconds = num(p, 'step-seconds', 0.5, 3600);
+  const warmupSeconds = num(p, 'warmup-seconds', 0, 3600);
+  const steps = p.values.steps as number[] | undefined;
+  const source = { user: p.values['source-user'] as string, password: p.values['source-password'] as string };
+  const connectTimeoutMs = num(p, 'connect-timeout-ms', 100, 600_000);
+  const responseTimeoutMs = num(p, 'response-timeout-ms', 100, 600_000);
+  switch (name) {
+    case 'finder-response': {
+      const sweep = p.values.sweep as string;
+      if (!['requests', 'container', 'result', 'tiers'].includes(sweep)) throw badArgument('--sweep', sweep, 'must be requests, container, result or tiers');
+      const kind = sweep as FinderSweepKind;
+      const built = buildFinderSweep(kind, steps);
+      const windowRows = windowFlag(p, 50);
+      const tierUser = p.values['tier-user'] as string;
+      const tierPassword = p.values['tier-password'] as string;
+      const multiTier = built.some((s) => s.tiers > 1);
+      const account = (tier: string): { user: string; password: string } =>
+        multiTier ? { user: tierUser.replace('{n}', tier.slice(1)), password: tierPassword } : { user: p.values.user as string, password: p.values.password as string };
+      const updatesPerRecordPerSec = num(p, 'updates-per-record', 0.001, 100);
+      const maxUpdatesPerSec = num(p, 'max-updates-per-sec', 1, 1_000_000);
+      const holdViews = p.values['hold-views'] as boolean;
+      const report = await runFinderResponse({
+        url: ctx.url, source, account, scenario: 'finder-response',
+        params: {
+          url: ctx.url, sweep: kind, stepName: stepName(kind), windowRows, holdViews, updatesPerRecordPerSec, maxUpdatesPerSec,
+          sort: 'name asc', filter: 'num band + cat (static fields), unique per user', stepSeconds, warmupSeconds, ...ctx.machine,
+        },
+        steps: built, stepSeconds, warmupSeconds, updatesPerRecordPerSec, maxUpdatesPerSec, windowRows, holdViews, connectTimeoutMs, responseTimeoutMs,
+        onProgress: ctx.onProgress,
+      });
+      return { report, published: FINDER_PUBLISHED_MEAN_MS[kind] };
+    }
+    case 'finder-latency': {
+      const mode = p.values.mode as string;
+      if (mode !== 'filter' && mode !== 'filter-sort') throw badArgument('--mode', mode, 'must be filter or filter-sort');
+      const views = checkViewSteps(steps ?? LATENCY_DEFAULT_STEPS);
+      const windowRows = windowFlag(p, 50);
+      const probes = num(p, 'probes', 0, 1000, true);
+      const probeRows = num(p, 'probe-window', 1, 10_000, true);
+      const report = await runFinderLatency({
+        url: ctx.url, source, account: { user: p.values.user as string, password: p.values.password as string }, scenario: 'finder-latency',
+        params: {
+          url: ctx.url, stepName: 'unique views', mode, containerSize: LATENCY_CONTAINER_SIZE, updatesPerSec: LATENCY_CONTAINER_SIZE / LATENCY_UPDATE_PERIOD_S,
+          viewRows: LATENCY_VIEW_ROWS, windowRows, probes, probeRows, stepSeconds, warmupSeconds, ...ctx.machine,
+        },
+        mode, steps: views, stepSeconds, warmupSeconds, windowRows, probes, probeRows, connectTimeoutMs, responseTimeoutMs, onProgress: ctx.onProgress,
+      });
+      return { report, published: LATENCY_PUBLISHED_MEAN_MS[mode] };
+    }
+    case 'blotter': {
+      const users = checkUserSteps(steps ?? BLOTTER_DEFAULT_STEPS);
+      const windowRows = windowFlag(p, 20);
+      const initialTrades = num(p, 'initial-trades', 1, 10_000, true);
+      const maxTrades = num(p, 'max-trades', initialTrades, 10_000, true);
+      const report = await runBlotter({
+        url: ctx.url, source, account: { user: p.values.user as string, password: p.values.password as string }, scenario: 'blotter',
+        params: {
+          url: ctx.url, stepName: 'users', windowRows, initialTrades, maxTrades, statusPeriodS: BLOTTER_STATUS_PERIOD_S, newTradePeriodS: BLOTTER_NEW_TRADE_PERIOD_S,
+          filter: 'Status < 10', stepSeconds, warmupSeconds, ...ctx.machine,
+        },
+        steps: users, stepSeconds, warmupSeconds, windowRows, initialTrades, maxTrades, connectTimeoutMs, responseTimeoutMs, onProgress: ctx.onProgress,
+      });
+      return { report, published: BLOTTER_PUBLISHED_MEAN_MS };
+    }
+    case 'orders': {
+      const rates = checkUserSteps(steps ?? ORDERS_DEFAULT_STEPS, 'orders/s', 1_000_000);
+      const clients = num(p, 'clients', 1, 10_000, true);
+      const report = await runOrders({
+        url: ctx.url, source, account: { user: p.values.user as string, password: p.values.password as string }, scenario: 'orders',
+        params: { url: ctx.url, stepName: 'orders/s', clients, instruments: ORDER_INSTRUMENTS, order: 'limit buy below the bid, day', latency: 'scheduled create -> order.ack received', stepSeconds, warmupSeconds, ...ctx.machine },
+        steps: rates, stepSeconds, warmupSeconds, clients, connectTimeoutMs, responseTimeoutMs, onProgress: ctx.onProgress,
+      });
+      return { report, published: ORDERS_PUBLISHED_MEAN_MS };
+    }
+    default:
+      throw badArgument('run <preset>', name, `must be one of: ${Object.keys(VIEW_PRESETS).join(', ')}`);
+  }
+}
+
+function windowFlag(p: ParsedFlags, preset: number): number {
+  return p.values.window === undefined ? preset : num(p, 'window', 1, 10_000, true);
+}
+
+/** Checks integer steps: increasing, 1..max (users: 20,000, the machine's file limit bounds sockets). */
+export function checkUserSteps(steps: readonly number[], what = 'users', max = 20_000): number[] {
+  if (steps.length === 0 || steps.length > 100) throw badArgument('--steps', steps, 'needs 1..100 values');
+  steps.forEach((s, i) => {
+    if (!Number.isInteger(s) || s < 1 || s > max) throw badArgument('--steps', s, `${what} must be an integer 1..${max}`);
+    if (i > 0 && s <= (steps[i - 1] as number)) throw badArgument('--steps', steps, `must increase (${steps[i - 1]} then ${s})`);
+  });
+  return [...steps];
+}
+
+function stepName(kind: FinderSweepKind): string {
+  return { requests: 'requests/s', container: 'container records', result: 'result rows', tiers: 'tiers' }[kind];
+}
