@@ -107,7 +107,8 @@ export const SETTINGS: readonly SettingSpec[] = [
   { path: 'auth.tokenTtlMs', type: 'int', env: 'TIDEWIRE_TOKEN_TTL_MS', flag: 'token-ttl-ms', default: 8 * 3_600_000, min: 1000, max: 30 * 24 * 3_600_000, unit: 'ms',
     doc: 'Lifetime of a session token.' },
   { path: 'auth.demoUsers', type: 'bool', env: 'TIDEWIRE_DEMO_USERS', flag: 'demo-users', default: true, unit: 'on/off',
-    doc: 'Accept the demo users alice/alice123, bob/bob123 (traders), admin/admin123 (admin), feed/feed123 (source).' },  // orders (issue 4): the journal and the order rules, passed to the engine
+    doc: 'Accept the demo users alice/alice123, bob/bob123 (traders), admin/admin123 (admin), feed/feed123 (source).' },
+  // orders (issue 4): the journal and the order rules, passed to the engine
   { path: 'orders.journalDir', type: 'string', env: 'TIDEWIRE_JOURNAL_DIR', flag: 'journal-dir', default: '', unit: 'path',
     doc: 'Directory of the order journal (created if missing; one server per directory); empty: orders disabled (`order.*` requests get UNAVAILABLE). The `tidewire-server` command (`npm start`) defaults it to `.data/journal` of this checkout; servers embedded with `loadConfig()` (tests) have it empty unless set. Relative paths resolve against the working directory.' },
   { path: 'orders.fsync', type: 'bool', env: 'TIDEWIRE_JOURNAL_FSYNC', flag: 'journal-fsync', default: true, unit: 'on/off',

@@ -34,10 +34,29 @@ export interface EnginePort {
   viewClose(sessionId: number, reqId: number, viewId: number): void;
   /** Applies a validated `container.publish` (ops in order). */
   containerPublish(subject: string, ops: ContainerOp[]): void;
+  /**
+   * Submits an order for the session's user: `order.ack` (once durable), `order.reject` or
+   * `error` arrive through drain. Throws {code: 'UNAVAILABLE'} when orders are disabled.
+   */
+  orderSubmit(sessionId: number, reqId: number, order: OrderSubmitInput): void;
+  /** Cancels the session user's open order `clientOrderId`; replies as orderSubmit. */
+  orderCancel(sessionId: number, reqId: number, clientOrderId: string): void;
+  /** Amends the session user's open order (null leaves quantity / price as is); replies as orderSubmit. */
+  orderAmend(sessionId: number, reqId: number, clientOrderId: string, quantity?: number | null, price?: number | null): void;
   /** Validates and enqueues a source frame; returns publishes accepted; throws {code, message, index?, field?}. */
   ingest(frame: Buffer | string): number;
   /** Stops (true) or resumes (false) flushing to the session while its socket is backed up. */
   setBlocked(sessionId: number, blocked: boolean): void;
+}
+
+/** An `order.submit` as the engine takes it (packages/engine `OrderSubmitInput`); price null: market order. */
+export interface OrderSubmitInput {
+  clientOrderId: string;
+  instrument: string;
+  side: string;
+  quantity: number;
+  price?: number | null;
+  timeInForce: string;
 }
 
 /** Error shape `ingest` throws (a JS Error with extra properties). */

@@ -5,9 +5,11 @@
  */
 
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import type { Engine, EngineConfig, EngineStats } from '@tidewire/engine';
 import type { Config } from './config.js';
 import type { TransportEngine } from './engine-port.js';
+import { log } from './log.js';
 
 /** The engine instance type (packages/engine `Engine`). */
 export type ServerEngine = Engine;
@@ -43,10 +45,33 @@ export function engineConfig(config: Config): EngineConfig {
     outboxConflateBytes: config.outbox.conflateBytes,
     slowConsumerMs: config.outbox.slowConsumerMs,
     maxSubscriptionsPerSession: config.limits.maxSubscriptionsPerSession,
+    // orders: an empty journalDir leaves them disabled (the engine then throws UNAVAILABLE)
+    journalDir: config.orders.journalDir === '' ? '' : path.resolve(config.orders.journalDir),
+    journalFsync: config.orders.fsync,
+    orderMaxQuantity: config.orders.maxQuantity,
+    orderDefaultTick: config.orders.defaultTick,
+    simulatorSeed: config.orders.simulatorSeed,
+    simulatorFillIntervalMs: config.orders.fillIntervalMs,
   };
 }
 
-/** Starts an engine (and its thread) for `config`. */
+/**
+ * Logs the journal replay the engine did at construction: always a `journal.recovered` line with
+ * the counts (orders enabled), plus the engine's own line (`journal: dropped N bytes of torn tail
+ * after seq S`) when a torn or corrupt tail was cut. Nothing when orders are disabled.
+ */
+export function logRecovery(engine: Pick<Engine, 'recovery'>, journalDir: string): void {
+  const r = engine.recovery();
+  if (r === null || r === undefined) return;
+  if (r.logLine) log('warn', 'journal.tailDropped', { line: r.logLine, bytesDropped: r.bytesDropped, lastSeq: r.lastSeq });
+  log('info', 'journal.recovered', {
+    dir: path.resolve(journalDir), records: r.records, orders: r.orders, openOrders: r.openOrders, lastSeq: r.lastSeq, bytesDropped: r.bytesDropped,
+  });
+}
+
+/** Starts an engine (and its thread) for `config`; with orders enabled the journal is replayed first and the recovery logged. */
 export function createEngine(config: Config): ServerEngine {
-  return new (engineModule().Engine)(engineConfig(config));
+  const engine = new (engineModule().Engine)(engineConfig(config));
+  logRecovery(engine, config.orders.journalDir);
+  return engine;
 }

@@ -5,7 +5,7 @@ import { hashPassword } from '../auth/passwords.js';
 import { UserDirectory } from '../auth/users.js';
 import { issueToken, passwordTag } from '../auth/tokens.js';
 import { createSecurity } from '../entitlements/security.js';
-import type { EnginePort } from '../engine-port.js';
+import type { EnginePort, OrderSubmitInput } from '../engine-port.js';
 import { setLogSink } from '../log.js';
 import { Session, type Endpoint } from '../session/session.js';
 import type { ConnectionPort, HandlerContext } from './context.js';
@@ -56,6 +56,12 @@ class FakeEngine implements EnginePort {
   viewChange(sid: number, reqId: number, viewId: number, offset: number, size: number): void { this.calls.push(['viewChange', sid, reqId, viewId, offset, size]); }
   viewClose(sid: number, reqId: number, viewId: number): void { this.calls.push(['viewClose', sid, reqId, viewId]); }
   containerPublish(subject: string, ops: ContainerOp[]): void { this.calls.push(['containerPublish', subject, ops]); }
+  // order calls are covered by order.test.ts
+  orderSubmit(sid: number, reqId: number, order: OrderSubmitInput): void { this.calls.push(['orderSubmit', sid, reqId, order]); }
+  orderCancel(sid: number, reqId: number, clientOrderId: string): void { this.calls.push(['orderCancel', sid, reqId, clientOrderId]); }
+  orderAmend(sid: number, reqId: number, clientOrderId: string, quantity?: number | null, price?: number | null): void {
+    this.calls.push(['orderAmend', sid, reqId, clientOrderId, quantity, price]);
+  }
 }
 
 let users: UserEntry[];

@@ -9,6 +9,7 @@ import type { Session } from '../session/session.js';
 import type { ConnectionPort, HandlerContext } from './context.js';
 import { replyError } from './errors.js';
 import { handleAdminStream } from './admin.js';
+import { handleOrder } from './order.js';
 import { handleSubscribe, handleUnsubscribe } from './record.js';
 import { handleLogin, handlePing } from './session.js';
 import { handlePublish } from './source.js';
@@ -85,6 +86,11 @@ export function dispatchStream(ctx: HandlerContext, session: Session, port: Conn
       return;
     case 'view.close':
       if (!needLogin(ctx, session, port, m.type, m.reqId)) handleViewClose(ctx, session, port, m);
+      return;
+    case 'order.submit':
+    case 'order.cancel':
+    case 'order.amend':
+      if (!needLogin(ctx, session, port, m.type, m.reqId)) handleOrder(ctx, session, port, m);
       return;
   }
 }

@@ -1,0 +1,125 @@
+import { decodeServerFrame, encodeServerFrame, type ServerMessage } from '@tidewire/protocol';
+import { describe, expect, it } from 'vitest';
+import { loadConfig, type UserEntry } from '../config.js';
+import { UserDirectory } from '../auth/users.js';
+import { createSecurity } from '../entitlements/security.js';
+import type { EnginePort, OrderSubmitInput } from '../engine-port.js';
+import { setLogSink } from '../log.js';
+import { Session } from '../session/session.js';
+import type { ConnectionPort, HandlerContext } from './context.js';
+import { dispatchStream } from './dispatch.js';
+
+setLogSink(() => {});
+
+class FakePort implements ConnectionPort {
+  frames: ServerMessage[][] = [];
+  send(messages: ServerMessage[]): void {
+    this.frames.push(decodeServerFrame(encodeServerFrame(messages)));
+  }
+  close(): void {}
+  bind(): void {}
+  last(): ServerMessage {
+    return this.frames.at(-1)![0]!;
+  }
+}
+
+/** Records the order calls; `fail` makes the next one throw like the napi engine does. */
+class FakeOrderEngine {
+  calls: unknown[][] = [];
+  fail: object | undefined;
+  private call(c: unknown[]): void {
+    if (this.fail) {
+      const e = this.fail;
+      this.fail = undefined;
+      throw e;
+    }
+    this.calls.push(c);
+  }
+  orderSubmit(sid: number, reqId: number, order: OrderSubmitInput): void { this.call(['submit', sid, reqId, order]); }
+  orderCancel(sid: number, reqId: number, clientOrderId: string): void { this.call(['cancel', sid, reqId, clientOrderId]); }
+  orderAmend(sid: number, reqId: number, clientOrderId: string, quantity?: number | null, price?: number | null): void {
+    this.call(['amend', sid, reqId, clientOrderId, quantity, price]);
+  }
+}
+
+function setup(role: UserEntry['role'] = 'trader', orders: Record<string, unknown> = { journalDir: '/tmp/j' }, limits: Record<string, unknown> = {}) {
+  const config = loadConfig({ overrides: { orders, limits }, randomSecret: () => 's'.repeat(32) });
+  const engine = new FakeOrderEngine();
+  const user: UserEntry = { user: 'alice', role, tier: 'T1', passwordHash: 'unused' };
+  const ctx: HandlerContext = {
+    config, users: new UserDirectory([]), engine: engine as unknown as EnginePort, clock: { now: () => 1_000_000 }, workerId: 0, security: createSecurity(config),
+  };
+  const session = new Session('w0.c1', 'stream', 1_000_000, config.limits.loginTimeoutMs);
+  session.state = 'loggedIn';
+  session.user = user;
+  session.sessionId = 42;
+  const port = new FakePort();
+  const send = (m: object) => dispatchStream(ctx, session, port, Buffer.from(JSON.stringify(m)), false);
+  return { engine, session, port, send };
+}
+
+const submit = { type: 'order.submit', reqId: 7, clientOrderId: 'c-1', instrument: '/FX/EURUSD', side: 'buy', quantity: 100, price: 1.0852, timeInForce: 'day' };
+
+describe('order handler', () => {
+  it('passes submit, cancel and amend to the engine (price/quantity null when absent) and replies nothing itself', () => {
+    const t = setup();
+    t.send(submit);
+    t.send({ ...submit, reqId: 8, clientOrderId: 'm-1', price: undefined, timeInForce: 'ioc' });
+    t.send({ type: 'order.cancel', reqId: 9, clientOrderId: 'c-1' });
+    t.send({ type: 'order.amend', reqId: 10, clientOrderId: 'c-1', price: 1.0851 });
+    t.send({ type: 'order.amend', reqId: 11, clientOrderId: 'c-1', quantity: 5 });
+    expect(t.engine.calls).toEqual([
+      ['submit', 42, 7, { clientOrderId: 'c-1', instrument: '/FX/EURUSD', side: 'buy', quantity: 100, price: 1.0852, timeInForce: 'day' }],
+      ['submit', 42, 8, { clientOrderId: 'm-1', instrument: '/FX/EURUSD', side: 'buy', quantity: 100, price: null, timeInForce: 'ioc' }],
+      ['cancel', 42, 9, 'c-1'],
+      ['amend', 42, 10, 'c-1', null, 1.0851],
+      ['amend', 42, 11, 'c-1', 5, null],
+    ]);
+    expect(t.port.frames).toEqual([]);
+  });
+
+  it('refuses a source session with NOT_ENTITLED, the engine never sees it', () => {
+    const t = setup('source');
+    t.send(submit);
+    expect(t.port.last()).toEqual({ type: 'error', reqId: 7, code: 'NOT_ENTITLED', message: "'order.submit' needs the trader or admin role; user 'alice' has role 'source'" });
+    expect(t.engine.calls).toEqual([]);
+  });
+
+  it('answers UNAVAILABLE naming the setting when orders are disabled', () => {
+    const t = setup('admin', { journalDir: '' });
+    t.send({ type: 'order.cancel', reqId: 3, clientOrderId: 'c-1' });
+    expect(t.port.last()).toMatchObject({ type: 'error', reqId: 3, code: 'UNAVAILABLE', message: expect.stringContaining('orders.journalDir') });
+    expect(t.engine.calls).toEqual([]);
+  });
+
+  it('refuses an instrument the user may not order (entitlements), and a rate above the per-user limit', () => {
+    const t = setup('trader', { journalDir: '/tmp/j' }, { ordersPerSecPerUser: 2 });
+    t.send({ ...submit, instrument: '/TRADE/bob/1' });
+    expect(t.port.last()).toMatchObject({ type: 'error', reqId: 7, code: 'NOT_ENTITLED', field: 'instrument' });
+    t.send({ ...submit, reqId: 1 });
+    t.send({ ...submit, reqId: 2 });
+    t.send({ ...submit, reqId: 3 });
+    expect(t.port.last()).toMatchObject({ type: 'error', reqId: 3, code: 'RATE_LIMITED' });
+    expect(t.engine.calls.map((c) => c[2])).toEqual([1, 2]);
+  });
+
+  it('turns what the engine throws into an error frame with the reqId (unknown shapes: INTERNAL)', () => {
+    const t = setup();
+    t.engine.fail = Object.assign(new Error('orders are disabled (no journalDir)'), { code: 'UNAVAILABLE' });
+    t.send(submit);
+    expect(t.port.last()).toEqual({ type: 'error', reqId: 7, code: 'UNAVAILABLE', message: 'orders are disabled (no journalDir)' });
+    t.engine.fail = new TypeError('boom');
+    t.send({ type: 'order.cancel', reqId: 8, clientOrderId: 'c-1' });
+    expect(t.port.last()).toMatchObject({ type: 'error', reqId: 8, code: 'INTERNAL' });
+  });
+
+  it('leaves malformed orders to the decoder (BAD_REQUEST naming the field) and needs a login', () => {
+    const t = setup();
+    t.send({ ...submit, side: 'long' });
+    expect(t.port.last()).toMatchObject({ type: 'error', reqId: 7, code: 'BAD_REQUEST', field: 'side' });
+    t.session.state = 'anonymous';
+    t.send(submit);
+    expect(t.port.last()).toMatchObject({ type: 'error', reqId: 7, code: 'NOT_LOGGED_IN' });
+    expect(t.engine.calls).toEqual([]);
+  });
+});
