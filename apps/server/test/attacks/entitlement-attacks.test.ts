@@ -1,0 +1,158 @@
+/**
+ * Attacks on entitlements: another user's blotter and trades, rows outside entitlement, the
+ * admin API and admin stream as a trader, forged / expired / tampered tokens, publishing as a
+ * client or outside a source's grants, and a rule change (reload) under an open session. Each
+ * asserts its expected answer, then that the server is up and the victim still gets updates.
+ */
+
+import { afterEach, describe, expect, it } from 'vitest';
+import { issueToken, passwordTag } from '../../src/auth/tokens.js';
+import { hashPassword } from '../../src/auth/passwords.js';
+import { closeAll, RawSocket, streamSocket, testConfig, wsUrl } from '../helpers.js';
+import { closeArenas, nextError, startArena, type Arena } from './harness.js';
+
+afterEach(async () => {
+  await closeAll();
+  await closeArenas();
+});
+
+async function survived(a: Arena): Promise<void> {
+  await a.serverUp();
+  await a.victimGetsUpdate();
+}
+
+describe('entitlement attacks', () => {
+  it("another user's blotter and trades: NOT_ENTITLED for subscribe and view, nothing subscribed", async () => {
+    const a = await startArena();
+    const bob = await streamSocket(a.server, 'bob');
+    bob.send({ type: 'record.subscribe', reqId: 1, subjects: ['/FX/EURUSD', '/BLOTTER/alice'] });
+    const e1 = await nextError(bob, 1);
+    expect(e1).toMatchObject({ code: 'NOT_ENTITLED', field: 'subjects', index: 1 });
+    expect(e1.message).toContain("'/BLOTTER/alice'");
+    bob.send({ type: 'record.subscribe', reqId: 2, subjects: ['/TRADE/alice/000001'] });
+    expect(await nextError(bob, 2)).toMatchObject({ code: 'NOT_ENTITLED', index: 0 });
+    bob.send({ type: 'view.create', reqId: 3, container: '/BLOTTER/alice', window: { offset: 0, size: 10 } });
+    expect(await nextError(bob, 3)).toMatchObject({ code: 'NOT_ENTITLED', field: 'container' });
+    // the refused request subscribed nothing: the allowed subject in it was not acknowledged
+    expect(bob.messages.some((m) => m.type === 'record.subscribed')).toBe(false);
+    // own blotter is fine
+    bob.send({ type: 'record.subscribe', reqId: 4, subjects: ['/BLOTTER/bob'] });
+    await bob.next((m) => m.type === 'record.subscribed' && m.reqId === 4, 'own blotter ack');
+    await survived(a);
+  });
+
+  it('rows outside entitlement: a source cannot put private subjects in a container; views of un-granted containers are refused', async () => {
+    const a = await startArena();
+    a.source.send({ type: 'container.publish', subject: '/CONTAINER/MIX', ops: [{ op: 'add', subjects: ['/FX/EURUSD', '/TRADE/alice/000001'] }] });
+    const e = await nextError(a.source);
+    expect(e).toMatchObject({ code: 'NOT_ENTITLED', field: 'ops.0.subjects', index: 1 });
+    a.source.send({ type: 'container.publish', subject: '/BLOTTER/bob', ops: [{ op: 'add', subjects: ['/FX/EURUSD'] }] });
+    await a.source.next((m) => m.type === 'error' && m.field === 'subject', 'container subject refused');
+    // a container outside the trader rules: its rows never reach the trader
+    a.source.send({ type: 'container.publish', subject: '/SECRET/BOX', ops: [{ op: 'add', subjects: ['/SECRET/A'] }] });
+    a.source.send({ type: 'container.publish', subject: '/CONTAINER/FXONLY', ops: [{ op: 'add', subjects: ['/FX/EURUSD'] }] });
+    const bob = await streamSocket(a.server, 'bob');
+    bob.send({ type: 'view.create', reqId: 1, container: '/SECRET/BOX', window: { offset: 0, size: 10 } });
+    expect(await nextError(bob, 1)).toMatchObject({ code: 'NOT_ENTITLED', field: 'container' });
+    expect(bob.messages.some((m) => m.type === 'view.rows' || m.type === 'view.created')).toBe(false);
+    // control: a granted container opens, with only the granted row in it
+    bob.send({ type: 'view.create', reqId: 2, container: '/CONTAINER/FXONLY', window: { offset: 0, size: 10 } });
+    await bob.next((m) => m.type === 'view.created' && m.reqId === 2, 'granted view');
+    await survived(a);
+  });
+
+  it('admin API and admin stream as a trader: 403 and NOT_ENTITLED', async () => {
+    const a = await startArena();
+    const trader = await new RawSocket(wsUrl(a.server, '/stream')).open();
+    const { token } = await trader.login('bob', 'bob123');
+    for (const [method, route] of [['GET', '/api/admin/sessions'], ['GET', '/api/admin/settings'], ['POST', '/api/admin/settings'], ['POST', '/api/admin/sessions/1/kick']] as const) {
+      const res = await fetch(`${a.server.url}${route}`, { method, headers: { authorization: `Bearer ${token}` }, body: method === 'POST' ? '{}' : undefined });
+      expect(res.status, `${method} ${route}`).toBe(403);
+      expect(((await res.json()) as { error: string }).error).toBe('NOT_ENTITLED');
+    }
+    trader.send({ type: 'admin.subscribe', reqId: 9 });
+    expect(await nextError(trader, 9)).toMatchObject({ code: 'NOT_ENTITLED' });
+    await survived(a);
+  });
+
+  it('forged, tampered, expired and pre-password-change tokens: BAD_TOKEN on /stream, 401 on the admin API', async () => {
+    const a = await startArena();
+    const secret = a.config.auth.tokenSecret;
+    const s = await new RawSocket(wsUrl(a.server, '/stream')).open();
+    const { token } = await s.login('alice', 'alice123');
+    const [payload, sig] = token.split('.') as [string, string];
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const adminPayload = Buffer.from(JSON.stringify({ ...claims, u: 'admin' })).toString('base64url');
+    const aliceTag = claims.pw as string;
+    const attempts: Array<[string, string]> = [
+      ['forged (other secret)', issueToken('another-secret-0123456789', 'admin', Date.now(), 60_000, aliceTag).token],
+      ['tampered payload', `${adminPayload}.${sig}`],
+      ['expired', issueToken(secret, 'alice', Date.now() - 120_000, 60_000, aliceTag).token],
+      ['no password tag', issueToken(secret, 'alice', Date.now(), 60_000).token],
+      ['old password tag', issueToken(secret, 'alice', Date.now(), 60_000, passwordTag('scrypt$old')).token],
+      ['garbage', 'x'.repeat(3000)],
+    ];
+    for (const [what, t] of attempts) {
+      const c = await new RawSocket(wsUrl(a.server, '/stream')).open();
+      c.send({ type: 'session.login', reqId: 1, token: t });
+      const e = await nextError(c, 1);
+      // garbage past the decoder's token length rule is a BAD_REQUEST; every other token a BAD_TOKEN
+      expect(what === 'garbage' ? ['BAD_REQUEST', 'BAD_TOKEN'] : ['BAD_TOKEN'], what).toContain(e.code);
+      expect(c.messages.some((m) => m.type === 'session.loggedIn')).toBe(false);
+      const res = await fetch(`${a.server.url}/api/admin/sessions`, { headers: { authorization: `Bearer ${t}` } });
+      expect(res.status, what).toBe(401);
+    }
+    await survived(a);
+  });
+
+  it('publish as a client: /stream refuses record.publish, /source refuses trader logins, sources stay inside their grants', async () => {
+    const a = await startArena();
+    const bob = await streamSocket(a.server, 'bob');
+    bob.send({ type: 'record.publish', subject: '/FX/EURUSD', fields: { bid: 0 } });
+    expect(await nextError(bob)).toMatchObject({ code: 'UNKNOWN_TYPE' });
+    const fake = await new RawSocket(wsUrl(a.server, '/source')).open();
+    fake.send({ type: 'session.login', reqId: 1, user: 'bob', password: 'bob123' });
+    expect(await nextError(fake, 1)).toMatchObject({ code: 'NOT_ENTITLED' });
+    fake.send('[{"type":"record.publish","subject":"/FX/EURUSD","fields":{"bid":0}}]');
+    expect(await fake.next((m) => m.type === 'error' && m.code === 'NOT_LOGGED_IN', 'not logged in')).toBeTruthy();
+    // the source itself: a frame with one trade record is refused whole
+    a.source.send('[{"type":"record.publish","subject":"/FX/GBPUSD","fields":{"bid":1}},{"type":"record.publish","subject":"/TRADE/alice/000001","fields":{"status":"FILLED"}}]');
+    const e = await nextError(a.source);
+    expect(e).toMatchObject({ code: 'NOT_ENTITLED', index: 1, field: 'subject' });
+    const victim2 = await streamSocket(a.server, 'bob');
+    victim2.send({ type: 'record.subscribe', reqId: 1, subjects: ['/FX/GBPUSD'] });
+    const ack = await victim2.next((m) => m.type === 'record.subscribed', 'ack');
+    expect(ack.type === 'record.subscribed' && ack.records[0]!.pending).toBe(true); // nothing of the refused frame was applied
+    await survived(a);
+  });
+
+  it('a reload closes sessions of a changed password (4003) and removes subscriptions no longer granted', async () => {
+    const cheap = { N: 1024, r: 8, p: 1 };
+    const carol = { user: 'carol', role: 'trader', tier: 'T1', passwordHash: await hashPassword('carol123', cheap) };
+    const a = await startArena({ auth: { users: [carol] } });
+    const c = await streamSocket(a.server, 'carol');
+    const bob = await streamSocket(a.server, 'bob');
+    bob.send({ type: 'record.subscribe', reqId: 1, subjects: ['/PRODUCT/X', '/FX/EURUSD'] });
+    await bob.next((m) => m.type === 'record.subscribed', 'bob ack');
+    const next = testConfig({
+      admin: { auditDir: a.config.admin.auditDir },
+      auth: {
+        roles: { trader: { subscribe: ['/FX/**', '/BLOTTER/{user}'] } },
+        users: [{ ...carol, passwordHash: await hashPassword('changed', cheap) }],
+      },
+    });
+    const result = await a.server.reloadAuth(next, 'test');
+    expect(result).toMatchObject({ users: 5, closedSessions: 1, removedSubscriptions: 1 }); // bob's /PRODUCT/X; /FX stays granted
+    expect(await c.waitClosed()).toMatchObject({ code: 4003 });
+    const e = await bob.next((m) => m.type === 'error' && m.code === 'NOT_ENTITLED', 'removal error');
+    expect(e.type === 'error' && e.message).toContain("'/PRODUCT/X'");
+    await bob.next((m) => m.type === 'record.unsubscribed' && m.reqId === 0, 'unsubscribed');
+    // new rules for new requests too; the old password no longer logs in
+    bob.send({ type: 'record.subscribe', reqId: 2, subjects: ['/PRODUCT/Y'] });
+    expect(await nextError(bob, 2)).toMatchObject({ code: 'NOT_ENTITLED' });
+    const again = await new RawSocket(wsUrl(a.server, '/stream')).open();
+    again.send({ type: 'session.login', reqId: 1, user: 'carol', password: 'carol123' });
+    expect(await nextError(again, 1)).toMatchObject({ code: 'BAD_CREDENTIALS' });
+    await survived(a);
+  });
+});

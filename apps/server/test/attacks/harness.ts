@@ -1,0 +1,85 @@
+/**
+ * Attack suite harness: a real server with the default entitlement rules, a victim (alice on
+ * /stream, subscribed to /FX/EURUSD) and a source (feed on /source). After every attack a test
+ * checks that the server still answers /api/health and that the victim still gets a freshly
+ * published update: the attack cost nobody else their data.
+ */
+
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { RecordPublish, ServerMessage } from '@tidewire/protocol';
+import type { Config } from '../../src/config.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+import { RawSocket, sourceSocket, streamSocket, testConfig, waitFor } from '../helpers.js';
+
+/** The victim's subject. */
+export const VICTIM_SUBJECT = '/FX/EURUSD';
+
+/** A server under attack with its victim and source. */
+export interface Arena {
+  server: RunningServer;
+  config: Config;
+  victim: RawSocket;
+  source: RawSocket & { publish(ms: RecordPublish[]): void };
+  /** Publishes a new value of VICTIM_SUBJECT and resolves when the victim got it (5 s bound). */
+  victimGetsUpdate(): Promise<void>;
+  /** Resolves when GET /api/health answers 200 with status ok. */
+  serverUp(): Promise<void>;
+}
+
+let tick = 0;
+
+/**
+ * Starts an arena. `overrides` are merged into the test config; `auth.roles` is `{}` (the
+ * default rules) unless given; the audit log goes to a temporary directory.
+ */
+export async function startArena(overrides: Record<string, Record<string, unknown>> = {}): Promise<Arena> {
+  const auditDir = mkdtempSync(path.join(tmpdir(), 'tidewire-attack-'));
+  const config = testConfig({
+    ...overrides,
+    auth: { roles: {}, ...overrides.auth },
+    admin: { auditDir, ...overrides.admin },
+  });
+  const server = await startServer(config);
+  registerForClose(server);
+  const source = await sourceSocket(server);
+  source.publish([{ type: 'record.publish', subject: VICTIM_SUBJECT, image: true, fields: { bid: 1, ask: 2 } }]);
+  const victim = await streamSocket(server, 'alice');
+  victim.send({ type: 'record.subscribe', reqId: 1, subjects: [VICTIM_SUBJECT] });
+  const ack = await victim.next((m) => m.type === 'record.subscribed' && m.reqId === 1, 'victim ack');
+  const id = ack.type === 'record.subscribed' ? ack.records[0]!.id : -1;
+  return {
+    server, config, victim, source,
+    async victimGetsUpdate() {
+      const bid = 1000 + ++tick;
+      source.publish([{ type: 'record.publish', subject: VICTIM_SUBJECT, fields: { bid } }]);
+      await victim.next((m: ServerMessage) => (m.type === 'record.update' || m.type === 'record.image') && m.id === id && m.fields.bid === bid, `victim update bid=${bid}`);
+    },
+    async serverUp() {
+      const res = await fetch(`${server.url}/api/health`);
+      if (res.status !== 200) throw new Error(`health answered ${res.status}`);
+      const body = (await res.json()) as { status?: string };
+      if (body.status !== 'ok') throw new Error(`health status ${body.status}`);
+    },
+  };
+}
+
+const arenas = new Set<RunningServer>();
+function registerForClose(server: RunningServer): void {
+  arenas.add(server);
+}
+
+/** Closes every arena server (afterEach, together with helpers' closeAll for the sockets). */
+export async function closeArenas(): Promise<void> {
+  await Promise.all([...arenas].map((s) => s.close()));
+  arenas.clear();
+}
+
+/** The first `error` message (optionally with `reqId`) the socket got; waits up to 5 s. */
+export function nextError(s: RawSocket, reqId?: number): Promise<ServerMessage & { type: 'error' }> {
+  return s.next((m) => m.type === 'error' && (reqId === undefined || m.reqId === reqId), `error${reqId === undefined ? '' : ` for reqId ${reqId}`}`) as Promise<ServerMessage & { type: 'error' }>;
+}
+
+/** Waits until `pred` holds (5 s bound), re-exported for attack files. */
+export { waitFor };
