@@ -87,21 +87,23 @@ function CancelCell(params: ICellRendererParams<BlotterRow, unknown, BlotterGrid
 }
 
 // Column ids are trade record field names (plus derived ones); the server decides the order.
+// What a trader scans first (instrument, side, size, price, status, fills) fits beside the ticket
+// at 1280 px; ids and the reason follow.
 const COLUMNS: ColDef<BlotterRow>[] = [
-  { field: 'created', headerName: 'Time', width: 108, valueFormatter: (p) => (typeof p.value === 'number' ? formatTime(p.value) : ''), cellClass: 'cell-num', pinned: 'left' },
-  { field: 'clientOrderId', headerName: 'Client id', width: 150, cellClass: 'cell-mono', tooltipField: 'clientOrderId' },
-  { field: 'orderId', headerName: 'Order', width: 74, cellClass: NUM, type: 'rightAligned' },
-  { field: 'instrumentLabel', headerName: 'Instrument', width: 120, cellClass: 'cell-subject', tooltipField: 'instrument' },
-  { field: 'side', headerName: 'Side', width: 62, valueFormatter: (p) => formatSide(p.value as BlotterRow['side']), cellClass: (p) => `side-cell side-cell-${String(p.value)}` },
-  { field: 'quantity', headerName: 'Qty', width: 112, type: 'rightAligned', valueFormatter: qty, cellClass: NUM },
-  { colId: 'price', headerName: 'Price', width: 96, type: 'rightAligned', valueGetter: (p) => (p.data === undefined ? '' : formatOrderPrice(p.data)), cellClass: NUM },
-  { field: 'timeInForce', headerName: 'TIF', width: 58, valueFormatter: (p) => formatTimeInForce(String(p.value ?? '')) },
-  { field: 'status', headerName: 'Status', width: 132, cellRenderer: StatusCell, enableCellChangeFlash: true },
-  { field: 'filledQuantity', headerName: 'Filled', width: 118, type: 'rightAligned', cellRenderer: FilledCell, cellClass: NUM, enableCellChangeFlash: true },
-  { colId: 'averagePrice', headerName: 'Avg px', width: 100, type: 'rightAligned', valueGetter: (p) => (p.data === undefined ? '' : formatAveragePrice(p.data)), cellClass: NUM, enableCellChangeFlash: true },
-  { colId: 'lastFill', headerName: 'Last fill', width: 170, type: 'rightAligned', valueGetter: (p) => (p.data === undefined ? '' : formatLastFill(p.data)), cellClass: NUM, enableCellChangeFlash: true },
-  { field: 'reason', headerName: 'Reason', flex: 1, minWidth: 120, tooltipField: 'reason', cellClass: 'cell-reason' },
-  { colId: 'actions', headerName: '', width: 104, cellRenderer: CancelCell, pinned: 'right', resizable: false },
+  { field: 'created', headerName: 'Time', width: 100, valueFormatter: (p) => (typeof p.value === 'number' ? formatTime(p.value) : ''), cellClass: 'cell-num', pinned: 'left' },
+  { field: 'instrumentLabel', headerName: 'Instrument', width: 104, cellClass: 'cell-subject', tooltipField: 'instrument' },
+  { field: 'side', headerName: 'Side', width: 58, valueFormatter: (p) => formatSide(p.value as BlotterRow['side']), cellClass: (p) => `side-cell side-cell-${String(p.value)}` },
+  { field: 'quantity', headerName: 'Qty', width: 104, type: 'rightAligned', valueFormatter: qty, cellClass: NUM },
+  { colId: 'price', headerName: 'Price', width: 90, type: 'rightAligned', valueGetter: (p) => (p.data === undefined ? '' : formatOrderPrice(p.data)), cellClass: NUM },
+  { field: 'status', headerName: 'Status', width: 124, cellRenderer: StatusCell, enableCellChangeFlash: true },
+  { field: 'filledQuantity', headerName: 'Filled', width: 104, type: 'rightAligned', cellRenderer: FilledCell, cellClass: NUM, enableCellChangeFlash: true },
+  { colId: 'averagePrice', headerName: 'Avg px', width: 96, type: 'rightAligned', valueGetter: (p) => (p.data === undefined ? '' : formatAveragePrice(p.data)), cellClass: NUM, enableCellChangeFlash: true },
+  { colId: 'lastFill', headerName: 'Last fill', width: 160, type: 'rightAligned', valueGetter: (p) => (p.data === undefined ? '' : formatLastFill(p.data)), cellClass: NUM, enableCellChangeFlash: true },
+  { field: 'timeInForce', headerName: 'TIF', width: 56, valueFormatter: (p) => formatTimeInForce(String(p.value ?? '')) },
+  { field: 'orderId', headerName: 'Order', width: 70, cellClass: NUM, type: 'rightAligned' },
+  { field: 'clientOrderId', headerName: 'Client id', width: 140, cellClass: 'cell-mono', tooltipField: 'clientOrderId' },
+  { field: 'reason', headerName: 'Reason', flex: 1, minWidth: 140, tooltipField: 'reason', cellClass: 'cell-reason' },
+  { colId: 'actions', headerName: '', width: 92, cellRenderer: CancelCell, pinned: 'right', resizable: false },
 ];
 
 const DEFAULT_COLUMN: ColDef<BlotterRow> = { sortable: false, resizable: true, suppressHeaderMenuButton: true, suppressMovable: false };
@@ -244,6 +246,8 @@ export function BlotterGrid({
         cellFlashDuration={500}
         cellFadeDuration={700}
         animateRows={false}
+        // 14 columns: render them all, so every cell of a visible row is in the DOM (find-in-page, tests)
+        suppressColumnVirtualisation
         tooltipShowDelay={300}
         overlayNoRowsTemplate="<span class='blotter-empty'>No orders here yet</span>"
       />

@@ -241,6 +241,9 @@ export function OrderTicket({ orders }: { orders: OrderPort }) {
           data-kind={outcome.kind}
           data-field={outcome.kind === 'reject' ? outcome.field : undefined}
           data-rule={outcome.kind === 'reject' ? outcome.rule : undefined}
+          data-order-id={outcome.kind === 'ack' ? outcome.orderId : undefined}
+          data-client-order-id={outcome.kind === 'ack' ? outcome.clientOrderId : undefined}
+          title={outcome.kind === 'ack' ? `clientOrderId ${outcome.clientOrderId}, status ${outcome.status}` : undefined}
         >
           {outcome.text}
         </p>
