@@ -8,7 +8,7 @@ import { flagHelp, parseFlags, type FlagSpec, type ParsedFlags } from './args.js
 import { CLIENTS_FLAGS, RUN_FLAGS, SOURCE_FLAGS, clientsCommand, runCommand, sourceCommand } from './commands.js';
 import { LoadgenError } from './errors.js';
 import { FANOUT_PRESETS, PRESET_NAMES } from './presets.js';
-import { VIEW_PRESETS } from './view-commands.js';
+import { FINDER_SOURCE_FLAGS, USERS_CONFIG_FLAGS, VIEW_PRESETS, finderSourceCommand, usersConfigCommand } from './view-commands.js';
 
 interface Command {
   summary: string;
@@ -35,6 +35,18 @@ const COMMANDS: Record<string, Command> = {
     flags: CLIENTS_FLAGS,
     run: clientsCommand,
   },
+  'finder-source': {
+    summary: 'publish the finder-response container /BENCH/FINDER/<size> (for k6/finder.js and manual runs) and update it',
+    usage: 'tidewire-loadgen finder-source [--size 10000] [--tiers 1] [--seconds 300]',
+    flags: FINDER_SOURCE_FLAGS,
+    run: finderSourceCommand,
+  },
+  'users-config': {
+    summary: 'write a server config file with the tier users bench-t1..bench-tN (finder-response --sweep tiers)',
+    usage: 'tidewire-loadgen users-config --out bench-users.json [--tiers 10] [--password bench123]',
+    flags: USERS_CONFIG_FLAGS,
+    run: usersConfigCommand,
+  },
   run: {
     summary: 'run a benchmark preset: source + clients on one clock, sweeping users',
     usage: `tidewire-loadgen run <preset> --url ws://127.0.0.1:8080 --steps 250,500,1000 --step-seconds 20 --warmup-seconds 5 --json out.json --html out.html\n\npresets:\n${presetList}`,
@@ -44,7 +56,7 @@ const COMMANDS: Record<string, Command> = {
 };
 
 function topHelp(): string {
-  const cmds = Object.entries(COMMANDS).map(([n, c]) => `  ${n.padEnd(8)} ${c.summary}`).join('\n');
+  const cmds = Object.entries(COMMANDS).map(([n, c]) => `  ${n.padEnd(14)} ${c.summary}`).join('\n');
   return `tidewire-loadgen: load generator for a Tidewire server (targets 127.0.0.1 unless --url says otherwise)\n\nusage: tidewire-loadgen <command> [flags]\n\ncommands:\n${cmds}\n\nRun \`tidewire-loadgen <command> --help\` for its flags. See packages/loadgen/README.md.`;
 }
 

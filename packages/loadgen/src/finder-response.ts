@@ -46,8 +46,8 @@ export interface FinderResponseOptions {
   onProgress?: (p: Progress) => void;
 }
 
-/** Publishes containers and their tier copies once, and runs each step's update feed. */
-class FinderData {
+/** Publishes finder containers and their tier copies once, and runs the update feed of one of them. */
+export class FinderData {
   private readonly published = new Map<number, number>(); // size -> tiers published
 
   constructor(private readonly feed: FeedPublisher) {}

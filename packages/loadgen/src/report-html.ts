@@ -3,6 +3,7 @@
  * assets) with the parameters, the latency-vs-step and CPU-vs-step charts, and the table.
  */
 
+import { extraColumns, stepName } from './report-table.js';
 import type { StepResult, SweepReport } from './runner.js';
 
 /** One line of a chart; `null` values leave a gap. */
@@ -22,7 +23,7 @@ function niceMax(v: number): number {
 }
 
 /** An SVG line chart of `series` over the step labels (x evenly spaced, y linear from 0). */
-export function lineChart(title: string, yUnit: string, xLabels: string[], series: Series[]): string {
+export function lineChart(title: string, yUnit: string, xLabels: string[], series: Series[], xName = 'users'): string {
   const W = 640;
   const H = 300;
   const L = 60;
@@ -45,7 +46,7 @@ export function lineChart(title: string, yUnit: string, xLabels: string[], serie
   xLabels.forEach((label, i) => {
     parts.push(`<text x="${x(i)}" y="${H - B + 18}" text-anchor="middle" font-size="11">${esc(label)}</text>`);
   });
-  parts.push(`<text x="${(L + W - R) / 2}" y="${H - 8}" text-anchor="middle" font-size="11">users</text>`);
+  parts.push(`<text x="${(L + W - R) / 2}" y="${H - 8}" text-anchor="middle" font-size="11">${esc(xName)}</text>`);
   series.forEach((s, si) => {
     let d = '';
     s.values.forEach((v, i) => {
@@ -61,14 +62,17 @@ export function lineChart(title: string, yUnit: string, xLabels: string[], serie
   return parts.join('');
 }
 
-function table(steps: StepResult[], published?: Readonly<Record<number, number>>): string {
-  const head = ['step', 'users', 'mean ms', 'min ms', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'delivered/s', 'expected/s', 'lost', 'out of order', 'server CPU %', 'generator CPU %'];
+function table(steps: StepResult[], named: string, published?: Readonly<Record<number, number>>): string {
+  const extras = extraColumns(steps);
+  const head = [named === 'users' ? 'step' : named, 'users', 'mean ms', 'min ms', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'delivered/s', 'expected/s', 'lost', 'out of order', 'server CPU %', 'generator CPU %'];
+  head.push(...extras.map((c) => c.head));
   if (published) head.push('published mean ms');
   const rows = steps.map((s) => {
     const cells: Array<string | number> = [
       s.step, s.users, s.latencyMs.mean, s.latencyMs.min, s.latencyMs.p50, s.latencyMs.p90, s.latencyMs.p99, s.latencyMs.p999, s.latencyMs.max,
       s.deliveredPerSec, s.expectedPerSec, s.lost, s.outOfOrder, s.serverCpuPct ?? 'n/a', s.generatorCpuPct,
     ];
+    for (const c of extras) cells.push(c.cell(s as StepResult & Record<string, unknown>) ?? 'n/a');
     if (published) cells.push(published[s.step] ?? '-');
     return `<tr>${cells.map((c) => `<td>${esc(String(c))}</td>`).join('')}</tr>`;
   });
@@ -78,25 +82,26 @@ function table(steps: StepResult[], published?: Readonly<Record<number, number>>
 /** Renders the whole report page. `generatedAt` is shown as is (ISO time). */
 export function renderHtml(report: SweepReport, generatedAt: string, published?: Readonly<Record<number, number>>): string {
   const labels = report.steps.map((s) => s.step.toLocaleString('en-US'));
+  const named = stepName(report);
   // mean and tail apart: a 30 ms max would flatten a 0.4 ms mean into the axis
-  const latency = lineChart('Mean end-to-end latency vs users', 'ms', labels, [
+  const latency = lineChart(`Mean latency vs ${named}`, 'ms', labels, [
     { name: 'mean', color: '#1f77b4', values: report.steps.map((s) => s.latencyMs.mean) },
     { name: 'p50', color: '#17becf', values: report.steps.map((s) => s.latencyMs.p50) },
     ...(published ? [{ name: 'published mean', color: '#7f7f7f', values: report.steps.map((s) => published[s.step] ?? null) }] : []),
-  ]);
-  const tail = lineChart('Latency tail vs users', 'ms', labels, [
+  ], named);
+  const tail = lineChart(`Latency tail vs ${named}`, 'ms', labels, [
     { name: 'p99', color: '#ff7f0e', values: report.steps.map((s) => s.latencyMs.p99) },
     { name: 'p99.9', color: '#8c564b', values: report.steps.map((s) => s.latencyMs.p999) },
     { name: 'max', color: '#d62728', values: report.steps.map((s) => s.latencyMs.max) },
-  ]);
-  const cpu = lineChart('CPU vs users (% of one core)', '% of one core', labels, [
+  ], named);
+  const cpu = lineChart(`CPU vs ${named} (% of one core)`, '% of one core', labels, [
     {
       name: report.steps.every((s) => s.serverCpuPct === null) ? 'server (n/a)' : 'server',
       color: '#2ca02c',
       values: report.steps.map((s) => s.serverCpuPct),
     },
     { name: 'generator', color: '#9467bd', values: report.steps.map((s) => s.generatorCpuPct) },
-  ]);
+  ], named);
   const params = Object.entries(report.params)
     .map(([k, v]) => `<tr><th>${esc(k)}</th><td>${esc(typeof v === 'string' ? v : JSON.stringify(v))}</td></tr>`)
     .join('');
@@ -111,11 +116,11 @@ th{background:#f3f3f3}
 .charts{display:flex;flex-wrap:wrap;gap:16px}
 </style></head><body>
 <h1>Tidewire load report: ${esc(report.scenario)}</h1>
-<p>Generated ${esc(generatedAt)}. Latency is end to end: the source's send time (<code>ts</code>) to the simulated client's receipt, on one clock.
+<p>Generated ${esc(generatedAt)}. ${typeof report.params.latency === 'string' ? `Latency: ${esc(report.params.latency)}.` : "Latency is end to end: the source's send time (<code>ts</code>) to the simulated client's receipt, on one clock."}
 CPU is % of one core (200% = both cores of a 2-core machine); the server's comes from its <code>/api/health</code>.</p>
 <table class="params"><tbody>${params}</tbody></table>
 <div class="charts">${latency}${tail}${cpu}</div>
-${table(report.steps, published)}
+${table(report.steps, named, published)}
 </body></html>
 `;
 }

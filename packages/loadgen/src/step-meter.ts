@@ -5,6 +5,7 @@
  * fields those presets add (p95, std dev, % over a threshold, RSS).
  */
 
+import os from 'node:os';
 import { epochNowMs } from './clock.js';
 import { mergeEncoded, newLatencyHistogram, summarizeMs, type LatencyHistogram } from './histogram.js';
 import type { StepResult } from './runner.js';
@@ -19,6 +20,8 @@ export interface WindowUsage {
   serverRssBytes: number | null;
   /** This process (generator), % of one core. */
   generatorCpuPct: number;
+  /** The machine's 1-minute load average at the end (other work sharing the cores shows here). */
+  loadAvg1: number;
 }
 
 /** A started window: `end()` samples again and returns the usage. */
@@ -46,6 +49,7 @@ export async function startWindow(url: string): Promise<Window> {
         serverCpuPct: cpuPercent(server, serverEnd),
         serverRssBytes: serverEnd.rssBytes ?? null,
         generatorCpuPct: Math.round(((endCpu - cpu) / 1000 / Math.max(1, endAt - at)) * 1000) / 10,
+        loadAvg1: Math.round((os.loadavg()[0] ?? 0) * 100) / 100,
       };
     },
   };
@@ -134,6 +138,7 @@ export function stepRow(i: StepRowInput): StepResult & Record<string, unknown> {
       generatorCpuPct: i.usage.generatorCpuPct,
       latencyExtraMs: latencyExtras(h),
       serverRssBytes: i.usage.serverRssBytes,
+      loadAvg1: i.usage.loadAvg1,
       ...(i.overMs === undefined ? {} : { overMsPct: { [String(i.overMs)]: percentOver(h, i.overMs) } }),
       ...i.extra,
     };

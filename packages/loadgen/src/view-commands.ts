@@ -5,9 +5,16 @@
  * `--warmup-seconds`, `--json`, `--html` and the account flags.
  */
 
+import { randomBytes, scrypt } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import type { FlagSpec, ParsedFlags } from './args.js';
+import { MAX_TIERS, finderContainer } from './view-presets.js';
 import { badArgument } from './errors.js';
-import { runFinderResponse } from './finder-response.js';
+import { DEFAULT_URL, resolveTarget } from './args.js';
+import { delay, epochNowMs } from './clock.js';
+import { LoadgenError } from './errors.js';
+import { FeedPublisher } from './feed-publisher.js';
+import { FinderData, runFinderResponse } from './finder-response.js';
 import type { Progress, SweepReport } from './runner.js';
 import { BLOTTER_DEFAULT_STEPS, BLOTTER_NEW_TRADE_PERIOD_S, BLOTTER_PUBLISHED_MEAN_MS, BLOTTER_STATUS_PERIOD_S, runBlotter } from './blotter.js';
 import { runFinderLatency } from './finder-latency.js';
@@ -47,6 +54,7 @@ export const VIEW_RUN_FLAGS: Record<string, FlagSpec> = {
   probes: { type: 'number', doc: 'finder-latency: probe users (window over the whole view) that measure row latency, spread over the views', default: 20 },
   'probe-window': { type: 'number', doc: 'finder-latency: rows of a probe\'s window (published probe 300; the view holds ~300)', default: 600 },
   clients: { type: 'number', doc: 'orders: trader connections sharing the order rate', default: 20 },
+  'server-commit': { type: 'string', doc: 'commit of the server under test, recorded in the report (params.commit is the load generator\'s checkout)', default: '' },
   'response-timeout-ms': { type: 'number', doc: 'a view.create (or order) unanswered after this long is counted as failed, ms', default: 30_000 },
 };
 
@@ -72,7 +80,9 @@ export interface ViewRunResult {
 }
 
 /** Runs view preset `name` with the parsed flags. Throws BAD_ARGUMENT for bad flags. */
-export async function runViewPreset(name: string, p: ParsedFlags, ctx: ViewRunContext): Promise<ViewRunResult> {
+export async function runViewPreset(name: string, p: ParsedFlags, c: ViewRunContext): Promise<ViewRunResult> {
+  const serverCommit = p.values['server-commit'] as string;
+  const ctx: ViewRunContext = { ...c, machine: { ...c.machine, serverCommit: serverCommit === '' ? null : serverCommit } };
   const stepSeconds = num(p, 'step-seconds', 0.5, 3600);
   const warmupSeconds = num(p, 'warmup-seconds', 0, 3600);
   const steps = p.values.steps as number[] | undefined;
@@ -97,7 +107,7 @@ export async function runViewPreset(name: string, p: ParsedFlags, ctx: ViewRunCo
       const report = await runFinderResponse({
         url: ctx.url, source, account, scenario: 'finder-response',
         params: {
-          url: ctx.url, sweep: kind, stepName: stepName(kind), windowRows, holdViews, updatesPerRecordPerSec, maxUpdatesPerSec,
+          url: ctx.url, sweep: kind, stepName: stepName(kind), latency: 'view.create sent -> view.created received, per request (users arrive evenly, one unique view each)', windowRows, holdViews, updatesPerRecordPerSec, maxUpdatesPerSec,
           sort: 'name asc', filter: 'num band + cat (static fields), unique per user', stepSeconds, warmupSeconds, ...ctx.machine,
         },
         steps: built, stepSeconds, warmupSeconds, updatesPerRecordPerSec, maxUpdatesPerSec, windowRows, holdViews, connectTimeoutMs, responseTimeoutMs,
@@ -115,7 +125,7 @@ export async function runViewPreset(name: string, p: ParsedFlags, ctx: ViewRunCo
       const report = await runFinderLatency({
         url: ctx.url, source, account: { user: p.values.user as string, password: p.values.password as string }, scenario: 'finder-latency',
         params: {
-          url: ctx.url, stepName: 'unique views', mode, containerSize: LATENCY_CONTAINER_SIZE, updatesPerSec: LATENCY_CONTAINER_SIZE / LATENCY_UPDATE_PERIOD_S,
+          url: ctx.url, stepName: 'unique views', mode, latency: 'record publish ts -> row entering, updated in or leaving a probe window (probes cover the whole view)', containerSize: LATENCY_CONTAINER_SIZE, updatesPerSec: LATENCY_CONTAINER_SIZE / LATENCY_UPDATE_PERIOD_S,
           viewRows: LATENCY_VIEW_ROWS, windowRows, probes, probeRows, stepSeconds, warmupSeconds, ...ctx.machine,
         },
         mode, steps: views, stepSeconds, warmupSeconds, windowRows, probes, probeRows, connectTimeoutMs, responseTimeoutMs, onProgress: ctx.onProgress,
@@ -130,7 +140,7 @@ export async function runViewPreset(name: string, p: ParsedFlags, ctx: ViewRunCo
       const report = await runBlotter({
         url: ctx.url, source, account: { user: p.values.user as string, password: p.values.password as string }, scenario: 'blotter',
         params: {
-          url: ctx.url, stepName: 'users', windowRows, initialTrades, maxTrades, statusPeriodS: BLOTTER_STATUS_PERIOD_S, newTradePeriodS: BLOTTER_NEW_TRADE_PERIOD_S,
+          url: ctx.url, stepName: 'users', latency: 'trade publish ts -> row entering, updated in or leaving the user\'s window', windowRows, initialTrades, maxTrades, statusPeriodS: BLOTTER_STATUS_PERIOD_S, newTradePeriodS: BLOTTER_NEW_TRADE_PERIOD_S,
           filter: 'Status < 10', stepSeconds, warmupSeconds, ...ctx.machine,
         },
         steps: users, stepSeconds, warmupSeconds, windowRows, initialTrades, maxTrades, connectTimeoutMs, responseTimeoutMs, onProgress: ctx.onProgress,
@@ -142,7 +152,7 @@ export async function runViewPreset(name: string, p: ParsedFlags, ctx: ViewRunCo
       const clients = num(p, 'clients', 1, 10_000, true);
       const report = await runOrders({
         url: ctx.url, source, account: { user: p.values.user as string, password: p.values.password as string }, scenario: 'orders',
-        params: { url: ctx.url, stepName: 'orders/s', clients, instruments: ORDER_INSTRUMENTS, order: 'limit buy below the bid, day', latency: 'scheduled create -> order.ack received', stepSeconds, warmupSeconds, ...ctx.machine },
+        params: { url: ctx.url, stepName: 'orders/s', clients, instruments: ORDER_INSTRUMENTS, order: 'limit buy below the bid, day', latency: 'scheduled order creation -> order.ack received (create-to-ack, open loop)', stepSeconds, warmupSeconds, ...ctx.machine },
         steps: rates, stepSeconds, warmupSeconds, clients, connectTimeoutMs, responseTimeoutMs, onProgress: ctx.onProgress,
       });
       return { report, published: ORDERS_PUBLISHED_MEAN_MS };
@@ -168,4 +178,79 @@ export function checkUserSteps(steps: readonly number[], what = 'users', max = 2
 
 function stepName(kind: FinderSweepKind): string {
   return { requests: 'requests/s', container: 'container records', result: 'result rows', tiers: 'tiers' }[kind];
+}
+
+/** Flags of `finder-source`. */
+export const FINDER_SOURCE_FLAGS: Record<string, FlagSpec> = {
+  url: { type: 'string', doc: 'server base URL (ws://host:port); non-loopback hosts only when given here', default: DEFAULT_URL },
+  size: { type: 'number', doc: 'records of the finder container /BENCH/FINDER/<size>', default: 10_000 },
+  tiers: { type: 'number', doc: 'price tiers: also publish <record>@T2..@Tn copies', default: 1 },
+  'updates-per-record': { type: 'number', doc: 'updates per record per second', default: 1 },
+  'max-updates-per-sec': { type: 'number', doc: 'cap on total updates per second', default: 20_000 },
+  seconds: { type: 'number', doc: 'update for this long, then stop, s', default: 300 },
+  user: { type: 'string', doc: 'source account', default: 'feed' },
+  password: { type: 'string', doc: 'its password', default: 'feed123' },
+};
+
+/**
+ * `tidewire-loadgen finder-source`: publishes the finder-response container (the k6 finder script
+ * and manual runs query it) and updates its records for `--seconds`.
+ */
+export async function finderSourceCommand(p: ParsedFlags): Promise<number> {
+  const target = resolveTarget(p.values.url as string, p.explicit.has('url'));
+  process.stderr.write(`${target.note}\n`);
+  const size = num(p, 'size', 10, 2_000_000, true);
+  const tiers = num(p, 'tiers', 1, MAX_TIERS, true);
+  const seconds = num(p, 'seconds', 1, 86_400);
+  const feed = await FeedPublisher.connect({ url: target.url, user: p.values.user as string, password: p.values.password as string });
+  try {
+    const data = new FinderData(feed);
+    await data.ensure(size, tiers);
+    const rate = data.startUpdates(size, tiers, num(p, 'updates-per-record', 0.001, 100), num(p, 'max-updates-per-sec', 1, 1_000_000), seconds * 1000);
+    process.stderr.write(`published ${finderContainer(size)} (${size} records x ${tiers} tier(s)); updating at ${rate}/s for ${seconds} s\n`);
+    const end = epochNowMs() + seconds * 1000;
+    while (epochNowMs() < end) {
+      if (feed.failure) throw new LoadgenError('SERVER_REFUSED', feed.failure);
+      await delay(Math.min(1000, end - epochNowMs()));
+      const s = feed.takeStats();
+      process.stderr.write(`finder-source: ${s.published} updates, worst lateness ${s.maxLatenessMs.toFixed(1)} ms${s.serverErrors ? `, ${s.serverErrors} server errors (${s.lastServerError})` : ''}\n`);
+    }
+  } finally {
+    feed.stop();
+  }
+  return 0;
+}
+
+/** Flags of `users-config`. */
+export const USERS_CONFIG_FLAGS: Record<string, FlagSpec> = {
+  out: { type: 'string', doc: 'config file to write (JSON; start the server with --config <file>)' },
+  tiers: { type: 'number', doc: 'tier users bench-t1..bench-tN, user bench-tK with tier TK', default: MAX_TIERS },
+  password: { type: 'string', doc: 'their password', default: 'bench123' },
+};
+
+/**
+ * `tidewire-loadgen users-config`: a server config file whose `auth.users` holds the tier users the
+ * finder-response tiers sweep logs in as (the demo users stay on). Hashes are scrypt in the
+ * format of docs/configuration.md (`scrypt$N$r$p$<salt>$<hash>`, N=16384, r=8, p=1).
+ */
+export async function usersConfigCommand(p: ParsedFlags): Promise<number> {
+  const out = p.values.out as string | undefined;
+  if (!out) throw badArgument('--out', null, 'is required');
+  const tiers = num(p, 'tiers', 1, 100, true);
+  const password = p.values.password as string;
+  if (password.length === 0) throw badArgument('--password', password, 'must not be empty');
+  const users = [];
+  for (let t = 1; t <= tiers; t++) users.push({ user: `bench-t${t}`, passwordHash: await scryptHash(password), role: 'trader', tier: `T${t}` });
+  writeFileSync(out, `${JSON.stringify({ auth: { users } }, null, 2)}\n`);
+  process.stderr.write(`wrote ${out}: users bench-t1..bench-t${tiers} (tiers T1..T${tiers}), password ${JSON.stringify(password)}\n`);
+  return 0;
+}
+
+function scryptHash(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const [N, r, pp] = [16384, 8, 1];
+  return new Promise((resolve, reject) => {
+    scrypt(password, salt, 32, { N, r, p: pp, maxmem: 256 * N * r + 1024 * 1024 }, (err, key) =>
+      err ? reject(err) : resolve(`scrypt$${N}$${r}$${pp}$${salt.toString('base64')}$${key.toString('base64')}`));
+  });
 }
