@@ -1,0 +1,160 @@
+/**
+ * Hostile input and resource attacks: oversized frames, deeply nested filters and frames, a
+ * 10,000-subscription flood, slowloris partial frames and headers, a client that never reads,
+ * and connection floods per address and per user. Each asserts its expected answer (error code
+ * or close code), then that the server is up and the victim still gets updates.
+ */
+
+import { connect, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { closeAll, delta, image, RawSocket, streamSocket, wsUrl } from '../helpers.js';
+import { closeArenas, nextError, startArena, waitFor, type Arena } from './harness.js';
+
+afterEach(async () => {
+  await closeAll();
+  await closeArenas();
+});
+
+async function survived(a: Arena): Promise<void> {
+  await a.serverUp();
+  await a.victimGetsUpdate();
+}
+
+/** A raw TCP connection to the server that completed the WebSocket upgrade on `/stream` (or not, when `upgrade` is false). */
+async function rawTcp(a: Arena, upgrade: boolean): Promise<{ socket: Socket; closed: () => boolean }> {
+  const socket = connect(a.server.port, '127.0.0.1');
+  let closed = false;
+  socket.on('close', () => (closed = true));
+  socket.on('error', () => (closed = true));
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  if (upgrade) {
+    let reply = '';
+    socket.on('data', (d: Buffer) => (reply += d.toString('latin1')));
+    socket.write('GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+      'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n');
+    await waitFor(() => reply.includes('\r\n\r\n') || closed, 'upgrade reply');
+    expect(reply.startsWith('HTTP/1.1 101')).toBe(true);
+  }
+  return { socket, closed: () => closed };
+}
+
+describe('input attacks', () => {
+  it('oversized frame: 1009 with a reason; the attacker is cut, others are not', async () => {
+    const a = await startArena({ limits: { maxClientFrameBytes: 4096 } });
+    const attacker = await streamSocket(a.server, 'bob');
+    attacker.send({ type: 'record.subscribe', reqId: 1, subjects: Array.from({ length: 400 }, (_, i) => `/FX/PAIR${i}`) });
+    const closed = await attacker.waitClosed();
+    expect(closed.code).toBe(1009);
+    expect(closed.reason).toMatch(/exceeds the limit of 4096 bytes/);
+    await survived(a);
+  });
+
+  it('deeply nested filter and frame: typed errors, the session keeps working', async () => {
+    const a = await startArena();
+    a.source.send({ type: 'container.publish', subject: '/CONTAINER/FX', ops: [{ op: 'add', subjects: ['/FX/EURUSD'] }] });
+    const bob = await streamSocket(a.server, 'bob');
+    const deep = `${'('.repeat(40)}bid > 1${')'.repeat(40)}`;
+    bob.send({ type: 'view.create', reqId: 1, container: '/CONTAINER/FX', filter: deep, window: { offset: 0, size: 10 } });
+    const e1 = await nextError(bob, 1);
+    expect(e1.code).toBe('BAD_REQUEST');
+    expect(e1.message).toMatch(/nest|deep/i);
+    const nots = `${'not '.repeat(1100)}bid > 1`; // 4,407 bytes: over limits.maxFilterBytes
+    bob.send({ type: 'view.create', reqId: 2, container: '/CONTAINER/FX', filter: nots, window: { offset: 0, size: 10 } });
+    expect(await nextError(bob, 2)).toMatchObject({ code: 'LIMIT_EXCEEDED', field: 'filter' });
+    bob.send(`${'['.repeat(20_000)}${']'.repeat(20_000)}`);
+    // a frame that is not a message has no reqId to answer with
+    const e3 = await bob.next((m) => m.type === 'error' && m.reqId === undefined, 'BAD_FRAME for the nested array');
+    expect(e3.type === 'error' && e3.code).toBe('BAD_FRAME');
+    bob.send(`{"type":"view.create","reqId":3,"container":"/CONTAINER/FX","window":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`);
+    expect((await nextError(bob, 3)).code).toBe('BAD_REQUEST');
+    bob.send({ type: 'view.create', reqId: 4, container: '/CONTAINER/FX', filter: 'bid > 0', window: { offset: 0, size: 10 } });
+    await bob.next((m) => m.type === 'view.created' && m.reqId === 4, 'a normal view still opens');
+    await survived(a);
+  });
+
+  it('10,000-subscription flood: one-subject frames hit RATE_LIMITED then 4002; big requests stop at LIMIT_EXCEEDED', async () => {
+    const a = await startArena({ limits: { requestsPerSec: 100, requestBurst: 100, maxProtocolErrors: 50 } });
+    const flooder = await streamSocket(a.server, 'bob');
+    for (let i = 0; i < 10_000 && flooder.closed === undefined; i++) {
+      flooder.send({ type: 'record.subscribe', reqId: i + 10, subjects: [`/FX/F${i}`] });
+    }
+    const closed = await flooder.waitClosed(10_000);
+    expect(closed.code).toBe(4002);
+    expect(flooder.messages.some((m) => m.type === 'error' && m.code === 'RATE_LIMITED')).toBe(true);
+    const acks = flooder.messages.filter((m) => m.type === 'record.subscribed').length;
+    expect(acks).toBeLessThanOrEqual(101);
+    await survived(a);
+
+    // within the rate, the subscription limit holds: 11 requests of 1,000 subjects each
+    const big = await streamSocket(a.server, 'bob');
+    for (let r = 0; r < 11; r++) big.send({ type: 'record.subscribe', reqId: r + 1, subjects: Array.from({ length: 1000 }, (_, i) => `/FX/B${r}_${i}`) });
+    const e = await nextError(big, 11);
+    expect(e.code).toBe('LIMIT_EXCEEDED');
+    await waitFor(() => big.messages.filter((m) => m.type === 'record.subscribed').length === 10, 'ten acks');
+    await survived(a);
+  });
+
+  it('slowloris: partial frames after the upgrade are cut at the login timeout, partial headers do not block others', async () => {
+    const a = await startArena({ limits: { loginTimeoutMs: 500 } });
+    const lorises = await Promise.all(Array.from({ length: 20 }, () => rawTcp(a, true)));
+    // a masked text frame announcing 1,000 bytes, then one byte at a time
+    for (const l of lorises) l.socket.write(Buffer.from([0x81, 0xfe, 0x03, 0xe8, 1, 2, 3, 4]));
+    const drip = setInterval(() => {
+      for (const l of lorises) if (!l.closed()) l.socket.write(Buffer.from([0x20]));
+    }, 50);
+    const headers = await Promise.all(Array.from({ length: 20 }, () => rawTcp(a, false)));
+    for (const h of headers) h.socket.write('GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    try {
+      await survived(a);
+      await waitFor(() => lorises.every((l) => l.closed()), 'every partial-frame loris closed', 5000);
+      await survived(a);
+    } finally {
+      clearInterval(drip);
+      for (const l of [...lorises, ...headers]) l.socket.destroy();
+    }
+  });
+
+  it('a client that never reads is closed as a slow consumer (4008); the victim keeps its updates', async () => {
+    const a = await startArena({ outbox: { slowConsumerMs: 300, conflateBytes: 64 * 1024, maxBackpressureBytes: 64 * 1024 } });
+    const subjects = Array.from({ length: 50 }, (_, i) => `/FX/SLOW${i}`);
+    const pad = 'x'.repeat(2000);
+    a.source.publish(subjects.map((s) => image(s, { n: 0, pad })));
+    const sink = await streamSocket(a.server, 'bob');
+    sink.send({ type: 'record.subscribe', reqId: 1, subjects });
+    await waitFor(() => sink.messages.filter((m) => m.type === 'record.image').length === 50, 'images');
+    (sink.ws as unknown as { _socket: Socket })._socket.pause();
+    // 50 x 2 KB per round: after ~60 rounds more than the socket buffers hold
+    for (let r = 1; r <= 200 && (a.server.engine.stats() as { slowConsumerCloses: number }).slowConsumerCloses === 0; r++) {
+      a.source.publish(subjects.map((s) => delta(s, { n: r, pad: pad + r })));
+      await a.victimGetsUpdate();
+    }
+    await waitFor(() => (a.server.engine.stats() as { slowConsumerCloses: number }).slowConsumerCloses >= 1, 'slow consumer close', 10_000);
+    (sink.ws as unknown as { _socket: Socket })._socket.resume();
+    expect([4008, 1006]).toContain((await sink.waitClosed(10_000)).code);
+    await survived(a);
+  });
+
+  it('connection floods: 4029 past the per-address and per-user limits, slots come back when connections close', async () => {
+    const a = await startArena({ limits: { maxConnectionsPerIp: 6, maxConnectionsPerUser: 3 } });
+    // open now: victim + source (2 connections from 127.0.0.1, alice 1 session)
+    const bobs = [await streamSocket(a.server, 'bob'), await streamSocket(a.server, 'bob'), await streamSocket(a.server, 'bob')];
+    const fourth = await new RawSocket(wsUrl(a.server, '/stream')).open();
+    fourth.send({ type: 'session.login', reqId: 1, user: 'bob', password: 'bob123' });
+    expect(await nextError(fourth, 1)).toMatchObject({ code: 'LIMIT_EXCEEDED' });
+    expect((await fourth.waitClosed()).code).toBe(4029);
+    // 2 + 3 open: the 6th connection from this address is allowed, the 7th is cut at open
+    const sixth = await new RawSocket(wsUrl(a.server, '/stream')).open();
+    const seventh = new RawSocket(wsUrl(a.server, '/stream'));
+    expect((await seventh.waitClosed()).code).toBe(4029);
+    sixth.ws.close();
+    bobs[0]!.ws.close();
+    await waitFor(() => sixth.closed !== undefined && bobs[0]!.closed !== undefined, 'closed');
+    // both slots are free again
+    const again = await streamSocket(a.server, 'bob');
+    expect(again.closed).toBeUndefined();
+    await survived(a);
+  });
+});
