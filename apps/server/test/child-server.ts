@@ -1,0 +1,93 @@
+/**
+ * A real `tidewire-server` process (node apps/server/dist/main.js) for tests that must kill it
+ * (SIGKILL) and start it again: its stdout/stderr lines are kept, the port is read from its
+ * `Tidewire listening on ...` line. Needs the server built (`npm test` builds first).
+ */
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { waitFor } from './helpers.js';
+
+/** The built server entry point. */
+export const SERVER_MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+
+/** A running server process. */
+export interface ChildServer {
+  readonly proc: ChildProcess;
+  /** Every line it printed (stdout and stderr), in order of arrival. */
+  readonly lines: string[];
+  readonly port: number;
+  /** `ws://127.0.0.1:<port>`. */
+  readonly wsBase: string;
+  /** Resolves with the exit code or signal once the process is gone. */
+  readonly exited: Promise<number | NodeJS.Signals>;
+  /** Sends `signal`, resolves when the process is gone (SIGKILL after `timeoutMs` if it is not). */
+  stop(signal: NodeJS.Signals, timeoutMs?: number): Promise<number | NodeJS.Signals>;
+}
+
+const running = new Set<ChildServer>();
+
+/** Starts `node dist/main.js --host 127.0.0.1 --port 0 ...args` and waits (bounded) until it listens. */
+export async function startChildServer(args: string[], timeoutMs = 20_000): Promise<ChildServer> {
+  if (!existsSync(SERVER_MAIN)) throw new Error(`${SERVER_MAIN} is missing: build the server first (npm run build)`);
+  const proc = spawn(process.execPath, [SERVER_MAIN, '--host', '127.0.0.1', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: string[] = [];
+  for (const stream of [proc.stdout!, proc.stderr!]) {
+    let rest = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      const parts = (rest + chunk).split('\n');
+      rest = parts.pop()!;
+      lines.push(...parts);
+    });
+  }
+  let gone: number | NodeJS.Signals | undefined;
+  const exited = new Promise<number | NodeJS.Signals>((resolve) => proc.on('exit', (code, signal) => resolve((gone = signal ?? code ?? 0))));
+  let port = 0;
+  await waitFor(() => {
+    const m = lines.map((l) => /Tidewire listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(l)).find((x) => x !== null);
+    if (m) port = Number(m[1]);
+    return port > 0 || gone !== undefined;
+  }, 'the server to listen', timeoutMs);
+  if (port === 0) throw new Error(`the server exited (${String(gone)}) before listening:\n${lines.join('\n')}`);
+  const child: ChildServer = {
+    proc, lines, port, wsBase: `ws://127.0.0.1:${port}`, exited,
+    async stop(signal, stopTimeoutMs = 10_000) {
+      if (gone === undefined) proc.kill(signal);
+      const timer = setTimeout(() => proc.kill('SIGKILL'), stopTimeoutMs);
+      const result = await exited;
+      clearTimeout(timer);
+      running.delete(child);
+      return result;
+    },
+  };
+  running.add(child);
+  return child;
+}
+
+/** Kills every child server still running (afterEach). */
+export async function killChildServers(): Promise<void> {
+  await Promise.all([...running].map((c) => c.stop('SIGKILL')));
+}
+
+/** The counts of the server's `journal.recovered` log line. */
+export interface Recovered {
+  records: number;
+  orders: number;
+  openOrders: number;
+  lastSeq: number;
+  bytesDropped: number;
+}
+
+/** The `journal.recovered` line's counts, or undefined when the server printed none (orders off). */
+export function recoveredLine(lines: readonly string[]): Recovered | undefined {
+  const line = lines.find((l) => / journal\.recovered /.test(l));
+  if (line === undefined) return undefined;
+  const get = (key: keyof Recovered): number => {
+    const m = new RegExp(` ${key}=(\\d+)(?= |$)`).exec(line);
+    if (!m) throw new Error(`${key} missing in: ${line}`);
+    return Number(m[1]);
+  };
+  return { records: get('records'), orders: get('orders'), openOrders: get('openOrders'), lastSeq: get('lastSeq'), bytesDropped: get('bytesDropped') };
+}
