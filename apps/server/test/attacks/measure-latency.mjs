@@ -1,0 +1,177 @@
+#!/usr/bin/env node
+/**
+ * Measurement (not a unit test): victim latency with and without each attacker of the attack
+ * suite. A server (built: `npx tsc -b apps/server`) runs in this process with the default rules;
+ * a source publishes /FX/VICTIM every 10 ms with its origin timestamp; 20 victim clients measure
+ * origin -> receipt. For each attacker: a baseline window, then the same window with the attacker
+ * running in a child process (so its CPU is not this process's), three times alternating, samples
+ * pooled per condition. Prints one markdown table row
+ * per attacker: p50 / p99 without and with, and the p99 ratio (criterion: within 20%).
+ *
+ *   node apps/server/test/attacks/measure-latency.mjs [seconds per window, default 5] [attacker ...]
+ */
+
+import { fork } from 'node:child_process';
+import { connect } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import WebSocket from 'ws';
+
+const here = fileURLToPath(import.meta.url);
+const now = () => performance.timeOrigin + performance.now();
+const wait = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Attackers: each runs until killed, reconnecting whenever the server cuts it. */
+const ATTACKERS = {
+  'subscription flood': (url) => loop(url, 'bob', (ws) => {
+    let i = 0;
+    const t = setInterval(() => { for (let k = 0; k < 200; k++) ws.send(JSON.stringify({ type: 'record.subscribe', reqId: ++i % 1e9, subjects: [`/FX/F${i}`] })); }, 5);
+    return () => clearInterval(t);
+  }),
+  'oversized frames': (url) => loop(url, 'bob', (ws) => { ws.send('x'.repeat(100_000)); return () => {}; }),
+  'deeply nested filter': (url) => loop(url, 'bob', (ws) => {
+    let i = 0;
+    const filter = `${'('.repeat(40)}bid > 1${')'.repeat(40)}`;
+    const t = setInterval(() => ws.send(JSON.stringify({ type: 'view.create', reqId: ++i, container: '/CONTAINER/VICTIM', filter, window: { offset: 0, size: 10 } })), 10);
+    return () => clearInterval(t);
+  }),
+  'forged tokens': (url) => loop(url, null, (ws) => {
+    let i = 0;
+    const t = setInterval(() => ws.send(JSON.stringify({ type: 'session.login', reqId: ++i, token: `eyJ1IjoiYWRtaW4ifQ.${'A'.repeat(43)}` })), 5);
+    return () => clearInterval(t);
+  }),
+  'blotter snooping': (url) => loop(url, 'bob', (ws) => {
+    let i = 0;
+    const t = setInterval(() => ws.send(JSON.stringify({ type: 'record.subscribe', reqId: ++i, subjects: ['/BLOTTER/alice', '/TRADE/alice/1'] })), 10);
+    return () => clearInterval(t);
+  }),
+  'slowloris (200 partial frames)': (url) => {
+    const { port } = new URL(url);
+    const open = () => {
+      const s = connect(Number(port), '127.0.0.1', () => {
+        s.write('GET /stream HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n');
+        s.write(Buffer.from([0x81, 0xfe, 0x03, 0xe8, 1, 2, 3, 4]));
+        const t = setInterval(() => s.write(Buffer.from([0x20])), 100);
+        s.on('close', () => { clearInterval(t); setTimeout(open, 10); });
+      });
+      s.on('error', () => {});
+    };
+    for (let i = 0; i < 200; i++) open();
+  },
+  'never-reading client': (url) => loop(url, 'bob', (ws) => {
+    ws.send(JSON.stringify({ type: 'record.subscribe', reqId: 1, subjects: Array.from({ length: 50 }, (_, i) => `/FX/BULK${i}`) }));
+    ws._socket.pause();
+    return () => {};
+  }),
+};
+
+/** Connects, logs in (unless user is null), runs `attack`, and starts over when the server closes the socket. */
+function loop(url, user, attack) {
+  const ws = new WebSocket(url);
+  let stop = () => {};
+  ws.on('open', () => {
+    if (user === null) stop = attack(ws);
+    else ws.send(JSON.stringify({ type: 'session.login', reqId: 0, user, password: `${user}123` }));
+  });
+  ws.on('message', (data) => {
+    if (user !== null && data.toString().includes('"session.loggedIn"')) stop = attack(ws);
+  });
+  ws.on('error', () => {});
+  ws.on('close', () => { stop(); setTimeout(() => loop(url, user, attack), 20); });
+}
+
+/** Child process: run one attacker against `url` until killed. */
+if (process.argv[2] === '--attacker') {
+  ATTACKERS[process.argv[3]](process.argv[4]);
+} else {
+  await main();
+}
+
+async function main() {
+  const seconds = Number(process.argv[2] ?? 5);
+  const rounds = 3;
+  const only = process.argv.slice(3);
+  const { loadConfig } = await import('../../dist/config.js');
+  const { startServer } = await import('../../dist/server.js');
+  const { setLogSink } = await import('../../dist/log.js');
+  setLogSink(() => {});
+  const config = loadConfig({ overrides: {
+    server: { port: 0, workers: 2 }, demo: { enabled: false }, batching: { burstMaxMs: 0 },
+    outbox: { slowConsumerMs: 1000 }, limits: { maxClientFrameBytes: 65536 },
+  } });
+  const server = await startServer(config);
+  const wsBase = server.url.replace(/^http/, 'ws');
+  const source = await open(`${wsBase}/source`, 'feed');
+  source.send(JSON.stringify({ type: 'container.publish', subject: '/CONTAINER/VICTIM', ops: [{ op: 'add', subjects: ['/FX/VICTIM'] }] }));
+  const bulk = Array.from({ length: 50 }, (_, i) => ({ type: 'record.publish', subject: `/FX/BULK${i}`, image: true, fields: { pad: 'x'.repeat(2000) } }));
+  source.send(JSON.stringify(bulk));
+  let n = 0;
+  const feed = setInterval(() => {
+    n++;
+    source.send(JSON.stringify([{ type: 'record.publish', subject: '/FX/VICTIM', ts: now(), fields: { bid: n } },
+      ...bulk.map((b) => ({ ...b, image: false, fields: { pad: `${b.fields.pad}${n}` } }))]));
+  }, 10);
+  const latencies = [];
+  const victims = await Promise.all(Array.from({ length: 20 }, () => open(`${wsBase}/stream`, 'alice')));
+  for (const v of victims) {
+    v.on('message', (data) => {
+      const t = now();
+      for (const m of JSON.parse(data.toString())) if ((m.type === 'record.update' || m.type === 'record.image') && m.ts) latencies.push(t - m.ts);
+    });
+    v.send(JSON.stringify({ type: 'record.subscribe', reqId: 1, subjects: ['/FX/VICTIM'] }));
+  }
+  const window = async () => {
+    await wait(500); // settle
+    latencies.length = 0;
+    await wait(seconds * 1000);
+    return latencies.splice(0);
+  };
+  console.log(`victims: 20 clients on /FX/VICTIM (100 updates/s, plus 50 x 2 KB records/s on /FX/BULK*), ${rounds} x ${seconds} s windows per condition, alternating, workers: 2; load average ${(await import('node:os')).loadavg()[0].toFixed(1)}`);
+  console.log('| attacker | without p50 / p99 (ms) | with p50 / p99 (ms) | p99 ratio | within 20% |');
+  console.log('|---|---|---|---|---|');
+  for (const name of Object.keys(ATTACKERS)) {
+    if (only.length > 0 && !only.includes(name)) continue;
+    // alternating windows, samples pooled per condition: load from elsewhere on the machine
+    // hits both conditions alike instead of deciding the comparison
+    const baseSamples = [];
+    const attackedSamples = [];
+    for (let r = 0; r < rounds; r++) {
+      baseSamples.push(...(await window()));
+      const child = fork(here, ['--attacker', name, `${wsBase}/stream`], { stdio: 'ignore' });
+      attackedSamples.push(...(await window()));
+      child.kill();
+      await new Promise((res) => child.once('exit', res));
+    }
+    const base = stats(baseSamples);
+    const attacked = stats(attackedSamples);
+    const ratio = attacked.p99 / base.p99;
+    console.log(`| ${name} | ${base.p50.toFixed(2)} / ${base.p99.toFixed(2)} | ${attacked.p50.toFixed(2)} / ${attacked.p99.toFixed(2)} | ${ratio.toFixed(2)} | ${ratio <= 1.2 ? 'yes' : 'no'} (${attacked.count} samples) |`);
+  }
+  clearInterval(feed);
+  for (const v of victims) v.terminate();
+  source.terminate();
+  await server.close();
+  process.exit(0);
+}
+
+/** Opens a WebSocket and logs in as `user` (password `<user>123`); resolves once logged in. */
+function open(url, user) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url);
+    ws.once('open', () => ws.send(JSON.stringify({ type: 'session.login', reqId: 0, user, password: `${user}123` })));
+    const onMessage = (data) => {
+      if (data.toString().includes('"session.loggedIn"')) {
+        ws.off('message', onMessage);
+        resolve(ws);
+      }
+    };
+    ws.on('message', onMessage);
+    ws.once('error', reject);
+  });
+}
+
+/** p50 / p99 of latencies in ms. */
+function stats(values) {
+  const v = Float64Array.from(values).sort();
+  const at = (q) => (v.length === 0 ? NaN : v[Math.min(v.length - 1, Math.floor(q * v.length))]);
+  return { p50: at(0.5), p99: at(0.99), count: v.length };
+}
