@@ -194,8 +194,17 @@ export async function runCommand(p: ParsedFlags): Promise<number> {
     const target = resolveTarget(str(p, 'url'), p.explicit.has('url'));
     process.stderr.write(`${target.note}\n`);
     await ensureServer(target.url);
-    const { report, published } = await runViewPreset(name, p, { url: target.url, machine: machine(), onProgress: progressPrinter() });
-    writeOutputs(p, report, published);
+    // batching only when asked for: these presets run on the server's own setting otherwise
+    const burstMaxMs = p.explicit.has('burst-max-ms') ? num(p, 'burst-max-ms', 0, 60_000, true) : undefined;
+    const batching = burstMaxMs === undefined ? undefined : await setServerBatching(target.url, str(p, 'admin-user'), str(p, 'admin-password'), burstMaxMs);
+    const extra = burstMaxMs === undefined ? {} : { burstMaxMs, serverBatchingVerified: batching !== undefined, serverBatching: batching?.inForce ?? null };
+    let result: Awaited<ReturnType<typeof runViewPreset>>;
+    try {
+      result = await runViewPreset(name, p, { url: target.url, machine: { ...extra, ...machine() }, onProgress: progressPrinter() });
+    } finally {
+      await batching?.restore();
+    }
+    writeOutputs(p, result.report, result.published);
     return 0;
   }
   if (!preset) throw badArgument('run <preset>', name ?? null, `must be one of: ${[...PRESET_NAMES, ...Object.keys(VIEW_PRESETS)].join(', ')}`);

@@ -53,7 +53,7 @@ export const VIEW_RUN_FLAGS: Record<string, FlagSpec> = {
   mode: { type: 'string', doc: 'finder-latency: filter (natural order) or filter-sort (sorted by a second dynamic field)', default: 'filter' },
   probes: { type: 'number', doc: 'finder-latency: probe users (window over the whole view) that measure row latency, spread over the views', default: 20 },
   'probe-window': { type: 'number', doc: 'finder-latency: rows of a probe\'s window (published probe 300; the view holds ~300)', default: 600 },
-  clients: { type: 'number', doc: 'orders: trader connections sharing the order rate', default: 20 },
+  clients: { type: 'number', doc: 'orders: trader connections sharing the order rate (each stays under the server\'s limits.requestsPerSec, or turn that off)', default: 50 },
   'server-commit': { type: 'string', doc: 'commit of the server under test, recorded in the report (params.commit is the load generator\'s checkout)', default: '' },
   'response-timeout-ms': { type: 'number', doc: 'a view.create (or order) unanswered after this long is counted as failed, ms', default: 30_000 },
 };
@@ -226,6 +226,7 @@ export const USERS_CONFIG_FLAGS: Record<string, FlagSpec> = {
   out: { type: 'string', doc: 'config file to write (JSON; start the server with --config <file>)' },
   tiers: { type: 'number', doc: 'tier users bench-t1..bench-tN, user bench-tK with tier TK', default: MAX_TIERS },
   password: { type: 'string', doc: 'their password', default: 'bench123' },
+  grants: { type: 'boolean', doc: 'give them subscribe and order rights on /BENCH/** (servers with entitlements, auth.users[].grants; false for servers without)', default: true },
 };
 
 /**
@@ -240,7 +241,8 @@ export async function usersConfigCommand(p: ParsedFlags): Promise<number> {
   const password = p.values.password as string;
   if (password.length === 0) throw badArgument('--password', password, 'must not be empty');
   const users = [];
-  for (let t = 1; t <= tiers; t++) users.push({ user: `bench-t${t}`, passwordHash: await scryptHash(password), role: 'trader', tier: `T${t}` });
+  const grants = p.values.grants === true ? { grants: { subscribe: ['/BENCH/**'], order: ['/BENCH/**'] } } : {};
+  for (let t = 1; t <= tiers; t++) users.push({ user: `bench-t${t}`, passwordHash: await scryptHash(password), role: 'trader', tier: `T${t}`, ...grants });
   writeFileSync(out, `${JSON.stringify({ auth: { users } }, null, 2)}\n`);
   process.stderr.write(`wrote ${out}: users bench-t1..bench-t${tiers} (tiers T1..T${tiers}), password ${JSON.stringify(password)}\n`);
   return 0;
