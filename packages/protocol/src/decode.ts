@@ -144,6 +144,7 @@ export function decodeClientMessage(text: string): ClientMessage | DecodeFailure
         return checkLogin(m);
       case 'session.ping':
         return checkPing(m);
+      case 'session.refresh':
       case 'admin.subscribe':
       case 'admin.unsubscribe':
         checkKeys(m, ADMIN_SUBSCRIBE_KEYS);

@@ -159,6 +159,7 @@ function orderClient(m: ClientMessage): Ordered {
     case 'record.subscribe':
     case 'record.unsubscribe':
       return { type: m.type, reqId: m.reqId, subjects: m.subjects };
+    case 'session.refresh':
     case 'admin.subscribe':
     case 'admin.unsubscribe':
       return { type: m.type, reqId: m.reqId };
@@ -187,6 +188,8 @@ function orderServer(m: ServerMessage): Ordered {
       return loggedIn(m);
     case 'session.pong':
       return pong(m);
+    case 'session.refreshed':
+      return { type: m.type, reqId: m.reqId, token: m.token, tokenExpiresAt: m.tokenExpiresAt };
     case 'admin.subscribed':
     case 'admin.unsubscribed':
       return { type: m.type, reqId: m.reqId, intervalMs: m.intervalMs };

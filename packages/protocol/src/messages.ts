@@ -68,6 +68,15 @@ export interface SessionPing {
   latency?: ClientLatencyReport;
 }
 
+/**
+ * Ask for a fresh session token (before the one from `session.loggedIn` expires): answered with
+ * `session.refreshed`. Logged-in sessions only; the open session itself never expires.
+ */
+export interface SessionRefresh {
+  type: 'session.refresh';
+  reqId: number;
+}
+
 /** Subscribe to records. Each subject is acknowledged (possibly as pending) in `record.subscribed`. */
 export interface RecordSubscribe {
   type: 'record.subscribe';
@@ -94,7 +103,7 @@ export interface AdminSubscribe {
 }
 
 /** Messages a client may send on `/stream`. */
-export type ClientMessage = SessionLogin | SessionPing | RecordSubscribe | RecordUnsubscribe | AdminSubscribe | ViewClientMessage | OrderClientMessage;
+export type ClientMessage = SessionLogin | SessionPing | SessionRefresh | RecordSubscribe | RecordUnsubscribe | AdminSubscribe | ViewClientMessage | OrderClientMessage;
 
 // ---------------------------------------------------------------------------------------------
 // source -> server (`/source`, after a `session.login` of a user with role `source`)
@@ -136,6 +145,15 @@ export interface SessionLoggedIn {
   heartbeatMs: number;
   /** Server clock, epoch ms. */
   serverTime: number;
+}
+
+/** A new token for the session's user, valid until `tokenExpiresAt`; the earlier token stays valid until its own expiry. */
+export interface SessionRefreshed {
+  type: 'session.refreshed';
+  reqId: number;
+  token: string;
+  /** When `token` stops being accepted, epoch ms. */
+  tokenExpiresAt: number;
 }
 
 /** Heartbeat answer. */
@@ -346,6 +364,7 @@ export interface AdminMetrics {
 /** Messages the server sends to clients and sources. */
 export type ServerMessage =
   | SessionLoggedIn
+  | SessionRefreshed
   | SessionPong
   | RecordSubscribed
   | RecordUnsubscribed
@@ -361,6 +380,7 @@ export type ServerMessage =
 export const CLIENT_MESSAGE_TYPES = [
   'session.login',
   'session.ping',
+  'session.refresh',
   'record.subscribe',
   'record.unsubscribe',
   'admin.subscribe',
@@ -377,6 +397,7 @@ export const SOURCE_MESSAGE_TYPES = ['session.login', 'session.ping', 'record.pu
 /** Every `type` the server sends. */
 export const SERVER_MESSAGE_TYPES = [
   'session.loggedIn',
+  'session.refreshed',
   'session.pong',
   'record.subscribed',
   'record.unsubscribed',

@@ -11,7 +11,7 @@ import { replyError } from './errors.js';
 import { handleAdminStream } from './admin.js';
 import { handleOrder } from './order.js';
 import { handleSubscribe, handleUnsubscribe } from './record.js';
-import { handleLogin, handlePing } from './session.js';
+import { handleLogin, handlePing, handleRefresh } from './session.js';
 import { handlePublish } from './source.js';
 import { handleContainerPublish, handleViewChange, handleViewClose, handleViewCreate } from './view.js';
 
@@ -67,6 +67,9 @@ export function dispatchStream(ctx: HandlerContext, session: Session, port: Conn
       return;
     case 'session.ping':
       if (!needLogin(ctx, session, port, m.type, m.reqId)) handlePing(ctx, session, port, m);
+      return;
+    case 'session.refresh':
+      if (!needLogin(ctx, session, port, m.type, m.reqId)) handleRefresh(ctx, session, port, m);
       return;
     case 'record.subscribe':
       if (!needLogin(ctx, session, port, m.type, m.reqId)) handleSubscribe(ctx, session, port, m);

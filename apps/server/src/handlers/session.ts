@@ -1,9 +1,9 @@
 /**
- * `session.login` (password or token) and `session.ping`, on both endpoints. `/stream` accepts
- * traders and admins, `/source` accepts sources only.
+ * `session.login` (password or token) and `session.ping`, on both endpoints; `session.refresh`
+ * on `/stream`. `/stream` accepts traders and admins, `/source` accepts sources only.
  */
 
-import type { DecodeError, SessionLogin, SessionPing } from '@tidewire/protocol';
+import type { DecodeError, SessionLogin, SessionPing, SessionRefresh } from '@tidewire/protocol';
 import type { UserEntry } from '../config.js';
 import { log } from '../log.js';
 import { verifyPassword } from '../auth/passwords.js';
@@ -108,6 +108,16 @@ async function authenticate(ctx: HandlerContext, m: SessionLogin): Promise<UserE
   const user = ctx.users.get(m.user);
   const ok = await verifyPassword(m.password, user?.passwordHash ?? DUMMY_HASH);
   return user && ok ? user : fail('BAD_CREDENTIALS', 'unknown user or wrong password');
+}
+
+/**
+ * Answers `session.refresh` with a new token for the session's user (a fresh `auth.tokenTtlMs`),
+ * carrying the current password tag. The session stays as it is.
+ */
+export function handleRefresh(ctx: HandlerContext, session: Session, port: ConnectionPort, m: SessionRefresh): void {
+  const user = session.user!;
+  const { token, expiresAt } = issueToken(ctx.config.auth.tokenSecret, user.user, ctx.clock.now(), ctx.config.auth.tokenTtlMs, passwordTag(user.passwordHash));
+  port.send([{ type: 'session.refreshed', reqId: m.reqId, token, tokenExpiresAt: expiresAt }]);
 }
 
 /** Answers `session.ping` with `session.pong` (ts echoed, server time); passes its latency report on. */

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { issueToken, passwordTag } from '../../src/auth/tokens.js';
 import { hashPassword } from '../../src/auth/passwords.js';
-import { closeAll, RawSocket, streamSocket, testConfig, wsUrl } from '../helpers.js';
+import { closeAll, RawSocket, streamSocket, testConfig, waitFor, wsUrl } from '../helpers.js';
 import { closeArenas, nextError, startArena, type Arena } from './harness.js';
 
 afterEach(async () => {
@@ -102,6 +102,29 @@ describe('entitlement attacks', () => {
       const res = await fetch(`${a.server.url}/api/admin/sessions`, { headers: { authorization: `Bearer ${t}` } });
       expect(res.status, what).toBe(401);
     }
+    await survived(a);
+  });
+
+  it('session.refresh: a fresh token that logs in; tokens expire; a refresh before login is refused', async () => {
+    const a = await startArena({ auth: { tokenTtlMs: 1000 } });
+    const s = await new RawSocket(wsUrl(a.server, '/stream')).open();
+    s.send({ type: 'session.refresh', reqId: 99 });
+    expect(await nextError(s, 99)).toMatchObject({ code: 'NOT_LOGGED_IN' });
+    const first = await s.login('alice', 'alice123');
+    s.send({ type: 'session.refresh', reqId: 2 });
+    const r = await s.next((m) => m.type === 'session.refreshed' && m.reqId === 2, 'refreshed');
+    if (r.type !== 'session.refreshed') throw new Error('unreachable');
+    expect(r.tokenExpiresAt).toBeGreaterThanOrEqual(first.tokenExpiresAt);
+    const again = await new RawSocket(wsUrl(a.server, '/stream')).open();
+    await again.loginWithToken(r.token);
+    // past its expiry (1 s TTL) the token is refused; the open sessions stay open
+    await waitFor(() => Date.now() > r.tokenExpiresAt + 50, 'token expiry', 3000);
+    const late = await new RawSocket(wsUrl(a.server, '/stream')).open();
+    late.send({ type: 'session.login', reqId: 1, token: r.token });
+    const e = await nextError(late, 1);
+    expect(e).toMatchObject({ code: 'BAD_TOKEN' });
+    expect(e.message).toContain('expired');
+    expect(s.closed).toBeUndefined();
     await survived(a);
   });
 
