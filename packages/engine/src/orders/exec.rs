@@ -29,8 +29,9 @@ impl OrderDesk {
                 self.working.insert(o.instrument.clone(), vec![w]);
             }
         }
-        // The order may be marketable already: execute it at the end of this pass.
-        self.ticked.insert(o.instrument.clone());
+        // The order may be marketable already: execute it (alone, not its instrument's whole
+        // working set) at the end of this pass.
+        self.fresh.push(order_id);
         if self.next_pass.is_none() {
             self.next_pass = Some(now + self.cfg.pass_interval);
         }
@@ -63,6 +64,10 @@ impl OrderDesk {
         if self.failed.is_some() {
             return;
         }
+        let fresh = std::mem::take(&mut self.fresh);
+        for id in fresh {
+            self.execute_one(hub, id, now);
+        }
         let periodic = self.next_pass.is_some_and(|t| now >= t);
         let instruments: Vec<String> = if periodic {
             self.ticked.clear();
@@ -75,6 +80,34 @@ impl OrderDesk {
         }
         if periodic || self.next_pass.is_none() {
             self.next_pass = (!self.working.is_empty()).then(|| now + self.cfg.pass_interval);
+        }
+    }
+
+    /// Runs the simulator once for a newly working order (its index entry's next execution is
+    /// pushed back by the fill interval when it filled).
+    fn execute_one(&mut self, hub: &mut Hub, order_id: u64, now: Instant) {
+        let Some(o) = self.book.get(order_id).filter(|o| o.status.is_open()) else {
+            return;
+        };
+        let quote = StoreCatalog::new(hub.store()).quote(&o.instrument);
+        let instrument = o.instrument.clone();
+        let ts = self.now_ms();
+        let events = self.book.execute(order_id, &quote, &mut self.sim, ts);
+        if events.is_empty() {
+            return;
+        }
+        if let Some(w) = self
+            .working
+            .get_mut(instrument.as_str())
+            .and_then(|l| l.iter_mut().rev().find(|w| w.order_id == order_id))
+        {
+            w.next_exec = now + self.cfg.fill_interval;
+        }
+        if !self.book.get(order_id).is_some_and(|o| o.status.is_open()) {
+            self.shared.open.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        for ev in events {
+            self.append(hub, ev, None, now);
         }
     }
 

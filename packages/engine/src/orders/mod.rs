@@ -210,6 +210,8 @@ pub struct OrderDesk {
     working: HashMap<String, Vec<Working>>,
     /// Instruments with working orders that ticked since the last execution.
     ticked: HashSet<String>,
+    /// Orders that started working in this pass (executed once at its end).
+    fresh: Vec<u64>,
     /// Next periodic pass (while any order works).
     next_pass: Option<Instant>,
     scratch: Vec<u8>,

@@ -101,6 +101,7 @@ impl OrderDesk {
             failed: None,
             working: HashMap::new(),
             ticked: HashSet::new(),
+            fresh: Vec::new(),
             next_pass: None,
             scratch: Vec::with_capacity(256),
             restore_seqs: last_seq_of,

@@ -1,0 +1,218 @@
+//! Full engine order path (napi-free): `Engine::order_submit` -> engine thread (validation against
+//! the store, order book) -> journal group commit (fdatasync) -> completion back to the engine
+//! thread -> trade record + blotter publish, acknowledgement journaled -> `order.ack` flushed to
+//! the worker's ready queue -> a worker thread drains it. Orders are paced at a steady rate from one
+//! producer thread over 8 sessions (8 users); latency = the order's scheduled creation time -> the
+//! worker sees its `order.ack` (open loop: a late producer is charged to the latency). Also prints
+//! the engine's own accept -> ack-enqueued latency (`take_order_ack_latencies`).
+//!
+//! Orders are limit buys under the market (they stay working: every order is indexed for the
+//! simulator and visited by its 250 ms pass, the worst case for the working set).
+//!
+//! `cargo bench --no-default-features --bench orders [-- --secs 5 --rates 1000,20000 --dir /path --no-fsync]`
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use tidewire_engine::config::{EngineConfig, OrdersConfig};
+use tidewire_engine::order::{Side, TimeInForce};
+use tidewire_engine::runtime::{Engine, OrderSubmit, Waker};
+
+const SESSIONS: u32 = 8;
+
+struct Args {
+    secs: u64,
+    rates: Vec<u64>,
+    dir: std::path::PathBuf,
+    /// `--no-fsync`: journal without fdatasync (isolates the engine's CPU cost from the disk).
+    fsync: bool,
+}
+
+fn args() -> Args {
+    let mut a = Args {
+        secs: 5,
+        rates: vec![1_000, 5_000, 10_000, 20_000],
+        dir: std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("orders-bench"),
+        fsync: true,
+    };
+    let v: Vec<String> = std::env::args().collect();
+    let mut i = 1;
+    while i < v.len() {
+        match v[i].as_str() {
+            "--secs" => a.secs = v[i + 1].parse().expect("--secs N"),
+            "--rates" => a.rates = v[i + 1].split(',').map(|r| r.parse().expect("--rates a,b,c")).collect(),
+            "--dir" => a.dir = v[i + 1].clone().into(),
+            "--no-fsync" => {
+                a.fsync = false;
+                i += 1;
+                continue;
+            }
+            _ => {
+                i += 1;
+                continue;
+            }
+        }
+        i += 2;
+    }
+    a
+}
+
+struct Unpark(std::thread::Thread);
+
+impl Waker for Unpark {
+    fn wake(&self) {
+        self.0.unpark();
+    }
+}
+
+/// The reqId of every `order.ack` in `frame`.
+fn acks(frame: &[u8], out: &mut Vec<u64>) {
+    const KEY: &[u8] = b"{\"type\":\"order.ack\",\"reqId\":";
+    let mut i = 0;
+    while let Some(p) = frame[i..].windows(KEY.len()).position(|w| w == KEY) {
+        let mut j = i + p + KEY.len();
+        let mut n = 0u64;
+        while let Some(d) = frame.get(j).filter(|b| b.is_ascii_digit()) {
+            n = n * 10 + u64::from(d - b'0');
+            j += 1;
+        }
+        out.push(n);
+        i = j;
+    }
+}
+
+struct Run {
+    hist: Histogram<u64>,
+    engine_hist: Histogram<u64>,
+    elapsed: Duration,
+    lag_us: f64,
+    durable_seq: u64,
+}
+
+/// One run of `count` orders at `rate`/s on a fresh journal.
+fn run(dir: &std::path::Path, rate: u64, count: u64, fsync: bool) -> Run {
+    let _ = std::fs::remove_dir_all(dir);
+    let mut oc = OrdersConfig::new(dir);
+    oc.journal_fsync = fsync;
+    let engine = Engine::start_with_orders(EngineConfig::default(), Some(oc)).expect("engine");
+    engine
+        .ingest_str(r#"[{"type":"record.publish","subject":"/FX/EURUSD","fields":{"bid":1.0850,"ask":1.0852}}]"#)
+        .expect("market");
+    let created: Arc<Vec<AtomicU64>> = Arc::new((0..count).map(|_| AtomicU64::new(0)).collect());
+    let start = Instant::now();
+    let consumer = {
+        let engine = engine.clone();
+        let created = Arc::clone(&created);
+        let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
+        let h = std::thread::spawn(move || {
+            let worker = engine
+                .register_worker(Box::new(Unpark(std::thread::current())))
+                .expect("worker");
+            ready_tx.send(worker).expect("ready");
+            let mut hist = Histogram::<u64>::new_with_bounds(1_000, 120_000_000_000, 3).expect("hist");
+            let mut ids = Vec::new();
+            let deadline = Instant::now() + Duration::from_secs(count / rate.max(1_000) + 120);
+            while hist.len() < count && Instant::now() < deadline {
+                match engine.drain(worker).expect("drain") {
+                    Some(d) => {
+                        let now = start.elapsed().as_nanos() as u64;
+                        ids.clear();
+                        acks(&d.data, &mut ids);
+                        for &id in &ids {
+                            let c = created[id as usize].load(Ordering::Acquire);
+                            hist.record(now.saturating_sub(c).max(1_000)).expect("record");
+                        }
+                    }
+                    None => std::thread::park_timeout(Duration::from_millis(5)),
+                }
+            }
+            (hist, start.elapsed())
+        });
+        (h, ready_rx.recv().expect("worker id"))
+    };
+    let (consumer, worker) = consumer;
+    let sids: Vec<u32> = (0..SESSIONS)
+        .map(|u| engine.open_session(worker, &format!("trader{u}"), "").expect("session"))
+        .collect();
+    // rate 0: unpaced (every order due at once: peak throughput, latency = queueing).
+    let period = 1_000_000_000u64.checked_div(rate).unwrap_or(0);
+    let mut lag = 0u128;
+    let t0 = start.elapsed().as_nanos() as u64 + 10_000_000;
+    for i in 0..count {
+        // Sleep (never spin: 2 cores) until order i is due; a late wake submits a burst.
+        let due = t0 + i * period;
+        let now = start.elapsed().as_nanos() as u64;
+        if due > now {
+            std::thread::sleep(Duration::from_nanos(due - now));
+        }
+        lag += u128::from((start.elapsed().as_nanos() as u64).saturating_sub(due));
+        created[i as usize].store(due, Ordering::Release);
+        let order = OrderSubmit {
+            client_order_id: format!("c{i}"),
+            instrument: "/FX/EURUSD".into(),
+            side: Side::Buy,
+            quantity: 1_000_000.0,
+            price: Some(1.0),
+            time_in_force: TimeInForce::Day,
+        };
+        engine
+            .order_submit(sids[(i % u64::from(SESSIONS)) as usize], i as u32, order)
+            .expect("submit");
+    }
+    let (hist, elapsed) = consumer.join().expect("consumer");
+    assert_eq!(hist.len(), count, "every order acknowledged");
+    let mut engine_hist = Histogram::<u64>::new_with_bounds(1, 120_000_000, 3).expect("hist");
+    for us in engine.take_order_ack_latencies() {
+        engine_hist.record(us.max(1.0) as u64).expect("record");
+    }
+    let durable_seq = engine.stats().journal_durable_seq;
+    engine.shutdown().expect("shutdown");
+    let _ = std::fs::remove_dir_all(dir);
+    Run {
+        hist,
+        engine_hist,
+        elapsed: elapsed - Duration::from_nanos(t0),
+        lag_us: lag as f64 / count as f64 / 1_000.0,
+        durable_seq,
+    }
+}
+
+fn main() {
+    let a = args();
+    if std::env::args().any(|x| x == "--list") {
+        return;
+    }
+    println!("| rate (orders/s) | orders | achieved/s | mean µs | p50 µs | p90 µs | p95 µs | p99 µs | max µs | std dev µs | engine accept->ack mean / p99 µs | producer lag µs | journal entries |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let _ = run(&a.dir, 5_000, 5_000, a.fsync); // warm-up (file system, page cache, threads)
+    let mut runs: Vec<(u64, u64)> = a.rates.iter().map(|&r| (r, r * a.secs)).collect();
+    runs.push((0, 100_000));
+    for (rate, count) in runs {
+        let r = run(&a.dir, rate, count, a.fsync);
+        let h = &r.hist;
+        let us = |ns: f64| ns / 1_000.0;
+        println!(
+            "| {} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} / {:.0} | {:.0} | {} |",
+            if rate == 0 {
+                "unpaced".to_string()
+            } else {
+                rate.to_string()
+            },
+            count,
+            count as f64 / r.elapsed.as_secs_f64(),
+            us(h.mean()),
+            us(h.value_at_quantile(0.50) as f64),
+            us(h.value_at_quantile(0.90) as f64),
+            us(h.value_at_quantile(0.95) as f64),
+            us(h.value_at_quantile(0.99) as f64),
+            us(h.max() as f64),
+            us(h.stdev()),
+            r.engine_hist.mean(),
+            r.engine_hist.value_at_quantile(0.99) as f64,
+            r.lag_us,
+            r.durable_seq,
+        );
+    }
+}
