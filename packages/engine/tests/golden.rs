@@ -9,6 +9,7 @@ use serde_json::{Map, Value as J};
 use tidewire_engine::error::ErrorCode;
 use tidewire_engine::value::Value;
 use tidewire_engine::wire::encode::{self, SubscribedRef};
+use tidewire_engine::wire::order::{order_ack, order_reject, OrderAction};
 use tidewire_engine::wire::{decode_source_frame, Publish};
 
 fn code_of(s: &str) -> ErrorCode {
@@ -17,6 +18,7 @@ fn code_of(s: &str) -> ErrorCode {
         "BAD_REQUEST" => ErrorCode::BadRequest,
         "UNKNOWN_TYPE" => ErrorCode::UnknownType,
         "LIMIT_EXCEEDED" => ErrorCode::LimitExceeded,
+        "NOT_ENTITLED" => ErrorCode::NotEntitled,
         "NOT_FOUND" => ErrorCode::NotFound,
         "UNAVAILABLE" => ErrorCode::Unavailable,
         "INTERNAL" => ErrorCode::Internal,
@@ -82,6 +84,37 @@ fn encode_message(out: &mut Vec<u8>, m: &Map<String, J>) {
             m.get("field").and_then(J::as_str),
             m.get("index").and_then(J::as_u64).map(|i| i as u32),
         ),
+        "order.ack" | "order.reject" => {
+            let action = match m["action"].as_str().expect("action") {
+                "submit" => OrderAction::Submit,
+                "cancel" => OrderAction::Cancel,
+                "amend" => OrderAction::Amend,
+                other => panic!("action {other}"),
+            };
+            let s = |k: &str| m[k].as_str().expect(k);
+            if m["type"] == "order.ack" {
+                let n = |k: &str| m[k].as_u64().expect(k);
+                order_ack(
+                    out,
+                    u32_of("reqId"),
+                    action,
+                    s("clientOrderId"),
+                    n("orderId"),
+                    n("seq"),
+                    s("status"),
+                );
+            } else {
+                order_reject(
+                    out,
+                    u32_of("reqId"),
+                    action,
+                    s("clientOrderId"),
+                    s("field"),
+                    s("rule"),
+                    s("message"),
+                );
+            }
+        }
         // Messages the Node server encodes itself (session.*): not the engine's.
         _ => {}
     }
@@ -90,13 +123,22 @@ fn encode_message(out: &mut Vec<u8>, m: &Map<String, J>) {
 fn is_engine_message(m: &Map<String, J>) -> bool {
     matches!(
         m["type"].as_str(),
-        Some("record.subscribed" | "record.unsubscribed" | "record.image" | "record.update" | "error")
+        Some(
+            "record.subscribed"
+                | "record.unsubscribed"
+                | "record.image"
+                | "record.update"
+                | "error"
+                | "order.ack"
+                | "order.reject"
+        )
     )
 }
 
 #[test]
 fn server_vectors_encode_byte_for_byte() {
     let mut checked = 0;
+    let mut orders = 0;
     // Vectors with `error` are invalid server frames for the TS decoder: nothing to encode.
     for v in vectors("frames.json")
         .iter()
@@ -122,8 +164,13 @@ fn server_vectors_encode_byte_for_byte() {
             v["name"]
         );
         checked += 1;
+        orders += usize::from(
+            objs.iter()
+                .any(|m| m["type"].as_str().is_some_and(|t| t.starts_with("order."))),
+        );
     }
     assert!(checked >= 5, "only {checked} server vectors checked");
+    assert!(orders >= 3, "only {orders} order.* server vectors checked");
 }
 
 fn publish_json(p: &Publish) -> J {
