@@ -35,7 +35,8 @@ async function main(): Promise<number> {
     }
     throw err;
   }
-  const server = await startServer(config);
+  const reloadConfig = () => loadConfig({ argv, env: processEnv(), overrides: COMMAND_DEFAULTS });
+  const server = await startServer(config, { reloadConfig });
   console.log(`Tidewire listening on ${server.url} (stream: ${server.url.replace('http', 'ws')}/stream)`);
   await new Promise<void>((resolve) => {
     let stopping = false;
@@ -53,14 +54,7 @@ async function main(): Promise<number> {
     };
     // SIGHUP: re-read the config (file, env, flags) and apply users, passwords and rules
     process.on('SIGHUP', () => {
-      let next;
-      try {
-        next = loadConfig({ argv, env: processEnv(), overrides: COMMAND_DEFAULTS });
-      } catch (err) {
-        log('error', 'auth.reloadFailed', { error: err instanceof Error ? err.message : String(err), kept: 'the running users and rules' });
-        return;
-      }
-      server.reloadAuth(next, 'SIGHUP').catch((err) => log('error', 'auth.reloadFailed', { error: String(err) }));
+      server.admin.reload('SIGHUP').catch((err) => log('error', 'auth.reloadFailed', { error: err instanceof Error ? err.message : String(err), kept: 'the running users and rules' }));
     });
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));

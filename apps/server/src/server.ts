@@ -50,8 +50,19 @@ export interface RunningServer {
 }
 
 
+/** Options of startServer. */
+export interface StartOptions {
+  /** Time source. @default preciseClock */
+  clock?: Clock;
+  /**
+   * Re-reads the configuration for a reload (`POST /api/admin/reload`, SIGHUP in main.ts); throws
+   * ConfigError when it is invalid. Absent: the admin API answers 503 to reloads.
+   */
+  reloadConfig?: () => Config;
+}
+
 /** Starts a server for `config`; resolves when it listens. */
-export async function startServer(config: Config, options: { clock?: Clock } = {}): Promise<RunningServer> {
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const clock = options.clock ?? preciseClock;
   const users = await buildUsers(config);
   if (config.auth.tokenSecretGenerated) log('info', 'auth.secret', { source: 'random per start (set TIDEWIRE_TOKEN_SECRET to keep tokens valid across restarts)' });
@@ -87,6 +98,17 @@ export async function startServer(config: Config, options: { clock?: Clock } = {
   }
   const running = transport;
   admin.setKicker((sid, reason) => running.kick(sid, reason));
+  if (options.reloadConfig) {
+    const reloadConfig = options.reloadConfig;
+    admin.setReloader((by) => reloadAuth(reloadConfig(), by));
+  }
+  async function reloadAuth(next: Config, by: string): Promise<AuthReloadResult & { users: number }> {
+    const nextUsers = await buildUsers(next);
+    const result = await running.reloadAuth(nextUsers, next.auth.roles);
+    await audit.append({ at: new Date(clock.now()).toISOString(), by, action: 'reload', users: nextUsers.length, ...result });
+    log('info', 'auth.reload', { by, users: nextUsers.length, ...result });
+    return { users: nextUsers.length, ...result };
+  }
   const metrics = new MetricsCenter({
     clock,
     engineStats: () => engine.stats(),
@@ -125,13 +147,7 @@ export async function startServer(config: Config, options: { clock?: Clock } = {
     metrics,
     admin,
     collectMetrics,
-    async reloadAuth(next, by) {
-      const nextUsers = await buildUsers(next);
-      const result = await running.reloadAuth(nextUsers, next.auth.roles);
-      await audit.append({ at: new Date(clock.now()).toISOString(), by, action: 'reload', users: nextUsers.length, ...result });
-      log('info', 'auth.reload', { by, users: nextUsers.length, ...result });
-      return { users: nextUsers.length, ...result };
-    },
+    reloadAuth,
     close() {
       closing ??= (async () => {
         clearInterval(metricsTimer);

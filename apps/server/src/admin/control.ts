@@ -1,7 +1,8 @@
 /**
  * Admin actions, executed on the main thread (transport workers call them through
  * worker messages): change batching live (engine.setBatching, applied to new flushes at once)
- * and kick a session (close 4010 KICKED on the worker that holds it). Each action is audited.
+ * and kick a session (close 4010 KICKED on the worker that holds it), reload users, passwords
+ * and rules from the configuration (transport.ts `reloadAuth`). Each action is audited.
  */
 
 import type { BatchingSettings } from '@tidewire/protocol';
@@ -9,6 +10,14 @@ import type { Clock } from '../session/clock.js';
 import { SETTINGS } from '../config-spec.js';
 import { log } from '../log.js';
 import type { AuditLog } from './audit-log.js';
+import { ConfigError } from '../config.js';
+import type { AuthReloadResult } from '../transport/auth-reload.js';
+
+/** What a reload changed: users now known, sessions closed (4003), subscriptions removed. */
+export type ReloadSummary = AuthReloadResult & { users: number };
+
+/** Re-reads the configuration and applies users, passwords and rules; audited by the caller (server.ts). */
+export type Reloader = (by: string) => Promise<ReloadSummary>;
 
 /** An admin request the server refuses: HTTP status, stable code, human message naming the field. */
 export class AdminError extends Error {
@@ -32,6 +41,12 @@ export interface AdminControl {
   setBatching(patch: unknown, by: string): Promise<BatchingChange>;
   /** Closes session `sessionId` with 4010 and `reason`; false when no transport holds it. */
   kick(sessionId: number, reason: string, by: string): Promise<boolean>;
+  /**
+   * Re-reads the configuration and applies its users, passwords and rules to open sessions;
+   * AdminError 400 when the new configuration is invalid (nothing changes), 503 when this server
+   * has no configuration source to re-read (embedded without one).
+   */
+  reload(by: string): Promise<ReloadSummary>;
 }
 
 const KEYS = ['burstMinMs', 'burstMaxMs', 'burstIncrementMs', 'throttleMs'] as const;
@@ -69,6 +84,23 @@ export class MainAdminControl implements AdminControl {
   constructor(initial: BatchingSettings, private readonly engine: { setBatching(b: BatchingSettings): void },
     private readonly audit: AuditLog, private readonly clock: Clock) {
     this.current = { ...initial };
+  }
+
+  private reloader: Reloader | undefined;
+
+  /** Sets how a reload re-reads the configuration and reaches the transports (server.ts). */
+  setReloader(reloader: Reloader): void {
+    this.reloader = reloader;
+  }
+
+  async reload(by: string): Promise<ReloadSummary> {
+    if (!this.reloader) throw new AdminError(503, 'UNAVAILABLE', 'this server was started without a configuration source to re-read');
+    try {
+      return await this.reloader(by);
+    } catch (err) {
+      if (err instanceof ConfigError) throw new AdminError(400, 'BAD_REQUEST', `the configuration is invalid, nothing was changed: ${err.message}`);
+      throw err;
+    }
   }
 
   /** Sets how kicks reach the transports (after they started). */

@@ -5,7 +5,7 @@
 
 import type { BatchingSettings } from '@tidewire/protocol';
 import type { AdminCall, AdminReply } from '../transport/worker-messages.js';
-import { AdminError, type AdminControl, type BatchingChange } from './control.js';
+import { AdminError, type AdminControl, type BatchingChange, type ReloadSummary } from './control.js';
 
 /** How long a worker waits for the main thread to answer an admin call. */
 export const ADMIN_CALL_TIMEOUT_MS = 10_000;
@@ -53,6 +53,10 @@ export class RemoteAdminControl implements AdminControl {
   async kick(sessionId: number, reason: string, by: string): Promise<boolean> {
     return (await this.call({ call: 'kick', sessionId, reason, by })) as boolean;
   }
+
+  async reload(by: string): Promise<ReloadSummary> {
+    return (await this.call({ call: 'reload', by })) as ReloadSummary;
+  }
 }
 
 /** Runs an AdminCall on the main thread's control and turns the outcome into a reply. */
@@ -65,6 +69,8 @@ export async function runAdminCall(control: AdminControl, call: AdminCall): Prom
         return { ok: true, value: await control.setBatching(call.patch, call.by) };
       case 'kick':
         return { ok: true, value: await control.kick(call.sessionId, call.reason, call.by) };
+      case 'reload':
+        return { ok: true, value: await control.reload(call.by) };
     }
   } catch (err) {
     if (err instanceof AdminError) return { ok: false, status: err.status, code: err.code, message: err.message };

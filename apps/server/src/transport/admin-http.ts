@@ -5,6 +5,8 @@
  *   `since` when given: a polling console fetches each sample once), sessions.
  * - `GET /api/admin/sessions`; `POST /api/admin/sessions/<id>/kick` `{"reason": "..."}`.
  * - `GET /api/admin/settings`; `POST /api/admin/settings` with some of the batching settings.
+ * - `POST /api/admin/reload`: re-read the configuration, apply users, passwords and rules to open
+ *   sessions (audited); answers `{users, closedSessions, removedSubscriptions}`.
  * `/api/admin/*` needs `Authorization: Bearer <token from session.loggedIn>` of an admin:
  * 401 without or with a bad token, 403 for other roles. Errors are `{error, message}` JSON.
  */
@@ -59,7 +61,7 @@ function writer(res: HttpResponse): { json: Json; aborted: () => boolean } {
   };
 }
 
-const STATUS: Record<number, string> = { 400: '400 Bad Request', 401: '401 Unauthorized', 403: '403 Forbidden', 404: '404 Not Found', 413: '413 Payload Too Large', 500: '500 Internal Server Error' };
+const STATUS: Record<number, string> = { 503: '503 Service Unavailable', 400: '400 Bad Request', 401: '401 Unauthorized', 403: '403 Forbidden', 404: '404 Not Found', 413: '413 Payload Too Large', 500: '500 Internal Server Error' };
 
 /** The admin user named by the request's bearer token, or the error to answer with. */
 function authorize(deps: AdminHttpDeps, req: HttpRequest): string | AdminError {
@@ -155,6 +157,12 @@ export function addAdminRoutes(app: TemplatedApp, deps: AdminHttpDeps): Template
     })
     .get('/api/admin/settings', (res, req) => authed(res, req, (_by, json) => {
       deps.control.batching().then((batching) => json('200 OK', { batching }), (err) => fail(json, err, 'settings'));
+    }))
+    .post('/api/admin/reload', (res, req) => authed(res, req, (by, json) => {
+      readJson(res, (body) => {
+        if (body instanceof AdminError) return fail(json, body, 'reload');
+        deps.control.reload(by).then((summary) => json('200 OK', summary), (err) => fail(json, err, 'reload'));
+      });
     }))
     .post('/api/admin/settings', (res, req) => authed(res, req, (by, json) => {
       readJson(res, (body) => {

@@ -4,7 +4,7 @@ import type { BatchingSettings } from '@tidewire/protocol';
 import type { Config, UserEntry } from '../config.js';
 import type { RoleGrants } from '../entitlements/entitlements.js';
 import type { AuthReloadResult } from './auth-reload.js';
-import type { BatchingChange } from '../admin/control.js';
+import type { BatchingChange, ReloadSummary } from '../admin/control.js';
 import type { MetricsUpdate } from '../metrics/center.js';
 import type { TransportSnapshot } from '../metrics/transport-metrics.js';
 
@@ -24,11 +24,12 @@ export interface TransportWorkerData {
 export type AdminCall =
   | { call: 'batching' }
   | { call: 'setBatching'; patch: unknown; by: string }
-  | { call: 'kick'; sessionId: number; reason: string; by: string };
+  | { call: 'kick'; sessionId: number; reason: string; by: string }
+  | { call: 'reload'; by: string };
 
 /** The main thread's answer to an AdminCall. */
 export type AdminReply =
-  | { ok: true; value: BatchingSettings | BatchingChange | boolean }
+  | { ok: true; value: BatchingSettings | BatchingChange | boolean | ReloadSummary }
   | { ok: false; status: number; code: string; message: string };
 
 /** Worker -> main. */

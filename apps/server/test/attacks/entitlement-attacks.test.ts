@@ -5,7 +5,10 @@
  * asserts its expected answer, then that the server is up and the victim still gets updates.
  */
 
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError, type Config } from '../../src/config.js';
 import { issueToken, passwordTag } from '../../src/auth/tokens.js';
 import { hashPassword } from '../../src/auth/passwords.js';
 import { closeAll, RawSocket, streamSocket, testConfig, waitFor, wsUrl } from '../helpers.js';
@@ -147,6 +150,33 @@ describe('entitlement attacks', () => {
     const ack = await victim2.next((m) => m.type === 'record.subscribed', 'ack');
     expect(ack.type === 'record.subscribed' && ack.records[0]!.pending).toBe(true); // nothing of the refused frame was applied
     await survived(a);
+  });
+
+  it('POST /api/admin/reload: admins only, audited; an invalid configuration changes nothing', async () => {
+    let next: () => Config = () => { throw new ConfigError('auth.users.0.role must be one of trader, admin, source, got "boss"'); };
+    const a = await startArena({}, { reloadConfig: () => next() });
+    const bob = await new RawSocket(wsUrl(a.server, '/stream')).open();
+    const { token: bobToken } = await bob.login('bob', 'bob123');
+    const admin = await new RawSocket(wsUrl(a.server, '/stream')).open();
+    const { token } = await admin.login('admin', 'admin123');
+    const post = (t: string) => fetch(`${a.server.url}/api/admin/reload`, { method: 'POST', headers: { authorization: `Bearer ${t}` } });
+    expect((await post(bobToken)).status).toBe(403);
+    const bad = await post(token);
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { message: string }).message).toContain('nothing was changed');
+    expect(bob.closed).toBeUndefined();
+    // only a new admin left: every other session closes with 4003
+    const cheap = { N: 1024, r: 8, p: 1 };
+    const keepAdmin = { user: 'admin', role: 'admin', tier: 'T1', passwordHash: await hashPassword('admin123', cheap) };
+    next = () => testConfig({ admin: { auditDir: a.config.admin.auditDir }, auth: { roles: {}, demoUsers: false, users: [keepAdmin] } });
+    const ok = await post(token);
+    expect(ok.status).toBe(200);
+    // closed: bob, the victim alice, the source feed (removed) and the admin session (new password hash)
+    expect(await ok.json()).toMatchObject({ users: 1, closedSessions: 4, removedSubscriptions: 0 });
+    expect((await bob.waitClosed()).code).toBe(4003);
+    const audit = readFileSync(path.join(a.config.admin.auditDir, 'admin-audit.jsonl'), 'utf8');
+    expect(audit).toMatch(/"by":"admin","action":"reload","users":1,"closedSessions":4/);
+    await a.serverUp();
   });
 
   it('a reload closes sessions of a changed password (4003) and removes subscriptions no longer granted', async () => {

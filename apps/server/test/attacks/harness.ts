@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { RecordPublish, ServerMessage } from '@tidewire/protocol';
 import type { Config } from '../../src/config.js';
-import { startServer, type RunningServer } from '../../src/server.js';
+import { startServer, type RunningServer, type StartOptions } from '../../src/server.js';
 import { RawSocket, sourceSocket, streamSocket, testConfig, waitFor } from '../helpers.js';
 
 /** The victim's subject. */
@@ -32,16 +32,17 @@ let tick = 0;
 
 /**
  * Starts an arena. `overrides` are merged into the test config; `auth.roles` is `{}` (the
- * default rules) unless given; the audit log goes to a temporary directory.
+ * default rules) unless given; the audit log goes to a temporary directory. `options` go to
+ * startServer (e.g. `reloadConfig` for the admin reload API).
  */
-export async function startArena(overrides: Record<string, Record<string, unknown>> = {}): Promise<Arena> {
+export async function startArena(overrides: Record<string, Record<string, unknown>> = {}, options: StartOptions = {}): Promise<Arena> {
   const auditDir = mkdtempSync(path.join(tmpdir(), 'tidewire-attack-'));
   const config = testConfig({
     ...overrides,
     auth: { roles: {}, ...overrides.auth },
     admin: { auditDir, ...overrides.admin },
   });
-  const server = await startServer(config);
+  const server = await startServer(config, options);
   registerForClose(server);
   const source = await sourceSocket(server);
   source.publish([{ type: 'record.publish', subject: VICTIM_SUBJECT, image: true, fields: { bid: 1, ask: 2 } }]);
