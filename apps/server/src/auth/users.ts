@@ -47,6 +47,11 @@ export class UserDirectory {
     return this.byName.get(user);
   }
 
+  /** Every user, in no particular order. */
+  all(): IterableIterator<UserEntry> {
+    return this.byName.values();
+  }
+
   /** Replaces every user (config reload): later lookups see only `users`. */
   replace(users: readonly UserEntry[]): void {
     this.byName = new Map(users.map((u) => [u.user, u]));

@@ -5,7 +5,9 @@
  * The engine owns the view state and its hard limits (window size, views per session, filter
  * parse errors with their position); the server checks what is configurable on top (entitlement
  * to the container, `limits.maxViewWindowRows`, `limits.maxFilterBytes`) before calling it.
- * A source's container ops need `publish` on the container and on every subject they add.
+ * A source's container ops need `publish` on the container and on every subject they add, and
+ * every user who may view the container must be entitled to every subject added (so a view's
+ * rows are always subjects its viewer may subscribe to: docs/security.md "Views and rows").
  */
 
 import type { ContainerPublish, DecodeError, ViewChange, ViewClose, ViewCreate, ViewSortKey } from '@tidewire/protocol';
@@ -98,6 +100,17 @@ export function handleContainerPublish(ctx: HandlerContext, session: Session, po
         message: `${notEntitledMessage(user, 'publish', op.subjects[denied]!)}, so it may not add it to '${m.subject}'; no op was applied`,
       });
       return;
+    }
+    for (const viewer of ctx.users.all()) {
+      if (!entitlements.canSubscribe(viewer, m.subject)) continue;
+      const hidden = entitlements.firstDenied(viewer, 'subscribe', op.subjects);
+      if (hidden >= 0) {
+        replyError(ctx, session, port, {
+          code: 'NOT_ENTITLED', field: `ops.${i}.subjects`, index: hidden,
+          message: `user '${viewer.user}' may view '${m.subject}' but not subscribe to '${op.subjects[hidden]}': it may not be a row of that container; no op was applied`,
+        });
+        return;
+      }
     }
   }
   try {

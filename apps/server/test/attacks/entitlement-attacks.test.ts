@@ -51,6 +51,10 @@ describe('entitlement attacks', () => {
     expect(e).toMatchObject({ code: 'NOT_ENTITLED', field: 'ops.0.subjects', index: 1 });
     a.source.send({ type: 'container.publish', subject: '/BLOTTER/bob', ops: [{ op: 'add', subjects: ['/FX/EURUSD'] }] });
     await a.source.next((m) => m.type === 'error' && m.field === 'subject', 'container subject refused');
+    // a subject the source may publish but traders may not see cannot become a row of a container traders may view
+    a.source.send({ type: 'container.publish', subject: '/CONTAINER/LEAK', ops: [{ op: 'add', subjects: ['/FX/EURUSD', '/SECRET/A'] }] });
+    const leak = await a.source.next((m) => m.type === 'error' && m.message.includes("may view '/CONTAINER/LEAK'"), 'viewer check');
+    expect(leak).toMatchObject({ code: 'NOT_ENTITLED', field: 'ops.0.subjects', index: 1 });
     // a container outside the trader rules: its rows never reach the trader
     a.source.send({ type: 'container.publish', subject: '/SECRET/BOX', ops: [{ op: 'add', subjects: ['/SECRET/A'] }] });
     a.source.send({ type: 'container.publish', subject: '/CONTAINER/FXONLY', ops: [{ op: 'add', subjects: ['/FX/EURUSD'] }] });
