@@ -9,6 +9,8 @@
 //!   (10 ms at 6,000 updates/s), prices ticking by small steps (elements = updates; time per
 //!   element = cost per update, flush included).
 //! - then a memory run (not criterion): 2,000 containers x 1,000 records, one view + window each.
+//! - `-- under_load [secs]` instead runs only `view.create` under load through the hub
+//!   (views_support/under_load.rs).
 //!
 //! Run: `cargo bench --no-default-features --bench views`
 
@@ -355,7 +357,17 @@ fn memory() {
 
 criterion_group!(benches, filter_update, create_view, dynamic);
 
+#[path = "views_support/under_load.rs"]
+mod under_load;
+
 fn main() {
+    // `cargo bench --bench views -- under_load [secs]`: only the hub-level response-time run.
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "under_load") {
+        let secs = args.get(i + 1).and_then(|s| s.parse().ok()).unwrap_or(20);
+        under_load::run(secs);
+        return;
+    }
     benches();
     memory();
     criterion::Criterion::default().configure_from_args().final_summary();

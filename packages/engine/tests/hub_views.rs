@@ -205,6 +205,31 @@ fn close_acks_and_stops_the_view_then_the_grace_period_frees_it() {
 }
 
 #[test]
+fn steady_churn_still_frees_each_view_after_its_own_grace_period() {
+    // A view released every second: a later release must not postpone earlier expiries.
+    let mut h = h();
+    catalog(&mut h);
+    for k in 0..20u32 {
+        h.at(u64::from(k) * 1_000);
+        h.open(k + 1);
+        create(&mut h, k + 1, 1, &format!("bid > {k}"), "", 0, 5);
+        h.run();
+        h.cmd(Command::ViewClose {
+            sid: k + 1,
+            req_id: 2,
+            view_id: 1,
+        });
+        h.run();
+        // Released at 0, 1000, ..., k*1000; each is freed 5,000 ms after its release.
+        assert_eq!(h.hub.views().view_count(), (k + 1).min(5) as usize, "at {k} s");
+    }
+    h.at(24_000);
+    h.run();
+    assert_eq!(h.hub.views().view_count(), 0);
+    assert_eq!(h.hub.next_deadline(), None, "no timer left once every view is gone");
+}
+
+#[test]
 fn identical_requests_share_one_view_each_with_its_own_window() {
     let mut h = h();
     catalog(&mut h);

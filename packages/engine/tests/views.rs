@@ -55,7 +55,7 @@ fn string(r: &TestRow, f: u32) -> Option<&str> {
 
 type Pred = fn(&TestRow) -> bool;
 /// (filter text, model predicate), (sort text, model key order).
-const FILTERS: [(&str, Pred); 4] = [
+const FILTERS: [(&str, Pred); 5] = [
     ("price > 40", |r| num(r, PRICE).is_some_and(|p| p > 40.0)),
     ("price <= 60 and not flag = true", |r| {
         num(r, PRICE).is_some_and(|p| p <= 60.0) && !matches!(r.get(FLAG), Some(Value::Bool(true)))
@@ -64,6 +64,9 @@ const FILTERS: [(&str, Pred); 4] = [
         string(r, NAME).is_some_and(|s| s.starts_with('b')) || num(r, QTY).is_some_and(|q| q == 1.0 || q == 2.0)
     }),
     ("", |_| true),
+    ("name = 'bx' and price >= 20 and price < 90", |r| {
+        string(r, NAME) == Some("bx") && num(r, PRICE).is_some_and(|p| (20.0..90.0).contains(&p))
+    }),
 ];
 
 fn cmp_opt<T: PartialOrd>(a: Option<T>, b: Option<T>, desc: bool) -> Ordering {
@@ -99,6 +102,8 @@ enum Op {
     Clear,
     Move { window: usize, offset: usize, size: usize },
     Flush,
+    /// A new view built now (from the container's columns as maintained so far).
+    Open { filter: usize, sort: usize },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -109,6 +114,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Clear),
         2 => (0usize..4, 0usize..30, 1usize..12).prop_map(|(window, offset, size)| Op::Move { window, offset, size }),
         3 => Just(Op::Flush),
+        1 => (0usize..5, 0usize..3).prop_map(|(filter, sort)| Op::Open { filter, sort }),
     ]
 }
 
@@ -212,6 +218,16 @@ impl Harness {
                 (w.3, w.4) = (offset, size);
             }
             Op::Flush => self.flush(),
+            Op::Open { filter, sort } if self.windows.len() < 12 => {
+                // A tier no other view has: never shared, so this is a fresh build.
+                let tier = 100 + self.windows.len() as u32;
+                let v = self
+                    .set
+                    .open(C, FILTERS[filter].0, SORTS[sort].0, tier, &self.records, &mut field_id)
+                    .unwrap();
+                let w = self.set.open_window(v, 0, 10).unwrap();
+                self.windows.push((w, filter, sort, 0, 10, Vec::new()));
+            }
             _ => {}
         }
     }
@@ -258,7 +274,7 @@ proptest! {
     #[test]
     fn windows_equal_filter_then_sort(
         seed_rows in 0u8..40,
-        combos in proptest::collection::vec((0usize..4, 0usize..3), 1..5),
+        combos in proptest::collection::vec((0usize..5, 0usize..3), 1..5),
         ops in proptest::collection::vec(op(), 0..120),
     ) {
         let mut h = Harness::new(seed_rows, &combos);

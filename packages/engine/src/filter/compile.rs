@@ -140,6 +140,80 @@ impl Filter {
     }
 }
 
+/// One operand of a filter's top-level `and`, as a column scan sees it: a numeric test on one
+/// field, a string equality on one field (resolved to an interned symbol by the scan), or any
+/// other predicate (evaluated row by row). A conjunction's operands may run in any order.
+#[derive(Debug, Clone, Copy)]
+pub enum Conjunct<'a> {
+    /// A number/timestamp comparison or range on `field`: see [`Conjunct::test`].
+    Numeric {
+        /// Field id.
+        field: u32,
+        /// The node (a `Num` or `Range`).
+        node: Pred<'a>,
+    },
+    /// `field = 'text'`: true exactly when the field is a string with these bytes.
+    StrEq {
+        /// Field id.
+        field: u32,
+        /// The literal.
+        text: &'a str,
+    },
+    /// Anything else.
+    Other(Pred<'a>),
+}
+
+/// A compiled predicate (part of a [`Filter`]), evaluated against a row.
+#[derive(Debug, Clone, Copy)]
+pub struct Pred<'a>(&'a Node);
+
+impl Pred<'_> {
+    /// Whether `row` passes this predicate.
+    #[inline]
+    pub fn matches<R: Row + ?Sized>(&self, row: &R) -> bool {
+        eval(self.0, row)
+    }
+
+    /// Whether a field value `v` passes a single-field numeric predicate (`Numeric` conjuncts);
+    /// false for any other predicate.
+    #[inline]
+    pub fn test(&self, v: Option<&Value>) -> bool {
+        match *self.0 {
+            Node::Num { rel, n, .. } => num_holds(v, rel, n),
+            Node::Range {
+                lo,
+                lo_incl,
+                hi,
+                hi_incl,
+                ..
+            } => in_range(v, lo, lo_incl, hi, hi_incl),
+            _ => false,
+        }
+    }
+}
+
+impl Filter {
+    /// The operands of the top-level `and` (one for any other root; none for the match-all
+    /// filter): a row passes when it passes all of them.
+    pub fn conjuncts(&self) -> Vec<Conjunct<'_>> {
+        fn one(n: &Node) -> Conjunct<'_> {
+            match n {
+                Node::Num { field, .. } | Node::Range { field, .. } => Conjunct::Numeric {
+                    field: *field,
+                    node: Pred(n),
+                },
+                Node::Str { field, rel: Rel::Eq, s } => Conjunct::StrEq { field: *field, text: s },
+                n => Conjunct::Other(Pred(n)),
+            }
+        }
+        match &self.root {
+            Node::True => Vec::new(),
+            Node::And(items) => items.iter().map(one).collect(),
+            n => vec![one(n)],
+        }
+    }
+}
+
 fn rel(op: Op) -> Rel {
     match op {
         Op::Eq => Rel::Eq,

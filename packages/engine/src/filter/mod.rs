@@ -6,7 +6,7 @@ pub mod lexer;
 pub mod parser;
 pub mod time;
 
-pub use compile::{Filter, Row};
+pub use compile::{Conjunct, Filter, Pred, Row};
 pub use parser::{parse, Expr, Literal, Op};
 
 use crate::error::EngineError;

@@ -302,19 +302,22 @@ impl Hub {
         let _ = self.views.close_window(sub.window);
         let ms = self.views_ms(now);
         let _ = self.views.release(sub.view, ms);
-        self.views_expire_at = Some(now + std::time::Duration::from_millis(self.views_grace_ms));
+        // Keep the earliest deadline: a later release must not postpone an earlier expiry (under
+        // steady churn that would keep every released view alive forever).
+        let at = now + std::time::Duration::from_millis(self.views_grace_ms);
+        self.views_expire_at = Some(self.views_expire_at.map_or(at, |t| t.min(at)));
     }
 
-    /// Frees views unreferenced for the grace period (driven by the engine thread's timer).
+    /// Frees views unreferenced for the grace period (driven by the engine thread's timer), then
+    /// arms the timer for the next view whose grace period ends.
     pub(super) fn expire_views(&mut self, now: Instant) {
         if self.views_expire_at.is_some_and(|t| now >= t) {
-            self.views_expire_at = None;
             let ms = self.views_ms(now);
             self.views.expire(ms);
-            if self.views.view_count() > 0 {
-                // Views released later than the first still wait: check again after a grace period.
-                self.views_expire_at = Some(now + std::time::Duration::from_millis(self.views_grace_ms));
-            }
+            self.views_expire_at = self.views.next_expiry().map(|due| {
+                let epoch = self.views_epoch.unwrap_or(now);
+                epoch + std::time::Duration::from_millis(due)
+            });
         }
     }
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use super::columns::Columns;
 use super::set::ViewSlot;
 use super::sort::Sort;
 use super::{intersects, Records};
@@ -35,6 +36,8 @@ pub(super) struct ContainerState {
     pub(super) words: usize,
     /// bit -> view id (`u32::MAX` = free bit).
     pub(super) bit_views: Vec<u32>,
+    /// Column copies of the fields views read (what a new view's build scans).
+    pub(super) columns: Columns,
 }
 
 impl ContainerState {

@@ -4,6 +4,7 @@
 //! see [`View::update`]). `set` runs many views over many containers for the hub; `window`
 //! computes per-window diffs; `registry` shares identical views.
 
+mod columns;
 mod fanout;
 pub mod records;
 pub mod registry;
@@ -23,6 +24,9 @@ pub use registry::{Registry, ViewKey};
 pub use set::{ViewSet, ViewsConfig};
 pub use sort::{parse_sort, sort_text, Sort, SortKey};
 pub use window::{Window, WindowDiff};
+
+/// A row found by a build scan: `(subject id, container slot, cached sort key)`.
+pub(crate) type ScanRow = (u32, u32, Box<[Option<Value>]>);
 
 /// One row of the index: subject id and its cached sort key (one value per sort key, `None` = missing).
 #[derive(Debug, Clone)]
@@ -132,6 +136,24 @@ impl View {
             let h = self.index.insert_at(self.index.len(), e);
             self.rows.insert(id, h);
         }
+        self.touch(0, usize::MAX);
+    }
+
+    /// (Re)fills the index from rows already known to pass the filter: `(id, container slot,
+    /// cached sort key)` in any order. One unstable sort by (key, natural order), then an O(m)
+    /// bulk load of the index.
+    pub(crate) fn load(&mut self, rows: Vec<ScanRow>, container: &Container) {
+        let mut entries: Vec<(u64, Entry)> = rows
+            .into_iter()
+            .map(|(id, slot, key)| (container.label(slot), Entry { id, slot, key }))
+            .collect();
+        let sort = &self.sort;
+        entries.sort_unstable_by(|a, b| sort.compare(&a.1.key, &b.1.key).then(a.0.cmp(&b.0)));
+        let ids: Vec<u32> = entries.iter().map(|e| e.1.id).collect();
+        let handles = self.index.load(entries.into_iter().map(|e| e.1));
+        self.rows = FxHashMap::default();
+        self.rows.reserve(ids.len());
+        self.rows.extend(ids.into_iter().zip(handles));
         self.touch(0, usize::MAX);
     }
 

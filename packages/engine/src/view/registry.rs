@@ -104,6 +104,16 @@ impl Registry {
         done
     }
 
+    /// When (ms, the caller's clock) the next unreferenced view's grace period ends; `None`
+    /// when every view is referenced. O(views).
+    pub fn next_expiry(&self) -> Option<u64> {
+        self.views
+            .values()
+            .filter_map(|s| s.idle_since)
+            .min()
+            .map(|t| t.saturating_add(self.grace_ms))
+    }
+
     /// Number of registered views (referenced or in grace).
     pub fn len(&self) -> usize {
         self.views.len()
@@ -138,12 +148,14 @@ mod tests {
         assert_eq!(r.release(7, 0), Some(1));
         assert_eq!(r.release(7, 100), Some(0));
         assert_eq!(r.release(7, 100), None);
+        assert_eq!(r.next_expiry(), Some(1100));
         assert!(r.expire(1099).is_empty());
         // Reacquired inside the grace period: kept.
         assert_eq!(r.acquire(&key("a = 1")), Some(7));
         assert!(r.expire(5000).is_empty());
         assert_eq!(r.release(7, 5000), Some(0));
         assert_eq!(r.expire(6000), vec![7]);
+        assert_eq!(r.next_expiry(), None);
         assert_eq!(r.acquire(&key("a = 1")), None);
         assert!(r.is_empty());
         assert_eq!(r.key(7), None);

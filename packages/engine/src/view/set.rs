@@ -136,6 +136,9 @@ impl ViewSet {
         let at = c.container.insert_at(pos.unwrap_or(usize::MAX), id)?;
         c.ensure_slots();
         c.clear_row(id);
+        if let Some(slot) = c.container.slot_of(id) {
+            c.columns.inserted(id, slot, records);
+        }
         for i in 0..c.views.len() {
             let v = c.views[i];
             if let Some(slot) = self.views[v as usize].as_mut() {
@@ -152,6 +155,9 @@ impl ViewSet {
     pub fn remove(&mut self, container: u32, id: u32) -> Option<usize> {
         let c = self.containers.get_mut(&container)?;
         c.clear_row(id);
+        if let Some(slot) = c.container.slot_of(id) {
+            c.columns.removed(slot);
+        }
         let pos = c.container.remove(id)?;
         c.dirty.remove(&id);
         for &v in &c.views {
@@ -172,6 +178,7 @@ impl ViewSet {
         c.container.clear();
         c.dirty.clear();
         c.bits.clear();
+        c.columns.cleared();
         for &v in &c.views {
             if let Some(slot) = self.views[v as usize].as_mut() {
                 slot.view.cleared();
@@ -211,7 +218,12 @@ impl ViewSet {
             Arc::new(Sort::compile(&keys, field_id)),
         );
         let c = self.containers.entry(container).or_default();
-        view.build(&c.container, records);
+        // One sequential scan of the columns of the fields the view reads (filled when the
+        // first view reading a field opened), not a walk over every member's record.
+        c.columns.acquire(view.reads(), records);
+        let sort_fields: Vec<u32> = view.sort().keys().iter().map(|k| k.0).collect();
+        let rows = c.columns.scan(view.filter(), &sort_fields);
+        view.load(rows, &c.container);
         let id = match self.free_views.pop() {
             Some(id) => id,
             None => {
@@ -267,6 +279,7 @@ impl ViewSet {
             }
             if let Some(c) = self.containers.get_mut(&slot.container) {
                 c.views.retain(|&x| x != v);
+                c.columns.release(slot.view.reads());
                 for row in slot.view.ids() {
                     c.set_bit(row, slot.bit, false);
                 }
@@ -293,6 +306,12 @@ impl ViewSet {
     /// References held on view `id` (0 in its grace period).
     pub fn refs(&self, id: u32) -> Option<u32> {
         self.registry.refs(id)
+    }
+
+    /// When (ms, the clock passed to `release`) the next unreferenced view expires; `None` when
+    /// every view is referenced.
+    pub fn next_expiry(&self) -> Option<u64> {
+        self.registry.next_expiry()
     }
 
     /// Number of live views (referenced or in grace).
@@ -396,6 +415,9 @@ impl ViewSet {
         let Some(slot) = c.container.slot_of(id) else {
             return 0;
         };
+        if !c.columns.is_empty() {
+            c.columns.updated(slot, id, changed, records);
+        }
         c.ensure_slots();
         // Several changed fields may lead to the same view: stamp views to visit each once.
         let dedupe = changed.len() > 1;
