@@ -96,14 +96,29 @@ const SORTS: [(&str, Order); 3] = [
 
 #[derive(Debug, Clone)]
 enum Op {
-    Update { member: usize, field: u32, value: u8 },
-    Insert { pos: usize },
-    Remove { member: usize },
+    Update {
+        member: usize,
+        field: u32,
+        value: u8,
+    },
+    Insert {
+        pos: usize,
+    },
+    Remove {
+        member: usize,
+    },
     Clear,
-    Move { window: usize, offset: usize, size: usize },
+    Move {
+        window: usize,
+        offset: usize,
+        size: usize,
+    },
     Flush,
     /// A new view built now (from the container's columns as maintained so far).
-    Open { filter: usize, sort: usize },
+    Open {
+        filter: usize,
+        sort: usize,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
