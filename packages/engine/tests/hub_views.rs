@@ -205,6 +205,31 @@ fn close_acks_and_stops_the_view_then_the_grace_period_frees_it() {
 }
 
 #[test]
+fn a_row_updated_twice_before_a_flush_gets_one_conflated_update() {
+    let mut h = h();
+    catalog(&mut h);
+    h.open(1);
+    create(&mut h, 1, 7, "sector = 'A'", "bid desc", 0, 2); // p8, p6
+    h.run();
+    // One source frame, two updates of p8 (and one of p6): the view flushes once after it.
+    let one = |s: &str, f: &str| format!(r#"{{"type":"record.publish","subject":"{s}","fields":{f}}}"#);
+    h.publish(&format!(
+        "[{},{},{}]",
+        one(&p(8), r#"{"name":"a"}"#),
+        one(&p(6), r#"{"name":"b"}"#),
+        one(&p(8), r#"{"qty":5}"#)
+    ));
+    let m = msgs(&h.run_for(1));
+    assert_eq!(
+        m,
+        vec![json!({"type":"view.rows","reqId":7,"viewId":1,"updated":[
+            {"id":7,"seq":2,"ts":1000,"fields":{"name":"b"}},
+            {"id":9,"seq":3,"ts":1000,"fields":{"name":"a","qty":5},"conflated":true}
+        ]})]
+    );
+}
+
+#[test]
 fn steady_churn_still_frees_each_view_after_its_own_grace_period() {
     // A view released every second: a later release must not postpone earlier expiries.
     let mut h = h();

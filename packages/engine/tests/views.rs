@@ -153,6 +153,8 @@ struct Harness {
     /// (window id, filter index, sort index, offset, size, client rows)
     windows: Vec<(u32, usize, usize, usize, usize, Vec<u32>)>,
     updated: HashMap<u32, BTreeSet<u32>>,
+    /// Updates per row since the last flush.
+    update_counts: HashMap<u32, u32>,
 }
 
 const C: u32 = 1000;
@@ -166,6 +168,7 @@ impl Harness {
             next_id: 1,
             windows: Vec::new(),
             updated: HashMap::new(),
+            update_counts: HashMap::new(),
         };
         for i in 0..seed_rows {
             h.insert(usize::MAX, i);
@@ -214,6 +217,7 @@ impl Harness {
                 self.records.0.get_mut(&id).unwrap().0[field as usize] = value_for(field, value);
                 self.set.record_updated(id, &[field], &self.records);
                 self.updated.entry(id).or_default().insert(field);
+                *self.update_counts.entry(id).or_default() += 1;
             }
             Op::Insert { pos } => self.insert(pos % (self.members.len() + 1), pos as u8),
             Op::Remove { member } if !self.members.is_empty() => {
@@ -221,11 +225,13 @@ impl Harness {
                 let id = self.members.remove(at);
                 assert_eq!(self.set.remove(C, id), Some(at));
                 self.updated.remove(&id);
+                self.update_counts.remove(&id);
             }
             Op::Clear => {
                 self.set.clear(C);
                 self.members.clear();
                 self.updated.clear();
+                self.update_counts.clear();
             }
             Op::Move { window, offset, size } if window < self.windows.len() => {
                 let w = &mut self.windows[window];
@@ -271,6 +277,13 @@ impl Harness {
                     .collect();
                 exp.sort();
                 assert_eq!(got, exp, "updated rows of window {w}");
+                // Conflated: exactly the updated rows that were updated more than once.
+                let merged: Vec<u32> = exp
+                    .iter()
+                    .map(|e| e.0)
+                    .filter(|id| self.update_counts[id] > 1)
+                    .collect();
+                assert_eq!(d.conflated, merged, "conflated rows of window {w}");
             }
             assert_eq!(
                 self.windows[k].5, want,
@@ -280,6 +293,7 @@ impl Harness {
             assert_eq!(self.set.view(v).unwrap().len(), all.len());
         }
         self.updated.clear();
+        self.update_counts.clear();
     }
 }
 

@@ -5,8 +5,8 @@
 //!
 //! `container.publish` arrives decoded (the server's protocol decoder) as
 //! `Command::ContainerPublish`. Views of a tiered session are opened over the container's tier
-//! mirror (`tiers.rs`). Not here yet: the `conflated` flag of merged row updates (the row's
-//! `seq` shows the jump).
+//! mirror (`tiers.rs`). A row updated several times between two view flushes gets one merged
+//! update with `conflated: true` (its `seq` jumps by more than one).
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -392,7 +392,7 @@ impl Hub {
         for (id, fields) in &d.updated {
             if let Some(rec) = store.get(*id) {
                 let it = fields.iter().map(|&f| store.field_by_id(rec, f));
-                w.updated(*id, rec.seq, rec.ts, it, false);
+                w.updated(*id, rec.seq, rec.ts, it, d.conflated.binary_search(id).is_ok());
             }
         }
         if w.is_empty() && !always {

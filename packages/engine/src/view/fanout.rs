@@ -31,6 +31,8 @@ pub(super) struct ContainerState {
     pub(super) by_field: FxHashMap<u32, Vec<Reader>>,
     /// Updated rows since the last flush -> changed field ids (sorted, conflated).
     pub(super) dirty: FxHashMap<u32, Vec<u32>>,
+    /// Rows of `dirty` updated more than once since the last flush (their update is conflated).
+    pub(super) merged: rustc_hash::FxHashSet<u32>,
     /// Membership bits: `words` u64 per member slot; bit k = "row of the view holding bit k".
     pub(super) bits: Vec<u64>,
     pub(super) words: usize,

@@ -160,6 +160,7 @@ impl ViewSet {
         }
         let pos = c.container.remove(id)?;
         c.dirty.remove(&id);
+        c.merged.remove(&id);
         for &v in &c.views {
             if let Some(slot) = self.views[v as usize].as_mut() {
                 slot.view.removed(id);
@@ -177,6 +178,7 @@ impl ViewSet {
         let members: Vec<u32> = c.container.iter().collect();
         c.container.clear();
         c.dirty.clear();
+        c.merged.clear();
         c.bits.clear();
         c.columns.cleared();
         for &v in &c.views {
@@ -401,13 +403,18 @@ impl ViewSet {
         if c.views.is_empty() {
             return 0;
         }
-        let d = c.dirty.entry(id).or_default();
-        if d.is_empty() {
-            d.extend_from_slice(changed);
-        } else {
-            d.extend_from_slice(changed);
-            d.sort_unstable();
-            d.dedup();
+        match c.dirty.entry(id) {
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(changed.to_vec());
+            }
+            std::collections::hash_map::Entry::Occupied(mut e) => {
+                // A second update of the row before the flush: one merged (conflated) update.
+                let d = e.get_mut();
+                d.extend_from_slice(changed);
+                d.sort_unstable();
+                d.dedup();
+                c.merged.insert(id);
+            }
         }
         if !changed.iter().any(|f| c.by_field.contains_key(f)) {
             return 0;
@@ -463,7 +470,12 @@ impl ViewSet {
                         let hit = touched
                             .is_some_and(|(lo, hi)| lo < win.offset().saturating_add(win.size()) && hi >= win.offset());
                         if hit || win.needs_slice() {
-                            if let Some(d) = win.diff(w, &slot.view, hit, &c.dirty) {
+                            if let Some(mut d) = win.diff(w, &slot.view, hit, &c.dirty) {
+                                if !c.merged.is_empty() {
+                                    d.conflated =
+                                        d.updated.iter().map(|u| u.0).filter(|r| c.merged.contains(r)).collect();
+                                    d.conflated.sort_unstable();
+                                }
                                 out.push(d);
                             }
                             full.insert(w);
@@ -499,15 +511,15 @@ impl ViewSet {
                             }
                             if let Some((_, win)) = self.windows[w as usize].as_ref() {
                                 if win.shows(rank) {
-                                    light
-                                        .entry(w)
-                                        .or_insert_with(|| WindowDiff {
-                                            window: w,
-                                            offset: win.offset(),
-                                            ..WindowDiff::default()
-                                        })
-                                        .updated
-                                        .push((row, fields.clone()));
+                                    let d = light.entry(w).or_insert_with(|| WindowDiff {
+                                        window: w,
+                                        offset: win.offset(),
+                                        ..WindowDiff::default()
+                                    });
+                                    d.updated.push((row, fields.clone()));
+                                    if c.merged.contains(&row) {
+                                        d.conflated.push(row);
+                                    }
                                 }
                             }
                         }
@@ -515,9 +527,11 @@ impl ViewSet {
                 }
             }
             c.dirty.clear();
+            c.merged.clear();
         }
         for (_, mut d) in light {
             d.updated.sort_unstable_by_key(|u| u.0);
+            d.conflated.sort_unstable();
             out.push(d);
         }
     }

@@ -33,6 +33,9 @@ pub struct WindowDiff {
     pub moved: Vec<(u32, u32)>,
     /// `(subject id, changed field ids sorted)` of rows that stayed and were updated (conflated).
     pub updated: Vec<(u32, Vec<u32>)>,
+    /// Ids (ascending) of `updated` rows whose update merges several record updates since the
+    /// previous flush (sent with `conflated: true`; the row's `seq` jumps by more than one).
+    pub conflated: Vec<u32>,
 }
 
 impl WindowDiff {
