@@ -98,7 +98,8 @@ describe('input attacks', () => {
   });
 
   it('slowloris: partial frames after the upgrade are cut at the login timeout, partial headers do not block others', async () => {
-    const a = await startArena({ limits: { loginTimeoutMs: 500 } });
+    // 2 s: the arena's own scrypt logins must fit in it on a loaded machine
+    const a = await startArena({ limits: { loginTimeoutMs: 2000 } });
     const lorises = await Promise.all(Array.from({ length: 20 }, () => rawTcp(a, true)));
     // a masked text frame announcing 1,000 bytes, then one byte at a time
     for (const l of lorises) l.socket.write(Buffer.from([0x81, 0xfe, 0x03, 0xe8, 1, 2, 3, 4]));
@@ -109,7 +110,7 @@ describe('input attacks', () => {
     for (const h of headers) h.socket.write('GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\n');
     try {
       await survived(a);
-      await waitFor(() => lorises.every((l) => l.closed()), 'every partial-frame loris closed', 5000);
+      await waitFor(() => lorises.every((l) => l.closed()), 'every partial-frame loris closed', 10_000);
       await survived(a);
     } finally {
       clearInterval(drip);
