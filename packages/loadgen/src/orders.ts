@@ -5,9 +5,9 @@
  * latency = the order's scheduled creation time -> its `order.ack` received (open loop: a late
  * send is charged to the latency, as STAC's create-to-ack). Orders are limit buys below the bid
  * (they rest, acknowledged; fills are not part of this measurement). Zero loss: every submitted
- * order must be answered; acked `orderId`s are checked for gaps (they are gap-free server-wide,
- * so another trader submitting at the same time shows up as gaps) and each client's acks for
- * order against its submissions. The server needs `--journal-dir` (orders on) and an orders-per-
+ * order must be answered; the `orderId`s of every ack of the run are checked for gaps (they are
+ * gap-free server-wide, so an accepted order never acked, or another trader submitting at the
+ * same time, shows up as gaps) and each client's acks for order against its submissions. The server needs `--journal-dir` (orders on) and an orders-per-
  * second limit above the per-user rate (`--orders-per-sec 0` turns the limit off).
  */
 
@@ -70,11 +70,10 @@ interface OrderCounters {
   rejected: number;
   outOfOrder: number;
   lastReject?: string;
-  orderIds: number[];
   maxSendLatenessMs: number;
 }
 
-const zero = (): OrderCounters => ({ submitted: 0, acked: 0, rejected: 0, outOfOrder: 0, orderIds: [], maxSendLatenessMs: 0 });
+const zero = (): OrderCounters => ({ submitted: 0, acked: 0, rejected: 0, outOfOrder: 0, maxSendLatenessMs: 0 });
 
 /** Options of `runOrders`. */
 export interface OrdersOptions {
@@ -101,6 +100,7 @@ export async function runOrders(o: OrdersOptions): Promise<SweepReport> {
   const steps: StepResult[] = [];
   const idPrefix = `L${Date.now().toString(36)}`; // client order ids unique across runs on one journal
   let counters = zero();
+  const allOrderIds: number[] = []; // every ack of the run, measured or not: gaps are checked over all of them
   let hist: LatencyHistogram = newLatencyHistogram();
   let failure: string | undefined;
   try {
@@ -139,10 +139,10 @@ export async function runOrders(o: OrdersOptions): Promise<SweepReport> {
       c.pending.delete(reqId);
       if (reqId < c.lastAckedReq) counters.outOfOrder += p.measured ? 1 : 0;
       c.lastAckedReq = Math.max(c.lastAckedReq, reqId);
+      if (m.type === 'order.ack') allOrderIds.push(m.orderId);
       if (!p.measured) return;
       if (m.type === 'order.ack') {
         counters.acked++;
-        counters.orderIds.push(m.orderId);
         recordLatencyMs(hist, recvMs - p.scheduledMs);
       } else {
         counters.rejected++;
@@ -202,11 +202,11 @@ export async function runOrders(o: OrdersOptions): Promise<SweepReport> {
         for (const p of cl.pending.values()) if (p.measured) unanswered++;
         cl.pending.clear();
       }
-      const gaps = idGaps(c.orderIds);
+      const gaps = idGaps(allOrderIds); // cumulative: every order of the run so far was answered or is counted
       const notes: string[] = [];
       if (unanswered > 0) notes.push(`${unanswered} orders unanswered after ${o.responseTimeoutMs} ms`);
       if (c.rejected > 0) notes.push(`${c.rejected} orders rejected: ${c.lastReject}`);
-      if (gaps > 0) notes.push(`${gaps} orderIds missing between the acked ones (another trader submitting, or lost)`);
+      if (gaps > 0) notes.push(`${gaps} orderIds missing between the acked ones of the run (unanswered orders, or another trader submitting)`);
       if (failure) notes.push(failure);
       const row = stepRow({
         step: rate,

@@ -4,6 +4,9 @@
  * issue-7 fields, answers to every request, row latencies, and nothing lost.
  */
 
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../apps/server/src/config.js';
 import { setLogSink } from '../../../apps/server/src/log.js';
@@ -11,6 +14,7 @@ import { startServer, type RunningServer } from '../../../apps/server/src/server
 import { runBlotter } from './blotter.js';
 import { runFinderLatency } from './finder-latency.js';
 import { runFinderResponse } from './finder-response.js';
+import { runOrders } from './orders.js';
 import { renderHtml } from './report-html.js';
 import type { Progress, SweepReport } from './runner.js';
 import { buildFinderSweep } from './view-presets.js';
@@ -18,6 +22,8 @@ import { buildFinderSweep } from './view-presets.js';
 setLogSink(() => {});
 
 let server: RunningServer;
+let journalDir = '';
+let ordersOn = false;
 let url: string;
 const source = { user: 'feed', password: 'feed123' };
 const account = { user: 'alice', password: 'alice123' };
@@ -26,11 +32,20 @@ beforeAll(async () => {
   const base = { server: { host: '127.0.0.1', port: 0, workers: 1 }, demo: { enabled: false }, batching: { burstMaxMs: 0 } };
   const randomSecret = (): string => 'loadgen-view-test-secret-'.padEnd(40, 'x');
   let config: ReturnType<typeof loadConfig>;
+  journalDir = mkdtempSync(join(tmpdir(), 'loadgen-orders-'));
   try {
-    // servers with entitlements (auth.roles): traders may view the /BENCH containers
-    config = loadConfig({ overrides: { ...base, auth: { roles: { trader: { subscribe: ['/BENCH/**'], order: ['/BENCH/**'] } } } }, randomSecret });
+    // servers with entitlements (auth.roles) and orders: traders may view the /BENCH containers
+    // and order /BENCH instruments; no per-user order or request rate limit in the way
+    config = loadConfig({
+      overrides: {
+        ...base, auth: { roles: { trader: { subscribe: ['/BENCH/**'], order: ['/BENCH/**'] } } },
+        orders: { journalDir }, limits: { ordersPerSecPerUser: 0, requestsPerSec: 0 },
+      },
+      randomSecret,
+    });
+    ordersOn = true;
   } catch {
-    config = loadConfig({ overrides: base, randomSecret }); // a server without entitlements
+    config = loadConfig({ overrides: base, randomSecret }); // a server without entitlements or orders
   }
   server = await startServer(config);
   url = `ws://127.0.0.1:${server.port}`;
@@ -38,6 +53,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
+  rmSync(journalDir, { recursive: true, force: true });
 });
 
 /** Notes the runners print (failure reasons), shown when an expectation fails. */
@@ -105,5 +121,20 @@ describe('view presets against a real server', () => {
     expect(s.users).toBe(5);
     expect(s.updated).toBeGreaterThan(0);
     expect(s.serverRssBytes).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('orders: every order acknowledged, ids gap-free', async (ctx) => {
+    if (!ordersOn) ctx.skip(); // a server without orders (no orders.journalDir setting)
+    const report = await runOrders({
+      url, source, account, scenario: 'orders', params: {}, steps: [200], stepSeconds: 2, warmupSeconds: 0.5, clients: 4,
+      connectTimeoutMs: 10_000, responseTimeoutMs: 10_000, onProgress,
+    });
+    expectShape(report, 'orders', [200]);
+    const s = report.steps[0]! as unknown as Record<string, number>;
+    expect(s.acked).toBe(s.submitted);
+    expect(s.submitted).toBeGreaterThanOrEqual(350);
+    expect(s.rejected).toBe(0);
+    expect(s.orderIdGaps).toBe(0);
+    expect(s.outOfOrder).toBe(0);
   }, 60_000);
 });
