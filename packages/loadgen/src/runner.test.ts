@@ -20,10 +20,15 @@ let server: RunningServer;
 let url: string;
 
 beforeAll(async () => {
-  const config = loadConfig({
-    overrides: { server: { host: '127.0.0.1', port: 0, workers: 1 }, demo: { enabled: false }, batching: { burstMaxMs: 0 } },
-    randomSecret: () => 'loadgen-test-secret-'.padEnd(40, 'x'),
-  });
+  const base = { server: { host: '127.0.0.1', port: 0, workers: 1 }, demo: { enabled: false }, batching: { burstMaxMs: 0 } };
+  const randomSecret = (): string => 'loadgen-test-secret-'.padEnd(40, 'x');
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    // servers with entitlements (auth.roles): the default trader rules do not cover /BENCH/**
+    config = loadConfig({ overrides: { ...base, auth: { roles: { trader: { subscribe: ['/BENCH/**'] } } } }, randomSecret });
+  } catch {
+    config = loadConfig({ overrides: base, randomSecret }); // a server without entitlements
+  }
   server = await startServer(config);
   url = `ws://127.0.0.1:${server.port}`;
 });
