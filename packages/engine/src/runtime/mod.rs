@@ -32,6 +32,8 @@ pub const MAX_COMMANDS_PER_PASS: usize = 4096;
 enum Msg {
     Cmd(Command),
     Order(OrderCmd),
+    /// Journal completions are waiting in `Shared::completions` (sent when it went non-empty).
+    Completions,
     Shutdown,
 }
 
@@ -129,6 +131,8 @@ struct Shared {
     shut: AtomicBool,
     /// Order counters, latencies and the recovery report; `None` = orders disabled.
     orders: Option<Arc<OrdersShared>>,
+    /// Journal completions batched by the writer thread (one wake-up per batch, not per entry).
+    completions: Arc<orders::Completions>,
 }
 
 fn registry() -> &'static Mutex<HashMap<u32, Arc<Shared>>> {
@@ -168,15 +172,12 @@ impl Engine {
     pub fn start_with_orders(cfg: EngineConfig, orders: Option<OrdersConfig>) -> Result<Engine> {
         cfg.batching.validate()?;
         let (tx, rx) = crossbeam_channel::unbounded();
+        let completions = Arc::new(orders::Completions::default());
         let mut hub = Hub::new(cfg);
         let desk = match orders {
             None => None,
             Some(oc) => {
-                let post_tx = tx.clone();
-                let post: crate::orders::Post = Arc::new(move |c| {
-                    // The engine thread is gone only at shutdown: the completion has no one to tell.
-                    let _ = post_tx.send(Msg::Order(c));
-                });
+                let post = orders::completion_post(tx.clone(), Arc::clone(&completions));
                 let mut desk = OrderDesk::open(oc, post)?;
                 desk.restore(&mut hub, Instant::now());
                 Some(desk)
@@ -192,6 +193,7 @@ impl Engine {
             thread: Mutex::new(None),
             shut: AtomicBool::new(false),
             orders: desk.as_ref().map(|d| Arc::clone(d.shared())),
+            completions,
         });
         shared.stats.publish(&hub.stats());
         let for_thread = Arc::clone(&shared);
@@ -464,7 +466,7 @@ impl Engine {
 
 /// Applies one command: order commands go to the desk; publishes are shown to the desk first
 /// (which instruments ticked) and then applied.
-fn dispatch(hub: &mut Hub, desk: &mut Option<OrderDesk>, msg: Msg) {
+fn dispatch(hub: &mut Hub, desk: &mut Option<OrderDesk>, msg: Msg, shared: &Shared) {
     let now = Instant::now();
     match msg {
         Msg::Cmd(cmd) => {
@@ -476,6 +478,13 @@ fn dispatch(hub: &mut Hub, desk: &mut Option<OrderDesk>, msg: Msg) {
         Msg::Order(oc) => {
             if let Some(d) = desk.as_mut() {
                 d.handle(hub, oc, now);
+            }
+        }
+        Msg::Completions => {
+            if let Some(d) = desk.as_mut() {
+                for oc in shared.completions.take() {
+                    d.handle(hub, oc, now);
+                }
             }
         }
         Msg::Shutdown => {}
@@ -497,7 +506,7 @@ fn run(mut hub: Hub, mut desk: Option<OrderDesk>, rx: Receiver<Msg>, shared: &Sh
         let mut stop = false;
         match first {
             Ok(Msg::Shutdown) | Err(RecvTimeoutError::Disconnected) => stop = true,
-            Ok(msg) => dispatch(&mut hub, &mut desk, msg),
+            Ok(msg) => dispatch(&mut hub, &mut desk, msg, shared),
             Err(RecvTimeoutError::Timeout) => {}
         }
         if !stop {
@@ -507,7 +516,7 @@ fn run(mut hub: Hub, mut desk: Option<OrderDesk>, rx: Receiver<Msg>, shared: &Sh
                         stop = true;
                         break;
                     }
-                    Ok(msg) => dispatch(&mut hub, &mut desk, msg),
+                    Ok(msg) => dispatch(&mut hub, &mut desk, msg, shared),
                     Err(_) => break,
                 }
             }

@@ -2,15 +2,17 @@
 //! recovery report, ack latencies, and the source-side privacy refusals (`/TRADE/`, `/BLOTTER/`
 //! belong to the engine).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
+
+use crossbeam_channel::Sender;
 
 use super::{Engine, Msg};
 use crate::error::{EngineError, Result};
 use crate::hub::ContainerOp;
 use crate::order::{Side, TimeInForce};
 use crate::orders::privacy::is_private;
-use crate::orders::{JournalRecovery, OrderCmd, OrderInput, OrdersShared};
+use crate::orders::{JournalRecovery, OrderCmd, OrderInput, OrdersShared, Post};
 use crate::wire::Publish;
 
 /// An `order.submit` as the server decoded it.
@@ -28,6 +30,37 @@ pub struct OrderSubmit {
     pub price: Option<f64>,
     /// Time in force.
     pub time_in_force: TimeInForce,
+}
+
+/// Journal completions waiting for the engine thread. The journal writer completes a whole commit
+/// group at once; queueing them here and sending one `Msg::Completions` when the queue goes from
+/// empty to non-empty wakes the engine thread once per group instead of once per entry.
+#[derive(Default)]
+pub(super) struct Completions {
+    q: Mutex<Vec<OrderCmd>>,
+}
+
+impl Completions {
+    /// Everything queued, in completion (journal seq) order.
+    pub(super) fn take(&self) -> Vec<OrderCmd> {
+        std::mem::take(&mut *self.q.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+/// The `Post` the order desk gives the journal: queue the completion, wake the engine thread when
+/// the queue was empty (a non-empty queue already has a `Msg::Completions` on its way).
+pub(super) fn completion_post(tx: Sender<Msg>, completions: Arc<Completions>) -> Post {
+    Arc::new(move |c| {
+        let was_empty = {
+            let mut q = completions.q.lock().unwrap_or_else(|p| p.into_inner());
+            q.push(c);
+            q.len() == 1
+        };
+        if was_empty {
+            // The engine thread is gone only at shutdown: the completion has no one to tell.
+            let _ = tx.send(Msg::Completions);
+        }
+    })
 }
 
 fn private_error(subject: &str, field: String, index: Option<u32>) -> EngineError {
