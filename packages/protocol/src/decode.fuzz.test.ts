@@ -38,9 +38,12 @@ interface Vector {
   frame: string;
 }
 
-const vectors = JSON.parse(
-  readFileSync(new URL('../vectors/frames.json', import.meta.url), 'utf8'),
-) as Vector[];
+// frames.json (sessions, records, orders) and views.json (containers and views): without the
+// latter, view and container.publish requests were only reached by rare mutations of `type`
+function readVectors(file: string): Vector[] {
+  return JSON.parse(readFileSync(new URL(`../vectors/${file}`, import.meta.url), 'utf8')) as Vector[];
+}
+const vectors = [...readVectors('frames.json'), ...readVectors('views.json')];
 /** Every golden frame: each decoder is fed every direction's frames, mutated. */
 const golden = vectors.map((v) => v.frame);
 
@@ -153,10 +156,15 @@ const semanticMutation: fc.Arbitrary<Mutation> = fc.oneof(
   { weight: 1, arbitrary: mutation },
 );
 
-/** Golden frames (every direction) with 1..4 mutations of any kind applied. */
-const mutatedFrame: fc.Arbitrary<string> = fc
-  .tuple(fc.constantFrom(...golden), fc.array(mutation, { minLength: 1, maxLength: 4 }))
-  .map(([frame, ms]) => ms.reduce(mutate, frame));
+/** `frames` with 1..4 mutations of any kind applied. */
+function mutatedFrom(frames: readonly string[]): fc.Arbitrary<string> {
+  return fc
+    .tuple(fc.constantFrom(...frames), fc.array(mutation, { minLength: 1, maxLength: 4 }))
+    .map(([frame, ms]) => ms.reduce(mutate, frame));
+}
+
+/** Golden frames (every direction, records and views) with 1..4 mutations of any kind applied. */
+const mutatedFrame: fc.Arbitrary<string> = mutatedFrom(golden);
 
 /**
  * Every generator: random strings (UTF-16 with lone surrogates), random JSON values, golden
@@ -228,7 +236,8 @@ describe('decoder fuzz', () => {
   it('mutations reach every decoder outcome (the generator is not stuck on parse errors)', () => {
     const codes = new Set<string>();
     let accepted = 0;
-    for (const text of fc.sample(mutatedFrame, { numRuns: 3000, seed: 6 })) {
+    // frames.json only, as when this seed was chosen: the check is about the generator, not the seed
+    for (const text of fc.sample(mutatedFrom(readVectors('frames.json').map((v) => v.frame)), { numRuns: 3000, seed: 6 })) {
       const r = decodeSourceFrame(text);
       if (isDecodeFailure(r)) codes.add(r.error.code);
       else accepted++;
@@ -290,7 +299,8 @@ function corpusFrame(raw: string): string {
   return text;
 }
 
-const sourceGolden = vectors.filter((v) => v.direction === 'source').map((v) => v.frame);
+// frames.json only: the corpus is pinned by its seed (views.json source frames are container.publish objects)
+const sourceGolden = readVectors('frames.json').filter((v) => v.direction === 'source').map((v) => v.frame);
 const mutatedSourceFrame = fc
   .tuple(fc.constantFrom(...sourceGolden), fc.array(semanticMutation, { minLength: 1, maxLength: 3 }))
   .map(([frame, ms]) => corpusFrame(ms.reduce(mutate, frame)));
