@@ -5,7 +5,8 @@
 // check or threshold failed). Needs `npm run build` first and k6 on PATH (or in $(go env GOPATH)/bin).
 // Bounded: everything is stopped after 90 s.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -34,7 +35,11 @@ for (const f of [serverMain, sourceModule]) {
   }
 }
 
-const server = spawn(process.execPath, [serverMain, '--port', '0', '--host', '127.0.0.1', '--no-demo', '--workers', '1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+// the default trader rules (auth.roles) do not cover /BENCH/**: grant it for this server only
+const configDir = mkdtempSync(join(tmpdir(), 'tidewire-k6-smoke-'));
+const configFile = join(configDir, 'config.json');
+writeFileSync(configFile, JSON.stringify({ auth: { roles: { trader: { subscribe: ['/BENCH/**'] } } } }));
+const server = spawn(process.execPath, [serverMain, '--port', '0', '--host', '127.0.0.1', '--no-demo', '--workers', '1', '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
 let serverLog = '';
 server.stderr.on('data', (c) => (serverLog += c));
 let publisher;
@@ -42,6 +47,7 @@ const hardStop = setTimeout(() => finish(1, 'time bound (90 s) reached'), 90_000
 
 function finish(code, why) {
   if (why) console.error(`run-smoke: ${why}`);
+  rmSync(configDir, { recursive: true, force: true });
   clearTimeout(hardStop);
   publisher?.stop();
   server.kill('SIGTERM');
