@@ -53,7 +53,8 @@ pub enum RebuildError {
 pub struct OrderBook {
     limits: OrderLimits,
     orders: Vec<Order>,
-    by_client: FxHashMap<(String, String), u64>,
+    /// user -> client order id -> order id (nested so lookups need no allocation).
+    by_client: FxHashMap<String, FxHashMap<String, u64>>,
 }
 
 impl OrderBook {
@@ -93,7 +94,7 @@ impl OrderBook {
 
     /// Order by owner and client order id.
     pub fn find(&self, user: &str, client_order_id: &str) -> Option<&Order> {
-        let id = self.by_client.get(&(user.to_owned(), client_order_id.to_owned()))?;
+        let id = self.by_client.get(user)?.get(client_order_id)?;
         self.get(*id)
     }
 
@@ -273,11 +274,17 @@ impl OrderBook {
             ..
         } = ev
         {
-            let key = (user.clone(), client_order_id.clone());
-            if order_id != self.orders.len() as u64 + 1 || self.by_client.contains_key(&key) || *quantity == 0 {
+            let taken = self
+                .by_client
+                .get(user.as_str())
+                .is_some_and(|m| m.contains_key(client_order_id.as_str()));
+            if order_id != self.orders.len() as u64 + 1 || taken || *quantity == 0 {
                 return Err(fail("exists"));
             }
-            self.by_client.insert(key, order_id);
+            self.by_client
+                .entry(user.clone())
+                .or_default()
+                .insert(client_order_id.clone(), order_id);
             self.orders.push(Order {
                 order_id,
                 user: user.clone(),
