@@ -6,7 +6,9 @@
 // keeps its view HOLD_SECONDS, then leaves.
 //   npx tidewire-loadgen finder-source --size 10000 --seconds 300 &
 //   k6 run -e URL=ws://127.0.0.1:8080 -e SIZE=10000 -e RATE=8.3 -e DURATION=60 packages/loadgen/k6/finder.js
-// TOKEN (a session token of the trader, from a first login) avoids a password hash per user.
+// TOKEN (a session token of the trader, from a first login) avoids a password hash per user. On a
+// server with entitlements, log in as a bench account of `tidewire-loadgen users-config`
+// (-e USER_NAME=bench-t1 -e PASSWORD=bench123): the default trader rules do not cover /BENCH/**.
 // The filter formula is finderFilter() of src/view-presets.ts (k6 cannot import it): keep in step.
 import { check } from 'k6';
 import exec from 'k6/execution';
