@@ -115,7 +115,7 @@ describe('orders over a real server', () => {
     client.view({ container: '/BLOTTER/alice', window: { offset: 0, size: 20 } }, { onRows: (rows) => (blotter = structuredClone([...rows])) });
     const resting = await client.submitOrder({ clientOrderId: 'rest', instrument: '/FX/EURUSD', side: 'buy', quantity: 100, price: 1.08 });
     const filling = await client.submitOrder({ clientOrderId: 'fill', instrument: '/FX/EURUSD', side: 'buy', quantity: 1000, price: 1.0852 });
-    await waitFor(() => blotter.length === 2, 'both orders in the blotter');
+    await waitFor(() => blotter.length === 2, 'both orders in the blotter', 10_000);
     // newest first
     expect(blotter.map((r) => r.subject)).toEqual([`/TRADE/alice/${filling.orderId}`, `/TRADE/alice/${resting.orderId}`]);
     let record: ClientRecord | undefined;
@@ -124,19 +124,19 @@ describe('orders over a real server', () => {
       onImage: (r) => ((record = structuredClone(r)), statuses.push(String(r.fields.status))),
       onUpdate: (r) => ((record = structuredClone(r)), statuses.push(String(r.fields.status))),
     });
-    // ticks of the instrument drive the simulator: one every 20 ms (a feed's pace), at most 200
-    for (let i = 0; i < 200 && record?.fields.status !== 'filled'; i++) {
+    // ticks of the instrument drive the simulator: one every 20 ms (a feed's pace), at most 500
+    for (let i = 0; i < 500 && record?.fields.status !== 'filled'; i++) {
       source.publish([{ type: 'record.publish', subject: '/FX/EURUSD', fields: { bid: 1.0849, ask: 1.0851 } }]);
       await new Promise((r) => setTimeout(r, 20));
     }
-    await waitFor(() => record?.fields.status === 'filled', 'the order filled');
+    await waitFor(() => record?.fields.status === 'filled', 'the order filled', 10_000);
     const f = record!.fields;
     expect(f).toMatchObject({ orderId: filling.orderId, clientOrderId: 'fill', instrument: '/FX/EURUSD', side: 'buy', quantity: 1000, orderType: 'limit', timeInForce: 'day', statusCode: 10, filledQuantity: 1000, reason: '' });
     expect(f.averagePrice as number).toBeLessThanOrEqual(1.0852);
     expect(f.seq as number).toBeGreaterThan(filling.seq);
     expect(statuses.at(-1)).toBe('filled');
     // the blotter row followed; the resting order (limit below the ask) is still working
-    await waitFor(() => blotter[0]?.fields.statusCode === 10, 'blotter row filled');
+    await waitFor(() => blotter[0]?.fields.statusCode === 10, 'blotter row filled', 10_000);
     expect(blotter[1]?.fields).toMatchObject({ clientOrderId: 'rest', status: 'acknowledged', statusCode: 2 });
     // a filled order cannot be cancelled
     const e = await rejected(client.cancelOrder('fill'));
