@@ -57,6 +57,8 @@ export interface Config {
     readonly maxConnectionsPerIp: number;
     /** Logged-in sessions per user, server-wide; 0: off. */
     readonly maxConnectionsPerUser: number;
+    /** Password logins per second per remote address (per transport worker); 0: off. */
+    readonly loginsPerSecPerIp: number;
     /** Largest view window, rows. */
     readonly maxViewWindowRows: number;
     /** Longest view filter, UTF-8 bytes. */

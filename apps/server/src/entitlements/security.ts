@@ -17,6 +17,8 @@ export interface Security {
   readonly entitlements: Entitlements;
   /** Orders per second per user (`limits.ordersPerSecPerUser`). */
   readonly orderLimiter: KeyedRateLimiter;
+  /** Password logins per second per remote address (`limits.loginsPerSecPerIp`), burst twice the rate. */
+  readonly loginLimiter: KeyedRateLimiter;
   /** Open connections per `ip:<address>` and logged-in sessions per `user:<name>`, all workers. */
   readonly connections: SharedCounter;
 }
@@ -31,6 +33,7 @@ export function createSecurity(config: Config, connectionsBuffer: SharedArrayBuf
   return {
     entitlements: new Entitlements(config.auth.roles),
     orderLimiter: new KeyedRateLimiter(rate, Math.max(1, rate)),
+    loginLimiter: new KeyedRateLimiter(config.limits.loginsPerSecPerIp, Math.max(1, 2 * config.limits.loginsPerSecPerIp)),
     connections: new SharedCounter(connectionsBuffer),
   };
 }

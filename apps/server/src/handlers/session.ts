@@ -33,6 +33,14 @@ export async function handleLogin(ctx: HandlerContext, session: Session, port: C
     replyError(ctx, session, port, { code: 'BAD_REQUEST', reqId: m.reqId, message: 'a session.login is already being checked on this connection; wait for its reply' });
     return;
   }
+  // password guessing and scrypt floods: token logins cost an HMAC, password logins ~50 ms of CPU
+  if (m.token === undefined && !ctx.security.loginLimiter.take(session.remoteAddress, ctx.clock.now())) {
+    replyError(ctx, session, port, {
+      code: 'RATE_LIMITED', reqId: m.reqId,
+      message: `more than ${ctx.config.limits.loginsPerSecPerIp} password logins per second from this address (limits.loginsPerSecPerIp); retry after a pause`,
+    });
+    return;
+  }
   session.state = 'loggingIn';
   let result: UserEntry | DecodeError;
   try {

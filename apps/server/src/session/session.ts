@@ -39,6 +39,8 @@ export class Session {
   readonly subjects = new Set<string>();
   /** Frames per second allowed on this connection (`limits.requestsPerSec`); undefined: no limit. */
   readonly rate: TokenBucket | undefined;
+  /** Remote address of the connection (set by the transport; '' in unit tests). */
+  remoteAddress = '';
   /** Connection-count keys this connection holds (released when it closes). */
   readonly heldKeys: string[] = [];
   /** Set by `admin.subscribe` (its reqId) of an admin session: it gets `admin.metrics` every interval. */

@@ -213,6 +213,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
         // sources are not rate limited: a feed sends many frames per second by design
         const rate = endpoint === 'stream' ? { perSec: config.limits.requestsPerSec, burst: config.limits.requestBurst } : undefined;
         conn.session = new Session(`w${opts.index}.c${nextConn++}`, endpoint, clock.now(), config.limits.loginTimeoutMs, rate);
+        conn.session.remoteAddress = conn.address;
         conn.port = makePort(ws, () => conn);
         sockets.add(ws);
         awaitingLogin.add(ws);

@@ -138,6 +138,24 @@ describe('input attacks', () => {
     await survived(a);
   });
 
+  it('login flood: password logins past the per-address rate get RATE_LIMITED unchecked; token logins still work', async () => {
+    const a = await startArena({ limits: { loginsPerSecPerIp: 2 } });
+    // the arena's own two logins took the burst's first tokens; a token login costs none
+    const guesser = await new RawSocket(wsUrl(a.server, '/stream')).open();
+    const codes: string[] = [];
+    for (let i = 1; i <= 12; i++) {
+      guesser.send({ type: 'session.login', reqId: i, user: 'alice', password: `guess${i}` });
+      const e = await nextError(guesser, i);
+      codes.push(e.code);
+    }
+    expect(codes).toContain('RATE_LIMITED');
+    expect(codes.filter((c) => c === 'BAD_CREDENTIALS').length).toBeLessThanOrEqual(4);
+    const viaToken = await new RawSocket(wsUrl(a.server, '/stream')).open();
+    const victimToken = (a.victim.messages.find((m) => m.type === 'session.loggedIn') as { token: string } | undefined)!.token;
+    await viaToken.loginWithToken(victimToken);
+    await survived(a);
+  });
+
   it('connection floods: 4029 past the per-address and per-user limits, slots come back when connections close', async () => {
     const a = await startArena({ limits: { maxConnectionsPerIp: 6, maxConnectionsPerUser: 3 } });
     // open now: victim + source (2 connections from 127.0.0.1, alice 1 session)
