@@ -164,7 +164,8 @@ impl Hub {
         let Some(rec) = store.get(id) else { return };
         scratch.clear();
         scratch.push(b',');
-        encode::image(scratch, id, store.subject(id), rec.seq, rec.ts, store.image_fields(rec));
+        let subject = super::tiers::shown_subject(store.subject(id), &s.tier);
+        encode::image(scratch, id, subject, rec.seq, rec.ts, store.image_fields(rec));
         st.held = false;
         st.mask = 0;
         st.merged = 0;

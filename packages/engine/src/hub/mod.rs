@@ -457,12 +457,14 @@ impl Hub {
             self.views_record_updated();
             let id = self.applied.id;
             ensure_list(&mut self.subs, id);
-            if self.subs[id as usize - 1].slots.is_empty() {
-                continue;
-            }
             let created = self.applied.created;
-            self.encode_publish(id, created);
-            self.fan_out(id, created, self.applied.mask, now);
+            if !self.subs[id as usize - 1].slots.is_empty() {
+                self.encode_publish(id, created);
+                self.fan_out(id, created, self.applied.mask, now);
+            }
+            if created {
+                self.retarget_tier_subscribers(id, now);
+            }
         }
         while let Some(slot) = self.to_conflate.pop() {
             self.start_conflation(slot);

@@ -81,9 +81,13 @@ impl Hub {
         let Some(s) = self.sessions.get(slot as usize).and_then(Option::as_ref) else {
             return;
         };
+        let tier = s.tier.clone();
         let mut fresh = HashSet::new();
         for subject in subjects {
-            let known = self.store_lookup(subject).is_some_and(|id| s.subs.contains_key(&id));
+            // A tiered session's `X` is `X@tier` when that record exists (tiers.rs).
+            let known = self
+                .tier_lookup(subject, &tier)
+                .is_some_and(|id| s.subs.contains_key(&id));
             if !known {
                 fresh.insert(subject.as_str());
             }
@@ -104,7 +108,7 @@ impl Hub {
         let mut acks = Vec::with_capacity(subjects.len());
         let mut images: Vec<(u32, u32)> = Vec::new();
         for subject in subjects {
-            let id = self.store.subject_id(subject);
+            let id = self.tier_target(subject, &tier);
             ensure_list(&mut self.subs, id);
             let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
                 return;
@@ -145,8 +149,16 @@ impl Hub {
         if let Err(e) = check_subjects(subjects) {
             return self.send_error(slot, req_id, e, now);
         }
+        let tier = self
+            .sessions
+            .get(slot as usize)
+            .and_then(Option::as_ref)
+            .map(|s| s.tier.clone())
+            .unwrap_or_default();
         for subject in subjects {
-            let Some(id) = self.store_lookup(subject) else { continue };
+            let Some(id) = self.tier_lookup(subject, &tier) else {
+                continue;
+            };
             let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
                 return;
             };
@@ -193,9 +205,5 @@ impl Hub {
                 true
             }
         }
-    }
-
-    fn store_lookup(&self, subject: &str) -> Option<u32> {
-        self.store.lookup(subject)
     }
 }

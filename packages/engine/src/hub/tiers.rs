@@ -5,10 +5,17 @@
 //! members in `C`'s order. Mirrors are created on the first view of (C, T), follow every op on
 //! `C`, and swap `X` for `X@T` when the tiered record is first published, so views compute on
 //! the user's tiered records and share only with users of the same tier.
+//!
+//! Plain record subscriptions map the same way: a session of tier `T` subscribing to `X` is
+//! subscribed to `X@T` when that record exists (the ack carries the subject asked for and
+//! `X@T`'s id; images to the session carry `X`). When `X@T` is first published later, the
+//! tier's sessions subscribed to `X` move to it, each with a fresh image. A session that also
+//! subscribes to `X@T` by name shares that one subscription (unsubscribing either ends it).
 
 use std::collections::HashMap;
+use std::time::Instant;
 
-use super::Hub;
+use super::{ensure_list, remove_sub_at, Hub, SubState};
 
 /// The tier mirrors of containers.
 #[derive(Debug, Default)]
@@ -19,6 +26,15 @@ pub(super) struct TierMap {
     of_container: HashMap<u32, Vec<(Box<str>, u32)>>,
     /// tier -> (container, mirror) pairs.
     of_tier: HashMap<Box<str>, Vec<(u32, u32)>>,
+}
+
+/// The subject an image of a record named `subject` shows a session of `tier`: `X` for the
+/// session's own tier record `X@tier` (the subject it subscribed to), else `subject`.
+pub(super) fn shown_subject<'a>(subject: &'a str, tier: &str) -> &'a str {
+    match subject.strip_suffix(tier).and_then(|s| s.strip_suffix('@')) {
+        Some(base) if !tier.is_empty() => base,
+        _ => subject,
+    }
 }
 
 impl TierMap {
@@ -59,6 +75,80 @@ impl Hub {
             .push((tier.into(), m));
         self.tiers.of_tier.entry(tier.into()).or_default().push((container, m));
         m
+    }
+
+    /// The record a session of `tier` subscribes to for `subject`: `subject@tier` when that
+    /// record exists, else `subject` itself (interned).
+    pub(super) fn tier_target(&mut self, subject: &str, tier: &str) -> u32 {
+        match self.tier_lookup_mapped(subject, tier) {
+            Some(t) => t,
+            None => self.store.subject_id(subject),
+        }
+    }
+
+    /// [`Hub::tier_target`] without interning: `None` when the subject was never seen.
+    pub(super) fn tier_lookup(&self, subject: &str, tier: &str) -> Option<u32> {
+        self.tier_lookup_mapped(subject, tier)
+            .or_else(|| self.store.lookup(subject))
+    }
+
+    fn tier_lookup_mapped(&self, subject: &str, tier: &str) -> Option<u32> {
+        if tier.is_empty() {
+            return None;
+        }
+        let t = self.store.lookup(&format!("{subject}@{tier}"))?;
+        self.store.get(t).is_some().then_some(t)
+    }
+
+    /// Record `id` was just created (and fanned out to its own subscribers): when it is a tier
+    /// subject `X@T`, sessions of tier `T` subscribed to `X` move to it, each with an image.
+    pub(super) fn retarget_tier_subscribers(&mut self, id: u32, now: Instant) {
+        let subject = self.store.subject(id);
+        let Some(at) = subject.rfind('@') else { return };
+        let tier: Box<str> = subject[at + 1..].into();
+        let Some(base) = self.store.lookup(&subject[..at]) else {
+            return;
+        };
+        let movers: Vec<u32> = match self.subs.get(base as usize - 1) {
+            Some(list) => list
+                .slots
+                .iter()
+                .copied()
+                .filter(|&slot| {
+                    self.sessions
+                        .get(slot as usize)
+                        .and_then(Option::as_ref)
+                        .is_some_and(|s| *s.tier == *tier)
+                })
+                .collect(),
+            None => return,
+        };
+        for slot in movers {
+            let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+                continue;
+            };
+            let Some(old) = s.subs.remove(&base) else { continue };
+            remove_sub_at(&mut self.subs, &mut self.sessions, base, old);
+            ensure_list(&mut self.subs, id);
+            let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+                continue;
+            };
+            let idx = match s.subs.get(&id) {
+                Some(&idx) => {
+                    self.stats.subscriptions -= 1; // already subscribed by name: one left
+                    idx
+                }
+                None => {
+                    let list = &mut self.subs[id as usize - 1];
+                    list.slots.push(slot);
+                    list.state.push(SubState::default());
+                    let idx = (list.slots.len() - 1) as u32;
+                    s.subs.insert(id, idx);
+                    idx
+                }
+            };
+            self.send_image(slot, id, idx, now);
+        }
     }
 
     /// `X@tier` when that record exists, else `X`.
