@@ -144,8 +144,19 @@ fn rejects_name_field_and_rule_and_write_nothing() {
         (r["field"].as_str(), r["rule"].as_str()),
         (Some("clientOrderId"), Some("unknownOrder"))
     );
+    // A user name that cannot be a subject segment cannot own /TRADE/<user>/... records.
+    let odd = rig.session("a b");
+    rig.engine
+        .order_submit(odd, 7, order("f", "/FX/EURUSD", Side::Buy, 1.0, None))
+        .unwrap();
+    let r = rig.reply(odd, 7);
+    assert_eq!(
+        (r["field"].as_str(), r["rule"].as_str()),
+        (Some("user"), Some("notEntitled")),
+        "{r}"
+    );
     let s = rig.engine.stats();
-    assert_eq!((s.orders_accepted, s.orders_rejected, s.journal_durable_seq), (0, 6, 0));
+    assert_eq!((s.orders_accepted, s.orders_rejected, s.journal_durable_seq), (0, 7, 0));
     rig.engine.shutdown().unwrap();
     let again = Engine::start_with_orders(Default::default(), Some(orders_config(dir.path()))).unwrap();
     let rec = again.recovery().unwrap();

@@ -30,7 +30,9 @@ use crate::config::OrdersConfig;
 use crate::error::ErrorCode;
 use crate::hub::{Command, ContainerOp, Hub};
 use crate::journal::{Journal, JournalError};
-use crate::order::{Amend, ExecutionSimulator, NewOrder, OrderBook, OrderEvent, OrderReject, Side, TimeInForce};
+use crate::order::{
+    Amend, ExecutionSimulator, NewOrder, OrderBook, OrderEvent, OrderReject, RejectField, RejectRule, Side, TimeInForce,
+};
 use crate::wire::encode;
 use crate::wire::order::{order_ack, order_reject, OrderAction};
 use crate::wire::Publish;
@@ -335,7 +337,14 @@ impl OrderDesk {
             time_in_force: order.time_in_force,
         };
         let ts = self.now_ms();
-        let decided = self.book.submit(&req, &StoreCatalog::new(hub.store()), ts);
+        let decided = match privacy::check_owner_name(&req.user) {
+            Err(message) => Err(OrderReject {
+                field: RejectField::User,
+                rule: RejectRule::NotEntitled,
+                message,
+            }),
+            Ok(()) => self.book.submit(&req, &StoreCatalog::new(hub.store()), ts),
+        };
         match decided {
             Err(r) => self.reject(hub, sid, req_id, OrderAction::Submit, &req.client_order_id, &r, now),
             Ok(ev) => {

@@ -39,6 +39,24 @@ pub fn check_read(user: &str, subject: &str) -> Result<(), String> {
     }
 }
 
+/// `Err(message)` when `user` cannot own trade records: its name must be one subject segment
+/// (`[A-Za-z0-9_.@:-]`, 1-64 bytes) so `/TRADE/<user>/<id>` and `/BLOTTER/<user>` are subjects
+/// the user can subscribe to.
+pub fn check_owner_name(user: &str) -> Result<(), String> {
+    let ok = !user.is_empty()
+        && user.len() <= 64
+        && user
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'@' | b':' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "user name {user:?} cannot own trade records: /TRADE/<user>/<orderId> needs 1-64 bytes of [A-Za-z0-9_.@:-]"
+        ))
+    }
+}
+
 /// The subject of order `order_id`'s trade record.
 pub fn trade_subject(user: &str, order_id: u64) -> String {
     format!("{TRADE_PREFIX}{user}/{order_id}")
@@ -72,6 +90,10 @@ mod tests {
         assert!(check_read("", "/BLOTTER/").is_err(), "an empty owner matches nobody");
         assert!(is_private("/TRADE/x") && is_private("/BLOTTER") && !is_private("/TRADER"));
         assert_eq!(trade_subject("u", 7), "/TRADE/u/7");
+        assert!(check_owner_name("alice.b-2@x").is_ok());
+        for bad in ["", "a b", "a/b", "é", &"x".repeat(65)] {
+            assert!(check_owner_name(bad).is_err(), "{bad:?}");
+        }
         assert_eq!(blotter_subject("u"), "/BLOTTER/u");
     }
 }
