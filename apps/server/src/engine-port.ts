@@ -49,13 +49,13 @@ export interface EnginePort {
   setBlocked(sessionId: number, blocked: boolean): void;
 }
 
-/** An `order.submit` as the engine takes it (packages/engine `OrderSubmitInput`); price null: market order. */
+/** An `order.submit` as the engine takes it (packages/engine `OrderSubmitInput`); no price: a market order (null is refused by napi). */
 export interface OrderSubmitInput {
   clientOrderId: string;
   instrument: string;
   side: string;
   quantity: number;
-  price?: number | null;
+  price?: number;
   timeInForce: string;
 }
 

@@ -119,13 +119,17 @@ describe('orders over a real server', () => {
     // newest first
     expect(blotter.map((r) => r.subject)).toEqual([`/TRADE/alice/${filling.orderId}`, `/TRADE/alice/${resting.orderId}`]);
     let record: ClientRecord | undefined;
+    let marketRecord: ClientRecord | undefined;
     const statuses: string[] = [];
     client.subscribe(`/TRADE/alice/${filling.orderId}`, {
       onImage: (r) => ((record = structuredClone(r)), statuses.push(String(r.fields.status))),
       onUpdate: (r) => ((record = structuredClone(r)), statuses.push(String(r.fields.status))),
     });
+    // a market order (no price) fills at the touch too
+    const market = await client.submitOrder({ clientOrderId: 'mkt', instrument: '/FX/EURUSD', side: 'sell', quantity: 300, timeInForce: 'gtc' });
+    client.subscribe(`/TRADE/alice/${market.orderId}`, { onImage: (r) => (marketRecord = structuredClone(r)), onUpdate: (r) => (marketRecord = structuredClone(r)) });
     // ticks of the instrument drive the simulator: one every 20 ms (a feed's pace), at most 500
-    for (let i = 0; i < 500 && record?.fields.status !== 'filled'; i++) {
+    for (let i = 0; i < 500 && (record?.fields.status !== 'filled' || marketRecord?.fields.status !== 'filled'); i++) {
       source.publish([{ type: 'record.publish', subject: '/FX/EURUSD', fields: { bid: 1.0849, ask: 1.0851 } }]);
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -135,9 +139,13 @@ describe('orders over a real server', () => {
     expect(f.averagePrice as number).toBeLessThanOrEqual(1.0852);
     expect(f.seq as number).toBeGreaterThan(filling.seq);
     expect(statuses.at(-1)).toBe('filled');
+    await waitFor(() => marketRecord?.fields.status === 'filled', 'the market order filled', 10_000);
+    expect(marketRecord!.fields).toMatchObject({ clientOrderId: 'mkt', orderType: 'market', side: 'sell', timeInForce: 'gtc', filledQuantity: 300, statusCode: 10 });
+    expect(marketRecord!.fields.price ?? 0).toBe(0);
     // the blotter row followed; the resting order (limit below the ask) is still working
-    await waitFor(() => blotter[0]?.fields.statusCode === 10, 'blotter row filled', 10_000);
-    expect(blotter[1]?.fields).toMatchObject({ clientOrderId: 'rest', status: 'acknowledged', statusCode: 2 });
+    await waitFor(() => blotter.length === 3 && blotter[1]?.fields.statusCode === 10, 'blotter row filled', 10_000);
+    expect(blotter.map((r) => r.fields.clientOrderId)).toEqual(['mkt', 'fill', 'rest']);
+    expect(blotter[2]?.fields).toMatchObject({ clientOrderId: 'rest', status: 'acknowledged', statusCode: 2 });
     // a filled order cannot be cancelled
     const e = await rejected(client.cancelOrder('fill'));
     expect([e.field, e.rule]).toEqual(['order', 'notOpen']);

@@ -61,7 +61,7 @@ function setup(role: UserEntry['role'] = 'trader', orders: Record<string, unknow
 const submit = { type: 'order.submit', reqId: 7, clientOrderId: 'c-1', instrument: '/FX/EURUSD', side: 'buy', quantity: 100, price: 1.0852, timeInForce: 'day' };
 
 describe('order handler', () => {
-  it('passes submit, cancel and amend to the engine (price/quantity null when absent) and replies nothing itself', () => {
+  it('passes submit (no price key for a market order), cancel and amend (null when absent) to the engine and replies nothing itself', () => {
     const t = setup();
     t.send(submit);
     t.send({ ...submit, reqId: 8, clientOrderId: 'm-1', price: undefined, timeInForce: 'ioc' });
@@ -70,11 +70,12 @@ describe('order handler', () => {
     t.send({ type: 'order.amend', reqId: 11, clientOrderId: 'c-1', quantity: 5 });
     expect(t.engine.calls).toEqual([
       ['submit', 42, 7, { clientOrderId: 'c-1', instrument: '/FX/EURUSD', side: 'buy', quantity: 100, price: 1.0852, timeInForce: 'day' }],
-      ['submit', 42, 8, { clientOrderId: 'm-1', instrument: '/FX/EURUSD', side: 'buy', quantity: 100, price: null, timeInForce: 'ioc' }],
+      ['submit', 42, 8, { clientOrderId: 'm-1', instrument: '/FX/EURUSD', side: 'buy', quantity: 100, timeInForce: 'ioc' }],
       ['cancel', 42, 9, 'c-1'],
       ['amend', 42, 10, 'c-1', null, 1.0851],
       ['amend', 42, 11, 'c-1', 5, null],
     ]);
+    expect('price' in (t.engine.calls[1]![3] as object)).toBe(false);
     expect(t.port.frames).toEqual([]);
   });
 

@@ -20,16 +20,14 @@ import { fromEngineError, replyError } from './errors.js';
 /** Roles that may send orders. */
 const ORDER_ROLES: ReadonlySet<string> = new Set(['trader', 'admin']);
 
-/** The engine's input for a decoded `order.submit` (price null: a market order). */
+/**
+ * The engine's input for a decoded `order.submit`; no `price` key for a market order (napi
+ * converts an absent field to None but refuses null in an object field).
+ */
 export function submitInput(m: OrderSubmit): OrderSubmitInput {
-  return {
-    clientOrderId: m.clientOrderId,
-    instrument: m.instrument,
-    side: m.side,
-    quantity: m.quantity,
-    price: m.price ?? null,
-    timeInForce: m.timeInForce,
-  };
+  const input: OrderSubmitInput = { clientOrderId: m.clientOrderId, instrument: m.instrument, side: m.side, quantity: m.quantity, timeInForce: m.timeInForce };
+  if (m.price !== undefined) input.price = m.price;
+  return input;
 }
 
 /** Handles one order request of a logged-in session (dispatch checks the login). */
