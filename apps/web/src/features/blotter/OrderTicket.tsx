@@ -178,8 +178,8 @@ export function OrderTicket({ orders }: { orders: OrderPort }) {
 
       <div className="ticket-row" role="radiogroup" aria-label="Order type">
         {(['market', 'limit'] as const).map((t) => (
-          <label key={t} className={state.orderType === t ? 'type-choice chosen' : 'type-choice'}>
-            <input type="radio" name={`${ids.price}-type`} value={t} checked={state.orderType === t} onChange={() => setOrderType(t)} data-testid={`ticket-type-${t}`} />
+          <label key={t} className={state.orderType === t ? 'type-choice chosen' : 'type-choice'} data-testid={`ticket-type-${t}`}>
+            <input type="radio" name={`${ids.price}-type`} value={t} checked={state.orderType === t} onChange={() => setOrderType(t)} />
             {t === 'market' ? 'Market' : 'Limit'}
           </label>
         ))}

@@ -1,0 +1,239 @@
+import { expect, test, type Locator, type Page } from '@playwright/test';
+import { TidewireClient, type TidewireError } from '@tidewire/client';
+import { blotterSubject } from '@tidewire/protocol';
+import { WebSocket } from 'ws';
+import { serverUrl, waitForHealth } from './server.js';
+
+// One server for the whole run (playwright.config.ts), journal in a fresh temporary directory:
+// alice's blotter starts empty, and the tests below add to it in order.
+test.describe.configure({ mode: 'serial' });
+
+test.beforeAll(async ({ request }) => {
+  await waitForHealth(request);
+});
+
+/** Opens the app, logs in through the form and opens the blotter. */
+async function openBlotter(page: Page, user: string, password: string): Promise<void> {
+  await page.goto(serverUrl());
+  await page.getByLabel('User').fill(user);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByTestId('status-pill')).toHaveText('connected');
+  await page.getByTestId('nav-blotter').click();
+  await expect(page.getByTestId('blotter-page')).toBeVisible();
+  await expect(page.getByTestId('blotter-count')).toHaveAttribute('data-count', /^\d+$/);
+}
+
+/** A Node SDK client of `user`: the server's own answer to compare the page with. */
+async function nodeClient(user: string, password: string): Promise<TidewireClient> {
+  const client = new TidewireClient({ url: `${serverUrl().replace(/^http/, 'ws')}/stream`, WebSocket: WebSocket as never, credentials: { user, password }, reconnect: false });
+  await client.connect();
+  return client;
+}
+
+/** A view of `container` with `filter` as the server answers it (count, first 50 client order ids); rejects with the server's error. */
+function serverView(client: TidewireClient, container: string, filter: string): Promise<{ count: number; clientOrderIds: string[] }> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      handle.close();
+      reject(new Error(`no answer for a view of ${container} (${filter})`));
+    }, 15_000);
+    const window = { offset: 0, size: 50 };
+    const handle = client.view(filter === '' ? { container, window } : { container, filter, window }, {
+      onRows: (rows, count) => {
+        clearTimeout(timer);
+        handle.close();
+        resolve({ count, clientOrderIds: rows.map((r) => String(r.fields.clientOrderId)) });
+      },
+      onError: (e) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    });
+  });
+}
+
+/** Row count of a view of `container` with `filter`, as the server answers it. */
+async function serverCount(client: TidewireClient, container: string, filter: string): Promise<number> {
+  return (await serverView(client, container, filter)).count;
+}
+
+/** Picks an instrument in the ticket by typing `search` and choosing the option for `subject`. */
+async function pickInstrument(page: Page, search: string, subject: string): Promise<void> {
+  const input = page.getByTestId('ticket-instrument');
+  await input.click();
+  await input.fill(search);
+  await page.locator(`[data-testid="ticket-instrument-option"][data-subject="${subject}"]`).click();
+  // the instrument's live market is in the ticket
+  await expect(page.getByTestId('ticket-ask').locator('.quote-price')).toHaveText(/^\d+\.\d+$/);
+  await expect(page.getByTestId('ticket-bid').locator('.quote-price')).toHaveText(/^\d+\.\d+$/);
+}
+
+/** A cell of the grid row at view rank `rank` (pinned columns live in their own row elements). */
+function cell(grid: Locator, rank: number, colId: string): Locator {
+  return grid.locator(`.ag-row[row-index="${rank}"] [col-id="${colId}"]`);
+}
+
+/** Submits the ticket and returns the ack's order id and client order id. */
+async function submitAndAck(page: Page): Promise<{ orderId: string; clientOrderId: string }> {
+  await page.getByTestId('ticket-submit').click();
+  const outcome = page.getByTestId('ticket-outcome');
+  await expect(outcome).toHaveAttribute('data-kind', 'ack');
+  await expect(outcome).toHaveText(/^Acknowledged #\d+ \(seq \d+\)$/);
+  const orderId = (await outcome.getAttribute('data-order-id')) ?? '';
+  const clientOrderId = (await outcome.getAttribute('data-client-order-id')) ?? '';
+  expect(orderId).toMatch(/^\d+$/);
+  expect(clientOrderId).not.toBe('');
+  return { orderId, clientOrderId };
+}
+
+/** Checks the top row is the order `orderId` and waits until it is filled, with its fills shown. */
+async function expectTopRowFilled(page: Page, orderId: string, clientOrderId: string, price: RegExp): Promise<void> {
+  const grid = page.getByTestId('blotter-grid');
+  // newest first: the new order is the top row
+  await expect(cell(grid, 0, 'orderId')).toHaveText(orderId);
+  await expect(cell(grid, 0, 'clientOrderId')).toHaveText(clientOrderId);
+  await expect(cell(grid, 0, 'instrumentLabel')).toHaveText('EUR/USD');
+  await expect(cell(grid, 0, 'side')).toHaveText('Buy');
+  await expect(cell(grid, 0, 'quantity')).toHaveText('1,000,000');
+  await expect(cell(grid, 0, 'price')).toHaveText(price);
+  // the execution simulator fills it on market ticks; the row follows live
+  await expect(cell(grid, 0, 'status').getByTestId('blotter-status')).toHaveAttribute('data-status', 'filled', { timeout: 30_000 });
+  await expect(cell(grid, 0, 'status')).toHaveText('Filled');
+  await expect(cell(grid, 0, 'filledQuantity')).toHaveText('1,000,000');
+  await expect(cell(grid, 0, 'averagePrice')).toHaveText(/^\d+\.\d+$/);
+  await expect(cell(grid, 0, 'lastFill')).toHaveText(/^[\d,]+ @ \d+\.\d+$/);
+}
+
+test('alice buys EUR/USD with a marketable limit: the ticket shows the ack, the blotter row reaches filled', async ({ page }, testInfo) => {
+  await openBlotter(page, 'alice', 'alice123');
+  await pickInstrument(page, 'eurus', '/FX/EURUSD');
+  await page.getByTestId('ticket-quantity').fill('1m');
+  await page.getByTestId('ticket-type-limit').click();
+  // the limit follows the ask until touched; ten ticks above it is marketable (fills at the touch)
+  const price = page.getByTestId('ticket-price');
+  await expect(price).toHaveValue(/^\d+\.\d{5}$/);
+  await price.focus();
+  await price.press('PageUp');
+  const limit = await price.inputValue();
+  await expect(page.getByTestId('ticket-submit')).toHaveText(`Buy 1,000,000 EUR/USD @ ${limit}`);
+
+  const { orderId, clientOrderId } = await submitAndAck(page);
+  await expectTopRowFilled(page, orderId, clientOrderId, new RegExp(`^${limit.replace('.', '\\.')}$`));
+
+  const shot = testInfo.outputPath('blotter.png');
+  await page.screenshot({ path: shot });
+  await testInfo.attach('blotter', { path: shot, contentType: 'image/png' });
+});
+
+test('invalid orders show the server reject: quantity 0, a price off tick', async ({ page }) => {
+  await openBlotter(page, 'alice', 'alice123');
+  await pickInstrument(page, 'gbpusd', '/FX/GBPUSD');
+  const outcome = page.getByTestId('ticket-outcome');
+  await page.getByTestId('ticket-type-limit').click();
+  const price = page.getByTestId('ticket-price');
+  // the limit price follows the market until typed
+  await expect(price).toHaveValue(/^\d+\.\d{5}$/);
+
+  // advice, not a block: the order goes out and the server's reject names field and rule
+  await page.getByTestId('ticket-quantity').fill('0');
+  await expect(page.getByTestId('ticket-hint-quantity')).toHaveText('Quantity must be positive');
+  await page.getByTestId('ticket-submit').click();
+  await expect(outcome).toHaveAttribute('data-kind', 'reject');
+  await expect(outcome).toHaveAttribute('data-field', 'quantity');
+  await expect(outcome).toHaveAttribute('data-rule', 'notPositive');
+  await expect(outcome).toContainText(/^Rejected: quantity \(notPositive\): .+/);
+
+  // a tenth of a tick more than the market price is off tick
+  await page.getByTestId('ticket-quantity').fill('250k');
+  await price.fill(`${await price.inputValue()}5`);
+  await expect(page.getByTestId('ticket-hint-price')).toContainText('Off tick');
+  await page.getByTestId('ticket-submit').click();
+  await expect(outcome).toHaveAttribute('data-kind', 'reject');
+  await expect(outcome).toHaveAttribute('data-field', 'price');
+  await expect(outcome).toHaveAttribute('data-rule', 'offTick');
+  await expect(outcome).toContainText(/^Rejected: price \(offTick\): .+/);
+});
+
+test('chips filter on the server; an open order is cancelled from its row', async ({ page }) => {
+  const client = await nodeClient('alice', 'alice123');
+  const container = blotterSubject('alice');
+  try {
+    await openBlotter(page, 'alice', 'alice123');
+    const grid = page.getByTestId('blotter-grid');
+    await pickInstrument(page, 'usdjpy', '/FX/USDJPY');
+    // a buy far below the market stays open: 200 ticks (0.2 yen) under the ask
+    await page.getByTestId('ticket-type-limit').click();
+    const price = page.getByTestId('ticket-price');
+    await expect(price).toHaveValue(/^\d+\.\d+$/);
+    await price.focus();
+    for (let i = 0; i < 20; i++) await price.press('PageDown');
+    await page.getByTestId('ticket-quantity').fill('100k');
+    const { clientOrderId } = await submitAndAck(page);
+    await expect(cell(grid, 0, 'clientOrderId')).toHaveText(clientOrderId);
+    await expect(cell(grid, 0, 'status')).toHaveText('Working');
+
+    // every chip's count is the server's count for that chip's filter
+    const count = page.getByTestId('blotter-count');
+    const chips: [string, string][] = [
+      ['open', 'statusCode < 10'],
+      ['done', 'statusCode >= 10'],
+      ['all', ''],
+    ];
+    const seen: Record<string, number> = {};
+    for (const [chip, filter] of chips) {
+      await page.getByTestId(`blotter-chip-${chip}`).click();
+      await expect(page.getByTestId(`blotter-chip-${chip}`)).toHaveAttribute('aria-pressed', 'true');
+      await expect.poll(async () => Number(await count.getAttribute('data-count')) === (await serverCount(client, container, filter))).toBe(true);
+      seen[chip] = Number(await count.getAttribute('data-count'));
+    }
+    expect(seen.open).toBeGreaterThanOrEqual(1);
+    expect(seen.done).toBeGreaterThanOrEqual(1); // the filled market order of the first test
+    expect(seen.all).toBe(seen.open! + seen.done!);
+
+    // In progress: cancel the open order from its row; it leaves the chip's view
+    await page.getByTestId('blotter-chip-open').click();
+    await expect(count).toHaveAttribute('data-count', String(seen.open));
+    await grid.locator(`[data-testid="blotter-cancel"][data-client-order-id="${clientOrderId}"]`).click();
+    const cancelled = page.getByTestId('blotter-cancel-outcome');
+    await expect(cancelled).toHaveAttribute('data-kind', 'ack');
+    await expect(cancelled).toContainText(new RegExp(`^${clientOrderId}: Cancel acknowledged #\\d+ \\(seq \\d+\\)`));
+    await expect(count).toHaveAttribute('data-count', String(seen.open! - 1));
+    await expect(grid.locator(`[data-testid="blotter-cancel"][data-client-order-id="${clientOrderId}"]`)).toHaveCount(0);
+
+    // Done now holds it, cancelled
+    await page.getByTestId('blotter-chip-done').click();
+    await expect(count).toHaveAttribute('data-count', String(seen.done! + 1));
+    await expect(cell(grid, 0, 'clientOrderId')).toHaveText(clientOrderId);
+    await expect(cell(grid, 0, 'status').getByTestId('blotter-status')).toHaveAttribute('data-status', 'cancelled');
+  } finally {
+    client.close();
+  }
+});
+
+test("bob cannot see alice's orders", async ({ page }) => {
+  const alice = await nodeClient('alice', 'alice123');
+  const bob = await nodeClient('bob', 'bob123');
+  try {
+    const aliceOrders = await serverView(alice, blotterSubject('alice'), '');
+    expect(aliceOrders.count).toBeGreaterThan(0);
+    // the server refuses a view of another user's blotter
+    const refused = await serverView(bob, blotterSubject('alice'), '').then(
+      () => undefined,
+      (e: TidewireError) => e,
+    );
+    expect(refused?.code).toBe('NOT_ENTITLED');
+
+    // bob's page shows his own blotter, which holds none of alice's orders
+    await openBlotter(page, 'bob', 'bob123');
+    await expect(page.getByTestId('blotter-page')).toContainText('/BLOTTER/bob');
+    const bobOrders = await serverView(bob, blotterSubject('bob'), '');
+    await expect(page.getByTestId('blotter-count')).toHaveAttribute('data-count', String(bobOrders.count));
+    const shown = await page.getByTestId('blotter-grid').locator('.ag-row [col-id="clientOrderId"]').allTextContents();
+    if (bobOrders.count === 0) expect(shown).toEqual([]);
+    for (const id of aliceOrders.clientOrderIds) expect(shown).not.toContain(id);
+  } finally {
+    alice.close();
+    bob.close();
+  }
+});
