@@ -230,6 +230,57 @@ fn a_row_updated_twice_before_a_flush_gets_one_conflated_update() {
 }
 
 #[test]
+fn view_stats_list_each_materialised_view_with_its_tier_rows_subscribers_and_updates() {
+    let mut h = h();
+    catalog(&mut h);
+    h.image("/PRODUCT/P0@T2", r#"{"name":"p0","bid":11,"sector":"A"}"#);
+    h.open(1);
+    h.cmd(Command::OpenSession {
+        sid: 2,
+        worker: 1,
+        user: "bob".into(),
+        tier: "T2".into(),
+    });
+    create(&mut h, 1, 1, "sector = 'A'", "bid desc", 0, 2);
+    create(&mut h, 2, 1, "sector='A'", "bid desc", 0, 2);
+    h.run();
+    let mut stats = h.hub.view_stats();
+    stats.sort_by(|a, b| a.tier.cmp(&b.tier));
+    assert_eq!(stats.len(), 2, "tiers never share a view");
+    let (t1, t2) = (&stats[0], &stats[1]);
+    assert_eq!((t1.container.as_str(), t1.tier.as_str()), (C, "T1"));
+    assert_eq!((t2.container.as_str(), t2.tier.as_str()), (C, "T2"));
+    assert_eq!(t1.filter, r#"sector = "A""#, "canonical text");
+    assert_eq!(t1.sort, "bid desc");
+    assert_eq!((t1.rows, t1.subscribers, t1.updates), (5, 1, 0));
+    assert_eq!(t2.rows, 5);
+    // Two updates of a row of the T1 view before one flush count once; a row in no view, not at all.
+    h.publish(&format!(
+        r#"[{{"type":"record.publish","subject":"{}","fields":{{"qty":1}}}},{{"type":"record.publish","subject":"{}","fields":{{"qty":2}}}},{{"type":"record.publish","subject":"{}","fields":{{"qty":3}}}}]"#,
+        p(2),
+        p(2),
+        p(1)
+    ));
+    h.run();
+    let after = h.hub.view_stats();
+    let t1 = after.iter().find(|v| v.tier == "T1").expect("T1 view");
+    assert_eq!(t1.updates, 1);
+    h.cmd(Command::ViewClose {
+        sid: 1,
+        req_id: 2,
+        view_id: 1,
+    });
+    h.run();
+    let t1 = h
+        .hub
+        .view_stats()
+        .into_iter()
+        .find(|v| v.tier == "T1")
+        .expect("in grace");
+    assert_eq!(t1.subscribers, 0, "kept for its grace period without subscribers");
+}
+
+#[test]
 fn steady_churn_still_frees_each_view_after_its_own_grace_period() {
     // A view released every second: a later release must not postpone earlier expiries.
     let mut h = h();

@@ -11,7 +11,7 @@ mod subscribe;
 mod tiers;
 mod views;
 
-pub use views::{ContainerOp, DEFAULT_MAX_VIEWS_PER_SESSION};
+pub use views::{ContainerOp, ViewStat, DEFAULT_MAX_VIEWS_PER_SESSION};
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};

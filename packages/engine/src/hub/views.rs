@@ -425,6 +425,52 @@ impl Hub {
     }
 }
 
+/// One materialised view, as the admin views table shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewStat {
+    /// Container subject (the one requested; tier mirrors are shown as their container + tier).
+    pub container: String,
+    /// Tier the view computes on (empty: the constituents themselves).
+    pub tier: String,
+    /// Canonical filter text (empty = every member).
+    pub filter: String,
+    /// Canonical sort text (empty = natural order).
+    pub sort: String,
+    /// Rows now.
+    pub rows: u64,
+    /// Subscriber windows open on it (0 while in its grace period).
+    pub subscribers: u64,
+    /// Cumulative updates to its rows (per flush, each updated or entered row once): a rate
+    /// when sampled twice.
+    pub updates: u64,
+    /// Cost of its last full computation (filter over the container, sort, index load), us.
+    pub last_recompute_us: u64,
+}
+
+impl Hub {
+    /// Every materialised view (referenced or in its grace period). O(views).
+    pub fn view_stats(&self) -> Vec<ViewStat> {
+        self.views
+            .infos()
+            .into_iter()
+            .map(|i| {
+                let name = self.store.subject(i.container);
+                let (container, tier) = name.split_once("#tier:").unwrap_or((name, ""));
+                ViewStat {
+                    container: container.to_owned(),
+                    tier: tier.to_owned(),
+                    filter: i.filter,
+                    sort: i.sort,
+                    rows: i.rows as u64,
+                    subscribers: i.windows as u64,
+                    updates: i.updates,
+                    last_recompute_us: i.build_us,
+                }
+            })
+            .collect()
+    }
+}
+
 fn not_open(view_id: u32) -> ReqError {
     ReqError {
         code: ErrorCode::NotFound,

@@ -165,6 +165,59 @@ pub struct Drained {
     pub index: Uint32Array,
 }
 
+/// One materialised view (the admin views table).
+#[napi(object)]
+pub struct ViewStat {
+    /// Container subject.
+    pub container: String,
+    /// Tier the view computes on (empty: the constituents themselves).
+    pub tier: String,
+    /// Canonical filter text (empty = every member).
+    pub filter: String,
+    /// Canonical sort text (empty = natural order).
+    pub sort: String,
+    /// Rows now.
+    pub rows: f64,
+    /// Subscriber windows (0 while the view waits out its grace period).
+    pub subscribers: f64,
+    /// Cumulative updates to its rows (each updated or entered row once per flush): sample twice for a rate.
+    pub updates: f64,
+    /// Cost of its last full computation (filter scan, sort, index load), microseconds.
+    pub last_recompute_us: f64,
+}
+
+/// Asks the engine thread for its views off the JS thread (`Engine.viewStats`).
+pub struct ViewStatsTask {
+    engine: runtime::Engine,
+}
+
+impl napi::Task for ViewStatsTask {
+    type Output = Vec<crate::hub::ViewStat>;
+    type JsValue = Vec<ViewStat>;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        self.engine
+            .view_stats(std::time::Duration::from_secs(2))
+            .map_err(|e| napi::Error::new(Status::GenericFailure, format!("{}: {e}", e.code().as_str())))
+    }
+
+    fn resolve(&mut self, _env: Env, out: Self::Output) -> napi::Result<Self::JsValue> {
+        Ok(out
+            .into_iter()
+            .map(|v| ViewStat {
+                container: v.container,
+                tier: v.tier,
+                filter: v.filter,
+                sort: v.sort,
+                rows: v.rows as f64,
+                subscribers: v.subscribers as f64,
+                updates: v.updates as f64,
+                last_recompute_us: v.last_recompute_us as f64,
+            })
+            .collect())
+    }
+}
+
 /// Engine counters (cumulative) and gauges (current).
 #[napi(object)]
 pub struct EngineStats {
@@ -425,6 +478,16 @@ impl JsEngine {
         })()
         .map_err(|e| to_js(&env, e))?;
         self.inner.set_batching(b).map_err(|e| to_js(&env, e))
+    }
+
+    /// The materialised views (referenced or in their grace period), as the engine thread
+    /// sees them at its next pass; computed off the JS thread. Rejects (`UNAVAILABLE: ...`)
+    /// after shutdown or when the engine thread does not answer within 2 s.
+    #[napi(ts_return_type = "Promise<Array<ViewStat>>")]
+    pub fn view_stats(&self) -> napi::bindgen_prelude::AsyncTask<ViewStatsTask> {
+        napi::bindgen_prelude::AsyncTask::new(ViewStatsTask {
+            engine: self.inner.clone(),
+        })
     }
 
     /// Current counters.

@@ -34,6 +34,8 @@ enum Msg {
     Order(OrderCmd),
     /// Journal completions are waiting in `Shared::completions` (sent when it went non-empty).
     Completions,
+    /// Answer with a snapshot of the materialised views (the admin views table).
+    ViewStats(Sender<Vec<crate::hub::ViewStat>>),
     Shutdown,
 }
 
@@ -428,6 +430,20 @@ impl Engine {
         self.send(Command::SetBatching(b))
     }
 
+    /// The materialised views, as the engine thread sees them at its next pass. Blocks the
+    /// calling thread until then, at most `timeout` (`UNAVAILABLE` past it or after shutdown).
+    pub fn view_stats(&self, timeout: std::time::Duration) -> Result<Vec<crate::hub::ViewStat>> {
+        let unavailable = || EngineError::Unavailable {
+            engine_id: self.shared.id,
+        };
+        if self.is_shut() {
+            return Err(unavailable());
+        }
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        self.shared.tx.send(Msg::ViewStats(tx)).map_err(|_| unavailable())?;
+        rx.recv_timeout(timeout).map_err(|_| unavailable())
+    }
+
     /// Current counters.
     pub fn stats(&self) -> EngineStats {
         let mut s = self.shared.stats.snapshot();
@@ -486,6 +502,9 @@ fn dispatch(hub: &mut Hub, desk: &mut Option<OrderDesk>, msg: Msg, shared: &Shar
                     d.handle(hub, oc, now);
                 }
             }
+        }
+        Msg::ViewStats(reply) => {
+            let _ = reply.send(hub.view_stats()); // the asker may have given up waiting
         }
         Msg::Shutdown => {}
     }

@@ -21,7 +21,7 @@ use crate::filter::{Filter, Row};
 use crate::value::Value;
 pub use records::{EmptyRow, Records};
 pub use registry::{Registry, ViewKey};
-pub use set::{ViewSet, ViewsConfig};
+pub use set::{ViewInfo, ViewSet, ViewsConfig};
 pub use sort::{parse_sort, sort_text, Sort, SortKey};
 pub use window::{Window, WindowDiff};
 

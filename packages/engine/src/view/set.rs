@@ -49,6 +49,34 @@ pub(super) struct ViewSlot {
     container: u32,
     bit: u32,
     windows: Vec<u32>,
+    /// Updates to rows of the view delivered to its flushes (see [`ViewInfo::updates`]).
+    updates: u64,
+    /// Wall time of the view's build (filter scan, sort, index load), us.
+    build_us: u64,
+}
+
+/// One materialised view, for diagnostics (the admin views table).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewInfo {
+    /// View id.
+    pub view: u32,
+    /// Container subject id the view is over (a tier mirror for tiered views).
+    pub container: u32,
+    /// Canonical filter text (empty = every member).
+    pub filter: String,
+    /// Canonical sort text (empty = natural order).
+    pub sort: String,
+    /// Rows now.
+    pub rows: usize,
+    /// Subscriber windows open on it.
+    pub windows: usize,
+    /// References held (0 while in its grace period).
+    pub refs: u32,
+    /// Cumulative updates to rows of the view: per flush, each row that is in the view and was
+    /// updated (field change or entry) counts once (updates within one flush conflate).
+    pub updates: u64,
+    /// Wall time of the view's build (filter over the container, sort, index load), us.
+    pub build_us: u64,
 }
 
 /// Containers by subject id, shared views, and subscriber windows.
@@ -219,6 +247,7 @@ impl ViewSet {
             Arc::new(Filter::compile(&expr, field_id)),
             Arc::new(Sort::compile(&keys, field_id)),
         );
+        let started = std::time::Instant::now(); // a cost measurement only, never a decision
         let c = self.containers.entry(container).or_default();
         // One sequential scan of the columns of the fields the view reads (filled when the
         // first view reading a field opened), not a walk over every member's record.
@@ -253,6 +282,8 @@ impl ViewSet {
             container,
             bit,
             windows: Vec::new(),
+            updates: 0,
+            build_us: started.elapsed().as_micros() as u64,
         });
         self.registry.insert(key, id);
         Ok(id)
@@ -314,6 +345,29 @@ impl ViewSet {
     /// every view is referenced.
     pub fn next_expiry(&self) -> Option<u64> {
         self.registry.next_expiry()
+    }
+
+    /// Every live view (referenced or in grace), by view id. O(views).
+    pub fn infos(&self) -> Vec<ViewInfo> {
+        self.views
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let s = s.as_ref()?;
+                let key = self.registry.key(i as u32)?;
+                Some(ViewInfo {
+                    view: i as u32,
+                    container: s.container,
+                    filter: key.filter.clone(),
+                    sort: key.sort.clone(),
+                    rows: s.view.len(),
+                    windows: s.windows.len(),
+                    refs: self.registry.refs(i as u32).unwrap_or(0),
+                    updates: s.updates,
+                    build_us: s.build_us,
+                })
+            })
+            .collect()
     }
 
     /// Number of live views (referenced or in grace).
@@ -496,9 +550,10 @@ impl ViewSet {
                         let bit = wi * 64 + word.trailing_zeros() as usize;
                         word &= word - 1;
                         let v = c.bit_views[bit];
-                        let Some(slot) = self.views.get(v as usize).and_then(Option::as_ref) else {
+                        let Some(slot) = self.views.get_mut(v as usize).and_then(Option::as_mut) else {
                             continue;
                         };
+                        slot.updates += 1;
                         if slot.windows.is_empty() {
                             continue;
                         }
