@@ -105,6 +105,16 @@ async function expectTopRowFilled(page: Page, orderId: string, clientOrderId: st
   await expect(cell(grid, 0, 'lastFill')).toHaveText(/^[\d,]+ @ \d+\.\d+$/);
 }
 
+test('alice buys EUR/USD at market: the ticket shows the ack, the blotter row reaches filled', async ({ page }) => {
+  await openBlotter(page, 'alice', 'alice123');
+  await pickInstrument(page, 'eurus', '/FX/EURUSD');
+  await page.getByTestId('ticket-quantity').fill('1m');
+  await page.getByTestId('ticket-type-market').click();
+  await expect(page.getByTestId('ticket-submit')).toHaveText('Buy 1,000,000 EUR/USD @ MKT');
+  const { orderId, clientOrderId } = await submitAndAck(page);
+  await expectTopRowFilled(page, orderId, clientOrderId, /^MKT$/);
+});
+
 test('alice buys EUR/USD with a marketable limit: the ticket shows the ack, the blotter row reaches filled', async ({ page }, testInfo) => {
   await openBlotter(page, 'alice', 'alice123');
   await pickInstrument(page, 'eurus', '/FX/EURUSD');
