@@ -60,6 +60,12 @@ export declare class Engine {
   drain(workerId: number): Drained | null
   /** New batching/throttle settings, from the next message on. */
   setBatching(config: BatchingConfig): void
+  /**
+   * The materialised views (referenced or in their grace period), as the engine thread
+   * sees them at its next pass; computed off the JS thread. Rejects (`UNAVAILABLE: ...`)
+   * after shutdown or when the engine thread does not answer within 2 s.
+   */
+  viewStats(): Promise<Array<ViewStat>>
   /** Current counters. */
   stats(): EngineStats
   /**
@@ -228,4 +234,24 @@ export interface OrderSubmitInput {
   price?: number
   /** `day`, `ioc` or `gtc`. */
   timeInForce: string
+}
+
+/** One materialised view (the admin views table). */
+export interface ViewStat {
+  /** Container subject. */
+  container: string
+  /** Tier the view computes on (empty: the constituents themselves). */
+  tier: string
+  /** Canonical filter text (empty = every member). */
+  filter: string
+  /** Canonical sort text (empty = natural order). */
+  sort: string
+  /** Rows now. */
+  rows: number
+  /** Subscriber windows (0 while the view waits out its grace period). */
+  subscribers: number
+  /** Cumulative updates to its rows (each updated or entered row once per flush): sample twice for a rate. */
+  updates: number
+  /** Cost of its last full computation (filter scan, sort, index load), microseconds. */
+  lastRecomputeUs: number
 }
