@@ -6,7 +6,8 @@
  * origin -> receipt. For each attacker: a baseline window, then the same window with the attacker
  * running in a child process (so its CPU is not this process's), three times alternating, samples
  * pooled per condition. Prints one markdown table row
- * per attacker: p50 / p99 without and with, and the p99 ratio (criterion: within 20%).
+ * per attacker: p50 / p99 without and with, the p99 ratio (criterion: within 20%), and this
+ * process's CPU per second (server, victims and feed: the attack's cost on the server side).
  *
  *   node apps/server/test/attacks/measure-latency.mjs [seconds per window, default 5] [attacker ...]
  */
@@ -81,7 +82,15 @@ function loop(url, user, attack) {
 
 /** Child process: run one attacker against `url` until killed. */
 if (process.argv[2] === '--attacker') {
+  const started = performance.now();
+  const cpu0 = process.cpuUsage();
   ATTACKERS[process.argv[3]](process.argv[4]);
+  process.send({ ready: true });
+  // 'stop': report this process's CPU per second since it started attacking (it competes for the same cores)
+  process.on('message', () => {
+    const cpu = process.cpuUsage(cpu0);
+    process.send({ cpuMsPerSec: (cpu.user + cpu.system) / 1000 / ((performance.now() - started) / 1000) }, () => process.exit(0));
+  });
 } else {
   await main();
 }
@@ -119,32 +128,50 @@ async function main() {
     });
     v.send(JSON.stringify({ type: 'record.subscribe', reqId: 1, subjects: ['/FX/VICTIM'] }));
   }
+  // samples of one window, and this process's CPU (server + victims + feed) per second in it
   const window = async () => {
     await wait(500); // settle
     latencies.length = 0;
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
     await wait(seconds * 1000);
-    return latencies.splice(0);
+    const cpu = process.cpuUsage(cpu0);
+    return { samples: latencies.splice(0), cpuMsPerSec: (cpu.user + cpu.system) / 1000 / ((performance.now() - t0) / 1000) };
   };
   console.log(`victims: 20 clients on /FX/VICTIM (100 updates/s, plus 50 x 2 KB records/s on /FX/BULK*), ${rounds} x ${seconds} s windows per condition, alternating, workers: 2; load average ${(await import('node:os')).loadavg()[0].toFixed(1)}`);
-  console.log('| attacker | without p50 / p99 (ms) | with p50 / p99 (ms) | p99 ratio | within 20% |');
-  console.log('|---|---|---|---|---|');
+  console.log('| attacker | without p50 / p99 (ms) | with p50 / p99 (ms) | p99 ratio | within 20% | server CPU ms/s without -> with | attacker CPU ms/s |');
+  console.log('|---|---|---|---|---|---|---|');
   for (const name of Object.keys(ATTACKERS)) {
     if (only.length > 0 && !only.includes(name)) continue;
     // alternating windows, samples pooled per condition: load from elsewhere on the machine
     // hits both conditions alike instead of deciding the comparison
     const baseSamples = [];
     const attackedSamples = [];
+    let baseCpu = 0;
+    let attackedCpu = 0;
+    let attackerCpu = 0;
     for (let r = 0; r < rounds; r++) {
-      baseSamples.push(...(await window()));
-      const child = fork(here, ['--attacker', name, `${wsBase}/stream`], { stdio: 'ignore' });
-      attackedSamples.push(...(await window()));
-      child.kill();
-      await new Promise((res) => child.once('exit', res));
+      const b = await window();
+      baseSamples.push(...b.samples);
+      baseCpu += b.cpuMsPerSec / rounds;
+      const child = fork(here, ['--attacker', name, `${wsBase}/stream`], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+      // the window starts once the attacker runs (node's start-up takes seconds on a loaded machine)
+      await new Promise((res) => child.once('message', res));
+      const w = await window();
+      attackedSamples.push(...w.samples);
+      attackedCpu += w.cpuMsPerSec / rounds;
+      const report = new Promise((res) => child.once('message', (m) => res(m.cpuMsPerSec)));
+      const exited = new Promise((res) => child.once('exit', res));
+      child.send('stop');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      attackerCpu += (await Promise.race([report, exited.then(() => 0)])) / rounds;
+      await exited;
+      clearTimeout(timer);
     }
     const base = stats(baseSamples);
     const attacked = stats(attackedSamples);
     const ratio = attacked.p99 / base.p99;
-    console.log(`| ${name} | ${base.p50.toFixed(2)} / ${base.p99.toFixed(2)} | ${attacked.p50.toFixed(2)} / ${attacked.p99.toFixed(2)} | ${ratio.toFixed(2)} | ${ratio <= 1.2 ? 'yes' : 'no'} (${attacked.count} samples) |`);
+    console.log(`| ${name} | ${base.p50.toFixed(2)} / ${base.p99.toFixed(2)} | ${attacked.p50.toFixed(2)} / ${attacked.p99.toFixed(2)} | ${ratio.toFixed(2)} | ${ratio <= 1.2 ? 'yes' : 'no'} (${attacked.count} samples) | ${baseCpu.toFixed(0)} -> ${attackedCpu.toFixed(0)} | ${attackerCpu.toFixed(0)} |`);
   }
   clearInterval(feed);
   for (const v of victims) v.terminate();
