@@ -343,6 +343,28 @@ export interface AdminSessionInfo {
   clientLatencyMs: { meanMs: number; p99Ms: number; maxMs: number; paintMeanMs?: number } | null;
 }
 
+/** One materialised view (shared by identical requests), as the admin console lists it (`GET /api/admin/views`). */
+export interface AdminViewInfo {
+  /** Container subject. */
+  container: string;
+  /** Tier the view computes on ('' = the constituents themselves). */
+  tier: string;
+  /** Canonical filter text ('' = every member). */
+  filter: string;
+  /** Canonical sort text ('' = natural order). */
+  sort: string;
+  /** Rows now. */
+  rows: number;
+  /** Subscriber windows (0 while the view waits out its grace period). */
+  subscribers: number;
+  /** Row updates per second since the previous listing (each updated or entered row once per engine flush); null on a first listing. */
+  updatesPerSec: number | null;
+  /** Cumulative row updates since the view was built. */
+  updates: number;
+  /** Cost of the view's last full computation (filter over the container, sort, index load), microseconds. */
+  lastRecomputeUs: number;
+}
+
 /** `admin.subscribe` / `admin.unsubscribe` acknowledged; `admin.metrics` follow every `intervalMs` while subscribed. */
 export interface AdminSubscribed {
   type: 'admin.subscribed' | 'admin.unsubscribed';
