@@ -90,7 +90,7 @@ function CancelCell(params: ICellRendererParams<BlotterRow, unknown, BlotterGrid
 // What a trader scans first (instrument, side, size, price, status, fills) fits beside the ticket
 // at 1280 px; ids and the reason follow.
 const COLUMNS: ColDef<BlotterRow>[] = [
-  { field: 'created', headerName: 'Time', width: 116, valueFormatter: (p) => (typeof p.value === 'number' ? formatTime(p.value) : ''), cellClass: 'cell-num', pinned: 'left' },
+  { field: 'created', headerName: 'Time', width: 128, valueFormatter: (p) => (typeof p.value === 'number' ? formatTime(p.value) : ''), cellClass: 'cell-num', pinned: 'left' },
   { field: 'instrumentLabel', headerName: 'Instrument', width: 104, cellClass: 'cell-subject', tooltipField: 'instrument' },
   { field: 'side', headerName: 'Side', width: 58, valueFormatter: (p) => formatSide(p.value as BlotterRow['side']), cellClass: (p) => `side-cell side-cell-${String(p.value)}` },
   { field: 'quantity', headerName: 'Qty', width: 104, type: 'rightAligned', valueFormatter: qty, cellClass: NUM },
