@@ -42,6 +42,7 @@ export const VIEW_PRESETS: Readonly<Record<string, string>> = {
 /** Flags only these presets read (ignored by the fan-out presets). */
 export const VIEW_RUN_FLAGS: Record<string, FlagSpec> = {
   sweep: { type: 'string', doc: 'finder-response: what the steps sweep: requests (req/s), container (records), result (rows per view), tiers', default: 'requests' },
+  'request-rate': { type: 'number', doc: 'finder-response: requests/s of the container, result and tiers sweeps (published 8.3)', default: 8.3 },
   window: { type: 'number', doc: 'rows of each user\'s window (default: finder presets 50, blotter 20, as published)' },
   'initial-trades': { type: 'number', doc: 'blotter: trades per user at start (published 100)', default: 100 },
   'max-trades': { type: 'number', doc: 'blotter: trades per user at most (published 1,000; one new every 10 s)', default: 1000 },
@@ -94,7 +95,7 @@ export async function runViewPreset(name: string, p: ParsedFlags, c: ViewRunCont
       const sweep = p.values.sweep as string;
       if (!['requests', 'container', 'result', 'tiers'].includes(sweep)) throw badArgument('--sweep', sweep, 'must be requests, container, result or tiers');
       const kind = sweep as FinderSweepKind;
-      const built = buildFinderSweep(kind, steps);
+      const built = buildFinderSweep(kind, steps, num(p, 'request-rate', 0.01, 10_000));
       const windowRows = windowFlag(p, 50);
       const tierUser = p.values['tier-user'] as string;
       const tierPassword = p.values['tier-password'] as string;

@@ -83,6 +83,8 @@ describe('finder sweeps', () => {
     expect(cont.map((s) => [s.containerSize, s.resultSize, s.requestsPerSec])).toEqual([[100, 1, 8.3], [64_000, 640, 8.3]]);
     expect(buildFinderSweep('result', [10, 10_000]).map((s) => s.resultSize)).toEqual([10, 10_000]);
     expect(buildFinderSweep('tiers').map((s) => s.tiers)).toEqual([1, 5, 10]);
+    expect(buildFinderSweep('container', [1_000_000], 1).map((s) => [s.requestsPerSec, s.resultSize])).toEqual([[1, 10_000]]);
+    expect(() => buildFinderSweep('result', [10], 0)).toThrow(/--request-rate/);
   });
 
   it('rejects bad steps with the flag named', () => {

@@ -99,15 +99,19 @@ export const FINDER_BASE = { requestsPerSec: 8.3, containerSize: 10_000, resultF
 /** Most tiers a run may use (users `bench-t1`..`bench-t10` of `tidewire-loadgen users-config`). */
 export const MAX_TIERS = 10;
 
-/** Builds the steps of a finder-response sweep; `steps` overrides the swept values. Throws BAD_ARGUMENT. */
-export function buildFinderSweep(kind: FinderSweepKind, steps?: readonly number[]): FinderStep[] {
+/**
+ * Builds the steps of a finder-response sweep; `steps` overrides the swept values, `requestsPerSec`
+ * the request rate of the sweeps that do not vary it (published 8.3). Throws BAD_ARGUMENT.
+ */
+export function buildFinderSweep(kind: FinderSweepKind, steps?: readonly number[], requestsPerSec: number = FINDER_BASE.requestsPerSec): FinderStep[] {
   const values = steps ?? FINDER_DEFAULT_STEPS[kind];
   if (values.length === 0 || values.length > 100) throw badArgument('--steps', values, 'needs 1..100 values');
+  if (!(requestsPerSec >= 0.01 && requestsPerSec <= 10_000)) throw badArgument('--request-rate', requestsPerSec, 'must be 0.01..10000 requests/s');
   return values.map((v, i) => {
     if (i > 0 && v <= (values[i - 1] as number)) throw badArgument('--steps', values, `must increase (${values[i - 1]} then ${v})`);
     const s: FinderStep = {
       step: v,
-      requestsPerSec: FINDER_BASE.requestsPerSec,
+      requestsPerSec,
       containerSize: FINDER_BASE.containerSize,
       resultSize: Math.max(1, Math.round(FINDER_BASE.containerSize * FINDER_BASE.resultFraction)),
       tiers: FINDER_BASE.tiers,
