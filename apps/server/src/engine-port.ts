@@ -4,6 +4,7 @@
  */
 
 import type { ContainerOp } from '@tidewire/protocol';
+import type { EngineViewStat } from './admin/views-table.js';
 
 /** One `drain()` result: frames for this worker's sessions. */
 export interface DrainedFrames {
@@ -75,4 +76,6 @@ export interface TransportEngine extends EnginePort {
   /** Everything ready for this worker's sessions, or null. */
   drain(workerId: number): DrainedFrames | null;
   stats(): object;
+  /** The materialised views (admin views table); rejects when the engine thread does not answer. */
+  viewStats(): Promise<EngineViewStat[]>;
 }

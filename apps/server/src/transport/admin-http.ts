@@ -5,6 +5,7 @@
  *   `since` when given: a polling console fetches each sample once), sessions.
  * - `GET /api/admin/sessions`; `POST /api/admin/sessions/<id>/kick` `{"reason": "..."}`.
  * - `GET /api/admin/settings`; `POST /api/admin/settings` with some of the batching settings.
+ * - `GET /api/admin/views`: the engine's materialised views with an update rate (views-table.ts).
  * - `POST /api/admin/reload`: re-read the configuration, apply users, passwords and rules to open
  *   sessions (audited); answers `{users, closedSessions, removedSubscriptions}`.
  * `/api/admin/*` needs `Authorization: Bearer <token from session.loggedIn>` of an admin:
@@ -16,6 +17,7 @@ import type { AdminMetricsSample, AdminSessionInfo } from '@tidewire/protocol';
 import type { UserDirectory } from '../auth/users.js';
 import { passwordTag, verifyToken } from '../auth/tokens.js';
 import { AdminError, type AdminControl } from '../admin/control.js';
+import type { AdminViewsBody } from '../admin/views-table.js';
 import type { Config } from '../config.js';
 import { log } from '../log.js';
 import type { MetricsUpdate } from '../metrics/center.js';
@@ -41,6 +43,8 @@ export interface AdminHttpDeps {
   history(): readonly AdminMetricsSample[];
   /** Wraps a handler so a throw answers 500 (transport.ts guardHttp). */
   guard(res: HttpResponse, handler: () => void): void;
+  /** The views table (asks the engine thread; rejects when it does not answer). */
+  views(): Promise<AdminViewsBody>;
 }
 
 type Json = (status: string, body: unknown) => void;
@@ -137,6 +141,12 @@ export function addAdminRoutes(app: TemplatedApp, deps: AdminHttpDeps): Template
       });
     })
     .get('/api/admin/sessions', (res, req) => authed(res, req, (_by, json) => json('200 OK', sessionsBody(deps))))
+    .get('/api/admin/views', (res, req) => authed(res, req, (_by, json) => {
+      deps.views().then(
+        (body) => json('200 OK', body),
+        (err: unknown) => fail(json, new AdminError(503, 'UNAVAILABLE', `the engine did not list its views: ${err instanceof Error ? err.message : String(err)}`), 'views listing'),
+      );
+    }))
     .post('/api/admin/sessions/:id/kick', (res, req) => {
       const idText = req.getParameter(0) ?? '';
       authed(res, req, (by, json) => {

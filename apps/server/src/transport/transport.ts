@@ -23,6 +23,7 @@ import { TransportMetrics, type TransportSnapshot } from '../metrics/transport-m
 import type { Clock } from '../session/clock.js';
 import { Session, type Endpoint } from '../session/session.js';
 import { addAdminRoutes } from './admin-http.js';
+import { ViewsTable } from '../admin/views-table.js';
 import { StaticFiles } from './static-files.js';
 import { loadUws } from './uws.js';
 
@@ -321,9 +322,10 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
     else res.endWithoutBody();
   }
 
+  const viewsTable = new ViewsTable(engine, clock);
   const app: TemplatedApp = addAdminRoutes(uWS.App(), {
     config, users, clock, control: opts.control, latest: () => latest, history: () => history,
-    guard: guardHttp,
+    guard: guardHttp, views: () => viewsTable.list(),
   })
     .ws<Conn>('/stream', wsBehavior('stream', config.limits.maxClientFrameBytes))
     .ws<Conn>('/source', wsBehavior('source', config.limits.maxSourceFrameBytes))
