@@ -2,7 +2,8 @@
 //! remove, and position-of are O(log n) (an order-statistic treap plus an id -> node map).
 //! Each member also carries an order label (`u64`, increasing in natural order), so views compare
 //! natural order in O(1) without a rank walk; labels are spread evenly again (O(n)) only when an
-//! insert finds no gap between its neighbours (after ~32 inserts at one spot; appends never).
+//! insert finds no gap between its neighbours (after ~32 inserts at one interior spot; front inserts
+//! and appends step by a fixed amount and relabel only after ~2^30 of them).
 
 pub mod ostree;
 
@@ -26,6 +27,9 @@ pub struct Container {
 
 /// Label distance between consecutive appends.
 const LABEL_STEP: u64 = 1 << 32;
+/// Label of the first member of an empty container: the middle of the label space, leaving as
+/// much room for front inserts as for appends.
+const LABEL_ORIGIN: u64 = 1 << 63;
 
 impl Container {
     /// An empty container.
@@ -84,8 +88,11 @@ impl Container {
         };
         let hi = self.order.next(h).map(|x| self.labels[x as usize]);
         let label = match (lo, hi) {
-            (None, None) => Some(LABEL_STEP),
-            (lo, None) => lo.unwrap_or(0).checked_add(LABEL_STEP),
+            (None, None) => Some(LABEL_ORIGIN),
+            (Some(lo), None) => lo.checked_add(LABEL_STEP),
+            // At the front (blotters insert newest first): a fixed step down, like appends step up,
+            // so a front-inserting container relabels once per ~2^30 inserts, not once per ~60.
+            (None, Some(hi)) if hi > LABEL_STEP => Some(hi - LABEL_STEP),
             (lo, Some(hi)) => {
                 let lo = lo.unwrap_or(0);
                 (hi - lo >= 2).then(|| lo + (hi - lo) / 2)
@@ -98,11 +105,12 @@ impl Container {
         Ok(pos)
     }
 
-    /// Spreads labels evenly over half the label space (the rest stays free for appends). O(n).
+    /// Spreads labels evenly over the middle half of the label space (a quarter stays free at each
+    /// end, for front inserts and appends). O(n).
     fn relabel(&mut self) {
         let step = (u64::MAX / 2 / (self.len() as u64 + 1)).max(2);
         let mut h = self.order.at(0);
-        let mut l = step;
+        let mut l = LABEL_ORIGIN - (u64::MAX / 4) + step;
         while let Some(x) = h {
             self.labels[x as usize] = l;
             l += step;
@@ -213,6 +221,22 @@ mod tests {
                 c.remove(id - 1);
             }
         }
+        let labels: Vec<u64> = c.iter().map(|id| c.label(c.slot_of(id).unwrap())).collect();
+        assert!(labels.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn front_inserts_step_down_without_respreading_labels() {
+        let mut c = Container::new();
+        c.push(0).unwrap();
+        let first = c.label(c.slot_of(0).unwrap());
+        // A blotter: newest first. Each insert at 0 must not respread the others' labels.
+        for id in 1..=10_000u32 {
+            c.insert_at(0, id).unwrap();
+        }
+        assert_eq!(c.label(c.slot_of(0).unwrap()), first, "no relabel happened");
+        assert_eq!(c.at(0), Some(10_000));
+        assert_eq!(c.position_of(0), Some(10_000));
         let labels: Vec<u64> = c.iter().map(|id| c.label(c.slot_of(id).unwrap())).collect();
         assert!(labels.windows(2).all(|w| w[0] < w[1]));
     }
