@@ -52,6 +52,22 @@ test('an admin sees live charts and kicking a session disconnects it', async ({ 
   await testInfo.attach('admin-console', { path: shot, contentType: 'image/png' });
 });
 
+test("an admin sees the finder's view in the views table after a trader opens the finder", async ({ browser }) => {
+  const bob = await loggedInPage(browser, 'bob', 'bob123');
+  await bob.getByTestId('nav-finder').click();
+  await expect(bob.getByTestId('finder-count')).toHaveAttribute('data-count', '50000');
+  const admin = await loggedInPage(browser, 'admin', 'admin123');
+  await admin.getByTestId('nav-admin').click();
+  // bob (tier T2) views every product: the unfiltered view of /CONTAINER/PRODUCTS over T2 prices
+  const row = admin.locator('[data-testid="admin-views"] .ag-row', { hasText: '/CONTAINER/PRODUCTS' }).filter({ hasText: 'T2' });
+  await expect(row.first()).toBeVisible({ timeout: 15_000 });
+  await expect(row.first().locator('[col-id="rows"]')).toHaveText('50000');
+  await expect(row.first().locator('[col-id="subscribers"]')).not.toHaveText('0');
+  // traders may not list views either
+  const status = await bob.evaluate(async (t) => (await fetch('/api/admin/views', { headers: { authorization: `Bearer ${t}` } })).status, await tokenOf(bob));
+  expect(status).toBe(403);
+});
+
 test('a trader cannot open the admin page or call the admin API', async ({ browser }) => {
   const bob = await loggedInPage(browser, 'bob', 'bob123');
   await bob.getByTestId('nav-admin').click();

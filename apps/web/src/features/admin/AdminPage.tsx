@@ -1,16 +1,19 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
-import type { AdminMetricsSample, AdminSessionInfo, BatchingSettings } from '@tidewire/protocol';
+import type { AdminMetricsSample, AdminSessionInfo, AdminViewInfo, BatchingSettings } from '@tidewire/protocol';
 import { useConnection } from '../../connection/ConnectionProvider.js';
 import { useConnectionSnapshot } from '../../connection/hooks.js';
-import { AdminApiError, fetchAdminMetrics, kickSession, updateSettings, type AdminApiOptions } from './admin-api.js';
+import { AdminApiError, fetchAdminMetrics, fetchAdminViews, kickSession, updateSettings, type AdminApiOptions } from './admin-api.js';
 import { MetricsChart } from './MetricsChart.js';
 import { CHARTS, mergeSamples } from './metrics-window.js';
 import { SessionsGrid } from './SessionsGrid.js';
 import { SettingsPanel } from './SettingsPanel.js';
+import { ViewsGrid } from './ViewsGrid.js';
 import './admin.css';
 
 /** Retry period of the history fetch when it fails, ms. */
 const RETRY_MS = 2000;
+/** Period of the views table refresh (`GET /api/admin/views`; its rates span two listings), ms. */
+const VIEWS_POLL_MS = 2000;
 
 /** Shown to non-admins: the console is not theirs (and the API would answer 403 anyway). */
 function NotEntitled({ role }: { role: string | undefined }) {
@@ -23,7 +26,7 @@ function NotEntitled({ role }: { role: string | undefined }) {
   );
 }
 
-/** Live metrics charts (5 minutes), sessions with kick, batching settings. Admin role only. */
+/** Live metrics charts (5 minutes), sessions with kick, batching settings, the views table. Admin role only. */
 export function AdminPage() {
   const connection = useConnection();
   const { session } = useConnectionSnapshot();
@@ -31,6 +34,8 @@ export function AdminPage() {
   const isAdmin = session?.role === 'admin';
   const [samples, setSamples] = useState<AdminMetricsSample[]>([]);
   const [sessions, setSessions] = useState<AdminSessionInfo[]>([]);
+  const [views, setViews] = useState<AdminViewInfo[]>([]);
+  const [viewsError, setViewsError] = useState<string | undefined>();
   const [error, setError] = useState<string | undefined>();
   const [kickReason, setKickReason] = useState('kicked by an administrator');
   const [notice, setNotice] = useState<string | undefined>();
@@ -76,6 +81,31 @@ export function AdminPage() {
     };
   }, [isAdmin, connection, session?.sessionId]);
 
+  // The views table is polled: the engine thread answers a listing at its next pass.
+  useEffect(() => {
+    if (!isAdmin) return;
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const poll = async (): Promise<void> => {
+      const o = api.current;
+      if (!o || stopped) return;
+      try {
+        const r = await fetchAdminViews(o);
+        if (stopped) return;
+        setViews(r.views);
+        setViewsError(undefined);
+      } catch (err) {
+        if (!stopped) setViewsError(err instanceof AdminApiError ? `${err.code}: ${err.message}` : String(err));
+      }
+      if (!stopped) timer = setTimeout(() => void poll(), VIEWS_POLL_MS);
+    };
+    void poll();
+    return () => {
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+    };
+  }, [isAdmin, session?.sessionId]);
+
   const onKick = useCallback((s: AdminSessionInfo) => {
     const o = api.current;
     if (!o) return;
@@ -119,6 +149,14 @@ export function AdminPage() {
           <SessionsGrid sessions={sessions} onKick={onKick} selfSessionId={session?.sessionId} />
         </div>
         <SettingsPanel current={latest?.batching} onApply={onApply} />
+      </div>
+      <div className="admin-views-panel">
+        <div className="page-header">
+          <h2>Views</h2>
+          <span className="page-hint">{views.length} materialised (identical requests share one) · refreshed every {VIEWS_POLL_MS / 1000} s</span>
+          {viewsError !== undefined && <span className="inline-error" role="alert" data-testid="admin-views-error">{viewsError}</span>}
+        </div>
+        <ViewsGrid views={views} />
       </div>
     </section>
   );

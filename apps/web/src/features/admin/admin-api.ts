@@ -3,7 +3,7 @@
  * token. Errors come back as AdminApiError with the server's code (NOT_ENTITLED for non-admins).
  */
 
-import type { AdminMetricsSample, AdminSessionInfo, BatchingSettings } from '@tidewire/protocol';
+import type { AdminMetricsSample, AdminSessionInfo, AdminViewInfo, BatchingSettings } from '@tidewire/protocol';
 
 /** `GET /api/admin/metrics`: the latest sample (null before the first interval), 5 minutes of history, the sessions. */
 export interface AdminMetricsResponse {
@@ -53,6 +53,11 @@ async function call<T>(o: AdminApiOptions, method: 'GET' | 'POST', path: string,
 /** Latest metrics, history (only samples after `sinceAt` when given) and sessions. */
 export function fetchAdminMetrics(o: AdminApiOptions, sinceAt?: number): Promise<AdminMetricsResponse> {
   return call(o, 'GET', sinceAt === undefined ? '/api/admin/metrics' : `/api/admin/metrics?since=${sinceAt}`);
+}
+
+/** `GET /api/admin/views`: every materialised view, busiest first; `updatesPerSec` is null on a first listing. */
+export function fetchAdminViews(o: AdminApiOptions): Promise<{ at: number; views: AdminViewInfo[] }> {
+  return call(o, 'GET', '/api/admin/views');
 }
 
 /** Closes a session with 4010 KICKED and `reason` (1..100 characters). */
