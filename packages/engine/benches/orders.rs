@@ -83,12 +83,35 @@ fn acks(frame: &[u8], out: &mut Vec<u64>) {
     }
 }
 
+/// CPU time (ns) of this process's threads whose name starts with `prefix` (Linux schedstat; 0
+/// elsewhere). Thread names are cut at 15 bytes: `tidewire-engine`, `tidewire-journa`.
+fn thread_cpu_ns(prefix: &str) -> u64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    let mut total = 0;
+    for t in tasks.flatten() {
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        if comm.trim_end().starts_with(prefix) {
+            let sched = std::fs::read_to_string(t.path().join("schedstat")).unwrap_or_default();
+            total += sched
+                .split_whitespace()
+                .next()
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+    }
+    total
+}
+
 struct Run {
     hist: Histogram<u64>,
     engine_hist: Histogram<u64>,
     elapsed: Duration,
     lag_us: f64,
     durable_seq: u64,
+    engine_cpu_ns: u64,
+    journal_cpu_ns: u64,
 }
 
 /// One run of `count` orders at `rate`/s on a fresh journal.
@@ -168,6 +191,8 @@ fn run(dir: &std::path::Path, rate: u64, count: u64, fsync: bool) -> Run {
         engine_hist.record(us.max(1.0) as u64).expect("record");
     }
     let durable_seq = engine.stats().journal_durable_seq;
+    let engine_cpu_ns = thread_cpu_ns("tidewire-engine");
+    let journal_cpu_ns = thread_cpu_ns("tidewire-journa");
     engine.shutdown().expect("shutdown");
     let _ = std::fs::remove_dir_all(dir);
     Run {
@@ -176,6 +201,8 @@ fn run(dir: &std::path::Path, rate: u64, count: u64, fsync: bool) -> Run {
         elapsed: elapsed - Duration::from_nanos(t0),
         lag_us: lag as f64 / count as f64 / 1_000.0,
         durable_seq,
+        engine_cpu_ns,
+        journal_cpu_ns,
     }
 }
 
@@ -184,8 +211,8 @@ fn main() {
     if std::env::args().any(|x| x == "--list") {
         return;
     }
-    println!("| rate (orders/s) | orders | achieved/s | mean µs | p50 µs | p90 µs | p95 µs | p99 µs | max µs | std dev µs | engine accept->ack mean / p99 µs | producer lag µs | journal entries |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| rate (orders/s) | orders | achieved/s | mean µs | p50 µs | p90 µs | p95 µs | p99 µs | max µs | std dev µs | engine accept->ack mean / p99 µs | producer lag µs | journal entries | engine thread CPU µs/order | journal thread CPU µs/order |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let _ = run(&a.dir, 5_000, 5_000, a.fsync); // warm-up (file system, page cache, threads)
     let mut runs: Vec<(u64, u64)> = a.rates.iter().map(|&r| (r, r * a.secs)).collect();
     runs.push((0, 100_000));
@@ -194,7 +221,7 @@ fn main() {
         let h = &r.hist;
         let us = |ns: f64| ns / 1_000.0;
         println!(
-            "| {} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} / {:.0} | {:.0} | {} |",
+            "| {} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} / {:.0} | {:.0} | {} | {:.1} | {:.1} |",
             if rate == 0 {
                 "unpaced".to_string()
             } else {
@@ -213,6 +240,8 @@ fn main() {
             r.engine_hist.value_at_quantile(0.99) as f64,
             r.lag_us,
             r.durable_seq,
+            r.engine_cpu_ns as f64 / count as f64 / 1_000.0,
+            r.journal_cpu_ns as f64 / count as f64 / 1_000.0,
         );
     }
 }
