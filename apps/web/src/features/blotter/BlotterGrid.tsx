@@ -91,7 +91,7 @@ function CancelCell(params: ICellRendererParams<BlotterRow, unknown, BlotterGrid
 // at 1280 px; ids and the reason follow.
 const COLUMNS: ColDef<BlotterRow>[] = [
   { field: 'created', headerName: 'Time', width: 128, valueFormatter: (p) => (typeof p.value === 'number' ? formatTime(p.value) : ''), cellClass: 'cell-num', pinned: 'left' },
-  { field: 'instrumentLabel', headerName: 'Instrument', width: 104, cellClass: 'cell-subject', tooltipField: 'instrument' },
+  { field: 'instrumentLabel', headerName: 'Instrument', width: 124, cellClass: 'cell-subject', tooltipField: 'instrument' },
   { field: 'side', headerName: 'Side', width: 58, valueFormatter: (p) => formatSide(p.value as BlotterRow['side']), cellClass: (p) => `side-cell side-cell-${String(p.value)}` },
   { field: 'quantity', headerName: 'Qty', width: 104, type: 'rightAligned', valueFormatter: qty, cellClass: NUM },
   { colId: 'price', headerName: 'Price', width: 90, type: 'rightAligned', valueGetter: (p) => (p.data === undefined ? '' : formatOrderPrice(p.data)), cellClass: NUM },

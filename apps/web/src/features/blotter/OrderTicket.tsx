@@ -54,7 +54,7 @@ export function OrderTicket({ orders }: { orders: OrderPort }) {
   const [outcome, setOutcome] = useState<OrderOutcome | undefined>(undefined);
   const submitting = useRef(false);
 
-  const record = useRecord(state.instrument?.priceSubject ?? '');
+  const record = useRecord(state.instrument?.subject ?? '');
   const market = useMemo<TicketMarket | undefined>(() => {
     if (state.instrument === undefined || record === undefined || record.status !== 'live') return undefined;
     const f = record.fields;
@@ -62,6 +62,15 @@ export function OrderTicket({ orders }: { orders: OrderPort }) {
     return { bid: num(f.bid), ask: num(f.ask), tick: tickOf(f) };
   }, [state.instrument, record]);
   const decimals = record === undefined ? 5 : priceDecimals(record.fields);
+  /** Why the quote is empty: the instrument's subscription is not live (yet). */
+  const quoteNote =
+    state.instrument === undefined || record?.status === 'live'
+      ? undefined
+      : record === undefined || record.status === 'subscribing'
+        ? 'Subscribing to the price…'
+        : record.status === 'pending'
+          ? 'No price published yet'
+          : `${record.error?.code ?? 'ERROR'}: ${record.error?.message ?? 'the price subscription failed'}`;
 
   const update = (patch: Partial<TicketState>) => setState((s) => ({ ...s, ...patch }));
   /** The market price for `side` in the ticket's format, or '' without a market. */
@@ -149,6 +158,11 @@ export function OrderTicket({ orders }: { orders: OrderPort }) {
           <span className="quote-price cell-num">{quoteSide('ask')}</span>
         </button>
       </div>
+      {quoteNote !== undefined && (
+        <p className={record?.status === 'error' ? 'ticket-quote-note ticket-hint' : 'ticket-quote-note'} data-testid="ticket-quote-note">
+          {quoteNote}
+        </p>
+      )}
       {state.instrument !== undefined && <p className="ticket-instrument-detail">{`${state.instrument.description} · ${state.instrument.subject}${market === undefined ? '' : ` · tick ${formatTicketPrice(market.tick, market.tick)}`}`}</p>}
 
       <div className="ticket-row" role="group" aria-label="Side">

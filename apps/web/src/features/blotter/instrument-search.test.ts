@@ -22,16 +22,16 @@ describe('pickerFilters', () => {
 });
 
 describe('instrumentFromRow', () => {
-  it('orders the base subject and prices the tier subject', () => {
+  it('names the base subject, never the tier subject', () => {
     expect(baseSubject('/PRODUCT/X@T2')).toBe('/PRODUCT/X');
     expect(baseSubject('/FX/EURUSD')).toBe('/FX/EURUSD');
     expect(instrumentFromRow({ subject: '/PRODUCT/GB1@T2', fields: { code: 'GB1', description: 'Acme 4% 2031' } }, 'product')).toEqual({
-      subject: '/PRODUCT/GB1', priceSubject: '/PRODUCT/GB1@T2', label: 'GB1', description: 'Acme 4% 2031',
+      subject: '/PRODUCT/GB1', label: 'GB1', description: 'Acme 4% 2031',
     });
   });
   it('labels FX pairs, with or without a pair field', () => {
     expect(instrumentFromRow({ subject: '/FX/EURUSD', fields: { pair: 'EUR/USD' } }, 'fx').label).toBe('EUR/USD');
-    expect(instrumentFromRow({ subject: '/FX/GBPUSD', fields: {} }, 'fx')).toEqual({ subject: '/FX/GBPUSD', priceSubject: '/FX/GBPUSD', label: 'GBP/USD', description: 'FX spot' });
+    expect(instrumentFromRow({ subject: '/FX/GBPUSD', fields: {} }, 'fx')).toEqual({ subject: '/FX/GBPUSD', label: 'GBP/USD', description: 'FX spot' });
     expect(instrumentFromRow({ subject: '/PRODUCT/Z', fields: {} }, 'product')).toMatchObject({ label: 'Z', description: '' });
   });
 });

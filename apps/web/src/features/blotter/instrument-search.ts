@@ -58,20 +58,19 @@ export interface CatalogRow {
 }
 
 /**
- * A ticket instrument from a catalog view row. Orders name the base subject (`/PRODUCT/X`);
- * prices come from the row's own subject (the user's tier, `/PRODUCT/X@T2`). FX: label `EUR/USD`,
- * description `FX spot`; products: label the code, description the product's description.
+ * A ticket instrument from a catalog view row: the base subject (`/PRODUCT/X` for the tier row
+ * `/PRODUCT/X@T2`: orders name it, and its subscription is mapped to the user's tier). FX: label
+ * `EUR/USD`, description `FX spot`; products: label the code, description the product's description.
  */
 export function instrumentFromRow(row: CatalogRow, kind: InstrumentKind): TicketInstrument {
   const subject = baseSubject(row.subject);
   const f = row.fields;
   const tail = subject.slice(subject.lastIndexOf('/') + 1);
   if (kind === 'fx') {
-    return { subject, priceSubject: row.subject, label: typeof f.pair === 'string' ? f.pair : displayPair(tail), description: 'FX spot' };
+    return { subject, label: typeof f.pair === 'string' ? f.pair : displayPair(tail), description: 'FX spot' };
   }
   return {
     subject,
-    priceSubject: row.subject,
     label: typeof f.code === 'string' ? f.code : tail,
     description: typeof f.description === 'string' ? f.description : '',
   };

@@ -18,7 +18,7 @@ import {
   type TicketState,
 } from './ticket-form.js';
 
-const EURUSD = { subject: '/FX/EURUSD', priceSubject: '/FX/EURUSD', label: 'EUR/USD', description: 'FX spot' };
+const EURUSD = { subject: '/FX/EURUSD', label: 'EUR/USD', description: 'FX spot' };
 const MARKET = { bid: 1.08514, ask: 1.08523, tick: 0.00001 };
 const ticket = (patch: Partial<TicketState>): TicketState => ({ ...INITIAL_TICKET, instrument: EURUSD, ...patch });
 
@@ -54,12 +54,16 @@ describe('parsePrice', () => {
 });
 
 describe('ticks', () => {
-  it('come from tickSize, else decimals, else the server default', () => {
+  it('come from tickSize, else the price decimals, else the server default', () => {
     expect(tickOf({ tickSize: 0.25, decimals: 2 })).toBe(0.25);
     expect(tickOf({ decimals: 5 })).toBe(0.00001);
     expect(tickOf({ decimals: 3 })).toBe(0.001);
     expect(tickOf({ decimals: 0 })).toBe(1);
     expect(tickOf({ decimals: 7 })).toBe(DEFAULT_TICK);
+    expect(tickOf({ assetClass: 'Bond' })).toBe(0.001);
+    expect(tickOf({ assetClass: 'Equity' })).toBe(0.01);
+    expect(tickOf({ assetClass: 'Equity', decimals: 4 })).toBe(0.0001);
+    expect(tickOf({ assetClass: 'Fund' })).toBe(DEFAULT_TICK);
     expect(tickOf({ tickSize: -1, decimals: 'x' })).toBe(DEFAULT_TICK);
     expect(tickOf({})).toBe(DEFAULT_TICK);
   });

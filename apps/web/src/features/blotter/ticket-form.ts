@@ -11,6 +11,7 @@
 
 import type { OrderRequest } from '@tidewire/client';
 import type { OrderSide, TimeInForce } from '@tidewire/protocol';
+import { priceDecimals } from '../watchlist/watchlist-row.js';
 
 /** Market (no price) or limit (price required). */
 export type TicketOrderType = 'market' | 'limit';
@@ -24,10 +25,11 @@ export const TIME_IN_FORCE_CHOICES: readonly { readonly id: TimeInForce; readonl
 
 /** The instrument a ticket trades. */
 export interface TicketInstrument {
-  /** Subject the order names, e.g. `/FX/EURUSD` (never a tier subject). */
+  /**
+   * Subject the order names and the ticket's prices come from, e.g. `/FX/EURUSD` (never a tier
+   * subject: the server maps a subscription of `X` to the user's tier record `X@T`, docs/views.md).
+   */
   readonly subject: string;
-  /** Subject whose live prices this user sees (a tier subject such as `/PRODUCT/X@T2`, or `subject`). */
-  readonly priceSubject: string;
   /** `EUR/USD`, a product code. */
   readonly label: string;
   /** Longer description (product name, `FX spot`). */
@@ -115,18 +117,19 @@ export function tickDecimals(tick: number): number {
 
 /**
  * The price increment of an instrument record: its `tickSize` field when a positive finite
- * number (the server uses it too), else one unit of its `decimals` (5 -> 0.00001, 2 -> 0.01) when
- * that is an integer 0..10, else DEFAULT_TICK. Units of the `decimals` field are multiples of the
- * server's default tick down to 5 decimals, so a price stepped by them is on the server's tick.
+ * number (the server uses it too); else one unit of its price decimals (5 -> 0.00001, 2 -> 0.01)
+ * when the record says them: a `decimals` field 0..10, or the demo catalog's asset classes (Bond 3,
+ * Equity 2; see priceDecimals); else DEFAULT_TICK. Units down to 5 decimals are multiples of the
+ * server's default tick, so a price stepped by them is on the server's tick.
  */
 export function tickOf(fields: Readonly<Record<string, unknown>>): number {
   const size = fields.tickSize;
   if (typeof size === 'number' && Number.isFinite(size) && size > 0) return size;
-  const decimals = fields.decimals;
-  if (typeof decimals === 'number' && Number.isInteger(decimals) && decimals >= 0 && decimals <= 10) {
-    return decimals <= 5 ? Number((10 ** -decimals).toFixed(decimals)) : DEFAULT_TICK;
-  }
-  return DEFAULT_TICK;
+  const d = fields.decimals;
+  const known = (typeof d === 'number' && Number.isInteger(d) && d >= 0 && d <= 10) || fields.assetClass === 'Bond' || fields.assetClass === 'Equity';
+  if (!known) return DEFAULT_TICK;
+  const decimals = priceDecimals(fields);
+  return decimals <= 5 ? Number((10 ** -decimals).toFixed(decimals)) : DEFAULT_TICK;
 }
 
 /** True when `price` is a whole number of `tick`s (within floating-point noise). */
