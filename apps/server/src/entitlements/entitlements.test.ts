@@ -92,6 +92,19 @@ describe('Entitlements', () => {
     expect(local.canSubscribe(alice, '/FX/EURUSD')).toBe(true);
   });
 
+  it("refuses another tier's priced subjects (subscribe and order), not unknown @ suffixes", () => {
+    const local = new Entitlements(DEFAULT_ROLE_GRANTS);
+    local.setTiers(['T1', 'T2', 'T3']);
+    const t3 = { ...alice, tier: 'T3' };
+    expect(local.canSubscribe(t3, '/PRODUCT/X@T3')).toBe(true);
+    expect(local.canSubscribe(t3, '/PRODUCT/X@T2')).toBe(false);
+    expect(local.canOrder(t3, '/PRODUCT/X@T2')).toBe(false);
+    expect(local.canSubscribe(t3, '/PRODUCT/X')).toBe(true);
+    expect(local.canSubscribe(t3, '/PRODUCT/X@LDN')).toBe(true);
+    expect(local.canSubscribe(t3, '/FX/T2@T2/X')).toBe(true);
+    expect(new Entitlements(DEFAULT_ROLE_GRANTS).canSubscribe(t3, '/PRODUCT/X@T2')).toBe(true);
+  });
+
   it('names user, role, verb and subject in messages', () => {
     expect(notEntitledMessage(alice, 'subscribe', '/BLOTTER/bob')).toBe("user 'alice' (role trader) may not subscribe to '/BLOTTER/bob'");
   });

@@ -102,6 +102,7 @@ function verb(action: Action): string {
 export class Entitlements {
   private roles: RoleGrants;
   private compiled = new WeakMap<UserEntry, CompiledUser>();
+  private tiers: ReadonlySet<string> = new Set();
 
   /** `roles`: the merged role grants (`config.auth.roles`). */
   constructor(roles: RoleGrants) {
@@ -112,6 +113,23 @@ export class Entitlements {
   setRoles(roles: RoleGrants): void {
     this.roles = roles;
     this.compiled = new WeakMap();
+  }
+
+  /**
+   * The price tiers of the configured users (`auth.users[].tier`). A subject whose last segment
+   * ends in `@<tier>` of one of them is that tier's price (`/PRODUCT/X@T2`): only users of that
+   * tier may subscribe to or order it (others get their own tier's price under the plain subject).
+   */
+  setTiers(tiers: Iterable<string>): void {
+    this.tiers = new Set(tiers);
+  }
+
+  /** True when `subject` is the priced variant of another tier than `user`'s. */
+  private otherTier(user: UserEntry, subject: string): boolean {
+    const at = subject.lastIndexOf('@');
+    if (at < 0 || subject.indexOf('/', at) >= 0) return false;
+    const tier = subject.slice(at + 1);
+    return tier !== user.tier && this.tiers.has(tier);
   }
 
   /** The role grants in force. */
@@ -134,12 +152,13 @@ export class Entitlements {
 
   /** True when `user` may perform `action` on `subject` (an allow rule matches, no deny rule does). */
   can(user: UserEntry, action: Action, subject: string): boolean {
+    if (action !== 'publish' && this.otherTier(user, subject)) return false;
     const c = this.compile(user)[action];
     if (!c.allow.some((p) => p.test(subject))) return false;
     return !c.deny.some((p) => p.test(subject));
   }
 
-  /** True when `user`'s rules allow `action` on every subject (`/**` and no deny rule): checks can be skipped. */
+  /** True when `user`'s rules allow `action` on every subject (`/**` and no deny rule): checks can be skipped (publish only: tiers do not apply). */
   allowsEverything(user: UserEntry, action: Action): boolean {
     const c = this.compile(user)[action];
     return c.deny.length === 0 && c.allow.some((p) => p.text === '/**');

@@ -12,6 +12,7 @@ import type { AdminControl } from '../admin/control.js';
 import type { Config, UserEntry } from '../config.js';
 import type { RoleGrants } from '../entitlements/entitlements.js';
 import { createSecurity } from '../entitlements/security.js';
+import { DEMO_TIERS } from '../feeds/demo-views.js';
 import { applyAuthReload, type AuthReloadResult } from './auth-reload.js';
 import { UserDirectory } from '../auth/users.js';
 import type { TransportEngine } from '../engine-port.js';
@@ -107,6 +108,8 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
     }
   });
   const security = createSecurity(config, opts.connections);
+  const tiersOf = (list: readonly UserEntry[]): string[] => [...list.map((u) => u.tier), ...(config.demo.enabled ? DEMO_TIERS.map((t) => t.tier) : [])];
+  security.entitlements.setTiers(tiersOf(opts.users));
   const ctx: HandlerContext = {
     config, users, engine, clock, workerId, security,
     observer: {
@@ -409,6 +412,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
     reloadAuth(newUsers, roles) {
       users.replace(newUsers);
       security.entitlements.setRoles(roles);
+      security.entitlements.setTiers(tiersOf(newUsers));
       const result = applyAuthReload(ctx, [...sockets].map((ws) => ws.getUserData()).filter((c) => !c.closed));
       log('info', 'auth.reloaded', { worker: opts.index, users: users.size, ...result });
       return Promise.resolve(result);

@@ -38,6 +38,9 @@ describe('entitlement attacks', () => {
     expect(await nextError(bob, 3)).toMatchObject({ code: 'NOT_ENTITLED', field: 'container' });
     // the refused request subscribed nothing: the allowed subject in it was not acknowledged
     expect(bob.messages.some((m) => m.type === 'record.subscribed')).toBe(false);
+    // another tier's prices: bob is T2, alice T1
+    bob.send({ type: 'record.subscribe', reqId: 5, subjects: ['/PRODUCT/X@T1'] });
+    expect(await nextError(bob, 5)).toMatchObject({ code: 'NOT_ENTITLED', index: 0 });
     // own blotter is fine
     bob.send({ type: 'record.subscribe', reqId: 4, subjects: ['/BLOTTER/bob'] });
     await bob.next((m) => m.type === 'record.subscribed' && m.reqId === 4, 'own blotter ack');
