@@ -4,12 +4,13 @@
  * suite. A server (built: `npx tsc -b apps/server`) runs in this process with the default rules;
  * a source publishes /FX/VICTIM every 10 ms with its origin timestamp; 20 victim clients measure
  * origin -> receipt. For each attacker: a baseline window, then the same window with the attacker
- * running in a child process (so its CPU is not this process's), three times alternating, samples
- * pooled per condition. Prints one markdown table row
+ * running in a child process (so its CPU is not this process's), `rounds` times alternating,
+ * samples pooled per condition (many short windows: load from elsewhere on the machine hits both
+ * conditions alike). Prints one markdown table row
  * per attacker: p50 / p99 without and with, the p99 ratio (criterion: within 20%), and this
  * process's CPU per second (server, victims and feed: the attack's cost on the server side).
  *
- *   node apps/server/test/attacks/measure-latency.mjs [seconds per window, default 5] [attacker ...]
+ *   node apps/server/test/attacks/measure-latency.mjs [seconds per window, default 2] [rounds, default 8] [attacker ...]
  */
 
 import { fork } from 'node:child_process';
@@ -96,9 +97,9 @@ if (process.argv[2] === '--attacker') {
 }
 
 async function main() {
-  const seconds = Number(process.argv[2] ?? 5);
-  const rounds = 3;
-  const only = process.argv.slice(3);
+  const seconds = Number(process.argv[2] ?? 2);
+  const rounds = Number(process.argv[3] ?? 8);
+  const only = process.argv.slice(4);
   const { loadConfig } = await import('../../dist/config.js');
   const { startServer } = await import('../../dist/server.js');
   const { setLogSink } = await import('../../dist/log.js');
