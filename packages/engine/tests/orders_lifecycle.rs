@@ -263,3 +263,48 @@ fn other_users_trades_and_blotters_are_private() {
     assert_eq!(rig.engine.stats().publishes_in, 1, "the refused frame was not accepted");
     rig.engine.shutdown().unwrap();
 }
+
+#[test]
+fn blotters_stay_newest_first_when_many_orders_become_durable_together() {
+    let dir = TempDir::new("orders-burst");
+    let mut rig = Rig::start(orders_config(dir.path()));
+    let alice = rig.session("alice");
+    let bob = rig.session("bob");
+    rig.market("/FX/EURUSD", 1.0850, 1.0852);
+    // Interleaved, not waiting: acks and acknowledgements land in shared commit groups and passes.
+    for i in 0..20u32 {
+        let (sid, user) = if i % 2 == 0 { (alice, "a") } else { (bob, "b") };
+        let cid = format!("{user}{i}");
+        rig.engine
+            .order_submit(sid, i + 1, order(&cid, "/FX/EURUSD", Side::Buy, 10.0, Some(1.0)))
+            .unwrap();
+    }
+    for i in 0..20u32 {
+        let sid = if i % 2 == 0 { alice } else { bob };
+        assert_eq!(rig.reply(sid, i + 1)["type"], "order.ack");
+    }
+    rig.until("acknowledgements durable", |e| e.stats().journal_durable_seq >= 40);
+    for (sid, user, first) in [(alice, "alice", 1u64), (bob, "bob", 2)] {
+        rig.engine
+            .view_create(
+                sid,
+                100,
+                format!("/BLOTTER/{user}"),
+                String::new(),
+                String::new(),
+                0,
+                20,
+            )
+            .unwrap();
+        let v = rig.reply(sid, 100);
+        let ids: Vec<u64> = v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["fields"]["orderId"].as_u64().unwrap())
+            .collect();
+        let want: Vec<u64> = (0..10).rev().map(|k| first + 2 * k).collect();
+        assert_eq!(ids, want, "{user}");
+    }
+    rig.engine.shutdown().unwrap();
+}

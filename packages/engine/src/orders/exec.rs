@@ -59,8 +59,10 @@ impl OrderDesk {
         self.next_pass
     }
 
-    /// Executes ticked instruments, and every instrument when the periodic pass is due.
+    /// Call once per engine pass, before the hub flushes: publishes what became durable, then
+    /// executes fresh orders, ticked instruments and (when due) the periodic pass.
     pub fn run_due(&mut self, hub: &mut Hub, now: Instant) {
+        self.flush_published(hub, now);
         if self.failed.is_some() {
             return;
         }

@@ -9,7 +9,8 @@
 //! the request's `order.ack` goes into the session's outbox, flushed at the end of the pass. After
 //! an accept is durable the order is acknowledged (journaled the same way). Working orders are
 //! indexed by instrument; a tick of an instrument (a publish touching `bid`/`ask`) and a periodic
-//! pass run the simulator (`exec.rs`).
+//! pass run the simulator (`exec.rs`). Trade record publishes and blotter rows that became durable
+//! during a pass go out together at its end (`flush_published`, from `run_due`).
 
 mod catalog;
 mod exec;
@@ -217,6 +218,10 @@ pub struct OrderDesk {
     /// Next periodic pass (while any order works).
     next_pass: Option<Instant>,
     scratch: Vec<u8>,
+    /// Trade record publishes that became durable in this pass (`flush_published`).
+    pending: Vec<Publish>,
+    /// (user, trade subject) of records shown for the first time in this pass, oldest first.
+    pending_rows: Vec<(String, String)>,
     /// Journal seq of each order's last transition, from the replay; consumed by `restore`.
     restore_seqs: Vec<u64>,
 }
@@ -477,13 +482,10 @@ impl OrderDesk {
             } else {
                 records::delta(o, seq)
             };
-            let user = o.user.clone();
-            self.publish(hub, publish, now);
             if first {
-                let blotter = privacy::blotter_subject(&user);
-                let ops = vec![ContainerOp::InsertAt(0, vec![privacy::trade_subject(&user, order_id)])];
-                hub.handle(Command::ContainerPublish { subject: blotter, ops }, now);
+                self.pending_rows.push((o.user.clone(), publish.subject.clone()));
             }
+            self.pending.push(publish);
         }
         let Some(r) = j.reply else { return };
         let status = if accepted {
@@ -517,14 +519,28 @@ impl OrderDesk {
         }
     }
 
-    fn publish(&mut self, hub: &mut Hub, p: Publish, now: Instant) {
-        let received_ms = p.ts.unwrap_or(0.0);
-        hub.handle(
-            Command::Publish {
-                batch: vec![p],
-                received_ms,
-            },
-            now,
-        );
+    /// Publishes the trade records and blotter rows that became durable during this pass: one
+    /// store batch, then per user one insert at position 0 of the new rows, newest first.
+    pub(super) fn flush_published(&mut self, hub: &mut Hub, now: Instant) {
+        if !self.pending.is_empty() {
+            let batch = std::mem::take(&mut self.pending);
+            let received_ms = self.now_ms() as f64;
+            hub.handle(Command::Publish { batch, received_ms }, now);
+        }
+        if self.pending_rows.is_empty() {
+            return;
+        }
+        let mut rows = std::mem::take(&mut self.pending_rows);
+        // Rows arrive oldest first; a stable sort by user keeps that order within a user.
+        rows.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut i = 0;
+        while i < rows.len() {
+            let j = i + rows[i..].iter().take_while(|r| r.0 == rows[i].0).count();
+            let subjects: Vec<String> = rows[i..j].iter().rev().map(|r| r.1.clone()).collect();
+            let subject = privacy::blotter_subject(&rows[i].0);
+            let ops = vec![ContainerOp::InsertAt(0, subjects)];
+            hub.handle(Command::ContainerPublish { subject, ops }, now);
+            i = j;
+        }
     }
 }

@@ -102,6 +102,8 @@ impl OrderDesk {
             working: HashMap::new(),
             ticked: HashSet::new(),
             fresh: Vec::new(),
+            pending: Vec::new(),
+            pending_rows: Vec::new(),
             next_pass: None,
             scratch: Vec::with_capacity(256),
             restore_seqs: last_seq_of,
