@@ -69,7 +69,9 @@ export async function handleLogin(ctx: HandlerContext, session: Session, port: C
     return;
   }
   const userKey = `user:${user.user}`;
-  const held = ctx.security.connections.acquire(userKey, ctx.config.limits.maxConnectionsPerUser);
+  const limit = ctx.config.limits.maxConnectionsPerUser;
+  // limit 0 is off: not counted at all
+  const held = limit > 0 ? ctx.security.connections.acquire(userKey, limit) : 'untracked';
   if (held === 'limit') {
     session.state = 'anonymous';
     replyError(ctx, session, port, {
@@ -81,7 +83,7 @@ export async function handleLogin(ctx: HandlerContext, session: Session, port: C
     return;
   }
   if (held === 'ok') session.heldKeys.push(userKey);
-  else log('warn', 'session.connectionsUntracked', { ...session.logFields(), key: userKey });
+  else if (limit > 0) log('warn', 'session.connectionsUntracked', { ...session.logFields(), key: userKey });
   const sessionId = ctx.engine.openSession(ctx.workerId, user.user, user.tier);
   session.sessionId = sessionId;
   session.user = user;

@@ -71,7 +71,7 @@ export class SharedCounter {
   }
 
   /**
-   * Increments `key`'s count when it is below `limit` (`limit` <= 0: no limit, still counted).
+   * Increments `key`'s count when it is below `limit` (`limit` <= 0: no limit other than MAX_COUNT, still counted).
    * `untracked`: the table is full; nothing was counted and `release` must not be called.
    */
   acquire(key: string, limit: number): AcquireResult {

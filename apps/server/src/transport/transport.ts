@@ -227,9 +227,10 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
             return;
           }
           const ipKey = `ip:${conn.address}`;
-          const held = security.connections.acquire(ipKey, config.limits.maxConnectionsPerIp);
+          // limit 0 is off: not counted at all (a 16-bit count would otherwise cap it at 65,535)
+          const held = config.limits.maxConnectionsPerIp > 0 ? security.connections.acquire(ipKey, config.limits.maxConnectionsPerIp) : 'untracked';
           if (held === 'ok') conn.session.heldKeys.push(ipKey);
-          else if (held === 'untracked') log('warn', 'session.connectionsUntracked', { ...conn.session.logFields(), key: ipKey });
+          else if (held === 'untracked' && config.limits.maxConnectionsPerIp > 0) log('warn', 'session.connectionsUntracked', { ...conn.session.logFields(), key: ipKey });
           else {
             log('warn', 'session.ipConnectionLimit', { ...conn.session.logFields(), address: conn.address, limit: config.limits.maxConnectionsPerIp });
             conn.port.close(CloseCodes.TOO_MANY_CONNECTIONS.code, `more than ${config.limits.maxConnectionsPerIp} connections from ${conn.address}`);
