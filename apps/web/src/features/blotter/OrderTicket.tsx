@@ -32,7 +32,7 @@ function Hint({ id, hints, field }: { id: string; hints: ReturnType<typeof ticke
   const hint = hints.find((h) => h.field === field);
   if (hint === undefined) return null;
   return (
-    <span id={id} className={hint.blocking ? 'ticket-hint' : 'ticket-hint ticket-hint-advice'} data-testid={`ticket-hint-${field}`}>
+    <span id={id} className={hint.missing === true ? 'ticket-hint ticket-hint-missing' : hint.blocking ? 'ticket-hint' : 'ticket-hint ticket-hint-advice'} data-testid={`ticket-hint-${field}`}>
       {hint.message}
     </span>
   );
@@ -144,7 +144,7 @@ export function OrderTicket({ orders }: { orders: OrderPort }) {
       <label className="ticket-label" htmlFor={ids.instrument}>
         Instrument
       </label>
-      <InstrumentPicker value={state.instrument} onPick={pickInstrument} inputId={ids.instrument} invalid={hints.some((h) => h.field === 'instrument' && h.blocking)} describedBy={hintId('instrument')} />
+      <InstrumentPicker value={state.instrument} onPick={pickInstrument} inputId={ids.instrument} invalid={hints.some((h) => h.field === 'instrument' && h.blocking && h.missing !== true)} describedBy={hintId('instrument')} />
       <Hint id={`${ids.hint}-instrument`} hints={hints} field="instrument" />
 
       <div className="ticket-quote" aria-live="off" data-testid="ticket-quote">
@@ -184,7 +184,7 @@ export function OrderTicket({ orders }: { orders: OrderPort }) {
         value={state.quantityText}
         onChange={(e) => update({ quantityText: e.target.value })}
         onBlur={tidyQuantity}
-        aria-invalid={hints.some((h) => h.field === 'quantity' && h.blocking)}
+        aria-invalid={hints.some((h) => h.field === 'quantity' && h.blocking && h.missing !== true)}
         aria-describedby={hintId('quantity')}
         data-testid="ticket-quantity"
       />
@@ -219,7 +219,7 @@ export function OrderTicket({ orders }: { orders: OrderPort }) {
                 update({ priceText: e.target.value });
               }}
               onKeyDown={onPriceKey}
-              aria-invalid={hints.some((h) => h.field === 'price' && h.blocking)}
+              aria-invalid={hints.some((h) => h.field === 'price' && h.blocking && h.missing !== true)}
               aria-describedby={hintId('price')}
               title="Arrow keys: one tick; PageUp/PageDown: ten ticks"
               data-testid="ticket-price"

@@ -109,7 +109,10 @@ describe('ticketHints and ticketOrder', () => {
   });
   it('blocks when there is nothing to send', () => {
     const none = { ...INITIAL_TICKET };
+    expect(ticketHints(none, undefined)).toEqual([{ field: 'instrument', message: 'Pick an instrument', blocking: true, missing: true }]);
     expect(isBlocked(ticketHints(none, undefined))).toBe(true);
+    expect(ticketHints(ticket({ quantityText: ' ' }), MARKET)).toEqual([{ field: 'quantity', message: 'Enter a quantity', blocking: true, missing: true }]);
+    expect(ticketHints(ticket({ quantityText: 'lots' }), MARKET)[0]!.missing).toBeUndefined();
     expect(ticketOrder(none)).toBeUndefined();
     for (const patch of [{ quantityText: '' }, { quantityText: 'lots' }, { orderType: 'limit' as const, priceText: '' }, { orderType: 'limit' as const, priceText: 'abc' }]) {
       const state = ticket(patch);

@@ -65,6 +65,8 @@ export interface TicketHint {
   readonly message: string;
   /** True: nothing can be sent until it is fixed. False: advice; the server decides. */
   readonly blocking: boolean;
+  /** True when the field is simply not filled in yet (shown as a prompt, not as an error). */
+  readonly missing?: true;
 }
 
 /** A new ticket: buy, quantity 1,000,000, market, DAY. */
@@ -170,18 +172,18 @@ export function marketPriceFor(side: OrderSide, market: Pick<TicketMarket, 'bid'
 export function ticketHints(state: TicketState, market: TicketMarket | undefined): TicketHint[] {
   const hints: TicketHint[] = [];
   if (state.instrument === undefined) {
-    hints.push({ field: 'instrument', message: 'Pick an instrument', blocking: true });
+    hints.push({ field: 'instrument', message: 'Pick an instrument', blocking: true, missing: true });
   } else if (state.orderType === 'market' && market !== undefined && marketPriceFor(state.side, market) === undefined) {
     hints.push({ field: 'instrument', message: `No live ${state.side === 'buy' ? 'ask' : 'bid'}: a market order will be rejected`, blocking: false });
   }
   const quantity = parseQuantity(state.quantityText);
-  if (state.quantityText.trim() === '') hints.push({ field: 'quantity', message: 'Enter a quantity', blocking: true });
+  if (state.quantityText.trim() === '') hints.push({ field: 'quantity', message: 'Enter a quantity', blocking: true, missing: true });
   else if (Number.isNaN(quantity)) hints.push({ field: 'quantity', message: `'${state.quantityText.trim()}' is not a quantity (e.g. 1000000, 1m, 250k)`, blocking: true });
   else if (quantity <= 0) hints.push({ field: 'quantity', message: 'Quantity must be positive', blocking: false });
   else if (!Number.isInteger(quantity)) hints.push({ field: 'quantity', message: 'Quantity must be a whole number', blocking: false });
   if (state.orderType === 'limit') {
     const price = parsePrice(state.priceText);
-    if (state.priceText.trim() === '') hints.push({ field: 'price', message: 'Enter a limit price', blocking: true });
+    if (state.priceText.trim() === '') hints.push({ field: 'price', message: 'Enter a limit price', blocking: true, missing: true });
     else if (Number.isNaN(price)) hints.push({ field: 'price', message: `'${state.priceText.trim()}' is not a price`, blocking: true });
     else if (price <= 0) hints.push({ field: 'price', message: 'Price must be positive', blocking: false });
     else if (market !== undefined && !isOnTick(price, market.tick)) {
