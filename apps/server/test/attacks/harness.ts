@@ -22,7 +22,10 @@ export interface Arena {
   config: Config;
   victim: RawSocket;
   source: RawSocket & { publish(ms: RecordPublish[]): void };
-  /** Publishes a new value of VICTIM_SUBJECT and resolves when the victim got it (5 s bound). */
+  /**
+   * Publishes a new value of VICTIM_SUBJECT and resolves when the victim got it (5 s bound);
+   * throws when the victim's updates of it so far skip or repeat a seq (nothing it was sent is lost).
+   */
   victimGetsUpdate(): Promise<void>;
   /** Resolves when GET /api/health answers 200 with status ok. */
   serverUp(): Promise<void>;
@@ -56,6 +59,10 @@ export async function startArena(overrides: Record<string, Record<string, unknow
       const bid = 1000 + ++tick;
       source.publish([{ type: 'record.publish', subject: VICTIM_SUBJECT, fields: { bid } }]);
       await victim.next((m: ServerMessage) => (m.type === 'record.update' || m.type === 'record.image') && m.id === id && m.fields.bid === bid, `victim update bid=${bid}`);
+      const seqs = victim.messages.flatMap((m) => ((m.type === 'record.update' || m.type === 'record.image') && m.id === id ? [m.seq] : []));
+      for (let i = 1; i < seqs.length; i++) {
+        if (seqs[i] !== seqs[i - 1]! + 1) throw new Error(`victim seqs not consecutive at ${i}: ${seqs.slice(Math.max(0, i - 3), i + 2).join(', ')}`);
+      }
     },
     async serverUp() {
       const res = await fetch(`${server.url}/api/health`);
