@@ -235,3 +235,21 @@ fn orders_disabled_without_a_journal() {
     assert!(e.take_order_ack_latencies().is_empty());
     e.shutdown().unwrap();
 }
+
+#[test]
+fn an_unusable_journal_dir_stops_startup_naming_the_setting() {
+    let dir = TempDir::new("orders-badjournal");
+    let file = dir.path().join("not-a-dir");
+    std::fs::write(&file, b"x").unwrap();
+    let err = Engine::start_with_orders(Default::default(), Some(orders_config(&file))).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Internal);
+    assert!(err.to_string().contains("journalDir"), "{err}");
+    // A journal holding something that is not an order event is refused too (not silently skipped).
+    let other = dir.path().join("foreign");
+    let (j, _) =
+        tidewire_engine::journal::Journal::open(tidewire_engine::journal::JournalOptions::new(&other)).unwrap();
+    j.append_wait(b"not an order event".to_vec()).unwrap();
+    j.close().unwrap();
+    let err = Engine::start_with_orders(Default::default(), Some(orders_config(&other))).unwrap_err();
+    assert!(err.to_string().contains("journal seq 1"), "{err}");
+}
