@@ -72,7 +72,10 @@ describe('Entitlements', () => {
     expect(e.canPublish(feed, '/BLOTTER/alice')).toBe(false);
     expect(e.canSubscribe(feed, '/FX/EURUSD')).toBe(false);
     expect(e.allowsEverything(feed, 'publish')).toBe(false);
-    expect(e.allowsEverything(user('god', 'source', { publish: ['/**'] }), 'publish')).toBe(false);
+    expect(e.allowsEverything(feed, 'publish', new Set(['!/TRADE/**', '!/BLOTTER/**']))).toBe(true);
+    expect(e.allowsEverything(user('narrow', 'source', { publish: ['!/FX/**'] }), 'publish', new Set(['!/TRADE/**', '!/BLOTTER/**']))).toBe(false);
+    const open = new Entitlements({ ...DEFAULT_ROLE_GRANTS, source: { publish: ['/**'] } });
+    expect(open.allowsEverything(feed, 'publish')).toBe(true);
   });
 
   it('adds per-user grants and denies to the role', () => {

@@ -158,10 +158,14 @@ export class Entitlements {
     return !c.deny.some((p) => p.test(subject));
   }
 
-  /** True when `user`'s rules allow `action` on every subject (`/**` and no deny rule): checks can be skipped (publish only: tiers do not apply). */
-  allowsEverything(user: UserEntry, action: Action): boolean {
+  /**
+   * True when `user`'s rules allow `action` on every subject (`/**`) except, at most, what
+   * `alsoEnforced` denies (deny patterns the caller knows are enforced elsewhere): checks can be
+   * skipped. Meant for publish (tiers do not apply to it).
+   */
+  allowsEverything(user: UserEntry, action: Action, alsoEnforced: ReadonlySet<string> = new Set()): boolean {
     const c = this.compile(user)[action];
-    return c.deny.length === 0 && c.allow.some((p) => p.text === '/**');
+    return c.allow.some((p) => p.text === '/**') && c.deny.every((p) => alsoEnforced.has(p.text));
   }
 
   /** True when `user` may subscribe to the record (or open views over the container) `subject`. */

@@ -186,6 +186,18 @@ describe('entitlement attacks', () => {
     await a.serverUp();
   });
 
+  it('a source with narrower rules: frames outside its prefixes are refused whole by the server', async () => {
+    const a = await startArena({ auth: { roles: { source: { publish: ['/FX/**', '/CONTAINER/FX*'] } } } });
+    a.source.send('[{"type":"record.publish","subject":"/FX/GBPUSD","fields":{"bid":1}},{"type":"record.publish","subject":"/PRODUCT/X","fields":{"bid":2}}]');
+    const e = await nextError(a.source);
+    expect(e).toMatchObject({ code: 'NOT_ENTITLED', index: 1, field: 'subject' });
+    expect(e.message).toContain("user 'feed' (role source) may not publish '/PRODUCT/X'");
+    // a single-object frame and a key spelled with an escape reach the same check
+    a.source.send('{"type":"record.publish","\\u0073ubject":"/PRODUCT/Y","fields":{"bid":3}}');
+    await a.source.next((m) => m.type === 'error' && m.message.includes("'/PRODUCT/Y'"), 'escaped key refused');
+    await survived(a);
+  });
+
   it('a reload closes sessions of a changed password (4003) and removes subscriptions no longer granted', async () => {
     const cheap = { N: 1024, r: 8, p: 1 };
     const carol = { user: 'carol', role: 'trader', tier: 'T1', passwordHash: await hashPassword('carol123', cheap) };
