@@ -5,8 +5,10 @@ import { WebSocket } from 'ws';
 import { serverUrl, waitForHealth } from './server.js';
 
 // One server for the whole run (playwright.config.ts), journal in a fresh temporary directory:
-// alice's blotter starts empty, and the tests below add to it in order.
-test.describe.configure({ mode: 'serial' });
+// alice's blotter starts empty, and the tests below add to it in order. Each test makes several
+// order round trips and waits for fills on market ticks: on a loaded 2-core machine that takes
+// over the default 60 s, so these tests get 120 s each.
+test.describe.configure({ mode: 'serial', timeout: 120_000 });
 
 test.beforeAll(async ({ request }) => {
   await waitForHealth(request);
