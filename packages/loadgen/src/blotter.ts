@@ -21,7 +21,7 @@ import type { Progress, StepResult, SweepReport } from './runner.js';
 import { startWindow, stepRow } from './step-meter.js';
 import { startViewUserGroup } from './view-user-group.js';
 
-/** Seconds between two Status steps of a trade (and between two updates of any trade). */
+/** Seconds between two Status steps of a trade (and between two updates of any trade), as published. */
 export const BLOTTER_STATUS_PERIOD_S = 3;
 /** Seconds between two new trades of one user. */
 export const BLOTTER_NEW_TRADE_PERIOD_S = 10;
@@ -77,6 +77,8 @@ export interface BlotterOptions {
   windowRows: number;
   initialTrades: number;
   maxTrades: number;
+  /** Seconds between two updates of a trade (published 3; longer only to hold more records than the source can update). */
+  statusPeriodS: number;
   connectTimeoutMs: number;
   responseTimeoutMs: number;
   onProgress?: (p: Progress) => void;
@@ -125,7 +127,7 @@ export async function runBlotter(o: BlotterOptions): Promise<SweepReport> {
       const u0 = target;
       // every trade once per period: users x tradeCap slots, empty ones (trades not created yet) skipped
       feed.startPaced({
-        ratePerSec: (u0 * tradeCap) / BLOTTER_STATUS_PERIOD_S,
+        ratePerSec: (u0 * tradeCap) / o.statusPeriodS,
         durationMs: boundS * 1000,
         next: (k, ts): RecordPublish | null => {
           const { user, trade } = updateSlot(k, u0, tradeCap);

@@ -16,7 +16,7 @@ import { LoadgenError } from './errors.js';
 import { FeedPublisher } from './feed-publisher.js';
 import { FinderData, runFinderResponse } from './finder-response.js';
 import type { Progress, SweepReport } from './runner.js';
-import { BLOTTER_DEFAULT_STEPS, BLOTTER_NEW_TRADE_PERIOD_S, BLOTTER_PUBLISHED_MEAN_MS, BLOTTER_STATUS_PERIOD_S, runBlotter } from './blotter.js';
+import { BLOTTER_DEFAULT_STEPS, BLOTTER_NEW_TRADE_PERIOD_S, BLOTTER_PUBLISHED_MEAN_MS, runBlotter } from './blotter.js';
 import { runFinderLatency } from './finder-latency.js';
 import { ORDERS_DEFAULT_STEPS, ORDERS_PUBLISHED_MEAN_MS, ORDER_INSTRUMENTS, runOrders } from './orders.js';
 import {
@@ -45,6 +45,7 @@ export const VIEW_RUN_FLAGS: Record<string, FlagSpec> = {
   'request-rate': { type: 'number', doc: 'finder-response: requests/s of the container, result and tiers sweeps (published 8.3)', default: 8.3 },
   window: { type: 'number', doc: 'rows of each user\'s window (default: finder presets 50, blotter 20, as published)' },
   'initial-trades': { type: 'number', doc: 'blotter: trades per user at start (published 100)', default: 100 },
+  'status-period-s': { type: 'number', doc: 'blotter: seconds between two updates of a trade (published 3; longer to hold 1,000 trades per user when the source cannot update them all)', default: 3 },
   'max-trades': { type: 'number', doc: 'blotter: trades per user at most (published 1,000; one new every 10 s)', default: 1000 },
   'hold-views': { type: 'boolean', doc: 'finder-response: users keep their view (and its updates) until the step ends, as published; false closes each after view.created', default: true },
   'updates-per-record': { type: 'number', doc: 'finder-response: updates per record per second of the container (published 1)', default: 1 },
@@ -138,13 +139,14 @@ export async function runViewPreset(name: string, p: ParsedFlags, c: ViewRunCont
       const windowRows = windowFlag(p, 20);
       const initialTrades = num(p, 'initial-trades', 1, 10_000, true);
       const maxTrades = num(p, 'max-trades', initialTrades, 10_000, true);
+      const statusPeriodS = num(p, 'status-period-s', 0.1, 3600);
       const report = await runBlotter({
         url: ctx.url, source, account: { user: p.values.user as string, password: p.values.password as string }, scenario: 'blotter',
         params: {
-          url: ctx.url, stepName: 'users', latency: 'trade publish ts -> row entering, updated in or leaving the user\'s window', windowRows, initialTrades, maxTrades, statusPeriodS: BLOTTER_STATUS_PERIOD_S, newTradePeriodS: BLOTTER_NEW_TRADE_PERIOD_S,
+          url: ctx.url, stepName: 'users', latency: 'trade publish ts -> row entering, updated in or leaving the user\'s window', windowRows, initialTrades, maxTrades, statusPeriodS, newTradePeriodS: BLOTTER_NEW_TRADE_PERIOD_S,
           filter: 'Status < 10', stepSeconds, warmupSeconds, ...ctx.machine,
         },
-        steps: users, stepSeconds, warmupSeconds, windowRows, initialTrades, maxTrades, connectTimeoutMs, responseTimeoutMs, onProgress: ctx.onProgress,
+        steps: users, stepSeconds, warmupSeconds, windowRows, initialTrades, maxTrades, statusPeriodS, connectTimeoutMs, responseTimeoutMs, onProgress: ctx.onProgress,
       });
       return { report, published: BLOTTER_PUBLISHED_MEAN_MS };
     }
