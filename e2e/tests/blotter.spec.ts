@@ -1,4 +1,4 @@
-import { expect, test, type Locator, type Page } from '@playwright/test';
+import { expect, test, type Locator, type Page, type TestInfo } from '@playwright/test';
 import { TidewireClient, type TidewireError } from '@tidewire/client';
 import { blotterSubject } from '@tidewire/protocol';
 import { WebSocket } from 'ws';
@@ -76,12 +76,19 @@ function cell(grid: Locator, rank: number, colId: string): Locator {
   return grid.locator(`.ag-row[row-index="${rank}"] [col-id="${colId}"]`);
 }
 
-/** Submits the ticket and returns the ack's order id and client order id. */
-async function submitAndAck(page: Page): Promise<{ orderId: string; clientOrderId: string }> {
+/**
+ * Submits the ticket and returns the ack's order id and client order id. The page's own
+ * submit -> durable ack round trip is recorded as an annotation (measured, never asserted).
+ */
+async function submitAndAck(page: Page, testInfo: TestInfo): Promise<{ orderId: string; clientOrderId: string }> {
   await page.getByTestId('ticket-submit').click();
   const outcome = page.getByTestId('ticket-outcome');
   await expect(outcome).toHaveAttribute('data-kind', 'ack');
-  await expect(outcome).toHaveText(/^Acknowledged #\d+ \(seq \d+\)$/);
+  await expect(outcome.getByTestId('ticket-outcome-text')).toHaveText(/^Acknowledged #\d+ \(seq \d+\)$/);
+  const roundTrip = (await outcome.getAttribute('data-round-trip-ms')) ?? '';
+  expect(roundTrip).toMatch(/^\d+\.\d$/);
+  testInfo.annotations.push({ type: 'submit -> ack in the page (ms)', description: roundTrip });
+  console.log(`blotter: submit -> durable ack round trip in the page: ${roundTrip} ms`);
   const orderId = (await outcome.getAttribute('data-order-id')) ?? '';
   const clientOrderId = (await outcome.getAttribute('data-client-order-id')) ?? '';
   expect(orderId).toMatch(/^\d+$/);
@@ -107,13 +114,13 @@ async function expectTopRowFilled(page: Page, orderId: string, clientOrderId: st
   await expect(cell(grid, 0, 'lastFill')).toHaveText(/^[\d,]+ @ \d+\.\d+$/);
 }
 
-test('alice buys EUR/USD at market: the ticket shows the ack, the blotter row reaches filled', async ({ page }) => {
+test('alice buys EUR/USD at market: the ticket shows the ack, the blotter row reaches filled', async ({ page }, testInfo) => {
   await openBlotter(page, 'alice', 'alice123');
   await pickInstrument(page, 'eurus', '/FX/EURUSD');
   await page.getByTestId('ticket-quantity').fill('1m');
   await page.getByTestId('ticket-type-market').click();
   await expect(page.getByTestId('ticket-submit')).toHaveText('Buy 1,000,000 EUR/USD @ MKT');
-  const { orderId, clientOrderId } = await submitAndAck(page);
+  const { orderId, clientOrderId } = await submitAndAck(page, testInfo);
   await expectTopRowFilled(page, orderId, clientOrderId, /^MKT$/);
 });
 
@@ -130,7 +137,7 @@ test('alice buys EUR/USD with a marketable limit: the ticket shows the ack, the 
   const limit = await price.inputValue();
   await expect(page.getByTestId('ticket-submit')).toHaveText(`Buy 1,000,000 EUR/USD @ ${limit}`);
 
-  const { orderId, clientOrderId } = await submitAndAck(page);
+  const { orderId, clientOrderId } = await submitAndAck(page, testInfo);
   await expectTopRowFilled(page, orderId, clientOrderId, new RegExp(`^${limit.replace('.', '\\.')}$`));
 
   const shot = testInfo.outputPath('blotter.png');
@@ -154,7 +161,7 @@ test('invalid orders show the server reject: quantity 0, a price off tick', asyn
   await expect(outcome).toHaveAttribute('data-kind', 'reject');
   await expect(outcome).toHaveAttribute('data-field', 'quantity');
   await expect(outcome).toHaveAttribute('data-rule', 'notPositive');
-  await expect(outcome).toContainText(/^Rejected: quantity \(notPositive\): .+/);
+  await expect(outcome.getByTestId('ticket-outcome-text')).toHaveText(/^Rejected: quantity \(notPositive\): .+/);
 
   // a tenth of a tick more than the market price is off tick
   await page.getByTestId('ticket-quantity').fill('250k');
@@ -164,10 +171,10 @@ test('invalid orders show the server reject: quantity 0, a price off tick', asyn
   await expect(outcome).toHaveAttribute('data-kind', 'reject');
   await expect(outcome).toHaveAttribute('data-field', 'price');
   await expect(outcome).toHaveAttribute('data-rule', 'offTick');
-  await expect(outcome).toContainText(/^Rejected: price \(offTick\): .+/);
+  await expect(outcome.getByTestId('ticket-outcome-text')).toHaveText(/^Rejected: price \(offTick\): .+/);
 });
 
-test('chips filter on the server; an open order is cancelled from its row', async ({ page }) => {
+test('chips filter on the server; an open order is cancelled from its row', async ({ page }, testInfo) => {
   const client = await nodeClient('alice', 'alice123');
   const container = blotterSubject('alice');
   try {
@@ -181,7 +188,7 @@ test('chips filter on the server; an open order is cancelled from its row', asyn
     await price.focus();
     for (let i = 0; i < 20; i++) await price.press('PageDown');
     await page.getByTestId('ticket-quantity').fill('100k');
-    const { clientOrderId } = await submitAndAck(page);
+    const { clientOrderId } = await submitAndAck(page, testInfo);
     await expect(cell(grid, 0, 'clientOrderId')).toHaveText(clientOrderId);
     await expect(cell(grid, 0, 'status')).toHaveText('Working');
 

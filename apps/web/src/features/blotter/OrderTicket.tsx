@@ -52,6 +52,7 @@ export function OrderTicket({ orders }: { orders: OrderPort }) {
   const [priceTouched, setPriceTouched] = useState(false);
   const [busy, setBusy] = useState(false);
   const [outcome, setOutcome] = useState<OrderOutcome | undefined>(undefined);
+  const [roundTripMs, setRoundTripMs] = useState<number | undefined>(undefined);
   const submitting = useRef(false);
 
   const record = useRecord(state.instrument?.subject ?? '');
@@ -121,9 +122,15 @@ export function OrderTicket({ orders }: { orders: OrderPort }) {
     submitting.current = true;
     setBusy(true);
     setOutcome(undefined);
+    // round trip as the trader lives it: send -> durable ack (or reject) back in this page
+    const sentAt = performance.now();
+    const done = (o: OrderOutcome) => {
+      setOutcome(o);
+      setRoundTripMs(performance.now() - sentAt);
+    };
     orders.submitOrder(order).then(
-      (ack) => setOutcome(ackOutcome(ack, 'submit')),
-      (error: unknown) => setOutcome(failureOutcome(error, 'submit')),
+      (ack) => done(ackOutcome(ack, 'submit')),
+      (error: unknown) => done(failureOutcome(error, 'submit')),
     ).finally(() => {
       submitting.current = false;
       setBusy(false);
@@ -258,8 +265,10 @@ export function OrderTicket({ orders }: { orders: OrderPort }) {
           data-order-id={outcome.kind === 'ack' ? outcome.orderId : undefined}
           data-client-order-id={outcome.kind === 'ack' ? outcome.clientOrderId : undefined}
           title={outcome.kind === 'ack' ? `clientOrderId ${outcome.clientOrderId}, status ${outcome.status}` : undefined}
+          data-round-trip-ms={roundTripMs === undefined ? undefined : roundTripMs.toFixed(1)}
         >
-          {outcome.text}
+          {roundTripMs !== undefined && <span className="outcome-rtt" title="Submit to answer, measured in this page">{`${roundTripMs.toFixed(1)} ms`}</span>}
+          <span data-testid="ticket-outcome-text">{outcome.text}</span>
         </p>
       )}
     </form>
