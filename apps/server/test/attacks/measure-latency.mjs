@@ -41,6 +41,18 @@ const ATTACKERS = {
     const t = setInterval(() => ws.send(JSON.stringify({ type: 'session.login', reqId: ++i, token: `eyJ1IjoiYWRtaW4ifQ.${'A'.repeat(43)}` })), 5);
     return () => clearInterval(t);
   }),
+  'password guessing (20 connections)': (url) => {
+    for (let c = 0; c < 20; c++) {
+      loop(url, null, (ws) => {
+        let i = 0;
+        // one login at a time per connection: the next guess when the previous one was answered
+        const guess = () => ws.send(JSON.stringify({ type: 'session.login', reqId: ++i, user: 'alice', password: `guess${i}` }));
+        ws.on('message', guess);
+        guess();
+        return () => ws.off('message', guess);
+      });
+    }
+  },
   'blotter snooping': (url) => loop(url, 'bob', (ws) => {
     let i = 0;
     const t = setInterval(() => ws.send(JSON.stringify({ type: 'record.subscribe', reqId: ++i, subjects: ['/BLOTTER/alice', '/TRADE/alice/1'] })), 10);
@@ -66,16 +78,25 @@ const ATTACKERS = {
   }),
 };
 
-/** Connects, logs in (unless user is null), runs `attack`, and starts over when the server closes the socket. */
+let token;
+
+/**
+ * Connects, logs in (unless user is null: the first time with the password, then with the
+ * session token, as a real client reconnects), runs `attack`, and starts over when the server
+ * closes the socket.
+ */
 function loop(url, user, attack) {
   const ws = new WebSocket(url);
   let stop = () => {};
   ws.on('open', () => {
     if (user === null) stop = attack(ws);
-    else ws.send(JSON.stringify({ type: 'session.login', reqId: 0, user, password: `${user}123` }));
+    else ws.send(JSON.stringify(token ? { type: 'session.login', reqId: 0, token } : { type: 'session.login', reqId: 0, user, password: `${user}123` }));
   });
   ws.on('message', (data) => {
-    if (user !== null && data.toString().includes('"session.loggedIn"')) stop = attack(ws);
+    const text = data.toString();
+    if (user === null || !text.includes('"session.loggedIn"')) return;
+    token = JSON.parse(text).find((m) => m.type === 'session.loggedIn').token;
+    stop = attack(ws);
   });
   ws.on('error', () => {});
   ws.on('close', () => { stop(); setTimeout(() => loop(url, user, attack), 20); });
