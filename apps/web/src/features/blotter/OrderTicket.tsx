@@ -1,4 +1,5 @@
 import { useId, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import type { OrderRequest } from '@tidewire/client';
 import type { OrderSide } from '@tidewire/protocol';
 import { useRecord } from '../../connection/hooks.js';
 import { formatCellPrice, priceDecimals } from '../watchlist/watchlist-row.js';
@@ -11,6 +12,7 @@ import {
   formatTicketPrice,
   isBlocked,
   marketPriceFor,
+  newClientOrderId,
   parsePrice,
   parseQuantity,
   stepPrice,
@@ -54,6 +56,10 @@ export function OrderTicket({ orders }: { orders: OrderPort }) {
   const [outcome, setOutcome] = useState<OrderOutcome | undefined>(undefined);
   const [roundTripMs, setRoundTripMs] = useState<number | undefined>(undefined);
   const submitting = useRef(false);
+  /** Orders this ticket has made (the counter in their clientOrderIds). */
+  const orderCount = useRef(0);
+  /** The last order sent, for "Send again" when its answer was lost. */
+  const [lastOrder, setLastOrder] = useState<(OrderRequest & { clientOrderId: string }) | undefined>(undefined);
 
   const record = useRecord(state.instrument?.subject ?? '');
   const market = useMemo<TicketMarket | undefined>(() => {
@@ -115,11 +121,11 @@ export function OrderTicket({ orders }: { orders: OrderPort }) {
     if (Number.isInteger(q) && q > 0) update({ quantityText: q.toLocaleString('en-US') });
   };
 
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    const order = ticketOrder(shown);
-    if (order === undefined || submitting.current) return;
+  /** Sends `order` (with its clientOrderId) and shows the answer. */
+  const send = (order: OrderRequest & { clientOrderId: string }) => {
+    if (submitting.current) return;
     submitting.current = true;
+    setLastOrder(order);
     setBusy(true);
     setOutcome(undefined);
     // round trip as the trader lives it: send -> durable ack (or reject) back in this page
@@ -130,11 +136,18 @@ export function OrderTicket({ orders }: { orders: OrderPort }) {
     };
     orders.submitOrder(order).then(
       (ack) => done(ackOutcome(ack, 'submit')),
-      (error: unknown) => done(failureOutcome(error, 'submit')),
+      (error: unknown) => done(failureOutcome(error, 'submit', order.clientOrderId)),
     ).finally(() => {
       submitting.current = false;
       setBusy(false);
     });
+  };
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    const order = ticketOrder(shown);
+    if (order === undefined || submitting.current) return;
+    orderCount.current += 1;
+    send({ ...order, clientOrderId: newClientOrderId(Date.now(), orderCount.current) });
   };
 
   const hintId = (field: TicketField) => (hints.some((h) => h.field === field) ? `${ids.hint}-${field}` : undefined);
@@ -269,6 +282,11 @@ export function OrderTicket({ orders }: { orders: OrderPort }) {
         >
           {roundTripMs !== undefined && <span className="outcome-rtt" title="Submit to answer, measured in this page">{`${roundTripMs.toFixed(1)} ms`}</span>}
           <span data-testid="ticket-outcome-text">{outcome.text}</span>
+          {outcome.kind === 'error' && outcome.unknownFate && lastOrder !== undefined && (
+            <button type="button" className="button-quiet outcome-resend" onClick={() => send(lastOrder)} disabled={busy} data-testid="ticket-resend">
+              {`Send ${lastOrder.clientOrderId} again`}
+            </button>
+          )}
         </p>
       )}
     </form>

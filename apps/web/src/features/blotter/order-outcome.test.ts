@@ -22,9 +22,23 @@ describe('failureOutcome', () => {
   });
   it('shows other failures with their code', () => {
     const unavailable = Object.assign(new Error("orders are disabled: set 'orders.journalDir'"), { code: 'UNAVAILABLE', field: 'type' });
-    expect(failureOutcome(unavailable)).toMatchObject({ kind: 'error', code: 'UNAVAILABLE', text: "UNAVAILABLE: orders are disabled: set 'orders.journalDir'" });
+    expect(failureOutcome(unavailable)).toMatchObject({ kind: 'error', code: 'UNAVAILABLE', text: "UNAVAILABLE: orders are disabled: set 'orders.journalDir'", unknownFate: false });
     expect(failureOutcome(new Error('boom'))).toMatchObject({ kind: 'error', code: 'ERROR', text: 'ERROR: boom' });
     expect(failureOutcome('plain')).toMatchObject({ kind: 'error', code: 'ERROR', message: 'plain' });
     expect(failureOutcome(undefined).text).toBe('ERROR: undefined');
+  });
+});
+
+describe('an order whose answer was lost', () => {
+  it('says where to look and that sending again is safe', () => {
+    for (const code of ['DISCONNECTED', 'TIMEOUT']) {
+      const lost = Object.assign(new Error('order.submit #4: no reply within 10000 ms'), { code });
+      const outcome = failureOutcome(lost, 'submit', 't1-4-abcd');
+      expect(outcome).toMatchObject({ kind: 'error', code, unknownFate: true });
+      expect(outcome.text).toBe(`${code}: order.submit #4: no reply within 10000 ms. Order t1-4-abcd may not have reached the server: look for it in the blotter, or send it again (a duplicate is refused, never doubled).`);
+      expect(failureOutcome(lost).text).toBe(`${code}: order.submit #4: no reply within 10000 ms`);
+    }
+    expect(failureOutcome(Object.assign(new Error('not sent.'), { code: 'DISCONNECTED' }), 'submit', 'id').text).toMatch(/^DISCONNECTED: not sent\. Order id may/);
+    expect(failureOutcome(Object.assign(new Error('x'), { code: 'CLOSED' }), 'submit', 'id')).toMatchObject({ unknownFate: false, text: 'CLOSED: x' });
   });
 });

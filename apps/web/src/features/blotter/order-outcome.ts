@@ -9,7 +9,17 @@
 export type OrderOutcome =
   | { readonly kind: 'ack'; readonly orderId: number; readonly seq: number; readonly clientOrderId: string; readonly status: string; readonly text: string }
   | { readonly kind: 'reject'; readonly field: string; readonly rule: string; readonly message: string; readonly text: string }
-  | { readonly kind: 'error'; readonly code: string; readonly message: string; readonly text: string };
+  | {
+      readonly kind: 'error';
+      readonly code: string;
+      readonly message: string;
+      readonly text: string;
+      /**
+       * True when the request may or may not have reached the server (DISCONNECTED, TIMEOUT): the
+       * order's fate shows in the blotter, and sending it again with the same clientOrderId is safe.
+       */
+      readonly unknownFate: boolean;
+    };
 
 /** What an order action was (wording of the messages). */
 export type OrderActionName = 'submit' | 'cancel' | 'amend';
@@ -34,7 +44,7 @@ export function ackOutcome(ack: unknown, action: OrderActionName = 'submit'): Or
   const seq = int(prop(ack, 'seq'));
   if (orderId === undefined || seq === undefined) {
     const message = 'the server answered without an order id and journal seq';
-    return { kind: 'error', code: 'BAD_FRAME', message, text: `Unexpected answer: ${message}` };
+    return { kind: 'error', code: 'BAD_FRAME', message, text: `Unexpected answer: ${message}`, unknownFate: false };
   }
   return {
     kind: 'ack',
@@ -46,13 +56,17 @@ export function ackOutcome(ack: unknown, action: OrderActionName = 'submit'): Or
   };
 }
 
+/** Codes after which nobody knows whether the server got the request (client SDK). */
+const UNKNOWN_FATE_CODES: ReadonlySet<string> = new Set(['DISCONNECTED', 'TIMEOUT']);
+
 /**
  * The outcome of a failed request. An order reject (an error carrying `field` and `rule` strings,
  * as the SDK's reject error does) reads `Rejected: quantity (notPositive): quantity 0 is not
  * positive`; anything else with a `code` reads `UNAVAILABLE: orders are disabled ...`; other
- * values are shown as text with code `ERROR`.
+ * values are shown as text with code `ERROR`. DISCONNECTED and TIMEOUT leave the order's fate
+ * unknown (`unknownFate`); with the request's `clientOrderId` the text says where to look.
  */
-export function failureOutcome(error: unknown, action: OrderActionName = 'submit'): OrderOutcome {
+export function failureOutcome(error: unknown, action: OrderActionName = 'submit', clientOrderId?: string): OrderOutcome {
   const message = str(prop(error, 'message')) ?? String(error);
   const field = str(prop(error, 'field'));
   const rule = str(prop(error, 'rule'));
@@ -60,5 +74,8 @@ export function failureOutcome(error: unknown, action: OrderActionName = 'submit
     return { kind: 'reject', field, rule, message, text: `${REJECT_VERB[action]}: ${field} (${rule}): ${message}` };
   }
   const code = str(prop(error, 'code')) ?? 'ERROR';
-  return { kind: 'error', code, message, text: `${code}: ${message}` };
+  const unknownFate = UNKNOWN_FATE_CODES.has(code);
+  const sep = /[.!?]$/.test(message) ? ' ' : '. ';
+  const hint = unknownFate && clientOrderId !== undefined ? `${sep}Order ${clientOrderId} may not have reached the server: look for it in the blotter, or send it again (a duplicate is refused, never doubled).` : '';
+  return { kind: 'error', code, message, text: `${code}: ${message}${hint}`, unknownFate };
 }

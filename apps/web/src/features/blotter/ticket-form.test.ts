@@ -5,6 +5,7 @@ import {
   formatTicketPrice,
   isBlocked,
   isOnTick,
+  newClientOrderId,
   marketPriceFor,
   parsePrice,
   parseQuantity,
@@ -145,5 +146,17 @@ describe('ticketHints and ticketOrder', () => {
     expect(submitLabel(ticket({}))).toBe('Buy 1,000,000 EUR/USD @ MKT');
     expect(submitLabel(ticket({ side: 'sell', quantityText: '250k', orderType: 'limit', priceText: '1.08520' }))).toBe('Sell 250,000 EUR/USD @ 1.08520');
     expect(submitLabel({ ...INITIAL_TICKET, quantityText: 'x', orderType: 'limit' })).toBe('Buy');
+  });
+});
+
+describe('newClientOrderId', () => {
+  it('is a valid, distinct client order id', () => {
+    const id = newClientOrderId(1_795_396_116_092, 3, () => 0.5);
+    expect(id).toBe(`t${(1_795_396_116_092).toString(36)}-3-${Math.floor(0.5 * 36 ** 4).toString(36)}`);
+    expect(id).toMatch(/^[A-Za-z0-9._:-]{1,64}$/);
+    expect(newClientOrderId(1, 1, () => 0)).toBe('t1-1-0000');
+    expect(newClientOrderId(1, 1, () => 1)).toMatch(/^t1-1-[0-9a-z]{4}$/);
+    const ids = new Set(Array.from({ length: 200 }, (_, i) => newClientOrderId(1_795_396_116_092, i)));
+    expect(ids.size).toBe(200);
   });
 });

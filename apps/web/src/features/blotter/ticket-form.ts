@@ -223,3 +223,16 @@ export function submitLabel(state: TicketState): string {
   const price = state.orderType === 'market' ? ' @ MKT' : state.priceText.trim() === '' ? '' : ` @ ${state.priceText.trim()}`;
   return `${verb}${qty}${what}${price}`;
 }
+
+/**
+ * A client order id for the ticket's next order: `t<epoch ms base 36>-<n>-<4 random base-36
+ * chars>` (e.g. `tmhq2x1k0-3-0f9z`, at most 25 characters of `[a-z0-9-]`). The ticket picks it
+ * (rather than letting the SDK) so that an order whose answer was lost can be found in the
+ * blotter and sent again safely: the server refuses a second order with the same id as
+ * `clientOrderId`/`duplicate`. Time plus randomness keeps ids of one user apart across tabs
+ * and reloads. `n` is the ticket's own counter; `random` returns [0, 1).
+ */
+export function newClientOrderId(nowMs: number, n: number, random: () => number = Math.random): string {
+  const suffix = Math.floor(Math.min(0.999999, Math.max(0, random())) * 36 ** 4).toString(36).padStart(4, '0');
+  return `t${Math.max(0, Math.floor(nowMs)).toString(36)}-${Math.max(0, Math.floor(n))}-${suffix}`;
+}
