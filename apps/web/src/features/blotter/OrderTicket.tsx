@@ -28,6 +28,13 @@ import {
 
 /** Ticks moved by PageUp / PageDown in the price field. */
 const PAGE_TICKS = 10;
+/** Price field keys and the ticks they move the price by. */
+const PRICE_KEYS: ReadonlyMap<string, number> = new Map([
+  ['ArrowUp', 1],
+  ['ArrowDown', -1],
+  ['PageUp', PAGE_TICKS],
+  ['PageDown', -PAGE_TICKS],
+]);
 
 /** Hint text under a field, or nothing. */
 function Hint({ id, hints, field }: { id: string; hints: ReturnType<typeof ticketHints>; field: TicketField }) {
@@ -110,7 +117,7 @@ export function OrderTicket({ orders }: { orders: OrderPort }) {
     update({ priceText: formatTicketPrice(next, market.tick) });
   };
   const onPriceKey = (e: KeyboardEvent<HTMLInputElement>) => {
-    const steps = { ArrowUp: 1, ArrowDown: -1, PageUp: PAGE_TICKS, PageDown: -PAGE_TICKS }[e.key];
+    const steps = PRICE_KEYS.get(e.key);
     if (steps === undefined) return;
     e.preventDefault();
     step(steps);
