@@ -105,6 +105,8 @@ pub(super) struct Fan<'a, R: Records + ?Sized> {
     pub(super) base: usize,
     pub(super) changed: &'a [u32],
     pub(super) records: &'a R,
+    /// Views whose rows changed since the last flush (each listed once: `ViewSlot::queued`).
+    pub(super) touched: &'a mut Vec<u32>,
 }
 
 impl<R: Records + ?Sized> Fan<'_, R> {
@@ -145,7 +147,9 @@ impl<R: Records + ?Sized> Fan<'_, R> {
                 }
                 if let Some(slot) = self.views[r.view as usize].as_mut() {
                     let sort_changed = intersects(self.changed, r.sort.fields());
-                    slot.view.settle(self.id, now, sort_changed, container, self.records);
+                    if slot.view.settle(self.id, now, sort_changed, container, self.records) {
+                        slot.queue(r.view, self.touched);
+                    }
                 }
             }
         }

@@ -53,6 +53,18 @@ pub(super) struct ViewSlot {
     updates: u64,
     /// Wall time of the view's build (filter scan, sort, index load), us.
     build_us: u64,
+    /// Listed in `ViewSet::touched` (its rows changed since the last flush).
+    queued: bool,
+}
+
+impl ViewSlot {
+    /// Lists view `id` (this slot) as changed since the last flush, once.
+    pub(super) fn queue(&mut self, id: u32, touched: &mut Vec<u32>) {
+        if !self.queued {
+            self.queued = true;
+            touched.push(id);
+        }
+    }
 }
 
 /// One materialised view, for diagnostics (the admin views table).
@@ -94,6 +106,12 @@ pub struct ViewSet {
     registry: Registry,
     stamps: Vec<u32>,
     stamp: u32,
+    /// Views whose rows changed since the last flush: a flush visits these, not every view.
+    touched: Vec<u32>,
+    /// Windows opened or moved since the last flush (they diff their new slice).
+    moved_windows: Vec<u32>,
+    /// Containers with field updates (`dirty`) since the last flush.
+    dirty_containers: Vec<u32>,
 }
 
 fn bad(message: String, field: &str) -> EngineError {
@@ -115,6 +133,9 @@ impl ViewSet {
             registry: Registry::new(config.grace_ms),
             stamps: Vec::new(),
             stamp: 0,
+            touched: Vec::new(),
+            moved_windows: Vec::new(),
+            dirty_containers: Vec::new(),
         }
     }
 
@@ -172,6 +193,7 @@ impl ViewSet {
             if let Some(slot) = self.views[v as usize].as_mut() {
                 if slot.view.inserted(id, &c.container, records) {
                     c.set_bit(id, slot.bit, true);
+                    slot.queue(v, &mut self.touched);
                 }
             }
         }
@@ -191,7 +213,9 @@ impl ViewSet {
         c.merged.remove(&id);
         for &v in &c.views {
             if let Some(slot) = self.views[v as usize].as_mut() {
-                slot.view.removed(id);
+                if slot.view.removed(id) {
+                    slot.queue(v, &mut self.touched);
+                }
             }
         }
         self.drop_home(id, container);
@@ -212,6 +236,7 @@ impl ViewSet {
         for &v in &c.views {
             if let Some(slot) = self.views[v as usize].as_mut() {
                 slot.view.cleared();
+                slot.queue(v, &mut self.touched);
             }
         }
         for id in members {
@@ -284,7 +309,9 @@ impl ViewSet {
             windows: Vec::new(),
             updates: 0,
             build_us: started.elapsed().as_micros() as u64,
+            queued: true,
         });
+        self.touched.push(id);
         self.registry.insert(key, id);
         Ok(id)
     }
@@ -404,6 +431,7 @@ impl ViewSet {
         };
         slot.windows.push(id);
         self.windows[id as usize] = Some((view, Window::new(offset, size)));
+        self.moved_windows.push(id);
         Ok(id)
     }
 
@@ -420,6 +448,7 @@ impl ViewSet {
     pub fn move_window(&mut self, window: u32, offset: usize, size: usize) -> Result<()> {
         self.check_window(size)?;
         self.window_mut(window)?.1.set(offset, size);
+        self.moved_windows.push(window);
         Ok(())
     }
 
@@ -456,6 +485,9 @@ impl ViewSet {
         };
         if c.views.is_empty() {
             return 0;
+        }
+        if c.dirty.is_empty() {
+            self.dirty_containers.push(container);
         }
         match c.dirty.entry(id) {
             std::collections::hash_map::Entry::Vacant(e) => {
@@ -498,6 +530,7 @@ impl ViewSet {
             base: slot as usize,
             changed,
             records,
+            touched: &mut self.touched,
         };
         match records.row(id) {
             Some(row) => fan.run(row),
@@ -508,37 +541,65 @@ impl ViewSet {
     /// Appends every window's diff since the last flush to `out` (windows with nothing to send
     /// are skipped) and resets the conflation state. Windows of views whose rows changed, and
     /// moved windows, diff their slice; others only get the field updates of rows they show,
-    /// found from the updated rows (member bits, then rank), not by scanning windows.
+    /// found from the updated rows (member bits, then rank), not by scanning windows. Only views
+    /// that changed, windows that moved and containers with updates are visited: a flush costs
+    /// O(what changed), not O(views).
     pub fn flush(&mut self, out: &mut Vec<WindowDiff>) {
         // Windows not re-sliced this flush: count changes and field updates gathered here.
         let mut light: FxHashMap<u32, WindowDiff> = FxHashMap::default();
-        for c in self.containers.values_mut() {
-            let mut full: rustc_hash::FxHashSet<u32> = Default::default();
-            for &v in &c.views {
-                let Some(slot) = self.views[v as usize].as_mut() else {
+        let mut full: rustc_hash::FxHashSet<u32> = Default::default();
+        let empty: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+        let no_merged: rustc_hash::FxHashSet<u32> = Default::default();
+        let touched = std::mem::take(&mut self.touched);
+        let moved = std::mem::take(&mut self.moved_windows);
+        // Views whose rows changed, then windows opened or moved (of any view).
+        let visits = touched.iter().map(|&v| (v, None)).chain(moved.iter().filter_map(|&w| {
+            self.windows
+                .get(w as usize)
+                .and_then(Option::as_ref)
+                .map(|x| (x.0, Some(w)))
+        }));
+        for (v, only) in visits.collect::<Vec<_>>() {
+            let Some(slot) = self.views.get_mut(v as usize).and_then(Option::as_mut) else {
+                continue;
+            };
+            let range = if only.is_none() {
+                slot.queued = false;
+                slot.view.take_touched()
+            } else {
+                None
+            };
+            let c = self.containers.get(&slot.container);
+            let dirty = c.map_or(&empty, |c| &c.dirty);
+            let merged = c.map_or(&no_merged, |c| &c.merged);
+            for &w in &slot.windows {
+                if only.is_some_and(|o| o != w) || full.contains(&w) {
+                    continue;
+                }
+                let Some((_, win)) = self.windows[w as usize].as_mut() else {
                     continue;
                 };
-                let touched = slot.view.take_touched();
-                for &w in &slot.windows {
-                    if let Some((_, win)) = self.windows[w as usize].as_mut() {
-                        let hit = touched
-                            .is_some_and(|(lo, hi)| lo < win.offset().saturating_add(win.size()) && hi >= win.offset());
-                        if hit || win.needs_slice() {
-                            if let Some(mut d) = win.diff(w, &slot.view, hit, &c.dirty) {
-                                if !c.merged.is_empty() {
-                                    d.conflated =
-                                        d.updated.iter().map(|u| u.0).filter(|r| c.merged.contains(r)).collect();
-                                    d.conflated.sort_unstable();
-                                }
-                                out.push(d);
-                            }
-                            full.insert(w);
-                        } else if let Some(d) = win.count_diff(w, &slot.view) {
-                            light.insert(w, d);
+                let hit =
+                    range.is_some_and(|(lo, hi)| lo < win.offset().saturating_add(win.size()) && hi >= win.offset());
+                if hit || win.needs_slice() {
+                    light.remove(&w);
+                    if let Some(mut d) = win.diff(w, &slot.view, hit, dirty) {
+                        if !merged.is_empty() {
+                            d.conflated = d.updated.iter().map(|u| u.0).filter(|r| merged.contains(r)).collect();
+                            d.conflated.sort_unstable();
                         }
+                        out.push(d);
                     }
+                    full.insert(w);
+                } else if let Some(d) = win.count_diff(w, &slot.view) {
+                    light.insert(w, d);
                 }
             }
+        }
+        for container in std::mem::take(&mut self.dirty_containers) {
+            let Some(c) = self.containers.get_mut(&container) else {
+                continue;
+            };
             for (&row, fields) in &c.dirty {
                 let Some(s) = c.container.slot_of(row) else {
                     continue;
