@@ -90,7 +90,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     doc: 'Open WebSockets (both endpoints, all workers) from one remote address; the next is closed with 4029 TOO_MANY_CONNECTIONS; 0 is off.' },
   { path: 'limits.maxConnectionsPerUser', type: 'int', env: 'TIDEWIRE_MAX_CONNECTIONS_PER_USER', flag: 'max-connections-per-user', default: 20_000, min: 1, max: 65_535, zeroMeansOff: true, unit: 'sessions',
     doc: 'Logged-in sessions of one user (all workers); one more login gets LIMIT_EXCEEDED and the connection is closed with 4029; 0 is off.' },
-  { path: 'limits.loginsPerSecPerIp', type: 'int', env: 'TIDEWIRE_LOGINS_PER_SEC_PER_IP', flag: 'logins-per-sec-per-ip', default: 20, min: 1, max: 100_000, zeroMeansOff: true, unit: 'logins/s',
+  { path: 'limits.loginsPerSecPerIp', type: 'int', env: 'TIDEWIRE_LOGINS_PER_SEC_PER_IP', flag: 'logins-per-sec-per-ip', default: 10, min: 1, max: 100_000, zeroMeansOff: true, unit: 'logins/s',
     doc: 'Password logins per second from one remote address (token bucket of twice that size, per transport worker); more get RATE_LIMITED before any password is checked (scrypt costs ~50 ms of CPU each); 0 is off.' },
   { path: 'limits.maxViewWindowRows', type: 'int', env: 'TIDEWIRE_MAX_WINDOW_ROWS', flag: 'max-window-rows', default: MAX_VIEW_WINDOW_ROWS, min: 1, max: MAX_VIEW_WINDOW_ROWS, unit: 'rows',
     doc: 'Largest `window.size` of `view.create` / `view.change`; above it LIMIT_EXCEEDED (the engine caps it at 10,000 in any case).' },

@@ -33,6 +33,8 @@ const BASE: Record<string, Record<string, unknown>> = {
   // tests use made-up subjects (/A/B, /EQ/ONE): grant them all; the attack suite (test/attacks)
   // passes `auth: { roles: {} }` to test the default rules
   auth: { roles: TEST_ROLES },
+  // tests log in by password in bursts; the login rate has its own attack test
+  limits: { loginsPerSecPerIp: 0 },
 };
 
 /** Deep-merges `overrides` into the test defaults. */

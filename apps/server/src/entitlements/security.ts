@@ -9,6 +9,12 @@ import type { DecodeError } from '@tidewire/protocol';
 import type { Config, UserEntry } from '../config.js';
 import { KeyedRateLimiter } from '../limits/token-bucket.js';
 import { SharedCounter } from '../limits/shared-counter.js';
+import { WorkGate } from '../limits/work-gate.js';
+
+/** Password checks (scrypt) one transport thread runs at once: one core at most, whoever floods. */
+export const PASSWORD_CHECKS_IN_FLIGHT = 1;
+/** Password checks that may wait for that slot; beyond it a login gets RATE_LIMITED unchecked. */
+export const PASSWORD_CHECKS_QUEUED = 64;
 import { Entitlements, notEntitledMessage } from './entitlements.js';
 
 /** What handlers use to check entitlements and limits. */
@@ -19,6 +25,8 @@ export interface Security {
   readonly orderLimiter: KeyedRateLimiter;
   /** Password logins per second per remote address (`limits.loginsPerSecPerIp`), burst twice the rate. */
   readonly loginLimiter: KeyedRateLimiter;
+  /** Runs password checks one at a time per transport thread, with a bounded queue. */
+  readonly passwordChecks: WorkGate;
   /** Open connections per `ip:<address>` and logged-in sessions per `user:<name>`, all workers. */
   readonly connections: SharedCounter;
 }
@@ -34,6 +42,7 @@ export function createSecurity(config: Config, connectionsBuffer: SharedArrayBuf
     entitlements: new Entitlements(config.auth.roles),
     orderLimiter: new KeyedRateLimiter(rate, Math.max(1, rate)),
     loginLimiter: new KeyedRateLimiter(config.limits.loginsPerSecPerIp, Math.max(1, 2 * config.limits.loginsPerSecPerIp)),
+    passwordChecks: new WorkGate(PASSWORD_CHECKS_IN_FLIGHT, PASSWORD_CHECKS_QUEUED),
     connections: new SharedCounter(connectionsBuffer),
   };
 }

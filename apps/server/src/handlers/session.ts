@@ -7,6 +7,7 @@ import type { DecodeError, SessionLogin, SessionPing, SessionRefresh } from '@ti
 import type { UserEntry } from '../config.js';
 import { log } from '../log.js';
 import { verifyPassword } from '../auth/passwords.js';
+import { GateFullError } from '../limits/work-gate.js';
 import { issueToken, passwordTag, verifyToken } from '../auth/tokens.js';
 import { CloseCodes } from '@tidewire/protocol';
 import type { Session } from '../session/session.js';
@@ -116,7 +117,14 @@ async function authenticate(ctx: HandlerContext, m: SessionLogin): Promise<UserE
     return fail('BAD_REQUEST', "session.login needs 'user' and 'password', or 'token'", m.user === undefined ? 'user' : 'password');
   }
   const user = ctx.users.get(m.user);
-  const ok = await verifyPassword(m.password, user?.passwordHash ?? DUMMY_HASH);
+  const password = m.password;
+  let ok: boolean;
+  try {
+    ok = await ctx.security.passwordChecks.run(() => verifyPassword(password, user?.passwordHash ?? DUMMY_HASH));
+  } catch (err) {
+    if (!(err instanceof GateFullError)) throw err;
+    return { code: 'RATE_LIMITED', reqId: m.reqId, message: 'the server is checking too many passwords; retry after a pause (or log in with a token)' };
+  }
   return user && ok ? user : fail('BAD_CREDENTIALS', 'unknown user or wrong password');
 }
 

@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { SharedCounter } from './shared-counter.js';
 import { KeyedRateLimiter, TokenBucket } from './token-bucket.js';
+import { GateFullError, WorkGate } from './work-gate.js';
 
 describe('TokenBucket', () => {
   it('allows a burst, then the rate, never more', () => {
@@ -82,3 +83,38 @@ describe('SharedCounter', () => {
     expect(new SharedCounter(buffer).count('user:alice')).toBe(1000);
   });
 });
+
+describe('WorkGate', () => {
+  it('runs at most inFlight at once, queues up to maxQueued, refuses beyond', async () => {
+    const gate = new WorkGate(2, 2);
+    const releases: Array<() => void> = [];
+    let peak = 0;
+    const task = () => new Promise<number>((resolve) => {
+      peak = Math.max(peak, gate.active);
+      releases.push(() => resolve(1));
+    });
+    const runs = Array.from({ length: 4 }, () => gate.run(task));
+    await expect(gate.run(task)).rejects.toBeInstanceOf(GateFullError);
+    expect([gate.active, gate.queued]).toEqual([2, 2]);
+    // release one at a time: a waiter takes the freed slot
+    for (let i = 0; i < 4; i++) {
+      await waitUntil(() => releases.length > i);
+      releases[i]!();
+    }
+    expect(await Promise.all(runs)).toEqual([1, 1, 1, 1]);
+    expect(peak).toBeLessThanOrEqual(2);
+    expect([gate.active, gate.queued]).toEqual([0, 0]);
+  });
+
+  it('frees the slot when a task fails', async () => {
+    const gate = new WorkGate(1, 0);
+    await expect(gate.run(() => Promise.reject(new Error('x')))).rejects.toThrow('x');
+    expect(await gate.run(() => Promise.resolve(7))).toBe(7);
+  });
+});
+
+/** Yields to the event loop until `pred` holds (at most 1,000 turns). */
+async function waitUntil(pred: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !pred(); i++) await new Promise((r) => setImmediate(r));
+  if (!pred()) throw new Error('condition not reached');
+}
