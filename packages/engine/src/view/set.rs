@@ -114,6 +114,10 @@ pub struct ViewSet {
     dirty_containers: Vec<u32>,
 }
 
+/// Windows up to this many rows find an updated row in the rows they last sent (a scan);
+/// bigger ones through the row's rank.
+const SCAN_SENT_ROWS: usize = 128;
+
 fn bad(message: String, field: &str) -> EngineError {
     EngineError::bad_request(message, Some(field), None)
 }
@@ -615,18 +619,22 @@ impl ViewSet {
                             continue;
                         };
                         slot.updates += 1;
-                        if slot.windows.is_empty() {
-                            continue;
-                        }
-                        let Some(rank) = slot.view.rank_of(row) else {
-                            continue;
-                        };
+                        // The row's rank only when a big window needs it (a treap walk up to the
+                        // root, cache misses per level); a small window not re-sliced this flush
+                        // shows exactly the rows it last sent: a short contiguous scan.
+                        let mut rank: Option<Option<usize>> = None;
                         for &w in &slot.windows {
                             if full.contains(&w) {
                                 continue;
                             }
                             if let Some((_, win)) = self.windows[w as usize].as_ref() {
-                                if win.shows(rank) {
+                                let shows = if win.size() <= SCAN_SENT_ROWS {
+                                    win.sent().contains(&row)
+                                } else {
+                                    rank.get_or_insert_with(|| slot.view.rank_of(row))
+                                        .is_some_and(|r| win.shows(r))
+                                };
+                                if shows {
                                     let d = light.entry(w).or_insert_with(|| WindowDiff {
                                         window: w,
                                         offset: win.offset(),
