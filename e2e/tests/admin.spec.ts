@@ -1,13 +1,22 @@
-import { expect, test, type Browser, type Page } from '@playwright/test';
+import { expect, test, type Browser, type BrowserContext, type Page } from '@playwright/test';
 import { serverUrl, waitForHealth } from './server.js';
 
 test.beforeAll(async ({ request }) => {
   await waitForHealth(request);
 });
 
+/** Contexts this spec opened; closed after each test so live admin pages stop ticking behind later specs. */
+const contexts: BrowserContext[] = [];
+
+test.afterEach(async () => {
+  await Promise.all(contexts.splice(0).map((c) => c.close()));
+});
+
 /** Opens the app in a fresh context and logs in through the form; resolves when connected. */
 async function loggedInPage(browser: Browser, user: string, password: string): Promise<Page> {
-  const page = await (await browser.newContext()).newPage();
+  const context = await browser.newContext();
+  contexts.push(context);
+  const page = await context.newPage();
   await page.goto(serverUrl());
   await page.getByLabel('User').fill(user);
   await page.getByLabel('Password').fill(password);
