@@ -96,7 +96,10 @@ export async function runBlotter(o: BlotterOptions): Promise<SweepReport> {
   const sab = new SharedArrayBuffer(maxUsers * tradeCap * 8);
   const lastSent = new Float64Array(sab);
   const feed = await FeedPublisher.connect({ url: o.url, user: o.source.user, password: o.source.password });
-  const lifeS = boundS + o.steps.length * (o.connectTimeoutMs + o.responseTimeoutMs) / 1000 + 600;
+  // opening users (32 at a time, each bounded by the connect and response timeouts) can take
+  // longer than the steps on a busy server: the feed must outlive it, and the workers outlive that
+  const runBoundS = boundS + (Math.ceil(maxUsers / 32) + o.steps.length) * ((o.connectTimeoutMs + o.responseTimeoutMs) / 1000);
+  const lifeS = runBoundS + 600;
   const users = startViewUserGroup({ url: o.url, connectTimeoutMs: o.connectTimeoutMs, responseTimeoutMs: o.responseTimeoutMs, left: { kind: 'blotter', sab, tradeCap } }, lifeS);
   let creator: PacedLoop | undefined;
   let created = 0;
@@ -128,7 +131,7 @@ export async function runBlotter(o: BlotterOptions): Promise<SweepReport> {
       // every trade once per period: users x tradeCap slots, empty ones (trades not created yet) skipped
       feed.startPaced({
         ratePerSec: (u0 * tradeCap) / o.statusPeriodS,
-        durationMs: boundS * 1000,
+        durationMs: runBoundS * 1000,
         next: (k, ts): RecordPublish | null => {
           const { user, trade } = updateSlot(k, u0, tradeCap);
           if (trade >= (trades[user] as number)) return null;
@@ -144,7 +147,7 @@ export async function runBlotter(o: BlotterOptions): Promise<SweepReport> {
       creator = runPaced({
         pacer,
         clock: epochNowMs,
-        untilMs: epochNowMs() + boundS * 1000,
+        untilMs: epochNowMs() + runBoundS * 1000,
         ticks: intervalTicks,
         tickMs: 5,
         send: (due, ts) => {

@@ -68,7 +68,10 @@ export async function runFinderLatency(o: FinderLatencyOptions): Promise<SweepRe
   const sab = new SharedArrayBuffer(LATENCY_CONTAINER_SIZE * 8);
   const lastSent = new Float64Array(sab);
   const boundS = o.steps.length * (o.stepSeconds + o.warmupSeconds + 120) + 60;
-  const lifeS = boundS + o.steps.length * (o.connectTimeoutMs + o.responseTimeoutMs) / 1000 + 600;
+  // opening users (32 at a time, each bounded by the connect and response timeouts) can take
+  // longer than the steps on a busy server: the feed must outlive it, and the workers outlive that
+  const runBoundS = boundS + (Math.ceil(maxViews / 32) + o.steps.length) * ((o.connectTimeoutMs + o.responseTimeoutMs) / 1000);
+  const lifeS = runBoundS + 600;
   const load = startViewUserGroup({ url: o.url, light: true, connectTimeoutMs: o.connectTimeoutMs, responseTimeoutMs: o.responseTimeoutMs }, lifeS);
   const probes = startViewUserGroup({ url: o.url, connectTimeoutMs: o.connectTimeoutMs, responseTimeoutMs: o.responseTimeoutMs, left: { kind: 'flat', sab, prefix: LATENCY_CONTAINER } }, lifeS);
   const steps: StepResult[] = [];
@@ -85,7 +88,7 @@ export async function runFinderLatency(o: FinderLatencyOptions): Promise<SweepRe
     const rate = LATENCY_CONTAINER_SIZE / LATENCY_UPDATE_PERIOD_S;
     feed.startPaced({
       ratePerSec: rate,
-      durationMs: boundS * 1000,
+      durationMs: runBoundS * 1000,
       next: (k, ts) => {
         const i = k % LATENCY_CONTAINER_SIZE;
         lastSent[i] = ts;
