@@ -192,6 +192,12 @@ export interface EngineStats {
   subscriptions: number
   /** Published records. */
   records: number
+  /** Containers (published to or viewed; per-tier copies included). */
+  containers: number
+  /** Materialised views (unique container + filter + sort + tier; views in their grace period included). */
+  views: number
+  /** Open view windows (one per view subscriber). */
+  viewWindows: number
   /** Publishes refused by the store (a record would pass 128 fields). */
   publishesRejected: number
   /** Orders accepted since start (0 with orders disabled). */

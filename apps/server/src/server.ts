@@ -118,6 +118,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     kicks: () => admin.kicks,
     // with worker transports the main thread (feed, engine handle) is not in any snapshot
     otherHeapBytes: () => (config.server.workers === 1 ? 0 : getHeapStatistics().used_heap_size),
+    takeOrderAckLatencies: () => engine.takeOrderAckLatencies(),
   });
   // one interval at a time: a slow worker answer must not make collections overlap
   let collecting: Promise<void> | undefined;

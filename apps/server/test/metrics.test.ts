@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { AdminMetricsSample, ServerMessage } from '@tidewire/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../src/server.js';
-import { closeAll, delta, image, RawSocket, sourceSocket, startTestServer, waitFor, wsUrl } from './helpers.js';
+import { closeAll, delta, image, RawSocket, sdkClient, sourceSocket, startTestServer, waitFor, wsUrl } from './helpers.js';
 
 afterEach(closeAll);
 
@@ -113,6 +113,48 @@ describe('metrics from known traffic', () => {
     expect(prom.get('tidewire_delivery_latency_seconds_count')).toBe(N);
     expect(prom.get('tidewire_batch_size_messages_sum')).toBe(N + 1);
     expect(prom.get('tidewire_batching_burst_max_ms')).toBe(0);
+  });
+
+  it('N orders show as N accepted with N ack latencies; views, windows and view-row latencies are counted', async () => {
+    const server = await startTestServer({
+      admin: { auditDir: auditDir() },
+      orders: { journalDir: mkdtempSync(path.join(os.tmpdir(), 'tw-metrics-journal-')), fillIntervalMs: 60_000 },
+      limits: { ordersPerSecPerUser: 0, requestsPerSec: 0 },
+    });
+    const source = await sourceSocket(server);
+    source.publish([image('/FX/EURUSD', { bid: 1.085, ask: 1.0852 }), image('/P/0', { bid: 1 }), image('/P/1', { bid: 2 })]);
+    source.send({ type: 'container.publish', subject: '/C/M', ops: [{ op: 'add', subjects: ['/P/0', '/P/1'] }] });
+    const client = sdkClient(server);
+    await client.connect();
+    const N = 12;
+    // limit orders far off the market: they stay open (no fills to journal besides the acks)
+    for (let i = 0; i < N; i++) await client.submitOrder({ instrument: '/FX/EURUSD', side: 'buy', quantity: 10, price: 1.0 });
+    await expect(client.submitOrder({ instrument: '/FX/NOPE', side: 'buy', quantity: 10, price: 1 })).rejects.toThrow();
+    let updatedSeen = 0;
+    const onRows = (_rows: unknown, _count: number, updated: ReadonlySet<number>): void => { updatedSeen += updated.size; };
+    client.view({ container: '/C/M', sort: [{ field: 'bid', dir: 'asc' }], window: { offset: 0, size: 10 } }, { onRows });
+    client.view({ container: '/C/M', sort: [{ field: 'bid', dir: 'asc' }], window: { offset: 0, size: 1 } }, { onRows: () => {} });
+    await waitFor(() => server.engine.stats().viewWindows === 2, 'two windows open');
+    const M = 5;
+    for (let i = 0; i < M; i++) {
+      const before = updatedSeen;
+      source.publish([delta('/P/1', { bid: 2 + i + 1, note: i })]);
+      await waitFor(() => updatedSeen > before, `view update ${i}`);
+    }
+    const sample = await sampleWhere(server, (s) => s.totals.ordersAccepted === N && s.views === 1 && s.viewWindows === 2, 'orders and views');
+    expect(sample.totals.ordersRejected).toBe(1);
+    expect(sample.ordersOpen).toBe(N);
+    expect(sample.containers).toBeGreaterThanOrEqual(1);
+    const all = server.metrics.samples();
+    expect(all.reduce((n, s) => n + s.orderAckMs.count, 0)).toBe(N);
+    // /P/1 sits in the 10-row window only: one updated row per publish
+    await sampleWhere(server, () => server.metrics.samples().reduce((n, s) => n + s.viewUpdateMs.count, 0) === M, 'view-row latencies');
+    const prom = parsePrometheus(await (await fetch(`${server.url}/metrics`)).text());
+    expect(prom.get('tidewire_orders_accepted_total')).toBe(N);
+    expect(prom.get('tidewire_order_ack_latency_seconds_count')).toBe(N);
+    expect(prom.get('tidewire_view_update_latency_seconds_count')).toBe(M);
+    expect(prom.get('tidewire_views')).toBe(1);
+    expect(prom.get('tidewire_view_windows')).toBe(2);
   });
 
   it('aggregates client latency reports per session and overall', async () => {

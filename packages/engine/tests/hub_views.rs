@@ -71,6 +71,22 @@ fn create_answers_the_count_and_the_window_rows_in_view_order() {
 }
 
 #[test]
+fn stats_count_containers_unique_views_and_windows() {
+    let mut h = h();
+    catalog(&mut h);
+    h.open(1);
+    h.open(2);
+    create(&mut h, 1, 7, "sector = 'A'", "bid desc", 0, 2);
+    create(&mut h, 2, 8, "sector = 'A'", "bid desc", 0, 5); // identical request: shared view
+    create(&mut h, 2, 9, "sector = 'B'", "", 0, 5);
+    h.run();
+    let s = h.hub.stats();
+    assert_eq!((s.views, s.view_windows), (2, 3));
+    // the published container and its T1 tier copy the views compute on
+    assert_eq!(s.containers, 2);
+}
+
+#[test]
 fn updates_become_field_deltas_moves_entries_and_size_changes() {
     let mut h = h();
     catalog(&mut h);

@@ -123,14 +123,16 @@ function sample(s: AdminMetricsSample): Ordered {
   const t = s.totals;
   const b = s.batching;
   return {
-    at: s.at, intervalMs: s.intervalMs, latencyMs: stats(s.latencyMs), batchSize: stats(s.batchSize), clientLatencyMs: stats(s.clientLatencyMs), clientPaintMeanMs: s.clientPaintMeanMs,
+    at: s.at, intervalMs: s.intervalMs, latencyMs: stats(s.latencyMs), batchSize: stats(s.batchSize), viewUpdateMs: stats(s.viewUpdateMs), orderAckMs: stats(s.orderAckMs), clientLatencyMs: stats(s.clientLatencyMs), clientPaintMeanMs: s.clientPaintMeanMs,
     messagesInPerSec: s.messagesInPerSec, messagesOutPerSec: s.messagesOutPerSec, bytesInPerSec: s.bytesInPerSec, bytesOutPerSec: s.bytesOutPerSec,
     framesOutPerSec: s.framesOutPerSec, conflatedPerSec: s.conflatedPerSec, droppedPerSec: s.droppedPerSec,
     totals: {
       messagesIn: t.messagesIn, messagesOut: t.messagesOut, bytesIn: t.bytesIn, bytesOut: t.bytesOut, framesOut: t.framesOut,
       conflatedUpdates: t.conflatedUpdates, droppedUpdates: t.droppedUpdates, slowConsumerCloses: t.slowConsumerCloses, publishesRejected: t.publishesRejected, kicks: t.kicks,
+      ordersAccepted: t.ordersAccepted, ordersRejected: t.ordersRejected,
     },
     sessions: s.sessions, connections: s.connections, subscriptions: s.subscriptions, records: s.records,
+    containers: s.containers, views: s.views, viewWindows: s.viewWindows, ordersOpen: s.ordersOpen,
     cpuPercent: s.cpuPercent, rssBytes: s.rssBytes, heapUsedBytes: s.heapUsedBytes, eventLoopLagMs: stats(s.eventLoopLagMs),
     batching: { burstMinMs: b.burstMinMs, burstMaxMs: b.burstMaxMs, burstIncrementMs: b.burstIncrementMs, throttleMs: b.throttleMs },
   };

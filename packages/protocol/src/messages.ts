@@ -263,6 +263,10 @@ export interface AdminMetricsSample {
   latencyMs: LatencyStatsMs;
   /** Messages per frame sent to clients (sampled frames). */
   batchSize: LatencyStatsMs;
+  /** View update latency: a row's record update `ts` -> the `view.rows` carrying it sent (rows of `updated` lists, sampled frames). */
+  viewUpdateMs: LatencyStatsMs;
+  /** Order accepted -> durable `order.ack` queued (journal fsync included), per order acknowledged in the interval; all 0 without orders. */
+  orderAckMs: LatencyStatsMs;
   /** What clients reported in `session.ping` during the interval (weighted by samples); `max` is the largest max, `p99` the largest p99, `p50` is 0 (clients do not report it). */
   clientLatencyMs: LatencyStatsMs;
   /** Origin -> painted on screen as web clients reported it (`paintMeanMs`), mean weighted by samples; 0 without such reports. */
@@ -293,6 +297,10 @@ export interface AdminMetricsSample {
     slowConsumerCloses: number;
     publishesRejected: number;
     kicks: number;
+    /** Orders accepted (journaled) since start. */
+    ordersAccepted: number;
+    /** Order requests rejected since start. */
+    ordersRejected: number;
   };
   /** Logged-in sessions (engine). */
   sessions: number;
@@ -302,6 +310,14 @@ export interface AdminMetricsSample {
   subscriptions: number;
   /** Records in the store. */
   records: number;
+  /** Containers (per-tier copies included). */
+  containers: number;
+  /** Materialised views: unique container + filter + sort + tier (views in their grace period included). */
+  views: number;
+  /** Subscribed view windows (one per client view). */
+  viewWindows: number;
+  /** Orders open now (new, acknowledged, partially filled). */
+  ordersOpen: number;
   /** Process CPU (user + system) over the interval, % of one core (2 busy cores: 200). */
   cpuPercent: number;
   /** Resident set size, bytes. */

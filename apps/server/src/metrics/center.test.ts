@@ -5,11 +5,11 @@ import { encodeHistogram, newHistogram, recordLatencyMs } from './histogram.js';
 import { renderPrometheus } from './prometheus.js';
 import type { TransportSnapshot } from './transport-metrics.js';
 
-const ZERO: EngineStats = { publishesIn: 0, deliveries: 0, framesOut: 0, bytesOut: 0, conflatedUpdates: 0, droppedUpdates: 0, slowConsumerCloses: 0, sessions: 0, subscriptions: 0, records: 0, publishesRejected: 0,
+const ZERO: EngineStats = { publishesIn: 0, deliveries: 0, framesOut: 0, bytesOut: 0, conflatedUpdates: 0, droppedUpdates: 0, slowConsumerCloses: 0, sessions: 0, subscriptions: 0, records: 0, containers: 0, views: 0, viewWindows: 0, publishesRejected: 0,
   ordersAccepted: 0, ordersRejected: 0, ordersOpen: 0, journalDurableSeq: 0 };
 
 function fixture() {
-  const state = { now: 1_000_000, stats: { ...ZERO }, cpu: { user: 0, system: 0 } };
+  const state = { now: 1_000_000, stats: { ...ZERO }, cpu: { user: 0, system: 0 }, orderAcksMicros: [] as number[] };
   const center = new MetricsCenter({
     clock: { now: () => state.now },
     engineStats: () => ({ ...state.stats }),
@@ -18,6 +18,7 @@ function fixture() {
     rssBytes: () => 123,
     kicks: () => 0,
     otherHeapBytes: () => 0,
+    takeOrderAckLatencies: () => state.orderAcksMicros.splice(0),
   });
   return { state, center };
 }
@@ -26,7 +27,7 @@ function snapshot(worker: number, latenciesMs: number[], over: Partial<Transport
   const h = newHistogram(3_600_000_000);
   for (const ms of latenciesMs) recordLatencyMs(h, ms);
   return {
-    worker, latency: encodeHistogram(h), batch: '', bytesIn: 0, connections: 1, heapUsedBytes: 10,
+    worker, latency: encodeHistogram(h), batch: '', viewLatency: '', bytesIn: 0, connections: 1, heapUsedBytes: 10,
     loopLagMs: { count: 0, mean: 0, p50: 0, p99: 0, max: 0 }, clientLatency: { samples: 0, weightedMeanSum: 0, p99Max: 0, max: 0, paintSamples: 0, paintWeightedSum: 0 }, sessions: [], ...over,
   };
 }
@@ -55,6 +56,25 @@ describe('MetricsCenter', () => {
     expect(sample.latencyMs.mean).toBeCloseTo(25.75, 1);
     expect(cumulative.latencyCount).toBe(4);
     expect(cumulative.latencySumMs).toBeCloseTo(103, 0);
+  });
+
+  it('summarises the engine\'s order-ack latencies and the workers\' view-row latencies; counts views and orders', () => {
+    const { state, center } = fixture();
+    state.now += 1000;
+    state.orderAcksMicros = [500, 700, 900, 4000];
+    state.stats = { ...ZERO, containers: 4, views: 2, viewWindows: 5, ordersAccepted: 4, ordersRejected: 1, ordersOpen: 3 };
+    const views = newHistogram(3_600_000_000);
+    for (const ms of [2, 2, 8]) recordLatencyMs(views, ms);
+    const { sample } = center.build([snapshot(0, [], { viewLatency: encodeHistogram(views) })]);
+    expect(sample.orderAckMs.count).toBe(4);
+    expect(sample.orderAckMs.mean).toBeCloseTo(1.525, 2);
+    expect(sample.orderAckMs.max).toBeCloseTo(4, 1);
+    expect(sample.viewUpdateMs.count).toBe(3);
+    expect(sample.viewUpdateMs.max).toBeCloseTo(8, 1);
+    expect(sample).toMatchObject({ containers: 4, views: 2, viewWindows: 5, ordersOpen: 3 });
+    expect(sample.totals).toMatchObject({ ordersAccepted: 4, ordersRejected: 1 });
+    state.now += 1000;
+    expect(center.build([]).sample.orderAckMs.count).toBe(0); // taken once, not counted again
   });
 
   it('keeps five minutes of samples', () => {

@@ -30,6 +30,8 @@ export interface CenterSources {
   kicks(): number;
   /** V8 heap in use of threads that send no snapshot (the main thread when transports run in workers), bytes. */
   otherHeapBytes(): number;
+  /** Order accept -> durable ack latencies, µs, since the last call (engine `takeOrderAckLatencies`). */
+  takeOrderAckLatencies(): ArrayLike<number>;
 }
 
 /** A finished interval: the sample and the sessions list at its end. */
@@ -48,6 +50,12 @@ export interface CumulativeObservations {
   batchCount: number;
   /** Sum of batch sizes, messages. */
   batchMessages: number;
+  viewUpdateCount: number;
+  /** Sum of view update latencies, ms. */
+  viewUpdateSumMs: number;
+  orderAckCount: number;
+  /** Sum of order accept -> ack latencies, ms. */
+  orderAckSumMs: number;
 }
 
 const EMPTY: LatencyStatsMs = { count: 0, mean: 0, p50: 0, p99: 0, max: 0 };
@@ -60,7 +68,9 @@ export class MetricsCenter {
   private prevAt: number;
   private bytesInTotal = 0;
   private latest: MetricsUpdate | undefined;
-  private cumulative: CumulativeObservations = { latencyCount: 0, latencySumMs: 0, batchCount: 0, batchMessages: 0 };
+  private cumulative: CumulativeObservations = {
+    latencyCount: 0, latencySumMs: 0, batchCount: 0, batchMessages: 0, viewUpdateCount: 0, viewUpdateSumMs: 0, orderAckCount: 0, orderAckSumMs: 0,
+  };
 
   constructor(private readonly src: CenterSources) {
     this.prevStats = src.engineStats();
@@ -77,6 +87,10 @@ export class MetricsCenter {
     const prev = this.prevStats;
     const latency = newHistogram(MAX_LATENCY_MICROS);
     const batch = newHistogram(MAX_BATCH_MESSAGES);
+    const viewLatency = newHistogram(MAX_LATENCY_MICROS);
+    const orderAck = newHistogram(MAX_LATENCY_MICROS);
+    const acks = this.src.takeOrderAckLatencies();
+    for (let i = 0; i < acks.length; i++) orderAck.recordValue(Math.min(MAX_LATENCY_MICROS, Math.max(0, Math.round(acks[i]!))));
     let bytesIn = 0;
     let connections = 0;
     let heapUsedBytes = this.src.otherHeapBytes();
@@ -86,6 +100,7 @@ export class MetricsCenter {
     for (const s of snapshots) {
       mergeEncoded(latency, s.latency);
       mergeEncoded(batch, s.batch);
+      mergeEncoded(viewLatency, s.viewLatency);
       bytesIn += s.bytesIn;
       connections += s.connections;
       heapUsedBytes += s.heapUsedBytes;
@@ -108,6 +123,8 @@ export class MetricsCenter {
       intervalMs: Math.round(seconds * 1000),
       latencyMs: summarize(latency, 1000),
       batchSize: summarize(batch, 1),
+      viewUpdateMs: summarize(viewLatency, 1000),
+      orderAckMs: summarize(orderAck, 1000),
       clientLatencyMs: client.samples === 0 ? EMPTY : {
         count: client.samples, mean: Math.round((client.weightedMeanSum / client.samples) * 1000) / 1000, p50: 0, p99: client.p99Max, max: client.max,
       },
@@ -123,11 +140,16 @@ export class MetricsCenter {
         messagesIn: stats.publishesIn, messagesOut: stats.deliveries, bytesIn: this.bytesInTotal, bytesOut: stats.bytesOut,
         framesOut: stats.framesOut, conflatedUpdates: stats.conflatedUpdates, droppedUpdates: stats.droppedUpdates, slowConsumerCloses: stats.slowConsumerCloses,
         publishesRejected: stats.publishesRejected, kicks: this.src.kicks(),
+        ordersAccepted: stats.ordersAccepted, ordersRejected: stats.ordersRejected,
       },
       sessions: stats.sessions,
       connections,
       subscriptions: stats.subscriptions,
       records: stats.records,
+      containers: stats.containers,
+      views: stats.views,
+      viewWindows: stats.viewWindows,
+      ordersOpen: stats.ordersOpen,
       cpuPercent: Math.round(((cpu.user - this.prevCpu.user + cpu.system - this.prevCpu.system) / 1000 / (seconds * 1000)) * 1000) / 10,
       rssBytes: this.src.rssBytes(),
       heapUsedBytes,
@@ -139,9 +161,15 @@ export class MetricsCenter {
       latencySumMs: this.cumulative.latencySumMs + (latency.totalCount === 0 ? 0 : (latency.mean * latency.totalCount) / 1000),
       batchCount: this.cumulative.batchCount + batch.totalCount,
       batchMessages: this.cumulative.batchMessages + (batch.totalCount === 0 ? 0 : Math.round(batch.mean * batch.totalCount)),
+      viewUpdateCount: this.cumulative.viewUpdateCount + viewLatency.totalCount,
+      viewUpdateSumMs: this.cumulative.viewUpdateSumMs + (viewLatency.totalCount === 0 ? 0 : (viewLatency.mean * viewLatency.totalCount) / 1000),
+      orderAckCount: this.cumulative.orderAckCount + orderAck.totalCount,
+      orderAckSumMs: this.cumulative.orderAckSumMs + (orderAck.totalCount === 0 ? 0 : (orderAck.mean * orderAck.totalCount) / 1000),
     };
     latency.destroy();
     batch.destroy();
+    viewLatency.destroy();
+    orderAck.destroy();
     this.prevStats = stats;
     this.prevCpu = cpu;
     this.prevAt = now;

@@ -29,6 +29,26 @@ describe('scanFrame', () => {
     expect(r.latencies).toEqual([200, 100]);
   });
 
+  it('measures each updated row of a view.rows from its ts, not entered rows or id fields', () => {
+    const rows: number[] = [];
+    const records: number[] = [];
+    const frame = Buffer.from(encodeServerFrame([
+      {
+        type: 'view.rows', reqId: 3, viewId: 1, left: [4],
+        entered: [{ index: 0, id: 5, subject: '/P/5', seq: 1, ts: 10, fields: { id: 9 } }],
+        updated: [
+          { id: 6, seq: 2, ts: 990, fields: { id: 1, ts: 2 } },
+          { id: 7, seq: 3, ts: 995.5, fields: { note: '},{"id":1,"seq":1,"ts":1' }, conflated: true },
+        ],
+      },
+      { type: 'record.update', id: 1, seq: 4, ts: 1000, fields: { bid: 1.2 } },
+      { type: 'view.rows', reqId: 3, viewId: 2, entered: [{ index: 0, id: 8, subject: '/P/8', seq: 1, ts: 20, fields: {} }] },
+    ]));
+    expect(scanFrame(frame, 1000, (ms) => records.push(ms), (ms) => rows.push(ms))).toBe(3);
+    expect(rows).toEqual([10, 4.5]);
+    expect(records).toEqual([0]);
+  });
+
   it('returns 0 for bytes that are not a server frame', () => {
     expect(scanFrame(Buffer.from('slow consumer'), 1, () => undefined)).toBe(0);
     expect(scanFrame(Buffer.alloc(0), 1, () => undefined)).toBe(0);

@@ -1,11 +1,16 @@
 /**
  * Reads a sent server frame without parsing it: counts its messages and, for every
- * `record.update` / `record.image`, measures origin timestamp (`ts`) -> now.
+ * `record.update` / `record.image`, measures origin timestamp (`ts`) -> now; for every row in the
+ * `updated` list of a `view.rows`, the row's update `ts` -> now (view update latency: record update
+ * -> window diff sent).
  *
  * Why this is exact on engine frames: a frame is `[m1,m2,...]` of objects that start with
  * `{"type":"`; field values are scalars, and a quote inside a string is escaped (`\"`), so the
  * byte sequence `,{"type":"` occurs only between messages, and the first `,"ts":` after a record
- * message's type is its own `ts` (messages.ts key order: `ts` precedes `fields`).
+ * message's type is its own `ts` (messages.ts key order: `ts` precedes `fields`). In a `view.rows`,
+ * `updated` is the last key and each of its rows is `{"id":…,"seq":…,"ts":…,"fields":…}`: a row
+ * starts with `{"id":` after `[` or `,` (an `id` field inside `fields`/`types` follows a `:`).
+ * Entered rows are not measured: a window move brings rows whose `ts` is old.
  */
 
 const START = Buffer.from('[{"type":"');
@@ -13,6 +18,9 @@ const NEXT = Buffer.from(',{"type":"');
 const UPDATE = Buffer.from('record.update"');
 const IMAGE = Buffer.from('record.image"');
 const TS = Buffer.from(',"ts":');
+const VIEW_ROWS = Buffer.from('view.rows"');
+const UPDATED = Buffer.from('"updated":[');
+const ROW = Buffer.from('{"id":');
 
 /** Bytes of a JSON number: digits, sign, dot, exponent. */
 function isNumberByte(b: number): boolean {
@@ -56,24 +64,50 @@ function startsWith(frame: Buffer, at: number, prefix: Buffer): boolean {
   return at + prefix.length <= frame.length && frame.compare(prefix, 0, prefix.length, at, at + prefix.length) === 0;
 }
 
+/** Calls `onLatency(nowMs - ts)` for each row of the `updated` list of the view.rows in `[from, to)`. */
+function scanUpdatedRows(frame: Buffer, from: number, to: number, nowMs: number, onLatency: (latencyMs: number) => void): void {
+  const list = frame.indexOf(UPDATED, from);
+  if (list < 0 || list >= to) return;
+  let at = list + UPDATED.length - 1; // the '['
+  for (;;) {
+    const row = frame.indexOf(ROW, at);
+    if (row < 0 || row >= to) return;
+    const before = frame[row - 1];
+    at = row + ROW.length;
+    if (before !== 0x5b && before !== 0x2c) continue; // not after '[' or ',': an `id` field
+    const ts = frame.indexOf(TS, at);
+    if (ts < 0 || ts >= to) return;
+    const value = readNumber(frame, ts + TS.length);
+    if (Number.isFinite(value)) onLatency(nowMs - value);
+  }
+}
+
 /**
  * Scans one frame (`frame` is exactly the frame's bytes). Calls `onLatency(nowMs - ts)` per record
- * message and returns the number of messages; 0 when the frame does not look like a server frame.
+ * message and `onViewLatency(nowMs - ts)` per updated view row; returns the number of messages; 0
+ * when the frame does not look like a server frame.
  */
-export function scanFrame(frame: Buffer, nowMs: number, onLatency: (latencyMs: number) => void): number {
+export function scanFrame(
+  frame: Buffer,
+  nowMs: number,
+  onLatency: (latencyMs: number) => void,
+  onViewLatency?: (latencyMs: number) => void,
+): number {
   if (!startsWith(frame, 0, START)) return 0;
   let messages = 0;
   let typeAt = START.length;
   for (;;) {
     messages++;
+    const next = frame.indexOf(NEXT, typeAt);
     if (startsWith(frame, typeAt, UPDATE) || startsWith(frame, typeAt, IMAGE)) {
       const ts = frame.indexOf(TS, typeAt);
       if (ts > 0) {
         const value = readNumber(frame, ts + TS.length);
         if (Number.isFinite(value)) onLatency(nowMs - value);
       }
+    } else if (onViewLatency !== undefined && startsWith(frame, typeAt, VIEW_ROWS)) {
+      scanUpdatedRows(frame, typeAt, next < 0 ? frame.length : next, nowMs, onViewLatency);
     }
-    const next = frame.indexOf(NEXT, typeAt);
     if (next < 0) return messages;
     typeAt = next + NEXT.length;
   }

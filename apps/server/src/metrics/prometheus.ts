@@ -43,16 +43,26 @@ export function renderPrometheus(update: MetricsUpdate | undefined): string {
   family('tidewire_slow_consumer_closes_total', 'counter', 'Sessions closed as slow consumers (4008).', one(s?.totals.slowConsumerCloses));
   family('tidewire_publishes_rejected_total', 'counter', 'Publishes the store refused.', one(s?.totals.publishesRejected));
   family('tidewire_kicks_total', 'counter', 'Sessions closed by an admin (4010).', one(s?.totals.kicks));
+  family('tidewire_orders_accepted_total', 'counter', 'Orders accepted (journaled).', one(s?.totals.ordersAccepted));
+  family('tidewire_orders_rejected_total', 'counter', 'Order requests rejected.', one(s?.totals.ordersRejected));
   family('tidewire_sessions', 'gauge', 'Logged-in sessions.', one(s?.sessions));
   family('tidewire_connections', 'gauge', 'Open WebSockets (logged in or not).', one(s?.connections));
   family('tidewire_subscriptions', 'gauge', 'Record subscriptions.', one(s?.subscriptions));
   family('tidewire_records', 'gauge', 'Records in the store.', one(s?.records));
+  family('tidewire_containers', 'gauge', 'Containers (per-tier copies included).', one(s?.containers));
+  family('tidewire_views', 'gauge', 'Materialised views (unique container + filter + sort + tier).', one(s?.views));
+  family('tidewire_view_windows', 'gauge', 'Subscribed view windows.', one(s?.viewWindows));
+  family('tidewire_orders_open', 'gauge', 'Orders open (new, acknowledged, partially filled).', one(s?.ordersOpen));
   family('tidewire_process_cpu_percent', 'gauge', 'Process CPU (user+system) over the last interval, percent of one core.', one(s?.cpuPercent));
   family('tidewire_process_resident_memory_bytes', 'gauge', 'Resident set size.', one(s?.rssBytes));
   family('tidewire_heap_used_bytes', 'gauge', 'V8 heap in use, all threads.', one(s?.heapUsedBytes));
   family('tidewire_event_loop_lag_seconds', 'gauge', 'Event-loop delay of the worst thread over the last interval (p99).', one(s === undefined ? undefined : s.eventLoopLagMs.p99 / 1000));
   family('tidewire_delivery_latency_seconds', 'summary', 'Origin timestamp -> ws.send, per record message of sampled frames (quantiles: last interval).',
     summary(s?.latencyMs, 1 / 1000, c?.latencyCount, c?.latencySumMs));
+  family('tidewire_view_update_latency_seconds', 'summary', 'Record update ts -> view.rows with the updated row sent, sampled frames (quantiles: last interval).',
+    summary(s?.viewUpdateMs, 1 / 1000, c?.viewUpdateCount, c?.viewUpdateSumMs));
+  family('tidewire_order_ack_latency_seconds', 'summary', 'Order accepted -> durable order.ack queued (quantiles: last interval).',
+    summary(s?.orderAckMs, 1 / 1000, c?.orderAckCount, c?.orderAckSumMs));
   family('tidewire_batch_size_messages', 'summary', 'Messages per frame sent, sampled frames (quantiles: last interval).',
     summary(s?.batchSize, 1, c?.batchCount, c?.batchMessages));
   family('tidewire_client_latency_seconds', 'gauge', 'Client-reported update latency over the last interval (mean, weighted by samples).',

@@ -41,6 +41,8 @@ export interface TransportSnapshot {
   latency: string;
   /** Batch-size histogram (messages per frame), base64 ('' when empty). */
   batch: string;
+  /** View update latency histogram (µs; updated view rows), base64 ('' when empty). */
+  viewLatency: string;
   /** WebSocket bytes received in the interval. */
   bytesIn: number;
   /** Open WebSockets now. */
@@ -70,6 +72,7 @@ interface SessionEntry {
 export class TransportMetrics {
   private latency: Histogram = newHistogram(3_600_000_000);
   private batch: Histogram = newHistogram(MAX_BATCH_MESSAGES);
+  private viewLatency: Histogram = newHistogram(3_600_000_000);
   private bytesIn = 0;
   private client: ClientLatencyTotals = { samples: 0, weightedMeanSum: 0, p99Max: 0, max: 0, paintSamples: 0, paintWeightedSum: 0 };
   private readonly sessions = new Map<number, SessionEntry>();
@@ -82,6 +85,7 @@ export class TransportMetrics {
   private sampleEvery = 1;
   private lastSnapshotAt: number;
   private readonly recordLatency = (ms: number): void => recordLatencyMs(this.latency, ms);
+  private readonly recordViewLatency = (ms: number): void => recordLatencyMs(this.viewLatency, ms);
 
   /** `worker`: transport index; `nowMs`: current time (the clock's). */
   constructor(readonly worker: number, nowMs: number) {
@@ -107,7 +111,7 @@ export class TransportMetrics {
     }
     this.framesThisInterval++;
     if (this.frameCounter++ % this.sampleEvery !== 0) return;
-    const messages = scanFrame(frame, nowMs, this.recordLatency);
+    const messages = scanFrame(frame, nowMs, this.recordLatency, this.recordViewLatency);
     this.scannedFrames++;
     this.scannedMessages += messages;
     if (s) {
@@ -194,6 +198,7 @@ export class TransportMetrics {
       worker: this.worker,
       latency: encodeHistogram(this.latency),
       batch: encodeHistogram(this.batch),
+      viewLatency: encodeHistogram(this.viewLatency),
       bytesIn: this.bytesIn,
       connections,
       heapUsedBytes: getHeapStatistics().used_heap_size,
@@ -203,6 +208,7 @@ export class TransportMetrics {
     };
     this.latency.reset();
     this.batch.reset();
+    this.viewLatency.reset();
     this.bytesIn = 0;
     this.client = { samples: 0, weightedMeanSum: 0, p99Max: 0, max: 0, paintSamples: 0, paintWeightedSum: 0 };
     return snap;
@@ -213,6 +219,7 @@ export class TransportMetrics {
     this.loop.disable();
     this.latency.destroy();
     this.batch.destroy();
+    this.viewLatency.destroy();
   }
 }
 

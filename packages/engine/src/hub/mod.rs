@@ -164,6 +164,12 @@ pub struct HubStats {
     pub subscriptions: u64,
     /// Published records.
     pub records: u64,
+    /// Containers (published to or viewed; per-tier copies included).
+    pub containers: u64,
+    /// Materialised views (unique container + filter + sort + tier), in grace included.
+    pub views: u64,
+    /// Open view windows (subscribers of views).
+    pub view_windows: u64,
 }
 
 /// Throttle / conflation state of one (session, record) subscription.
@@ -328,6 +334,9 @@ impl Hub {
     pub fn stats(&self) -> HubStats {
         HubStats {
             records: self.store.len() as u64,
+            containers: self.views.container_count() as u64,
+            views: self.views.view_count() as u64,
+            view_windows: self.views.window_count() as u64,
             ..self.stats
         }
     }

@@ -241,6 +241,12 @@ pub struct EngineStats {
     pub subscriptions: f64,
     /// Published records.
     pub records: f64,
+    /// Containers (published to or viewed; per-tier copies included).
+    pub containers: f64,
+    /// Materialised views (unique container + filter + sort + tier; views in their grace period included).
+    pub views: f64,
+    /// Open view windows (one per view subscriber).
+    pub view_windows: f64,
     /// Publishes refused by the store (a record would pass 128 fields).
     pub publishes_rejected: f64,
     /// Orders accepted since start (0 with orders disabled).
@@ -505,6 +511,9 @@ impl JsEngine {
             sessions: s.sessions as f64,
             subscriptions: s.subscriptions as f64,
             records: s.records as f64,
+            containers: s.containers as f64,
+            views: s.views as f64,
+            view_windows: s.view_windows as f64,
             publishes_rejected: s.publishes_rejected as f64,
             orders_accepted: s.orders_accepted as f64,
             orders_rejected: s.orders_rejected as f64,

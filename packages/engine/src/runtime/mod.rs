@@ -64,6 +64,12 @@ pub struct EngineStats {
     pub subscriptions: u64,
     /// Published records.
     pub records: u64,
+    /// Containers (published to or viewed; per-tier copies included).
+    pub containers: u64,
+    /// Materialised views (unique requests), in grace included.
+    pub views: u64,
+    /// Open view windows (view subscribers).
+    pub view_windows: u64,
     /// Orders accepted since start (0 when orders are disabled).
     pub orders_accepted: u64,
     /// Order requests rejected since start.
@@ -87,6 +93,9 @@ struct AtomicStats {
     sessions: AtomicU64,
     subscriptions: AtomicU64,
     records: AtomicU64,
+    containers: AtomicU64,
+    views: AtomicU64,
+    view_windows: AtomicU64,
 }
 
 impl AtomicStats {
@@ -102,6 +111,9 @@ impl AtomicStats {
         self.sessions.store(h.sessions, r);
         self.subscriptions.store(h.subscriptions, r);
         self.records.store(h.records, r);
+        self.containers.store(h.containers, r);
+        self.views.store(h.views, r);
+        self.view_windows.store(h.view_windows, r);
     }
 
     fn snapshot(&self) -> EngineStats {
@@ -118,6 +130,9 @@ impl AtomicStats {
             sessions: self.sessions.load(r),
             subscriptions: self.subscriptions.load(r),
             records: self.records.load(r),
+            containers: self.containers.load(r),
+            views: self.views.load(r),
+            view_windows: self.view_windows.load(r),
             ..EngineStats::default()
         }
     }

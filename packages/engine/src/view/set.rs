@@ -406,6 +406,16 @@ impl ViewSet {
         self.registry.len()
     }
 
+    /// Number of containers ever published to or viewed.
+    pub fn container_count(&self) -> usize {
+        self.containers.len()
+    }
+
+    /// Number of open windows (one per subscriber of a view).
+    pub fn window_count(&self) -> usize {
+        self.windows.len() - self.free_windows.len()
+    }
+
     fn check_window(&self, size: usize) -> Result<()> {
         if size == 0 || size > self.config.max_window_rows {
             return Err(bad(

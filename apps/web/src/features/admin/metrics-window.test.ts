@@ -5,10 +5,10 @@ import { CHARTS, WINDOW_MS, chartData, mergeSamples } from './metrics-window.js'
 const stats = { count: 1, mean: 1, p50: 1, p99: 2, max: 3 };
 function sample(at: number, cpuPercent = 10): AdminMetricsSample {
   return {
-    at, intervalMs: 1000, latencyMs: stats, batchSize: stats, clientLatencyMs: stats, clientPaintMeanMs: 4,
+    at, intervalMs: 1000, latencyMs: stats, batchSize: stats, viewUpdateMs: stats, orderAckMs: stats, clientLatencyMs: stats, clientPaintMeanMs: 4,
     messagesInPerSec: 5, messagesOutPerSec: 7, bytesInPerSec: 0, bytesOutPerSec: 0, framesOutPerSec: 0, conflatedPerSec: 0, droppedPerSec: 0,
-    totals: { messagesIn: 0, messagesOut: 0, bytesIn: 0, bytesOut: 0, framesOut: 0, conflatedUpdates: 0, droppedUpdates: 0, slowConsumerCloses: 0, publishesRejected: 0, kicks: 0 },
-    sessions: 2, connections: 3, subscriptions: 0, records: 0, cpuPercent, rssBytes: 100 * 1024 * 1024, heapUsedBytes: 10 * 1024 * 1024,
+    totals: { messagesIn: 0, messagesOut: 0, bytesIn: 0, bytesOut: 0, framesOut: 0, conflatedUpdates: 0, droppedUpdates: 0, slowConsumerCloses: 0, publishesRejected: 0, kicks: 0, ordersAccepted: 0, ordersRejected: 0 },
+    sessions: 2, connections: 3, subscriptions: 0, records: 0, containers: 0, views: 0, viewWindows: 0, ordersOpen: 0, cpuPercent, rssBytes: 100 * 1024 * 1024, heapUsedBytes: 10 * 1024 * 1024,
     eventLoopLagMs: stats, batching: { burstMinMs: 100, burstMaxMs: 0, burstIncrementMs: 50, throttleMs: 0 },
   };
 }

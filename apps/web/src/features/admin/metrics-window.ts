@@ -42,6 +42,12 @@ export const CHARTS: readonly ChartSpec[] = [
     { label: 'max', value: (s) => s.clientLatencyMs.max },
     { label: 'paint', value: (s) => s.clientPaintMeanMs },
   ] },
+  { id: 'views-orders', title: 'View updates and order acks', unit: 'ms', series: [
+    { label: 'view mean', value: (s) => s.viewUpdateMs.mean },
+    { label: 'view p99', value: (s) => s.viewUpdateMs.p99 },
+    { label: 'ack mean', value: (s) => s.orderAckMs.mean },
+    { label: 'ack p99', value: (s) => s.orderAckMs.p99 },
+  ] },
   { id: 'messages', title: 'Messages per second', unit: 'msg/s', series: [
     { label: 'in', value: (s) => s.messagesInPerSec },
     { label: 'out', value: (s) => s.messagesOutPerSec },
