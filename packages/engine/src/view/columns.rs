@@ -75,7 +75,8 @@ impl Row for ColRow<'_> {
 }
 
 impl Columns {
-    /// True when no column exists (updates skip the column work).
+    /// True when no column exists.
+    #[cfg(test)]
     pub(super) fn is_empty(&self) -> bool {
         self.cols.is_empty()
     }
@@ -230,12 +231,36 @@ impl Columns {
         self.free_syms.clear();
     }
 
-    /// Member in `slot` (record `id`) changed fields `changed` (sorted): refreshes their cells.
-    pub(super) fn updated<R: Records + ?Sized>(&mut self, slot: u32, id: u32, changed: &[u32], records: &R) {
+    /// Member in `slot` (record `id`) changed fields `changed` (sorted): refreshes their cells
+    /// and appends to `differ` the fields whose value really changed, plus any field without a
+    /// column (its old value is unknown here). A source republishing an image reports every
+    /// field as changed; static fields that kept their value must not re-evaluate every view.
+    pub(super) fn updated<R: Records + ?Sized>(
+        &mut self,
+        slot: u32,
+        id: u32,
+        changed: &[u32],
+        records: &R,
+        differ: &mut Vec<u32>,
+    ) {
         let row = records.row(id);
         for &f in changed {
+            let new = row.and_then(|r| r.get(f));
+            let same = match self.cols.get(&f).and_then(|c| c.cells.get(slot as usize)) {
+                None if !self.cols.contains_key(&f) => false,
+                None | Some(Cell::Missing) => new.is_none(),
+                Some(Cell::Plain(v)) => new == Some(v),
+                Some(Cell::Sym(s)) => match (new, self.strs.get(*s as usize)) {
+                    (Some(Value::Str(x)), Some(Value::Str(old))) => x == old,
+                    _ => false,
+                },
+            };
+            if same {
+                continue;
+            }
+            differ.push(f);
             if self.cols.contains_key(&f) {
-                self.set(f, slot as usize, row.and_then(|r| r.get(f)));
+                self.set(f, slot as usize, new);
             }
         }
     }
@@ -366,7 +391,9 @@ mod tests {
         assert_eq!(cols.scan(&f, &[2])[0].2[..], [Some(Value::Number(1.0))]);
         assert_eq!(cols.by_str.len(), 2);
         recs[0].0[0].1 = s("c");
-        cols.updated(container.slot_of(0).unwrap(), 0, &[1], &recs);
+        let mut differ = Vec::new();
+        cols.updated(container.slot_of(0).unwrap(), 0, &[1, 2, 7], &recs, &mut differ);
+        assert_eq!(differ, [1, 7], "2 kept its value; 7 has no column");
         assert_eq!(ids(cols.scan(&f, &[])), [2]);
         cols.removed(container.slot_of(2).unwrap());
         container.remove(2);

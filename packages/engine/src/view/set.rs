@@ -112,6 +112,8 @@ pub struct ViewSet {
     moved_windows: Vec<u32>,
     /// Containers with field updates (`dirty`) since the last flush.
     dirty_containers: Vec<u32>,
+    /// Scratch: the changed fields of an update whose value really changed.
+    differ: Vec<u32>,
 }
 
 /// Windows up to this many rows find an updated row in the rows they last sent (a scan);
@@ -140,6 +142,7 @@ impl ViewSet {
             touched: Vec::new(),
             moved_windows: Vec::new(),
             dirty_containers: Vec::new(),
+            differ: Vec::new(),
         }
     }
 
@@ -522,9 +525,14 @@ impl ViewSet {
         let Some(slot) = c.container.slot_of(id) else {
             return 0;
         };
-        if !c.columns.is_empty() {
-            c.columns.updated(slot, id, changed, records);
+        let mut differ = std::mem::take(&mut self.differ);
+        differ.clear();
+        c.columns.updated(slot, id, changed, records, &mut differ);
+        if !differ.iter().any(|f| c.by_field.contains_key(f)) {
+            self.differ = differ;
+            return 0; // only values no view reads changed (e.g. an image republished as it was)
         }
+        let changed: &[u32] = &differ;
         c.ensure_slots();
         // Several changed fields may lead to the same view: stamp views to visit each once.
         let dedupe = changed.len() > 1;
@@ -546,10 +554,12 @@ impl ViewSet {
             records,
             touched: &mut self.touched,
         };
-        match records.row(id) {
+        let n = match records.row(id) {
             Some(row) => fan.run(row),
             None => fan.run(&EmptyRow),
-        }
+        };
+        self.differ = differ;
+        n
     }
 
     /// Appends every window's diff since the last flush to `out` (windows with nothing to send
