@@ -107,14 +107,16 @@ fn batching_holds_messages_for_the_interval_and_grows_then_shrinks() {
     h.image(EUR, r#"{"bid":1}"#);
     h.open(1);
     h.at(0).sub(1, 1, &[EUR]);
-    for i in 0..3 {
+    // The subscription's answer is a reply: flushed at once (with the image), never held.
+    assert_eq!(types(&h.run()), ["record.subscribed", "record.image"]);
+    for i in 0..4 {
         h.delta(EUR, &format!(r#"{{"bid":{i}}}"#));
     }
-    // 5 messages (ack, image, 3 updates) in the first window.
+    // 4 updates (> 3: a busy window) wait for burst-min.
     assert!(h.at(99).run().is_empty(), "held until burst-min");
     let out = h.at(100).run();
     assert_eq!(out.len(), 1);
-    assert_eq!(types(&out).len(), 5);
+    assert_eq!(types(&out).len(), 4);
     assert_eq!(h.hub.burst_interval(1), Some(std::time::Duration::from_millis(150)));
     // Next window [100, 250): 4 messages -> grows to 200 (max).
     h.at(120);

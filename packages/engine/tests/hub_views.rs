@@ -71,6 +71,34 @@ fn create_answers_the_count_and_the_window_rows_in_view_order() {
 }
 
 #[test]
+fn replies_skip_the_burst_window_and_live_rows_keep_it() {
+    let mut h = H::with_batching(batching(100, 100, 50, 0));
+    catalog(&mut h);
+    h.open(1);
+    create(&mut h, 1, 7, "sector = 'A'", "bid desc", 0, 2);
+    let m = msgs(&h.run_for(1));
+    assert_eq!(m.len(), 1, "view.created flushed at once, not after 100 ms: {m:?}");
+    assert_eq!(m[0]["type"], "view.created");
+    // A live row update waits for the session's batching interval...
+    h.now_ms += 1;
+    h.delta(&p(8), r#"{"name":"p8x"}"#);
+    assert!(h.run_for(1).is_empty());
+    // ...until a reply (here the answer to a window move) flushes it with the reply, in order.
+    h.now_ms += 1;
+    h.cmd(Command::ViewChange {
+        sid: 1,
+        req_id: 8,
+        view_id: 1,
+        offset: 1,
+        size: 2,
+    });
+    let m = msgs(&h.run_for(1));
+    assert!(!m.is_empty());
+    assert!(m.iter().any(|x| x["reqId"] == 8), "the move is answered at once: {m:?}");
+    assert_eq!(m[0]["reqId"], 7, "the held update goes first: {m:?}");
+}
+
+#[test]
 fn stats_count_containers_unique_views_and_windows() {
     let mut h = h();
     catalog(&mut h);

@@ -49,7 +49,26 @@ impl Hub {
             e.field.as_deref(),
             None,
         );
-        self.send_control(slot, now);
+        self.send_reply(slot, now);
+    }
+
+    /// Queues `scratch` as the answer to a request of session `slot` and makes the session due
+    /// now: a reply (`record.subscribed`, `view.created`, `error`, ...) is flushed at the end of
+    /// this pass with whatever the outbox already holds, never held for the burst window (a
+    /// client is waiting on it; live updates keep their batching).
+    pub(super) fn send_reply(&mut self, slot: u32, now: Instant) {
+        let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+            return;
+        };
+        s.outbox.push_control(&self.scratch);
+        self.stats.deliveries += 1;
+        s.burst.on_message(&self.cfg.batching, now);
+        if s.due.is_none_or(|d| d > now) {
+            s.due = Some(now);
+            if s.blocked_since.is_none() {
+                schedule(&mut self.timers, s, slot, now);
+            }
+        }
     }
 
     /// Queues `scratch` as a control message of session `slot`.
@@ -138,7 +157,7 @@ impl Hub {
             .map(|(subject, &(id, pending))| SubscribedRef { subject, id, pending })
             .collect();
         encode::subscribed(&mut self.scratch, req_id, &refs);
-        self.send_control(slot, now);
+        self.send_reply(slot, now);
         for (id, idx) in images {
             self.send_image(slot, id, idx, now);
         }
@@ -169,7 +188,7 @@ impl Hub {
         }
         self.scratch.clear();
         encode::unsubscribed(&mut self.scratch, req_id, subjects);
-        self.send_control(slot, now);
+        self.send_reply(slot, now);
     }
 
     /// NOT_ENTITLED when session `slot`'s user may not read `subject` (another user's trade record

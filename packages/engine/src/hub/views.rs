@@ -273,7 +273,7 @@ impl Hub {
         let req_id = sub.req_id;
         self.scratch.clear();
         ViewRows::begin(&mut self.scratch, req_id, view_id).finish();
-        self.send_control(slot, now);
+        self.send_reply(slot, now);
     }
 
     /// `view.close`: `view.closed`, then nothing more for the view; the view is released.
@@ -285,7 +285,7 @@ impl Hub {
         self.drop_view_sub(sub, now);
         self.scratch.clear();
         view_closed(&mut self.scratch, req_id, view_id);
-        self.send_control(slot, now);
+        self.send_reply(slot, now);
     }
 
     /// Closes every view of a session that is going away.
@@ -336,6 +336,7 @@ impl Hub {
             let creating = sub.creating.take();
             let req_id = sub.req_id;
             let answers_change = std::mem::take(&mut sub.change_pending);
+            let reply = creating.is_some() || answers_change;
             self.scratch.clear();
             match creating {
                 Some(create_req) => self.encode_created(d, create_req, view_id),
@@ -345,7 +346,11 @@ impl Hub {
                     }
                 }
             }
-            self.send_control(slot, now);
+            if reply {
+                self.send_reply(slot, now);
+            } else {
+                self.send_control(slot, now);
+            }
         }
         self.diffs = diffs;
     }
