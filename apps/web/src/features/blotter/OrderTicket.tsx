@@ -241,6 +241,13 @@ export function OrderTicket({ orders }: { orders: OrderPort }) {
               inputMode="decimal"
               autoComplete="off"
               value={shownPrice}
+              onFocus={() => {
+                // a price never changes under the cursor: focusing the field stops it following the market
+                if (following) {
+                  setPriceTouched(true);
+                  update({ priceText: shownPrice });
+                }
+              }}
               onChange={(e) => {
                 setPriceTouched(true);
                 update({ priceText: e.target.value });
