@@ -177,7 +177,19 @@ pub fn image<'a, I>(out: &mut Vec<u8>, id: u32, subject: &str, seq: u64, ts: f64
 where
     I: Iterator<Item = FieldRef<'a>> + Clone,
 {
-    out.extend_from_slice(b"{\"type\":\"record.image\",\"id\":");
+    out.extend_from_slice(b"{\"type\":\"record.image\",");
+    write_image_body(out, id, subject, seq, ts, fields);
+}
+
+/// The part of a record image after the object's leading keys: `"id","subject","seq","ts",
+/// "fields"[,"types"]}` (closes the object). Shared by `record.image` and view row images, so
+/// both carry a record the same way.
+#[inline]
+pub(crate) fn write_image_body<'a, I>(out: &mut Vec<u8>, id: u32, subject: &str, seq: u64, ts: f64, fields: I)
+where
+    I: Iterator<Item = FieldRef<'a>> + Clone,
+{
+    out.extend_from_slice(b"\"id\":");
     write_u64(out, id.into());
     out.extend_from_slice(b",\"subject\":");
     write_str(out, subject);

@@ -6,7 +6,7 @@
 //! messages with row lists are written incrementally, so a window's rows are encoded straight
 //! from the store without building an intermediate list.
 
-use super::encode::{write_f64, write_fields, write_str, write_u64, FieldRef};
+use super::encode::{write_f64, write_fields, write_image_body, write_u64, FieldRef};
 
 /// Appends a row image `{"index","id","subject","seq","ts","fields"[,"types"]}`.
 #[allow(clippy::too_many_arguments)]
@@ -16,16 +16,8 @@ where
 {
     out.extend_from_slice(b"{\"index\":");
     write_u64(out, index);
-    out.extend_from_slice(b",\"id\":");
-    write_u64(out, id.into());
-    out.extend_from_slice(b",\"subject\":");
-    write_str(out, subject);
-    out.extend_from_slice(b",\"seq\":");
-    write_u64(out, seq);
-    out.extend_from_slice(b",\"ts\":");
-    write_f64(out, ts);
-    write_fields(out, fields);
-    out.push(b'}');
+    out.push(b',');
+    write_image_body(out, id, subject, seq, ts, fields);
 }
 
 /// Writer of one `view.created`: `begin`, then `row` for each window row in view order, then
