@@ -1,9 +1,7 @@
-import type { ColDef, GridApi, GridReadyEvent, ICellRendererParams, IDatasource, IGetRowsParams, RowClassParams, RowClassRules, ValueFormatterParams } from 'ag-grid-community';
+import type { ColDef, ICellRendererParams, RowClassParams, RowClassRules, ValueFormatterParams } from 'ag-grid-community';
 import { AgGridReact } from 'ag-grid-react';
-import { useCallback, useEffect, useMemo, useRef } from 'react';
-import type { ViewRow } from '@tidewire/client';
-import { useConnection } from '../../connection/ConnectionProvider.js';
-import { FinderFeed, type FinderRow } from '../finder/finder-feed.js';
+import { useCallback, useEffect } from 'react';
+import { useServerViewGrid, type ServerViewQuery } from '../server-view-grid/use-server-view-grid.js';
 import { gridTheme } from '../watchlist/grid-setup.js';
 import { formatTime } from '../watchlist/watchlist-row.js';
 import { chipFilter, type BlotterChip } from './blotter-query.js';
@@ -118,19 +116,6 @@ const ROW_CLASS_RULES: RowClassRules<BlotterRow> = {
   'blotter-row-rejected': toneIs('rejected'),
 };
 
-/** Grid rows of the feed's block rows. */
-const toRows = (rows: readonly FinderRow[]): BlotterRow[] => rows.map((r) => toBlotterRow({ id: r.rowId, subject: r.subject, index: r.rank, fields: r }));
-
-/** Applies a live window change to the loaded rows by rank; cells of updated rows flash. */
-function applyLive(api: GridApi<BlotterRow>, rows: readonly ViewRow[], updated: ReadonlySet<number>): void {
-  for (const r of rows) {
-    const node = api.getDisplayedRowAtIndex(r.index);
-    if (node?.data === undefined) continue;
-    if (node.data.rowId !== r.id) node.setData(toBlotterRow(r)); // another order took this rank
-    else if (updated.has(r.id)) node.updateData(toBlotterRow(r)); // flashes changed cells
-  }
-}
-
 /**
  * The blotter grid: AG Grid's infinite row model over a server view of `container` (the user's
  * `/BLOTTER/<user>`, newest first), filtered by `chip`. Only the blocks around the visible rows
@@ -150,80 +135,20 @@ export function BlotterGrid({
   onCount(count: number | undefined): void;
   onError(message: string | undefined): void;
 }) {
-  const connection = useConnection();
-  const apiRef = useRef<GridApi<BlotterRow> | undefined>(undefined);
-  const knownCount = useRef(-1);
-  const refreshTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
-  const callbacks = useRef({ onCount, onError });
-  callbacks.current = { onCount, onError };
-
-  const feed = useMemo(
-    () =>
-      new FinderFeed((request, handler) => connection.view(request, handler), {
-        container,
-        onLive: (rows, count, updated) => {
-          callbacks.current.onCount(count);
-          const api = apiRef.current;
-          if (api === undefined) return;
-          if (count !== knownCount.current) {
-            knownCount.current = count;
-            api.setRowCount(count, true);
-            // ranks shifted (a new order on top, or one left the chip): re-read what is loaded
-            // once the burst is over; the visible rows are patched at once below
-            clearTimeout(refreshTimer.current);
-            refreshTimer.current = setTimeout(() => apiRef.current?.refreshInfiniteCache(), RECOUNT_REFRESH_MS);
-          }
-          applyLive(api, rows, updated);
-        },
-        onError: (e) => callbacks.current.onError(`${e.code}: ${e.message}`),
-      }),
-    [connection, container],
-  );
-  useEffect(
-    () => () => {
-      clearTimeout(refreshTimer.current);
-      feed.close();
-    },
-    [feed],
-  );
-
-  const datasource = useMemo<IDatasource>(
-    () => ({
-      getRows(params: IGetRowsParams) {
-        feed.fetch(chipFilter(chip), [], params.startRow, params.endRow).then(
-          (block) => {
-            callbacks.current.onError(undefined);
-            callbacks.current.onCount(block.count);
-            knownCount.current = block.count;
-            params.successCallback(toRows(block.rows), block.count);
-          },
-          (e: unknown) => {
-            if (typeof (e as { code?: unknown }).code === 'string') {
-              // refused (onError showed why): nothing to show
-              callbacks.current.onCount(0);
-              knownCount.current = 0;
-              params.successCallback([], 0);
-              return;
-            }
-            // timeout, logged out or page closed: the block failed, the grid may ask again
-            callbacks.current.onError(e instanceof Error ? e.message : String(e));
-            params.failCallback();
-          },
-        );
-      },
-    }),
-    [feed, chip],
-  );
-
-  const onGridReady = useCallback((event: GridReadyEvent<BlotterRow>) => {
-    apiRef.current = event.api;
-  }, []);
-  const followViewport = useCallback(() => {
-    const api = apiRef.current;
-    if (api !== undefined) feed.showViewport(api.getFirstDisplayedRowIndex(), api.getLastDisplayedRowIndex());
-  }, [feed]);
+  const query = useCallback((): ServerViewQuery => ({ filter: chipFilter(chip), sort: [] }), [chip]);
+  const { gridProps, apiRef } = useServerViewGrid<BlotterRow>({
+    container,
+    toRow: toBlotterRow,
+    query,
+    onCount,
+    onError,
+    blockRows: BLOCK_ROWS,
+    maxBlocks: MAX_BLOCKS,
+    blockLoadDebounceMs: 40,
+    recountRefreshMs: RECOUNT_REFRESH_MS,
+  });
   // a cancel starting or ending changes only the action cells
-  useEffect(() => apiRef.current?.refreshCells({ columns: ['actions'], force: true }), [context]);
+  useEffect(() => apiRef.current?.refreshCells({ columns: ['actions'], force: true }), [apiRef, context]);
 
   return (
     <div className="blotter-grid" data-testid="blotter-grid">
@@ -231,18 +156,9 @@ export function BlotterGrid({
         theme={gridTheme}
         columnDefs={COLUMNS}
         defaultColDef={DEFAULT_COLUMN}
-        rowModelType="infinite"
-        datasource={datasource}
+        {...gridProps}
         context={context}
-        cacheBlockSize={BLOCK_ROWS}
-        maxBlocksInCache={MAX_BLOCKS}
-        maxConcurrentDatasourceRequests={1}
-        infiniteInitialRowCount={1}
-        blockLoadDebounceMillis={40}
         rowClassRules={ROW_CLASS_RULES}
-        onGridReady={onGridReady}
-        onViewportChanged={followViewport}
-        onModelUpdated={followViewport}
         cellFlashDuration={500}
         cellFadeDuration={700}
         animateRows={false}

@@ -1,16 +1,17 @@
-import type { ColDef, GridApi, GridReadyEvent, IDatasource, IGetRowsParams, ValueFormatterParams } from 'ag-grid-community';
+import type { ColDef, IGetRowsParams, ValueFormatterParams } from 'ag-grid-community';
 import { AgGridReact } from 'ag-grid-react';
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import type { ViewRow } from '@tidewire/client';
-import { useConnection } from '../../connection/ConnectionProvider.js';
+import { useCallback, useEffect, useState } from 'react';
 import { useConnectionSnapshot } from '../../connection/hooks.js';
 import { formatSigned, signOf } from '../fx/price-format.js';
 import { gridTheme } from '../watchlist/grid-setup.js';
 import { formatCellPrice, formatVolume } from '../watchlist/watchlist-row.js';
-import { FinderFeed, toFinderRow, type FinderRow } from './finder-feed.js';
+import { useServerViewGrid, type ServerViewQuery } from '../server-view-grid/use-server-view-grid.js';
+import { toFinderRow, type FinderRow } from './finder-row.js';
 import { FinderQueryError, buildFilter, buildSort, type GridFilterModel, type GridSortEntry } from './finder-query.js';
 import './finder.css';
 
+/** The catalog the finder searches. */
+const PRODUCTS = '/CONTAINER/PRODUCTS';
 /** Rows per block the grid asks for (one `view.move` each). */
 const BLOCK_ROWS = 100;
 /** Blocks the grid keeps; older ones are dropped, so the browser never holds the catalog. */
@@ -67,20 +68,6 @@ function useDebounced<T>(value: T, ms: number): T {
   return settled;
 }
 
-/** Applies a live window change to the grid's loaded rows (by rank); cells of updated rows flash. */
-function applyLive(api: GridApi<FinderRow>, rows: readonly ViewRow[], count: number, updated: ReadonlySet<number>, knownCount: { current: number }): void {
-  if (count !== knownCount.current) {
-    knownCount.current = count;
-    api.setRowCount(count, true);
-  }
-  for (const r of rows) {
-    const node = api.getDisplayedRowAtIndex(r.index);
-    if (node?.data === undefined) continue;
-    if (node.data.rowId !== r.id) node.setData(toFinderRow(r)); // another row took this rank
-    else if (updated.has(r.id)) node.updateData(toFinderRow(r)); // flashes changed cells
-  }
-}
-
 /**
  * Product finder: a server view of `/CONTAINER/PRODUCTS` in AG Grid's infinite row model. The
  * quick search, the column filters and a free-form expression become the server filter; header
@@ -88,7 +75,6 @@ function applyLive(api: GridApi<FinderRow>, rows: readonly ViewRow[], count: num
  * blocks around the visible rows are in the browser; the visible rows stream live.
  */
 export function FinderPage() {
-  const connection = useConnection();
   const { session } = useConnectionSnapshot();
   const [search, setSearch] = useState('');
   const [expression, setExpression] = useState('');
@@ -97,68 +83,32 @@ export function FinderPage() {
   const [count, setCount] = useState<number | undefined>(undefined);
   const [sent, setSent] = useState<{ filter: string; sort: string } | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
-  const apiRef = useRef<GridApi<FinderRow> | undefined>(undefined);
-  const knownCount = useRef(-1);
 
-  const feed = useMemo(
-    () =>
-      new FinderFeed((request, handler) => connection.view(request, handler), {
-        onLive: (rows, n, updated) => {
-          setCount(n);
-          if (apiRef.current !== undefined) applyLive(apiRef.current, rows, n, updated, knownCount);
-        },
-        onError: (e) => setError(`${e.code}: ${e.message}`),
-      }),
-    [connection],
+  // the grid's filter and sort models plus the search boxes become the server query
+  const query = useCallback(
+    (params: IGetRowsParams): ServerViewQuery | string => {
+      let filter: string;
+      try {
+        filter = buildFilter({ quickSearch: quick, columns: params.filterModel as GridFilterModel, expression: expr });
+      } catch (e) {
+        return e instanceof FinderQueryError ? e.message : String(e);
+      }
+      const sort = buildSort(params.sortModel as GridSortEntry[]);
+      setSent({ filter, sort: sort.map((k) => `${k.field} ${k.dir}`).join(', ') });
+      return { filter, sort };
+    },
+    [quick, expr],
   );
-  useEffect(() => () => feed.close(), [feed]);
-
-  const datasource = useMemo<IDatasource>(
-    () => ({
-      getRows(params: IGetRowsParams) {
-        let filter: string;
-        try {
-          filter = buildFilter({ quickSearch: quick, columns: params.filterModel as GridFilterModel, expression: expr });
-        } catch (e) {
-          setError(e instanceof FinderQueryError ? e.message : String(e));
-          params.successCallback([], 0);
-          return;
-        }
-        const sort = buildSort(params.sortModel as GridSortEntry[]);
-        setSent({ filter, sort: sort.map((k) => `${k.field} ${k.dir}`).join(', ') });
-        feed.fetch(filter, sort, params.startRow, params.endRow).then(
-          (block) => {
-            setError(undefined);
-            setCount(block.count);
-            knownCount.current = block.count;
-            params.successCallback(block.rows, block.count);
-          },
-          (e: unknown) => {
-            if (typeof (e as { code?: unknown }).code === 'string') {
-              // the server refused the view (onError showed its message, a bad filter's position
-              // included): there are no rows to show
-              setCount(0);
-              knownCount.current = 0;
-              params.successCallback([], 0);
-              return;
-            }
-            // timeout, logged out or page closed: the block failed, the grid may ask again
-            setError(e instanceof Error ? e.message : String(e));
-            params.failCallback();
-          },
-        );
-      },
-    }),
-    [feed, quick, expr],
-  );
-
-  const onGridReady = useCallback((event: GridReadyEvent<FinderRow>) => {
-    apiRef.current = event.api;
-  }, []);
-  const followViewport = useCallback(() => {
-    const api = apiRef.current;
-    if (api !== undefined) feed.showViewport(api.getFirstDisplayedRowIndex(), api.getLastDisplayedRowIndex());
-  }, [feed]);
+  const { gridProps } = useServerViewGrid<FinderRow>({
+    container: PRODUCTS,
+    toRow: toFinderRow,
+    query,
+    onCount: setCount,
+    onError: setError,
+    blockRows: BLOCK_ROWS,
+    maxBlocks: MAX_BLOCKS,
+    blockLoadDebounceMs: 60,
+  });
 
   const tier = session?.tier ?? '';
   return (
@@ -211,16 +161,7 @@ export function FinderPage() {
           theme={gridTheme}
           columnDefs={COLUMNS}
           defaultColDef={DEFAULT_COLUMN}
-          rowModelType="infinite"
-          datasource={datasource}
-          cacheBlockSize={BLOCK_ROWS}
-          maxBlocksInCache={MAX_BLOCKS}
-          maxConcurrentDatasourceRequests={1}
-          infiniteInitialRowCount={1}
-          blockLoadDebounceMillis={60}
-          onGridReady={onGridReady}
-          onViewportChanged={followViewport}
-          onModelUpdated={followViewport}
+          {...gridProps}
           cellFlashDuration={400}
           cellFadeDuration={600}
           animateRows={false}

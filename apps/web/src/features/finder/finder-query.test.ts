@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FinderQueryError, buildFilter, buildSort, columnClause, conditionClause, fieldRef, quickSearchClause, quoteString, queryKey } from './finder-query.js';
+import { FinderQueryError, buildFilter, buildSort, columnClause, conditionClause, fieldRef, quickSearchClause, quoteString } from './finder-query.js';
 
 describe('quoting', () => {
   it('double-quotes strings and escapes quotes and backslashes', () => {
@@ -92,9 +92,5 @@ describe('buildSort', () => {
     ]);
     expect(buildSort(Array.from({ length: 10 }, (_, i) => ({ colId: `f${i}`, sort: 'asc' as const })))).toHaveLength(8);
     expect(buildSort([])).toEqual([]);
-  });
-  it('keys queries by filter and sort', () => {
-    expect(queryKey('a = 1', [{ field: 'b', dir: 'asc' }])).not.toBe(queryKey('a = 1', [{ field: 'b', dir: 'desc' }]));
-    expect(queryKey('', [])).toBe(queryKey('', []));
   });
 });

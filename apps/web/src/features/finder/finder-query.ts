@@ -192,8 +192,3 @@ export function buildSort(model: readonly GridSortEntry[]): ViewSortKey[] {
   }
   return keys;
 }
-
-/** Canonical key of a query, to tell whether the open view still answers it. */
-export function queryKey(filter: string, sort: readonly ViewSortKey[]): string {
-  return `${filter}\u0000${sort.map((k) => `${k.field} ${k.dir}`).join(',')}`;
-}

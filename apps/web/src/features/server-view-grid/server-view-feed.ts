@@ -1,36 +1,38 @@
 /**
- * The finder's one server view, driven by the grid: block requests from AG Grid's infinite row
- * model become `view.move(offset, size)` (one at a time), each resolved from the view's rows;
- * between requests the window follows the visible rows plus a margin, so only they stream and
- * their live updates reach the page. A new filter or sort closes the view and opens another.
- * No grid code here (finder-feed.test.ts drives it with a scripted view).
+ * One page's server view, driven by a grid (the product finder, the blotter): block requests from
+ * AG Grid's infinite row model become `view.move(offset, size)` (one at a time), each resolved
+ * from the view's rows; between requests the window follows the visible rows plus a margin, so
+ * only they stream and their live updates reach the page. A new filter or sort closes the view and
+ * opens another. No grid code here (server-view-feed.test.ts drives it with a scripted view;
+ * use-server-view-grid.ts wires it to AG Grid).
  */
 
 import type { ViewSortKey } from '@tidewire/protocol';
 import type { ViewHandle, ViewHandler, ViewRequest, ViewRow } from '@tidewire/client';
-import { queryKey } from './finder-query.js';
 
-/** One grid row: the record's fields plus its view rank, record id and subject. */
-export type FinderRow = Record<string, unknown> & { readonly rowId: number; readonly subject: string; readonly rank: number };
-
-/** Copies an SDK view row into a grid row (the SDK updates its rows in place). */
-export function toFinderRow(r: ViewRow): FinderRow {
-  return { ...r.fields, rowId: r.id, subject: r.subject, rank: r.index };
+/** A block of grid rows: `rows` from view rank `start`, `count` rows in the whole view. */
+export interface ViewBlock<TRow> {
+  readonly rows: TRow[];
+  readonly count: number;
 }
 
-/** A block of rows for the grid: `rows` from view rank `start`, `count` rows in the whole view. */
-export interface FinderBlock {
-  readonly rows: FinderRow[];
-  readonly count: number;
+/** Canonical key of a query (filter, sort), to tell whether the open view still answers it. */
+export function queryKey(filter: string, sort: readonly ViewSortKey[]): string {
+  return `${filter}\u0000${sort.map((k) => `${k.field} ${k.dir}`).join(',')}`;
 }
 
 /** Opens a server view (the connection's `view()`); undefined while logged out. */
 export type OpenView = (request: ViewRequest, handler: ViewHandler) => ViewHandle | undefined;
 
-/** Options of a FinderFeed. */
-export interface FinderFeedOptions {
-  /** Container subject; default `/CONTAINER/PRODUCTS`. */
-  container?: string;
+/** Options of a ServerViewFeed. */
+export interface ServerViewFeedOptions<TRow> {
+  /** Container subject the view is over, e.g. `/CONTAINER/PRODUCTS`, `/BLOTTER/alice`. */
+  container: string;
+  /**
+   * A grid row of an SDK view row. Must copy what it keeps: the SDK updates its rows in place.
+   * Called for the rows of each block when the block is answered.
+   */
+  toRow(row: ViewRow): TRow;
   /** Rows streamed beyond each side of the visible ones; default 10. */
   margin?: number;
   /** A block request fails after this many ms without an answer; default 15,000. */
@@ -44,7 +46,7 @@ export interface FinderFeedOptions {
 /** Most rows one window may hold on the server (ViewsConfig::max_window_rows). */
 export const MAX_WINDOW_ROWS = 10_000;
 
-interface Pending {
+interface Pending<TRow> {
   filter: string;
   sort: ViewSortKey[];
   start: number;
@@ -53,19 +55,19 @@ interface Pending {
   moves: boolean;
   /** The move for this block was sent and its answer is awaited. */
   sent: boolean;
-  resolve(block: FinderBlock): void;
+  resolve(block: ViewBlock<TRow>): void;
   reject(error: Error): void;
 }
 
-/** One finder page's view: see the module comment. */
-export class FinderFeed {
+/** One page's server view: see the module comment. */
+export class ServerViewFeed<TRow> {
   private handle: ViewHandle | undefined;
   private key: string | undefined;
   /** The window the server was last asked for, and whether its answer has arrived. */
   private window = { offset: -1, size: 0 };
   private ready = false;
-  private readonly queue: Pending[] = [];
-  private current: Pending | undefined;
+  private readonly queue: Pending<TRow>[] = [];
+  private current: Pending<TRow> | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private viewport: { first: number; last: number } | undefined;
   private closed = false;
@@ -75,9 +77,9 @@ export class FinderFeed {
 
   constructor(
     private readonly open: OpenView,
-    private readonly options: FinderFeedOptions = {},
+    private readonly options: ServerViewFeedOptions<TRow>,
   ) {
-    this.container = options.container ?? '/CONTAINER/PRODUCTS';
+    this.container = options.container;
     this.margin = Math.max(0, options.margin ?? 10);
     this.timeoutMs = options.timeoutMs ?? 15_000;
   }
@@ -91,9 +93,9 @@ export class FinderFeed {
    * Rows [start, end) of the view of (`filter`, `sort`); requests run one at a time, in order.
    * Rejects with the server's error (bad filter) or on timeout / close.
    */
-  fetch(filter: string, sort: ViewSortKey[], start: number, end: number): Promise<FinderBlock> {
-    return new Promise<FinderBlock>((resolve, reject) => {
-      if (this.closed) return reject(new Error('the finder view is closed'));
+  fetch(filter: string, sort: ViewSortKey[], start: number, end: number): Promise<ViewBlock<TRow>> {
+    return new Promise<ViewBlock<TRow>>((resolve, reject) => {
+      if (this.closed) return reject(new Error(`the view of ${this.container} is closed`));
       const size = Math.max(1, Math.min(MAX_WINDOW_ROWS, Math.floor(end) - Math.floor(start)));
       this.queue.push({ filter, sort, start: Math.max(0, Math.floor(start)), size, moves: true, sent: false, resolve, reject });
       this.next();
@@ -112,7 +114,7 @@ export class FinderFeed {
     if (this.closed) return;
     this.closed = true;
     this.clearTimer();
-    const error = new Error('the finder view is closed');
+    const error = new Error(`the view of ${this.container} is closed`);
     this.current?.reject(error);
     this.current = undefined;
     for (const p of this.queue.splice(0)) p.reject(error);
@@ -153,7 +155,7 @@ export class FinderFeed {
   }
 
   /** Moves the window to `p`'s block; answers at once when the server will send nothing new. */
-  private serve(p: Pending): void {
+  private serve(p: Pending<TRow>): void {
     if (this.move(p.start, p.size)) p.sent = true;
     else this.done(this.handle?.rows ?? [], this.handle?.count ?? 0);
   }
@@ -200,7 +202,7 @@ export class FinderFeed {
     if (p === undefined) return;
     this.clearTimer();
     this.current = undefined;
-    p.resolve({ rows: rows.map(toFinderRow), count });
+    p.resolve({ rows: rows.map((r) => this.options.toRow(r)), count });
     this.next();
   }
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ViewHandle, ViewHandler, ViewRequest, ViewRow } from '@tidewire/client';
-import { FinderFeed, MAX_WINDOW_ROWS } from './finder-feed.js';
+import { MAX_WINDOW_ROWS, ServerViewFeed, queryKey, type ServerViewFeedOptions } from './server-view-feed.js';
 
 /** A scripted server view: records requests; the test answers with `answer()`. */
 class FakeView implements ViewHandle {
@@ -30,19 +30,25 @@ function row(rank: number): ViewRow {
   return { index: rank, id: 1000 + rank, subject: `/PRODUCT/P${rank}`, seq: 1, ts: 0, fields: { code: `P${rank}`, bid: rank } };
 }
 
-function setup(options: ConstructorParameters<typeof FinderFeed>[1] = {}) {
+/** The grid row the tests use: the fields plus rank, id and subject. */
+const toRow = (r: ViewRow) => ({ ...r.fields, rowId: r.id, subject: r.subject, rank: r.index });
+
+function setup(options: Partial<ServerViewFeedOptions<ReturnType<typeof toRow>>> = {}) {
   const views: FakeView[] = [];
-  const feed = new FinderFeed((request, handler) => {
-    const v = new FakeView(request, handler);
-    views.push(v);
-    return v;
-  }, options);
+  const feed = new ServerViewFeed(
+    (request, handler) => {
+      const v = new FakeView(request, handler);
+      views.push(v);
+      return v;
+    },
+    { container: '/CONTAINER/PRODUCTS', toRow, ...options },
+  );
   return { feed, views };
 }
 
 afterEach(() => vi.useRealTimers());
 
-describe('FinderFeed', () => {
+describe('ServerViewFeed', () => {
   it('opens a view for the first block and resolves from its rows', async () => {
     const { feed, views } = setup();
     const block = feed.fetch('bid > 1', [{ field: 'code', dir: 'asc' }], 0, 100);
@@ -143,7 +149,23 @@ describe('FinderFeed', () => {
   });
 
   it('fails when logged out (no view can be opened)', async () => {
-    const feed = new FinderFeed(() => undefined);
+    const feed = new ServerViewFeed(() => undefined, { container: '/BLOTTER/alice', toRow });
     await expect(feed.fetch('', [], 0, 10)).rejects.toThrow(/not logged in/);
+  });
+
+  it('copies block rows through toRow: a later in-place SDK update does not change them', async () => {
+    const { feed, views } = setup({ container: '/BLOTTER/alice' });
+    const block = feed.fetch('statusCode < 10', [], 0, 10);
+    expect(views[0]!.request.container).toBe('/BLOTTER/alice');
+    views[0]!.answer(0, 2, 2);
+    const got = await block;
+    views[0]!.rows[0]!.fields.bid = 99;
+    expect(got.rows[0]).toMatchObject({ rowId: 1000, bid: 0 });
+  });
+
+  it('keys a query by filter and sort', () => {
+    expect(queryKey('a = 1', [{ field: 'b', dir: 'asc' }])).not.toBe(queryKey('a = 1', [{ field: 'b', dir: 'desc' }]));
+    expect(queryKey('a = 1', [])).not.toBe(queryKey('a = 1', [{ field: 'b', dir: 'asc' }]));
+    expect(queryKey('', [])).toBe(queryKey('', []));
   });
 });
