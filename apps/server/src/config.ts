@@ -57,13 +57,17 @@ export interface Config {
     readonly maxConnectionsPerIp: number;
     /** Logged-in sessions per user, server-wide; 0: off. */
     readonly maxConnectionsPerUser: number;
-    /** Password logins per second per remote address (per transport worker); 0: off. */
+    /** Password logins per second per remote address, all workers; 0: off. */
     readonly loginsPerSecPerIp: number;
+    /** Password logins waiting per transport worker for the server-wide password check. */
+    readonly passwordChecksQueued: number;
+    /** Reconnect penalty per abusive close of an address, ms; 0: off. */
+    readonly abusePenaltyMs: number;
     /** Largest view window, rows. */
     readonly maxViewWindowRows: number;
     /** Longest view filter, UTF-8 bytes. */
     readonly maxFilterBytes: number;
-    /** Orders per second per user (per transport worker); 0: off. */
+    /** Orders per second per user, all workers; 0: off. */
     readonly ordersPerSecPerUser: number;
   };
   readonly session: { readonly heartbeatMs: number; readonly idleTimeoutSec: number };

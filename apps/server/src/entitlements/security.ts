@@ -1,49 +1,52 @@
 /**
- * The security state handlers share per transport: entitlement rules, the per-user order rate
- * limiter and the server-wide connection counts. Built once per transport from the config (the
- * connection table's SharedArrayBuffer is shared by every worker); `setRoles` and the user
- * directory change on a config reload.
+ * The security state handlers share per transport: entitlement rules, the per-user order rate,
+ * the per-address login rate, the password-check gate and the connection counts. Everything
+ * but the rules lives in one SharedArrayBuffer shared by every transport worker
+ * (limits/shared-layout.ts), so each limit holds server-wide, not per worker. Built once per
+ * transport from the config; the rules and the user directory change on a config reload.
  */
 
 import type { DecodeError } from '@tidewire/protocol';
 import type { Config, UserEntry } from '../config.js';
-import { KeyedRateLimiter } from '../limits/token-bucket.js';
 import { SharedCounter } from '../limits/shared-counter.js';
-import { WorkGate } from '../limits/work-gate.js';
-
-/** Password checks (scrypt) one transport thread runs at once: one core at most, whoever floods. */
-export const PASSWORD_CHECKS_IN_FLIGHT = 1;
-/** Password checks that may wait for that slot; beyond it a login gets RATE_LIMITED unchecked. */
-export const PASSWORD_CHECKS_QUEUED = 64;
+import { SharedWorkGate } from '../limits/shared-gate.js';
+import { SharedRateLimiter, SharedRateTable } from '../limits/shared-rate.js';
 import { Entitlements, notEntitledMessage } from './entitlements.js';
+
+/** Password checks (scrypt) the whole server runs at once, over all transport workers: one core at most, whoever floods. */
+export const PASSWORD_CHECKS_IN_FLIGHT = 1;
 
 /** What handlers use to check entitlements and limits. */
 export interface Security {
   /** Subscribe / publish / order rules. */
   readonly entitlements: Entitlements;
-  /** Orders per second per user (`limits.ordersPerSecPerUser`). */
-  readonly orderLimiter: KeyedRateLimiter;
-  /** Password logins per second per remote address (`limits.loginsPerSecPerIp`), burst twice the rate. */
-  readonly loginLimiter: KeyedRateLimiter;
-  /** Runs password checks one at a time per transport thread, with a bounded queue. */
-  readonly passwordChecks: WorkGate;
+  /** Orders per second per user (`limits.ordersPerSecPerUser`), counted over all workers. */
+  readonly orderLimiter: SharedRateLimiter;
+  /** Password logins per second per remote address (`limits.loginsPerSecPerIp`), burst twice the rate, all workers. */
+  readonly loginLimiter: SharedRateLimiter;
+  /** Runs password checks one at a time server-wide (all workers), with a bounded queue per worker. */
+  readonly passwordChecks: SharedWorkGate;
   /** Open connections per `ip:<address>` and logged-in sessions per `user:<name>`, all workers. */
   readonly connections: SharedCounter;
+  /** The shared rate table (reconnect throttling, request buckets carried across a user's sessions). */
+  readonly rates: SharedRateTable;
 }
 
 /**
- * Builds the security state for `config`. `connectionsBuffer`: the server-wide table
+ * Builds the security state for `config`. `sharedBuffer`: the server-wide limits buffer
  * (SharedCounter.allocate(), made once on the main thread and passed to every worker); a fresh
- * one when omitted (one transport, unit tests).
+ * one when omitted (one transport, unit tests). `now`: the clock of the password-check lease.
  */
-export function createSecurity(config: Config, connectionsBuffer: SharedArrayBuffer = SharedCounter.allocate()): Security {
+export function createSecurity(config: Config, sharedBuffer: SharedArrayBuffer = SharedCounter.allocate(), now: () => number = Date.now): Security {
   const rate = config.limits.ordersPerSecPerUser;
+  const rates = new SharedRateTable(sharedBuffer);
   return {
     entitlements: new Entitlements(config.auth.roles),
-    orderLimiter: new KeyedRateLimiter(rate, Math.max(1, rate)),
-    loginLimiter: new KeyedRateLimiter(config.limits.loginsPerSecPerIp, Math.max(1, 2 * config.limits.loginsPerSecPerIp)),
-    passwordChecks: new WorkGate(PASSWORD_CHECKS_IN_FLIGHT, PASSWORD_CHECKS_QUEUED),
-    connections: new SharedCounter(connectionsBuffer),
+    orderLimiter: new SharedRateLimiter(rates, 'order:', rate, Math.max(1, rate)),
+    loginLimiter: new SharedRateLimiter(rates, 'login:', config.limits.loginsPerSecPerIp, Math.max(1, 2 * config.limits.loginsPerSecPerIp)),
+    passwordChecks: new SharedWorkGate(sharedBuffer, config.limits.passwordChecksQueued, undefined, now),
+    connections: new SharedCounter(sharedBuffer),
+    rates,
   };
 }
 

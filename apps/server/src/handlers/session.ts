@@ -123,7 +123,10 @@ async function authenticate(ctx: HandlerContext, m: SessionLogin): Promise<UserE
     ok = await ctx.security.passwordChecks.run(() => verifyPassword(password, user?.passwordHash ?? DUMMY_HASH));
   } catch (err) {
     if (!(err instanceof GateFullError)) throw err;
-    return { code: 'RATE_LIMITED', reqId: m.reqId, message: 'the server is checking too many passwords; retry after a pause (or log in with a token)' };
+    return {
+      code: 'RATE_LIMITED', reqId: m.reqId,
+      message: `the server is busy checking passwords (one at a time, ${ctx.config.limits.passwordChecksQueued} waiting per worker: limits.passwordChecksQueued); retry after a pause, or log in with a token`,
+    };
   }
   return user && ok ? user : fail('BAD_CREDENTIALS', 'unknown user or wrong password');
 }

@@ -4,35 +4,23 @@
  * (no locks, no messages), so a connection limit holds server-wide whichever worker the kernel
  * gave the connection to.
  *
- * Each slot is one 64-bit word: a 48-bit key hash (0 = empty) and a 16-bit count, changed by one
- * compare-and-swap, so a check-and-increment is atomic. Slots are never freed (a key's count goes
+ * The table is one region of the shared limits buffer (shared-layout.ts). Each slot is one 64-bit
+ * word: a 48-bit key hash (0 = empty) and a 16-bit count, changed by one compare-and-swap, so a check-and-increment is atomic. Slots are never freed (a key's count goes
  * back to 0); once every slot is taken, new keys are not counted (acquire answers `untracked`,
  * the caller logs it). Distinct keys with equal 48-bit hashes share a count (probability about
  * n^2 / 2^49: negligible below millions of keys).
  */
 
-/** Slots of the default table: distinct IPs + users one server start can count (512 KiB). */
-export const DEFAULT_COUNTER_SLOTS = 65_536;
+import { allocateSharedLimits, DEFAULT_COUNTER_SLOTS, DEFAULT_RATE_SLOTS, hash48, sharedLimitsRegion } from './shared-layout.js';
+
+export { DEFAULT_COUNTER_SLOTS } from './shared-layout.js';
+
 /** Largest count per key (16 bits); limits above it cannot be enforced. */
 export const MAX_COUNT = 0xffff;
 /** How far a probe walks before it gives up (keeps a nearly full table cheap). */
 const MAX_PROBE = 512;
 
 const COUNT_MASK = 0xffffn;
-
-/** 48-bit FNV-1a-style hash of `key` (two 32-bit lanes combined), never 0. */
-function hash48(key: string): bigint {
-  let a = 0x811c9dc5;
-  let b = 0x01000193 ^ key.length;
-  for (let i = 0; i < key.length; i++) {
-    const c = key.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 15);
-  }
-  const h = (BigInt(a >>> 0) << 16n) ^ BigInt(b >>> 0);
-  const h48 = h & 0xffffffffffffn;
-  return h48 === 0n ? 1n : h48;
-}
 
 /** Outcome of `acquire`. */
 export type AcquireResult = 'ok' | 'limit' | 'untracked';
@@ -42,15 +30,20 @@ export class SharedCounter {
   private readonly words: BigInt64Array;
   private readonly slots: number;
 
-  /** Allocates a table of `slots` words (a power of two is not required). */
-  static allocate(slots = DEFAULT_COUNTER_SLOTS): SharedArrayBuffer {
-    return new SharedArrayBuffer(slots * 8);
+  /**
+   * Allocates the shared limits buffer (shared-layout.ts) with `slots` connection-count slots
+   * (a power of two is not required) and `rateSlots` rate slots; the same buffer serves
+   * SharedRateTable and SharedWorkGate.
+   */
+  static allocate(slots = DEFAULT_COUNTER_SLOTS, rateSlots = DEFAULT_RATE_SLOTS): SharedArrayBuffer {
+    return allocateSharedLimits(slots, rateSlots);
   }
 
   /** `buffer` from `allocate` (passed to worker threads in their workerData). */
   constructor(buffer: SharedArrayBuffer) {
-    this.words = new BigInt64Array(buffer);
-    this.slots = this.words.length;
+    const region = sharedLimitsRegion(buffer);
+    this.words = region.words.subarray(region.counterStart, region.counterStart + region.counterSlots);
+    this.slots = region.counterSlots;
   }
 
   /** Slot holding `h`, or the first empty slot of its probe chain (claimed for `h`), or -1. */
