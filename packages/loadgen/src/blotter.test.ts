@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { blotterContainer, statusAtAge, tradeSubject, updateSlot } from './blotter.js';
+import { blotterContainer, blotterSourceThreads, statusAtAge, tradeSubject } from './blotter.js';
+import { shardUpdateSlot, shardUserCount } from './blotter-feed.js';
 import { leftResolver } from './view-user-group.js';
 
 describe('blotter shape', () => {
@@ -17,12 +18,42 @@ describe('blotter shape', () => {
     const cap = 4;
     const seen = new Set<string>();
     for (let k = 0; k < users * cap; k++) {
-      const s = updateSlot(k, users, cap);
+      const s = shardUpdateSlot(k, users, cap, 0, 1);
       seen.add(`${s.user}/${s.trade}`);
     }
     expect(seen.size).toBe(users * cap);
-    expect([0, 1, 2, 3].map((k) => updateSlot(k, users, cap))).toEqual([{ user: 0, trade: 0 }, { user: 1, trade: 0 }, { user: 2, trade: 0 }, { user: 0, trade: 1 }]);
-    expect(updateSlot(users * cap + 1, users, cap)).toEqual(updateSlot(1, users, cap));
+    expect([0, 1, 2, 3].map((k) => shardUpdateSlot(k, users, cap, 0, 1))).toEqual([{ user: 0, trade: 0 }, { user: 1, trade: 0 }, { user: 2, trade: 0 }, { user: 0, trade: 1 }]);
+    expect(shardUpdateSlot(users * cap + 1, users, cap, 0, 1)).toEqual(shardUpdateSlot(1, users, cap, 0, 1));
+  });
+
+  it('shards split the users (u mod shards) and together cover every (user, trade) once per cycle', () => {
+    const users = 10;
+    const cap = 3;
+    const shards = 4;
+    expect([0, 1, 2, 3].map((s) => shardUserCount(users, s, shards))).toEqual([3, 3, 2, 2]);
+    expect(shardUserCount(2, 3, 4)).toBe(0);
+    expect(shardUserCount(0, 0, 1)).toBe(0);
+    const seen = new Map<string, number>();
+    for (let s = 0; s < shards; s++) {
+      const own = shardUserCount(users, s, shards);
+      for (let k = 0; k < own * cap; k++) {
+        const slot = shardUpdateSlot(k, own, cap, s, shards);
+        expect(slot.user % shards).toBe(s);
+        const key = `${slot.user}/${slot.trade}`;
+        seen.set(key, (seen.get(key) ?? 0) + 1);
+      }
+    }
+    expect(seen.size).toBe(users * cap);
+    expect([...seen.values()].every((n) => n === 1)).toBe(true);
+  });
+
+  it('picks one source thread per 25,000 update slots/s, 1..4, unless told', () => {
+    expect(blotterSourceThreads(undefined, 100, 122, 3)).toBe(1);
+    expect(blotterSourceThreads(undefined, 1000, 122, 3)).toBe(2);
+    expect(blotterSourceThreads(undefined, 2000, 122, 3)).toBe(4);
+    expect(blotterSourceThreads(undefined, 2000, 1000, 60)).toBe(2);
+    expect(blotterSourceThreads(undefined, 20_000, 1000, 3)).toBe(4);
+    expect(blotterSourceThreads(7, 100, 122, 3)).toBe(7);
   });
 
   it('rows leaving a window find their latest send time through the shared clock', () => {

@@ -11,58 +11,19 @@
  * Steps add users (and their blotters); the feed restarts at each step with the new user count.
  */
 
-import type { RecordPublish } from '@tidewire/protocol';
+import { BLOTTER_DONE, BLOTTER_NEW_TRADE_PERIOD_S, blotterContainer, blotterShard, type BlotterAdd, type BlotterShardInit, type BlotterShardTake, type BlotterStart } from './blotter-feed.js';
 import { epochNowMs } from './clock.js';
-import { FeedPublisher } from './feed-publisher.js';
+import { startFeedShards } from './feed-shards.js';
 import { bounded, waitSeconds } from './finder-latency.js';
 import { fetchToken } from './login.js';
-import { intervalTicks, Pacer, runPaced, type PacedLoop } from './pacer.js';
 import type { Progress, StepResult, SweepReport } from './runner.js';
 import { startWindow, stepRow } from './step-meter.js';
-import { startViewUserGroup } from './view-user-group.js';
+import { startViewUserGroup, type ViewUserGroup } from './view-user-group.js';
 
-/** Seconds between two Status steps of a trade (and between two updates of any trade), as published. */
-export const BLOTTER_STATUS_PERIOD_S = 3;
-/** Seconds between two new trades of one user. */
-export const BLOTTER_NEW_TRADE_PERIOD_S = 10;
-/** Status of a done trade (the view shows Status < 10). */
-export const BLOTTER_DONE = 10;
-/** Published (Refiner) mean latency per users step, ms; p99 1,033 ms at 2,000. */
-export const BLOTTER_PUBLISHED_MEAN_MS: Readonly<Record<number, number>> = { 100: 9, 2000: 44 };
-/** Default user steps (published 100..2,000). */
-export const BLOTTER_DEFAULT_STEPS: readonly number[] = [100, 500, 1_000, 2_000];
-
-/** Container of user `u`'s blotter. */
-export function blotterContainer(u: number): string {
-  return `/BENCH/BLOTTER/${u}`;
-}
-
-/** Trade `n` (0 = oldest) of user `u`. */
-export function tradeSubject(u: number, n: number): string {
-  return `/BENCH/TRADE/${u}/${n}`;
-}
-
-/** Status of an initial trade created `ageS` seconds ago (Status 1 at creation, +1 per period, at most 10). */
-export function statusAtAge(ageS: number): number {
-  return Math.min(BLOTTER_DONE, 1 + Math.floor(ageS / BLOTTER_STATUS_PERIOD_S));
-}
-
-/** Static fields of trade `n` of user `u` with `status`. */
-export function tradeFields(u: number, n: number, status: number, ts: number): RecordPublish['fields'] {
-  return {
-    tradeId: n, instrument: `I${(u * 7 + n) % 50}`, side: (u + n) % 2 === 0 ? 'buy' : 'sell',
-    quantity: 1_000 * (1 + ((u + 3 * n) % 20)), price: 100 + ((u * 13 + n * 7) % 1000) / 100, Status: status, updated: Math.round(ts),
-  };
-}
-
-/**
- * Slot `k` of the update cycle over `users` x `tradeCap` (trade-major, so each user's updates are
- * spread over the period): the user and trade it updates.
- */
-export function updateSlot(k: number, users: number, tradeCap: number): { user: number; trade: number } {
-  const j = k % (users * tradeCap);
-  return { user: j % users, trade: Math.floor(j / users) };
-}
+export {
+  BLOTTER_DEFAULT_STEPS, BLOTTER_DONE, BLOTTER_NEW_TRADE_PERIOD_S, BLOTTER_PUBLISHED_MEAN_MS, BLOTTER_STATUS_PERIOD_S,
+  blotterContainer, statusAtAge, tradeFields, tradeSubject,
+} from './blotter-feed.js';
 
 /** Options of `runBlotter`. */
 export interface BlotterOptions {
@@ -79,9 +40,20 @@ export interface BlotterOptions {
   maxTrades: number;
   /** Seconds between two updates of a trade (published 3; longer only to hold more records than the source can update). */
   statusPeriodS: number;
+  /** Source worker threads (feed-shards.ts), 1..16. @default `blotterSourceThreads` picks 1..4 by the update rate */
+  sourceThreads?: number;
   connectTimeoutMs: number;
   responseTimeoutMs: number;
   onProgress?: (p: Progress) => void;
+}
+
+/**
+ * Source shards for a blotter sweep: `requested` when given (1..16), else one per 25,000 update
+ * slots per second at the largest step (`maxUsers x tradeCap / statusPeriodS`), at most 4.
+ */
+export function blotterSourceThreads(requested: number | undefined, maxUsers: number, tradeCap: number, statusPeriodS: number): number {
+  if (requested !== undefined) return requested;
+  return Math.min(4, Math.max(1, Math.ceil((maxUsers * tradeCap) / statusPeriodS / 25_000)));
 }
 
 /** Runs the sweep; stops the feed and every user whatever happens. */
@@ -91,84 +63,36 @@ export async function runBlotter(o: BlotterOptions): Promise<SweepReport> {
   const boundS = o.steps.length * (o.stepSeconds + o.warmupSeconds + 120) + 60;
   // trades a user can reach in this run: the update cycle's size
   const tradeCap = Math.min(o.maxTrades, o.initialTrades + Math.ceil(boundS / BLOTTER_NEW_TRADE_PERIOD_S) + 1);
-  const trades = new Uint16Array(maxUsers);
-  const status = new Uint8Array(maxUsers * tradeCap);
   const sab = new SharedArrayBuffer(maxUsers * tradeCap * 8);
-  const lastSent = new Float64Array(sab);
-  const feed = await FeedPublisher.connect({ url: o.url, user: o.source.user, password: o.source.password });
   // opening users (32 at a time, each bounded by the connect and response timeouts) can take
   // longer than the steps on a busy server: the feed must outlive it, and the workers outlive that
   const runBoundS = boundS + (Math.ceil(maxUsers / 32) + o.steps.length) * ((o.connectTimeoutMs + o.responseTimeoutMs) / 1000);
   const lifeS = runBoundS + 600;
-  const users = startViewUserGroup({ url: o.url, connectTimeoutMs: o.connectTimeoutMs, responseTimeoutMs: o.responseTimeoutMs, left: { kind: 'blotter', sab, tradeCap } }, lifeS);
-  let creator: PacedLoop | undefined;
-  let created = 0;
+  const shards = blotterSourceThreads(o.sourceThreads, maxUsers, tradeCap, o.statusPeriodS);
+  const init: BlotterShardInit = { maxUsers, tradeCap, lastSent: sab };
+  const feed = await startFeedShards({
+    url: o.url, user: o.source.user, password: o.source.password, shards, script: 'blotter', factory: blotterShard, init, maxSeconds: lifeS,
+  });
+  let users: ViewUserGroup | undefined;
   const steps: StepResult[] = [];
   try {
+    users = startViewUserGroup({ url: o.url, connectTimeoutMs: o.connectTimeoutMs, responseTimeoutMs: o.responseTimeoutMs, left: { kind: 'blotter', sab, tradeCap } }, lifeS);
     const token = await fetchToken(o.url, o.account.user, o.account.password);
     let have = 0;
     for (let si = 0; si < o.steps.length; si++) {
       const target = o.steps[si] as number;
-      progress({ phase: 'source', message: `step ${si + 1}: blotters for users ${have}..${target - 1} (${o.initialTrades} trades each)` });
-      feed.stopPaced();
-      creator?.stop();
-      const now = epochNowMs();
-      for (let u = have; u < target; u++) {
-        const batch: RecordPublish[] = [];
-        for (let n = 0; n < o.initialTrades; n++) {
-          const s = statusAtAge((o.initialTrades - n) * BLOTTER_NEW_TRADE_PERIOD_S);
-          status[u * tradeCap + n] = s;
-          batch.push({ type: 'record.publish', subject: tradeSubject(u, n), ts: now, image: true, fields: tradeFields(u, n, s, now) });
-        }
-        trades[u] = o.initialTrades;
-        feed.publish(batch);
-        feed.containerClear(blotterContainer(u));
-        feed.containerAdd(blotterContainer(u), batch.map((m) => m.subject).reverse()); // newest first
-        if (u % 200 === 199) await feed.barrier();
-      }
-      await feed.barrier();
-      const u0 = target;
-      // every trade once per period: users x tradeCap slots, empty ones (trades not created yet) skipped
-      feed.startPaced({
-        ratePerSec: (u0 * tradeCap) / o.statusPeriodS,
-        durationMs: runBoundS * 1000,
-        next: (k, ts): RecordPublish | null => {
-          const { user, trade } = updateSlot(k, u0, tradeCap);
-          if (trade >= (trades[user] as number)) return null;
-          const at = user * tradeCap + trade;
-          lastSent[at] = ts;
-          const s = status[at] as number;
-          if (s >= BLOTTER_DONE) return { type: 'record.publish', subject: tradeSubject(user, trade), ts, fields: { updated: Math.round(ts) } };
-          status[at] = s + 1;
-          return { type: 'record.publish', subject: tradeSubject(user, trade), ts, fields: { Status: s + 1, updated: Math.round(ts) } };
-        },
-      });
-      const pacer = new Pacer(u0 / BLOTTER_NEW_TRADE_PERIOD_S, epochNowMs() + 10);
-      creator = runPaced({
-        pacer,
-        clock: epochNowMs,
-        untilMs: epochNowMs() + runBoundS * 1000,
-        ticks: intervalTicks,
-        tickMs: 5,
-        send: (due, ts) => {
-          for (let g = due.first; g < due.first + due.count; g++) {
-            const u = g % u0;
-            const n = trades[u] as number;
-            if (n >= tradeCap) continue;
-            trades[u] = n + 1;
-            status[u * tradeCap + n] = 1;
-            lastSent[u * tradeCap + n] = ts;
-            feed.publish([{ type: 'record.publish', subject: tradeSubject(u, n), ts, image: true, fields: tradeFields(u, n, 1, ts) }]);
-            feed.containerInsertAt(blotterContainer(u), 0, [tradeSubject(u, n)]);
-            created++;
-          }
-        },
-      });
+      progress({ phase: 'source', message: `step ${si + 1}: blotters for users ${have}..${target - 1} (${o.initialTrades} trades each, ${shards} source thread${shards > 1 ? 's' : ''})` });
+      await feed.all('start', () => ({ users: 0, startMs: 0, durationMs: 0, statusPeriodS: o.statusPeriodS } satisfies BlotterStart)); // stops the previous step's feed
+      await feed.all('add', () => ({ from: have, to: target, initialTrades: o.initialTrades } satisfies BlotterAdd));
+      // every trade once per period: users x tradeCap slots (empty ones, trades not created yet, skipped), split by user over the shards
+      const start: BlotterStart = { users: target, startMs: epochNowMs() + 20, durationMs: runBoundS * 1000, statusPeriodS: o.statusPeriodS };
+      await feed.all('start', () => start);
       progress({ phase: 'connect', stepIndex: si, steps: o.steps.length, target });
       let failed = 0;
       const failures: string[] = [];
+      const group = users;
       await bounded(target - have, 32, async (j) => {
-        const r = await users.openView(have + j, token, { container: blotterContainer(have + j), filter: `Status < ${BLOTTER_DONE}`, window: { offset: 0, size: o.windowRows } });
+        const r = await group.openView(have + j, token, { container: blotterContainer(have + j), filter: `Status < ${BLOTTER_DONE}`, window: { offset: 0, size: o.windowRows } });
         if (!r.ok) {
           failed++;
           if (failures.length < 5 && !failures.includes(r.error)) failures.push(r.error);
@@ -178,15 +102,15 @@ export async function runBlotter(o: BlotterOptions): Promise<SweepReport> {
       await waitSeconds(o.warmupSeconds, (e) => progress({ phase: 'warmup', stepIndex: si, steps: o.steps.length, target, elapsedS: e, totalS: o.warmupSeconds }), () => feed.failure);
       const window = await startWindow(o.url);
       await users.take();
-      feed.takeStats();
-      created = 0;
+      await feed.take();
       await waitSeconds(o.stepSeconds, (e) => progress({ phase: 'measure', stepIndex: si, steps: o.steps.length, target, elapsedS: e, totalS: o.stepSeconds }), () => feed.failure);
       const r = await users.take();
       const usage = await window.end();
-      const feedStats = feed.takeStats();
+      const { stats: feedStats, extras } = await feed.take<BlotterShardTake>();
       const seconds = Math.max(usage.seconds, 1e-3);
-      let totalTrades = 0;
-      for (let u = 0; u < target; u++) totalTrades += trades[u] as number;
+      const totalTrades = extras.reduce((a, x) => a + x.trades, 0);
+      const created = extras.reduce((a, x) => a + x.created, 0);
+      const expectedSourcePerSec = (totalTrades - created / 2) / o.statusPeriodS; // trades grew linearly over the window
       const notes: string[] = [];
       if (failed > 0) notes.push(`${failed} users could not open their blotter view: ${failures.join('; ')}`);
       if (r.dropped > 0) notes.push(`${r.dropped} users lost their connection: ${r.dropReason ?? ''}`);
@@ -204,7 +128,8 @@ export async function runBlotter(o: BlotterOptions): Promise<SweepReport> {
         usage,
         extra: {
           entered: r.entered, left: r.left, updated: r.updated, tradesPerUser: Math.round(totalTrades / Math.max(1, target)), records: totalTrades,
-          sourceUpdatesPerSec: Math.round(feedStats.published / seconds), newTradesPerSec: Math.round(created / seconds),
+          sourceUpdatesPerSec: Math.round(feedStats.published / seconds), sourceExpectedPerSec: Math.round(expectedSourcePerSec),
+          sourceThreads: shards, newTradesPerSec: Math.round(created / seconds),
           sourceWorstLatenessMs: Math.round(feedStats.maxLatenessMs * 10) / 10,
           serverRssMiB: usage.serverRssBytes === null ? null : Math.round(usage.serverRssBytes / 1048576),
         },
@@ -213,9 +138,8 @@ export async function runBlotter(o: BlotterOptions): Promise<SweepReport> {
       progress({ phase: 'step', stepIndex: si, steps: o.steps.length, result: row, notes });
     }
   } finally {
-    creator?.stop();
-    feed.stop();
-    await users.stop();
+    await feed.stop();
+    await users?.stop();
   }
-  return { scenario: o.scenario, params: { ...o.params, tradeCap }, steps };
+  return { scenario: o.scenario, params: { ...o.params, tradeCap, sourceThreads: shards }, steps };
 }

@@ -9,19 +9,15 @@
 import {
   MAX_CONTAINER_OPS,
   MAX_PUBLISHES_PER_FRAME,
-  decodeServerFrame,
   encodeContainerPublish,
   encodeSourceFrame,
-  encodeSourceMessage,
   type ContainerOp,
   type RecordPublish,
-  type ServerMessage,
 } from '@tidewire/protocol';
-import WebSocket from 'ws';
 import { epochNowMs, type Clock } from './clock.js';
 import { LoadgenError } from './errors.js';
 import { Pacer, runPaced, type PacedLoop, type TickScheduler } from './pacer.js';
-import { openSocket } from './source.js';
+import { SourceConnection } from './source-connection.js';
 
 /** Images per frame: well below the protocol limit, and frames of a few hundred KiB. */
 const IMAGE_CHUNK = Math.min(MAX_PUBLISHES_PER_FRAME, 2_000);
@@ -58,6 +54,11 @@ export interface PacedFeed {
   durationMs: number;
   /** Timer (tests). @default preciseTicks every 0.5 ms */
   ticks?: TickScheduler;
+  /**
+   * Epoch ms of paced update 0 (shards of one feed share it, so their updates interleave evenly).
+   * @default 5 ms from now
+   */
+  startMs?: number;
 }
 
 /** What the feed did since the last `takeStats()`. */
@@ -76,50 +77,32 @@ export interface FeedStats {
   lastServerError?: string;
 }
 
-const emptyStats = (): FeedStats => ({ updates: 0, published: 0, frames: 0, maxLatenessMs: 0, lateOver1Ms: 0, serverErrors: 0 });
+type PacedStats = Omit<FeedStats, 'serverErrors' | 'lastServerError'>;
+const emptyStats = (): PacedStats => ({ updates: 0, published: 0, frames: 0, maxLatenessMs: 0, lateOver1Ms: 0 });
 
 /** A logged-in source connection. */
 export class FeedPublisher {
   private stats = emptyStats();
   private loop: PacedLoop | undefined;
-  private pingTimer: ReturnType<typeof setInterval> | undefined;
-  private nextReqId = 10;
-  private readonly waiters = new Map<number, (m: ServerMessage) => void>();
-  private closedReason: string | undefined;
   /** Epoch ms of the first paced update (after `startPaced`). */
   startMs = 0;
   private pacer: Pacer | undefined;
 
   private constructor(
-    private readonly ws: WebSocket,
+    private readonly conn: SourceConnection,
     private readonly clock: Clock,
-    private readonly timeoutMs: number,
   ) {}
 
   /** Connects and logs in as a source; fails with SERVER_REFUSED when the account is not one. */
   static async connect(opts: FeedOptions): Promise<FeedPublisher> {
-    const timeoutMs = opts.setupTimeoutMs ?? 60_000;
-    const ws = await openSocket(`${opts.url.replace(/\/+$/, '')}/source`, timeoutMs);
-    const feed = new FeedPublisher(ws, opts.clock ?? epochNowMs, timeoutMs);
-    try {
-      await feed.login(opts.user, opts.password);
-    } catch (err) {
-      ws.terminate();
-      throw err;
-    }
-    return feed;
-  }
-
-  private async login(user: string, password: string): Promise<void> {
-    this.ws.on('message', (data) => this.onFrame(data.toString()));
-    this.ws.on('close', (code, reason) => {
-      this.closedReason = `server closed the source connection: ${code} ${reason.toString()}`;
-      this.stop();
+    const clock = opts.clock ?? epochNowMs;
+    let feed: FeedPublisher | undefined;
+    const conn = await SourceConnection.open({
+      url: opts.url, user: opts.user, password: opts.password, clock, timeoutMs: opts.setupTimeoutMs ?? 60_000,
+      onClose: () => feed?.stop(),
     });
-    const reply = await this.request(1, encodeSourceMessage({ type: 'session.login', reqId: 1, user, password }));
-    if (reply.type !== 'session.loggedIn') throw new LoadgenError('SERVER_REFUSED', `source login failed: ${describe(reply)}`);
-    if (reply.role !== 'source') throw new LoadgenError('SERVER_REFUSED', `user ${reply.user} has role ${reply.role}, not source`);
-    this.pingTimer = setInterval(() => this.ping(), Math.max(100, reply.heartbeatMs) / 2);
+    feed = new FeedPublisher(conn, clock);
+    return feed;
   }
 
   /** Sends images (or deltas) in frames of at most 2,000; call `barrier()` to know they landed. */
@@ -159,16 +142,13 @@ export class FeedPublisher {
 
   /** Resolves once the server has handled every frame sent before it (ping/pong); fails on any server error so far. */
   async barrier(): Promise<void> {
-    const reqId = this.nextReqId++;
-    const pong = await this.request(reqId, encodeSourceMessage({ type: 'session.ping', reqId, ts: this.clock() }));
-    if (pong.type !== 'session.pong') throw new LoadgenError('SERVER_REFUSED', `source barrier failed: ${describe(pong)}`);
-    if (this.stats.serverErrors > 0) throw new LoadgenError('SERVER_REFUSED', `the server refused a publish: ${this.stats.lastServerError}`);
+    await this.conn.barrier('source barrier');
   }
 
-  /** Starts the paced updates, first one 5 ms from now. Only one paced feed per publisher. */
+  /** Starts the paced updates, first one at `feed.startMs` (default 5 ms from now). Only one paced feed per publisher. */
   startPaced(feed: PacedFeed): void {
     if (this.loop) throw new LoadgenError('BAD_ARGUMENT', 'this publisher already runs a paced feed');
-    this.startMs = this.clock() + 5;
+    this.startMs = feed.startMs ?? this.clock() + 5;
     const pacer = new Pacer(feed.ratePerSec, this.startMs);
     this.pacer = pacer;
     this.loop = runPaced({
@@ -177,7 +157,7 @@ export class FeedPublisher {
       untilMs: this.startMs + feed.durationMs,
       ticks: feed.ticks,
       send: (due) => {
-        if (this.ws.readyState !== WebSocket.OPEN) return;
+        if (!this.conn.isOpen) return;
         const ts = this.clock();
         const batch: RecordPublish[] = [];
         for (let k = 0; k < due.count; k++) {
@@ -216,77 +196,24 @@ export class FeedPublisher {
   }
 
   private send(frame: string): void {
-    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(frame);
-  }
-
-  private ping(): void {
-    if (this.ws.readyState !== WebSocket.OPEN) return;
-    const reqId = this.nextReqId++;
-    this.ws.send(encodeSourceMessage({ type: 'session.ping', reqId, ts: this.clock() }));
-  }
-
-  private request(reqId: number, frame: string): Promise<ServerMessage> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiters.delete(reqId);
-        reject(new LoadgenError('TIMEOUT', `no answer to source request ${reqId} within ${this.timeoutMs} ms`));
-      }, this.timeoutMs);
-      this.waiters.set(reqId, (m) => {
-        clearTimeout(timer);
-        resolve(m);
-      });
-      if (this.ws.readyState !== WebSocket.OPEN) {
-        clearTimeout(timer);
-        this.waiters.delete(reqId);
-        reject(new LoadgenError('SERVER_REFUSED', this.closedReason ?? 'the source connection is closed'));
-        return;
-      }
-      this.ws.send(frame);
-    });
-  }
-
-  private onFrame(text: string): void {
-    let messages: ServerMessage[];
-    try {
-      messages = decodeServerFrame(text);
-    } catch (err) {
-      this.stats.serverErrors++;
-      this.stats.lastServerError = `unreadable frame: ${(err as Error).message}`;
-      return;
-    }
-    for (const m of messages) {
-      const reqId = 'reqId' in m ? m.reqId : undefined;
-      const waiter = reqId === undefined ? undefined : this.waiters.get(reqId);
-      if (waiter && reqId !== undefined) {
-        this.waiters.delete(reqId);
-        waiter(m);
-      } else if (m.type === 'error') {
-        this.stats.serverErrors++;
-        this.stats.lastServerError = `${m.code}: ${m.message}`;
-      }
-    }
+    this.conn.send(frame);
   }
 
   /** Why the server closed the connection, if it did. */
   get failure(): string | undefined {
-    return this.closedReason;
+    return this.conn.failure;
   }
 
   /** Stats since the previous call. */
   takeStats(): FeedStats {
     const s = this.stats;
     this.stats = emptyStats();
-    return s;
+    return { ...s, ...this.conn.takeErrors() };
   }
 
   /** Stops the paced feed and closes the connection. */
   stop(): void {
     this.loop?.stop();
-    if (this.pingTimer) clearInterval(this.pingTimer);
-    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close(1000, 'feed done');
+    this.conn.close('feed done');
   }
-}
-
-function describe(m: ServerMessage): string {
-  return m.type === 'error' ? `${m.code}: ${m.message}` : `unexpected ${m.type}`;
 }

@@ -6,7 +6,7 @@
 
 import { decodeServerFrame, encodeClientMessage } from '@tidewire/protocol';
 import { LoadgenError } from './errors.js';
-import { openSocket } from './source.js';
+import { openSocket } from './source-connection.js';
 
 /** Logs in as `user` on `/stream` and resolves with the session token. */
 export async function fetchToken(url: string, user: string, password: string, timeoutMs = 30_000): Promise<string> {

@@ -8,20 +8,15 @@
  * every update's `ts` is its send time on the run clock.
  */
 
-import {
-  MAX_PUBLISHES_PER_FRAME,
-  decodeServerFrame,
-  encodeSourceFrame,
-  encodeSourceMessage,
-  type RecordPublish,
-  type ServerMessage,
-} from '@tidewire/protocol';
-import WebSocket from 'ws';
+import { MAX_PUBLISHES_PER_FRAME, encodeSourceFrame, type RecordPublish } from '@tidewire/protocol';
 import { epochNowMs, type Clock } from './clock.js';
 import { LoadgenError } from './errors.js';
 import { Pacer, runPaced, type PacedLoop, type TickScheduler } from './pacer.js';
 import { makeFields, payloadShape, type PayloadShape } from './payload.js';
+import { SourceConnection } from './source-connection.js';
 import { subjectName } from './subjects.js';
+
+export { openSocket } from './source-connection.js';
 
 /** Options of the source publisher. */
 export interface SourceOptions {
@@ -69,8 +64,10 @@ export interface SourceStats {
   lastServerError?: string;
 }
 
-function emptyStats(): SourceStats {
-  return { updates: 0, frames: 0, bytes: 0, maxLatenessMs: 0, lateOver1Ms: 0, maxBufferedBytes: 0, serverErrors: 0 };
+type PacedStats = Omit<SourceStats, 'serverErrors' | 'lastServerError'>;
+
+function emptyStats(): PacedStats {
+  return { updates: 0, frames: 0, bytes: 0, maxLatenessMs: 0, lateOver1Ms: 0, maxBufferedBytes: 0 };
 }
 
 /** Largest number of publishes in one frame (images); below the protocol limit and frame size. */
@@ -80,15 +77,11 @@ const IMAGE_CHUNK = Math.min(MAX_PUBLISHES_PER_FRAME, 2_000);
 export class SourcePublisher {
   private stats = emptyStats();
   private loop: PacedLoop | undefined;
-  private pingTimer: ReturnType<typeof setInterval> | undefined;
-  private nextReqId = 10;
-  private readonly waiters = new Map<number, (m: ServerMessage) => void>();
-  private closedReason: string | undefined;
+  private conn: SourceConnection | undefined;
   /** Epoch ms when the first delta is scheduled. */
   startMs = 0;
 
   private constructor(
-    private readonly ws: WebSocket,
     private readonly opts: SourceOptions,
     private readonly shape: PayloadShape,
     private readonly clock: Clock,
@@ -100,46 +93,37 @@ export class SourcePublisher {
     if (!Number.isInteger(opts.subjectCount) || opts.subjectCount < 1 || opts.subjectCount > 1_000_000) {
       throw new LoadgenError('BAD_ARGUMENT', `--subjects (${opts.subjectCount}) must be an integer 1..1000000`);
     }
-    const timeoutMs = opts.setupTimeoutMs ?? 30_000;
-    const ws = await openSocket(`${opts.url.replace(/\/+$/, '')}/source`, timeoutMs);
-    const pub = new SourcePublisher(ws, opts, shape, opts.clock ?? epochNowMs);
+    const pub = new SourcePublisher(opts, shape, opts.clock ?? epochNowMs);
+    const conn = await SourceConnection.open({
+      url: opts.url, user: opts.user ?? 'feed', password: opts.password ?? 'feed123', clock: pub.clock,
+      timeoutMs: opts.setupTimeoutMs ?? 30_000, onClose: () => pub.stop(),
+    });
+    pub.conn = conn;
     try {
-      await pub.setup(timeoutMs);
+      pub.setup(conn);
+      // barrier: the pong comes after the server handled every image frame before it
+      await conn.barrier('publishing images');
     } catch (err) {
-      ws.terminate();
+      conn.close('setup failed');
+      conn.ws.terminate();
       throw err;
     }
+    pub.startDeltas(conn);
     return pub;
   }
 
-  private async setup(timeoutMs: number): Promise<void> {
-    this.ws.on('message', (data) => this.onFrame(data.toString()));
-    this.ws.on('close', (code, reason) => {
-      this.closedReason = `server closed the source connection: ${code} ${reason.toString()}`;
-      this.stop();
-    });
-    const reply = await this.request(1, encodeSourceMessage({
-      type: 'session.login', reqId: 1, user: this.opts.user ?? 'feed', password: this.opts.password ?? 'feed123',
-    }), timeoutMs);
-    if (reply.type !== 'session.loggedIn') throw new LoadgenError('SERVER_REFUSED', `source login failed: ${describe(reply)}`);
-    if (reply.role !== 'source') throw new LoadgenError('SERVER_REFUSED', `user ${reply.user} has role ${reply.role}, not source`);
-    const heartbeatMs = Math.max(100, reply.heartbeatMs);
-    this.pingTimer = setInterval(() => this.ping(), heartbeatMs / 2);
-
+  private setup(conn: SourceConnection): void {
     const now = this.clock();
     for (let first = 0; first < this.opts.subjectCount; first += IMAGE_CHUNK) {
       const batch: RecordPublish[] = [];
       for (let i = first; i < Math.min(this.opts.subjectCount, first + IMAGE_CHUNK); i++) {
         batch.push({ type: 'record.publish', subject: subjectName(this.opts.subjectPrefix, i), ts: now, image: true, fields: makeFields(this.shape, 0) });
       }
-      this.ws.send(encodeSourceFrame(batch));
+      conn.send(encodeSourceFrame(batch));
     }
-    // barrier: the pong comes after the server handled every image frame before it
-    const reqId = this.nextReqId++;
-    const pong = await this.request(reqId, encodeSourceMessage({ type: 'session.ping', reqId, ts: this.clock() }), timeoutMs);
-    if (pong.type !== 'session.pong') throw new LoadgenError('SERVER_REFUSED', `publishing images failed: ${describe(pong)}`);
-    if (this.stats.serverErrors > 0) throw new LoadgenError('SERVER_REFUSED', `publishing images failed: ${this.stats.lastServerError}`);
+  }
 
+  private startDeltas(conn: SourceConnection): void {
     const total = this.opts.subjectCount * this.opts.ratePerSubject;
     this.startMs = this.clock() + 5;
     const pacer = new Pacer(total, this.startMs);
@@ -150,7 +134,7 @@ export class SourcePublisher {
       untilMs: this.startMs + this.opts.durationMs,
       ticks: this.opts.ticks,
       send: (due) => {
-        if (this.ws.readyState !== WebSocket.OPEN) return;
+        if (!conn.isOpen) return;
         const ts = this.clock(); // one stamp per frame: they all leave now
         const batch: RecordPublish[] = new Array(due.count);
         for (let k = 0; k < due.count; k++) {
@@ -161,72 +145,25 @@ export class SourcePublisher {
           batch[k] = { type: 'record.publish', subject: subjectName(this.opts.subjectPrefix, index % n), ts, fields: makeFields(this.shape, Math.floor(index / n) + 1) };
         }
         const frame = encodeSourceFrame(batch);
-        this.ws.send(frame);
+        conn.send(frame);
         this.stats.updates += due.count;
         this.stats.frames++;
         this.stats.bytes += Buffer.byteLength(frame);
-        if (this.ws.bufferedAmount > this.stats.maxBufferedBytes) this.stats.maxBufferedBytes = this.ws.bufferedAmount;
+        if (conn.ws.bufferedAmount > this.stats.maxBufferedBytes) this.stats.maxBufferedBytes = conn.ws.bufferedAmount;
       },
     });
   }
 
-  private ping(): void {
-    if (this.ws.readyState !== WebSocket.OPEN) return;
-    const reqId = this.nextReqId++;
-    this.ws.send(encodeSourceMessage({ type: 'session.ping', reqId, ts: this.clock() }));
-  }
-
-  private request(reqId: number, frame: string, timeoutMs: number): Promise<ServerMessage> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiters.delete(reqId);
-        reject(new LoadgenError('TIMEOUT', `no answer to source request ${reqId} within ${timeoutMs} ms`));
-      }, timeoutMs);
-      this.waiters.set(reqId, (m) => {
-        clearTimeout(timer);
-        resolve(m);
-      });
-      this.ws.send(frame);
-    });
-  }
-
-  private onFrame(text: string): void {
-    let messages: ServerMessage[];
-    try {
-      messages = decodeServerFrame(text);
-    } catch (err) {
-      this.stats.serverErrors++;
-      this.stats.lastServerError = `unreadable frame: ${(err as Error).message}`;
-      return;
-    }
-    for (const m of messages) {
-      if (m.type === 'error' && m.reqId === undefined) {
-        this.stats.serverErrors++;
-        this.stats.lastServerError = `${m.code}: ${m.message}`;
-        continue;
-      }
-      const reqId = 'reqId' in m ? m.reqId : undefined;
-      const waiter = reqId === undefined ? undefined : this.waiters.get(reqId);
-      if (waiter && reqId !== undefined) {
-        this.waiters.delete(reqId);
-        waiter(m);
-      } else if (m.type === 'error') {
-        this.stats.serverErrors++;
-        this.stats.lastServerError = `${m.code}: ${m.message}`;
-      }
-    }
-  }
-
   /** Why the server closed the connection, if it did. */
   get failure(): string | undefined {
-    return this.closedReason;
+    return this.conn?.failure;
   }
 
   /** Returns the stats since the previous call and starts new ones. */
   takeStats(): SourceStats {
     const s = this.stats;
     this.stats = emptyStats();
-    return s;
+    return { ...s, ...(this.conn?.takeErrors() ?? { serverErrors: 0 }) };
   }
 
   /** Resolves when the deltas ended (duration reached or `stop()`). */
@@ -237,24 +174,6 @@ export class SourcePublisher {
   /** Stops publishing and closes the connection. */
   stop(): void {
     this.loop?.stop();
-    if (this.pingTimer) clearInterval(this.pingTimer);
-    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close(1000, 'source done');
+    this.conn?.close('source done');
   }
-}
-
-function describe(m: ServerMessage): string {
-  return m.type === 'error' ? `${m.code}: ${m.message}` : `unexpected ${m.type}`;
-}
-
-/** Opens a WebSocket or fails with UNREACHABLE naming the URL. */
-export function openSocket(url: string, timeoutMs: number): Promise<WebSocket> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { perMessageDeflate: false, handshakeTimeout: timeoutMs });
-    ws.once('open', () => {
-      ws.removeAllListeners('error');
-      ws.on('error', () => {}); // reported through 'close'
-      resolve(ws);
-    });
-    ws.once('error', (err) => reject(new LoadgenError('UNREACHABLE', `cannot connect to ${url}: ${err.message}`)));
-  });
 }

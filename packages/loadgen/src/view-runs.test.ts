@@ -114,12 +114,16 @@ describe('view presets against a real server', () => {
   it('blotter: users see their trades step through Status', async () => {
     const report = await runBlotter({
       url, source, account, scenario: 'blotter', params: {}, steps: [5], stepSeconds: 4, warmupSeconds: 0.5, windowRows: 20,
-      initialTrades: 20, maxTrades: 100, statusPeriodS: 3, connectTimeoutMs: 10_000, responseTimeoutMs: 10_000, onProgress,
+      initialTrades: 20, maxTrades: 100, statusPeriodS: 3, sourceThreads: 2, connectTimeoutMs: 10_000, responseTimeoutMs: 10_000, onProgress,
     });
     expectShape(report, 'blotter', [5]);
     const s = report.steps[0]! as unknown as Record<string, number>;
     expect(s.users).toBe(5);
     expect(s.updated).toBeGreaterThan(0);
+    // two source connections, each with its own users: together every trade is updated once per period
+    expect(report.params.sourceThreads).toBe(2);
+    expect(s.sourceThreads).toBe(2);
+    expect(s.sourceUpdatesPerSec).toBeGreaterThan(0.5 * s.sourceExpectedPerSec);
     expect(s.serverRssBytes).toBeGreaterThan(0);
   }, 60_000);
 

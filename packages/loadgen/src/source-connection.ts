@@ -1,0 +1,186 @@
+/**
+ * One logged-in `/source` connection: the server-frame handling both publishers share
+ * (source.ts, the fan-out feed, and feed-publisher.ts, the scripted one): opening the socket, the
+ * source login, the heartbeat, requests answered by `reqId`, the ping/pong barrier (the server
+ * handles one connection's frames in order), counting the server's `error` messages, and why the
+ * connection closed.
+ */
+
+import { decodeServerFrame, encodeSourceMessage, type ServerMessage } from '@tidewire/protocol';
+import WebSocket from 'ws';
+import type { Clock } from './clock.js';
+import { LoadgenError } from './errors.js';
+
+/** The server's `error` messages since the previous `takeErrors()`. */
+export interface SourceErrors {
+  /** How many (answers to a pending request are not counted: the request returns them). */
+  serverErrors: number;
+  /** The last one, `CODE: message` (or an unreadable frame). */
+  lastServerError?: string;
+}
+
+/** Options of `SourceConnection.open`. */
+export interface SourceConnectionOptions {
+  /** Server base URL (`ws://host:port`); `/source` is appended. */
+  url: string;
+  /** Source account. */
+  user: string;
+  password: string;
+  /** Run clock (the pings' `ts`). */
+  clock: Clock;
+  /** How long the connect, the login and each request may take, ms. */
+  timeoutMs: number;
+  /** Called once when the server closes the connection (after `failure` is set). */
+  onClose?: () => void;
+}
+
+/** A logged-in source connection. Create with `SourceConnection.open`. */
+export class SourceConnection {
+  private errors: SourceErrors = { serverErrors: 0 };
+  private pingTimer: ReturnType<typeof setInterval> | undefined;
+  private nextReqId = 10;
+  private readonly waiters = new Map<number, (m: ServerMessage) => void>();
+  private closedReason: string | undefined;
+
+  private constructor(
+    /** The socket (publishers send on it and read `bufferedAmount`). */
+    readonly ws: WebSocket,
+    private readonly opts: SourceConnectionOptions,
+  ) {}
+
+  /**
+   * Connects and logs in; fails with UNREACHABLE (no connection), SERVER_REFUSED (login refused or
+   * the account is not a source) or TIMEOUT. The socket is closed on failure.
+   */
+  static async open(opts: SourceConnectionOptions): Promise<SourceConnection> {
+    const ws = await openSocket(`${opts.url.replace(/\/+$/, '')}/source`, opts.timeoutMs);
+    const conn = new SourceConnection(ws, opts);
+    try {
+      await conn.login();
+    } catch (err) {
+      conn.close('login failed');
+      ws.terminate();
+      throw err;
+    }
+    return conn;
+  }
+
+  private async login(): Promise<void> {
+    this.ws.on('message', (data) => this.onFrame(data.toString()));
+    this.ws.on('close', (code, reason) => {
+      this.closedReason = `server closed the source connection: ${code} ${reason.toString()}`;
+      if (this.pingTimer) clearInterval(this.pingTimer);
+      this.opts.onClose?.();
+    });
+    const reply = await this.request(1, encodeSourceMessage({ type: 'session.login', reqId: 1, user: this.opts.user, password: this.opts.password }));
+    if (reply.type !== 'session.loggedIn') throw new LoadgenError('SERVER_REFUSED', `source login failed: ${describeReply(reply)}`);
+    if (reply.role !== 'source') throw new LoadgenError('SERVER_REFUSED', `user ${reply.user} has role ${reply.role}, not source`);
+    this.pingTimer = setInterval(() => this.ping(), Math.max(100, reply.heartbeatMs) / 2);
+  }
+
+  /** True while frames can be sent. */
+  get isOpen(): boolean {
+    return this.ws.readyState === WebSocket.OPEN;
+  }
+
+  /** Sends a frame when the socket is open (dropped otherwise: the close reason says why). */
+  send(frame: string): void {
+    if (this.isOpen) this.ws.send(frame);
+  }
+
+  /**
+   * Resolves once the server has handled every frame sent before it (ping/pong); fails with
+   * SERVER_REFUSED naming `what` on any server error so far (since the last `takeErrors`).
+   */
+  async barrier(what: string): Promise<void> {
+    const reqId = this.nextReqId++;
+    const pong = await this.request(reqId, encodeSourceMessage({ type: 'session.ping', reqId, ts: this.opts.clock() }));
+    if (pong.type !== 'session.pong') throw new LoadgenError('SERVER_REFUSED', `${what} failed: ${describeReply(pong)}`);
+    if (this.errors.serverErrors > 0) throw new LoadgenError('SERVER_REFUSED', `${what} failed: ${this.errors.lastServerError}`);
+  }
+
+  private ping(): void {
+    if (!this.isOpen) return;
+    const reqId = this.nextReqId++;
+    this.ws.send(encodeSourceMessage({ type: 'session.ping', reqId, ts: this.opts.clock() }));
+  }
+
+  private request(reqId: number, frame: string): Promise<ServerMessage> {
+    return new Promise((resolve, reject) => {
+      if (!this.isOpen) {
+        reject(new LoadgenError('SERVER_REFUSED', this.closedReason ?? 'the source connection is closed'));
+        return;
+      }
+      const timer = setTimeout(() => {
+        this.waiters.delete(reqId);
+        reject(new LoadgenError('TIMEOUT', `no answer to source request ${reqId} within ${this.opts.timeoutMs} ms`));
+      }, this.opts.timeoutMs);
+      this.waiters.set(reqId, (m) => {
+        clearTimeout(timer);
+        resolve(m);
+      });
+      this.ws.send(frame);
+    });
+  }
+
+  private onFrame(text: string): void {
+    let messages: ServerMessage[];
+    try {
+      messages = decodeServerFrame(text);
+    } catch (err) {
+      this.countError(`unreadable frame: ${(err as Error).message}`);
+      return;
+    }
+    for (const m of messages) {
+      const reqId = 'reqId' in m ? m.reqId : undefined;
+      const waiter = reqId === undefined ? undefined : this.waiters.get(reqId);
+      if (waiter && reqId !== undefined) {
+        this.waiters.delete(reqId);
+        waiter(m);
+      } else if (m.type === 'error') {
+        this.countError(`${m.code}: ${m.message}`);
+      }
+    }
+  }
+
+  private countError(text: string): void {
+    this.errors.serverErrors++;
+    this.errors.lastServerError = text;
+  }
+
+  /** Server errors since the previous call. */
+  takeErrors(): SourceErrors {
+    const e = this.errors;
+    this.errors = { serverErrors: 0 };
+    return e;
+  }
+
+  /** Why the server closed the connection, if it did. */
+  get failure(): string | undefined {
+    return this.closedReason;
+  }
+
+  /** Stops the heartbeat and closes the connection (idempotent). */
+  close(reason: string): void {
+    if (this.pingTimer) clearInterval(this.pingTimer);
+    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close(1000, reason);
+  }
+}
+
+/** `CODE: message` of an error reply, else `unexpected <type>`. */
+export function describeReply(m: ServerMessage): string {
+  return m.type === 'error' ? `${m.code}: ${m.message}` : `unexpected ${m.type}`;
+}
+
+/** Opens a WebSocket or fails with UNREACHABLE naming the URL. */
+export function openSocket(url: string, timeoutMs: number): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { perMessageDeflate: false, handshakeTimeout: timeoutMs });
+    ws.once('open', () => {
+      ws.removeAllListeners('error');
+      ws.on('error', () => {}); // reported through 'close'
+      resolve(ws);
+    });
+    ws.once('error', (err) => reject(new LoadgenError('UNREACHABLE', `cannot connect to ${url}: ${err.message}`)));
+  });
+}
