@@ -5,43 +5,34 @@
  * image arrived, heartbeat, latency per update, sequence checks per record.
  */
 
-import { MAX_SUBJECTS_PER_REQUEST, decodeServerFrame, encodeClientMessage, type ServerMessage } from '@tidewire/protocol';
-import WebSocket from 'ws';
+import { MAX_SUBJECTS_PER_REQUEST, encodeClientMessage, type ServerMessage } from '@tidewire/protocol';
 import { epochNowMs, type Clock } from './clock.js';
 import type { ConnectResult, FleetOptions, FleetReport } from './fleet.js';
 import { encodeHistogram, newLatencyHistogram, recordLatencyMs, type LatencyHistogram } from './histogram.js';
 import { SeqTracker } from './seq-tracker.js';
+import { newStreamUser, StreamGroup, type MessageOutcome, type StreamUser } from './stream-group.js';
 import { subjectsForUser } from './subjects.js';
 
-interface User {
-  ws: WebSocket;
-  ready: boolean;
-  closed: boolean;
+interface User extends StreamUser {
   acked: number;
   subjects: string[];
   seq: SeqTracker;
-  heartbeatMs: number;
-  nextPingMs: number;
-  nextReqId: number;
 }
 
-type Counters = Omit<FleetReport, 'histogram' | 'live' | 'externalCpuMicros'>;
+type Counters = Omit<FleetReport, 'histogram' | 'live' | 'externalCpuMicros' | 'frames' | 'bytes' | 'dropped' | 'dropReason'>;
 
-const zero = (): Counters => ({ updates: 0, images: 0, lost: 0, outOfOrder: 0, conflated: 0, negativeLatency: 0, frames: 0, bytes: 0, dropped: 0 });
+const zero = (): Counters => ({ updates: 0, images: 0, lost: 0, outOfOrder: 0, conflated: 0, negativeLatency: 0 });
 
 /** A group of simulated users living in one thread. */
-export class ClientGroup {
-  private readonly users = new Set<User>();
+export class ClientGroup extends StreamGroup<User> {
   private counters = zero();
   private histogram: LatencyHistogram = newLatencyHistogram();
-  private readonly heartbeat: ReturnType<typeof setInterval>;
-  private live = 0;
 
   constructor(
     private readonly opts: FleetOptions,
-    private readonly clock: Clock = epochNowMs,
+    clock: Clock = epochNowMs,
   ) {
-    this.heartbeat = setInterval(() => this.tick(), 250);
+    super(clock);
   }
 
   /** Opens users with global indices `first .. first + count - 1`; resolves when each settled. */
@@ -53,7 +44,7 @@ export class ClientGroup {
       while (next < first + count) {
         const index = next++;
         const outcome = await this.open(index);
-        if (outcome === true) result.ready++;
+        if (typeof outcome !== 'string') result.ready++;
         else {
           result.failed++;
           if (result.errors.length < 5 && !result.errors.includes(outcome)) result.errors.push(outcome);
@@ -65,71 +56,19 @@ export class ClientGroup {
     return result;
   }
 
-  private open(index: number): Promise<true | string> {
+  private open(index: number): Promise<User | string> {
     const { opts } = this;
-    return new Promise((resolve) => {
-      const ws = new WebSocket(`${opts.url.replace(/\/+$/, '')}/stream`, { perMessageDeflate: false });
-      const user: User = {
-        ws, ready: false, closed: false, acked: 0, seq: new SeqTracker(), heartbeatMs: 5000, nextPingMs: Number.POSITIVE_INFINITY, nextReqId: 10,
-        subjects: subjectsForUser(opts.subjectPrefix, index, opts.subsPerUser, opts.subjectCount),
-      };
-      let settled = false;
-      const settle = (outcome: true | string): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        if (outcome === true) {
-          user.ready = true;
-          this.live++;
-        } else {
-          user.closed = true;
-          ws.terminate();
-          this.users.delete(user);
-        }
-        resolve(outcome);
-      };
-      const timer = setTimeout(() => settle(`not ready after ${opts.connectTimeoutMs} ms`), opts.connectTimeoutMs);
-      this.users.add(user);
-      const login = opts.token ? { token: opts.token } : { user: opts.user, password: opts.password };
-      ws.on('open', () => ws.send(encodeClientMessage({ type: 'session.login', reqId: 1, ...login })));
-      ws.on('error', (err) => settle(`connection failed: ${err.message}`));
-      ws.on('close', (code, reason) => {
-        const why = `server closed with ${code} ${reason.toString()}`;
-        if (user.ready && !user.closed) {
-          user.closed = true;
-          this.live--;
-          this.counters.dropped++;
-          this.counters.dropReason = why;
-          this.users.delete(user);
-        }
-        settle(why);
-      });
-      ws.on('message', (data: Buffer) => {
-        const recvMs = this.clock();
-        this.counters.frames++;
-        this.counters.bytes += data.length;
-        let messages: ServerMessage[];
-        try {
-          messages = decodeServerFrame(data.toString());
-        } catch (err) {
-          settle(`bad frame from server: ${(err as Error).message}`);
-          return;
-        }
-        for (const m of messages) {
-          const failure = this.onMessage(user, m, recvMs);
-          if (failure) {
-            if (user.ready) ws.close(1000, 'protocol error');
-            settle(failure);
-            return;
-          }
-        }
-        if (!user.ready && user.acked >= user.subjects.length && user.seq.size >= user.subjects.length) settle(true);
-      });
+    return this.connectUser({
+      url: opts.url,
+      login: opts.token ? { token: opts.token } : { user: opts.user, password: opts.password },
+      timeoutMs: opts.connectTimeoutMs,
+      timeoutText: `not ready after ${opts.connectTimeoutMs} ms`,
+      make: (ws) => ({ ...newStreamUser(ws), acked: 0, seq: new SeqTracker(), subjects: subjectsForUser(opts.subjectPrefix, index, opts.subsPerUser, opts.subjectCount) }),
     });
   }
 
-  /** Handles one message; returns a failure reason when the user must give up. */
-  private onMessage(user: User, m: ServerMessage, recvMs: number): string | undefined {
+  /** Handles one message: ready once every subscription is acknowledged and every image arrived. */
+  protected onMessage(user: User, m: ServerMessage, recvMs: number): MessageOutcome {
     const c = this.counters;
     switch (m.type) {
       case 'record.update': {
@@ -147,62 +86,47 @@ export class ClientGroup {
       case 'record.image':
         c.images++;
         user.seq.onImage(m.id, m.seq);
-        return undefined;
+        return this.readyNow(user);
       case 'session.loggedIn':
-        user.heartbeatMs = Math.max(100, m.heartbeatMs);
-        user.nextPingMs = recvMs + user.heartbeatMs;
+        this.loggedIn(user, m, recvMs);
         for (let i = 0; i < user.subjects.length; i += MAX_SUBJECTS_PER_REQUEST) {
           user.ws.send(encodeClientMessage({ type: 'record.subscribe', reqId: 2, subjects: user.subjects.slice(i, i + MAX_SUBJECTS_PER_REQUEST) }));
         }
         return undefined;
       case 'record.subscribed':
         user.acked += m.records.length;
-        return undefined;
+        return this.readyNow(user);
       case 'error':
-        return `server error ${m.code}: ${m.message}`;
+        return { failure: `server error ${m.code}: ${m.message}` };
       default:
         return undefined;
     }
   }
 
-  private tick(): void {
-    const now = this.clock();
-    for (const u of this.users) {
-      if (u.closed || now < u.nextPingMs || u.ws.readyState !== WebSocket.OPEN) continue;
-      u.nextPingMs = now + u.heartbeatMs;
-      u.ws.send(encodeClientMessage({ type: 'session.ping', reqId: u.nextReqId++, ts: now }));
-    }
+  private readyNow(user: User): MessageOutcome {
+    if (user.live || user.acked < user.subjects.length || user.seq.size < user.subjects.length) return undefined;
+    this.markLive(user);
+    return 'ready';
   }
 
   /** Stats since the previous report; resets them. */
   report(): FleetReport {
-    const r: FleetReport = { ...this.counters, live: this.live, histogram: encodeHistogram(this.histogram), externalCpuMicros: 0 };
+    const r: FleetReport = {
+      ...this.counters, frames: this.frames, bytes: this.bytes, dropped: this.dropped, ...(this.dropReason === undefined ? {} : { dropReason: this.dropReason }),
+      live: this.live, histogram: encodeHistogram(this.histogram), externalCpuMicros: 0,
+    };
     this.counters = zero();
+    this.frames = 0;
+    this.bytes = 0;
+    this.dropped = 0;
+    this.dropReason = undefined;
     this.histogram.reset();
     return r;
   }
 
-  /** Closes every user; resolves when their sockets are closed (or after 5 s). */
+  /** Closes every user; resolves when their sockets are closed (or after 5 s each). */
   async stop(): Promise<void> {
-    clearInterval(this.heartbeat);
-    const closing = [...this.users].map(
-      (u) =>
-        new Promise<void>((resolve) => {
-          u.closed = true;
-          if (u.ws.readyState === WebSocket.CLOSED) return resolve();
-          const t = setTimeout(() => {
-            u.ws.terminate();
-            resolve();
-          }, 5000);
-          u.ws.once('close', () => {
-            clearTimeout(t);
-            resolve();
-          });
-          u.ws.close(1000, 'load generator done');
-        }),
-    );
-    await Promise.all(closing);
-    this.users.clear();
+    await this.stopGroup();
     this.histogram.destroy();
   }
 }

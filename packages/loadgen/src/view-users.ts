@@ -10,10 +10,11 @@
  * finder's response-time users do not need their row updates, only to take them off the socket).
  */
 
-import { decodeServerFrame, encodeClientMessage, type ServerMessage, type ViewCreate, type ViewRowImage } from '@tidewire/protocol';
+import { encodeClientMessage, type ServerMessage, type ViewCreate, type ViewRowImage } from '@tidewire/protocol';
 import WebSocket from 'ws';
 import { epochNowMs, type Clock } from './clock.js';
 import { encodeHistogram, newLatencyHistogram, recordLatencyMs, type LatencyHistogram } from './histogram.js';
+import { newStreamUser, StreamGroup, type MessageOutcome, type StreamUser } from './stream-group.js';
 
 /** Options of a `ViewUsers` group. */
 export interface ViewUsersOptions {
@@ -82,101 +83,51 @@ export interface ViewUser {
   readonly views: Map<number, Map<number, string>>;
 }
 
-interface UserState extends ViewUser {
-  ws: WebSocket;
-  live: boolean;
-  heartbeatMs: number;
-  nextPingMs: number;
-  nextReqId: number;
+interface UserState extends ViewUser, StreamUser {
   pending: Map<number, PendingCreate>;
 }
 
-const zero = (): ViewCounters => ({ created: 0, createErrors: 0, timeouts: 0, entered: 0, left: 0, updated: 0, frames: 0, bytes: 0, dropped: 0 });
+type OwnCounters = Omit<ViewCounters, 'frames' | 'bytes' | 'dropped' | 'dropReason'>;
+
+const zero = (): OwnCounters => ({ created: 0, createErrors: 0, timeouts: 0, entered: 0, left: 0, updated: 0 });
 
 /** A group of view users in this thread. */
-export class ViewUsers {
-  private readonly users = new Set<UserState>();
+export class ViewUsers extends StreamGroup<UserState> {
   private counters = zero();
   private readonly response: LatencyHistogram = newLatencyHistogram();
   private readonly rows: LatencyHistogram = newLatencyHistogram();
-  private readonly clock: Clock;
-  private readonly heartbeat: ReturnType<typeof setInterval>;
-  private live = 0;
 
   constructor(private readonly opts: ViewUsersOptions) {
-    this.clock = opts.clock ?? epochNowMs;
-    this.heartbeat = setInterval(() => this.tick(), 250);
+    super(opts.clock ?? epochNowMs);
   }
 
   /** Connects user `index` and logs in with `token`; resolves with the user, or a failure text. */
-  open(index: number, token: string): Promise<ViewUser | string> {
+  async open(index: number, token: string): Promise<ViewUser | string> {
     const timeoutMs = this.opts.connectTimeoutMs ?? 30_000;
-    return new Promise((resolve) => {
+    return this.connectUser({
+      url: this.opts.url,
+      login: { token },
+      timeoutMs,
+      timeoutText: `user ${index} not logged in after ${timeoutMs} ms`,
       // the server's frames are UTF-8 JSON it encoded itself; validating every row frame again
       // costs the generator more than the decoding it skips
-      const ws = new WebSocket(`${this.opts.url.replace(/\/+$/, '')}/stream`, { perMessageDeflate: false, skipUTF8Validation: true });
-      const user: UserState = { index, views: new Map(), ws, live: false, heartbeatMs: 5000, nextPingMs: Number.POSITIVE_INFINITY, nextReqId: 10, pending: new Map() };
-      let settled = false;
-      const settle = (outcome: ViewUser | string): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        if (typeof outcome === 'string') {
-          ws.terminate();
-          this.users.delete(user);
-        }
-        resolve(outcome);
-      };
-      const timer = setTimeout(() => settle(`user ${index} not logged in after ${timeoutMs} ms`), timeoutMs);
-      this.users.add(user);
-      ws.on('open', () => ws.send(encodeClientMessage({ type: 'session.login', reqId: 1, token })));
-      ws.on('error', (err) => settle(`connection failed: ${err.message}`));
-      ws.on('close', (code, reason) => {
-        const why = `server closed with ${code} ${reason.toString()}`;
-        if (user.live) {
-          user.live = false;
-          this.live--;
-          this.counters.dropped++;
-          this.counters.dropReason = why;
-        }
-        for (const p of user.pending.values()) {
-          clearTimeout(p.timer);
-          p.resolve({ ok: false, error: why });
-        }
-        user.pending.clear();
-        this.users.delete(user);
-        settle(why);
-      });
-      ws.on('message', (data: Buffer) => {
-        const recvMs = this.clock();
-        this.counters.frames++;
-        this.counters.bytes += data.length;
-        // light users skip row traffic without decoding it (a byte search, no string copy)
-        if (user.live && this.opts.light && data.indexOf('"view.created"') === -1 && data.indexOf('"error"') === -1) return;
-        const text = data.toString();
-        let messages: ServerMessage[];
-        try {
-          messages = decodeServerFrame(text);
-        } catch (err) {
-          settle(`bad frame from server: ${(err as Error).message}`);
-          ws.close(1000, 'bad frame');
-          return;
-        }
-        for (const m of messages) {
-          if (m.type === 'session.loggedIn') {
-            user.heartbeatMs = Math.max(100, m.heartbeatMs);
-            user.nextPingMs = recvMs + user.heartbeatMs;
-            user.live = true;
-            this.live++;
-            settle(user);
-          } else if (!user.live && m.type === 'error') {
-            settle(`login failed: ${m.code}: ${m.message}`);
-          } else {
-            this.onMessage(user, m, recvMs);
-          }
-        }
-      });
+      skipUTF8Validation: true,
+      make: (ws) => ({ ...newStreamUser(ws), index, views: new Map(), pending: new Map() }),
     });
+  }
+
+  /** Light users skip row traffic without decoding it (a byte search, no string copy). */
+  protected override skipFrame(user: UserState, data: Buffer): boolean {
+    return user.live && this.opts.light === true && data.indexOf('"view.created"') === -1 && data.indexOf('"error"') === -1;
+  }
+
+  /** Fails the user's pending `view.create`s with the close reason. */
+  protected override onClosed(user: UserState, why: string): void {
+    for (const p of user.pending.values()) {
+      clearTimeout(p.timer);
+      p.resolve({ ok: false, error: why });
+    }
+    user.pending.clear();
   }
 
   /** Sends `view.create` (its reqId is assigned here) and resolves when it is answered or times out. */
@@ -197,7 +148,19 @@ export class ViewUsers {
     });
   }
 
-  private onMessage(user: UserState, m: ServerMessage, recvMs: number): void {
+  /** Handles one message: live once logged in; then view answers and row changes. */
+  protected onMessage(user: UserState, m: ServerMessage, recvMs: number): MessageOutcome {
+    if (m.type === 'session.loggedIn') {
+      this.loggedIn(user, m, recvMs);
+      this.markLive(user);
+      return 'ready';
+    }
+    if (!user.live && m.type === 'error') return { failure: `login failed: ${m.code}: ${m.message}` };
+    this.onViewMessage(user, m, recvMs);
+    return undefined;
+  }
+
+  private onViewMessage(user: UserState, m: ServerMessage, recvMs: number): void {
     const c = this.counters;
     switch (m.type) {
       case 'view.created': {
@@ -254,15 +217,6 @@ export class ViewUsers {
     recordLatencyMs(this.rows, recvMs - r.ts);
   }
 
-  private tick(): void {
-    const now = this.clock();
-    for (const u of this.users) {
-      if (!u.live || now < u.nextPingMs || u.ws.readyState !== WebSocket.OPEN) continue;
-      u.nextPingMs = now + u.heartbeatMs;
-      u.ws.send(encodeClientMessage({ type: 'session.ping', reqId: u.nextReqId++, ts: now }));
-    }
-  }
-
   /** Users logged in and open. */
   get liveUsers(): number {
     return this.live;
@@ -270,8 +224,15 @@ export class ViewUsers {
 
   /** Counters and histograms since the previous call; resets them. */
   take(): ViewUsersReport {
-    const r: ViewUsersReport = { ...this.counters, live: this.live, response: encodeHistogram(this.response), rows: encodeHistogram(this.rows) };
+    const r: ViewUsersReport = {
+      ...this.counters, frames: this.frames, bytes: this.bytes, dropped: this.dropped, ...(this.dropReason === undefined ? {} : { dropReason: this.dropReason }),
+      live: this.live, response: encodeHistogram(this.response), rows: encodeHistogram(this.rows),
+    };
     this.counters = zero();
+    this.frames = 0;
+    this.bytes = 0;
+    this.dropped = 0;
+    this.dropReason = undefined;
     this.response.reset();
     this.rows.reset();
     return r;
@@ -291,44 +252,17 @@ export class ViewUsers {
 
   /** Closes one user's connection (its views are released by the server). */
   close(u: ViewUser): void {
-    const user = u as UserState;
-    if (user.live) {
-      user.live = false;
-      this.live--;
-    }
-    this.users.delete(user);
-    if (user.ws.readyState === WebSocket.OPEN || user.ws.readyState === WebSocket.CONNECTING) user.ws.close(1000, 'user done');
+    this.closeOne(u as UserState, 'user done');
   }
 
   /** Closes every user; resolves when their sockets closed (each at most 5 s). */
   async closeAll(): Promise<void> {
-    const closing = [...this.users].map(
-      (u) =>
-        new Promise<void>((resolve) => {
-          if (u.live) {
-            u.live = false;
-            this.live--;
-          }
-          if (u.ws.readyState === WebSocket.CLOSED) return resolve();
-          const t = setTimeout(() => {
-            u.ws.terminate();
-            resolve();
-          }, 5000);
-          u.ws.once('close', () => {
-            clearTimeout(t);
-            resolve();
-          });
-          u.ws.close(1000, 'load generator done');
-        }),
-    );
-    await Promise.all(closing);
-    this.users.clear();
+    await this.closeEvery();
   }
 
   /** Closes every user and frees the histograms; the group is unusable afterwards. */
   async stop(): Promise<void> {
-    clearInterval(this.heartbeat);
-    await this.closeAll();
+    await this.stopGroup();
     this.response.destroy();
     this.rows.destroy();
   }
