@@ -230,6 +230,76 @@ test('chips filter on the server; an open order is cancelled from its row', asyn
   }
 });
 
+/** The number a price cell shows (the grid prints as many decimals as the price needs). */
+async function cellNumber(c: Locator): Promise<number> {
+  return Number(((await c.textContent()) ?? '').replace(/,/g, '').trim());
+}
+
+test('an open limit order is amended from its row: price and quantity change live; an off-tick amend shows the reject', async ({ page }, testInfo) => {
+  await openBlotter(page, 'alice', 'alice123');
+  const grid = page.getByTestId('blotter-grid');
+  await pickInstrument(page, 'usdjpy', '/FX/USDJPY');
+  // a buy 200 ticks under the ask stays open
+  await page.getByTestId('ticket-type-limit').click();
+  const ticketPrice = page.getByTestId('ticket-price');
+  await expect(ticketPrice).toHaveValue(/^\d+\.\d+$/);
+  await ticketPrice.focus();
+  for (let i = 0; i < 20; i++) await ticketPrice.press('PageDown');
+  const limit = Number(await ticketPrice.inputValue());
+  await page.getByTestId('ticket-quantity').fill('100k');
+  const { clientOrderId } = await submitAndAck(page, testInfo);
+  await expect(cell(grid, 0, 'clientOrderId')).toHaveText(clientOrderId);
+  await expect(cell(grid, 0, 'status')).toHaveText('Working');
+  await expect.poll(() => cellNumber(cell(grid, 0, 'price'))).toBe(limit);
+
+  // Amend on the row opens the form with the order's values; arrow keys step the price by the tick
+  await grid.locator(`[data-testid="blotter-amend"][data-client-order-id="${clientOrderId}"]`).click();
+  const panel = page.getByTestId('amend-panel');
+  await expect(panel).toHaveAttribute('data-client-order-id', clientOrderId);
+  const quantity = panel.getByTestId('amend-quantity');
+  const price = panel.getByTestId('amend-price');
+  await expect(quantity).toHaveValue('100,000');
+  await expect.poll(async () => Number(await price.inputValue())).toBe(limit);
+  await expect(panel.getByTestId('amend-submit')).toBeDisabled(); // nothing changed yet
+  await price.focus();
+  for (let i = 0; i < 5; i++) await price.press('ArrowDown');
+  const amendedPrice = await price.inputValue();
+  expect(Number(amendedPrice)).toBeLessThan(limit);
+  await quantity.fill('150k');
+  await expect(panel.getByTestId('amend-submit')).toHaveText(`Amend to 150,000 @ ${amendedPrice}`);
+  // Enter sends, as in the ticket
+  await quantity.press('Enter');
+  const outcome = panel.getByTestId('amend-outcome');
+  await expect(outcome).toHaveAttribute('data-kind', 'ack');
+  await expect(outcome).toHaveText(/^Amend acknowledged #\d+ \(seq \d+\)$/);
+  // the row follows live: new quantity and price, still working
+  await expect(cell(grid, 0, 'clientOrderId')).toHaveText(clientOrderId);
+  await expect(cell(grid, 0, 'quantity')).toHaveText('150,000');
+  await expect.poll(() => cellNumber(cell(grid, 0, 'price'))).toBe(Number(amendedPrice));
+  await expect(cell(grid, 0, 'status')).toHaveText('Working');
+  const shot = testInfo.outputPath('blotter-amend.png');
+  await page.screenshot({ path: shot });
+  await testInfo.attach('blotter-amend', { path: shot, contentType: 'image/png' });
+
+  // half of the server's default tick (0.00001; the FX records carry no tickSize) more is off tick:
+  // advice, sent, and the server's reject names field and rule
+  await expect(quantity).toHaveValue('150,000');
+  await price.fill((Number(amendedPrice) + 0.000005).toFixed(6));
+  await expect(panel.getByTestId('amend-hint-price')).toContainText('Off tick');
+  await panel.getByTestId('amend-submit').click();
+  await expect(outcome).toHaveAttribute('data-kind', 'reject');
+  await expect(outcome).toHaveAttribute('data-field', 'price');
+  await expect(outcome).toHaveAttribute('data-rule', 'offTick');
+  await expect(outcome).toHaveText(/^Amend rejected: price \(offTick\): .+/);
+  // a rejected amend changes nothing
+  await expect(cell(grid, 0, 'quantity')).toHaveText('150,000');
+  await expect.poll(() => cellNumber(cell(grid, 0, 'price'))).toBe(Number(amendedPrice));
+
+  // Escape closes the form
+  await price.press('Escape');
+  await expect(panel).toHaveCount(0);
+});
+
 test("bob cannot see alice's orders", async ({ page }) => {
   const alice = await nodeClient('alice', 'alice123');
   const bob = await nodeClient('bob', 'bob123');

@@ -12,6 +12,7 @@ import {
   type ConnectionState,
   type LatencySnapshot,
   type OrderAck,
+  type OrderAmendment,
   type OrderRequest,
   type SessionInfo,
   TidewireError,
@@ -143,6 +144,14 @@ export class Connection {
   /** Cancels an open order by its clientOrderId (client SDK `cancelOrder`); rejects like submitOrder. */
   cancelOrder(clientOrderId: string): Promise<OrderAck> {
     return this.client?.cancelOrder(clientOrderId) ?? Promise.reject(new TidewireError('DISCONNECTED', 'not logged in: the cancel was not sent'));
+  }
+
+  /**
+   * Changes an open order's total quantity and/or limit price by its clientOrderId (client SDK
+   * `amendOrder`; at least one of them, else BAD_REQUEST before sending); rejects like submitOrder.
+   */
+  amendOrder(clientOrderId: string, change: OrderAmendment): Promise<OrderAck> {
+    return this.client?.amendOrder(clientOrderId, change) ?? Promise.reject(new TidewireError('DISCONNECTED', 'not logged in: the amend was not sent'));
   }
 
   /** Origin -> receipt latency measured by the client; undefined while logged out. */

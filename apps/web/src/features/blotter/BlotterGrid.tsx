@@ -35,6 +35,10 @@ export interface BlotterGridContext {
   cancel(row: BlotterRow): void;
   /** clientOrderIds with a cancel in flight. */
   readonly cancelling: ReadonlySet<string>;
+  /** Opens the amend form for the order (the page shows it above the grid). */
+  amend(row: BlotterRow): void;
+  /** clientOrderId of the order whose amend form is open; undefined when none. */
+  readonly amending: string | undefined;
 }
 
 type Formatter = (p: ValueFormatterParams<BlotterRow>) => string;
@@ -64,23 +68,38 @@ function FilledCell(params: ICellRendererParams<BlotterRow>) {
   );
 }
 
-/** Cancel button on open orders. */
-function CancelCell(params: ICellRendererParams<BlotterRow, unknown, BlotterGridContext>) {
+/** Amend and Cancel buttons on open orders. */
+function ActionsCell(params: ICellRendererParams<BlotterRow, unknown, BlotterGridContext>) {
   const row = params.data;
   if (row === undefined || !isOpenOrder(row) || row.clientOrderId === '') return null;
   const busy = params.context.cancelling.has(row.clientOrderId);
+  const amending = params.context.amending === row.clientOrderId;
   return (
-    <button
-      type="button"
-      className="grid-cancel"
-      disabled={busy}
-      onClick={() => params.context.cancel(row)}
-      aria-label={`Cancel order ${row.clientOrderId}`}
-      data-testid="blotter-cancel"
-      data-client-order-id={row.clientOrderId}
-    >
-      {busy ? 'Cancelling…' : 'Cancel'}
-    </button>
+    <span className="grid-actions">
+      <button
+        type="button"
+        className="grid-amend"
+        aria-pressed={amending}
+        disabled={busy}
+        onClick={() => params.context.amend(row)}
+        aria-label={`Amend order ${row.clientOrderId}`}
+        data-testid="blotter-amend"
+        data-client-order-id={row.clientOrderId}
+      >
+        Amend
+      </button>
+      <button
+        type="button"
+        className="grid-cancel"
+        disabled={busy}
+        onClick={() => params.context.cancel(row)}
+        aria-label={`Cancel order ${row.clientOrderId}`}
+        data-testid="blotter-cancel"
+        data-client-order-id={row.clientOrderId}
+      >
+        {busy ? 'Cancelling…' : 'Cancel'}
+      </button>
+    </span>
   );
 }
 
@@ -91,8 +110,8 @@ const COLUMNS: ColDef<BlotterRow>[] = [
   { field: 'created', headerName: 'Time', width: 128, valueFormatter: (p) => (typeof p.value === 'number' ? formatTime(p.value) : ''), cellClass: 'cell-num', pinned: 'left' },
   { field: 'instrumentLabel', headerName: 'Instrument', width: 124, cellClass: 'cell-subject', tooltipField: 'instrument' },
   { field: 'side', headerName: 'Side', width: 58, valueFormatter: (p) => formatSide(p.value as BlotterRow['side']), cellClass: (p) => `side-cell side-cell-${String(p.value)}` },
-  { field: 'quantity', headerName: 'Qty', width: 104, type: 'rightAligned', valueFormatter: qty, cellClass: NUM },
-  { colId: 'price', headerName: 'Price', width: 90, type: 'rightAligned', valueGetter: (p) => (p.data === undefined ? '' : formatOrderPrice(p.data)), cellClass: NUM },
+  { field: 'quantity', headerName: 'Qty', width: 104, type: 'rightAligned', valueFormatter: qty, cellClass: NUM, enableCellChangeFlash: true },
+  { colId: 'price', headerName: 'Price', width: 90, type: 'rightAligned', valueGetter: (p) => (p.data === undefined ? '' : formatOrderPrice(p.data)), cellClass: NUM, enableCellChangeFlash: true },
   { field: 'status', headerName: 'Status', width: 124, cellRenderer: StatusCell, enableCellChangeFlash: true },
   { field: 'filledQuantity', headerName: 'Filled', width: 104, type: 'rightAligned', cellRenderer: FilledCell, cellClass: NUM, enableCellChangeFlash: true },
   { colId: 'averagePrice', headerName: 'Avg px', width: 96, type: 'rightAligned', valueGetter: (p) => (p.data === undefined ? '' : formatAveragePrice(p.data)), cellClass: NUM, enableCellChangeFlash: true },
@@ -101,7 +120,7 @@ const COLUMNS: ColDef<BlotterRow>[] = [
   { field: 'orderId', headerName: 'Order', width: 70, cellClass: NUM, type: 'rightAligned' },
   { field: 'clientOrderId', headerName: 'Client id', width: 140, cellClass: 'cell-mono', tooltipField: 'clientOrderId' },
   { field: 'reason', headerName: 'Reason', flex: 1, minWidth: 140, tooltipField: 'reason', cellClass: 'cell-reason' },
-  { colId: 'actions', headerName: '', width: 92, cellRenderer: CancelCell, pinned: 'right', resizable: false },
+  { colId: 'actions', headerName: '', width: 150, cellRenderer: ActionsCell, pinned: 'right', resizable: false },
 ];
 
 const DEFAULT_COLUMN: ColDef<BlotterRow> = { sortable: false, resizable: true, suppressHeaderMenuButton: true, suppressMovable: false };
@@ -147,7 +166,7 @@ export function BlotterGrid({
     blockLoadDebounceMs: 40,
     recountRefreshMs: RECOUNT_REFRESH_MS,
   });
-  // a cancel starting or ending changes only the action cells
+  // a cancel starting or ending, or the amend form opening or closing, changes only the action cells
   useEffect(() => apiRef.current?.refreshCells({ columns: ['actions'], force: true }), [apiRef, context]);
 
   return (

@@ -3,6 +3,7 @@ import { useCallback, useMemo, useRef, useState } from 'react';
 import { useConnectionSnapshot } from '../../connection/hooks.js';
 import { BLOTTER_CHIPS, DEFAULT_CHIP, type BlotterChip } from './blotter-query.js';
 import type { BlotterRow } from './blotter-row.js';
+import { AmendPanel } from './AmendPanel.js';
 import { BlotterGrid, type BlotterGridContext } from './BlotterGrid.js';
 import { ackOutcome, failureOutcome, type OrderOutcome } from './order-outcome.js';
 import { useOrderPort } from './order-port.js';
@@ -12,8 +13,8 @@ import './blotter.css';
 /**
  * Trade blotter: the order ticket beside a live grid of the user's own orders (`/BLOTTER/<me>`,
  * newest first). Chips All / In progress / Done become the server filter; the count is the
- * chip's row count on the server; open orders have a Cancel button whose answer (ack or reject)
- * shows above the grid.
+ * chip's row count on the server; open orders have Amend (opens the amend form above the grid)
+ * and Cancel buttons, whose answers (ack or reject) show above the grid.
  */
 export function BlotterPage() {
   const { session } = useConnectionSnapshot();
@@ -24,6 +25,9 @@ export function BlotterPage() {
   const [cancelling, setCancelling] = useState<ReadonlySet<string>>(new Set());
   const [cancelOutcome, setCancelOutcome] = useState<{ clientOrderId: string; outcome: OrderOutcome } | undefined>(undefined);
   const inFlight = useRef(new Set<string>());
+  const [amending, setAmending] = useState<BlotterRow | undefined>(undefined);
+  const amend = useCallback((row: BlotterRow) => setAmending(row), []);
+  const closeAmend = useCallback(() => setAmending(undefined), []);
 
   const cancel = useCallback(
     (row: BlotterRow) => {
@@ -44,7 +48,8 @@ export function BlotterPage() {
     },
     [orders],
   );
-  const context = useMemo<BlotterGridContext>(() => ({ cancel, cancelling }), [cancel, cancelling]);
+  const amendingId = amending?.clientOrderId;
+  const context = useMemo<BlotterGridContext>(() => ({ cancel, cancelling, amend, amending: amendingId }), [cancel, cancelling, amend, amendingId]);
 
   const user = session?.user ?? '';
   const container = user === '' ? undefined : blotterSubject(user);
@@ -79,6 +84,7 @@ export function BlotterPage() {
             </button>
           </p>
         )}
+        {amending !== undefined && <AmendPanel key={amending.clientOrderId} order={amending} orders={orders} onClose={closeAmend} />}
         {container === undefined ? (
           <p className="page-hint">No blotter for this session.</p>
         ) : (
