@@ -11,6 +11,7 @@ import type { Config, UserEntry } from '../config.js';
 import { SharedCounter } from '../limits/shared-counter.js';
 import { SharedWorkGate } from '../limits/shared-gate.js';
 import { SharedRateLimiter, SharedRateTable } from '../limits/shared-rate.js';
+import { ReconnectThrottle } from '../limits/reconnect-throttle.js';
 import { Entitlements, notEntitledMessage } from './entitlements.js';
 
 /** Password checks (scrypt) the whole server runs at once, over all transport workers: one core at most, whoever floods. */
@@ -28,8 +29,10 @@ export interface Security {
   readonly passwordChecks: SharedWorkGate;
   /** Open connections per `ip:<address>` and logged-in sessions per `user:<name>`, all workers. */
   readonly connections: SharedCounter;
-  /** The shared rate table (reconnect throttling, request buckets carried across a user's sessions). */
+  /** The shared rate table (under the limiters and the reconnect throttle). */
   readonly rates: SharedRateTable;
+  /** Abusive closes per address (`limits.abusePenaltyMs`) and request buckets carried across a user's sessions. */
+  readonly reconnects: ReconnectThrottle;
 }
 
 /**
@@ -47,6 +50,7 @@ export function createSecurity(config: Config, sharedBuffer: SharedArrayBuffer =
     passwordChecks: new SharedWorkGate(sharedBuffer, config.limits.passwordChecksQueued, undefined, now),
     connections: new SharedCounter(sharedBuffer),
     rates,
+    reconnects: new ReconnectThrottle(rates, config.limits.abusePenaltyMs),
   };
 }
 

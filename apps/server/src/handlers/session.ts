@@ -85,6 +85,8 @@ export async function handleLogin(ctx: HandlerContext, session: Session, port: C
   }
   if (held === 'ok') session.heldKeys.push(userKey);
   else if (limit > 0) log('warn', 'session.connectionsUntracked', { ...session.logFields(), key: userKey });
+  // a reconnect (token or password) starts from the request bucket its user's last drained session left
+  ctx.security.reconnects.inherit(user.user, session.rate, ctx.clock.now());
   const sessionId = ctx.engine.openSession(ctx.workerId, user.user, user.tier);
   session.sessionId = sessionId;
   session.user = user;

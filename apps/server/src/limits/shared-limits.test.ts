@@ -5,6 +5,8 @@ import { SharedCounter } from './shared-counter.js';
 import { SharedWorkGate } from './shared-gate.js';
 import { SharedRateLimiter, SharedRateTable, STALE_MS } from './shared-rate.js';
 import { GateFullError } from './work-gate.js';
+import { ABUSE_BURST, ReconnectThrottle } from './reconnect-throttle.js';
+import { TokenBucket } from './token-bucket.js';
 
 /** Runs `code` (CommonJS, `compiled` = the build output dir URL) in `n` worker threads; resolves with each one's message. */
 async function inWorkers<T>(n: number, code: string, workerData: Record<string, unknown>): Promise<T[]> {
@@ -164,6 +166,40 @@ describe('SharedWorkGate', () => {
     // 8 submitted at once per thread: one may start at once, 4 wait, 3 refused
     for (const r of results) expect(r.ran + r.refused).toBe(8);
     expect(results.reduce((n, r) => n + r.ran, 0)).toBeGreaterThanOrEqual(12);
+  });
+});
+
+describe('ReconnectThrottle', () => {
+  it('refuses an address after ABUSE_BURST abusive closes until a penalty has passed; other codes cost nothing', () => {
+    const t = new ReconnectThrottle(new SharedRateTable(allocateSharedLimits(1, 64)), 1000);
+    for (let i = 0; i < 50; i++) t.closed('10.0.0.1', 1000, 0);
+    expect(t.refuseMs('10.0.0.1', 0)).toBe(0);
+    for (let i = 0; i < ABUSE_BURST; i++) {
+      expect(t.refuseMs('10.0.0.1', 0)).toBe(0);
+      t.closed('10.0.0.1', [1009, 4001, 4002][i % 3]!, 0);
+    }
+    expect(t.refuseMs('10.0.0.1', 0)).toBe(1000);
+    expect(t.refuseMs('10.0.0.2', 0)).toBe(0);
+    expect(t.refuseMs('10.0.0.1', 1000)).toBe(0);
+    const off = new ReconnectThrottle(new SharedRateTable(allocateSharedLimits(1, 64)), 0);
+    for (let i = 0; i < 50; i++) off.closed('a', 4002, 0);
+    expect(off.refuseMs('a', 0)).toBe(0);
+  });
+
+  it('carries the lowest request-bucket level of a user to the next session until it would have refilled', () => {
+    const t = new ReconnectThrottle(new SharedRateTable(allocateSharedLimits(1, 64)), 1000);
+    const drained = new TokenBucket(10, 20, 0);
+    for (let i = 0; i < 20; i++) drained.take(0);
+    t.closed('a', 1000, 0, 'bob', drained);
+    const next = new TokenBucket(10, 20, 500);
+    t.inherit('bob', next, 500);
+    expect(next.level(500)).toBeCloseTo(5, 5); // 0 tokens at 0 ms, 10/s for 500 ms
+    const other = new TokenBucket(10, 20, 500);
+    t.inherit('alice', other, 500);
+    expect(other.level(500)).toBe(20);
+    const late = new TokenBucket(10, 20, 2000);
+    t.inherit('bob', late, 2000);
+    expect(late.level(2000)).toBe(20);
   });
 });
 

@@ -9,6 +9,16 @@ export class TokenBucket {
   private tokens: number;
   private last: number;
 
+  /** Refill rate, tokens per second. */
+  get rate(): number {
+    return this.ratePerSec;
+  }
+
+  /** Capacity, tokens. */
+  get capacity(): number {
+    return this.burst;
+  }
+
   /**
    * `ratePerSec` > 0 refill rate, tokens per second; `burst` >= 1 capacity (also the start
    * level); `nowMs` the creation time, epoch ms.
@@ -30,6 +40,22 @@ export class TokenBucket {
     if (this.tokens < 1) return false;
     this.tokens -= 1;
     return true;
+  }
+
+  /** Tokens available at `nowMs` (0 .. burst, fractional). */
+  level(nowMs: number): number {
+    return Math.min(this.burst, this.tokens + (Math.max(0, nowMs - this.last) * this.ratePerSec) / 1000);
+  }
+
+  /**
+   * Lowers the bucket to `tokens` at `nowMs` when it holds more (never raises it): a session
+   * inherits a drained bucket of an earlier session of the same user.
+   */
+  lowerTo(tokens: number, nowMs: number): void {
+    const have = this.level(nowMs);
+    if (tokens >= have) return;
+    this.tokens = Math.max(0, tokens);
+    this.last = Math.max(this.last, nowMs);
   }
 
   /** Milliseconds until the next token at `nowMs` (0 when one is available). */

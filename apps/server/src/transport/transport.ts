@@ -226,6 +226,12 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
             conn.port.close(CloseCodes.GOING_AWAY.code, 'server shutting down');
             return;
           }
+          // an address that was closed for breaking limits too often is refused before anything else (limits.abusePenaltyMs)
+          const refuseMs = security.reconnects.refuseMs(conn.address, clock.now());
+          if (refuseMs > 0) {
+            conn.port.close(CloseCodes.TOO_MANY_CONNECTIONS.code, `too many connections from ${conn.address} closed for breaking limits; retry in ${refuseMs} ms`);
+            return;
+          }
           const ipKey = `ip:${conn.address}`;
           // limit 0 is off: not counted at all (a 16-bit count would otherwise cap it at 65,535)
           const held = config.limits.maxConnectionsPerIp > 0 ? security.connections.acquire(ipKey, config.limits.maxConnectionsPerIp) : 'untracked';
@@ -278,6 +284,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
         session.state = 'closed';
         for (const key of session.heldKeys.splice(0)) security.connections.release(key);
         try {
+          security.reconnects.closed(conn.address, code, clock.now(), session.user?.user, session.rate);
           if (session.sessionId !== undefined) {
             bySession.delete(session.sessionId);
             metrics.closed(session.sessionId);

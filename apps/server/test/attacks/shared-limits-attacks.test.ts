@@ -95,4 +95,54 @@ describe.skipIf(!built())('server-wide limits across transport workers (workers:
     expect(passed).toBeLessThanOrEqual(Math.floor(5 + 5 * elapsedSec));
     await a.victimGetsUpdate();
   });
+
+  it('an address closed for breaking limits 10 times is refused at open (4029) on either worker', async () => {
+    const a = await startArena({ server: { workers: 2 }, limits: { abusePenaltyMs: 60_000, loginsPerSecPerIp: 0 } });
+    for (let i = 0; i < 10; i++) {
+      const s = await streamSocket(a.server, 'bob');
+      s.ws.send('x'.repeat(a.config.limits.maxClientFrameBytes + 1));
+      expect((await s.waitClosed()).code).toBe(1009);
+    }
+    for (let i = 0; i < 4; i++) {
+      const refused = new RawSocket(wsUrl(a.server, '/stream'));
+      const closed = await refused.waitClosed();
+      expect(closed.code).toBe(4029);
+      expect(closed.reason).toContain('closed for breaking limits');
+    }
+    // the connections already open (victim, source) are not touched
+    await a.serverUp();
+    await a.victimGetsUpdate();
+  });
+
+  it('a token reconnect does not get a fresh request bucket (carried per user, across workers)', async () => {
+    const a = await startArena({ server: { workers: 2 }, limits: { requestsPerSec: 1, requestBurst: 20, maxProtocolErrors: 1000 } });
+    const pongsOf = async (s: RawSocket, from: number, n: number): Promise<number> => {
+      for (let i = 0; i < n; i++) s.send({ type: 'session.ping', reqId: from + i, ts: 1 });
+      const last = from + n - 1;
+      await s.next((m) => 'reqId' in m && m.reqId === last, 'last ping answered');
+      return s.messages.filter((m) => m.type === 'session.pong' && m.reqId >= from).length;
+    };
+    const first = await streamSocket(a.server, 'bob');
+    const token = (first.messages.find((m) => m.type === 'session.loggedIn') as { token: string } | undefined)!.token;
+    const started = Date.now();
+    // 1 token went to the login: 19 of 30 pass, the bucket is empty
+    expect(await pongsOf(first, 100, 30)).toBeLessThanOrEqual(19 + Math.ceil((Date.now() - started) / 1000));
+    first.ws.close();
+    await first.waitClosed();
+    // 8 reconnects with the token: whichever worker each lands on, none starts with a full bucket
+    let pongs = 0;
+    for (let i = 0; i < 8; i++) {
+      const again = await new RawSocket(wsUrl(a.server, '/stream')).open();
+      await again.loginWithToken(token);
+      pongs += await pongsOf(again, 200, 10);
+      again.ws.close();
+      await again.waitClosed();
+    }
+    const elapsedSec = (Date.now() - started) / 1000;
+    // fresh buckets would answer all 80; carried, only what refilled at 1/s (plus rounding per session)
+    expect(pongs).toBeLessThanOrEqual(Math.ceil(elapsedSec) + 8);
+    // another user is not affected
+    const alice = await streamSocket(a.server, 'alice');
+    expect(await pongsOf(alice, 300, 10)).toBe(10);
+  });
 });
