@@ -40,6 +40,12 @@ export interface BlotterOptions {
   maxTrades: number;
   /** Seconds between two updates of a trade (published 3; longer only to hold more records than the source can update). */
   statusPeriodS: number;
+  /**
+   * Run the feed while a step's new users open their views (as published). False starts it after
+   * they opened them (a starved server opens views far faster without the feed); it still runs
+   * through warm-up and measurement. @default true
+   */
+  feedDuringConnect?: boolean;
   /** Source worker threads (feed-shards.ts), 1..16. @default `blotterSourceThreads` picks 1..4 by the update rate */
   sourceThreads?: number;
   connectTimeoutMs: number;
@@ -85,8 +91,12 @@ export async function runBlotter(o: BlotterOptions): Promise<SweepReport> {
       await feed.all('start', () => ({ users: 0, startMs: 0, durationMs: 0, statusPeriodS: o.statusPeriodS } satisfies BlotterStart)); // stops the previous step's feed
       await feed.all('add', () => ({ from: have, to: target, initialTrades: o.initialTrades } satisfies BlotterAdd));
       // every trade once per period: users x tradeCap slots (empty ones, trades not created yet, skipped), split by user over the shards
-      const start: BlotterStart = { users: target, startMs: epochNowMs() + 20, durationMs: runBoundS * 1000, statusPeriodS: o.statusPeriodS };
-      await feed.all('start', () => start);
+      const startFeed = async (): Promise<void> => {
+        const start: BlotterStart = { users: target, startMs: epochNowMs() + 20, durationMs: runBoundS * 1000, statusPeriodS: o.statusPeriodS };
+        await feed.all('start', () => start);
+      };
+      const feedDuringConnect = o.feedDuringConnect ?? true;
+      if (feedDuringConnect) await startFeed();
       progress({ phase: 'connect', stepIndex: si, steps: o.steps.length, target });
       let failed = 0;
       const failures: string[] = [];
@@ -99,6 +109,7 @@ export async function runBlotter(o: BlotterOptions): Promise<SweepReport> {
         }
       });
       have = target;
+      if (!feedDuringConnect) await startFeed();
       await waitSeconds(o.warmupSeconds, (e) => progress({ phase: 'warmup', stepIndex: si, steps: o.steps.length, target, elapsedS: e, totalS: o.warmupSeconds }), () => feed.failure);
       const window = await startWindow(o.url);
       await users.take();

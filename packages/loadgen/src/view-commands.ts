@@ -47,6 +47,7 @@ export const VIEW_RUN_FLAGS: Record<string, FlagSpec> = {
   'initial-trades': { type: 'number', doc: 'blotter: trades per user at start (published 100)', default: 100 },
   'status-period-s': { type: 'number', doc: 'blotter: seconds between two updates of a trade (published 3; longer to hold 1,000 trades per user when the source cannot update them all)', default: 3 },
   'max-trades': { type: 'number', doc: 'blotter: trades per user at most (published 1,000; one new every 10 s)', default: 1000 },
+  'feed-during-connect': { type: 'boolean', doc: 'blotter: the feed runs while a step\'s new users open their views, as published (false: it starts once they have; warm-up and measurement are the same)', default: true },
   'source-threads': { type: 'number', doc: 'blotter: worker threads publishing the feed, each with its own /source connection and users (0: one per 25,000 updates/s at the largest step, at most 4)', default: 0 },
   'hold-views': { type: 'boolean', doc: 'finder-response: users keep their view (and its updates) until the step ends, as published; false closes each after view.created', default: true },
   'updates-per-record': { type: 'number', doc: 'finder-response: updates per record per second of the container (published 1)', default: 1 },
@@ -145,11 +146,11 @@ export async function runViewPreset(name: string, p: ParsedFlags, c: ViewRunCont
       const report = await runBlotter({
         url: ctx.url, source, account: { user: p.values.user as string, password: p.values.password as string }, scenario: 'blotter',
         params: {
-          url: ctx.url, stepName: 'users', latency: 'trade publish ts -> row entering, updated in or leaving the user\'s window', windowRows, initialTrades, maxTrades, statusPeriodS, newTradePeriodS: BLOTTER_NEW_TRADE_PERIOD_S,
+          url: ctx.url, stepName: 'users', latency: 'trade publish ts -> row entering, updated in or leaving the user\'s window', windowRows, initialTrades, maxTrades, statusPeriodS, newTradePeriodS: BLOTTER_NEW_TRADE_PERIOD_S, feedDuringConnect: p.values['feed-during-connect'] === true,
           filter: 'Status < 10', stepSeconds, warmupSeconds, ...ctx.machine,
         },
         steps: users, stepSeconds, warmupSeconds, windowRows, initialTrades, maxTrades, statusPeriodS, connectTimeoutMs,
-        ...(sourceThreads > 0 ? { sourceThreads } : {}), responseTimeoutMs, onProgress: ctx.onProgress,
+        ...(sourceThreads > 0 ? { sourceThreads } : {}), feedDuringConnect: p.values['feed-during-connect'] === true, responseTimeoutMs, onProgress: ctx.onProgress,
       });
       return { report, published: BLOTTER_PUBLISHED_MEAN_MS };
     }
