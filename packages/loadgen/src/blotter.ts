@@ -142,6 +142,8 @@ export async function runBlotter(o: BlotterOptions): Promise<SweepReport> {
           sourceUpdatesPerSec: Math.round(feedStats.published / seconds), sourceExpectedPerSec: Math.round(expectedSourcePerSec),
           sourceThreads: shards, newTradesPerSec: Math.round(created / seconds),
           sourceWorstLatenessMs: Math.round(feedStats.maxLatenessMs * 10) / 10,
+          // bytes the source had sent that the server had not read yet (worst connection), and what the server ingested
+          sourceMaxBufferedKiB: Math.round(feedStats.maxBufferedBytes / 1024), serverIngestPerSec: usage.serverIngestPerSec,
           serverRssMiB: usage.serverRssBytes === null ? null : Math.round(usage.serverRssBytes / 1048576),
         },
       });

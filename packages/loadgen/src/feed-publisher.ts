@@ -72,13 +72,15 @@ export interface FeedStats {
   maxLatenessMs: number;
   /** Updates sent more than 1 ms after their schedule. */
   lateOver1Ms: number;
+  /** Largest `bufferedAmount` after a paced frame: bytes sent but not yet taken by the server's socket. */
+  maxBufferedBytes: number;
   /** `error` messages the server sent back, and the last one. */
   serverErrors: number;
   lastServerError?: string;
 }
 
 type PacedStats = Omit<FeedStats, 'serverErrors' | 'lastServerError'>;
-const emptyStats = (): PacedStats => ({ updates: 0, published: 0, frames: 0, maxLatenessMs: 0, lateOver1Ms: 0 });
+const emptyStats = (): PacedStats => ({ updates: 0, published: 0, frames: 0, maxLatenessMs: 0, lateOver1Ms: 0, maxBufferedBytes: 0 });
 
 /** A logged-in source connection. */
 export class FeedPublisher {
@@ -193,6 +195,8 @@ export class FeedPublisher {
   private flush(batch: RecordPublish[]): void {
     this.send(encodeSourceFrame(batch));
     this.stats.frames++;
+    const buffered = this.conn.ws.bufferedAmount;
+    if (buffered > this.stats.maxBufferedBytes) this.stats.maxBufferedBytes = buffered;
   }
 
   private send(frame: string): void {

@@ -5,9 +5,9 @@ import { blotterShard } from './blotter-feed.js';
 
 describe('feed shards', () => {
   it('merges stats: sums counts, keeps the worst lateness and the latest error', () => {
-    const a = { updates: 10, published: 8, frames: 2, maxLatenessMs: 0.4, lateOver1Ms: 0, serverErrors: 1, lastServerError: 'A' };
-    const b = { updates: 5, published: 5, frames: 1, maxLatenessMs: 3.5, lateOver1Ms: 2, serverErrors: 0 };
-    expect(mergeFeedStats(a, b)).toEqual({ updates: 15, published: 13, frames: 3, maxLatenessMs: 3.5, lateOver1Ms: 2, serverErrors: 1, lastServerError: 'A' });
+    const a = { updates: 10, published: 8, frames: 2, maxLatenessMs: 0.4, lateOver1Ms: 0, maxBufferedBytes: 900, serverErrors: 1, lastServerError: 'A' };
+    const b = { updates: 5, published: 5, frames: 1, maxLatenessMs: 3.5, lateOver1Ms: 2, maxBufferedBytes: 100, serverErrors: 0 };
+    expect(mergeFeedStats(a, b)).toEqual({ updates: 15, published: 13, frames: 3, maxLatenessMs: 3.5, lateOver1Ms: 2, maxBufferedBytes: 900, serverErrors: 1, lastServerError: 'A' });
     expect(mergeFeedStats(b, { ...b, serverErrors: 2, lastServerError: 'B' }).lastServerError).toBe('B');
   });
 

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkServer, cpuPercent, healthUrl, sampleServer } from './server-metrics.js';
+import { checkServer, cpuPercent, healthUrl, ingestPerSec, sampleServer } from './server-metrics.js';
 
 let body: unknown = {};
 let server: Server;
@@ -38,6 +38,17 @@ describe('server metrics', () => {
     const s = await sampleServer(url);
     expect(s.cpuMicros).toBeUndefined();
     expect(cpuPercent(s, { atMs: s.atMs + 1000, cpuMicros: 5 })).toBeNull();
+  });
+
+  it('reads the engine\'s ingested publishes and turns two samples into a rate (null when missing)', async () => {
+    body = { status: 'ok', engine: { publishesIn: 5_000 }, process: { cpuUserMicros: 1, cpuSystemMicros: 2 } };
+    const s = await sampleServer(url);
+    expect(s.publishesIn).toBe(5_000);
+    body = { status: 'ok', engine: { publishesIn: 7 } };
+    expect((await sampleServer(url)).publishesIn).toBe(7);
+    expect(ingestPerSec({ atMs: 0, publishesIn: 1_000 }, { atMs: 2_000, publishesIn: 141_000 })).toBe(70_000);
+    expect(ingestPerSec({ atMs: 0 }, { atMs: 2_000, publishesIn: 1 })).toBeNull();
+    expect(ingestPerSec({ atMs: 5, publishesIn: 0 }, { atMs: 5, publishesIn: 1 })).toBeNull();
   });
 
   it('computes % of one core between two samples', () => {

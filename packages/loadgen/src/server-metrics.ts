@@ -14,6 +14,8 @@ export interface ServerSample {
   /** User + system CPU of the server process, cumulative µs; undefined when not exposed. */
   cpuMicros?: number;
   rssBytes?: number;
+  /** Publishes the engine has ingested from sources (`engine.publishesIn`), cumulative; undefined when not exposed. */
+  publishesIn?: number;
 }
 
 /** `ws(s)://host:port/...` -> `http(s)://host:port<path>`: the server's HTTP API on the same port. */
@@ -36,10 +38,11 @@ export async function sampleServer(wsUrl: string, timeoutMs = 5_000): Promise<Se
   try {
     const res = await fetch(healthUrl(wsUrl), { signal: AbortSignal.timeout(timeoutMs) });
     if (!res.ok) return { atMs };
-    const body = (await res.json()) as { process?: { cpuUserMicros?: unknown; cpuSystemMicros?: unknown; rssBytes?: unknown } };
+    const body = (await res.json()) as { process?: { cpuUserMicros?: unknown; cpuSystemMicros?: unknown; rssBytes?: unknown }; engine?: { publishesIn?: unknown } };
     const p = body.process;
-    if (!p || typeof p.cpuUserMicros !== 'number' || typeof p.cpuSystemMicros !== 'number') return { atMs };
-    return { atMs, cpuMicros: p.cpuUserMicros + p.cpuSystemMicros, rssBytes: typeof p.rssBytes === 'number' ? p.rssBytes : undefined };
+    const publishesIn = typeof body.engine?.publishesIn === 'number' ? body.engine.publishesIn : undefined;
+    if (!p || typeof p.cpuUserMicros !== 'number' || typeof p.cpuSystemMicros !== 'number') return publishesIn === undefined ? { atMs } : { atMs, publishesIn };
+    return { atMs, cpuMicros: p.cpuUserMicros + p.cpuSystemMicros, rssBytes: typeof p.rssBytes === 'number' ? p.rssBytes : undefined, publishesIn };
   } catch {
     return { atMs };
   }
@@ -49,6 +52,12 @@ export async function sampleServer(wsUrl: string, timeoutMs = 5_000): Promise<Se
 export function cpuPercent(a: ServerSample, b: ServerSample): number | null {
   if (a.cpuMicros === undefined || b.cpuMicros === undefined || b.atMs <= a.atMs) return null;
   return Math.round(((b.cpuMicros - a.cpuMicros) / 1000 / (b.atMs - a.atMs)) * 1000) / 10;
+}
+
+/** Publishes/s the server ingested between two samples; null when either lacks the counter. */
+export function ingestPerSec(a: ServerSample, b: ServerSample): number | null {
+  if (a.publishesIn === undefined || b.publishesIn === undefined || b.atMs <= a.atMs) return null;
+  return Math.round(((b.publishesIn - a.publishesIn) * 1000) / (b.atMs - a.atMs));
 }
 
 /** Checks the server answers `/api/health`; resolves with an error text when it does not. */

@@ -3,7 +3,7 @@ import { encodeHistogram, newLatencyHistogram, recordLatencyMs } from './histogr
 import { renderTable } from './report-table.js';
 import { latencyExtras, percentOver, stepRow, type WindowUsage } from './step-meter.js';
 
-const usage: WindowUsage = { seconds: 10, serverCpuPct: 50, serverRssBytes: 200 * 1048576, generatorCpuPct: 20, loadAvg1: 1.5 };
+const usage: WindowUsage = { seconds: 10, serverCpuPct: 50, serverRssBytes: 200 * 1048576, serverIngestPerSec: 1000, generatorCpuPct: 20, loadAvg1: 1.5 };
 
 describe('report rows', () => {
   it('summarises merged histograms with p95, std dev and % over a threshold', () => {

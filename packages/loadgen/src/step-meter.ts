@@ -9,7 +9,7 @@ import os from 'node:os';
 import { epochNowMs } from './clock.js';
 import { mergeEncoded, newLatencyHistogram, summarizeMs, type LatencyHistogram } from './histogram.js';
 import type { StepResult } from './runner.js';
-import { cpuPercent, sampleServer, type ServerSample } from './server-metrics.js';
+import { cpuPercent, ingestPerSec, sampleServer, type ServerSample } from './server-metrics.js';
 
 /** CPU and memory over one window. */
 export interface WindowUsage {
@@ -18,6 +18,8 @@ export interface WindowUsage {
   serverCpuPct: number | null;
   /** Server RSS at the end, bytes; null when not exposed. */
   serverRssBytes: number | null;
+  /** Publishes/s the server's engine ingested from sources over the window; null when not exposed. */
+  serverIngestPerSec: number | null;
   /** This process (generator), % of one core. */
   generatorCpuPct: number;
   /** The machine's 1-minute load average at the end (other work sharing the cores shows here). */
@@ -48,6 +50,7 @@ export async function startWindow(url: string): Promise<Window> {
         seconds: (endAt - at) / 1000,
         serverCpuPct: cpuPercent(server, serverEnd),
         serverRssBytes: serverEnd.rssBytes ?? null,
+        serverIngestPerSec: ingestPerSec(server, serverEnd),
         generatorCpuPct: Math.round(((endCpu - cpu) / 1000 / Math.max(1, endAt - at)) * 1000) / 10,
         loadAvg1: Math.round((os.loadavg()[0] ?? 0) * 100) / 100,
       };

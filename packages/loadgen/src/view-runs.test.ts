@@ -124,6 +124,7 @@ describe('view presets against a real server', () => {
     expect(report.params.sourceThreads).toBe(2);
     expect(s.sourceThreads).toBe(2);
     expect(s.sourceUpdatesPerSec).toBeGreaterThan(0.5 * s.sourceExpectedPerSec);
+    expect(s.serverIngestPerSec).toBeGreaterThan(0); // the server's own count of what it took from the source
     expect(s.serverRssBytes).toBeGreaterThan(0);
   }, 60_000);
 
