@@ -77,11 +77,13 @@ function cell(grid: Locator, rank: number, colId: string): Locator {
 }
 
 /**
- * Submits the ticket and returns the ack's order id and client order id. The page's own
- * submit -> durable ack round trip is recorded as an annotation (measured, never asserted).
+ * Submits the ticket (its button, or Enter in the quantity field) and returns the ack's order id
+ * and client order id. The page's own submit -> durable ack round trip is recorded as an
+ * annotation (measured, never asserted).
  */
-async function submitAndAck(page: Page, testInfo: TestInfo): Promise<{ orderId: string; clientOrderId: string }> {
-  await page.getByTestId('ticket-submit').click();
+async function submitAndAck(page: Page, testInfo: TestInfo, how: 'click' | 'enter' = 'click'): Promise<{ orderId: string; clientOrderId: string }> {
+  if (how === 'enter') await page.getByTestId('ticket-quantity').press('Enter');
+  else await page.getByTestId('ticket-submit').click();
   const outcome = page.getByTestId('ticket-outcome');
   await expect(outcome).toHaveAttribute('data-kind', 'ack');
   await expect(outcome.getByTestId('ticket-outcome-text')).toHaveText(/^Acknowledged #\d+ \(seq \d+\)$/);
@@ -120,7 +122,8 @@ test('alice buys EUR/USD at market: the ticket shows the ack, the blotter row re
   await page.getByTestId('ticket-quantity').fill('1m');
   await page.getByTestId('ticket-type-market').click();
   await expect(page.getByTestId('ticket-submit')).toHaveText('Buy 1,000,000 EUR/USD @ MKT');
-  const { orderId, clientOrderId } = await submitAndAck(page, testInfo);
+  // Enter in a field submits the ticket
+  const { orderId, clientOrderId } = await submitAndAck(page, testInfo, 'enter');
   await expectTopRowFilled(page, orderId, clientOrderId, /^MKT$/);
 });
 
@@ -172,6 +175,10 @@ test('invalid orders show the server reject: quantity 0, a price off tick', asyn
   await expect(outcome).toHaveAttribute('data-field', 'price');
   await expect(outcome).toHaveAttribute('data-rule', 'offTick');
   await expect(outcome.getByTestId('ticket-outcome-text')).toHaveText(/^Rejected: price \(offTick\): .+/);
+
+  // Escape dismisses the answer
+  await price.press('Escape');
+  await expect(outcome).toHaveCount(0);
 });
 
 test('chips filter on the server; an open order is cancelled from its row', async ({ page }, testInfo) => {
@@ -209,6 +216,11 @@ test('chips filter on the server; an open order is cancelled from its row', asyn
     expect(seen.open).toBeGreaterThanOrEqual(1);
     expect(seen.done).toBeGreaterThanOrEqual(1); // the filled market order of the first test
     expect(seen.all).toBe(seen.open! + seen.done!);
+    // each chip shows its own live count, the server's
+    const chipCount = (chip: string) => page.getByTestId(`blotter-chip-count-${chip}`);
+    for (const [chip, filter] of chips) {
+      await expect.poll(async () => Number(await chipCount(chip).getAttribute('data-count')) === (await serverCount(client, container, filter))).toBe(true);
+    }
 
     // In progress: cancel the open order from its row; it leaves the chip's view
     await page.getByTestId('blotter-chip-open').click();
@@ -219,6 +231,11 @@ test('chips filter on the server; an open order is cancelled from its row', asyn
     await expect(cancelled).toContainText(new RegExp(`^${clientOrderId}: Cancel acknowledged #\\d+ \\(seq \\d+\\)`));
     await expect(count).toHaveAttribute('data-count', String(seen.open! - 1));
     await expect(grid.locator(`[data-testid="blotter-cancel"][data-client-order-id="${clientOrderId}"]`)).toHaveCount(0);
+
+    // the chip counts follow: one fewer in progress, one more done, the same in all
+    await expect(chipCount('open')).toHaveAttribute('data-count', String(seen.open! - 1));
+    await expect(chipCount('done')).toHaveAttribute('data-count', String(seen.done! + 1));
+    await expect(chipCount('all')).toHaveAttribute('data-count', String(seen.all));
 
     // Done now holds it, cancelled
     await page.getByTestId('blotter-chip-done').click();
@@ -298,6 +315,52 @@ test('an open limit order is amended from its row: price and quantity change liv
   // Escape closes the form
   await price.press('Escape');
   await expect(panel).toHaveCount(0);
+});
+
+test('under a burst of orders and fills the row count, the chip counts and the rows stay the server\'s', async ({ page }) => {
+  const client = await nodeClient('alice', 'alice123');
+  const container = blotterSubject('alice');
+  try {
+    await openBlotter(page, 'alice', 'alice123');
+    await page.getByTestId('blotter-chip-open').click();
+    const count = page.getByTestId('blotter-count');
+    // 24 market orders (filled on the next ticks: they enter "in progress" and leave it) and
+    // 6 limits far under the market (they stay), all at once from another connection
+    const orders = Array.from({ length: 30 }, (_, i) =>
+      i % 5 === 4
+        ? client.submitOrder({ instrument: '/FX/EURUSD', side: 'buy', quantity: 100_000, price: 0.5, timeInForce: 'day' })
+        : client.submitOrder({ instrument: '/FX/EURUSD', side: 'buy', quantity: 100_000, timeInForce: 'day' }),
+    );
+    const acks = await Promise.all(orders);
+    expect(acks).toHaveLength(30);
+    const chips: [string, string][] = [
+      ['all', ''],
+      ['open', 'statusCode < 10'],
+      ['done', 'statusCode >= 10'],
+    ];
+    // once the fills are over, every figure on the page is the server's
+    await expect
+      .poll(async () => {
+        const server = await Promise.all(chips.map(([, filter]) => serverCount(client, container, filter)));
+        const shown = await Promise.all(chips.map(([chip]) => page.getByTestId(`blotter-chip-count-${chip}`).getAttribute('data-count')));
+        const grid = await count.getAttribute('data-count');
+        return JSON.stringify({ chips: shown.map(Number), grid: Number(grid) }) === JSON.stringify({ chips: server, grid: server[1] });
+      }, { timeout: 45_000 })
+      .toBe(true);
+    // the rows too: newest first, as the server ranks them
+    await page.getByTestId('blotter-chip-all').click();
+    const grid = page.getByTestId('blotter-grid');
+    await expect
+      .poll(async () => {
+        const top = (await serverView(client, container, '')).clientOrderIds.slice(0, 10);
+        const shown: string[] = [];
+        for (let i = 0; i < top.length; i++) shown.push(((await cell(grid, i, 'clientOrderId').first().textContent()) ?? '').trim());
+        return JSON.stringify(shown) === JSON.stringify(top);
+      })
+      .toBe(true);
+  } finally {
+    client.close();
+  }
 });
 
 test("bob cannot see alice's orders", async ({ page }) => {

@@ -178,6 +178,9 @@ export function BlotterGrid({
         {...gridProps}
         context={context}
         rowClassRules={ROW_CLASS_RULES}
+        onRowDoubleClicked={(e) => {
+          if (e.data !== undefined && isOpenOrder(e.data) && e.data.clientOrderId !== '') context.amend(e.data);
+        }}
         cellFlashDuration={500}
         cellFadeDuration={700}
         animateRows={false}

@@ -1,7 +1,8 @@
 import { blotterSubject } from '@tidewire/protocol';
-import { useCallback, useMemo, useRef, useState } from 'react';
+import { useCallback, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { useConnectionSnapshot } from '../../connection/hooks.js';
-import { BLOTTER_CHIPS, DEFAULT_CHIP, type BlotterChip } from './blotter-query.js';
+import { useViewCounts } from '../server-view-grid/use-view-counts.js';
+import { BLOTTER_CHIPS, DEFAULT_CHIP, chipFilter, type BlotterChip } from './blotter-query.js';
 import type { BlotterRow } from './blotter-row.js';
 import { AmendPanel } from './AmendPanel.js';
 import { BlotterGrid, type BlotterGridContext } from './BlotterGrid.js';
@@ -10,11 +11,15 @@ import { useOrderPort } from './order-port.js';
 import { OrderTicket } from './OrderTicket.js';
 import './blotter.css';
 
+/** The chips' server filters, in BLOTTER_CHIPS order (stable: the count views stay open). */
+const CHIP_FILTERS: readonly string[] = BLOTTER_CHIPS.map((c) => chipFilter(c.id));
+
 /**
  * Trade blotter: the order ticket beside a live grid of the user's own orders (`/BLOTTER/<me>`,
- * newest first). Chips All / In progress / Done become the server filter; the count is the
- * chip's row count on the server; open orders have Amend (opens the amend form above the grid)
- * and Cancel buttons, whose answers (ack or reject) show above the grid.
+ * newest first). Chips All / In progress / Done become the server filter and show their live row
+ * counts (one-row count views); the count beside them is the shown chip's row count on the server; open orders have Amend (opens the amend form above the grid)
+ * and Cancel buttons (double-click also amends), whose answers (ack or reject) show above the
+ * grid. Escape closes the amend form, then dismisses the cancel answer.
  */
 export function BlotterPage() {
   const { session } = useConnectionSnapshot();
@@ -53,18 +58,39 @@ export function BlotterPage() {
 
   const user = session?.user ?? '';
   const container = user === '' ? undefined : blotterSubject(user);
+  const chipCounts = useViewCounts(container, CHIP_FILTERS);
+  const pickChip = (next: BlotterChip) => {
+    if (next === chip) return;
+    setChip(next);
+    // the new chip's grid count arrives with its first block; its count view knows it already
+    setCount(chipCounts[BLOTTER_CHIPS.findIndex((c) => c.id === next)]);
+  };
+  const onKey = (e: KeyboardEvent<HTMLElement>) => {
+    // Escape not taken by a field (the instrument list, the ticket's answer, the amend form)
+    if (e.key !== 'Escape' || e.defaultPrevented) return;
+    if (amending !== undefined) setAmending(undefined);
+    else if (cancelOutcome !== undefined) setCancelOutcome(undefined);
+    else return;
+    e.preventDefault();
+  };
   return (
-    <section className="blotter-page" aria-labelledby="blotter-title" data-testid="blotter-page">
+    <section className="blotter-page" aria-labelledby="blotter-title" data-testid="blotter-page" onKeyDown={onKey}>
       <OrderTicket orders={orders} />
       <div className="blotter-main">
         <div className="page-header blotter-header">
           <h1 id="blotter-title">Blotter</h1>
           <div className="blotter-chips" role="group" aria-label="Show orders">
-            {BLOTTER_CHIPS.map((c) => (
-              <button key={c.id} type="button" className="chip" aria-pressed={chip === c.id} title={c.title} onClick={() => setChip(c.id)} data-testid={`blotter-chip-${c.id}`}>
-                {c.label}
-              </button>
-            ))}
+            {BLOTTER_CHIPS.map((c, i) => {
+              const n = chipCounts[i];
+              return (
+                <button key={c.id} type="button" className="chip" aria-pressed={chip === c.id} title={c.title} onClick={() => pickChip(c.id)} data-testid={`blotter-chip-${c.id}`}>
+                  {c.label}
+                  <span className="chip-count" data-testid={`blotter-chip-count-${c.id}`} data-count={n ?? ''}>
+                    {n === undefined ? '' : n.toLocaleString('en-US')}
+                  </span>
+                </button>
+              );
+            })}
           </div>
           <span className="blotter-count" data-testid="blotter-count" data-count={count ?? ''} aria-live="polite">
             {count === undefined ? '…' : `${count.toLocaleString('en-US')} ${count === 1 ? 'order' : 'orders'}`}

@@ -52,7 +52,8 @@ function Hint({ id, hints, field }: { id: string; hints: ReturnType<typeof ticke
  * `250k` accepted), market or limit, price (prefilled from the market, arrow keys step by the
  * tick, PageUp/PageDown by ten), time in force. Submitting shows the server's answer inline:
  * `Acknowledged #orderId (seq N)` or the reject's field, rule and message. Keyboard: every control
- * is reachable by Tab; Enter submits from any field.
+ * is reachable by Tab; Enter submits from any field (the time-in-force list and the order type
+ * included; in the instrument search it picks first); Escape dismisses the answer.
  */
 export function OrderTicket({ orders }: { orders: OrderPort }) {
   const ids = { instrument: useId(), quantity: useId(), price: useId(), tif: useId(), hint: useId() };
@@ -157,13 +158,28 @@ export function OrderTicket({ orders }: { orders: OrderPort }) {
     send({ ...order, clientOrderId: newClientOrderId(Date.now(), orderCount.current) });
   };
 
+  const onFormKey = (e: KeyboardEvent<HTMLFormElement>) => {
+    if (e.defaultPrevented) return; // the instrument list took it
+    if (e.key === 'Escape' && outcome !== undefined) {
+      e.preventDefault();
+      setOutcome(undefined);
+      return;
+    }
+    // text fields submit on Enter by themselves; the list and the radios do not
+    const t = e.target;
+    if (e.key === 'Enter' && (t instanceof HTMLSelectElement || (t instanceof HTMLInputElement && t.type === 'radio'))) {
+      e.preventDefault();
+      e.currentTarget.requestSubmit();
+    }
+  };
+
   const hintId = (field: TicketField) => (hints.some((h) => h.field === field) ? `${ids.hint}-${field}` : undefined);
   const quoteSide = (side: 'bid' | 'ask') => {
     const v = market?.[side];
     return v === undefined ? '—' : formatCellPrice(v, decimals);
   };
   return (
-    <form className={`ticket ticket-${state.side}`} onSubmit={submit} aria-labelledby={`${ids.hint}-title`} data-testid="order-ticket" noValidate>
+    <form className={`ticket ticket-${state.side}`} onSubmit={submit} onKeyDown={onFormKey} aria-labelledby={`${ids.hint}-title`} data-testid="order-ticket" noValidate>
       <h2 id={`${ids.hint}-title`} className="ticket-title">
         Order ticket
       </h2>

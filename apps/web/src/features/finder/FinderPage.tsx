@@ -137,6 +137,14 @@ export function FinderPage() {
             value={expression}
             placeholder={`Expression, e.g. rating in ("AAA", "AA") and coupon > 4`}
             onChange={(e) => setExpression(e.target.value)}
+            onKeyDown={(e) => {
+              // as the search box (a native search field) does: Escape clears
+              if (e.key === 'Escape' && expression !== '') {
+                e.preventDefault();
+                setExpression('');
+              }
+            }}
+            title="Escape clears"
             aria-invalid={error !== undefined}
             data-testid="finder-expression"
           />

@@ -48,32 +48,40 @@ describe('applyLiveRows', () => {
   });
 });
 
-/** Timers driven by the test. */
+/** Timers and a clock driven by the test. */
 function manualTimers() {
   let next = 0;
-  const pending = new Map<number, () => void>();
+  let clock = 0;
+  const pending = new Map<number, { at: number; cb: () => void }>();
   const timers: RefreshTimers = {
-    set: (callback) => {
+    set: (cb, ms) => {
       next += 1;
-      pending.set(next, callback);
+      pending.set(next, { at: clock + ms, cb });
       return next;
     },
     clear: (handle) => pending.delete(handle as number),
+    now: () => clock,
   };
-  const fireAll = () => {
-    for (const [id, cb] of [...pending]) {
-      pending.delete(id);
-      cb();
+  /** Moves the clock to `t`, firing what is due on the way. */
+  const advanceTo = (t: number) => {
+    for (;;) {
+      const due = [...pending].filter(([, p]) => p.at <= t).sort((a, b) => a[1].at - b[1].at)[0];
+      if (due === undefined) break;
+      pending.delete(due[0]);
+      clock = due[1].at;
+      due[1].cb();
     }
+    clock = t;
   };
-  return { timers, pending, fireAll };
+  const fireAll = () => advanceTo(clock + 1e9);
+  return { timers, pending, fireAll, advanceTo };
 }
 
 describe('RecountRefresher', () => {
   it('refreshes once after a burst of count changes', () => {
     const { timers, pending, fireAll } = manualTimers();
     let refreshed = 0;
-    const r = new RecountRefresher(() => (refreshed += 1), 150, timers);
+    const r = new RecountRefresher(() => (refreshed += 1), 150, 1000, timers);
     r.schedule();
     r.schedule();
     r.schedule();
@@ -85,10 +93,25 @@ describe('RecountRefresher', () => {
     expect(refreshed).toBe(2);
   });
 
+  it('refreshes at least every maxWaitMs under a steady stream of changes (a change every 100 ms)', () => {
+    const { timers, advanceTo } = manualTimers();
+    const at: number[] = [];
+    let t = 0;
+    const r = new RecountRefresher(() => at.push(t), 150, 1000, timers);
+    for (t = 0; t <= 3000; t += 100) {
+      advanceTo(t);
+      r.schedule();
+    }
+    // a restarting 150 ms timer alone would never have fired
+    expect(at.length).toBeGreaterThanOrEqual(2);
+    for (let i = 1; i < at.length; i++) expect(at[i]! - at[i - 1]!).toBeLessThanOrEqual(1100);
+    r.dispose();
+  });
+
   it('does not refresh after dispose', () => {
     const { timers, pending, fireAll } = manualTimers();
     let refreshed = 0;
-    const r = new RecountRefresher(() => (refreshed += 1), 150, timers);
+    const r = new RecountRefresher(() => (refreshed += 1), 150, 1000, timers);
     r.schedule();
     r.dispose();
     r.dispose();

@@ -45,41 +45,52 @@ export function applyLiveRows<TRow extends IdentifiedRow>(grid: LiveRowsGrid<TRo
   return touched;
 }
 
-/** Timer functions (injectable for tests). */
+/** Timer functions and a clock (injectable for tests). */
 export interface RefreshTimers {
   set(callback: () => void, ms: number): unknown;
   clear(handle: unknown): void;
+  /** Milliseconds on a monotonic clock. */
+  now(): number;
 }
 
 const WINDOW_TIMERS: RefreshTimers = {
   set: (callback, ms) => setTimeout(callback, ms),
   clear: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+  now: () => performance.now(),
 };
 
 /**
  * Re-reads the grid's loaded blocks once a burst of row-count changes is over: when rows enter or
  * leave a view, the ranks of every row after them shift, so blocks outside the live window hold
- * rows at stale ranks. `schedule()` (re)starts a `delayMs` timer; `refresh` runs when it fires.
- * `dispose()` cancels a pending refresh.
+ * rows at stale ranks. `schedule()` (re)starts a `delayMs` timer; `refresh` runs when it fires,
+ * but never later than `maxWaitMs` after the first change of a burst: under a steady stream of
+ * fills (a change every 100 ms) a plain restart would never fire. `dispose()` cancels a pending
+ * refresh.
  */
 export class RecountRefresher {
   private handle: unknown;
   private pending = false;
+  /** When the first change of the pending burst came (timers.now()). */
+  private burstStart = 0;
 
   constructor(
     private readonly refresh: () => void,
     private readonly delayMs: number,
+    private readonly maxWaitMs: number = delayMs * 8,
     private readonly timers: RefreshTimers = WINDOW_TIMERS,
   ) {}
 
-  /** A count changed: refresh `delayMs` after the last of a burst of changes. */
+  /** A count changed: refresh `delayMs` after the last change of the burst, at most `maxWaitMs` after its first. */
   schedule(): void {
+    const now = this.timers.now();
     if (this.pending) this.timers.clear(this.handle);
+    else this.burstStart = now;
     this.pending = true;
+    const wait = Math.max(0, Math.min(this.delayMs, this.burstStart + this.maxWaitMs - now));
     this.handle = this.timers.set(() => {
       this.pending = false;
       this.refresh();
-    }, this.delayMs);
+    }, wait);
   }
 
   /** Cancels a pending refresh. Idempotent. */

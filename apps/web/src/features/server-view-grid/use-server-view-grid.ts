@@ -49,7 +49,8 @@ export interface ServerViewGridOptions<TRow extends IdentifiedRow> {
   blockLoadDebounceMs: number;
   /**
    * After the row count changed, re-read the loaded blocks this much later (ms; restarted by each
-   * change of a burst); undefined: never (live rows are still patched by rank).
+   * change of a burst, but at most 8 times this after its first change, so a steady stream of
+   * fills still refreshes); undefined: never (live rows are still patched by rank).
    */
   recountRefreshMs?: number;
 }
