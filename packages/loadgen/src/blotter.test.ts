@@ -47,12 +47,12 @@ describe('blotter shape', () => {
     expect([...seen.values()].every((n) => n === 1)).toBe(true);
   });
 
-  it('picks one source thread per 25,000 update slots/s, 1..4, unless told', () => {
+  it('picks one source thread per 50,000 update slots/s, 1..4, unless told', () => {
     expect(blotterSourceThreads(undefined, 100, 122, 3)).toBe(1);
-    expect(blotterSourceThreads(undefined, 1000, 122, 3)).toBe(2);
-    expect(blotterSourceThreads(undefined, 2000, 122, 3)).toBe(4);
-    expect(blotterSourceThreads(undefined, 2000, 1000, 60)).toBe(2);
-    expect(blotterSourceThreads(undefined, 20_000, 1000, 3)).toBe(4);
+    expect(blotterSourceThreads(undefined, 1000, 122, 3)).toBe(1);
+    expect(blotterSourceThreads(undefined, 2000, 122, 3)).toBe(2);
+    expect(blotterSourceThreads(undefined, 2000, 1000, 60)).toBe(1);
+    expect(blotterSourceThreads(undefined, 2000, 1000, 3)).toBe(4);
     expect(blotterSourceThreads(7, 100, 122, 3)).toBe(7);
   });
 

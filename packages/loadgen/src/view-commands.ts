@@ -48,7 +48,7 @@ export const VIEW_RUN_FLAGS: Record<string, FlagSpec> = {
   'status-period-s': { type: 'number', doc: 'blotter: seconds between two updates of a trade (published 3; longer to hold 1,000 trades per user when the source cannot update them all)', default: 3 },
   'max-trades': { type: 'number', doc: 'blotter: trades per user at most (published 1,000; one new every 10 s)', default: 1000 },
   'feed-during-connect': { type: 'boolean', doc: 'blotter: the feed runs while a step\'s new users open their views, as published (false: it starts once they have; warm-up and measurement are the same)', default: true },
-  'source-threads': { type: 'number', doc: 'blotter: worker threads publishing the feed, each with its own /source connection and users (0: one per 25,000 updates/s at the largest step, at most 4)', default: 0 },
+  'source-threads': { type: 'number', doc: 'blotter: worker threads publishing the feed, each with its own /source connection and users (0: one per 50,000 updates/s at the largest step, at most 4; more threads keep the rate on a busy machine but cost more CPU per update)', default: 0 },
   'hold-views': { type: 'boolean', doc: 'finder-response: users keep their view (and its updates) until the step ends, as published; false closes each after view.created', default: true },
   'updates-per-record': { type: 'number', doc: 'finder-response: updates per record per second of the container (published 1)', default: 1 },
   'max-updates-per-sec': { type: 'number', doc: 'finder-response: cap on the source\'s total updates/s (big containers); the report says what ran', default: 20_000 },
