@@ -45,7 +45,7 @@ export async function handleLogin(ctx: HandlerContext, session: Session, port: C
   session.state = 'loggingIn';
   let result: UserEntry | DecodeError;
   try {
-    result = await authenticate(ctx, m);
+    result = await authenticate(ctx, m, () => session.state !== 'loggingIn');
   } catch (err) {
     log('error', 'session.loginFault', { ...session.logFields(), error: String(err) });
     result = { code: 'INTERNAL', reqId: m.reqId, message: 'login failed on the server; try again' };
@@ -101,8 +101,11 @@ export async function handleLogin(ctx: HandlerContext, session: Session, port: C
   log('info', 'session.login', { ...session.logFields(), role: user.role, tier: user.tier, via: m.token !== undefined ? 'token' : 'password' });
 }
 
-/** Checks credentials: the user, or the error to answer with. No side effects. */
-async function authenticate(ctx: HandlerContext, m: SessionLogin): Promise<UserEntry | DecodeError> {
+/**
+ * Checks credentials: the user, or the error to answer with. No side effects. `gone()` true: the
+ * connection closed while the login waited for the password-check gate, so no scrypt is spent on it.
+ */
+async function authenticate(ctx: HandlerContext, m: SessionLogin, gone: () => boolean): Promise<UserEntry | DecodeError> {
   const fail = (code: 'BAD_CREDENTIALS' | 'BAD_TOKEN' | 'BAD_REQUEST', message: string, field?: string): DecodeError =>
     field ? { code, reqId: m.reqId, message, field } : { code, reqId: m.reqId, message };
   if (m.token !== undefined) {
@@ -122,7 +125,7 @@ async function authenticate(ctx: HandlerContext, m: SessionLogin): Promise<UserE
   const password = m.password;
   let ok: boolean;
   try {
-    ok = await ctx.security.passwordChecks.run(() => verifyPassword(password, user?.passwordHash ?? DUMMY_HASH));
+    ok = await ctx.security.passwordChecks.run(() => (gone() ? Promise.resolve(false) : verifyPassword(password, user?.passwordHash ?? DUMMY_HASH)));
   } catch (err) {
     if (!(err instanceof GateFullError)) throw err;
     return {
