@@ -8,8 +8,9 @@
 //! mirror (`tiers.rs`). A row updated several times between two view flushes gets one merged
 //! update with `conflated: true` (its `seq` jumps by more than one).
 
-use std::collections::HashMap;
 use std::time::Instant;
+
+use rustc_hash::FxHashMap;
 
 use super::subscribe::ReqError;
 use super::Hub;
@@ -56,7 +57,7 @@ pub(super) struct ViewSub {
 #[derive(Debug, Default)]
 pub(super) struct SessionViews {
     next_id: u32,
-    open: HashMap<u32, ViewSub>,
+    open: FxHashMap<u32, ViewSub>,
 }
 
 fn engine_error(e: &EngineError) -> ReqError {
@@ -352,6 +353,7 @@ impl Hub {
                 self.send_control(slot, now);
             }
         }
+        self.views.recycle(&mut diffs);
         self.diffs = diffs;
     }
 
@@ -371,8 +373,12 @@ impl Hub {
 
     /// `view.size` (count changed) then `view.rows`; false when there is nothing to send.
     /// `always`: a `view.change` waits for this reply, so an empty `view.rows` is sent too.
+    /// Each updated row is encoded once per flush (`ViewSet::row_bytes`) and copied into every
+    /// window's message that carries it.
     fn encode_rows(&mut self, d: &WindowDiff, req_id: u32, view_id: u32, always: bool) -> bool {
-        let Hub { scratch, store, .. } = self;
+        let Hub {
+            scratch, store, views, ..
+        } = self;
         if let Some(count) = d.count {
             view_size(scratch, view_id, count as u64);
         }
@@ -394,19 +400,63 @@ impl Hub {
                 None => w.entered(index, id, store.subject(id), 0, 0.0, std::iter::empty()),
             }
         }
-        for (id, fields) in &d.updated {
-            if let Some(rec) = store.get(*id) {
-                let it = fields.iter().map(|&f| store.field_by_id(rec, f));
-                w.updated(*id, rec.seq, rec.ts, it, d.conflated.binary_search(id).is_ok());
-            }
-        }
-        if w.is_empty() && !always {
-            scratch.truncate(if mark > 0 { mark } else { 0 });
-            return mark > 0;
-        }
+        let empty = w.is_empty();
+        // `updated` is the last list of a `view.rows`: close the message, reopen it after the
+        // lists written so far, and append the cached items.
         w.finish();
+        scratch.pop(); // the closing '}'
+        let before = scratch.len();
+        scratch.extend_from_slice(UPDATED_KEY);
+        let cache = views.row_bytes();
+        let mut items = 0;
+        for (id, fields) in &d.updated {
+            let Some(rec) = store.get(*id) else { continue };
+            let conflated = d.conflated.binary_search(id).is_ok();
+            let bytes = cache.get_or_encode(*id, fields, conflated, |out| {
+                let it = fields.iter().map(|&f| store.field_by_id(rec, f));
+                updated_item(out, *id, rec.seq, rec.ts, it, conflated);
+            });
+            if items > 0 {
+                scratch.push(b',');
+            }
+            scratch.extend_from_slice(bytes);
+            items += 1;
+        }
+        if items == 0 {
+            scratch.truncate(before);
+            if empty && !always {
+                scratch.truncate(if mark > 0 { mark } else { 0 });
+                return mark > 0;
+            }
+            scratch.push(b'}');
+        } else {
+            scratch.extend_from_slice(b"]}");
+        }
         true
     }
+}
+
+/// Key of the `updated` list of a `view.rows` (`wire::view::ViewRows::updated`).
+const UPDATED_KEY: &[u8] = b",\"updated\":[";
+
+/// One item of a `view.rows` `updated` list: `{"id","seq","ts","fields"[,"conflated":true]}`,
+/// byte-identical to `wire::view::ViewRows::updated` (pinned by the test below).
+fn updated_item<'a, I>(out: &mut Vec<u8>, id: u32, seq: u64, ts: f64, fields: I, conflated: bool)
+where
+    I: Iterator<Item = crate::wire::encode::FieldRef<'a>> + Clone,
+{
+    use crate::wire::encode::{write_f64, write_fields, write_u64};
+    out.extend_from_slice(b"{\"id\":");
+    write_u64(out, id.into());
+    out.extend_from_slice(b",\"seq\":");
+    write_u64(out, seq);
+    out.extend_from_slice(b",\"ts\":");
+    write_f64(out, ts);
+    write_fields(out, fields);
+    if conflated {
+        out.extend_from_slice(b",\"conflated\":true");
+    }
+    out.push(b'}');
 }
 
 impl Hub {
@@ -481,5 +531,35 @@ fn not_open(view_id: u32) -> ReqError {
         code: ErrorCode::NotFound,
         message: format!("view {view_id} is not open in this session"),
         field: Some("viewId".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::Value;
+
+    /// The cached path (`UPDATED_KEY` + `updated_item`s) writes what `ViewRows::updated` writes.
+    #[test]
+    fn updated_items_match_the_view_rows_writer() {
+        let (bid, name) = (Value::Number(1.25), Value::Str("a\"b".into()));
+        let fields = || [("bid", Some(&bid), None), ("name", Some(&name), None), ("gone", None, None)].into_iter();
+        let mut want = Vec::new();
+        let mut w = ViewRows::begin(&mut want, 3, 1);
+        w.left(4);
+        w.updated(7, 2, 10.5, fields(), false);
+        w.updated(8, 9, 11.0, fields(), true);
+        w.finish();
+        let mut got = Vec::new();
+        let mut w = ViewRows::begin(&mut got, 3, 1);
+        w.left(4);
+        w.finish();
+        got.pop();
+        got.extend_from_slice(UPDATED_KEY);
+        updated_item(&mut got, 7, 2, 10.5, fields(), false);
+        got.push(b',');
+        updated_item(&mut got, 8, 9, 11.0, fields(), true);
+        got.extend_from_slice(b"]}");
+        assert_eq!(String::from_utf8(got).unwrap(), String::from_utf8(want).unwrap());
     }
 }

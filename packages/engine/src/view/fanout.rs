@@ -38,6 +38,9 @@ pub(super) struct ContainerState {
     pub(super) words: usize,
     /// bit -> view id (`u32::MAX` = free bit).
     pub(super) bit_views: Vec<u32>,
+    /// bit -> cumulative row updates of the view holding the bit (`ViewInfo::updates`; reset
+    /// when the bit is taken by a new view).
+    pub(super) bit_updates: Vec<u64>,
     /// Column copies of the fields views read (what a new view's build scans).
     pub(super) columns: Columns,
 }
@@ -76,10 +79,12 @@ impl ContainerState {
     pub(super) fn take_bit(&mut self, view: u32) -> u32 {
         if let Some(b) = self.bit_views.iter().position(|&v| v == u32::MAX) {
             self.bit_views[b] = view;
+            self.bit_updates[b] = 0;
             return b as u32;
         }
         let b = self.bit_views.len();
         self.bit_views.push(view);
+        self.bit_updates.push(0);
         if b >= self.words * 64 {
             let (old, new) = (self.words, self.words + 1);
             let slots = self.container.slot_bound();

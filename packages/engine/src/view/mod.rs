@@ -8,7 +8,9 @@ mod columns;
 mod fanout;
 pub mod records;
 pub mod registry;
+pub mod row_bytes;
 pub mod set;
+mod shown;
 pub mod sort;
 pub mod window;
 
@@ -21,6 +23,7 @@ use crate::filter::{Filter, Row};
 use crate::value::Value;
 pub use records::{EmptyRow, Records};
 pub use registry::{Registry, ViewKey};
+pub use row_bytes::RowBytes;
 pub use set::{ViewInfo, ViewSet, ViewsConfig};
 pub use sort::{parse_sort, sort_text, Sort, SortKey};
 pub use window::{Window, WindowDiff};

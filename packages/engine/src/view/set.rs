@@ -6,8 +6,9 @@
 //! bit of a per-member bitset (flat array indexed by the container's member slot), so the hot
 //! path per (update, view) is one compiled-filter evaluation and one bit test; the view's index
 //! is touched only when the row enters, leaves or moves. Field updates for windows are conflated
-//! per container (row -> changed fields) and routed at flush through the member's bits and the
-//! row's rank to the windows showing it.
+//! per container (row -> changed fields) and routed at flush through a per-row index of the
+//! windows showing each row (`shown.rs`, kept on window diffs), so a flush costs O(rows updated x
+//! windows showing them), not O(views holding them).
 
 use std::sync::Arc;
 
@@ -15,6 +16,8 @@ use rustc_hash::FxHashMap;
 
 use super::fanout::{ContainerState, Fan, Reader};
 use super::registry::{Registry, ViewKey};
+use super::row_bytes::RowBytes;
+use super::shown::{Mark, Marks, Pool, Shown};
 use super::sort::{parse_sort, sort_text, Sort};
 use super::window::{Window, WindowDiff, MAX_WINDOW_ROWS};
 use super::{EmptyRow, Records, View};
@@ -49,8 +52,6 @@ pub(super) struct ViewSlot {
     container: u32,
     bit: u32,
     windows: Vec<u32>,
-    /// Updates to rows of the view delivered to its flushes (see [`ViewInfo::updates`]).
-    updates: u64,
     /// Wall time of the view's build (filter scan, sort, index load), us.
     build_us: u64,
     /// Listed in `ViewSet::touched` (its rows changed since the last flush).
@@ -114,11 +115,21 @@ pub struct ViewSet {
     dirty_containers: Vec<u32>,
     /// Scratch: the changed fields of an update whose value really changed.
     differ: Vec<u32>,
+    /// Row -> windows whose last sent rows hold it (routes field updates at flush).
+    shown: Shown,
+    /// Per-window state of the current flush.
+    marks: Marks,
+    /// Recycled diffs and field lists (see [`ViewSet::recycle`]).
+    pool: Pool,
+    /// Scratch of a flush: (view, only this window or `u32::MAX`) to visit; light diffs.
+    visits: Vec<(u32, u32)>,
+    light: Vec<WindowDiff>,
+    /// Encoded updated rows of the current flush (see [`ViewSet::row_bytes`]).
+    row_bytes: RowBytes,
 }
 
-/// Windows up to this many rows find an updated row in the rows they last sent (a scan);
-/// bigger ones through the row's rank.
-const SCAN_SENT_ROWS: usize = 128;
+/// A light diff dropped because its window was re-sliced later in the same flush.
+const DEAD: u32 = u32::MAX;
 
 fn bad(message: String, field: &str) -> EngineError {
     EngineError::bad_request(message, Some(field), None)
@@ -143,6 +154,12 @@ impl ViewSet {
             moved_windows: Vec::new(),
             dirty_containers: Vec::new(),
             differ: Vec::new(),
+            shown: Shown::default(),
+            marks: Marks::default(),
+            pool: Pool::default(),
+            visits: Vec::new(),
+            light: Vec::new(),
+            row_bytes: RowBytes::default(),
         }
     }
 
@@ -314,7 +331,6 @@ impl ViewSet {
             container,
             bit,
             windows: Vec::new(),
-            updates: 0,
             build_us: started.elapsed().as_micros() as u64,
             queued: true,
         });
@@ -341,7 +357,11 @@ impl ViewSet {
                 continue;
             };
             for w in slot.windows {
-                self.windows[w as usize] = None;
+                if let Some((_, win)) = self.windows[w as usize].take() {
+                    for &r in win.sent() {
+                        self.shown.remove(r, w);
+                    }
+                }
                 self.free_windows.push(w);
             }
             if let Some(c) = self.containers.get_mut(&slot.container) {
@@ -397,7 +417,7 @@ impl ViewSet {
                     rows: s.view.len(),
                     windows: s.windows.len(),
                     refs: self.registry.refs(i as u32).unwrap_or(0),
-                    updates: s.updates,
+                    updates: self.containers.get(&s.container).map_or(0, |c| c.bit_updates[s.bit as usize]),
                     build_us: s.build_us,
                 })
             })
@@ -472,7 +492,11 @@ impl ViewSet {
     /// Closes a window.
     pub fn close_window(&mut self, window: u32) -> Result<()> {
         let view = self.window_mut(window)?.0;
-        self.windows[window as usize] = None;
+        if let Some((_, win)) = self.windows[window as usize].take() {
+            for &r in win.sent() {
+                self.shown.remove(r, window);
+            }
+        }
         self.free_windows.push(window);
         if let Some(slot) = self.views[view as usize].as_mut() {
             slot.windows.retain(|&w| w != window);
@@ -565,29 +589,31 @@ impl ViewSet {
     /// Appends every window's diff since the last flush to `out` (windows with nothing to send
     /// are skipped) and resets the conflation state. Windows of views whose rows changed, and
     /// moved windows, diff their slice; others only get the field updates of rows they show,
-    /// found from the updated rows (member bits, then rank), not by scanning windows. Only views
-    /// that changed, windows that moved and containers with updates are visited: a flush costs
-    /// O(what changed), not O(views).
+    /// found per updated row in the index of windows showing it, not by scanning windows or
+    /// views. Only views that changed, windows that moved and rows updated are visited: a flush
+    /// costs O(what changed), not O(views). Clears [`ViewSet::row_bytes`]. Diffs handed back
+    /// through [`ViewSet::recycle`] are reused.
     pub fn flush(&mut self, out: &mut Vec<WindowDiff>) {
+        self.marks.begin(self.windows.len());
+        self.row_bytes.clear();
         // Windows not re-sliced this flush: count changes and field updates gathered here.
-        let mut light: FxHashMap<u32, WindowDiff> = FxHashMap::default();
-        let mut full: rustc_hash::FxHashSet<u32> = Default::default();
+        let mut light = std::mem::take(&mut self.light);
         let empty: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
         let no_merged: rustc_hash::FxHashSet<u32> = Default::default();
-        let touched = std::mem::take(&mut self.touched);
-        let moved = std::mem::take(&mut self.moved_windows);
         // Views whose rows changed, then windows opened or moved (of any view).
-        let visits = touched.iter().map(|&v| (v, None)).chain(moved.iter().filter_map(|&w| {
-            self.windows
-                .get(w as usize)
-                .and_then(Option::as_ref)
-                .map(|x| (x.0, Some(w)))
-        }));
-        for (v, only) in visits.collect::<Vec<_>>() {
+        let mut visits = std::mem::take(&mut self.visits);
+        visits.clear();
+        visits.extend(self.touched.drain(..).map(|v| (v, u32::MAX)));
+        for w in self.moved_windows.drain(..) {
+            if let Some((v, _)) = self.windows.get(w as usize).and_then(Option::as_ref) {
+                visits.push((*v, w));
+            }
+        }
+        for &(v, only) in &visits {
             let Some(slot) = self.views.get_mut(v as usize).and_then(Option::as_mut) else {
                 continue;
             };
-            let range = if only.is_none() {
+            let range = if only == u32::MAX {
                 slot.queued = false;
                 slot.view.take_touched()
             } else {
@@ -597,7 +623,11 @@ impl ViewSet {
             let dirty = c.map_or(&empty, |c| &c.dirty);
             let merged = c.map_or(&no_merged, |c| &c.merged);
             for &w in &slot.windows {
-                if only.is_some_and(|o| o != w) || full.contains(&w) {
+                if only != u32::MAX && only != w {
+                    continue;
+                }
+                let mark = self.marks.get(w);
+                if mark == Mark::Full {
                     continue;
                 }
                 let Some((_, win)) = self.windows[w as usize].as_mut() else {
@@ -606,78 +636,124 @@ impl ViewSet {
                 let hit =
                     range.is_some_and(|(lo, hi)| lo < win.offset().saturating_add(win.size()) && hi >= win.offset());
                 if hit || win.needs_slice() {
-                    light.remove(&w);
-                    if let Some(mut d) = win.diff(w, &slot.view, hit, dirty) {
-                        if !merged.is_empty() {
-                            d.conflated = d.updated.iter().map(|u| u.0).filter(|r| merged.contains(r)).collect();
-                            d.conflated.sort_unstable();
+                    // A count-only diff gathered earlier in this flush gives way to the full
+                    // diff, which must still carry the count it already took.
+                    let earlier = match mark {
+                        Mark::Light(i) => {
+                            light[i].window = DEAD;
+                            light[i].count.take()
                         }
-                        out.push(d);
+                        _ => None,
+                    };
+                    self.marks.set(w, Mark::Full);
+                    match win.diff(w, &slot.view, hit, dirty) {
+                        Some(mut d) => {
+                            d.count = d.count.or(earlier);
+                            for &r in &d.left {
+                                self.shown.remove(r, w);
+                            }
+                            for &(_, r) in &d.entered {
+                                self.shown.add(r, w, slot.container);
+                            }
+                            if !merged.is_empty() {
+                                d.conflated.extend(d.updated.iter().map(|u| u.0).filter(|r| merged.contains(r)));
+                                d.conflated.sort_unstable();
+                            }
+                            out.push(d);
+                        }
+                        None => {
+                            if let Some(n) = earlier {
+                                let mut d = self.pool.diff(w, win.offset());
+                                d.count = Some(n);
+                                out.push(d);
+                            }
+                        }
                     }
-                    full.insert(w);
-                } else if let Some(d) = win.count_diff(w, &slot.view) {
-                    light.insert(w, d);
+                } else if mark == Mark::None {
+                    if let Some(d) = win.count_diff(w, &slot.view) {
+                        self.marks.set(w, Mark::Light(light.len()));
+                        light.push(d);
+                    }
                 }
             }
         }
+        self.visits = visits;
         for container in std::mem::take(&mut self.dirty_containers) {
             let Some(c) = self.containers.get_mut(&container) else {
                 continue;
             };
-            for (&row, fields) in &c.dirty {
-                let Some(s) = c.container.slot_of(row) else {
-                    continue;
-                };
-                let base = s as usize * c.words;
-                for (wi, &word) in c.bits.get(base..base + c.words).unwrap_or(&[]).iter().enumerate() {
-                    let mut word = word;
-                    while word != 0 {
-                        let bit = wi * 64 + word.trailing_zeros() as usize;
-                        word &= word - 1;
-                        let v = c.bit_views[bit];
-                        let Some(slot) = self.views.get_mut(v as usize).and_then(Option::as_mut) else {
-                            continue;
-                        };
-                        slot.updates += 1;
-                        // The row's rank only when a big window needs it (a treap walk up to the
-                        // root, cache misses per level); a small window not re-sliced this flush
-                        // shows exactly the rows it last sent: a short contiguous scan.
-                        let mut rank: Option<Option<usize>> = None;
-                        for &w in &slot.windows {
-                            if full.contains(&w) {
-                                continue;
-                            }
-                            if let Some((_, win)) = self.windows[w as usize].as_ref() {
-                                let shows = if win.size() <= SCAN_SENT_ROWS {
-                                    win.sent().contains(&row)
-                                } else {
-                                    rank.get_or_insert_with(|| slot.view.rank_of(row))
-                                        .is_some_and(|r| win.shows(r))
-                                };
-                                if shows {
-                                    let d = light.entry(w).or_insert_with(|| WindowDiff {
-                                        window: w,
-                                        offset: win.offset(),
-                                        ..WindowDiff::default()
-                                    });
-                                    d.updated.push((row, fields.clone()));
-                                    if c.merged.contains(&row) {
-                                        d.conflated.push(row);
-                                    }
-                                }
-                            }
+            let ContainerState {
+                container: members,
+                dirty,
+                merged,
+                bits,
+                words,
+                bit_updates,
+                ..
+            } = c;
+            for (&row, fields) in dirty.iter() {
+                // Per view holding the row, one more row update (ViewInfo::updates): a count per
+                // membership bit, contiguous, instead of a visit of each view.
+                if let Some(s) = members.slot_of(row) {
+                    let base = s as usize * *words;
+                    for (wi, &word) in bits.get(base..base + *words).unwrap_or(&[]).iter().enumerate() {
+                        let mut word = word;
+                        while word != 0 {
+                            bit_updates[wi * 64 + word.trailing_zeros() as usize] += 1;
+                            word &= word - 1;
                         }
                     }
                 }
+                for &(w, wc) in self.shown.windows(row) {
+                    if wc != container {
+                        continue;
+                    }
+                    let i = match self.marks.get(w) {
+                        Mark::Full => continue,
+                        Mark::Light(i) => i,
+                        Mark::None => {
+                            let Some((_, win)) = self.windows[w as usize].as_ref() else {
+                                continue;
+                            };
+                            self.marks.set(w, Mark::Light(light.len()));
+                            light.push(self.pool.diff(w, win.offset()));
+                            light.len() - 1
+                        }
+                    };
+                    let d = &mut light[i];
+                    d.updated.push((row, self.pool.fields(fields)));
+                    if merged.contains(&row) {
+                        d.conflated.push(row);
+                    }
+                }
             }
-            c.dirty.clear();
-            c.merged.clear();
+            dirty.clear();
+            merged.clear();
         }
-        for (_, mut d) in light {
+        for mut d in light.drain(..) {
+            if d.window == DEAD {
+                self.pool.put(d);
+                continue;
+            }
             d.updated.sort_unstable_by_key(|u| u.0);
             d.conflated.sort_unstable();
             out.push(d);
         }
+        self.light = light;
+    }
+
+    /// Takes back the diffs of a flush (after they were sent), leaving `diffs` empty: their
+    /// vectors are reused by later flushes instead of allocated again.
+    pub fn recycle(&mut self, diffs: &mut Vec<WindowDiff>) {
+        for d in diffs.drain(..) {
+            self.pool.put(d);
+        }
+    }
+
+    /// The encoded-row cache of the current flush (cleared by [`ViewSet::flush`]): lets the
+    /// caller encode an updated row once for every window diff that carries it.
+    pub fn row_bytes(&mut self) -> &mut RowBytes {
+        &mut self.row_bytes
     }
 
     /// The view a window belongs to.
@@ -689,6 +765,6 @@ impl ViewSet {
     pub fn heap_bytes(&self) -> usize {
         let c: usize = self.containers.values().map(|c| c.container.heap_bytes()).sum();
         let v: usize = self.views.iter().flatten().map(|s| s.view.heap_bytes()).sum();
-        c + v + (self.home.capacity() * 9)
+        c + v + (self.home.capacity() * 9) + self.shown.heap_bytes()
     }
 }
