@@ -12,10 +12,11 @@ import { encodeHistogram, MAX_BATCH_MESSAGES, newHistogram, recordLatencyMs, typ
 import { scanFrame } from './frame-scan.js';
 
 /**
- * Messages per second a transport reads for latency at most: frames are sampled 1 in N so that
- * about this many messages are scanned (~0.75 µs each: ~1.5 % of a core). See frame-scan.bench.ts.
+ * Items per second a transport reads for latency at most (an item: one message, or one updated
+ * row of a `view.rows`; each costs one `ts` read and one histogram record, ~0.5-1 µs): frames are
+ * sampled 1 in N so that about this many items are scanned (~1.5 % of a core). See frame-scan.bench.ts.
  */
-export const SCAN_BUDGET_MESSAGES_PER_SEC = 20_000;
+export const SCAN_BUDGET_ITEMS_PER_SEC = 20_000;
 
 /** Sampling period of the event-loop delay monitor, ms. */
 export const LOOP_RESOLUTION_MS = 10;
@@ -56,8 +57,11 @@ export interface TransportSnapshot {
   sessions: AdminSessionInfo[];
 }
 
-/** Per-session bookkeeping. */
-interface SessionEntry {
+/**
+ * Per-session bookkeeping; `opened` returns it so that the send path counts a frame without a
+ * lookup (`sent(meter, bytes)`). Opaque to callers.
+ */
+export interface SessionMeter {
   info: AdminSessionInfo;
   frames: number;
   bytes: number;
@@ -75,17 +79,23 @@ export class TransportMetrics {
   private viewLatency: Histogram = newHistogram(3_600_000_000);
   private bytesIn = 0;
   private client: ClientLatencyTotals = { samples: 0, weightedMeanSum: 0, p99Max: 0, max: 0, paintSamples: 0, paintWeightedSum: 0 };
-  private readonly sessions = new Map<number, SessionEntry>();
+  private readonly sessions = new Map<number, SessionMeter>();
   private readonly loop: IntervalHistogram;
-  private frameCounter = 0;
   private framesThisInterval = 0;
   private scannedFrames = 0;
   private scannedMessages = 0;
+  /** Updated view rows read in the scanned frames of this interval (each costs a latency record). */
+  private scannedRows = 0;
   /** Scan one frame in `sampleEvery` (1: all). */
   private sampleEvery = 1;
+  /** Frames still to count before the next scanned one (0: scan the next). */
+  private untilScan = 0;
   private lastSnapshotAt: number;
   private readonly recordLatency = (ms: number): void => recordLatencyMs(this.latency, ms);
-  private readonly recordViewLatency = (ms: number): void => recordLatencyMs(this.viewLatency, ms);
+  private readonly recordViewLatency = (ms: number): void => {
+    this.scannedRows++;
+    recordLatencyMs(this.viewLatency, ms);
+  };
 
   /** `worker`: transport index; `nowMs`: current time (the clock's). */
   constructor(readonly worker: number, nowMs: number) {
@@ -100,33 +110,52 @@ export class TransportMetrics {
   }
 
   /**
-   * A frame was handed to `ws.send` for `sessionId` at `nowMs`. Counts it for the session; a
-   * sample of frames (about SCAN_BUDGET_MESSAGES_PER_SEC messages) is scanned for batch size and latency.
+   * A frame of `bytes` was handed to `ws.send` for the session of `meter` (undefined: a session
+   * not opened here, counted for the transport only). Returns true when this frame is one of the
+   * sample (about SCAN_BUDGET_ITEMS_PER_SEC items per second): the caller then hands its bytes to
+   * `scan`. Constant time, no allocation: this runs for every frame sent.
    */
-  sent(sessionId: number, frame: Buffer, nowMs: number): void {
-    const s = this.sessions.get(sessionId);
-    if (s) {
-      s.frames++;
-      s.bytes += frame.length;
+  sent(meter: SessionMeter | undefined, bytes: number): boolean {
+    if (meter !== undefined) {
+      meter.frames++;
+      meter.bytes += bytes;
     }
     this.framesThisInterval++;
-    if (this.frameCounter++ % this.sampleEvery !== 0) return;
+    if (this.untilScan > 0) {
+      this.untilScan--;
+      return false;
+    }
+    this.untilScan = this.sampleEvery - 1;
+    return true;
+  }
+
+  /**
+   * Reads a sampled frame (`sent` returned true; `frame` is exactly its bytes) at `nowMs`: batch
+   * size (messages per frame), record latency per record message, view update latency per
+   * updated view row.
+   */
+  scan(meter: SessionMeter | undefined, frame: Buffer, nowMs: number): void {
     const messages = scanFrame(frame, nowMs, this.recordLatency, this.recordViewLatency);
     this.scannedFrames++;
     this.scannedMessages += messages;
-    if (s) {
-      s.scannedFrames++;
-      s.scannedMessages += messages;
+    if (meter !== undefined) {
+      meter.scannedFrames++;
+      meter.scannedMessages += messages;
     }
     if (messages > 0) this.batch.recordValue(Math.min(MAX_BATCH_MESSAGES, messages));
   }
 
-  /** A session logged in (either endpoint). */
-  opened(info: Omit<AdminSessionInfo, 'subscriptions' | 'messagesPerSec' | 'framesPerSec' | 'bytesPerSec' | 'queuedBytes' | 'clientLatencyMs'>, queuedBytes: () => number): void {
-    this.sessions.set(info.sessionId, {
+  /**
+   * A session logged in (either endpoint). Returns its meter for `sent` / `scan`; a second call
+   * for the same id replaces the first (the old meter then counts for nothing).
+   */
+  opened(info: Omit<AdminSessionInfo, 'subscriptions' | 'messagesPerSec' | 'framesPerSec' | 'bytesPerSec' | 'queuedBytes' | 'clientLatencyMs'>, queuedBytes: () => number): SessionMeter {
+    const meter: SessionMeter = {
       info: { ...info, subscriptions: 0, messagesPerSec: 0, framesPerSec: 0, bytesPerSec: 0, queuedBytes: 0, clientLatencyMs: null },
       frames: 0, bytes: 0, scannedFrames: 0, scannedMessages: 0, queuedBytes,
-    });
+    };
+    this.sessions.set(info.sessionId, meter);
+    return meter;
   }
 
   /** The session's subscription count changed (subjects requested and not unsubscribed). */
@@ -179,13 +208,15 @@ export class TransportMetrics {
       s.scannedFrames = 0;
       s.scannedMessages = 0;
     }
-    // next interval: scan about SCAN_BUDGET_MESSAGES_PER_SEC messages whatever the traffic
-    // (messages/s estimated from all frames sent x messages per scanned frame)
-    const perFrame = this.scannedFrames === 0 ? 1 : this.scannedMessages / this.scannedFrames;
-    this.sampleEvery = Math.max(1, Math.ceil((this.framesThisInterval * perFrame) / seconds / SCAN_BUDGET_MESSAGES_PER_SEC));
+    // next interval: scan about SCAN_BUDGET_ITEMS_PER_SEC items whatever the traffic (items/s
+    // estimated from all frames sent x items per scanned frame; a frame costs at least one item)
+    const itemsPerFrame = this.scannedFrames === 0 ? 1 : Math.max(1, (this.scannedMessages + this.scannedRows) / this.scannedFrames);
+    this.sampleEvery = Math.max(1, Math.ceil((this.framesThisInterval * itemsPerFrame) / seconds / SCAN_BUDGET_ITEMS_PER_SEC));
+    this.untilScan = Math.min(this.untilScan, this.sampleEvery - 1);
     this.framesThisInterval = 0;
     this.scannedFrames = 0;
     this.scannedMessages = 0;
+    this.scannedRows = 0;
     const loop = this.loop;
     // the histogram holds the time between the monitor's timer ticks (an idle loop shows
     // ~LOOP_RESOLUTION_MS): the lag is what exceeds the resolution

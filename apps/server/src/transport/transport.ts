@@ -20,7 +20,7 @@ import { dispatchSource, dispatchStream } from '../handlers/dispatch.js';
 import type { ConnectionPort, HandlerContext } from '../handlers/context.js';
 import { log } from '../log.js';
 import { HISTORY_LENGTH, METRICS_INTERVAL_MS, type MetricsUpdate } from '../metrics/center.js';
-import { TransportMetrics, type TransportSnapshot } from '../metrics/transport-metrics.js';
+import { TransportMetrics, type SessionMeter, type TransportSnapshot } from '../metrics/transport-metrics.js';
 import type { Clock } from '../session/clock.js';
 import { Session, type Endpoint } from '../session/session.js';
 import { addAdminRoutes } from './admin-http.js';
@@ -73,13 +73,21 @@ export interface TransportHandle {
 
 /** Per-socket state uWS keeps for us. */
 interface Conn {
+  /** The socket this state belongs to (set in `open`). */
+  ws: WebSocket<Conn>;
   session: Session;
   port: ConnectionPort;
   /** Remote address (IPv4/IPv6 text). */
   address: string;
   /** The socket is gone: never touch it again. */
   closed: boolean;
+  /** Frame counters of the logged-in session (undefined before login). */
+  meter: SessionMeter | undefined;
 }
+
+/** Placeholders for the drain `flush` holds between drains. */
+const EMPTY_DATA = Buffer.alloc(0);
+const EMPTY_INDEX = new Uint32Array(0);
 
 /** How long close() waits for clients to finish the closing handshake before cutting them. */
 const CLOSE_GRACE_MS = 2000;
@@ -92,7 +100,8 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
   const staticFiles = new StaticFiles(config.server.webRoot);
   const startedAt = clock.now();
   const sockets = new Set<WebSocket<Conn>>();
-  const bySession = new Map<number, WebSocket<Conn>>();
+  /** Logged-in sessions by engine session id (one lookup per session per drain, not per frame). */
+  const bySession = new Map<number, Conn>();
   const awaitingLogin = new Set<WebSocket<Conn>>();
   let nextConn = 1;
   let closing = false;
@@ -130,38 +139,73 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
     }
   }
 
-  /** Sends every frame the engine has ready for this worker's sessions. */
+  // The session run `flush` is sending, read by `sendRun` inside `ws.cork` (one function for
+  // every run: no closure per session per drain).
+  let runData: Buffer = EMPTY_DATA;
+  let runIndex: Uint32Array = EMPTY_INDEX;
+  let runConn: Conn | undefined;
+  let runFrom = 0;
+  let runTo = 0;
+  /** End of the entries of the run handed to uWS (a close stops the run early). */
+  let runSent = 0;
+
+  /**
+   * Sends the index entries [runFrom, runTo) of `runConn` (called in its cork): each frame is a
+   * view into the drain's one buffer (no copy); a close entry closes the socket with its reason.
+   */
+  function sendRun(): void {
+    const conn = runConn!;
+    const { ws } = conn;
+    const index = runIndex;
+    const data = runData;
+    const buffer = data.buffer;
+    const base = data.byteOffset;
+    for (let k = runFrom; k < runTo && !conn.closed; k += 4) {
+      const offset = index[k + 1]!;
+      const length = index[k + 2]!;
+      const closeCode = index[k + 3]!;
+      runSent = k + 4;
+      if (closeCode !== 0) {
+        const reason = data.toString('utf8', offset, offset + length);
+        log('warn', 'session.closedByEngine', { ...conn.session.logFields(), code: closeCode, reason });
+        conn.port.close(closeCode, reason);
+      } else {
+        afterSend(ws, conn, ws.send(new Uint8Array(buffer, base + offset, length), false));
+      }
+    }
+  }
+
+  /**
+   * Sends every frame the engine has ready for this worker's sessions. Per frame: one typed-array
+   * view and one `ws.send`; per session run (its consecutive entries): one Map lookup and one cork
+   * (one syscall); metrics count every frame and read only the sampled ones.
+   */
   function flush(): void {
     const drained = engine.drain(workerId);
     if (!drained) return;
     const { data, index } = drained;
-    for (let i = 0; i + 3 < index.length; ) {
+    const end = index.length - 3;
+    for (let i = 0; i < end; ) {
       const sid = index[i]!;
-      const ws = bySession.get(sid);
-      // consecutive entries of one session go out in one cork (one syscall)
-      let j = i;
-      while (j + 3 < index.length && index[j] === sid) j += 4;
-      const conn = ws?.getUserData();
-      if (ws && conn && !conn.closed) {
+      let j = i + 4;
+      while (j < end && index[j] === sid) j += 4;
+      const conn = bySession.get(sid);
+      if (conn !== undefined && !conn.closed) {
         // one session's fault must not cost the other sessions in this drain their frames
         try {
-          let sent = i;
-          ws.cork(() => {
-            for (let k = i; k < j && !conn.closed; k += 4, sent = k) {
-              const slice = data.subarray(index[k + 1]!, index[k + 1]! + index[k + 2]!);
-              const closeCode = index[k + 3]!;
-              if (closeCode !== 0) {
-                log('warn', 'session.closedByEngine', { ...conn.session.logFields(), code: closeCode, reason: slice.toString('utf8') });
-                conn.port.close(closeCode, slice.toString('utf8'));
-              } else {
-                afterSend(ws, conn, ws.send(slice, false));
-              }
-            }
-          });
+          runData = data;
+          runIndex = index;
+          runConn = conn;
+          runFrom = i;
+          runTo = j;
+          runSent = i;
+          conn.ws.cork(sendRun);
           // after the cork: the frames were written (or buffered) when it returned
-          const now = clock.now();
-          for (let k = i; k < sent; k += 4) {
-            if (index[k + 3] === 0) metrics.sent(sid, data.subarray(index[k + 1]!, index[k + 1]! + index[k + 2]!), now);
+          const { meter } = conn;
+          for (let k = i; k < runSent; k += 4) {
+            if (index[k + 3] !== 0) continue;
+            const length = index[k + 2]!;
+            if (metrics.sent(meter, length)) metrics.scan(meter, data.subarray(index[k + 1]!, index[k + 1]! + length), clock.now());
           }
         } catch (err) {
           log('error', 'session.sendFault', { ...conn.session.logFields(), error: String(err) });
@@ -170,6 +214,10 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
       }
       i = j;
     }
+    // the drain's buffer is not kept past this flush
+    runConn = undefined;
+    runData = EMPTY_DATA;
+    runIndex = EMPTY_INDEX;
   }
 
   function makePort(ws: WebSocket<Conn>, getConn: () => Conn): ConnectionPort {
@@ -188,11 +236,11 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
       },
       bind(sessionId: number) {
         awaitingLogin.delete(ws);
-        bySession.set(sessionId, ws);
         const conn = getConn();
+        bySession.set(sessionId, conn);
         const user = conn.session.user;
         if (user) {
-          metrics.opened({ sessionId, user: user.user, role: user.role, address: conn.address, connectedAt: Math.round(clock.now()), worker: opts.index },
+          conn.meter = metrics.opened({ sessionId, user: user.user, role: user.role, address: conn.address, connectedAt: Math.round(clock.now()), worker: opts.index },
             () => (conn.closed ? 0 : ws.getBufferedAmount()));
         }
       },
@@ -212,7 +260,9 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
       closeOnBackpressureLimit: 0,
       open(ws) {
         const conn = ws.getUserData();
+        conn.ws = ws;
         conn.closed = false;
+        conn.meter = undefined;
         conn.address = Buffer.from(ws.getRemoteAddressAsText()).toString('utf8');
         // sources are not rate limited: a feed sends many frames per second by design
         const rate = endpoint === 'stream' ? { perSec: config.limits.requestsPerSec, burst: config.limits.requestBurst } : undefined;
@@ -236,8 +286,10 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
           // limit 0 is off: not counted at all (a 16-bit count would otherwise cap it at 65,535)
           const held = config.limits.maxConnectionsPerIp > 0 ? security.connections.acquire(ipKey, config.limits.maxConnectionsPerIp) : 'untracked';
           if (held === 'ok') conn.session.heldKeys.push(ipKey);
-          else if (held === 'untracked' && config.limits.maxConnectionsPerIp > 0) log('warn', 'session.connectionsUntracked', { ...conn.session.logFields(), key: ipKey });
-          else {
+          else if (held === 'untracked') {
+            // a full table leaves the connection uncounted (logged); limit 0 counts nothing by design
+            if (config.limits.maxConnectionsPerIp > 0) log('warn', 'session.connectionsUntracked', { ...conn.session.logFields(), key: ipKey });
+          } else {
             log('warn', 'session.ipConnectionLimit', { ...conn.session.logFields(), address: conn.address, limit: config.limits.maxConnectionsPerIp });
             conn.port.close(CloseCodes.TOO_MANY_CONNECTIONS.code, `more than ${config.limits.maxConnectionsPerIp} connections from ${conn.address}`);
           }
@@ -426,8 +478,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
       return Promise.resolve(result);
     },
     kick(sessionId, reason) {
-      const ws = bySession.get(sessionId);
-      const conn = ws?.getUserData();
+      const conn = bySession.get(sessionId);
       if (!conn || conn.closed) return Promise.resolve({ found: false });
       log('warn', 'session.kicked', { ...conn.session.logFields(), reason });
       conn.port.close(CloseCodes.KICKED.code, reason);
