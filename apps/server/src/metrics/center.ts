@@ -8,7 +8,7 @@
 import type { AdminMetricsSample, AdminSessionInfo, BatchingSettings, LatencyStatsMs } from '@tidewire/protocol';
 import type { EngineStats } from '@tidewire/engine';
 import type { Clock } from '../session/clock.js';
-import { mergeEncoded, MAX_BATCH_MESSAGES, MAX_LATENCY_MICROS, newHistogram, summarize } from './histogram.js';
+import { meanOf, mergeEncoded, MAX_BATCH_MESSAGES, MAX_LATENCY_MICROS, newHistogram, summarize } from './histogram.js';
 import type { TransportSnapshot } from './transport-metrics.js';
 
 /** Metrics interval, ms: one sample (and one `admin.metrics` push) per interval. */
@@ -116,15 +116,20 @@ export class MetricsCenter {
     }
     sessions.sort((a, b) => a.sessionId - b.sessionId);
     this.bytesInTotal += bytesIn;
+    // each mean walks its histogram: once per histogram per interval
+    const latencyMean = meanOf(latency);
+    const batchMean = meanOf(batch);
+    const viewMean = meanOf(viewLatency);
+    const orderAckMean = meanOf(orderAck);
     const rate = (now: number, before: number): number => Math.round(Math.max(0, now - before) / seconds);
     const sample: AdminMetricsSample = {
       // strictly increasing: samples are keyed by `at` (history, ?since=, the console's window)
       at: Math.max(Math.round(now), (this.history.at(-1)?.at ?? 0) + 1),
       intervalMs: Math.round(seconds * 1000),
-      latencyMs: summarize(latency, 1000),
-      batchSize: summarize(batch, 1),
-      viewUpdateMs: summarize(viewLatency, 1000),
-      orderAckMs: summarize(orderAck, 1000),
+      latencyMs: summarize(latency, 1000, latencyMean),
+      batchSize: summarize(batch, 1, batchMean),
+      viewUpdateMs: summarize(viewLatency, 1000, viewMean),
+      orderAckMs: summarize(orderAck, 1000, orderAckMean),
       clientLatencyMs: client.samples === 0 ? EMPTY : {
         count: client.samples, mean: Math.round((client.weightedMeanSum / client.samples) * 1000) / 1000, p50: 0, p99: client.p99Max, max: client.max,
       },
@@ -158,13 +163,13 @@ export class MetricsCenter {
     };
     this.cumulative = {
       latencyCount: this.cumulative.latencyCount + latency.totalCount,
-      latencySumMs: this.cumulative.latencySumMs + (latency.totalCount === 0 ? 0 : (latency.mean * latency.totalCount) / 1000),
+      latencySumMs: this.cumulative.latencySumMs + (latencyMean * latency.totalCount) / 1000,
       batchCount: this.cumulative.batchCount + batch.totalCount,
-      batchMessages: this.cumulative.batchMessages + (batch.totalCount === 0 ? 0 : Math.round(batch.mean * batch.totalCount)),
+      batchMessages: this.cumulative.batchMessages + Math.round(batchMean * batch.totalCount),
       viewUpdateCount: this.cumulative.viewUpdateCount + viewLatency.totalCount,
-      viewUpdateSumMs: this.cumulative.viewUpdateSumMs + (viewLatency.totalCount === 0 ? 0 : (viewLatency.mean * viewLatency.totalCount) / 1000),
+      viewUpdateSumMs: this.cumulative.viewUpdateSumMs + (viewMean * viewLatency.totalCount) / 1000,
       orderAckCount: this.cumulative.orderAckCount + orderAck.totalCount,
-      orderAckSumMs: this.cumulative.orderAckSumMs + (orderAck.totalCount === 0 ? 0 : (orderAck.mean * orderAck.totalCount) / 1000),
+      orderAckSumMs: this.cumulative.orderAckSumMs + (orderAckMean * orderAck.totalCount) / 1000,
     };
     latency.destroy();
     batch.destroy();

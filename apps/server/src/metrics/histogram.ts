@@ -46,14 +46,23 @@ export function mergeEncoded(into: Histogram, encoded: string): void {
 const round3 = (v: number): number => Math.round(v * 1000) / 1000;
 
 /**
- * Summary of a histogram: count, mean, p50, p99, max, each divided by `scale` (1000: µs -> ms;
- * 1: counts) and rounded to 3 decimals. All 0 for an empty histogram.
+ * Mean of the recorded values (0 when empty). hdr-histogram-js walks every recorded bucket for
+ * `mean` (no cache): read it once per histogram and pass it on.
  */
-export function summarize(h: Histogram, scale: number): LatencyStatsMs {
+export function meanOf(h: Histogram): number {
+  return h.totalCount === 0 ? 0 : h.mean;
+}
+
+/**
+ * Summary of a histogram: count, mean, p50, p99, max, each divided by `scale` (1000: µs -> ms;
+ * 1: counts) and rounded to 3 decimals. All 0 for an empty histogram. `mean`: the histogram's
+ * mean when the caller has it (meanOf), else computed here.
+ */
+export function summarize(h: Histogram, scale: number, mean: number = meanOf(h)): LatencyStatsMs {
   if (h.totalCount === 0) return { count: 0, mean: 0, p50: 0, p99: 0, max: 0 };
   return {
     count: h.totalCount,
-    mean: round3(h.mean / scale),
+    mean: round3(mean / scale),
     p50: round3(h.getValueAtPercentile(50) / scale),
     p99: round3(h.getValueAtPercentile(99) / scale),
     max: round3(h.maxValue / scale),
