@@ -315,6 +315,12 @@ test('an open limit order is amended from its row: price and quantity change liv
   // Escape closes the form
   await price.press('Escape');
   await expect(panel).toHaveCount(0);
+  // double-clicking an open order's row opens it again
+  await cell(grid, 0, 'instrumentLabel').dblclick();
+  await expect(panel).toHaveAttribute('data-client-order-id', clientOrderId);
+  await expect(quantity).toHaveValue('150,000');
+  await page.keyboard.press('Escape');
+  await expect(panel).toHaveCount(0);
 });
 
 test('under a burst of orders and fills the row count, the chip counts and the rows stay the server\'s', async ({ page }) => {

@@ -138,6 +138,20 @@ test('bob filters, sorts and scrolls the product finder; rows and count match th
     // a bad expression shows the server's error with its position
     await page.getByTestId('finder-expression').fill('bid >= ');
     await expect(page.getByTestId('finder-error')).toContainText(/BAD_REQUEST.*filter at \d+: expected a value after '>='/);
+
+    // Escape clears the expression: the search alone applies again, the error goes
+    await page.getByTestId('finder-expression').press('Escape');
+    await expect(page.getByTestId('finder-expression')).toHaveValue('');
+    await expect(page.getByTestId('finder-error')).toHaveCount(0);
+    await expectMatchesServer(page, grid, client);
+
+    // double-clicking a product opens the blotter with it in the order ticket, live prices in
+    const code = await codeAt(grid, 0);
+    expect(code).not.toBe('');
+    await grid.locator('.ag-row[row-index="0"] [col-id="description"]').dblclick();
+    await expect(page.getByTestId('blotter-page')).toBeVisible();
+    await expect(page.getByTestId('ticket-instrument')).toHaveValue(code);
+    await expect(page.getByTestId('ticket-ask').locator('.quote-price')).toHaveText(/^\d+\.\d+$/);
   } finally {
     client.close();
   }

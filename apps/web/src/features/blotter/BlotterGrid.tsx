@@ -178,7 +178,9 @@ export function BlotterGrid({
         {...gridProps}
         context={context}
         rowClassRules={ROW_CLASS_RULES}
-        onRowDoubleClicked={(e) => {
+        onCellDoubleClicked={(e) => {
+          // not on the action buttons: a quick double click on Cancel must not also open the amend form
+          if (e.column.getColId() === 'actions') return;
           if (e.data !== undefined && isOpenOrder(e.data) && e.data.clientOrderId !== '') context.amend(e.data);
         }}
         cellFlashDuration={500}

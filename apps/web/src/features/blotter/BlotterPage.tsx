@@ -9,6 +9,7 @@ import { BlotterGrid, type BlotterGridContext } from './BlotterGrid.js';
 import { ackOutcome, failureOutcome, type OrderOutcome } from './order-outcome.js';
 import { useOrderPort } from './order-port.js';
 import { OrderTicket } from './OrderTicket.js';
+import { instrumentFromHash } from './ticket-link.js';
 import './blotter.css';
 
 /** The chips' server filters, in BLOTTER_CHIPS order (stable: the count views stay open). */
@@ -19,11 +20,14 @@ const CHIP_FILTERS: readonly string[] = BLOTTER_CHIPS.map((c) => chipFilter(c.id
  * newest first). Chips All / In progress / Done become the server filter and show their live row
  * counts (one-row count views); the count beside them is the shown chip's row count on the server; open orders have Amend (opens the amend form above the grid)
  * and Cancel buttons (double-click also amends), whose answers (ack or reject) show above the
- * grid. Escape closes the amend form, then dismisses the cancel answer.
+ * grid. Escape closes the amend form, then dismisses the cancel answer. A `#/blotter?instrument=`
+ * link (ticket-link.ts) opens the ticket on that instrument.
  */
 export function BlotterPage() {
   const { session } = useConnectionSnapshot();
   const orders = useOrderPort();
+  // `#/blotter?instrument=...` (a product double-clicked in the finder) opens the ticket on it
+  const [linked] = useState(() => instrumentFromHash(window.location.hash));
   const [chip, setChip] = useState<BlotterChip>(DEFAULT_CHIP);
   const [count, setCount] = useState<number | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
@@ -75,7 +79,7 @@ export function BlotterPage() {
   };
   return (
     <section className="blotter-page" aria-labelledby="blotter-title" data-testid="blotter-page" onKeyDown={onKey}>
-      <OrderTicket orders={orders} />
+      <OrderTicket orders={orders} initialInstrument={linked} />
       <div className="blotter-main">
         <div className="page-header blotter-header">
           <h1 id="blotter-title">Blotter</h1>

@@ -54,10 +54,11 @@ function Hint({ id, hints, field }: { id: string; hints: ReturnType<typeof ticke
  * `Acknowledged #orderId (seq N)` or the reject's field, rule and message. Keyboard: every control
  * is reachable by Tab; Enter submits from any field (the time-in-force list and the order type
  * included; in the instrument search it picks first); Escape dismisses the answer.
+ * `initialInstrument`: the instrument the ticket opens with (a link from the product finder).
  */
-export function OrderTicket({ orders }: { orders: OrderPort }) {
+export function OrderTicket({ orders, initialInstrument }: { orders: OrderPort; initialInstrument?: TicketInstrument }) {
   const ids = { instrument: useId(), quantity: useId(), price: useId(), tif: useId(), hint: useId() };
-  const [state, setState] = useState<TicketState>(INITIAL_TICKET);
+  const [state, setState] = useState<TicketState>(() => (initialInstrument === undefined ? INITIAL_TICKET : { ...INITIAL_TICKET, instrument: initialInstrument }));
   // the price follows the market (instrument, side) until the trader types one
   const [priceTouched, setPriceTouched] = useState(false);
   const [busy, setBusy] = useState(false);

@@ -6,6 +6,7 @@ import { formatSigned, signOf } from '../fx/price-format.js';
 import { gridTheme } from '../watchlist/grid-setup.js';
 import { formatCellPrice, formatVolume } from '../watchlist/watchlist-row.js';
 import { useServerViewGrid, type ServerViewQuery } from '../server-view-grid/use-server-view-grid.js';
+import { ticketHash } from '../blotter/ticket-link.js';
 import { toFinderRow, type FinderRow } from './finder-row.js';
 import { FinderQueryError, buildFilter, buildSort, type GridFilterModel, type GridSortEntry } from './finder-query.js';
 import './finder.css';
@@ -72,7 +73,8 @@ function useDebounced<T>(value: T, ms: number): T {
  * Product finder: a server view of `/CONTAINER/PRODUCTS` in AG Grid's infinite row model. The
  * quick search, the column filters and a free-form expression become the server filter; header
  * clicks (shift for more keys) the server sort; scrolling moves the server window. Only the
- * blocks around the visible rows are in the browser; the visible rows stream live.
+ * blocks around the visible rows are in the browser; the visible rows stream live. Double-clicking
+ * a product opens the blotter with it in the order ticket.
  */
 export function FinderPage() {
   const { session } = useConnectionSnapshot();
@@ -154,6 +156,7 @@ export function FinderPage() {
           <span className="finder-tier" data-testid="finder-tier" title="Prices are computed on your tier's records">
             Prices: tier {tier === '' ? 'base' : tier}
           </span>
+          <span className="page-hint">Double-click a product to trade it</span>
         </div>
       </div>
       {error !== undefined && (
@@ -170,6 +173,13 @@ export function FinderPage() {
           columnDefs={COLUMNS}
           defaultColDef={DEFAULT_COLUMN}
           {...gridProps}
+          onRowDoubleClicked={(e) => {
+            // trade it: the blotter opens with the product in the order ticket
+            const row = e.data;
+            if (row === undefined) return;
+            const code = typeof row.code === 'string' ? row.code : '';
+            window.location.hash = ticketHash({ subject: row.subject, label: code || row.subject, description: typeof row.description === 'string' ? row.description : '' });
+          }}
           cellFlashDuration={400}
           cellFadeDuration={600}
           animateRows={false}
