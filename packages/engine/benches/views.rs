@@ -11,6 +11,9 @@
 //! - then a memory run (not criterion): 2,000 containers x 1,000 records, one view + window each.
 //! - `-- under_load [secs]` instead runs only `view.create` under load through the hub
 //!   (views_support/under_load.rs).
+//! - `-- held_windows [views] [updates/s] [secs]` instead runs only held windows under a feed of
+//!   non-filter field updates through the hub (views_support/held_windows.rs; defaults 3,000
+//!   views, 10,000 updates/s, 5 s): engine CPU per row update sent and per flush.
 //!
 //! Run: `cargo bench --no-default-features --bench views`
 
@@ -360,12 +363,21 @@ criterion_group!(benches, filter_update, create_view, dynamic);
 #[path = "views_support/under_load.rs"]
 mod under_load;
 
+#[path = "views_support/held_windows.rs"]
+mod held_windows;
+
 fn main() {
     // `cargo bench --bench views -- under_load [secs]`: only the hub-level response-time run.
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "under_load") {
         let secs = args.get(i + 1).and_then(|s| s.parse().ok()).unwrap_or(20);
         under_load::run(secs);
+        return;
+    }
+    // `-- held_windows [views] [updates/s] [secs]`: only the hub-level held-windows run.
+    if let Some(i) = args.iter().position(|a| a == "held_windows") {
+        let arg = |k: usize, d: usize| args.get(i + k).and_then(|s| s.parse().ok()).unwrap_or(d);
+        held_windows::run(arg(1, 3_000), arg(2, 10_000), arg(3, 5) as u64);
         return;
     }
     benches();

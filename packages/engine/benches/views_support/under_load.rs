@@ -28,7 +28,7 @@ extern "C" {
 }
 
 /// CPU time of this thread, us (Linux `CLOCK_THREAD_CPUTIME_ID`).
-fn cpu_us() -> f64 {
+pub fn cpu_us() -> f64 {
     let mut t = Timespec { sec: 0, nsec: 0 };
     // SAFETY: `t` is a valid, writable timespec; clock id 3 is CLOCK_THREAD_CPUTIME_ID on Linux.
     unsafe { clock_gettime(3, &mut t) };
@@ -42,20 +42,24 @@ impl FrameSink for Sink {
     }
 }
 
-struct Rng(u64);
+/// Xorshift generator (deterministic runs).
+pub struct Rng(pub u64);
 impl Rng {
-    fn next(&mut self) -> u64 {
+    /// Next value.
+    pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0
     }
-    fn below(&mut self, n: u64) -> u64 {
+    /// A value in `0..n`.
+    pub fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
 }
 
-const SECTORS: [&str; 10] = [
+/// Sector names (the static text field).
+pub const SECTORS: [&str; 10] = [
     "Tech",
     "Energy",
     "Banks",
@@ -68,7 +72,8 @@ const SECTORS: [&str; 10] = [
     "Utilities",
 ];
 
-fn num(name: &str, v: f64) -> PubField {
+/// A number field.
+pub fn num(name: &str, v: f64) -> PubField {
     PubField {
         name: name.into(),
         value: Some(Value::Number(v)),
@@ -76,7 +81,8 @@ fn num(name: &str, v: f64) -> PubField {
     }
 }
 
-fn text(name: &str, v: String) -> PubField {
+/// A text field.
+pub fn text(name: &str, v: String) -> PubField {
     PubField {
         name: name.into(),
         value: Some(Value::Str(v.into())),

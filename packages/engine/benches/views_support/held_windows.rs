@@ -1,0 +1,198 @@
+//! Held windows through the hub (engine thread only: no napi, no sockets): the shape of the
+//! end-to-end `finder-response` run where users keep their view open. 10,000 products in
+//! `/CONTAINER/PRODUCTS`; `views` unique views (one session each, ~1% static filter on a number +
+//! text field, sorted by a text field, window 50), all opened first and held; then a feed of
+//! `rate` record updates/s of fields no filter or sort reads (bid, ask, last, change, volume), in
+//! 10 ms batches, each batch followed by `run_due` (delivery to the sessions' sinks).
+//!
+//! Prints, over the measured seconds, the engine thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`, so
+//! preemption on a shared machine does not count) per row update sent to a window, per record
+//! update and per flush (one flush per publish batch), split into the publish + view flush
+//! (`Hub::handle`) and delivery (`Hub::run_due`). Row updates sent are counted from the frames.
+
+use std::time::{Duration, Instant};
+
+use super::under_load::{cpu_us, num, text, Rng, SECTORS};
+use tidewire_engine::config::EngineConfig;
+use tidewire_engine::hub::{Command, ContainerOp, FrameSink, Hub};
+use tidewire_engine::wire::Publish;
+
+/// Keeps the delivered frames of one `run_due` (a copy, as a socket write would) so the row
+/// updates in them (`{"id":` items of `view.rows` `updated` lists) are counted outside the timing.
+struct Counter {
+    pending: Vec<u8>,
+    bytes: usize,
+    rows: usize,
+}
+
+impl FrameSink for Counter {
+    fn frame(&mut self, _: u32, _: u32, parts: &[&[u8]], _: u16) {
+        for p in parts {
+            self.pending.extend_from_slice(p);
+        }
+    }
+}
+
+impl Counter {
+    fn count(&mut self) {
+        self.bytes += self.pending.len();
+        self.rows += self.pending.windows(6).filter(|w| w == b"{\"id\":").count();
+        self.pending.clear();
+    }
+}
+
+/// Runs `views` held windows under `rate` updates/s for `secs` virtual seconds (after 1 s of
+/// warm-up) and prints the costs.
+pub fn run(views: usize, rate: usize, secs: u64) {
+    const N: usize = 10_000;
+    const TICK_MS: f64 = 10.0;
+    let mut rng = Rng(0x4e1d);
+    let mut hub = Hub::new(EngineConfig::default());
+    let t0 = Instant::now();
+    let at = |ms: f64| t0 + Duration::from_micros((ms * 1000.0) as u64);
+    let mut sink = Counter {
+        pending: Vec::new(),
+        bytes: 0,
+        rows: 0,
+    };
+    let images: Vec<Publish> = (0..N)
+        .map(|i| Publish {
+            subject: format!("/PRODUCT/{i}"),
+            ts: Some(0.0),
+            image: true,
+            fields: vec![
+                text("name", format!("{:08x} Holdings", rng.next() as u32)),
+                text("sector", SECTORS[rng.below(10) as usize].into()),
+                num("rating", rng.below(100) as f64),
+                num("bid", 99.5),
+                num("ask", 100.5),
+                num("last", 100.0),
+                num("change", 0.0),
+                num("volume", 1000.0),
+            ],
+        })
+        .collect();
+    hub.handle(
+        Command::Publish {
+            batch: images,
+            received_ms: 0.0,
+        },
+        at(0.0),
+    );
+    hub.handle(
+        Command::ContainerPublish {
+            subject: "/CONTAINER/PRODUCTS".into(),
+            ops: vec![ContainerOp::Add((0..N).map(|i| format!("/PRODUCT/{i}")).collect())],
+        },
+        at(0.0),
+    );
+    let setup = Instant::now();
+    for k in 0..views as u32 {
+        let sid = k + 1;
+        let lo = k % 90;
+        let filter = format!(
+            "rating >= {lo} and rating < {} and sector = '{}'",
+            (lo + 10) as f64 + (k / 900) as f64 / 100_000.0, // unique text, same ~1% result
+            SECTORS[(k / 90 % 10) as usize]
+        );
+        hub.handle(
+            Command::OpenSession {
+                sid,
+                worker: 0,
+                user: format!("u{sid}"),
+                tier: String::new(),
+            },
+            at(0.0),
+        );
+        hub.handle(
+            Command::ViewCreate {
+                sid,
+                req_id: 1,
+                container: "/CONTAINER/PRODUCTS".into(),
+                filter,
+                sort: "name".into(),
+                offset: 0,
+                size: 50,
+            },
+            at(0.0),
+        );
+    }
+    hub.run_due(at(0.0), &mut sink);
+    sink.count();
+    let rows: usize = hub.views().infos().iter().map(|i| i.rows).sum();
+    eprintln!(
+        "held_windows/{views}_views/{rate}_per_s: {} views, mean {:.0} rows, opened in {:.1} s",
+        hub.views().view_count(),
+        rows as f64 / views.max(1) as f64,
+        setup.elapsed().as_secs_f64()
+    );
+    let per_tick = (rate as f64 * TICK_MS / 1000.0).round().max(1.0) as usize;
+    let mut last = vec![100.0f64; N];
+    let (mut handle_us, mut deliver_us, mut flushes, mut updates) = (0.0, 0.0, 0usize, 0usize);
+    let (mut rows0, mut bytes0) = (0, 0);
+    let end = (secs + 1) as f64 * 1000.0;
+    let mut tick = TICK_MS;
+    let mut next = 0usize;
+    while tick <= end {
+        let measuring = tick > 1000.0;
+        if !measuring {
+            (rows0, bytes0) = (sink.rows, sink.bytes);
+        }
+        let batch: Vec<Publish> = (0..per_tick)
+            .map(|_| {
+                // Every record once in turn (each updates rate / N times a second).
+                let i = next;
+                next = (next + 1) % N;
+                last[i] = (last[i] * (1.0 + (rng.below(201) as f64 - 100.0) / 50_000.0)).max(0.01);
+                Publish {
+                    subject: format!("/PRODUCT/{i}"),
+                    ts: Some(tick),
+                    image: false,
+                    fields: vec![
+                        num("bid", last[i] - 0.5),
+                        num("ask", last[i] + 0.5),
+                        num("last", last[i]),
+                        num("change", last[i] - 100.0),
+                        num("volume", 1000.0 + tick),
+                    ],
+                }
+            })
+            .collect();
+        let s = cpu_us();
+        hub.handle(
+            Command::Publish {
+                batch,
+                received_ms: tick,
+            },
+            at(tick),
+        );
+        let m = cpu_us();
+        hub.run_due(at(tick), &mut sink);
+        let e = cpu_us();
+        sink.count();
+        if measuring {
+            handle_us += m - s;
+            deliver_us += e - m;
+            flushes += 1;
+            updates += per_tick;
+        }
+        tick += TICK_MS;
+    }
+    let sent = sink.rows - rows0;
+    let total = handle_us + deliver_us;
+    eprintln!(
+        "  {updates} record updates, {flushes} flushes, {sent} row updates sent to windows ({:.1} per record update), {:.1} MB framed",
+        sent as f64 / updates.max(1) as f64,
+        (sink.bytes - bytes0) as f64 / 1e6
+    );
+    eprintln!(
+        "  engine CPU: {:.0} ns per row update sent, {:.2} us per record update, {:.0} us per flush; \
+         publish+views {:.0}%, delivery {:.0}%; {:.2} cores at this rate",
+        total * 1000.0 / sent.max(1) as f64,
+        total / updates.max(1) as f64,
+        total / flushes.max(1) as f64,
+        handle_us * 100.0 / total.max(1e-9),
+        deliver_us * 100.0 / total.max(1e-9),
+        total / (secs as f64 * 1e6)
+    );
+}
