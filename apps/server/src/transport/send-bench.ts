@@ -8,6 +8,10 @@
  * WebSocket clients run in a child process (this file with `--clients`), so the CPU measured here
  * is the transport's: flush, metrics, uWS framing and the kernel's send side.
  *
+ * `--passes-per-drain P` puts P engine passes in each drain (every session's frame P times,
+ * interleaved with the others': a JS thread lagging behind the engine), so P frames per session
+ * per drain.
+ *
  * `node apps/server/dist/transport/send-bench.js --sessions 2500 --frames-per-sec 10 --seconds 10`
  * prints one JSON line: frames/s, CPU % of one core, CPU µs per frame, event-loop utilisation.
  * Not a test: it asserts nothing; compare runs of two commits on the same machine.
@@ -38,6 +42,7 @@ interface BenchOptions {
   sessions: number;
   framesPerSec: number;
   rows: number;
+  passesPerDrain: number;
   seconds: number;
   warmupSeconds: number;
 }
@@ -66,7 +71,7 @@ class FakeEngine implements TransportEngine {
   frames = 0;
   blocked = 0;
 
-  constructor(private readonly frame: Buffer, slots: number) {
+  constructor(private readonly frame: Buffer, slots: number, private readonly passes: number) {
     this.slots = new Array<DrainedFrames | null>(slots).fill(null);
   }
 
@@ -79,12 +84,13 @@ class FakeEngine implements TransportEngine {
     let batch = this.slots[slot];
     if (batch === null || batch === undefined) {
       const ids = [...this.open].filter((id) => id % this.slots.length === slot).sort((a, b) => a - b);
-      const data = Buffer.allocUnsafe(ids.length * this.frame.length);
-      const index = new Uint32Array(ids.length * 4);
-      ids.forEach((id, n) => {
+      const entries = ids.length * this.passes;
+      const data = Buffer.allocUnsafe(entries * this.frame.length);
+      const index = new Uint32Array(entries * 4);
+      for (let n = 0; n < entries; n++) {
         this.frame.copy(data, n * this.frame.length);
-        index.set([id, n * this.frame.length, this.frame.length, 0], n * 4);
-      });
+        index.set([ids[n % ids.length]!, n * this.frame.length, this.frame.length, 0], n * 4);
+      }
       batch = { data, index };
       this.slots[slot] = batch;
     }
@@ -177,7 +183,7 @@ async function runServer(o: BenchOptions): Promise<void> {
   // a cheap hash: the bench logs in thousands of sessions, not a password-guessing attacker
   const users: UserEntry[] = [{ user: USER, passwordHash: await hashPassword(PASSWORD, { N: 16, r: 1, p: 1 }), role: 'trader', tier: 'T1' }];
   const slots = Math.max(1, Math.round(1000 / o.framesPerSec / TICK_MS));
-  const engine = new FakeEngine(frameTemplate(o.rows, Date.now()), slots);
+  const engine = new FakeEngine(frameTemplate(o.rows, Date.now()), slots, o.passesPerDrain);
   const transport = await startTransport({ config, users, engine, clock: preciseClock, index: 0, port: 0, control: noControl });
   const child = fork(fileURLToPath(import.meta.url), ['--clients', '--port', String(transport.port), '--sessions', String(o.sessions)], { stdio: 'inherit' });
   let slot = 0;
@@ -202,7 +208,7 @@ async function runServer(o: BenchOptions): Promise<void> {
     const r1 = await expectMessage<{ type: string; received: number }>(child, 'count', 10_000);
     const cpuMicros = cpu.user + cpu.system;
     process.stdout.write(`${JSON.stringify({
-      sessions: engine.sessions, frameBytes: frameTemplate(o.rows, 0).length, seconds: round(seconds),
+      sessions: engine.sessions, frameBytes: frameTemplate(o.rows, 0).length, passesPerDrain: o.passesPerDrain, seconds: round(seconds),
       framesPerSec: Math.round(frames / seconds), receivedPerSec: Math.round((r1.received - r0.received) / seconds),
       cpuPct: round((cpuMicros / 1e6 / seconds) * 100), userPct: round((cpu.user / 1e6 / seconds) * 100),
       usPerFrame: round(cpuMicros / Math.max(1, frames)), eluPct: round(elu.utilization * 100), blocked: engine.blocked,
@@ -266,6 +272,7 @@ const { values } = parseArgs({
     sessions: { type: 'string', default: '2500' },
     'frames-per-sec': { type: 'string', default: '10' },
     rows: { type: 'string', default: '5' },
+    'passes-per-drain': { type: 'string', default: '1' },
     seconds: { type: 'string', default: '10' },
     'warmup-seconds': { type: 'string', default: '3' },
   },
@@ -279,7 +286,7 @@ if (values.clients) {
   await runClients(int('port', 1, 65535), int('sessions', 1, 50_000));
 } else {
   await runServer({
-    sessions: int('sessions', 1, 50_000), framesPerSec: int('frames-per-sec', 1, 100), rows: int('rows', 0, 1000),
+    sessions: int('sessions', 1, 50_000), framesPerSec: int('frames-per-sec', 1, 100), rows: int('rows', 0, 1000), passesPerDrain: int('passes-per-drain', 1, 100),
     seconds: int('seconds', 1, 600), warmupSeconds: int('warmup-seconds', 0, 600),
   });
   process.exit(0);

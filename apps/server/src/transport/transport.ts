@@ -24,6 +24,7 @@ import { TransportMetrics, type SessionMeter, type TransportSnapshot } from '../
 import type { Clock } from '../session/clock.js';
 import { Session, type Endpoint } from '../session/session.js';
 import { addAdminRoutes } from './admin-http.js';
+import { DrainRuns, type RunOwner } from './drain-runs.js';
 import { ViewsTable } from '../admin/views-table.js';
 import { StaticFiles } from './static-files.js';
 import { loadUws } from './uws.js';
@@ -71,8 +72,8 @@ export interface TransportHandle {
   close(): Promise<void>;
 }
 
-/** Per-socket state uWS keeps for us. */
-interface Conn {
+/** Per-socket state uWS keeps for us (and the drain grouping's per-session marks). */
+interface Conn extends RunOwner {
   /** The socket this state belongs to (set in `open`). */
   ws: WebSocket<Conn>;
   session: Session;
@@ -139,85 +140,93 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
     }
   }
 
-  // The session run `flush` is sending, read by `sendRun` inside `ws.cork` (one function for
-  // every run: no closure per session per drain).
+  // The session `flush` is sending, read by `sendRuns` inside `ws.cork` (one function for every
+  // session: no closure per session per drain).
+  const runs = new DrainRuns<Conn>();
+  const liveConn = (sid: number): Conn | undefined => {
+    const conn = bySession.get(sid);
+    return conn === undefined || conn.closed ? undefined : conn;
+  };
   let runData: Buffer = EMPTY_DATA;
   let runIndex: Uint32Array = EMPTY_INDEX;
   let runConn: Conn | undefined;
-  let runFrom = 0;
-  let runTo = 0;
-  /** End of the entries of the run handed to uWS (a close stops the run early). */
-  let runSent = 0;
+  /** Index positions of the sampled frames of `runConn` (read after its cork), and their count. */
+  let toScan = new Uint32Array(16);
+  let scanCount = 0;
 
   /**
-   * Sends the index entries [runFrom, runTo) of `runConn` (called in its cork): each frame is a
-   * view into the drain's one buffer (no copy); a close entry closes the socket with its reason.
+   * Sends every run of `runConn` in this drain (called in its cork): each frame is a view into
+   * the drain's one buffer (no copy); a close entry closes the socket with its reason and ends
+   * the session's frames. Every frame sent is counted; sampled ones are noted for `scan`.
    */
-  function sendRun(): void {
+  function sendRuns(): void {
     const conn = runConn!;
-    const { ws } = conn;
+    const { ws, meter } = conn;
     const index = runIndex;
     const data = runData;
     const buffer = data.buffer;
     const base = data.byteOffset;
-    for (let k = runFrom; k < runTo && !conn.closed; k += 4) {
-      const offset = index[k + 1]!;
-      const length = index[k + 2]!;
-      const closeCode = index[k + 3]!;
-      runSent = k + 4;
-      if (closeCode !== 0) {
-        const reason = data.toString('utf8', offset, offset + length);
-        log('warn', 'session.closedByEngine', { ...conn.session.logFields(), code: closeCode, reason });
-        conn.port.close(closeCode, reason);
-      } else {
+    for (let r = conn.firstRun; r !== -1 && !conn.closed; r = runs.runNext[r]!) {
+      const end = runs.runEnd[r]!;
+      for (let k = runs.runStart[r]!; k < end && !conn.closed; k += 4) {
+        const offset = index[k + 1]!;
+        const length = index[k + 2]!;
+        const closeCode = index[k + 3]!;
+        if (closeCode !== 0) {
+          const reason = data.toString('utf8', offset, offset + length);
+          log('warn', 'session.closedByEngine', { ...conn.session.logFields(), code: closeCode, reason });
+          conn.port.close(closeCode, reason);
+          continue;
+        }
         afterSend(ws, conn, ws.send(new Uint8Array(buffer, base + offset, length), false));
+        if (metrics.sent(meter, length)) {
+          if (scanCount === toScan.length) {
+            const grown = new Uint32Array(toScan.length * 2);
+            grown.set(toScan);
+            toScan = grown;
+          }
+          toScan[scanCount++] = k;
+        }
       }
     }
   }
 
   /**
    * Sends every frame the engine has ready for this worker's sessions. Per frame: one typed-array
-   * view and one `ws.send`; per session run (its consecutive entries): one Map lookup and one cork
-   * (one syscall); metrics count every frame and read only the sampled ones.
+   * view, one `ws.send` and a counter; per session per drain: one Map lookup per run of its
+   * frames and one cork (one write syscall) for all of them; metrics read only sampled frames.
    */
   function flush(): void {
     const drained = engine.drain(workerId);
     if (!drained) return;
     const { data, index } = drained;
-    const end = index.length - 3;
-    for (let i = 0; i < end; ) {
-      const sid = index[i]!;
-      let j = i + 4;
-      while (j < end && index[j] === sid) j += 4;
-      const conn = bySession.get(sid);
-      if (conn !== undefined && !conn.closed) {
-        // one session's fault must not cost the other sessions in this drain their frames
-        try {
-          runData = data;
-          runIndex = index;
-          runConn = conn;
-          runFrom = i;
-          runTo = j;
-          runSent = i;
-          conn.ws.cork(sendRun);
-          // after the cork: the frames were written (or buffered) when it returned
-          const { meter } = conn;
-          for (let k = i; k < runSent; k += 4) {
-            if (index[k + 3] !== 0) continue;
-            const length = index[k + 2]!;
-            if (metrics.sent(meter, length)) metrics.scan(meter, data.subarray(index[k + 1]!, index[k + 1]! + length), clock.now());
-          }
-        } catch (err) {
-          log('error', 'session.sendFault', { ...conn.session.logFields(), error: String(err) });
-          conn.port.close(1011, 'internal error while sending');
+    runs.group(index, liveConn);
+    const { owners } = runs;
+    runData = data;
+    runIndex = index;
+    for (let o = 0; o < owners.length; o++) {
+      const conn = owners[o]!;
+      if (conn.closed) continue;
+      // one session's fault must not cost the other sessions in this drain their frames
+      try {
+        runConn = conn;
+        scanCount = 0;
+        conn.ws.cork(sendRuns);
+        // after the cork: the frames were written (or buffered) when it returned
+        for (let n = 0; n < scanCount; n++) {
+          const k = toScan[n]!;
+          metrics.scan(conn.meter, data.subarray(index[k + 1]!, index[k + 1]! + index[k + 2]!), clock.now());
         }
+      } catch (err) {
+        log('error', 'session.sendFault', { ...conn.session.logFields(), error: String(err) });
+        conn.port.close(1011, 'internal error while sending');
       }
-      i = j;
     }
-    // the drain's buffer is not kept past this flush
+    // the drain's buffer and sessions are not kept past this flush
     runConn = undefined;
     runData = EMPTY_DATA;
     runIndex = EMPTY_INDEX;
+    owners.length = 0;
   }
 
   function makePort(ws: WebSocket<Conn>, getConn: () => Conn): ConnectionPort {
@@ -263,6 +272,9 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
         conn.ws = ws;
         conn.closed = false;
         conn.meter = undefined;
+        conn.drainMark = 0;
+        conn.firstRun = -1;
+        conn.lastRun = -1;
         conn.address = Buffer.from(ws.getRemoteAddressAsText()).toString('utf8');
         // sources are not rate limited: a feed sends many frames per second by design
         const rate = endpoint === 'stream' ? { perSec: config.limits.requestsPerSec, burst: config.limits.requestBurst } : undefined;

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { DrainRuns, INDEX_STRIDE, type RunOwner } from './drain-runs.js';
+
+interface Owner extends RunOwner {
+  sid: number;
+}
+
+const owner = (sid: number): Owner => ({ sid, drainMark: 0, firstRun: -1, lastRun: -1 });
+
+/** A drain index of entries (session ids), entry n at offset n, length 1, no close. */
+function indexOf(sids: number[]): Uint32Array {
+  const index = new Uint32Array(sids.length * INDEX_STRIDE);
+  sids.forEach((sid, n) => index.set([sid, n, 1, 0], n * INDEX_STRIDE));
+  return index;
+}
+
+/** Per owner (in owner order): its session id and the entry numbers of its runs, in order. */
+function walk(runs: DrainRuns<Owner>): Array<[number, number[]]> {
+  return runs.owners.map((o) => {
+    const entries: number[] = [];
+    for (let r = o.firstRun; r !== -1; r = runs.runNext[r]!) {
+      for (let k = runs.runStart[r]!; k < runs.runEnd[r]!; k += INDEX_STRIDE) entries.push(k / INDEX_STRIDE);
+    }
+    return [o.sid, entries];
+  });
+}
+
+describe('DrainRuns', () => {
+  it('groups interleaved runs by session, in first-appearance order, each session in drain order', () => {
+    const owners = new Map([1, 2, 3].map((sid) => [sid, owner(sid)]));
+    const runs = new DrainRuns<Owner>();
+    const resolved: number[] = [];
+    runs.group(indexOf([1, 1, 2, 1, 3, 2, 2, 1]), (sid) => (resolved.push(sid), owners.get(sid)));
+    expect(walk(runs)).toEqual([[1, [0, 1, 3, 7]], [2, [2, 5, 6]], [3, [4]]]);
+    // one lookup per run, not per frame
+    expect(resolved).toEqual([1, 2, 1, 3, 2, 1]);
+  });
+
+  it('skips sessions the resolver does not know and a trailing partial entry', () => {
+    const a = owner(1);
+    const runs = new DrainRuns<Owner>();
+    const index = new Uint32Array([...indexOf([9, 1, 9, 1]), 1, 0]);
+    runs.group(index, (sid) => (sid === 1 ? a : undefined));
+    expect(walk(runs)).toEqual([[1, [1, 3]]]);
+  });
+
+  it('grows past its initial capacity and starts afresh on the next drain', () => {
+    const a = owner(1);
+    const b = owner(2);
+    const runs = new DrainRuns<Owner>();
+    const sids = Array.from({ length: 1001 }, (_, n) => (n % 2 === 0 ? 1 : 2));
+    runs.group(indexOf(sids), (sid) => (sid === 1 ? a : b));
+    const [first, second] = walk(runs);
+    expect(first![1]).toEqual(sids.flatMap((s, n) => (s === 1 ? [n] : [])));
+    expect(second![1]).toEqual(sids.flatMap((s, n) => (s === 2 ? [n] : [])));
+    runs.group(indexOf([2]), (sid) => (sid === 1 ? a : b));
+    expect(walk(runs)).toEqual([[2, [0]]]);
+    runs.group(new Uint32Array(0), () => a);
+    expect(runs.owners).toEqual([]);
+  });
+});

@@ -1,0 +1,82 @@
+/**
+ * Groups one engine drain by session so that a transport corks each socket once per drain.
+ *
+ * A drain holds the frames of every engine pass since the last drain, back to back: when the JS
+ * thread lags, one session's frames come in several runs (one per pass), interleaved with other
+ * sessions'. Sending run by run costs one cork, so one write syscall, per run; grouping first
+ * costs one session lookup per run and a few typed-array writes, and sends each session's runs
+ * in one cork, in their drain order (a session's frames keep their order; the order between
+ * sessions does not matter).
+ */
+
+/** Per-session state the grouping keeps on the caller's objects (no Map per drain). */
+export interface RunOwner {
+  /** Drain this owner was last seen in (DrainRuns internal; start at 0). */
+  drainMark: number;
+  /** First and last run of the owner in the current drain (DrainRuns internal). */
+  firstRun: number;
+  lastRun: number;
+}
+
+/** Entries per drain index row: session id, offset, length, close code. */
+export const INDEX_STRIDE = 4;
+
+/** Reusable grouping of drains (one per transport; not re-entrant). */
+export class DrainRuns<T extends RunOwner> {
+  /** Index position (entry * INDEX_STRIDE) where each run starts, and where it ends (exclusive). */
+  runStart = new Uint32Array(256);
+  runEnd = new Uint32Array(256);
+  /** Next run of the same owner, -1 at the last. */
+  runNext = new Int32Array(256);
+  /** Owners of the current drain in first-appearance order (`length` is the count). */
+  readonly owners: T[] = [];
+  private mark = 0;
+
+  /**
+   * Groups `index` (DrainedFrames.index: INDEX_STRIDE u32 per entry; a trailing partial entry is
+   * ignored). `resolve(sessionId)` is called once per run; undefined skips the run (no such
+   * session, or closed). Afterwards `owners` lists the owners; an owner's runs go from
+   * `owner.firstRun` along `runNext` to -1.
+   */
+  group(index: Uint32Array, resolve: (sessionId: number) => T | undefined): void {
+    const mark = ++this.mark;
+    this.owners.length = 0;
+    const end = index.length - (INDEX_STRIDE - 1);
+    let runs = 0;
+    for (let i = 0; i < end; ) {
+      const sid = index[i]!;
+      let j = i + INDEX_STRIDE;
+      while (j < end && index[j] === sid) j += INDEX_STRIDE;
+      const owner = resolve(sid);
+      if (owner !== undefined) {
+        if (runs === this.runStart.length) this.grow();
+        this.runStart[runs] = i;
+        this.runEnd[runs] = j;
+        this.runNext[runs] = -1;
+        if (owner.drainMark !== mark) {
+          owner.drainMark = mark;
+          owner.firstRun = runs;
+          this.owners.push(owner);
+        } else {
+          this.runNext[owner.lastRun] = runs;
+        }
+        owner.lastRun = runs;
+        runs++;
+      }
+      i = j;
+    }
+  }
+
+  private grow(): void {
+    const n = this.runStart.length * 2;
+    const start = new Uint32Array(n);
+    const end = new Uint32Array(n);
+    const next = new Int32Array(n);
+    start.set(this.runStart);
+    end.set(this.runEnd);
+    next.set(this.runNext);
+    this.runStart = start;
+    this.runEnd = end;
+    this.runNext = next;
+  }
+}
