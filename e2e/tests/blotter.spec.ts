@@ -321,6 +321,12 @@ test('an open limit order is amended from its row: price and quantity change liv
   await expect(quantity).toHaveValue('150,000');
   await page.keyboard.press('Escape');
   await expect(panel).toHaveCount(0);
+  // so does Enter on its focused row
+  await cell(grid, 0, 'side').click();
+  await page.keyboard.press('Enter');
+  await expect(panel).toHaveAttribute('data-client-order-id', clientOrderId);
+  await page.keyboard.press('Escape');
+  await expect(panel).toHaveCount(0);
 });
 
 test('under a burst of orders and fills the row count, the chip counts and the rows stay the server\'s', async ({ page }) => {

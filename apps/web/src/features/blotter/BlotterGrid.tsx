@@ -166,6 +166,10 @@ export function BlotterGrid({
     blockLoadDebounceMs: 40,
     recountRefreshMs: RECOUNT_REFRESH_MS,
   });
+  /** Opens the amend form for an open order; nothing for other rows. */
+  const amendable = (row: BlotterRow | undefined) => {
+    if (row !== undefined && isOpenOrder(row) && row.clientOrderId !== '') context.amend(row);
+  };
   // a cancel starting or ending, or the amend form opening or closing, changes only the action cells
   useEffect(() => apiRef.current?.refreshCells({ columns: ['actions'], force: true }), [apiRef, context]);
 
@@ -180,8 +184,12 @@ export function BlotterGrid({
         rowClassRules={ROW_CLASS_RULES}
         onCellDoubleClicked={(e) => {
           // not on the action buttons: a quick double click on Cancel must not also open the amend form
-          if (e.column.getColId() === 'actions') return;
-          if (e.data !== undefined && isOpenOrder(e.data) && e.data.clientOrderId !== '') context.amend(e.data);
+          if (e.column.getColId() !== 'actions') amendable(e.data);
+        }}
+        onCellKeyDown={(e) => {
+          // Enter on a focused open order amends it (on the action cell, Enter is the buttons')
+          const key = e.event instanceof KeyboardEvent ? e.event : undefined;
+          if (key?.key === 'Enter' && !key.shiftKey && 'column' in e && e.column.getColId() !== 'actions') amendable(e.data);
         }}
         cellFlashDuration={500}
         cellFadeDuration={700}

@@ -59,6 +59,13 @@ const COLUMNS: ColDef<FinderRow>[] = [
 
 const DEFAULT_COLUMN: ColDef<FinderRow> = { sortable: true, resizable: true, floatingFilter: true, suppressHeaderMenuButton: true };
 
+/** Trades a product: the blotter opens with it in the order ticket. Nothing for an unloaded row. */
+function trade(row: FinderRow | undefined): void {
+  if (row === undefined) return;
+  const code = typeof row.code === 'string' ? row.code : '';
+  window.location.hash = ticketHash({ subject: row.subject, label: code || row.subject, description: typeof row.description === 'string' ? row.description : '' });
+}
+
 /** Debounced copy of `value`: changes `ms` after the last change. */
 function useDebounced<T>(value: T, ms: number): T {
   const [settled, setSettled] = useState(value);
@@ -74,7 +81,7 @@ function useDebounced<T>(value: T, ms: number): T {
  * quick search, the column filters and a free-form expression become the server filter; header
  * clicks (shift for more keys) the server sort; scrolling moves the server window. Only the
  * blocks around the visible rows are in the browser; the visible rows stream live. Double-clicking
- * a product opens the blotter with it in the order ticket.
+ * a product (or Enter on its focused row) opens the blotter with it in the order ticket.
  */
 export function FinderPage() {
   const { session } = useConnectionSnapshot();
@@ -156,7 +163,7 @@ export function FinderPage() {
           <span className="finder-tier" data-testid="finder-tier" title="Prices are computed on your tier's records">
             Prices: tier {tier === '' ? 'base' : tier}
           </span>
-          <span className="page-hint">Double-click a product to trade it</span>
+          <span className="page-hint">Double-click or Enter on a product to trade it</span>
         </div>
       </div>
       {error !== undefined && (
@@ -173,12 +180,11 @@ export function FinderPage() {
           columnDefs={COLUMNS}
           defaultColDef={DEFAULT_COLUMN}
           {...gridProps}
-          onRowDoubleClicked={(e) => {
-            // trade it: the blotter opens with the product in the order ticket
-            const row = e.data;
-            if (row === undefined) return;
-            const code = typeof row.code === 'string' ? row.code : '';
-            window.location.hash = ticketHash({ subject: row.subject, label: code || row.subject, description: typeof row.description === 'string' ? row.description : '' });
+          onRowDoubleClicked={(e) => trade(e.data)}
+          onCellKeyDown={(e) => {
+            // Enter on a focused row trades it too (Shift+Enter is left to the grid)
+            const key = e.event instanceof KeyboardEvent ? e.event : undefined;
+            if (key?.key === 'Enter' && !key.shiftKey && !key.isComposing) trade(e.data);
           }}
           cellFlashDuration={400}
           cellFadeDuration={600}
