@@ -56,6 +56,8 @@ pub struct Store {
     fields: Interner,
     records: Vec<Option<Record>>,
     live: usize,
+    /// Interned names of the publish being applied (kept to reuse its allocation).
+    names: Vec<u32>,
 }
 
 impl Store {
@@ -167,25 +169,50 @@ impl Store {
         out.layout_changed = false;
         let id = self.subject_id(&p.subject);
         out.id = id;
-        let names: Vec<u32> = p.fields.iter().map(|f| self.fields.intern(&f.name)).collect();
+        let mut names = std::mem::take(&mut self.names);
+        names.clear();
+        names.extend(p.fields.iter().map(|f| self.fields.intern(&f.name)));
         let idx = id as usize - 1;
-        out.created = self.records[idx].is_none();
-        if out.created {
-            self.live += 1;
-        }
+        let created = self.records[idx].is_none();
         let rec = self.records[idx].get_or_insert_with(|| Record {
             seq: 0,
             ts: 0.0,
             slots: Vec::new(),
             layout: 0,
         });
+        let result = merge(rec, p, &names, default_ts, out);
+        self.names = names;
+        if created {
+            if result.is_err() {
+                self.records[idx] = None;
+            } else {
+                self.live += 1;
+            }
+        }
+        out.created = created;
+        result
+    }
+}
 
-        let find = |rec: &Record, name: u32| rec.slots.iter().position(|s| s.name == name);
+/// Position of field `name` in `rec`, trying `hint` (the field's position in the publish: images
+/// of one shape repeat it) before a scan.
+#[inline]
+fn find(rec: &Record, name: u32, hint: usize) -> Option<usize> {
+    match rec.slots.get(hint) {
+        Some(s) if s.name == name => Some(hint),
+        _ => rec.slots.iter().position(|s| s.name == name),
+    }
+}
+
+/// Merges publish `p` (field names interned as `names`) into `rec`; see [`Store::apply`].
+fn merge(rec: &mut Record, p: &Publish, names: &[u32], default_ts: f64, out: &mut Applied) -> Result<()> {
+    {
         let new_slots = p
             .fields
             .iter()
-            .zip(&names)
-            .filter(|(f, &n)| (p.image || f.value.is_some()) && find(rec, n).is_none())
+            .zip(names)
+            .enumerate()
+            .filter(|(i, (f, &n))| (p.image || f.value.is_some()) && find(rec, n, *i).is_none())
             .count();
         if rec.slots.len() + new_slots > MAX_FIELDS_PER_RECORD {
             if p.image {
@@ -207,9 +234,14 @@ impl Store {
             rec.layout = rec.layout.wrapping_add(1);
             out.layout_changed = true;
         }
+        // Exactly the slots needed: a record is never over-allocated (a 19-field image used to
+        // leave room for 32).
+        if new_slots > 0 {
+            rec.slots.reserve_exact(new_slots);
+        }
 
-        for (f, &name) in p.fields.iter().zip(&names) {
-            let pos = match find(rec, name) {
+        for (i, (f, &name)) in p.fields.iter().zip(names).enumerate() {
+            let pos = match find(rec, name, i) {
                 Some(i) => i,
                 None if f.value.is_none() => continue, // deleting a field the record never had
                 None => {
@@ -221,16 +253,19 @@ impl Store {
             if f.value.is_none() && slot.value.is_none() && !p.image {
                 continue;
             }
-            slot.value = match (&f.value, &slot.value) {
+            match (&f.value, &slot.value) {
                 // An untyped integral number keeps a timestamp field a timestamp: sources
                 // name `types` in images and leave them out of deltas.
                 (Some(Value::Number(n)), Some(Value::Timestamp(_)))
                     if !f.typed && n.fract() == 0.0 && n.abs() <= 8.64e15 =>
                 {
-                    Some(Value::Timestamp(*n as i64))
+                    slot.value = Some(Value::Timestamp(*n as i64));
                 }
-                _ => f.value.clone(),
-            };
+                // The same value again keeps its string allocation (still reported as changed:
+                // what a publish carries goes out).
+                (Some(Value::Str(new)), Some(Value::Str(old))) if new == old => {}
+                _ => slot.value = f.value.clone(),
+            }
             // Slot positions are < MAX_FIELDS_PER_RECORD (128), so they fit a u8 and the mask.
             out.changed.push(pos as u8);
             out.mask |= 1u128 << pos;
@@ -244,10 +279,10 @@ impl Store {
                 }
             }
         }
-        rec.seq += 1;
-        rec.ts = p.ts.unwrap_or(default_ts);
-        Ok(())
     }
+    rec.seq += 1;
+    rec.ts = p.ts.unwrap_or(default_ts);
+    Ok(())
 }
 
 #[cfg(test)]
