@@ -67,6 +67,9 @@ pub struct EngineConfig {
     pub slow_consumer: Duration,
     /// Record subscriptions one session may hold. Default 10,000.
     pub max_subscriptions_per_session: u32,
+    /// Longest `Engine::shutdown` keeps handling commands queued before it (then the rest are
+    /// dropped and counted in its report). Default 5 s; 0 = drop everything queued.
+    pub shutdown_drain: Duration,
 }
 
 impl Default for EngineConfig {
@@ -76,6 +79,7 @@ impl Default for EngineConfig {
             outbox_conflate_bytes: 1 << 20,
             slow_consumer: Duration::from_secs(10),
             max_subscriptions_per_session: 10_000,
+            shutdown_drain: Duration::from_secs(5),
         }
     }
 }
@@ -109,23 +113,51 @@ pub fn int(name: &str, value: Option<f64>, default: u64, min: u64, max: u64) -> 
     }
 }
 
-/// Raw settings as JavaScript passes them (all optional, milliseconds / counts).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+/// Engine settings as JavaScript passes them (the napi `EngineConfig` object; every field
+/// optional, unset = the default). The one place the settings are spelled out: `resolve` gives
+/// the engine's [`EngineConfig`], `resolve_orders` its [`OrdersConfig`].
+#[cfg_attr(feature = "napi", napi_derive::napi(object, js_name = "EngineConfig"))]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct RawConfig {
-    /// See `BatchingConfig::burst_min`.
+    /// Shortest batching interval, ms. @default 100
     pub burst_min_ms: Option<f64>,
-    /// See `BatchingConfig::burst_max`.
+    /// Longest batching interval, ms; 0 turns batching off (flush after each command batch). @default 0
     pub burst_max_ms: Option<f64>,
-    /// See `BatchingConfig::burst_increment`.
+    /// Interval growth after a busy window (> 3 messages) / shrink after an empty one, ms. @default 50
     pub burst_increment_ms: Option<f64>,
-    /// See `BatchingConfig::throttle`.
+    /// Per (session, record): at most one message per this many ms, updates in between conflated; 0 = off. @default 0
     pub throttle_ms: Option<f64>,
-    /// See `EngineConfig::outbox_conflate_bytes`.
+    /// A blocked session whose outbox passes this many bytes switches to conflation. @default 1048576
     pub outbox_conflate_bytes: Option<f64>,
-    /// See `EngineConfig::slow_consumer`.
+    /// A session blocked this long is closed with 4008, ms. @default 10000
     pub slow_consumer_ms: Option<f64>,
-    /// See `EngineConfig::max_subscriptions_per_session`.
+    /// Record subscriptions one session may hold; above it: LIMIT_EXCEEDED. @default 10000
     pub max_subscriptions_per_session: Option<f64>,
+    /// Longest `shutdown()` keeps handling queued commands before it drops the rest (and says how
+    /// many in its return value), ms. @default 5000
+    pub shutdown_drain_ms: Option<f64>,
+    /// Order journal directory (created if missing); unset or empty = orders disabled
+    /// (`orderSubmit` & co. throw UNAVAILABLE). Replayed at construction: see `recovery()`.
+    pub journal_dir: Option<String>,
+    /// fdatasync each journal commit group; false only for tests that don't care. @default true
+    pub journal_fsync: Option<bool>,
+    /// Largest quantity of one order; above it: reject quantity/aboveLimit. @default 1000000000
+    pub order_max_quantity: Option<f64>,
+    /// Tick of instruments whose record has no numeric `tickSize` field. @default 0.00001
+    pub order_default_tick: Option<f64>,
+    /// Execution simulator RNG seed (same seed + same ticks = same fills), integer 0..2^53. @default 1
+    pub simulator_seed: Option<f64>,
+    /// Partial fills before an order fills completely (0..100). @default 2
+    pub simulator_max_partials: Option<f64>,
+    /// Smallest partial fill, as a fraction of the remaining quantity, (0, 1]. @default 0.25
+    pub simulator_min_fraction: Option<f64>,
+    /// Largest partial fill fraction, [simulatorMinFraction, 1]. @default 0.75
+    pub simulator_max_fraction: Option<f64>,
+    /// Least time between two executions of one order (keeps partial fills visible), ms. @default 300
+    pub simulator_fill_interval_ms: Option<f64>,
+    /// UTC time `"HH:MM"` at which open DAY orders expire (cancelled, reason `endOfDay`, journaled
+    /// like a cancel); unset or empty = never. @default unset
+    pub end_of_day: Option<String>,
 }
 
 impl RawConfig {
@@ -156,6 +188,7 @@ impl RawConfig {
                 1,
                 10_000_000,
             )? as u32,
+            shutdown_drain: ms("shutdownDrainMs", self.shutdown_drain_ms, d.shutdown_drain)?,
         })
     }
 }
@@ -182,6 +215,65 @@ pub struct OrdersConfig {
     pub clock: Arc<dyn Clock>,
     /// Hook after each journal fdatasync (tests: hold the writer to observe "no ack before durable").
     pub sync_hook: Option<SyncHook>,
+    /// When open DAY orders expire (cancelled with reason `endOfDay`, journaled like a cancel), in
+    /// UTC by `clock`. Default `None`: DAY orders never expire (the server's `orders.endOfDay`
+    /// setting passes its own default).
+    pub end_of_day: Option<EndOfDay>,
+}
+
+/// Milliseconds in a day.
+pub const DAY_MS: u64 = 86_400_000;
+
+/// A time of day in UTC at which DAY orders expire (minute resolution).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EndOfDay {
+    /// Minutes after midnight UTC, 0..1440.
+    minute: u32,
+}
+
+impl EndOfDay {
+    /// `"HH:MM"` (24-hour, UTC, `00:00`..`23:59`). Errors (`BAD_REQUEST` naming `endOfDay`) on
+    /// anything else.
+    pub fn parse(s: &str) -> Result<EndOfDay> {
+        let bad = || {
+            EngineError::bad_request(
+                format!("'endOfDay' ({s:?}) must be a UTC time \"HH:MM\" from 00:00 to 23:59"),
+                Some("endOfDay"),
+                None,
+            )
+        };
+        let b = s.as_bytes();
+        if b.len() != 5 || b[2] != b':' || ![0, 1, 3, 4].iter().all(|&i| b[i].is_ascii_digit()) {
+            return Err(bad());
+        }
+        let num = |i: usize| u32::from(b[i] - b'0') * 10 + u32::from(b[i + 1] - b'0');
+        let (h, m) = (num(0), num(3));
+        if h > 23 || m > 59 {
+            return Err(bad());
+        }
+        Ok(EndOfDay { minute: h * 60 + m })
+    }
+
+    /// Minutes after midnight UTC.
+    pub fn minute_of_day(self) -> u32 {
+        self.minute
+    }
+
+    /// The first end of day strictly after `now_ms` (ms since the Unix epoch, UTC).
+    pub fn next_after(self, now_ms: u64) -> u64 {
+        let offset = u64::from(self.minute) * 60_000;
+        let today = now_ms - now_ms % DAY_MS + offset;
+        if today > now_ms {
+            today
+        } else {
+            today + DAY_MS
+        }
+    }
+
+    /// The last end of day at or before `now_ms` (orders created before it have expired).
+    pub fn last_at_or_before(self, now_ms: u64) -> u64 {
+        self.next_after(now_ms).saturating_sub(DAY_MS)
+    }
 }
 
 impl std::fmt::Debug for OrdersConfig {
@@ -211,31 +303,9 @@ impl OrdersConfig {
             pass_interval: Duration::from_millis(250),
             clock: Arc::new(SystemClock),
             sync_hook: None,
+            end_of_day: None,
         }
     }
-}
-
-/// Order settings as JavaScript passes them (all optional). `journal_dir` unset = orders disabled.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RawOrdersConfig {
-    /// See `OrdersConfig::journal_dir`; `None` or empty: orders disabled.
-    pub journal_dir: Option<String>,
-    /// See `OrdersConfig::journal_fsync`.
-    pub journal_fsync: Option<bool>,
-    /// See `OrdersConfig::max_quantity` (`orderMaxQuantity`).
-    pub order_max_quantity: Option<f64>,
-    /// See `OrdersConfig::default_tick` (`orderDefaultTick`).
-    pub order_default_tick: Option<f64>,
-    /// `SimulatorConfig::seed` (`simulatorSeed`), integer 0..2^53.
-    pub simulator_seed: Option<f64>,
-    /// `SimulatorConfig::max_partials` (`simulatorMaxPartials`), 0..100.
-    pub simulator_max_partials: Option<f64>,
-    /// `SimulatorConfig::min_fraction` (`simulatorMinFraction`), (0, 1].
-    pub simulator_min_fraction: Option<f64>,
-    /// `SimulatorConfig::max_fraction` (`simulatorMaxFraction`), [minFraction, 1].
-    pub simulator_max_fraction: Option<f64>,
-    /// See `OrdersConfig::fill_interval` (`simulatorFillIntervalMs`).
-    pub simulator_fill_interval_ms: Option<f64>,
 }
 
 fn fraction(name: &str, value: Option<f64>, default: f64) -> Result<f64> {
@@ -246,10 +316,10 @@ fn fraction(name: &str, value: Option<f64>, default: f64) -> Result<f64> {
     }
 }
 
-impl RawOrdersConfig {
+impl RawConfig {
     /// Validates every value (errors name the setting) and fills defaults; `Ok(None)` when
     /// `journal_dir` is unset or empty (orders disabled).
-    pub fn resolve(&self) -> Result<Option<OrdersConfig>> {
+    pub fn resolve_orders(&self) -> Result<Option<OrdersConfig>> {
         let Some(dir) = self.journal_dir.as_deref().filter(|d| !d.is_empty()) else {
             return Ok(None);
         };
@@ -292,6 +362,10 @@ impl RawOrdersConfig {
             self.simulator_fill_interval_ms,
             c.fill_interval,
         )?;
+        c.end_of_day = match self.end_of_day.as_deref() {
+            None | Some("") => None,
+            Some(s) => Some(EndOfDay::parse(s)?),
+        };
         Ok(Some(c))
     }
 }
@@ -350,25 +424,25 @@ mod tests {
     #[test]
     fn orders_config_defaults_and_validation() {
         assert!(
-            RawOrdersConfig::default().resolve().unwrap().is_none(),
+            RawConfig::default().resolve_orders().unwrap().is_none(),
             "no journalDir: disabled"
         );
-        let off = RawOrdersConfig {
+        let off = RawConfig {
             journal_dir: Some(String::new()),
             ..Default::default()
         };
-        assert!(off.resolve().unwrap().is_none());
-        let on = RawOrdersConfig {
+        assert!(off.resolve_orders().unwrap().is_none());
+        let on = RawConfig {
             journal_dir: Some("/tmp/j".into()),
             ..Default::default()
         };
-        let c = on.resolve().unwrap().unwrap();
+        let c = on.resolve_orders().unwrap().unwrap();
         assert_eq!(
             (c.max_quantity, c.default_tick, c.journal_fsync),
             (1_000_000_000, 0.00001, true)
         );
-        let bad = |r: RawOrdersConfig| r.resolve().unwrap_err().field().map(str::to_owned);
-        let with = |f: fn(&mut RawOrdersConfig)| {
+        let bad = |r: RawConfig| r.resolve_orders().unwrap_err().field().map(str::to_owned);
+        let with = |f: fn(&mut RawConfig)| {
             let mut r = on.clone();
             f(&mut r);
             r
@@ -394,5 +468,31 @@ mod tests {
             bad(with(|r| r.simulator_fill_interval_ms = Some(0.5))).as_deref(),
             Some("simulatorFillIntervalMs")
         );
+        assert_eq!(c.end_of_day, None, "DAY expiry off by default");
+        for b in ["24:00", "7:00", "07:60", "0700", "07:00 ", "ab:cd"] {
+            let r = with(|r| r.end_of_day = Some(String::new()));
+            assert!(r.resolve_orders().unwrap().unwrap().end_of_day.is_none());
+            let mut r = on.clone();
+            r.end_of_day = Some(b.into());
+            assert_eq!(bad(r).as_deref(), Some("endOfDay"), "{b}");
+        }
+        let mut r = on.clone();
+        r.end_of_day = Some("22:00".into());
+        let eod = r.resolve_orders().unwrap().unwrap().end_of_day.unwrap();
+        assert_eq!(eod.minute_of_day(), 22 * 60);
+    }
+
+    #[test]
+    fn end_of_day_boundaries() {
+        let eod = EndOfDay::parse("22:00").unwrap();
+        let day = 20_000 * DAY_MS; // some midnight UTC
+        let at = day + 22 * 3_600_000;
+        assert_eq!(eod.next_after(day), at);
+        assert_eq!(eod.next_after(at - 1), at);
+        assert_eq!(eod.next_after(at), at + DAY_MS, "strictly after");
+        assert_eq!(eod.last_at_or_before(at), at);
+        assert_eq!(eod.last_at_or_before(at - 1), at - DAY_MS);
+        assert_eq!(EndOfDay::parse("00:00").unwrap().next_after(day), day + DAY_MS);
+        assert_eq!(EndOfDay::parse("23:59").unwrap().minute_of_day(), 1439);
     }
 }

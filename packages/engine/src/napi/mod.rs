@@ -9,12 +9,11 @@ use napi::{Env, Status};
 use napi_derive::napi;
 
 use self::error::to_js;
-use crate::config::{ms, BatchingConfig as RustBatching, RawConfig, RawOrdersConfig};
+use crate::config::{ms, BatchingConfig as RustBatching, RawConfig};
 use crate::error::EngineError;
 use crate::hub::ContainerOp;
 use crate::runtime::{self, Waker};
 
-/// Engine settings; every field optional.
 /// One op of a `container.publish` (packages/protocol `ContainerOp`, already validated by the
 /// server's decoder): `op` is `add` / `insertAt` / `remove` / `clear`.
 #[napi(object)]
@@ -42,43 +41,6 @@ fn container_op(i: usize, o: ContainerOpInput) -> crate::error::Result<Container
             ))
         }
     })
-}
-
-#[napi(object)]
-pub struct EngineConfig {
-    /// Shortest batching interval, ms. @default 100
-    pub burst_min_ms: Option<f64>,
-    /// Longest batching interval, ms; 0 turns batching off (flush after each command batch). @default 0
-    pub burst_max_ms: Option<f64>,
-    /// Interval growth after a busy window (> 3 messages) / shrink after an empty one, ms. @default 50
-    pub burst_increment_ms: Option<f64>,
-    /// Per (session, record): at most one message per this many ms, updates in between conflated; 0 = off. @default 0
-    pub throttle_ms: Option<f64>,
-    /// A blocked session whose outbox passes this many bytes switches to conflation. @default 1048576
-    pub outbox_conflate_bytes: Option<f64>,
-    /// A session blocked this long is closed with 4008, ms. @default 10000
-    pub slow_consumer_ms: Option<f64>,
-    /// Record subscriptions one session may hold; above it: LIMIT_EXCEEDED. @default 10000
-    pub max_subscriptions_per_session: Option<f64>,
-    /// Order journal directory (created if missing); unset or empty = orders disabled
-    /// (`orderSubmit` & co. throw UNAVAILABLE). Replayed at construction: see `recovery()`.
-    pub journal_dir: Option<String>,
-    /// fdatasync each journal commit group; false only for tests that don't care. @default true
-    pub journal_fsync: Option<bool>,
-    /// Largest quantity of one order; above it: reject quantity/aboveLimit. @default 1000000000
-    pub order_max_quantity: Option<f64>,
-    /// Tick of instruments whose record has no numeric `tickSize` field. @default 0.00001
-    pub order_default_tick: Option<f64>,
-    /// Execution simulator RNG seed (same seed + same ticks = same fills). @default 1
-    pub simulator_seed: Option<f64>,
-    /// Partial fills before an order fills completely (0..100). @default 2
-    pub simulator_max_partials: Option<f64>,
-    /// Smallest partial fill, as a fraction of the remaining quantity, (0, 1]. @default 0.25
-    pub simulator_min_fraction: Option<f64>,
-    /// Largest partial fill fraction, [simulatorMinFraction, 1]. @default 0.75
-    pub simulator_max_fraction: Option<f64>,
-    /// Least time between two executions of one order (keeps partial fills visible), ms. @default 300
-    pub simulator_fill_interval_ms: Option<f64>,
 }
 
 /// An `order.submit` as the server decoded it (shape checked; the engine checks the rules).
@@ -257,6 +219,8 @@ pub struct EngineStats {
     pub orders_open: f64,
     /// Last durable journal seq (0 = none).
     pub journal_durable_seq: f64,
+    /// DAY orders expired at an end of day (`endOfDay`) since start.
+    pub orders_expired: f64,
 }
 
 type ReadyFn = ThreadsafeFunction<(), (), (), Status, false, true>;
@@ -282,48 +246,10 @@ pub struct JsEngine {
 impl JsEngine {
     /// Starts an engine. Throws BAD_REQUEST naming the setting when `config` is invalid.
     #[napi(constructor)]
-    pub fn new(env: Env, config: Option<EngineConfig>) -> napi::Result<Self> {
-        let c = config.unwrap_or(EngineConfig {
-            burst_min_ms: None,
-            burst_max_ms: None,
-            burst_increment_ms: None,
-            throttle_ms: None,
-            outbox_conflate_bytes: None,
-            slow_consumer_ms: None,
-            max_subscriptions_per_session: None,
-            journal_dir: None,
-            journal_fsync: None,
-            order_max_quantity: None,
-            order_default_tick: None,
-            simulator_seed: None,
-            simulator_max_partials: None,
-            simulator_min_fraction: None,
-            simulator_max_fraction: None,
-            simulator_fill_interval_ms: None,
-        });
-        let raw = RawConfig {
-            burst_min_ms: c.burst_min_ms,
-            burst_max_ms: c.burst_max_ms,
-            burst_increment_ms: c.burst_increment_ms,
-            throttle_ms: c.throttle_ms,
-            outbox_conflate_bytes: c.outbox_conflate_bytes,
-            slow_consumer_ms: c.slow_consumer_ms,
-            max_subscriptions_per_session: c.max_subscriptions_per_session,
-        };
+    pub fn new(env: Env, config: Option<RawConfig>) -> napi::Result<Self> {
+        let raw = config.unwrap_or_default();
         let cfg = raw.resolve().map_err(|e| to_js(&env, e))?;
-        let orders = RawOrdersConfig {
-            journal_dir: c.journal_dir,
-            journal_fsync: c.journal_fsync,
-            order_max_quantity: c.order_max_quantity,
-            order_default_tick: c.order_default_tick,
-            simulator_seed: c.simulator_seed,
-            simulator_max_partials: c.simulator_max_partials,
-            simulator_min_fraction: c.simulator_min_fraction,
-            simulator_max_fraction: c.simulator_max_fraction,
-            simulator_fill_interval_ms: c.simulator_fill_interval_ms,
-        }
-        .resolve()
-        .map_err(|e| to_js(&env, e))?;
+        let orders = raw.resolve_orders().map_err(|e| to_js(&env, e))?;
         let inner = runtime::Engine::start_with_orders(cfg, orders).map_err(|e| to_js(&env, e))?;
         Ok(JsEngine { inner })
     }
@@ -519,6 +445,7 @@ impl JsEngine {
             orders_rejected: s.orders_rejected as f64,
             orders_open: s.orders_open as f64,
             journal_durable_seq: s.journal_durable_seq as f64,
+            orders_expired: s.orders_expired as f64,
         }
     }
 
@@ -589,9 +516,20 @@ impl JsEngine {
         Float64Array::new(self.inner.take_order_ack_latencies())
     }
 
-    /// Stops the engine thread (joins it); later calls throw UNAVAILABLE. Idempotent.
+    /// Stops the engine thread (joins it); later calls throw UNAVAILABLE. Idempotent. Commands
+    /// queued before it are handled for at most `shutdownDrainMs` (default 5000); returns a line
+    /// to log when the rest was dropped (how many commands, order requests, completions), else null.
     #[napi]
-    pub fn shutdown(&self, env: Env) -> napi::Result<()> {
-        self.inner.shutdown().map_err(|e| to_js(&env, e))
+    pub fn shutdown(&self, env: Env) -> napi::Result<Option<String>> {
+        let report = self.inner.shutdown_report().map_err(|e| to_js(&env, e))?;
+        Ok(report.log_line())
+    }
+
+    /// Commands queued for the engine thread now (publishes, session and order requests, journal
+    /// completions). Backpressure: a server can stop reading its sources while this is above a
+    /// high-water mark and resume below a low one.
+    #[napi]
+    pub fn queue_depth(&self) -> u32 {
+        self.inner.queue_depth().min(u32::MAX as usize) as u32
     }
 }

@@ -236,9 +236,15 @@ impl OrderBook {
 
     /// Cancels every open DAY order (end of the trading day).
     pub fn end_of_day(&mut self, ts: u64) -> Vec<OrderEvent> {
+        self.expire_day_orders(ts, u64::MAX)
+    }
+
+    /// Cancels (reason `endOfDay`, at `ts`) every open DAY order created before `created_before`
+    /// (ms since the epoch: the end of day that passed; orders placed after it live to the next).
+    pub fn expire_day_orders(&mut self, ts: u64, created_before: u64) -> Vec<OrderEvent> {
         let ids: Vec<u64> = self
             .open_orders()
-            .filter(|o| o.time_in_force == TimeInForce::Day)
+            .filter(|o| o.time_in_force == TimeInForce::Day && o.created_ms < created_before)
             .map(|o| o.order_id)
             .collect();
         ids.into_iter()

@@ -53,10 +53,14 @@ impl OrderDesk {
         }
     }
 
-    /// When `run_due` next has periodic work (None while no order works).
+    /// When `run_due` next has periodic work: the execution pass while any order works, the end of
+    /// day check while DAY expiry is on (None: nothing scheduled).
     pub fn next_deadline(&self) -> Option<Instant> {
         // Ticked instruments are executed at the end of the pass that saw the tick.
-        self.next_pass
+        match (self.next_pass, self.end_of_day_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Call once per engine pass, before the hub flushes: publishes what became durable, then
@@ -66,6 +70,7 @@ impl OrderDesk {
         if self.failed.is_some() {
             return;
         }
+        self.expire_due(hub, now);
         let fresh = std::mem::take(&mut self.fresh);
         for id in fresh {
             self.execute_one(hub, id, now);

@@ -14,15 +14,18 @@
 
 mod catalog;
 mod exec;
+mod expiry;
 pub mod privacy;
-mod records;
+pub mod records;
 mod recovery;
 
 pub use catalog::StoreCatalog;
 pub use records::status_code;
 pub use recovery::JournalRecovery;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -138,6 +141,7 @@ pub struct OrdersShared {
     rejected: AtomicU64,
     open: AtomicU64,
     durable_seq: AtomicU64,
+    expired: AtomicU64,
     latencies: Mutex<VecDeque<f64>>,
     recovery: JournalRecovery,
 }
@@ -153,6 +157,8 @@ pub struct OrderStats {
     pub open: u64,
     /// Last journal seq known durable (0 = none).
     pub journal_durable_seq: u64,
+    /// DAY orders expired at an end of day since start.
+    pub expired: u64,
 }
 
 impl OrdersShared {
@@ -164,6 +170,7 @@ impl OrdersShared {
             rejected: self.rejected.load(r),
             open: self.open.load(r),
             journal_durable_seq: self.durable_seq.load(r),
+            expired: self.expired.load(r),
         }
     }
 
@@ -210,9 +217,9 @@ pub struct OrderDesk {
     /// The journal failed: no order request is accepted any more (message for the error frames).
     failed: Option<String>,
     /// Working (acknowledged, partially filled) orders by instrument.
-    working: HashMap<String, Vec<Working>>,
+    working: FxHashMap<String, Vec<Working>>,
     /// Instruments with working orders that ticked since the last execution.
-    ticked: HashSet<String>,
+    ticked: FxHashSet<String>,
     /// Orders that started working in this pass (executed once at its end).
     fresh: Vec<u64>,
     /// Next periodic pass (while any order works).
@@ -224,6 +231,8 @@ pub struct OrderDesk {
     pending_rows: Vec<(String, String)>,
     /// Journal seq of each order's last transition, from the replay; consumed by `restore`.
     restore_seqs: Vec<u64>,
+    /// Next end of day (ms since the epoch) DAY orders expire at; `None` until the first check.
+    next_end_of_day: Option<u64>,
 }
 
 impl std::fmt::Debug for OrderDesk {
@@ -480,7 +489,7 @@ impl OrderDesk {
             let publish = if first {
                 records::image(o, seq)
             } else {
-                records::delta(o, seq)
+                records::delta(o, seq, &j.event)
             };
             if first {
                 self.pending_rows.push((o.user.clone(), publish.subject.clone()));

@@ -3,7 +3,7 @@
 //! statuses so a blotter filter can say "in progress" (`statusCode < 10`) or "done" (`>= 10`).
 
 use super::privacy::trade_subject;
-use crate::order::{Order, OrderStatus, Side, TimeInForce};
+use crate::order::{Order, OrderEvent, OrderStatus, Side, TimeInForce};
 use crate::value::Value;
 use crate::wire::{PubField, Publish};
 
@@ -96,10 +96,44 @@ pub fn image(o: &Order, seq: u64) -> Publish {
     }
 }
 
-/// A delta of the fields a transition can change.
-pub fn delta(o: &Order, seq: u64) -> Publish {
-    let mut f = Vec::with_capacity(12);
-    changing(o, seq, &mut f);
+/// A delta of the fields transition `ev` (already applied to `o`) changed, plus `updated`,
+/// `version` and `seq`: an acknowledgement writes the status, a fill the status and fill fields,
+/// an amend quantity and price, a cancel or reject the status and reason. Fewer fields per update
+/// is less store, view and wire work per order transition.
+pub fn delta(o: &Order, seq: u64, ev: &OrderEvent) -> Publish {
+    let mut f = Vec::with_capacity(9);
+    let status = |f: &mut Vec<PubField>| {
+        f.push(field("status", text(o.status.as_str())));
+        f.push(field("statusCode", num(status_code(o.status))));
+    };
+    match ev {
+        OrderEvent::Accepted { .. } => {
+            changing(o, seq, &mut f);
+            f.truncate(f.len() - 3); // updated, version, seq follow below
+        }
+        OrderEvent::Acknowledged { .. } => status(&mut f),
+        OrderEvent::Filled { .. } => {
+            status(&mut f);
+            f.push(field("filledQuantity", num(o.filled_quantity as f64)));
+            f.push(field("averagePrice", num(o.average_price)));
+            let (lq, lp) = o.last_fill.unwrap_or((0, 0.0));
+            f.push(field("lastFillQuantity", num(lq as f64)));
+            f.push(field("lastFillPrice", num(lp)));
+        }
+        OrderEvent::Amended { .. } => {
+            f.push(field("quantity", num(o.quantity as f64)));
+            if let Some(p) = o.price {
+                f.push(field("price", num(p)));
+            }
+        }
+        OrderEvent::Cancelled { .. } | OrderEvent::Rejected { .. } => {
+            status(&mut f);
+            f.push(field("reason", text(o.reason.as_deref().unwrap_or(""))));
+        }
+    }
+    f.push(field("updated", Value::Timestamp(o.updated_ms as i64)));
+    f.push(field("version", num(o.version)));
+    f.push(field("seq", num(seq as f64)));
     Publish {
         subject: trade_subject(&o.user, o.order_id),
         ts: Some(o.updated_ms as f64),
@@ -145,8 +179,52 @@ mod tests {
         assert_eq!(get("seq"), Some(Value::Number(9.0)));
         assert_eq!(get("created"), Some(Value::Timestamp(1000)));
         assert_eq!(get("reason"), Some(Value::Str("".into())));
-        let d = delta(&o, 10);
-        assert!(!d.image && d.fields.iter().all(|f| f.name != "orderId"));
+        let names = |p: &Publish| p.fields.iter().map(|f| f.name.clone()).collect::<Vec<_>>();
+        let fill = OrderEvent::Filled {
+            order_id: 3,
+            ts: 2000,
+            quantity: 4,
+            price: 1.5,
+        };
+        let d = delta(&o, 10, &fill);
+        assert!(!d.image);
+        assert_eq!(
+            names(&d),
+            [
+                "status",
+                "statusCode",
+                "filledQuantity",
+                "averagePrice",
+                "lastFillQuantity",
+                "lastFillPrice",
+                "updated",
+                "version",
+                "seq"
+            ]
+        );
+        let amend = OrderEvent::Amended {
+            order_id: 3,
+            ts: 2000,
+            quantity: 10,
+            price: None,
+        };
+        assert_eq!(names(&delta(&o, 11, &amend)), ["quantity", "updated", "version", "seq"]);
+        let cancel = OrderEvent::Cancelled {
+            order_id: 3,
+            ts: 2000,
+            reason: crate::order::CancelReason::EndOfDay,
+        };
+        assert_eq!(
+            names(&delta(&o, 12, &cancel)),
+            ["status", "statusCode", "reason", "updated", "version", "seq"]
+        );
+        // Every delta field is in the image with the same value.
+        let img = image(&o, 12);
+        for ev in [&fill, &amend, &cancel] {
+            for f in delta(&o, 12, ev).fields {
+                assert!(img.fields.contains(&f), "{} differs from the image", f.name);
+            }
+        }
         assert_eq!(status_code(OrderStatus::Filled), 10);
     }
 }

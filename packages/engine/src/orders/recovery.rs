@@ -3,7 +3,9 @@
 //! whose accept was durable but whose acknowledgement was not are acknowledged now; working orders
 //! are indexed for the simulator. The journal seq and the order ids continue without gaps.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -99,14 +101,15 @@ impl OrderDesk {
             post,
             shared,
             failed: None,
-            working: HashMap::new(),
-            ticked: HashSet::new(),
+            working: FxHashMap::default(),
+            ticked: FxHashSet::default(),
             fresh: Vec::new(),
             pending: Vec::new(),
             pending_rows: Vec::new(),
             next_pass: None,
             scratch: Vec::with_capacity(256),
             restore_seqs: last_seq_of,
+            next_end_of_day: None,
         })
     }
 

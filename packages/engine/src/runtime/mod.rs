@@ -8,6 +8,7 @@
 
 mod orders;
 mod ready;
+mod shutdown;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -19,6 +20,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
 pub use orders::OrderSubmit;
 pub use ready::{Drained, Waker, WorkerQueue};
+pub use shutdown::ShutdownReport;
 
 use crate::config::{BatchingConfig, EngineConfig, OrdersConfig};
 use crate::error::{EngineError, Result};
@@ -78,6 +80,8 @@ pub struct EngineStats {
     pub orders_open: u64,
     /// Last durable journal seq (0 = none / orders disabled).
     pub journal_durable_seq: u64,
+    /// DAY orders expired at an end of day since start.
+    pub orders_expired: u64,
 }
 
 #[derive(Default)]
@@ -150,6 +154,10 @@ struct Shared {
     orders: Option<Arc<OrdersShared>>,
     /// Journal completions batched by the writer thread (one wake-up per batch, not per entry).
     completions: Arc<orders::Completions>,
+    /// Shutdown request, drain deadline and the report of what was dropped.
+    stopping: shutdown::Stopping,
+    /// `EngineConfig::shutdown_drain`.
+    shutdown_drain: std::time::Duration,
 }
 
 fn registry() -> &'static Mutex<HashMap<u32, Arc<Shared>>> {
@@ -211,6 +219,8 @@ impl Engine {
             shut: AtomicBool::new(false),
             orders: desk.as_ref().map(|d| Arc::clone(d.shared())),
             completions,
+            stopping: shutdown::Stopping::default(),
+            shutdown_drain: cfg.shutdown_drain,
         });
         shared.stats.publish(&hub.stats());
         let for_thread = Arc::clone(&shared);
@@ -468,15 +478,32 @@ impl Engine {
             s.orders_rejected = os.rejected;
             s.orders_open = os.open;
             s.journal_durable_seq = os.journal_durable_seq;
+            s.orders_expired = os.expired;
         }
         s
     }
 
-    /// Stops the engine thread (joined) and unregisters the engine. Idempotent.
+    /// Commands queued for the engine thread now (source publishes, session requests, order
+    /// requests, journal completions). A server reading a source can pause while this is above
+    /// a high-water mark (backpressure: the queue is otherwise unbounded).
+    pub fn queue_depth(&self) -> usize {
+        self.shared.tx.len()
+    }
+
+    /// Stops the engine thread (joined) and unregisters the engine. Idempotent. Commands queued
+    /// before it are handled for at most `EngineConfig::shutdown_drain`, the rest dropped (see
+    /// `shutdown_report`).
     pub fn shutdown(&self) -> Result<()> {
+        self.shutdown_report().map(|_| ())
+    }
+
+    /// `shutdown`, returning what the bounded drain dropped (all zero when everything queued was
+    /// handled, or when the engine was already shut down).
+    pub fn shutdown_report(&self) -> Result<ShutdownReport> {
         if self.shared.shut.swap(true, Ordering::AcqRel) {
-            return Ok(());
+            return Ok(ShutdownReport::default());
         }
+        self.shared.stopping.ask(self.shared.shutdown_drain);
         // A failed send means the thread is already gone; joining below still reaps it.
         let _ = self.shared.tx.send(Msg::Shutdown);
         let handle = self.shared.thread.lock().map_err(|_| internal("thread"))?.take();
@@ -491,7 +518,7 @@ impl Engine {
             .lock()
             .map_err(|_| internal("registry"))?
             .remove(&self.shared.id);
-        Ok(())
+        Ok(self.shared.stopping.report())
     }
 }
 
@@ -545,6 +572,11 @@ fn run(mut hub: Hub, mut desk: Option<OrderDesk>, rx: Receiver<Msg>, shared: &Sh
         }
         if !stop {
             for _ in 1..MAX_COMMANDS_PER_PASS {
+                if shared.stopping.overdue() {
+                    shared.stopping.drop_rest(&rx, &shared.completions);
+                    shared.stats.publish(&hub.stats());
+                    return;
+                }
                 match rx.try_recv() {
                     Ok(Msg::Shutdown) => {
                         stop = true;
