@@ -20,6 +20,12 @@ use crate::view::WindowDiff;
 use crate::wire::rules::{check_subject, show_str};
 use crate::wire::view::{view_closed, view_size, ViewCreated, ViewRows};
 
+/// Window tag flag (`ViewSet::set_window_tag`, word 3): a `view.create` or `view.change` awaits
+/// its reply; the flush looks the subscription up.
+const TAG_PENDING: u32 = 1;
+/// Window tag flag: live; words 0-2 (session slot, viewId, reqId) are current.
+const TAG_LIVE: u32 = 2;
+
 /// Views one session may hold open. @default 100 (`VIEW_LIMITS.maxViewsPerSession` in packages/protocol)
 pub const DEFAULT_MAX_VIEWS_PER_SESSION: usize = 100;
 
@@ -235,6 +241,7 @@ impl Hub {
             },
         );
         self.window_owner.insert(window, (slot, view_id));
+        let _ = self.views.set_window_tag(window, [slot, view_id, req_id, TAG_PENDING]);
         self.flush_views(now);
     }
 
@@ -258,6 +265,7 @@ impl Hub {
         }
         sub.req_id = req_id;
         sub.change_pending = true;
+        let _ = self.views.set_window_tag(window, [slot, view_id, req_id, TAG_PENDING]);
         self.flush_views(now);
         self.answer_change(slot, view_id, now);
     }
@@ -328,6 +336,15 @@ impl Hub {
         let mut diffs = std::mem::take(&mut self.diffs);
         self.views.flush(&mut diffs);
         for d in &diffs {
+            // The usual case, a held window's live changes: owner and reqId from the window's
+            // tag (a dense array), not from three per-session maps.
+            if let Some([slot, view_id, req_id, TAG_LIVE]) = self.views.window_tag(d.window) {
+                self.scratch.clear();
+                if self.encode_rows(d, req_id, view_id, false) {
+                    self.send_control(slot, now);
+                }
+                continue;
+            }
             let Some(&(slot, view_id)) = self.window_owner.get(&d.window) else {
                 continue;
             };
@@ -337,6 +354,7 @@ impl Hub {
             let creating = sub.creating.take();
             let req_id = sub.req_id;
             let answers_change = std::mem::take(&mut sub.change_pending);
+            let _ = self.views.set_window_tag(d.window, [slot, view_id, req_id, TAG_LIVE]);
             let reply = creating.is_some() || answers_change;
             self.scratch.clear();
             match creating {
@@ -561,5 +579,97 @@ mod tests {
         updated_item(&mut got, 8, 9, 11.0, fields(), true);
         got.extend_from_slice(b"]}");
         assert_eq!(String::from_utf8(got).unwrap(), String::from_utf8(want).unwrap());
+    }
+
+    fn publish(hub: &mut Hub, i: u32, field: &str, v: f64, image: bool, now: Instant) {
+        let p = crate::wire::Publish {
+            subject: format!("/P/{i}"),
+            ts: Some(1.0),
+            image,
+            fields: vec![crate::wire::PubField {
+                name: field.into(),
+                value: Some(Value::Number(v)),
+                typed: false,
+            }],
+        };
+        hub.handle(
+            super::super::Command::Publish {
+                batch: vec![p],
+                received_ms: 1.0,
+            },
+            now,
+        );
+    }
+
+    /// The messages queued to session 1 since the last call (the outbox is read, then cleared
+    /// through a delivery into a sink that drops them).
+    fn take(hub: &mut Hub, now: Instant) -> Vec<serde_json::Value> {
+        struct Drop;
+        impl super::super::FrameSink for Drop {
+            fn frame(&mut self, _: u32, _: u32, _: &[&[u8]], _: u16) {}
+        }
+        let bytes = hub.queued(1).unwrap_or_default().to_vec();
+        hub.run_due(now + std::time::Duration::from_secs(1), &mut Drop);
+        let text = format!("[{}]", String::from_utf8(bytes).unwrap());
+        serde_json::from_str::<Vec<serde_json::Value>>(&text).unwrap()
+    }
+
+    /// Live updates of a held window carry the reqId of the latest view.change (the window tag
+    /// fast path), before and after the change.
+    #[test]
+    fn live_rows_carry_the_latest_change_req_id() {
+        use super::super::Command;
+        let now = Instant::now();
+        let mut hub = Hub::new(crate::config::EngineConfig::default());
+        for i in 0..3 {
+            publish(&mut hub, i, "bid", f64::from(i), true, now);
+        }
+        let members = (0..3).map(|i| format!("/P/{i}")).collect();
+        hub.handle(
+            Command::ContainerPublish {
+                subject: "/C".into(),
+                ops: vec![ContainerOp::Add(members)],
+            },
+            now,
+        );
+        let open = Command::OpenSession {
+            sid: 1,
+            worker: 0,
+            user: "u".into(),
+            tier: String::new(),
+        };
+        hub.handle(open, now);
+        let create = Command::ViewCreate {
+            sid: 1,
+            req_id: 1,
+            container: "/C".into(),
+            filter: String::new(),
+            sort: "bid".into(),
+            offset: 0,
+            size: 2,
+        };
+        hub.handle(create, now);
+        assert_eq!(take(&mut hub, now)[0]["type"], "view.created");
+        publish(&mut hub, 0, "qty", 5.0, false, now);
+        let m = take(&mut hub, now);
+        assert_eq!((m.len(), &m[0]["reqId"], &m[0]["updated"][0]["id"]), (1, &1.into(), &1.into()));
+        hub.handle(
+            Command::ViewChange {
+                sid: 1,
+                req_id: 5,
+                view_id: 1,
+                offset: 1,
+                size: 2,
+            },
+            now,
+        );
+        let m = take(&mut hub, now);
+        assert_eq!((m.len(), &m[0]["reqId"], &m[0]["left"][0]), (1, &5.into(), &1.into()));
+        publish(&mut hub, 2, "qty", 6.0, false, now);
+        publish(&mut hub, 0, "qty", 7.0, false, now); // no longer shown
+        let m = take(&mut hub, now);
+        assert_eq!(m.len(), 1);
+        assert_eq!((&m[0]["reqId"], &m[0]["updated"][0]["id"]), (&5.into(), &3.into()));
+        assert_eq!(m[0]["updated"].as_array().map(Vec::len), Some(1));
     }
 }

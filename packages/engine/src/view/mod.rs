@@ -24,7 +24,7 @@ use crate::value::Value;
 pub use records::{EmptyRow, Records};
 pub use registry::{Registry, ViewKey};
 pub use row_bytes::RowBytes;
-pub use set::{ViewInfo, ViewSet, ViewsConfig};
+pub use set::{ViewInfo, ViewSet, ViewsConfig, WindowTag};
 pub use sort::{parse_sort, sort_text, Sort, SortKey};
 pub use window::{Window, WindowDiff};
 

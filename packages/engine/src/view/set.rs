@@ -126,7 +126,13 @@ pub struct ViewSet {
     light: Vec<WindowDiff>,
     /// Encoded updated rows of the current flush (see [`ViewSet::row_bytes`]).
     row_bytes: RowBytes,
+    /// Window id -> the owner's tag (see [`ViewSet::set_window_tag`]).
+    tags: Vec<WindowTag>,
 }
+
+/// Words a window's owner keeps with it (the hub: session slot, viewId, reqId, pending flags),
+/// read back per diff from a dense array instead of the owner's own maps. `[0; 4]` until set.
+pub type WindowTag = [u32; 4];
 
 /// A light diff dropped because its window was re-sliced later in the same flush.
 const DEAD: u32 = u32::MAX;
@@ -160,6 +166,7 @@ impl ViewSet {
             visits: Vec::new(),
             light: Vec::new(),
             row_bytes: RowBytes::default(),
+            tags: Vec::new(),
         }
     }
 
@@ -468,6 +475,9 @@ impl ViewSet {
         };
         slot.windows.push(id);
         self.windows[id as usize] = Some((view, Window::new(offset, size)));
+        if let Some(t) = self.tags.get_mut(id as usize) {
+            *t = [0; 4];
+        }
         self.moved_windows.push(id);
         Ok(id)
     }
@@ -479,6 +489,23 @@ impl ViewSet {
             .ok_or_else(|| EngineError::NotFound {
                 message: format!("window {window} does not exist"),
             })
+    }
+
+    /// Attaches `tag` to open `window` (replacing any earlier one); `NOT_FOUND` if it is not open.
+    pub fn set_window_tag(&mut self, window: u32, tag: WindowTag) -> Result<()> {
+        self.window_mut(window)?;
+        if self.tags.len() <= window as usize {
+            self.tags.resize(window as usize + 1, [0; 4]);
+        }
+        self.tags[window as usize] = tag;
+        Ok(())
+    }
+
+    /// The tag of open `window` (`[0; 4]` if never set), `None` if it is not open. O(1).
+    #[inline]
+    pub fn window_tag(&self, window: u32) -> Option<WindowTag> {
+        self.windows.get(window as usize)?.as_ref()?;
+        Some(self.tags.get(window as usize).copied().unwrap_or([0; 4]))
     }
 
     /// Moves or resizes a window (no filter work: the next flush diffs the new slice).
