@@ -10,7 +10,7 @@
 import type { GridApi, GridReadyEvent, IDatasource, IGetRowsParams } from 'ag-grid-community';
 import type { ViewSortKey } from '@tidewire/protocol';
 import type { ViewRow } from '@tidewire/client';
-import { useCallback, useEffect, useMemo, useRef, type RefObject } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type RefObject } from 'react';
 import { useConnection } from '../../connection/ConnectionProvider.js';
 import { RecountRefresher, applyLiveRows, type IdentifiedRow } from './live-rows.js';
 import { ServerViewFeed } from './server-view-feed.js';
@@ -58,7 +58,8 @@ export interface ServerViewGridOptions<TRow extends IdentifiedRow> {
 /** The grid props of an infinite-row-model grid over the view (spread onto `<AgGridReact>`). */
 export interface ServerViewGridProps<TRow> {
   readonly rowModelType: 'infinite';
-  readonly datasource: IDatasource;
+  /** Undefined until the view's feed exists (the first effect after mount). */
+  readonly datasource: IDatasource | undefined;
   readonly cacheBlockSize: number;
   readonly maxBlocksInCache: number;
   readonly maxConcurrentDatasourceRequests: number;
@@ -96,32 +97,36 @@ export function useServerViewGrid<TRow extends IdentifiedRow>(options: ServerVie
   );
   useEffect(() => () => refresher?.dispose(), [refresher]);
 
-  const feed = useMemo(
-    () =>
-      new ServerViewFeed<TRow>((request, handler) => connection.view(request, handler), {
-        container,
-        toRow: (r) => latest.current.toRow(r),
-        onLive: (rows, count, updated) => {
-          latest.current.onCount(count);
-          const api = apiRef.current;
-          if (api === undefined) return;
-          if (count !== knownCount.current) {
-            knownCount.current = count;
-            api.setRowCount(count, true);
-            // ranks shifted (rows entered or left the view): re-read what is loaded once the
-            // burst is over; the visible rows are patched at once below
-            refresher?.schedule();
-          }
-          applyLiveRows(api, rows, updated, latest.current.toRow);
-        },
-        onError: (e) => latest.current.onError(`${e.code}: ${e.message}`),
-      }),
-    [connection, container, refresher],
-  );
-  useEffect(() => () => feed.close(), [feed]);
+  // made in an effect, not a memo: an effect's cleanup closes it, and StrictMode (dev) runs
+  // cleanup and setup twice on one instance, which would leave a memoised feed closed
+  const [feed, setFeed] = useState<ServerViewFeed<TRow> | undefined>(undefined);
+  useEffect(() => {
+    const made = new ServerViewFeed<TRow>((request, handler) => connection.view(request, handler), {
+      container,
+      toRow: (r) => latest.current.toRow(r),
+      onLive: (rows, count, updated) => {
+        latest.current.onCount(count);
+        const api = apiRef.current;
+        if (api === undefined) return;
+        if (count !== knownCount.current) {
+          knownCount.current = count;
+          api.setRowCount(count, true);
+          // ranks shifted (rows entered or left the view): re-read what is loaded once the
+          // burst is over; the visible rows are patched at once below
+          refresher?.schedule();
+        }
+        applyLiveRows(api, rows, updated, latest.current.toRow);
+      },
+      onError: (e) => latest.current.onError(`${e.code}: ${e.message}`),
+    });
+    knownCount.current = -1;
+    setFeed(made);
+    return () => made.close();
+  }, [connection, container, refresher]);
 
-  const datasource = useMemo<IDatasource>(
-    () => ({
+  const datasource = useMemo<IDatasource | undefined>(() => {
+    if (feed === undefined) return undefined;
+    return {
       getRows(params: IGetRowsParams) {
         const q = query(params);
         if (typeof q === 'string') {
@@ -151,16 +156,15 @@ export function useServerViewGrid<TRow extends IdentifiedRow>(options: ServerVie
           },
         );
       },
-    }),
-    [feed, query],
-  );
+    };
+  }, [feed, query]);
 
   const onGridReady = useCallback((event: GridReadyEvent<TRow>) => {
     apiRef.current = event.api;
   }, []);
   const followViewport = useCallback(() => {
     const api = apiRef.current;
-    if (api !== undefined) feed.showViewport(api.getFirstDisplayedRowIndex(), api.getLastDisplayedRowIndex());
+    if (api !== undefined) feed?.showViewport(api.getFirstDisplayedRowIndex(), api.getLastDisplayedRowIndex());
   }, [feed]);
 
   const gridProps = useMemo<ServerViewGridProps<TRow>>(
