@@ -7,6 +7,9 @@
 //! `cargo bench --no-default-features --bench journal [-- --secs 10 --rates 1000,5000 --dir /path]`
 //! The journal lives under Cargo's target tmp dir (same disk as the build) unless `--dir` is given.
 
+#[path = "support/mod.rs"]
+mod support;
+
 use hdrhistogram::Histogram;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -25,35 +28,6 @@ fn order_body(i: u64) -> Vec<u8> {
     let mut b = s.into_bytes();
     b.resize(305, b'.');
     b
-}
-
-struct Args {
-    secs: u64,
-    rates: Vec<u64>,
-    dir: std::path::PathBuf,
-}
-
-fn args() -> Args {
-    let mut a = Args {
-        secs: 10,
-        rates: vec![1_000, 5_000, 10_000, 20_000],
-        dir: std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("journal-bench"),
-    };
-    let v: Vec<String> = std::env::args().collect();
-    let mut i = 1;
-    while i < v.len() {
-        match v[i].as_str() {
-            "--secs" => a.secs = v[i + 1].parse().expect("--secs N"),
-            "--rates" => a.rates = v[i + 1].split(',').map(|r| r.parse().expect("--rates a,b,c")).collect(),
-            "--dir" => a.dir = v[i + 1].clone().into(),
-            _ => {
-                i += 1;
-                continue;
-            }
-        }
-        i += 2;
-    }
-    a
 }
 
 fn fresh_journal(dir: &std::path::Path) -> Journal {
@@ -113,14 +87,20 @@ fn run(
 }
 
 fn main() {
-    let a = args();
+    let a = support::rate_args(
+        10,
+        std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("journal-bench"),
+    );
     if std::env::args().any(|x| x == "--list") {
         return;
     }
-    println!(
-        "| rate (orders/s) | orders | achieved/s | mean µs | p50 µs | p90 µs | p95 µs | p99 µs | max µs | std dev µs | fsyncs | orders/fsync | mean fsync µs | max fsync µs | producer lag µs |"
-    );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    support::print_header(&[
+        "fsyncs",
+        "orders/fsync",
+        "mean fsync µs",
+        "max fsync µs",
+        "producer lag µs",
+    ]);
     let _ = run(&a.dir, 5_000, 5_000); // warm-up (file system, page cache, threads)
     let mut runs: Vec<(u64, u64)> = a.rates.iter().map(|r| (*r, r * a.secs)).collect();
     runs.push((0, 200_000));
@@ -128,21 +108,8 @@ fn main() {
         let (h, elapsed, s, lag) = run(&a.dir, rate, count);
         let us = |ns: f64| ns / 1_000.0;
         println!(
-            "| {} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {} | {:.1} | {:.0} | {:.0} | {:.0} |",
-            if rate == 0 {
-                "unpaced".to_string()
-            } else {
-                rate.to_string()
-            },
-            count,
-            count as f64 / elapsed.as_secs_f64(),
-            us(h.mean()),
-            us(h.value_at_quantile(0.50) as f64),
-            us(h.value_at_quantile(0.90) as f64),
-            us(h.value_at_quantile(0.95) as f64),
-            us(h.value_at_quantile(0.99) as f64),
-            us(h.max() as f64),
-            us(h.stdev()),
+            "{} {} | {:.1} | {:.0} | {:.0} | {:.0} |",
+            support::rate_row(rate, count, elapsed, &h),
             s.syncs,
             count as f64 / s.syncs.max(1) as f64,
             us(s.sync_nanos_total as f64 / s.syncs.max(1) as f64),

@@ -11,6 +11,9 @@
 //!
 //! `cargo bench --no-default-features --bench orders [-- --secs 5 --rates 1000,20000 --dir /path --no-fsync]`
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,43 +24,6 @@ use tidewire_engine::order::{Side, TimeInForce};
 use tidewire_engine::runtime::{Engine, OrderSubmit, Waker};
 
 const SESSIONS: u32 = 8;
-
-struct Args {
-    secs: u64,
-    rates: Vec<u64>,
-    dir: std::path::PathBuf,
-    /// `--no-fsync`: journal without fdatasync (isolates the engine's CPU cost from the disk).
-    fsync: bool,
-}
-
-fn args() -> Args {
-    let mut a = Args {
-        secs: 5,
-        rates: vec![1_000, 5_000, 10_000, 20_000],
-        dir: std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("orders-bench"),
-        fsync: true,
-    };
-    let v: Vec<String> = std::env::args().collect();
-    let mut i = 1;
-    while i < v.len() {
-        match v[i].as_str() {
-            "--secs" => a.secs = v[i + 1].parse().expect("--secs N"),
-            "--rates" => a.rates = v[i + 1].split(',').map(|r| r.parse().expect("--rates a,b,c")).collect(),
-            "--dir" => a.dir = v[i + 1].clone().into(),
-            "--no-fsync" => {
-                a.fsync = false;
-                i += 1;
-                continue;
-            }
-            _ => {
-                i += 1;
-                continue;
-            }
-        }
-        i += 2;
-    }
-    a
-}
 
 struct Unpark(std::thread::Thread);
 
@@ -81,27 +47,6 @@ fn acks(frame: &[u8], out: &mut Vec<u64>) {
         out.push(n);
         i = j;
     }
-}
-
-/// CPU time (ns) of this process's threads whose name starts with `prefix` (Linux schedstat; 0
-/// elsewhere). Thread names are cut at 15 bytes: `tidewire-engine`, `tidewire-journa`.
-fn thread_cpu_ns(prefix: &str) -> u64 {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return 0;
-    };
-    let mut total = 0;
-    for t in tasks.flatten() {
-        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
-        if comm.trim_end().starts_with(prefix) {
-            let sched = std::fs::read_to_string(t.path().join("schedstat")).unwrap_or_default();
-            total += sched
-                .split_whitespace()
-                .next()
-                .and_then(|n| n.parse::<u64>().ok())
-                .unwrap_or(0);
-        }
-    }
-    total
 }
 
 struct Run {
@@ -191,8 +136,8 @@ fn run(dir: &std::path::Path, rate: u64, count: u64, fsync: bool) -> Run {
         engine_hist.record(us.max(1.0) as u64).expect("record");
     }
     let durable_seq = engine.stats().journal_durable_seq;
-    let engine_cpu_ns = thread_cpu_ns("tidewire-engine");
-    let journal_cpu_ns = thread_cpu_ns("tidewire-journa");
+    let engine_cpu_ns = support::thread_cpu_ns("tidewire-engine");
+    let journal_cpu_ns = support::thread_cpu_ns("tidewire-journa");
     engine.shutdown().expect("shutdown");
     let _ = std::fs::remove_dir_all(dir);
     Run {
@@ -207,35 +152,28 @@ fn run(dir: &std::path::Path, rate: u64, count: u64, fsync: bool) -> Run {
 }
 
 fn main() {
-    let a = args();
+    let a = support::rate_args(
+        5,
+        std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("orders-bench"),
+    );
     if std::env::args().any(|x| x == "--list") {
         return;
     }
-    println!("| rate (orders/s) | orders | achieved/s | mean µs | p50 µs | p90 µs | p95 µs | p99 µs | max µs | std dev µs | engine accept->ack mean / p99 µs | producer lag µs | journal entries | engine thread CPU µs/order | journal thread CPU µs/order |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    support::print_header(&[
+        "engine accept->ack mean / p99 µs",
+        "producer lag µs",
+        "journal entries",
+        "engine thread CPU µs/order",
+        "journal thread CPU µs/order",
+    ]);
     let _ = run(&a.dir, 5_000, 5_000, a.fsync); // warm-up (file system, page cache, threads)
     let mut runs: Vec<(u64, u64)> = a.rates.iter().map(|&r| (r, r * a.secs)).collect();
     runs.push((0, 100_000));
     for (rate, count) in runs {
         let r = run(&a.dir, rate, count, a.fsync);
-        let h = &r.hist;
-        let us = |ns: f64| ns / 1_000.0;
         println!(
-            "| {} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} / {:.0} | {:.0} | {} | {:.1} | {:.1} |",
-            if rate == 0 {
-                "unpaced".to_string()
-            } else {
-                rate.to_string()
-            },
-            count,
-            count as f64 / r.elapsed.as_secs_f64(),
-            us(h.mean()),
-            us(h.value_at_quantile(0.50) as f64),
-            us(h.value_at_quantile(0.90) as f64),
-            us(h.value_at_quantile(0.95) as f64),
-            us(h.value_at_quantile(0.99) as f64),
-            us(h.max() as f64),
-            us(h.stdev()),
+            "{} {:.0} / {:.0} | {:.0} | {} | {:.1} | {:.1} |",
+            support::rate_row(rate, count, r.elapsed, &r.hist),
             r.engine_hist.mean(),
             r.engine_hist.value_at_quantile(0.99) as f64,
             r.lag_us,
