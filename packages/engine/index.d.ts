@@ -89,8 +89,18 @@ export declare class Engine {
    * dropped); empty when orders are disabled.
    */
   takeOrderAckLatencies(): Float64Array
-  /** Stops the engine thread (joins it); later calls throw UNAVAILABLE. Idempotent. */
-  shutdown(): void
+  /**
+   * Stops the engine thread (joins it); later calls throw UNAVAILABLE. Idempotent. Commands
+   * queued before it are handled for at most `shutdownDrainMs` (default 5000); returns a line
+   * to log when the rest was dropped (how many commands, order requests, completions), else null.
+   */
+  shutdown(): string | null
+  /**
+   * Commands queued for the engine thread now (publishes, session and order requests, journal
+   * completions). Backpressure: a server can stop reading its sources while this is above a
+   * high-water mark and resume below a low one.
+   */
+  queueDepth(): number
 }
 export type JsEngine = Engine
 
@@ -107,7 +117,6 @@ export interface BatchingConfig {
 }
 
 /**
- * Engine settings; every field optional.
  * One op of a `container.publish` (packages/protocol `ContainerOp`, already validated by the
  * server's decoder): `op` is `add` / `insertAt` / `remove` / `clear`.
  */
@@ -132,6 +141,11 @@ export interface Drained {
   index: Uint32Array
 }
 
+/**
+ * Engine settings as JavaScript passes them (the napi `EngineConfig` object; every field
+ * optional, unset = the default). The one place the settings are spelled out: `resolve` gives
+ * the engine's [`EngineConfig`], `resolve_orders` its [`OrdersConfig`].
+ */
 export interface EngineConfig {
   /** Shortest batching interval, ms. @default 100 */
   burstMinMs?: number
@@ -148,6 +162,11 @@ export interface EngineConfig {
   /** Record subscriptions one session may hold; above it: LIMIT_EXCEEDED. @default 10000 */
   maxSubscriptionsPerSession?: number
   /**
+   * Longest `shutdown()` keeps handling queued commands before it drops the rest (and says how
+   * many in its return value), ms. @default 5000
+   */
+  shutdownDrainMs?: number
+  /**
    * Order journal directory (created if missing); unset or empty = orders disabled
    * (`orderSubmit` & co. throw UNAVAILABLE). Replayed at construction: see `recovery()`.
    */
@@ -158,7 +177,7 @@ export interface EngineConfig {
   orderMaxQuantity?: number
   /** Tick of instruments whose record has no numeric `tickSize` field. @default 0.00001 */
   orderDefaultTick?: number
-  /** Execution simulator RNG seed (same seed + same ticks = same fills). @default 1 */
+  /** Execution simulator RNG seed (same seed + same ticks = same fills), integer 0..2^53. @default 1 */
   simulatorSeed?: number
   /** Partial fills before an order fills completely (0..100). @default 2 */
   simulatorMaxPartials?: number
@@ -168,6 +187,11 @@ export interface EngineConfig {
   simulatorMaxFraction?: number
   /** Least time between two executions of one order (keeps partial fills visible), ms. @default 300 */
   simulatorFillIntervalMs?: number
+  /**
+   * UTC time `"HH:MM"` at which open DAY orders expire (cancelled, reason `endOfDay`, journaled
+   * like a cancel); unset or empty = never. @default unset
+   */
+  endOfDay?: string
 }
 
 /** Engine counters (cumulative) and gauges (current). */
@@ -208,6 +232,8 @@ export interface EngineStats {
   ordersOpen: number
   /** Last durable journal seq (0 = none). */
   journalDurableSeq: number
+  /** DAY orders expired at an end of day (`endOfDay`) since start. */
+  ordersExpired: number
 }
 
 /** The journal replay done at construction. */
