@@ -78,7 +78,7 @@ export class FxBook {
       type: 'record.publish', subject: p.subject, ts, image: true,
       fields: {
         pair: `${p.spec.pair.slice(0, 3)}/${p.spec.pair.slice(3)}`, base: p.spec.pair.slice(0, 3), quote: p.spec.pair.slice(3),
-        decimals: p.decimals, ...this.quote(p),
+        decimals: p.decimals, tickSize: 10 ** -p.decimals, ...this.quote(p),
       },
     }));
   }

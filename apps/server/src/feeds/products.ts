@@ -87,6 +87,7 @@ export class ProductCatalog {
         statics.description = `${issuer} Ord Shs`;
         open = roundTo(Math.exp(this.rng.range(Math.log(2), Math.log(900))), 2);
       }
+      statics.tickSize = bond ? 0.001 : 0.01; // one unit of the price's decimals: what order prices are checked against
       this.statics.push(statics);
       this.products.push({
         subject: `/PRODUCT/${code}`, bond, decimals: bond ? 3 : 2,
