@@ -216,8 +216,7 @@ pub struct OrdersConfig {
     /// Hook after each journal fdatasync (tests: hold the writer to observe "no ack before durable").
     pub sync_hook: Option<SyncHook>,
     /// When open DAY orders expire (cancelled with reason `endOfDay`, journaled like a cancel), in
-    /// UTC by `clock`. Default `None`: DAY orders never expire (the server's `orders.endOfDay`
-    /// setting passes its own default).
+    /// UTC by `clock`. Default `None`: DAY orders never expire (napi: `endOfDay` unset or empty).
     pub end_of_day: Option<EndOfDay>,
 }
 
