@@ -46,7 +46,11 @@ fn trade_record(u: u64, trade: u64, trades: u64) -> Publish {
         user: format!("user{u}"),
         client_order_id: format!("c{trade}"),
         instrument: format!("/FX/I{}", (u * 7 + trade) % 50),
-        side: if (u + trade) % 2 == 0 { Side::Buy } else { Side::Sell },
+        side: if (u + trade).is_multiple_of(2) {
+            Side::Buy
+        } else {
+            Side::Sell
+        },
         quantity: 1_000,
         price: Some(100.0 + ((u * 13 + trade * 7) % 1_000) as f64 / 100.0),
         time_in_force: TimeInForce::Day,
@@ -80,7 +84,7 @@ fn preset_record(u: u64, trade: u64, trades: u64) -> Publish {
             field("instrument", Value::Str(format!("I{}", (u * 7 + trade) % 50).into())),
             field(
                 "side",
-                Value::Str(if (u + trade) % 2 == 0 { "buy" } else { "sell" }.into()),
+                Value::Str(if (u + trade).is_multiple_of(2) { "buy" } else { "sell" }.into()),
             ),
             field("quantity", Value::Number((1_000 * (1 + (u + 3 * trade) % 20)) as f64)),
             field(
@@ -93,6 +97,9 @@ fn preset_record(u: u64, trade: u64, trades: u64) -> Publish {
     }
 }
 
+/// Builds the publish of trade `trade` of user `u` (of `trades` per user).
+type MakeRecord = fn(u64, u64, u64) -> Publish;
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let shape = arg_value(&args, "--shape").unwrap_or_else(|| "trade".into());
@@ -102,7 +109,7 @@ fn main() {
     let trades: u64 = arg_value(&args, "--trades")
         .and_then(|s| s.parse().ok())
         .unwrap_or(1_000);
-    let (make, filter): (fn(u64, u64, u64) -> Publish, &str) = match shape.as_str() {
+    let (make, filter): (MakeRecord, &str) = match shape.as_str() {
         "trade" => (trade_record, "statusCode < 10"),
         "blotter" => (preset_record, "Status < 10"),
         other => {
