@@ -27,6 +27,8 @@ export interface SettingSpec {
   max?: number;
   /** For `int` settings that allow 0 as "off" below `min`. */
   zeroMeansOff?: boolean;
+  /** For `string` settings: the shape a value must have, and how an error names it (e.g. `"HH:MM" UTC or empty`). */
+  pattern?: { re: RegExp; says: string };
   /** Unit shown in docs (`ms`, `bytes`, `s`, `per second`, ...). */
   unit: string;
   /** One sentence for docs/configuration.md. */
@@ -127,6 +129,9 @@ export const SETTINGS: readonly SettingSpec[] = [
     doc: 'Seed of the execution simulator (fill sizes); the same seed and market give the same fills.' },
   { path: 'orders.fillIntervalMs', type: 'int', env: 'TIDEWIRE_FILL_INTERVAL_MS', flag: 'fill-interval-ms', default: 300, min: 1, max: 3_600_000, unit: 'ms',
     doc: 'Least time between two executions of one order by the simulator, so partial fills stay visible.' },
+  { path: 'orders.endOfDay', type: 'string', env: 'TIDEWIRE_ORDERS_END_OF_DAY', flag: 'orders-end-of-day', default: '22:00', unit: 'HH:MM UTC',
+    pattern: { re: /^(?:|(?:[01]\d|2[0-3]):[0-5]\d)$/, says: '"HH:MM" (UTC, 00:00..23:59) or empty' },
+    doc: 'When open DAY orders expire: each is cancelled with reason `endOfDay`, journaled like a cancel (also on the first pass after a restart across it); GTC orders stay. Empty: DAY orders never expire.' },
 ];
 
 /** `orders.journalDir` of the `tidewire-server` command: `.data/journal` of this checkout (gitignored). */

@@ -79,6 +79,8 @@ export interface Config {
     readonly defaultTick: number;
     readonly simulatorSeed: number;
     readonly fillIntervalMs: number;
+    /** `"HH:MM"` UTC at which open DAY orders expire; empty: never. */
+    readonly endOfDay: string;
   };
   /** Admin console: `auditDir` is absolute after loading. */
   readonly admin: { readonly auditDir: string };
@@ -179,7 +181,7 @@ export function helpText(): string {
 
 function describe(spec: SettingSpec): string {
   if (spec.type === 'bool') return 'must be true or false';
-  if (spec.type === 'string') return 'must be a string';
+  if (spec.type === 'string') return spec.pattern ? `must be ${spec.pattern.says}` : 'must be a string';
   if (spec.type === 'number') return `must be a number ${spec.min}..${spec.max}`;
   return spec.zeroMeansOff
     ? `must be 0 or an integer ${spec.min}..${spec.max}`
@@ -191,7 +193,7 @@ function coerce(spec: SettingSpec, raw: unknown, origin: string): number | strin
   const fail = (): never => {
     throw new ConfigError(`${origin} ${describe(spec)}, got ${JSON.stringify(raw)}`);
   };
-  if (spec.type === 'string') return typeof raw === 'string' ? raw : fail();
+  if (spec.type === 'string') return typeof raw === 'string' && (!spec.pattern || spec.pattern.re.test(raw)) ? raw : fail();
   if (spec.type === 'bool') {
     if (typeof raw === 'boolean') return raw;
     if (typeof raw === 'string') {

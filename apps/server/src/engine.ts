@@ -52,6 +52,7 @@ export function engineConfig(config: Config): EngineConfig {
     orderDefaultTick: config.orders.defaultTick,
     simulatorSeed: config.orders.simulatorSeed,
     simulatorFillIntervalMs: config.orders.fillIntervalMs,
+    endOfDay: config.orders.endOfDay,
   };
 }
 

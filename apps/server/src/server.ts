@@ -154,7 +154,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         clearInterval(metricsTimer);
         feed?.stop();
         await transport.close();
-        engine.shutdown();
+        // bounded: queued work is handled for the engine's drain budget, the rest is dropped and counted
+        const dropped = engine.shutdown();
+        if (dropped) log('warn', 'engine.shutdownDropped', { detail: dropped });
         log('info', 'server.closed', { url });
       })();
       return closing;
