@@ -561,7 +561,14 @@ mod tests {
     #[test]
     fn updated_items_match_the_view_rows_writer() {
         let (bid, name) = (Value::Number(1.25), Value::Str("a\"b".into()));
-        let fields = || [("bid", Some(&bid), None), ("name", Some(&name), None), ("gone", None, None)].into_iter();
+        let fields = || {
+            [
+                ("bid", Some(&bid), None),
+                ("name", Some(&name), None),
+                ("gone", None, None),
+            ]
+            .into_iter()
+        };
         let mut want = Vec::new();
         let mut w = ViewRows::begin(&mut want, 3, 1);
         w.left(4);
@@ -652,7 +659,10 @@ mod tests {
         assert_eq!(take(&mut hub, now)[0]["type"], "view.created");
         publish(&mut hub, 0, "qty", 5.0, false, now);
         let m = take(&mut hub, now);
-        assert_eq!((m.len(), &m[0]["reqId"], &m[0]["updated"][0]["id"]), (1, &1.into(), &1.into()));
+        assert_eq!(
+            (m.len(), &m[0]["reqId"], &m[0]["updated"][0]["id"]),
+            (1, &1.into(), &1.into())
+        );
         hub.handle(
             Command::ViewChange {
                 sid: 1,

@@ -424,7 +424,10 @@ impl ViewSet {
                     rows: s.view.len(),
                     windows: s.windows.len(),
                     refs: self.registry.refs(i as u32).unwrap_or(0),
-                    updates: self.containers.get(&s.container).map_or(0, |c| c.bit_updates[s.bit as usize]),
+                    updates: self
+                        .containers
+                        .get(&s.container)
+                        .map_or(0, |c| c.bit_updates[s.bit as usize]),
                     build_us: s.build_us,
                 })
             })
@@ -683,7 +686,8 @@ impl ViewSet {
                                 self.shown.add(r, w, slot.container);
                             }
                             if !merged.is_empty() {
-                                d.conflated.extend(d.updated.iter().map(|u| u.0).filter(|r| merged.contains(r)));
+                                d.conflated
+                                    .extend(d.updated.iter().map(|u| u.0).filter(|r| merged.contains(r)));
                                 d.conflated.sort_unstable();
                             }
                             out.push(d);
