@@ -463,17 +463,8 @@ fn updated_item<'a, I>(out: &mut Vec<u8>, id: u32, seq: u64, ts: f64, fields: I,
 where
     I: Iterator<Item = crate::wire::encode::FieldRef<'a>> + Clone,
 {
-    use crate::wire::encode::{write_f64, write_fields, write_u64};
-    out.extend_from_slice(b"{\"id\":");
-    write_u64(out, id.into());
-    out.extend_from_slice(b",\"seq\":");
-    write_u64(out, seq);
-    out.extend_from_slice(b",\"ts\":");
-    write_f64(out, ts);
-    write_fields(out, fields);
-    if conflated {
-        out.extend_from_slice(b",\"conflated\":true");
-    }
+    out.push(b'{');
+    crate::wire::encode::write_update_body(out, id, seq, ts, fields, conflated);
     out.push(b'}');
 }
 

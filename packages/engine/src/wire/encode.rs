@@ -206,7 +206,18 @@ pub fn update<'a, I>(out: &mut Vec<u8>, id: u32, seq: u64, ts: f64, fields: I, c
 where
     I: Iterator<Item = FieldRef<'a>> + Clone,
 {
-    out.extend_from_slice(b"{\"type\":\"record.update\",\"id\":");
+    out.extend_from_slice(b"{\"type\":\"record.update\",");
+    write_update_body(out, id, seq, ts, fields, conflated);
+    out.push(b'}');
+}
+
+/// The body shared by `record.update` and a `view.rows` `updated` item, without braces:
+/// `"id":..,"seq":..,"ts":..,"fields":{..}[,"types":{..}][,"conflated":true]`.
+pub fn write_update_body<'a, I>(out: &mut Vec<u8>, id: u32, seq: u64, ts: f64, fields: I, conflated: bool)
+where
+    I: Iterator<Item = FieldRef<'a>> + Clone,
+{
+    out.extend_from_slice(b"\"id\":");
     write_u64(out, id.into());
     out.extend_from_slice(b",\"seq\":");
     write_u64(out, seq);
@@ -216,7 +227,6 @@ where
     if conflated {
         out.extend_from_slice(b",\"conflated\":true");
     }
-    out.push(b'}');
 }
 
 /// `error`: `{"type","reqId"?,"code","message","field"?,"index"?}`.

@@ -6,7 +6,7 @@
 //! messages with row lists are written incrementally, so a window's rows are encoded straight
 //! from the store without building an intermediate list.
 
-use super::encode::{write_f64, write_fields, write_image_body, write_u64, FieldRef};
+use super::encode::{write_image_body, write_u64, write_update_body, FieldRef};
 
 /// Appends a row image `{"index","id","subject","seq","ts","fields"[,"types"]}`.
 #[allow(clippy::too_many_arguments)]
@@ -138,16 +138,8 @@ impl<'o> ViewRows<'o> {
         I: Iterator<Item = FieldRef<'a>> + Clone,
     {
         self.item(Section::Updated, b",\"updated\":[");
-        self.out.extend_from_slice(b"{\"id\":");
-        write_u64(self.out, id.into());
-        self.out.extend_from_slice(b",\"seq\":");
-        write_u64(self.out, seq);
-        self.out.extend_from_slice(b",\"ts\":");
-        write_f64(self.out, ts);
-        write_fields(self.out, fields);
-        if conflated {
-            self.out.extend_from_slice(b",\"conflated\":true");
-        }
+        self.out.push(b'{');
+        write_update_body(self.out, id, seq, ts, fields, conflated);
         self.out.push(b'}');
     }
 
