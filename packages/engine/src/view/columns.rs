@@ -109,7 +109,7 @@ impl Columns {
             *r -= 1;
             if *r == 0 {
                 if let Value::Str(s) = std::mem::replace(&mut self.strs[sym as usize], Value::Bool(false)) {
-                    self.by_str.remove(&s);
+                    self.by_str.remove(s.as_str());
                 }
                 self.free_syms.push(sym);
             }
