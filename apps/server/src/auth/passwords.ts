@@ -4,6 +4,7 @@
  */
 
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { passwordChecker } from './password-checker.js';
 
 /** scrypt cost parameters. */
 export interface ScryptParams {
@@ -27,6 +28,22 @@ function derive(password: string, salt: Buffer, params: ScryptParams): Promise<B
   });
 }
 
+/**
+ * `derive` on the low-priority password thread (password-checker.ts: nice 19, so a login flood
+ * yields the cores to streaming), or on the libuv pool when that thread cannot run.
+ */
+async function deriveLowPriority(password: string, salt: Buffer, params: ScryptParams): Promise<Buffer> {
+  const checker = passwordChecker();
+  if (checker) {
+    try {
+      return await checker.derive(password, salt, KEY_BYTES, params);
+    } catch (err) {
+      if (!checker.broken) throw err; // scrypt refused these parameters
+    }
+  }
+  return derive(password, salt, params);
+}
+
 /** Hashes `password` with a fresh 16-byte salt. Runs on the libuv thread pool (does not block the loop). */
 export async function hashPassword(password: string, params: ScryptParams = DEFAULT_SCRYPT): Promise<string> {
   const salt = randomBytes(16);
@@ -48,7 +65,7 @@ export async function verifyPassword(password: string, stored: string): Promise<
   if (salt.length === 0 || expected.length !== KEY_BYTES) return false;
   let key: Buffer;
   try {
-    key = await derive(password, salt, { N, r, p });
+    key = await deriveLowPriority(password, salt, { N, r, p });
   } catch {
     return false;
   }

@@ -1,0 +1,54 @@
+import { scryptSync } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { PasswordChecker } from './password-checker.js';
+import { PASSWORD_THREAD_NICE } from './password-thread.js';
+import { hashPassword, verifyPassword } from './passwords.js';
+
+const params = { N: 1024, r: 8, p: 1 };
+
+describe('password-check thread', () => {
+  const checker = new PasswordChecker();
+  afterAll(() => checker.close());
+
+  it('derives the same key as scrypt on the caller thread', async () => {
+    const salt = Buffer.from('0123456789abcdef');
+    const key = await checker.derive('s3cret', salt, 32, params);
+    expect(key.equals(scryptSync('s3cret', salt, 32, params))).toBe(true);
+  });
+
+  it('runs at nice 19, and only that thread (Linux)', async () => {
+    const ready = await checker.ready;
+    if (process.platform !== 'linux') return expect(ready.nice).toBeNull();
+    expect(ready.error).toBeUndefined();
+    expect(ready.nice).toBe(PASSWORD_THREAD_NICE);
+    // field 19 of /proc/<pid>/task/<tid>/stat is the nice value; the process itself stays at 0
+    const stat = readFileSync(`/proc/${process.pid}/task/${ready.tid}/stat`, 'utf8');
+    expect(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])).toBe(PASSWORD_THREAD_NICE);
+    const own = readFileSync(`/proc/${process.pid}/stat`, 'utf8');
+    expect(Number(own.slice(own.lastIndexOf(')') + 2).split(' ')[16])).toBe(0);
+  });
+
+  it('rejects parameters scrypt refuses and keeps serving', async () => {
+    await expect(checker.derive('x', Buffer.from('salt'), 32, { N: 3, r: 8, p: 1 })).rejects.toThrow(/N|invalid|power/i);
+    expect(checker.broken).toBe(false);
+    const key = await checker.derive('x', Buffer.from('salt'), 32, params);
+    expect(key.length).toBe(32);
+  });
+
+  it('rejects requests in flight when the thread is stopped', async () => {
+    const doomed = new PasswordChecker();
+    await doomed.ready;
+    const inFlight = doomed.derive('x', Buffer.from('salt'), 32, { N: 65536, r: 8, p: 1 });
+    await doomed.close();
+    await expect(inFlight).rejects.toThrow(/exited/);
+    expect(doomed.broken).toBe(true);
+  });
+
+  it('verifyPassword goes through it: right, wrong and malformed hashes', async () => {
+    const stored = await hashPassword('alice123', params);
+    expect(await verifyPassword('alice123', stored)).toBe(true);
+    expect(await verifyPassword('alice124', stored)).toBe(false);
+    expect(await verifyPassword('alice123', 'scrypt$3$8$1$AAAA$AAAA')).toBe(false);
+  });
+});
