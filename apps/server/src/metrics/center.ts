@@ -9,7 +9,7 @@ import type { AdminMetricsSample, AdminSessionInfo, BatchingSettings, LatencySta
 import type { EngineStats } from '@tidewire/engine';
 import type { Clock } from '../session/clock.js';
 import { meanOf, mergeEncoded, MAX_BATCH_MESSAGES, MAX_LATENCY_MICROS, newHistogram, summarize } from './histogram.js';
-import type { TransportSnapshot } from './transport-metrics.js';
+import { busiest, MAX_SNAPSHOT_SESSIONS, type TransportSnapshot } from './transport-metrics.js';
 
 /** Metrics interval, ms: one sample (and one `admin.metrics` push) per interval. */
 export const METRICS_INTERVAL_MS = 1000;
@@ -114,7 +114,10 @@ export class MetricsCenter {
       client.paintWeightedSum += s.clientLatency.paintWeightedSum;
       sessions.push(...s.sessions);
     }
-    sessions.sort((a, b) => a.sessionId - b.sessionId);
+    // each worker sent its busiest MAX_SNAPSHOT_SESSIONS: keep that many over all workers
+    const shown = sessions.length <= MAX_SNAPSHOT_SESSIONS ? sessions
+      : sessions.sort((a, b) => busiest({ info: a }, { info: b })).slice(0, MAX_SNAPSHOT_SESSIONS);
+    shown.sort((a, b) => a.sessionId - b.sessionId);
     this.bytesInTotal += bytesIn;
     // each mean walks its histogram: once per histogram per interval
     const latencyMean = meanOf(latency);
@@ -180,7 +183,7 @@ export class MetricsCenter {
     this.prevAt = now;
     this.history.push(sample);
     if (this.history.length > HISTORY_LENGTH) this.history.shift();
-    this.latest = { sample, sessions, cumulative: this.cumulative };
+    this.latest = { sample, sessions: shown, cumulative: this.cumulative };
     return this.latest;
   }
 

@@ -1,7 +1,7 @@
 import { encodeServerFrame, type RecordUpdate, type ViewRows } from '@tidewire/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { decodeFromCompressedBase64 } from 'hdr-histogram-js';
-import { SCAN_BUDGET_ITEMS_PER_SEC, TransportMetrics, type SessionMeter } from './transport-metrics.js';
+import { MAX_SNAPSHOT_SESSIONS, SCAN_BUDGET_ITEMS_PER_SEC, TransportMetrics, type SessionMeter } from './transport-metrics.js';
 
 const metrics: TransportMetrics[] = [];
 afterEach(() => metrics.splice(0).forEach((m) => m.dispose()));
@@ -92,6 +92,19 @@ describe('TransportMetrics', () => {
     expect(latency.totalCount).toBe(5);
     latency.destroy();
     expect(snap.sessions[0]).toMatchObject({ messagesPerSec: 2, framesPerSec: 1 });
+  });
+
+  it('reports the busiest sessions only when there are more than MAX_SNAPSHOT_SESSIONS', () => {
+    const m = make(0);
+    const n = MAX_SNAPSHOT_SESSIONS + 5;
+    const meters = Array.from({ length: n }, (_, i) => m.opened(info(i + 1), () => 0));
+    // sessions 1..5 send nothing; the others send i bytes: the 5 idle ones drop out
+    meters.forEach((meter, i) => { if (i >= 5) m.sent(meter, i); });
+    const snap = m.snapshot(1000, n);
+    expect(snap.sessions).toHaveLength(MAX_SNAPSHOT_SESSIONS);
+    expect(snap.sessions.some((s) => s.sessionId <= 5)).toBe(false);
+    expect(snap.sessions[0]).toMatchObject({ sessionId: n, bytesPerSec: n - 1 });
+    expect(m.sessionList()).toHaveLength(n);
   });
 
   it('forgets closed sessions and ignores reports without samples', () => {

@@ -187,9 +187,14 @@ export class TransportMetrics {
     this.client.max = Math.max(this.client.max, r.maxMs);
   }
 
-  /** Logged-in sessions of this transport now (rates over the last interval). */
-  sessionList(): AdminSessionInfo[] {
-    return [...this.sessions.values()].map((s) => ({ ...s.info, queuedBytes: s.queuedBytes() }));
+  /**
+   * Logged-in sessions of this transport now (rates over the last interval): all of them, or the
+   * `limit` busiest (bytes/s, then frames/s, then lowest id) when there are more.
+   */
+  sessionList(limit = Number.POSITIVE_INFINITY): AdminSessionInfo[] {
+    const all = [...this.sessions.values()];
+    const picked = all.length <= limit ? all : all.sort(busiest).slice(0, limit);
+    return picked.map((s) => ({ ...s.info, queuedBytes: s.queuedBytes() }));
   }
 
   /** Ends the interval at `nowMs`: returns its data, resets the interval counters. */
@@ -235,7 +240,9 @@ export class TransportMetrics {
       heapUsedBytes: getHeapStatistics().used_heap_size,
       loopLagMs,
       clientLatency: this.client,
-      sessions: this.sessionList(),
+      // the busiest only: the list is cloned to the main thread and back to every worker each
+      // interval, and 10,000 sessions of it stalled a worker's loop for tens of ms per second
+      sessions: this.sessionList(MAX_SNAPSHOT_SESSIONS),
     };
     this.latency.reset();
     this.batch.reset();
@@ -252,6 +259,14 @@ export class TransportMetrics {
     this.batch.destroy();
     this.viewLatency.destroy();
   }
+}
+
+/** Most sessions one worker reports per interval (the admin sessions grid shows the busiest). */
+export const MAX_SNAPSHOT_SESSIONS = 1000;
+
+/** Busiest first: bytes/s, then frames/s, then the older (lower) session id. */
+export function busiest(a: { info: AdminSessionInfo }, b: { info: AdminSessionInfo }): number {
+  return b.info.bytesPerSec - a.info.bytesPerSec || b.info.framesPerSec - a.info.framesPerSec || a.info.sessionId - b.info.sessionId;
 }
 
 const round3 = (v: number): number => Math.round(v * 1000) / 1000;
