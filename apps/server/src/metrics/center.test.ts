@@ -6,7 +6,7 @@ import { renderPrometheus } from './prometheus.js';
 import type { TransportSnapshot } from './transport-metrics.js';
 
 const ZERO: EngineStats = { publishesIn: 0, deliveries: 0, framesOut: 0, bytesOut: 0, conflatedUpdates: 0, droppedUpdates: 0, slowConsumerCloses: 0, sessions: 0, subscriptions: 0, records: 0, containers: 0, views: 0, viewWindows: 0, publishesRejected: 0,
-  ordersAccepted: 0, ordersRejected: 0, ordersOpen: 0, journalDurableSeq: 0 };
+  ordersAccepted: 0, ordersRejected: 0, ordersOpen: 0, ordersExpired: 0, journalDurableSeq: 0 };
 
 function fixture() {
   const state = { now: 1_000_000, stats: { ...ZERO }, cpu: { user: 0, system: 0 }, orderAcksMicros: [] as number[] };
