@@ -68,18 +68,7 @@ fn field_id(store: &Store, any: u32, name: &str) -> u32 {
         .expect("field")
 }
 
-const SECTORS: [&str; 10] = [
-    "Tech",
-    "Energy",
-    "Banks",
-    "Retail",
-    "Health",
-    "Autos",
-    "Media",
-    "Mining",
-    "Telecom",
-    "Utilities",
-];
+use under_load::SECTORS;
 
 /// `n` product records: price (dynamic, 0..1000), bid (dynamic), rating (static 0..100),
 /// sector (static, 10 values), name (static text). Returns the store, ids and a name resolver.
@@ -281,15 +270,7 @@ fn dynamic(c: &mut Criterion) {
     group.finish();
 }
 
-fn rss_bytes() -> usize {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: usize = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    pages * 4096
-}
+use support::rss_bytes;
 
 /// The blotter shape: 2,000 containers x 1,000 trade records, each user's view `status < 10`
 /// with a 20-row window. Prints RSS growth for records and for containers + views.
@@ -360,6 +341,8 @@ fn memory() {
 
 criterion_group!(benches, filter_update, create_view, dynamic);
 
+#[allow(dead_code)] // views.rs uses only `rss_bytes` of the benches' shared helpers
+mod support;
 #[path = "views_support/under_load.rs"]
 mod under_load;
 

@@ -12,9 +12,9 @@
 
 use std::time::{Duration, Instant};
 
-use super::under_load::{cpu_us, num, text, Rng, SECTORS};
+use super::under_load::{cpu_us, load_products, open_finder_view, price_update, Rng, SECTORS};
 use tidewire_engine::config::EngineConfig;
-use tidewire_engine::hub::{Command, ContainerOp, FrameSink, Hub};
+use tidewire_engine::hub::{Command, FrameSink, Hub};
 use tidewire_engine::wire::Publish;
 
 /// Keeps the delivered frames of one `run_due` (a copy, as a socket write would) so the row
@@ -55,37 +55,7 @@ pub fn run(views: usize, rate: usize, secs: u64) {
         bytes: 0,
         rows: 0,
     };
-    let images: Vec<Publish> = (0..N)
-        .map(|i| Publish {
-            subject: format!("/PRODUCT/{i}"),
-            ts: Some(0.0),
-            image: true,
-            fields: vec![
-                text("name", format!("{:08x} Holdings", rng.next() as u32)),
-                text("sector", SECTORS[rng.below(10) as usize].into()),
-                num("rating", rng.below(100) as f64),
-                num("bid", 99.5),
-                num("ask", 100.5),
-                num("last", 100.0),
-                num("change", 0.0),
-                num("volume", 1000.0),
-            ],
-        })
-        .collect();
-    hub.handle(
-        Command::Publish {
-            batch: images,
-            received_ms: 0.0,
-        },
-        at(0.0),
-    );
-    hub.handle(
-        Command::ContainerPublish {
-            subject: "/CONTAINER/PRODUCTS".into(),
-            ops: vec![ContainerOp::Add((0..N).map(|i| format!("/PRODUCT/{i}")).collect())],
-        },
-        at(0.0),
-    );
+    load_products(&mut hub, N, &mut rng, at(0.0));
     let setup = Instant::now();
     for k in 0..views as u32 {
         let sid = k + 1;
@@ -95,27 +65,7 @@ pub fn run(views: usize, rate: usize, secs: u64) {
             (lo + 10) as f64 + (k / 900) as f64 / 100_000.0, // unique text, same ~1% result
             SECTORS[(k / 90 % 10) as usize]
         );
-        hub.handle(
-            Command::OpenSession {
-                sid,
-                worker: 0,
-                user: format!("u{sid}"),
-                tier: String::new(),
-            },
-            at(0.0),
-        );
-        hub.handle(
-            Command::ViewCreate {
-                sid,
-                req_id: 1,
-                container: "/CONTAINER/PRODUCTS".into(),
-                filter,
-                sort: "name".into(),
-                offset: 0,
-                size: 50,
-            },
-            at(0.0),
-        );
+        open_finder_view(&mut hub, sid, filter, at(0.0));
     }
     hub.run_due(at(0.0), &mut sink);
     sink.count();
@@ -143,19 +93,7 @@ pub fn run(views: usize, rate: usize, secs: u64) {
                 // Every record once in turn (each updates rate / N times a second).
                 let i = next;
                 next = (next + 1) % N;
-                last[i] = (last[i] * (1.0 + (rng.below(201) as f64 - 100.0) / 50_000.0)).max(0.01);
-                Publish {
-                    subject: format!("/PRODUCT/{i}"),
-                    ts: Some(tick),
-                    image: false,
-                    fields: vec![
-                        num("bid", last[i] - 0.5),
-                        num("ask", last[i] + 0.5),
-                        num("last", last[i]),
-                        num("change", last[i] - 100.0),
-                        num("volume", 1000.0 + tick),
-                    ],
-                }
+                price_update(i, &mut last, &mut rng, tick)
             })
             .collect();
         let s = cpu_us();

@@ -90,24 +90,10 @@ pub fn text(name: &str, v: String) -> PubField {
     }
 }
 
-/// Percentile `p` (0..100) of sorted `xs`.
-fn pct(xs: &[f64], p: f64) -> f64 {
-    if xs.is_empty() {
-        return 0.0;
-    }
-    xs[((xs.len() - 1) as f64 * p / 100.0).round() as usize]
-}
-
-/// Runs the scenario for `secs` virtual seconds and prints the distribution.
-pub fn run(secs: u64) {
-    const N: usize = 64_000;
-    const RATE_MS: f64 = 6.0; // 166.7 requests/s
-    let mut rng = Rng(0xfeed);
-    let mut hub = Hub::new(EngineConfig::default());
-    let t0 = Instant::now();
-    let at = |ms: f64| t0 + Duration::from_micros((ms * 1000.0) as u64);
-    let mut sink = Sink(0);
-    let images: Vec<Publish> = (0..N)
+/// Publishes `n` products `/PRODUCT/<i>` (static `name`, `sector`, `rating`, `currency`; prices at
+/// 100) in batches of 5,000 and puts them all in `/CONTAINER/PRODUCTS`, at `at`.
+pub fn load_products(hub: &mut Hub, n: usize, rng: &mut Rng, at: Instant) {
+    let images: Vec<Publish> = (0..n)
         .map(|i| Publish {
             subject: format!("/PRODUCT/{i}"),
             ts: Some(0.0),
@@ -131,16 +117,80 @@ pub fn run(secs: u64) {
                 batch: chunk.to_vec(),
                 received_ms: 0.0,
             },
-            at(0.0),
+            at,
         );
     }
     hub.handle(
         Command::ContainerPublish {
             subject: "/CONTAINER/PRODUCTS".into(),
-            ops: vec![ContainerOp::Add((0..N).map(|i| format!("/PRODUCT/{i}")).collect())],
+            ops: vec![ContainerOp::Add((0..n).map(|i| format!("/PRODUCT/{i}")).collect())],
         },
-        at(0.0),
+        at,
     );
+}
+
+/// Opens session `sid` and its finder view: `filter` over `/CONTAINER/PRODUCTS`, sorted by
+/// `name`, window 50 (request id 1).
+pub fn open_finder_view(hub: &mut Hub, sid: u32, filter: String, at: Instant) {
+    hub.handle(
+        Command::OpenSession {
+            sid,
+            worker: 0,
+            user: format!("u{sid}"),
+            tier: String::new(),
+        },
+        at,
+    );
+    hub.handle(
+        Command::ViewCreate {
+            sid,
+            req_id: 1,
+            container: "/CONTAINER/PRODUCTS".into(),
+            filter,
+            sort: "name".into(),
+            offset: 0,
+            size: 50,
+        },
+        at,
+    );
+}
+
+/// A price tick of product `i` (a random step of at most 0.2% from `last[i]`, which it updates)
+/// stamped `ts`: bid, ask, last, change, volume (fields no finder filter or sort reads).
+pub fn price_update(i: usize, last: &mut [f64], rng: &mut Rng, ts: f64) -> Publish {
+    last[i] = (last[i] * (1.0 + (rng.below(201) as f64 - 100.0) / 50_000.0)).max(0.01);
+    Publish {
+        subject: format!("/PRODUCT/{i}"),
+        ts: Some(ts),
+        image: false,
+        fields: vec![
+            num("bid", last[i] - 0.5),
+            num("ask", last[i] + 0.5),
+            num("last", last[i]),
+            num("change", last[i] - 100.0),
+            num("volume", 1000.0 + ts),
+        ],
+    }
+}
+
+/// Percentile `p` (0..100) of sorted `xs`.
+fn pct(xs: &[f64], p: f64) -> f64 {
+    if xs.is_empty() {
+        return 0.0;
+    }
+    xs[((xs.len() - 1) as f64 * p / 100.0).round() as usize]
+}
+
+/// Runs the scenario for `secs` virtual seconds and prints the distribution.
+pub fn run(secs: u64) {
+    const N: usize = 64_000;
+    const RATE_MS: f64 = 6.0; // 166.7 requests/s
+    let mut rng = Rng(0xfeed);
+    let mut hub = Hub::new(EngineConfig::default());
+    let t0 = Instant::now();
+    let at = |ms: f64| t0 + Duration::from_micros((ms * 1000.0) as u64);
+    let mut sink = Sink(0);
+    load_products(&mut hub, N, &mut rng, at(0.0));
     // (virtual arrival ms, wall service us) of each request, and busy time of everything else.
     let mut requests: Vec<(f64, f64)> = Vec::new();
     let mut events: Vec<(f64, f64, bool)> = Vec::new(); // (arrival ms, service us, is request)
@@ -154,19 +204,7 @@ pub fn run(secs: u64) {
             let batch: Vec<Publish> = (0..150)
                 .map(|_| {
                     let i = rng.below(N as u64) as usize;
-                    last[i] = (last[i] * (1.0 + (rng.below(201) as f64 - 100.0) / 50_000.0)).max(0.01);
-                    Publish {
-                        subject: format!("/PRODUCT/{i}"),
-                        ts: Some(next_tick),
-                        image: false,
-                        fields: vec![
-                            num("bid", last[i] - 0.5),
-                            num("ask", last[i] + 0.5),
-                            num("last", last[i]),
-                            num("change", last[i] - 100.0),
-                            num("volume", 1000.0 + next_tick),
-                        ],
-                    }
+                    price_update(i, &mut last, &mut rng, next_tick)
                 })
                 .collect();
             let s = cpu_us();
@@ -194,27 +232,7 @@ pub fn run(secs: u64) {
                 SECTORS[(k / 90 % 10) as usize]
             );
             let s = cpu_us();
-            hub.handle(
-                Command::OpenSession {
-                    sid,
-                    worker: 0,
-                    user: format!("u{sid}"),
-                    tier: String::new(),
-                },
-                at(next_req),
-            );
-            hub.handle(
-                Command::ViewCreate {
-                    sid,
-                    req_id: 1,
-                    container: "/CONTAINER/PRODUCTS".into(),
-                    filter,
-                    sort: "name".into(),
-                    offset: 0,
-                    size: 50,
-                },
-                at(next_req),
-            );
+            open_finder_view(&mut hub, sid, filter, at(next_req));
             hub.run_due(at(next_req), &mut sink);
             let us = cpu_us() - s;
             requests.push((next_req, us));
