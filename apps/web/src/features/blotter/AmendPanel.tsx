@@ -5,6 +5,7 @@ import { amendHints, amendLabel, amendment, initialAmend, type AmendField, type 
 import { formatOrderPrice, formatQuantity, formatSide, statusClass, statusLabel, toBlotterRow, type BlotterRow } from './blotter-row.js';
 import { ackOutcome, failureOutcome, type OrderOutcome } from './order-outcome.js';
 import type { OrderPort } from './order-port.js';
+import { OutcomeLine } from './OutcomeLine.js';
 import { formatTicketPrice, parsePrice, stepPrice, tickOf } from './ticket-form.js';
 
 /** Ticks moved by PageUp / PageDown in the price field (as in the ticket). */
@@ -180,18 +181,7 @@ export function AmendPanel({ order, orders, onClose }: { order: BlotterRow; orde
         <AmendHintText hints={hints} field="quantity" />
         <AmendHintText hints={hints} field="price" />
       </div>
-      {outcome !== undefined && (
-        <p
-          className={`ticket-outcome outcome-${outcome.kind}`}
-          role={outcome.kind === 'ack' ? 'status' : 'alert'}
-          data-testid="amend-outcome"
-          data-kind={outcome.kind}
-          data-field={outcome.kind === 'reject' ? outcome.field : undefined}
-          data-rule={outcome.kind === 'reject' ? outcome.rule : undefined}
-        >
-          {outcome.text}
-        </p>
-      )}
+      {outcome !== undefined && <OutcomeLine outcome={outcome} className="ticket-outcome" testId="amend-outcome" />}
     </form>
   );
 }

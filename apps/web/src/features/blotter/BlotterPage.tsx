@@ -8,6 +8,7 @@ import { AmendPanel } from './AmendPanel.js';
 import { BlotterGrid, type BlotterGridContext } from './BlotterGrid.js';
 import { ackOutcome, failureOutcome, type OrderOutcome } from './order-outcome.js';
 import { useOrderPort } from './order-port.js';
+import { OutcomeLine } from './OutcomeLine.js';
 import { OrderTicket } from './OrderTicket.js';
 import { instrumentFromHash } from './ticket-link.js';
 import './blotter.css';
@@ -107,12 +108,12 @@ export function BlotterPage() {
           </p>
         )}
         {cancelOutcome !== undefined && (
-          <p className={`blotter-cancel-outcome outcome-${cancelOutcome.outcome.kind}`} role={cancelOutcome.outcome.kind === 'ack' ? 'status' : 'alert'} data-testid="blotter-cancel-outcome" data-kind={cancelOutcome.outcome.kind}>
+          <OutcomeLine outcome={cancelOutcome.outcome} className="blotter-cancel-outcome" testId="blotter-cancel-outcome">
             {`${cancelOutcome.clientOrderId}: ${cancelOutcome.outcome.text}`}
             <button type="button" className="outcome-dismiss" aria-label="Dismiss" onClick={() => setCancelOutcome(undefined)}>
               ×
             </button>
-          </p>
+          </OutcomeLine>
         )}
         {amending !== undefined && <AmendPanel key={amending.clientOrderId} order={amending} orders={orders} onClose={closeAmend} />}
         {container === undefined ? (

@@ -6,6 +6,7 @@ import { formatCellPrice, priceDecimals } from '../watchlist/watchlist-row.js';
 import { InstrumentPicker } from './InstrumentPicker.js';
 import { ackOutcome, failureOutcome, type OrderOutcome } from './order-outcome.js';
 import type { OrderPort } from './order-port.js';
+import { OutcomeLine } from './OutcomeLine.js';
 import {
   INITIAL_TICKET,
   TIME_IN_FORCE_CHOICES,
@@ -299,17 +300,16 @@ export function OrderTicket({ orders, initialInstrument }: { orders: OrderPort; 
       </button>
 
       {outcome !== undefined && (
-        <p
-          className={`ticket-outcome outcome-${outcome.kind}`}
-          role={outcome.kind === 'ack' ? 'status' : 'alert'}
-          data-testid="ticket-outcome"
-          data-kind={outcome.kind}
-          data-field={outcome.kind === 'reject' ? outcome.field : undefined}
-          data-rule={outcome.kind === 'reject' ? outcome.rule : undefined}
-          data-order-id={outcome.kind === 'ack' ? outcome.orderId : undefined}
-          data-client-order-id={outcome.kind === 'ack' ? outcome.clientOrderId : undefined}
-          title={outcome.kind === 'ack' ? `clientOrderId ${outcome.clientOrderId}, status ${outcome.status}` : undefined}
-          data-round-trip-ms={roundTripMs === undefined ? undefined : roundTripMs.toFixed(1)}
+        <OutcomeLine
+          outcome={outcome}
+          className="ticket-outcome"
+          testId="ticket-outcome"
+          data={{
+            'data-order-id': outcome.kind === 'ack' ? outcome.orderId : undefined,
+            'data-client-order-id': outcome.kind === 'ack' ? outcome.clientOrderId : undefined,
+            title: outcome.kind === 'ack' ? `clientOrderId ${outcome.clientOrderId}, status ${outcome.status}` : undefined,
+            'data-round-trip-ms': roundTripMs === undefined ? undefined : roundTripMs.toFixed(1),
+          }}
         >
           {roundTripMs !== undefined && <span className="outcome-rtt" title="Submit to answer, measured in this page">{`${roundTripMs.toFixed(1)} ms`}</span>}
           <span data-testid="ticket-outcome-text">{outcome.text}</span>
@@ -318,7 +318,7 @@ export function OrderTicket({ orders, initialInstrument }: { orders: OrderPort; 
               {`Send ${lastOrder.clientOrderId} again`}
             </button>
           )}
-        </p>
+        </OutcomeLine>
       )}
     </form>
   );
