@@ -341,8 +341,7 @@ fn memory() {
 
 criterion_group!(benches, filter_update, create_view, dynamic);
 
-#[allow(dead_code)] // views.rs uses only `rss_bytes` of the benches' shared helpers
-mod support;
+mod support; // views.rs uses only `rss_bytes` of it (the module allows the rest unused)
 #[path = "views_support/under_load.rs"]
 mod under_load;
 
