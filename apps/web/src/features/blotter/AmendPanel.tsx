@@ -6,17 +6,8 @@ import { formatOrderPrice, formatQuantity, formatSide, statusClass, statusLabel,
 import { ackOutcome, failureOutcome, type OrderOutcome } from './order-outcome.js';
 import type { OrderPort } from './order-port.js';
 import { OutcomeLine } from './OutcomeLine.js';
-import { formatTicketPrice, parsePrice, stepPrice, tickOf } from './ticket-form.js';
+import { formatTicketPrice, parsePrice, PRICE_KEYS, stepPrice, tickOf } from './ticket-form.js';
 
-/** Ticks moved by PageUp / PageDown in the price field (as in the ticket). */
-const PAGE_TICKS = 10;
-/** Price field keys and the ticks they move the price by. */
-const PRICE_KEYS: ReadonlyMap<string, number> = new Map([
-  ['ArrowUp', 1],
-  ['ArrowDown', -1],
-  ['PageUp', PAGE_TICKS],
-  ['PageDown', -PAGE_TICKS],
-]);
 
 /** Hint text of one field, or nothing. */
 function AmendHintText({ hints, field }: { hints: readonly AmendHint[]; field: AmendField }) {

@@ -16,6 +16,7 @@ import {
   newClientOrderId,
   parsePrice,
   parseQuantity,
+  PRICE_KEYS,
   stepPrice,
   submitLabel,
   tickOf,
@@ -27,15 +28,6 @@ import {
   type TicketState,
 } from './ticket-form.js';
 
-/** Ticks moved by PageUp / PageDown in the price field. */
-const PAGE_TICKS = 10;
-/** Price field keys and the ticks they move the price by. */
-const PRICE_KEYS: ReadonlyMap<string, number> = new Map([
-  ['ArrowUp', 1],
-  ['ArrowDown', -1],
-  ['PageUp', PAGE_TICKS],
-  ['PageDown', -PAGE_TICKS],
-]);
 
 /** Hint text under a field, or nothing. */
 function Hint({ id, hints, field }: { id: string; hints: ReturnType<typeof ticketHints>; field: TicketField }) {

@@ -147,6 +147,16 @@ export function roundToTick(price: number, tick: number): number {
   return Number((Math.round(price / tick) * tick).toFixed(tickDecimals(tick)));
 }
 
+/** Ticks moved by PageUp / PageDown in a price field (the ticket and the amend form). */
+export const PAGE_TICKS = 10;
+/** Price field keys and the ticks they move the price by (`stepPrice` steps). */
+export const PRICE_KEYS: ReadonlyMap<string, number> = new Map([
+  ['ArrowUp', 1],
+  ['ArrowDown', -1],
+  ['PageUp', PAGE_TICKS],
+  ['PageDown', -PAGE_TICKS],
+]);
+
 /**
  * `price` moved by `steps` ticks (negative: down), snapped to the tick first, never below one
  * tick. A price that is not a number starts from `fallback` (the market) when given.
