@@ -116,7 +116,7 @@ export class MetricsCenter {
     }
     // each worker sent its busiest MAX_SNAPSHOT_SESSIONS: keep that many over all workers
     const shown = sessions.length <= MAX_SNAPSHOT_SESSIONS ? sessions
-      : sessions.sort((a, b) => busiest({ info: a }, { info: b })).slice(0, MAX_SNAPSHOT_SESSIONS);
+      : sessions.sort(busiest).slice(0, MAX_SNAPSHOT_SESSIONS);
     shown.sort((a, b) => a.sessionId - b.sessionId);
     this.bytesInTotal += bytesIn;
     // each mean walks its histogram: once per histogram per interval

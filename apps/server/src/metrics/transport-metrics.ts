@@ -193,7 +193,7 @@ export class TransportMetrics {
    */
   sessionList(limit = Number.POSITIVE_INFINITY): AdminSessionInfo[] {
     const all = [...this.sessions.values()];
-    const picked = all.length <= limit ? all : all.sort(busiest).slice(0, limit);
+    const picked = all.length <= limit ? all : all.sort((a, b) => busiest(a.info, b.info)).slice(0, limit);
     return picked.map((s) => ({ ...s.info, queuedBytes: s.queuedBytes() }));
   }
 
@@ -265,8 +265,8 @@ export class TransportMetrics {
 export const MAX_SNAPSHOT_SESSIONS = 1000;
 
 /** Busiest first: bytes/s, then frames/s, then the older (lower) session id. */
-export function busiest(a: { info: AdminSessionInfo }, b: { info: AdminSessionInfo }): number {
-  return b.info.bytesPerSec - a.info.bytesPerSec || b.info.framesPerSec - a.info.framesPerSec || a.info.sessionId - b.info.sessionId;
+export function busiest(a: AdminSessionInfo, b: AdminSessionInfo): number {
+  return b.bytesPerSec - a.bytesPerSec || b.framesPerSec - a.framesPerSec || a.sessionId - b.sessionId;
 }
 
 const round3 = (v: number): number => Math.round(v * 1000) / 1000;
