@@ -8,11 +8,24 @@ use std::net::{SocketAddr, ToSocketAddrs};
 pub const USAGE: &str = "usage: tidewire-loadgen-clients --url ws://127.0.0.1:8080/stream --subject-prefix /BENCH/low \
 --subject-count 1000 --subs-per-user 2 [--user alice] [--password alice123] [--token T] [--user-offset 0] [--threads 2] \
 [--max-connecting 128] [--connect-timeout-ms 30000] [--max-frame-bytes 16777216] \
+[--clock-epoch-ms E --clock-mono-ms M] [--max-seconds 3600]\n\
+   or: tidewire-loadgen-clients --mode views --url ws://127.0.0.1:8080/stream [--light true] [--report-left true] \
+[--response-timeout-ms 30000] [--threads 2] [--max-connecting 128] [--connect-timeout-ms 30000] [--max-frame-bytes 16777216] \
 [--clock-epoch-ms E --clock-mono-ms M] [--max-seconds 3600]";
+
+/// What the process simulates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Record subscribers (`connect` / `report` commands). @default
+    Streams,
+    /// View users (`openView` / `closeUser` / `closeAll` / `take` commands, see views.rs).
+    Views,
+}
 
 /// Parsed arguments.
 #[derive(Debug)]
 pub struct Args {
+    pub mode: Mode,
     pub addr: SocketAddr,
     pub host: String,
     pub path: String,
@@ -21,7 +34,7 @@ pub struct Args {
     /// A session token from an earlier login: when set, users log in with it instead of the
     /// password (a password login costs the server a deliberate scrypt hash).
     pub token: Option<String>,
-    /// Subjects are `{prefix}/{i}` for i in 0..subject_count.
+    /// Subjects are `{prefix}/{i}` for i in 0..subject_count (streams mode; unused for views).
     pub subject_prefix: String,
     pub subject_count: u64,
     /// Records each user subscribes to (<= subject_count).
@@ -37,6 +50,20 @@ pub struct Args {
     pub clock: Clock,
     /// The process exits after this long whatever happens. @default 3600
     pub max_seconds: f64,
+    /// Views: decode only frames that may hold `view.created` or `error`. @default false
+    pub light: bool,
+    /// Views: hand back the subject of each row leaving a window (`left` lines). @default false
+    pub report_left: bool,
+    /// Views: a `view.create` unanswered after this long fails, ms. @default 30000
+    pub response_timeout_ms: f64,
+}
+
+fn flag(name: &str, value: &str) -> Result<bool, String> {
+    match value {
+        "true" | "1" => Ok(true),
+        "false" | "0" => Ok(false),
+        _ => Err(format!("{name} must be true or false, got {value:?}")),
+    }
 }
 
 fn num<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, String> {
@@ -58,6 +85,7 @@ impl Args {
         let (mut offset, mut threads, mut max_connecting) = (0u64, 2usize, 64usize);
         let (mut timeout, mut max_frame, mut max_seconds) = (30_000f64, 16usize << 20, 3600f64);
         let (mut epoch, mut mono) = (None, None);
+        let (mut mode, mut light, mut report_left, mut response_timeout) = (Mode::Streams, false, false, 30_000f64);
         for pair in argv.chunks(2) {
             let (k, v) = (pair[0].as_str(), pair[1].as_str());
             match k {
@@ -76,12 +104,31 @@ impl Args {
                 "--clock-epoch-ms" => epoch = Some(num::<f64>(k, v)?),
                 "--clock-mono-ms" => mono = Some(num::<f64>(k, v)?),
                 "--max-seconds" => max_seconds = num(k, v)?,
+                "--mode" => {
+                    mode = match v {
+                        "streams" => Mode::Streams,
+                        "views" => Mode::Views,
+                        _ => return Err(format!("--mode must be streams or views, got {v:?}")),
+                    }
+                }
+                "--light" => light = flag(k, v)?,
+                "--report-left" => report_left = flag(k, v)?,
+                "--response-timeout-ms" => response_timeout = num(k, v)?,
                 _ => return Err(format!("unknown flag {k:?}")),
             }
+        }
+        if mode == Mode::Views {
+            // view users ask for what the TS side sends them, not for records
+            prefix = prefix.or(Some(String::new()));
+            count = count.or(Some(1));
+            subs = subs.or(Some(1));
         }
         let prefix = prefix.ok_or("--subject-prefix is required")?;
         let count = count.ok_or("--subject-count is required")?;
         let subs = subs.ok_or("--subs-per-user is required")?;
+        if response_timeout.is_nan() || response_timeout <= 0.0 {
+            return Err(format!("--response-timeout-ms must be positive, got {response_timeout}"));
+        }
         if count == 0 || subs == 0 || subs > count {
             return Err(format!("need 1 <= --subs-per-user ({subs}) <= --subject-count ({count})"));
         }
@@ -119,6 +166,7 @@ impl Args {
             _ => return Err("--clock-epoch-ms and --clock-mono-ms go together".into()),
         };
         Ok(Args {
+            mode,
             addr,
             host: hostport.to_string(),
             path,
@@ -135,6 +183,9 @@ impl Args {
             max_frame_bytes: max_frame,
             clock,
             max_seconds,
+            light,
+            report_left,
+            response_timeout_ms: response_timeout,
         })
     }
 
@@ -188,5 +239,15 @@ mod tests {
         assert!(parse("--url wss://h/ --subject-prefix /x --subject-count 1 --subs-per-user 1")
             .unwrap_err()
             .contains("ws://"));
+    }
+
+    #[test]
+    fn views_mode_needs_no_subjects() {
+        let a = parse("--mode views --url ws://127.0.0.1:9/stream --light true --response-timeout-ms 500").unwrap();
+        assert_eq!((a.mode, a.light, a.report_left, a.response_timeout_ms), (Mode::Views, true, false, 500.0));
+        assert!(parse("--mode view").unwrap_err().contains("--mode"));
+        assert!(parse("--mode views --light yes").unwrap_err().contains("--light"));
+        assert!(parse("--mode views --response-timeout-ms 0").unwrap_err().contains("--response-timeout-ms"));
+        assert!(parse("--url ws://127.0.0.1:9/stream").unwrap_err().contains("--subject-prefix"));
     }
 }

@@ -8,6 +8,8 @@
 //! - out: `{"event":"ready"}` once started, then one answer per command. See
 //!   packages/loadgen/README.md for every field.
 //!
+//! With `--mode views` it simulates view users instead (views.rs documents those commands).
+//!
 //! The process exits by itself after `--max-seconds` or when stdin closes.
 
 mod args;
@@ -15,6 +17,10 @@ mod clock;
 mod conn;
 mod scan;
 mod stats;
+mod view_conn;
+mod view_stats;
+mod view_worker;
+mod views;
 mod worker;
 mod ws;
 
@@ -25,7 +31,8 @@ use std::sync::mpsc;
 use std::thread;
 use worker::{Command, Event, WorkerReport, WorkerSpec};
 
-fn emit(value: serde_json::Value) {
+/// Writes one JSON line to stdout (whole lines: the lock is held for the write and flush).
+pub(crate) fn emit(value: serde_json::Value) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{value}");
     let _ = out.flush();
@@ -43,7 +50,8 @@ fn raise_fd_limit() -> u64 {
     lim.rlim_cur
 }
 
-fn cpu_micros() -> (u64, u64) {
+/// CPU time of this process so far, µs: (user, system).
+pub(crate) fn cpu_micros() -> (u64, u64) {
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: getrusage fills the struct we own.
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
@@ -67,6 +75,10 @@ fn main() {
         std::process::exit(3);
     });
 
+    if args.mode == args::Mode::Views {
+        views::serve(&args);
+        return;
+    }
     let (event_tx, event_rx) = mpsc::channel::<Event>();
     let mut workers = Vec::new();
     for i in 0..args.threads {

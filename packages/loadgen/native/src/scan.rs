@@ -1,7 +1,8 @@
 //! A minimal JSON scanner for server frames (a JSON array of message objects) that reads only
 //! what the simulator needs from each message (type, reqId, id, seq, ts, conflated, the number
-//! of `records`, error code/message, heartbeatMs) and skips everything else (`fields`, subjects)
-//! without building values. About twice as fast as deserialising with serde on update frames.
+//! of `records`, error code/message, heartbeatMs; of view messages viewId, count and the id, seq,
+//! ts, conflated and subject of each row in `rows`, `entered`, `updated` and `left`) and skips
+//! everything else (`fields`, `moved`, subjects of records) without building values. About twice as fast as deserialising with serde on update frames.
 //! Malformed JSON is an error, never a panic; golden frames check it against serde_json.
 
 use std::borrow::Cow;
@@ -20,6 +21,38 @@ pub struct Msg<'a> {
     pub code: Option<Cow<'a, str>>,
     pub message: Option<Cow<'a, str>>,
     pub heartbeat_ms: Option<u64>,
+    /// `viewId` of view messages.
+    pub view_id: Option<u64>,
+    /// `count` of `view.created` / `view.size`.
+    pub count: Option<u64>,
+    /// Rows of a `view.*` message, in frame order: `rows` (view.created), `left`, `entered`, `updated`.
+    pub rows: Vec<Row<'a>>,
+}
+
+/// Which list of a view message a row came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RowList {
+    /// `view.created` `rows`: the window's image.
+    Created,
+    /// `view.rows` `entered`: a row image that came into the window.
+    Entered,
+    /// `view.rows` `updated`: changed fields of a row in the window.
+    Updated,
+    /// `view.rows` `left`: the id of a row that left the window (no seq or ts).
+    Left,
+}
+
+/// The parts of one view row the simulator reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row<'a> {
+    pub list: RowList,
+    pub id: u64,
+    pub seq: Option<u64>,
+    /// Origin timestamp of the record's latest update, epoch ms.
+    pub ts: Option<f64>,
+    pub conflated: bool,
+    /// The record's subject (images only).
+    pub subject: Option<Cow<'a, str>>,
 }
 
 struct Scanner<'a> {
@@ -206,6 +239,71 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// A view row object of list `list`: id (required), seq, ts, conflated, subject; other keys skipped.
+    fn row(&mut self, list: RowList) -> R<Row<'a>> {
+        self.expect(b'{')?;
+        let mut r = Row { list, id: 0, seq: None, ts: None, conflated: false, subject: None };
+        let mut has_id = false;
+        if self.peek() == Some(b'}') {
+            return self.err("view row without 'id'");
+        }
+        loop {
+            let (key, _) = self.string_raw()?;
+            self.expect(b':')?;
+            self.ws();
+            match key {
+                b"id" => {
+                    r.id = self.u64()?;
+                    has_id = true;
+                }
+                b"seq" => r.seq = Some(self.u64()?),
+                b"ts" => r.ts = Some(self.f64()?),
+                b"conflated" => r.conflated = self.bool()?,
+                b"subject" => r.subject = Some(self.string()?),
+                _ => {
+                    self.skip_value(2)?;
+                }
+            }
+            match self.peek() {
+                Some(b',') => self.i += 1,
+                Some(b'}') => {
+                    self.i += 1;
+                    break;
+                }
+                _ => return self.err("expected ',' or '}'"),
+            }
+        }
+        if !has_id {
+            return self.err("view row without 'id'");
+        }
+        Ok(r)
+    }
+
+    /// A view message's row list into `out`: objects, or plain ids for `left`.
+    fn rows(&mut self, list: RowList, out: &mut Vec<Row<'a>>) -> R<()> {
+        self.expect(b'[')?;
+        if self.peek() == Some(b']') {
+            self.i += 1;
+            return Ok(());
+        }
+        loop {
+            if list == RowList::Left {
+                let id = self.u64()?;
+                out.push(Row { list, id, seq: None, ts: None, conflated: false, subject: None });
+            } else {
+                out.push(self.row(list)?);
+            }
+            match self.peek() {
+                Some(b',') => self.i += 1,
+                Some(b']') => {
+                    self.i += 1;
+                    return Ok(());
+                }
+                _ => return self.err("expected ',' or ']'"),
+            }
+        }
+    }
+
     fn message(&mut self) -> R<Msg<'a>> {
         self.expect(b'{')?;
         let mut m = Msg::default();
@@ -232,6 +330,13 @@ impl<'a> Scanner<'a> {
                 b"code" => m.code = Some(self.string()?),
                 b"message" => m.message = Some(self.string()?),
                 b"heartbeatMs" => m.heartbeat_ms = Some(self.u64()?),
+                b"viewId" => m.view_id = Some(self.u64()?),
+                b"count" if m.ty.starts_with("view.") => m.count = Some(self.u64()?),
+                // the server writes `type` first; row lists of other messages are skipped
+                b"rows" if m.ty == "view.created" => self.rows(RowList::Created, &mut m.rows)?,
+                b"entered" if m.ty == "view.rows" => self.rows(RowList::Entered, &mut m.rows)?,
+                b"updated" if m.ty == "view.rows" => self.rows(RowList::Updated, &mut m.rows)?,
+                b"left" if m.ty == "view.rows" => self.rows(RowList::Left, &mut m.rows)?,
                 _ => {
                     self.skip_value(1)?;
                 }
@@ -304,6 +409,65 @@ mod tests {
                 .filter_map(frame)
                 .collect(),
         )
+    }
+
+    /// The view golden frames (vectors/views.json) in the server direction.
+    fn golden_view_frames() -> Vec<String> {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../protocol/vectors/views.json");
+        let text = std::fs::read_to_string(path).expect("view golden frames readable");
+        let v: Value = serde_json::from_str(&text).expect("view golden frames are JSON");
+        v.as_array()
+            .expect("an array of vectors")
+            .iter()
+            .filter(|f| f["direction"] == "server")
+            .filter_map(|f| f["frame"].as_str().map(String::from))
+            .collect()
+    }
+
+    #[test]
+    fn agrees_with_serde_on_every_golden_view_frame() {
+        let frames = golden_view_frames();
+        assert!(frames.len() >= 4, "view golden server frames found: {}", frames.len());
+        let mut lists = std::collections::HashSet::new();
+        for frame in frames {
+            let scanned = scan_frame(frame.as_bytes()).unwrap_or_else(|e| panic!("{e} in {frame}"));
+            let parsed: Vec<Value> = serde_json::from_str(&frame).expect("golden frame is JSON");
+            assert_eq!(scanned.len(), parsed.len());
+            for (m, v) in scanned.iter().zip(&parsed) {
+                assert_eq!(m.ty, v["type"].as_str().unwrap_or_default());
+                assert_eq!(m.view_id, v["viewId"].as_u64());
+                assert_eq!(m.count, v["count"].as_u64());
+                assert_eq!(m.req_id, v["reqId"].as_u64());
+                let mut expected = Vec::new();
+                for (key, list) in [("rows", RowList::Created), ("left", RowList::Left), ("entered", RowList::Entered), ("updated", RowList::Updated)] {
+                    for r in v[key].as_array().into_iter().flatten() {
+                        let id = if list == RowList::Left { r.as_u64() } else { r["id"].as_u64() };
+                        expected.push((list, id.expect("row id"), r["seq"].as_u64(), r["ts"].as_f64(), r["conflated"].as_bool().unwrap_or(false), r["subject"].as_str().map(String::from)));
+                    }
+                }
+                // the scanner keeps frame order; the golden frames list keys in the order above
+                let got: Vec<_> = m.rows.iter().map(|r| (r.list, r.id, r.seq, r.ts, r.conflated, r.subject.as_deref().map(String::from))).collect();
+                assert_eq!(got, expected, "rows of {frame}");
+                lists.extend(m.rows.iter().map(|r| r.list));
+            }
+        }
+        assert_eq!(lists.len(), 4, "golden view frames cover rows, left, entered and updated: {lists:?}");
+    }
+
+    #[test]
+    fn refuses_malformed_view_rows() {
+        for bad in [
+            &br#"[{"type":"view.rows","viewId":1,"updated":[{"seq":1}]}]"#[..],
+            br#"[{"type":"view.rows","viewId":1,"left":["a"]}]"#,
+            br#"[{"type":"view.rows","viewId":1,"entered":[1]}]"#,
+            br#"[{"type":"view.created","viewId":1,"rows":[{"id":1,"ts":"x"}]}]"#,
+            br#"[{"type":"view.rows","viewId":1,"updated":[{"id":1}"#,
+        ] {
+            assert!(scan_frame(bad).is_err(), "accepted {:?}", String::from_utf8_lossy(bad));
+        }
+        // row lists of other message types are skipped, whatever their shape
+        let m = scan_frame(br#"[{"type":"admin.x","rows":[1,"a"],"left":{}}]"#).unwrap();
+        assert!(m[0].rows.is_empty());
     }
 
     #[test]

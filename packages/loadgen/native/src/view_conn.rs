@@ -1,0 +1,480 @@
+//! One simulated view user: a non-blocking WebSocket connection that logs in with a session
+//! token, sends the `view.create` requests the TS side encoded, times each answer, and keeps its
+//! views: row latency from each row's `ts`, sequence checks per row, and (for rows leaving a
+//! window, which carry no `ts`) the row's subject handed back so the TS side can time it.
+//! The TS counterpart is packages/loadgen/src/view-users.ts; both count the same things.
+
+use crate::clock::Clock;
+use crate::scan::{self, RowList};
+use crate::view_stats::ViewStats;
+use crate::ws::{self, Opcode, Upgrade};
+use mio::net::TcpStream;
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::sync::Arc;
+
+/// Where a view user is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VState {
+    Connecting,
+    Upgrading,
+    LoggingIn,
+    /// Logged in; view requests are sent as they come.
+    Live,
+    Closed,
+}
+
+/// What the worker must do after a connection handled an event.
+#[derive(Debug, PartialEq, Eq)]
+pub enum VOutcome {
+    Nothing,
+    /// The user just logged in.
+    LoggedIn,
+    /// The connection ended; `was_live` tells a failed login from a drop.
+    Closed { reason: String, was_live: bool },
+}
+
+/// How one `openView` command ended (answered to the TS side with the command's id).
+#[derive(Debug, Clone, PartialEq)]
+pub enum CreateResult {
+    Created { view_id: u64, count: u64, latency_ms: f64 },
+    Failed(String),
+}
+
+/// Settings shared by every view user of a process.
+#[derive(Debug)]
+pub struct ViewSpec {
+    pub host: String,
+    pub path: String,
+    pub max_frame_bytes: usize,
+    /// Only frames that may hold `view.created` or `error` are decoded (no row latency). @default false
+    pub light: bool,
+    /// Report the subject of rows leaving a window (the TS side times them from the source's clock).
+    pub report_left: bool,
+}
+
+/// What handling frames produced besides counters: command answers and rows that left.
+#[derive(Default)]
+pub struct Sink {
+    /// (command id, result) of `openView` commands that ended.
+    pub answers: Vec<(u64, CreateResult)>,
+    /// (subject, receipt epoch ms) of rows that left a window.
+    pub left: Vec<(String, f64)>,
+}
+
+struct Pending {
+    req_id: u64,
+    cmd_id: u64,
+    sent_ms: f64,
+}
+
+/// A row of an open view: its last seq and (when the TS side times rows leaving) its subject.
+struct RowState {
+    seq: Option<u64>,
+    subject: Option<Box<str>>,
+}
+
+/// One simulated view user.
+pub struct ViewConn {
+    pub stream: TcpStream,
+    pub state: VState,
+    /// The TS side's user index (closeUser names it).
+    pub index: u64,
+    /// When the connection was opened, ms on the run clock (for the connect timeout).
+    pub opened_ms: f64,
+    token: Arc<str>,
+    accept: String,
+    inbuf: Vec<u8>,
+    frag: Vec<u8>,
+    outbuf: Vec<u8>,
+    heartbeat_ms: f64,
+    next_ping_ms: f64,
+    next_req_id: u64,
+    rng: u64,
+    /// `view.create` requests (command id, request object) waiting for the login.
+    queued: Vec<(u64, serde_json::Map<String, serde_json::Value>)>,
+    pending: Vec<Pending>,
+    /// Open views by viewId (not kept for light users).
+    views: HashMap<u64, HashMap<u64, RowState>>,
+}
+
+const LOGIN_REQ: u64 = 1;
+
+impl ViewConn {
+    /// A connection that is connecting and will log in with `token`.
+    pub fn new(stream: TcpStream, index: u64, token: Arc<str>, seed: u64, now_ms: f64) -> ViewConn {
+        ViewConn {
+            stream,
+            state: VState::Connecting,
+            index,
+            opened_ms: now_ms,
+            token,
+            accept: String::new(),
+            inbuf: Vec::with_capacity(4096),
+            frag: Vec::new(),
+            outbuf: Vec::new(),
+            heartbeat_ms: 5000.0,
+            next_ping_ms: f64::MAX,
+            next_req_id: 10,
+            rng: seed | 1,
+            queued: Vec::new(),
+            pending: Vec::new(),
+            views: HashMap::new(),
+        }
+    }
+
+    fn random(&mut self) -> u64 {
+        // xorshift64: masks and nonces only need to vary, not to be secret (load generator).
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        self.rng
+    }
+
+    fn send_text(&mut self, text: &str) {
+        let mask = (self.random() as u32).to_le_bytes();
+        ws::encode_frame(&mut self.outbuf, 0x1, text.as_bytes(), mask);
+    }
+
+    /// Sends (or queues until the login) a `view.create`: `request` with a fresh reqId.
+    pub fn create_view(&mut self, cmd_id: u64, request: serde_json::Map<String, serde_json::Value>, now_ms: f64) -> VOutcome {
+        if self.state != VState::Live {
+            self.queued.push((cmd_id, request));
+            return VOutcome::Nothing;
+        }
+        self.send_create(cmd_id, request, now_ms);
+        match self.flush() {
+            Ok(()) => VOutcome::Nothing,
+            Err(e) => self.close(format!("write failed: {e}")),
+        }
+    }
+
+    fn send_create(&mut self, cmd_id: u64, mut request: serde_json::Map<String, serde_json::Value>, now_ms: f64) {
+        let req_id = self.next_req_id;
+        self.next_req_id += 1;
+        request.insert("reqId".into(), req_id.into());
+        self.send_text(&serde_json::Value::Object(request).to_string());
+        self.pending.push(Pending { req_id, cmd_id, sent_ms: now_ms });
+    }
+
+    /// Writes as much of the pending output as the socket takes.
+    fn flush(&mut self) -> io::Result<()> {
+        while !self.outbuf.is_empty() {
+            match self.stream.write(&self.outbuf) {
+                Ok(0) => return Err(io::Error::new(io::ErrorKind::WriteZero, "socket closed")),
+                Ok(n) => {
+                    self.outbuf.drain(..n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the connection: every queued or pending request fails with `reason` into `sink`.
+    pub fn fail_all(&mut self, reason: &str, sink: &mut Sink) {
+        for (cmd_id, _) in self.queued.drain(..) {
+            sink.answers.push((cmd_id, CreateResult::Failed(reason.to_string())));
+        }
+        for p in self.pending.drain(..) {
+            sink.answers.push((p.cmd_id, CreateResult::Failed(reason.to_string())));
+        }
+    }
+
+    /// Sends a WebSocket close (1000) if the socket takes it now, then shuts the socket.
+    pub fn goodbye(&mut self) {
+        if matches!(self.state, VState::LoggingIn | VState::Live) {
+            let mask = (self.random() as u32).to_le_bytes();
+            ws::encode_frame(&mut self.outbuf, 0x8, &1000u16.to_be_bytes(), mask);
+            let _ = self.flush();
+        }
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+    }
+
+    /// Marks the connection closed and says why.
+    pub fn close(&mut self, reason: String) -> VOutcome {
+        let was_live = self.state == VState::Live;
+        self.state = VState::Closed;
+        VOutcome::Closed { reason, was_live }
+    }
+
+    /// The socket became writable: finishes the TCP connect (sending the upgrade) and flushes.
+    pub fn on_writable(&mut self, spec: &ViewSpec) -> VOutcome {
+        if self.state == VState::Connecting {
+            match self.stream.take_error() {
+                Ok(Some(e)) | Err(e) => return self.close(format!("connect failed: {e}")),
+                Ok(None) => {}
+            }
+            if let Err(e) = self.stream.peer_addr() {
+                if e.kind() == io::ErrorKind::NotConnected {
+                    return VOutcome::Nothing; // spurious wake-up before the connect completed
+                }
+                return self.close(format!("connect failed: {e}"));
+            }
+            let mut nonce = [0u8; 16];
+            nonce[..8].copy_from_slice(&self.random().to_le_bytes());
+            nonce[8..].copy_from_slice(&self.random().to_le_bytes());
+            let (req, accept) = ws::upgrade_request(&spec.host, &spec.path, nonce);
+            self.accept = accept;
+            self.outbuf.extend_from_slice(req.as_bytes());
+            self.state = VState::Upgrading;
+        }
+        match self.flush() {
+            Ok(()) => VOutcome::Nothing,
+            Err(e) => self.close(format!("write failed: {e}")),
+        }
+    }
+
+    /// Sends a heartbeat if one is due and fails requests unanswered for `response_timeout_ms`.
+    pub fn tick(&mut self, now_ms: f64, response_timeout_ms: f64, stats: &mut ViewStats, sink: &mut Sink) -> VOutcome {
+        if self.state == VState::Closed {
+            return VOutcome::Nothing;
+        }
+        let before = self.pending.len();
+        self.pending.retain(|p| {
+            let late = now_ms - p.sent_ms > response_timeout_ms;
+            if late {
+                sink.answers.push((p.cmd_id, CreateResult::Failed(format!("no view.created within {response_timeout_ms} ms"))));
+            }
+            !late
+        });
+        stats.timeouts += (before - self.pending.len()) as u64;
+        if now_ms < self.next_ping_ms {
+            return VOutcome::Nothing;
+        }
+        self.next_ping_ms = now_ms + self.heartbeat_ms;
+        let req = self.next_req_id;
+        self.next_req_id += 1;
+        self.send_text(&format!(r#"{{"type":"session.ping","reqId":{req},"ts":{now_ms:.3}}}"#));
+        match self.flush() {
+            Ok(()) => VOutcome::Nothing,
+            Err(e) => self.close(format!("write failed: {e}")),
+        }
+    }
+
+    /// Reads everything the socket has (edge-triggered), handling each complete frame.
+    pub fn on_readable(&mut self, spec: &ViewSpec, clock: &Clock, scratch: &mut [u8], stats: &mut ViewStats, sink: &mut Sink) -> VOutcome {
+        let mut outcome = VOutcome::Nothing;
+        loop {
+            match self.stream.read(scratch) {
+                Ok(0) => return self.close("server closed the connection".into()),
+                Ok(n) => {
+                    let recv_ms = clock.now_ms();
+                    self.inbuf.extend_from_slice(&scratch[..n]);
+                    let buf = std::mem::take(&mut self.inbuf);
+                    let r = self.process(spec, &buf, recv_ms, stats, sink);
+                    self.inbuf = buf;
+                    match r {
+                        Ok((used, o)) => {
+                            self.inbuf.drain(..used);
+                            if o != VOutcome::Nothing {
+                                outcome = o;
+                            }
+                        }
+                        Err(reason) => return self.close(reason),
+                    }
+                    if n < scratch.len() {
+                        break; // a short read drained the socket: more data raises a new edge
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return self.close(format!("read failed: {e}")),
+            }
+        }
+        if let Err(e) = self.flush() {
+            return self.close(format!("write failed: {e}"));
+        }
+        outcome
+    }
+
+    /// Handles the complete frames at the start of `buf`; returns the bytes used and the outcome.
+    fn process(&mut self, spec: &ViewSpec, buf: &[u8], recv_ms: f64, stats: &mut ViewStats, sink: &mut Sink) -> Result<(usize, VOutcome), String> {
+        let mut pos = 0;
+        if self.state == VState::Upgrading {
+            match ws::parse_upgrade_response(buf, &self.accept) {
+                Upgrade::Incomplete => return Ok((0, VOutcome::Nothing)),
+                Upgrade::Refused(why) => return Err(why),
+                Upgrade::Done(n) => {
+                    pos = n;
+                    self.state = VState::LoggingIn;
+                    let login = serde_json::json!({ "type": "session.login", "reqId": LOGIN_REQ, "token": &*self.token });
+                    self.send_text(&login.to_string());
+                }
+            }
+        }
+        let mut outcome = VOutcome::Nothing;
+        loop {
+            let header = match ws::decode_frame(&buf[pos..], spec.max_frame_bytes) {
+                Ok(Some(h)) => h,
+                Ok(None) => break,
+                Err(e) => return Err(format!("bad frame from server: {e:?}")),
+            };
+            let payload = &buf[pos + header.start..pos + header.start + header.len];
+            pos += header.start + header.len;
+            let o = match header.opcode {
+                Opcode::Text | Opcode::Binary if header.fin && self.frag.is_empty() => {
+                    stats.frames += 1;
+                    stats.bytes += header.len as u64;
+                    self.on_frame(spec, payload, recv_ms, stats, sink)?
+                }
+                Opcode::Text | Opcode::Binary | Opcode::Continuation => {
+                    self.frag.extend_from_slice(payload);
+                    if header.fin {
+                        let whole = std::mem::take(&mut self.frag);
+                        stats.frames += 1;
+                        stats.bytes += whole.len() as u64;
+                        self.on_frame(spec, &whole, recv_ms, stats, sink)?
+                    } else {
+                        VOutcome::Nothing
+                    }
+                }
+                Opcode::Ping => {
+                    let mask = (self.random() as u32).to_le_bytes();
+                    ws::encode_frame(&mut self.outbuf, 0xA, payload, mask);
+                    VOutcome::Nothing
+                }
+                Opcode::Pong => VOutcome::Nothing,
+                Opcode::Close => {
+                    let code = if payload.len() >= 2 { u16::from_be_bytes([payload[0], payload[1]]) } else { 1005 };
+                    let text = String::from_utf8_lossy(payload.get(2..).unwrap_or(&[])).into_owned();
+                    return Err(format!("server closed with {code} {text}"));
+                }
+            };
+            if o != VOutcome::Nothing {
+                outcome = o;
+            }
+        }
+        Ok((pos, outcome))
+    }
+
+    fn on_frame(&mut self, spec: &ViewSpec, payload: &[u8], recv_ms: f64, stats: &mut ViewStats, sink: &mut Sink) -> Result<VOutcome, String> {
+        // light users take row traffic off the socket without decoding it (as view-users.ts does)
+        if spec.light && self.state == VState::Live && !contains(payload, b"\"view.created\"") && !contains(payload, b"\"error\"") {
+            return Ok(VOutcome::Nothing);
+        }
+        let msgs = scan::scan_frame(payload).map_err(|e| format!("bad JSON frame from server: {e}"))?;
+        let mut outcome = VOutcome::Nothing;
+        for m in msgs {
+            match m.ty.as_ref() {
+                "session.loggedIn" if m.req_id == Some(LOGIN_REQ) && self.state == VState::LoggingIn => {
+                    self.heartbeat_ms = m.heartbeat_ms.unwrap_or(5000).max(100) as f64;
+                    self.next_ping_ms = recv_ms + self.heartbeat_ms;
+                    self.state = VState::Live;
+                    outcome = VOutcome::LoggedIn;
+                    for (cmd_id, request) in std::mem::take(&mut self.queued) {
+                        self.send_create(cmd_id, request, recv_ms);
+                    }
+                }
+                "error" if self.state == VState::LoggingIn => {
+                    let code = m.code.as_deref().unwrap_or("?");
+                    return Err(format!("login failed: {code}: {}", m.message.as_deref().unwrap_or("")));
+                }
+                "error" => {
+                    let text = format!("{}: {}", m.code.as_deref().unwrap_or("?"), m.message.as_deref().unwrap_or(""));
+                    if let Some(i) = self.pending.iter().position(|p| Some(p.req_id) == m.req_id) {
+                        let p = self.pending.swap_remove(i);
+                        stats.create_errors += 1;
+                        sink.answers.push((p.cmd_id, CreateResult::Failed(text.clone())));
+                    }
+                    stats.last_error = Some(text);
+                }
+                "view.created" => {
+                    let Some(i) = self.pending.iter().position(|p| Some(p.req_id) == m.req_id) else { continue };
+                    let p = self.pending.swap_remove(i);
+                    let latency_ms = recv_ms - p.sent_ms;
+                    stats.record_response(latency_ms);
+                    stats.created += 1;
+                    let view_id = m.view_id.unwrap_or(0);
+                    if !spec.light {
+                        let mut rows = HashMap::with_capacity(m.rows.len());
+                        for r in &m.rows {
+                            let subject = if spec.report_left { r.subject.as_deref().map(Box::from) } else { None };
+                            rows.insert(r.id, RowState { seq: r.seq, subject });
+                        }
+                        self.views.insert(view_id, rows);
+                    }
+                    let count = m.count.unwrap_or(0);
+                    sink.answers.push((p.cmd_id, CreateResult::Created { view_id, count, latency_ms }));
+                }
+                "view.rows" if !spec.light => {
+                    let Some(rows) = m.view_id.and_then(|v| self.views.get_mut(&v)) else { continue };
+                    for r in &m.rows {
+                        match r.list {
+                            RowList::Left => {
+                                stats.left += 1;
+                                if let Some(RowState { subject: Some(s), .. }) = rows.remove(&r.id) {
+                                    sink.left.push((s.into(), recv_ms));
+                                }
+                            }
+                            RowList::Entered | RowList::Created => {
+                                stats.entered += 1;
+                                if let Some(ts) = r.ts {
+                                    stats.record_row(recv_ms, ts);
+                                }
+                                let subject = if spec.report_left { r.subject.as_deref().map(Box::from) } else { None };
+                                rows.insert(r.id, RowState { seq: r.seq, subject });
+                            }
+                            RowList::Updated => {
+                                stats.updated += 1;
+                                if let Some(ts) = r.ts {
+                                    stats.record_row(recv_ms, ts);
+                                }
+                                let (Some(row), Some(seq)) = (rows.get_mut(&r.id), r.seq) else { continue };
+                                match row.seq {
+                                    Some(last) if seq <= last => stats.out_of_order += 1,
+                                    Some(last) if seq > last + 1 && !r.conflated => stats.lost += seq - last - 1,
+                                    _ => {}
+                                }
+                                row.seq = Some(seq.max(row.seq.unwrap_or(0)));
+                            }
+                        }
+                    }
+                }
+                "view.closed" => {
+                    if let Some(v) = m.view_id {
+                        self.views.remove(&v);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(outcome)
+    }
+}
+
+/// True when `needle` occurs in `hay` (a byte search; frames are at most a few hundred KiB).
+pub fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    let Some((&first, rest)) = needle.split_first() else { return true };
+    let mut i = 0;
+    while i + needle.len() <= hay.len() {
+        match hay[i..hay.len() - rest.len()].iter().position(|&b| b == first) {
+            None => return false,
+            Some(k) => {
+                i += k;
+                if &hay[i + 1..i + needle.len()] == rest {
+                    return true;
+                }
+                i += 1;
+            }
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::contains;
+
+    #[test]
+    fn finds_byte_strings() {
+        assert!(contains(br#"[{"type":"view.created"}]"#, b"\"view.created\""));
+        assert!(!contains(br#"[{"type":"view.rows"}]"#, b"\"view.created\""));
+        assert!(contains(b"ab", b"ab"));
+        assert!(!contains(b"a", b"ab"));
+        assert!(contains(b"aab", b"ab"));
+        assert!(contains(b"x", b""));
+    }
+}
