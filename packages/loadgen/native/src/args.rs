@@ -244,10 +244,15 @@ mod tests {
     #[test]
     fn views_mode_needs_no_subjects() {
         let a = parse("--mode views --url ws://127.0.0.1:9/stream --light true --response-timeout-ms 500").unwrap();
-        assert_eq!((a.mode, a.light, a.report_left, a.response_timeout_ms), (Mode::Views, true, false, 500.0));
+        assert_eq!(
+            (a.mode, a.light, a.report_left, a.response_timeout_ms),
+            (Mode::Views, true, false, 500.0)
+        );
         assert!(parse("--mode view").unwrap_err().contains("--mode"));
         assert!(parse("--mode views --light yes").unwrap_err().contains("--light"));
-        assert!(parse("--mode views --response-timeout-ms 0").unwrap_err().contains("--response-timeout-ms"));
+        assert!(parse("--mode views --response-timeout-ms 0")
+            .unwrap_err()
+            .contains("--response-timeout-ms"));
         assert!(parse("--url ws://127.0.0.1:9/stream").unwrap_err().contains("--subject-prefix"));
     }
 }

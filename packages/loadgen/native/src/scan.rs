@@ -242,7 +242,14 @@ impl<'a> Scanner<'a> {
     /// A view row object of list `list`: id (required), seq, ts, conflated, subject; other keys skipped.
     fn row(&mut self, list: RowList) -> R<Row<'a>> {
         self.expect(b'{')?;
-        let mut r = Row { list, id: 0, seq: None, ts: None, conflated: false, subject: None };
+        let mut r = Row {
+            list,
+            id: 0,
+            seq: None,
+            ts: None,
+            conflated: false,
+            subject: None,
+        };
         let mut has_id = false;
         if self.peek() == Some(b'}') {
             return self.err("view row without 'id'");
@@ -289,7 +296,14 @@ impl<'a> Scanner<'a> {
         loop {
             if list == RowList::Left {
                 let id = self.u64()?;
-                out.push(Row { list, id, seq: None, ts: None, conflated: false, subject: None });
+                out.push(Row {
+                    list,
+                    id,
+                    seq: None,
+                    ts: None,
+                    conflated: false,
+                    subject: None,
+                });
             } else {
                 out.push(self.row(list)?);
             }
@@ -439,19 +453,39 @@ mod tests {
                 assert_eq!(m.count, v["count"].as_u64());
                 assert_eq!(m.req_id, v["reqId"].as_u64());
                 let mut expected = Vec::new();
-                for (key, list) in [("rows", RowList::Created), ("left", RowList::Left), ("entered", RowList::Entered), ("updated", RowList::Updated)] {
+                for (key, list) in [
+                    ("rows", RowList::Created),
+                    ("left", RowList::Left),
+                    ("entered", RowList::Entered),
+                    ("updated", RowList::Updated),
+                ] {
                     for r in v[key].as_array().into_iter().flatten() {
                         let id = if list == RowList::Left { r.as_u64() } else { r["id"].as_u64() };
-                        expected.push((list, id.expect("row id"), r["seq"].as_u64(), r["ts"].as_f64(), r["conflated"].as_bool().unwrap_or(false), r["subject"].as_str().map(String::from)));
+                        expected.push((
+                            list,
+                            id.expect("row id"),
+                            r["seq"].as_u64(),
+                            r["ts"].as_f64(),
+                            r["conflated"].as_bool().unwrap_or(false),
+                            r["subject"].as_str().map(String::from),
+                        ));
                     }
                 }
                 // the scanner keeps frame order; the golden frames list keys in the order above
-                let got: Vec<_> = m.rows.iter().map(|r| (r.list, r.id, r.seq, r.ts, r.conflated, r.subject.as_deref().map(String::from))).collect();
+                let got: Vec<_> = m
+                    .rows
+                    .iter()
+                    .map(|r| (r.list, r.id, r.seq, r.ts, r.conflated, r.subject.as_deref().map(String::from)))
+                    .collect();
                 assert_eq!(got, expected, "rows of {frame}");
                 lists.extend(m.rows.iter().map(|r| r.list));
             }
         }
-        assert_eq!(lists.len(), 4, "golden view frames cover rows, left, entered and updated: {lists:?}");
+        assert_eq!(
+            lists.len(),
+            4,
+            "golden view frames cover rows, left, entered and updated: {lists:?}"
+        );
     }
 
     #[test]

@@ -31,7 +31,10 @@ pub enum VOutcome {
     /// The user just logged in.
     LoggedIn,
     /// The connection ended; `was_live` tells a failed login from a drop.
-    Closed { reason: String, was_live: bool },
+    Closed {
+        reason: String,
+        was_live: bool,
+    },
 }
 
 /// How one `openView` command ended (answered to the TS side with the command's id).
@@ -154,7 +157,11 @@ impl ViewConn {
         self.next_req_id += 1;
         request.insert("reqId".into(), req_id.into());
         self.send_text(&serde_json::Value::Object(request).to_string());
-        self.pending.push(Pending { req_id, cmd_id, sent_ms: now_ms });
+        self.pending.push(Pending {
+            req_id,
+            cmd_id,
+            sent_ms: now_ms,
+        });
     }
 
     /// Writes as much of the pending output as the socket takes.
@@ -236,7 +243,10 @@ impl ViewConn {
         self.pending.retain(|p| {
             let late = now_ms - p.sent_ms > response_timeout_ms;
             if late {
-                sink.answers.push((p.cmd_id, CreateResult::Failed(format!("no view.created within {response_timeout_ms} ms"))));
+                sink.answers.push((
+                    p.cmd_id,
+                    CreateResult::Failed(format!("no view.created within {response_timeout_ms} ms")),
+                ));
             }
             !late
         });
@@ -291,7 +301,14 @@ impl ViewConn {
     }
 
     /// Handles the complete frames at the start of `buf`; returns the bytes used and the outcome.
-    fn process(&mut self, spec: &ViewSpec, buf: &[u8], recv_ms: f64, stats: &mut ViewStats, sink: &mut Sink) -> Result<(usize, VOutcome), String> {
+    fn process(
+        &mut self,
+        spec: &ViewSpec,
+        buf: &[u8],
+        recv_ms: f64,
+        stats: &mut ViewStats,
+        sink: &mut Sink,
+    ) -> Result<(usize, VOutcome), String> {
         let mut pos = 0;
         if self.state == VState::Upgrading {
             match ws::parse_upgrade_response(buf, &self.accept) {
@@ -338,7 +355,11 @@ impl ViewConn {
                 }
                 Opcode::Pong => VOutcome::Nothing,
                 Opcode::Close => {
-                    let code = if payload.len() >= 2 { u16::from_be_bytes([payload[0], payload[1]]) } else { 1005 };
+                    let code = if payload.len() >= 2 {
+                        u16::from_be_bytes([payload[0], payload[1]])
+                    } else {
+                        1005
+                    };
                     let text = String::from_utf8_lossy(payload.get(2..).unwrap_or(&[])).into_owned();
                     return Err(format!("server closed with {code} {text}"));
                 }
@@ -350,7 +371,14 @@ impl ViewConn {
         Ok((pos, outcome))
     }
 
-    fn on_frame(&mut self, spec: &ViewSpec, payload: &[u8], recv_ms: f64, stats: &mut ViewStats, sink: &mut Sink) -> Result<VOutcome, String> {
+    fn on_frame(
+        &mut self,
+        spec: &ViewSpec,
+        payload: &[u8],
+        recv_ms: f64,
+        stats: &mut ViewStats,
+        sink: &mut Sink,
+    ) -> Result<VOutcome, String> {
         // light users take row traffic off the socket without decoding it (as view-users.ts does)
         if spec.light && self.state == VState::Live && !contains(payload, b"\"view.created\"") && !contains(payload, b"\"error\"") {
             return Ok(VOutcome::Nothing);
@@ -382,7 +410,9 @@ impl ViewConn {
                     stats.last_error = Some(text);
                 }
                 "view.created" => {
-                    let Some(i) = self.pending.iter().position(|p| Some(p.req_id) == m.req_id) else { continue };
+                    let Some(i) = self.pending.iter().position(|p| Some(p.req_id) == m.req_id) else {
+                        continue;
+                    };
                     let p = self.pending.swap_remove(i);
                     let latency_ms = recv_ms - p.sent_ms;
                     stats.record_response(latency_ms);
@@ -391,16 +421,29 @@ impl ViewConn {
                     if !spec.light {
                         let mut rows = HashMap::with_capacity(m.rows.len());
                         for r in &m.rows {
-                            let subject = if spec.report_left { r.subject.as_deref().map(Box::from) } else { None };
+                            let subject = if spec.report_left {
+                                r.subject.as_deref().map(Box::from)
+                            } else {
+                                None
+                            };
                             rows.insert(r.id, RowState { seq: r.seq, subject });
                         }
                         self.views.insert(view_id, rows);
                     }
                     let count = m.count.unwrap_or(0);
-                    sink.answers.push((p.cmd_id, CreateResult::Created { view_id, count, latency_ms }));
+                    sink.answers.push((
+                        p.cmd_id,
+                        CreateResult::Created {
+                            view_id,
+                            count,
+                            latency_ms,
+                        },
+                    ));
                 }
                 "view.rows" if !spec.light => {
-                    let Some(rows) = m.view_id.and_then(|v| self.views.get_mut(&v)) else { continue };
+                    let Some(rows) = m.view_id.and_then(|v| self.views.get_mut(&v)) else {
+                        continue;
+                    };
                     for r in &m.rows {
                         match r.list {
                             RowList::Left => {
@@ -414,7 +457,11 @@ impl ViewConn {
                                 if let Some(ts) = r.ts {
                                     stats.record_row(recv_ms, ts);
                                 }
-                                let subject = if spec.report_left { r.subject.as_deref().map(Box::from) } else { None };
+                                let subject = if spec.report_left {
+                                    r.subject.as_deref().map(Box::from)
+                                } else {
+                                    None
+                                };
                                 rows.insert(r.id, RowState { seq: r.seq, subject });
                             }
                             RowList::Updated => {
@@ -422,7 +469,9 @@ impl ViewConn {
                                 if let Some(ts) = r.ts {
                                     stats.record_row(recv_ms, ts);
                                 }
-                                let (Some(row), Some(seq)) = (rows.get_mut(&r.id), r.seq) else { continue };
+                                let (Some(row), Some(seq)) = (rows.get_mut(&r.id), r.seq) else {
+                                    continue;
+                                };
                                 match row.seq {
                                     Some(last) if seq <= last => stats.out_of_order += 1,
                                     Some(last) if seq > last + 1 && !r.conflated => stats.lost += seq - last - 1,

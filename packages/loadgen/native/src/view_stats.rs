@@ -55,7 +55,11 @@ impl Default for ViewStats {
 fn record(h: &mut Histogram<u64>, ms: f64) -> bool {
     let micros = ms * 1000.0;
     let negative = micros < 0.0;
-    let v = if negative { 0 } else { (micros.round() as u64).min(MAX_LATENCY_MICROS) };
+    let v = if negative {
+        0
+    } else {
+        (micros.round() as u64).min(MAX_LATENCY_MICROS)
+    };
     h.saturating_record(v);
     negative
 }

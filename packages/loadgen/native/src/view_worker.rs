@@ -59,7 +59,11 @@ pub struct ViewWorkerSpec {
 fn emit_sink(sink: &mut Sink) {
     for (id, r) in sink.answers.drain(..) {
         crate::emit(match r {
-            CreateResult::Created { view_id, count, latency_ms } => serde_json::json!({
+            CreateResult::Created {
+                view_id,
+                count,
+                latency_ms,
+            } => serde_json::json!({
                 "event": "opened", "id": id, "ok": true, "viewId": view_id, "count": count, "latencyMs": latency_ms
             }),
             CreateResult::Failed(error) => serde_json::json!({ "event": "opened", "id": id, "ok": false, "error": error }),
@@ -154,7 +158,9 @@ pub fn run(mut poll: Poll, spec: ViewWorkerSpec, commands: Receiver<ViewCommand>
         }
         for ev in evs.iter() {
             let idx = ev.token().0;
-            let Some(conn) = w.conns.get_mut(idx).and_then(|c| c.as_mut()) else { continue };
+            let Some(conn) = w.conns.get_mut(idx).and_then(|c| c.as_mut()) else {
+                continue;
+            };
             let mut outcome = VOutcome::Nothing;
             if ev.is_writable() || ev.is_write_closed() || ev.is_error() {
                 outcome = conn.on_writable(&spec.conn);
@@ -209,13 +215,17 @@ pub fn run(mut poll: Poll, spec: ViewWorkerSpec, commands: Receiver<ViewCommand>
         while w.connecting < spec.max_connecting {
             let Some(o) = queue.pop_front() else { break };
             if w.by_index.contains_key(&o.index) {
-                w.sink.answers.push((o.cmd_id, CreateResult::Failed(format!("user {} is already open", o.index))));
+                w.sink
+                    .answers
+                    .push((o.cmd_id, CreateResult::Failed(format!("user {} is already open", o.index))));
                 continue;
             }
             let mut stream = match TcpStream::connect(spec.addr) {
                 Ok(s) => s,
                 Err(e) => {
-                    w.sink.answers.push((o.cmd_id, CreateResult::Failed(format!("connect failed: {e}"))));
+                    w.sink
+                        .answers
+                        .push((o.cmd_id, CreateResult::Failed(format!("connect failed: {e}"))));
                     continue;
                 }
             };
@@ -224,9 +234,14 @@ pub fn run(mut poll: Poll, spec: ViewWorkerSpec, commands: Receiver<ViewCommand>
                 w.conns.push(None);
                 w.conns.len() - 1
             });
-            if let Err(e) = poll.registry().register(&mut stream, Token(idx), Interest::READABLE | Interest::WRITABLE) {
+            if let Err(e) = poll
+                .registry()
+                .register(&mut stream, Token(idx), Interest::READABLE | Interest::WRITABLE)
+            {
                 w.free.push(idx);
-                w.sink.answers.push((o.cmd_id, CreateResult::Failed(format!("register failed: {e}"))));
+                w.sink
+                    .answers
+                    .push((o.cmd_id, CreateResult::Failed(format!("register failed: {e}"))));
                 continue;
             }
             let seed = o.index.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ now.to_bits();
@@ -241,7 +256,10 @@ pub fn run(mut poll: Poll, spec: ViewWorkerSpec, commands: Receiver<ViewCommand>
             for idx in 0..w.conns.len() {
                 let Some(conn) = w.conns[idx].as_mut() else { continue };
                 let outcome = if conn.state != VState::Live && now - conn.opened_ms > spec.connect_timeout_ms {
-                    conn.close(format!("user {} not logged in after {} ms (stuck in {:?})", conn.index, spec.connect_timeout_ms, conn.state))
+                    conn.close(format!(
+                        "user {} not logged in after {} ms (stuck in {:?})",
+                        conn.index, spec.connect_timeout_ms, conn.state
+                    ))
                 } else {
                     conn.tick(now, spec.response_timeout_ms, &mut w.stats, &mut w.sink)
                 };

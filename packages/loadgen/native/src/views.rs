@@ -132,7 +132,10 @@ pub fn serve(args: &Args) {
             Some("openView") => {
                 let index = cmd.get("index").and_then(Value::as_u64);
                 let token = cmd.get("token").and_then(Value::as_str);
-                let request = cmd.get("request").and_then(Value::as_str).ok_or_else(|| "'request' must be a string".to_string());
+                let request = cmd
+                    .get("request")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| "'request' must be a string".to_string());
                 let (Some(index), Some(token)) = (index, token) else {
                     bad("openView needs an integer 'index' and a string 'token'".into());
                     continue;
@@ -189,7 +192,9 @@ pub fn serve(args: &Args) {
                     bad(format!("{} of {n} workers gave no stats within 30 s", workers.len() - answered));
                 }
             }
-            other => bad(format!("unknown cmd {other:?}: expected openView, closeUser, closeAll, take or stop")),
+            other => bad(format!(
+                "unknown cmd {other:?}: expected openView, closeUser, closeAll, take or stop"
+            )),
         }
     }
     for (h, _) in &workers {
