@@ -29,7 +29,7 @@ import {
   latencyRecord,
   probedViews,
 } from './view-presets.js';
-import { startViewUserGroup, type ViewUserGroup } from './view-user-group.js';
+import { addGroupCpu, startViewUserGroup, type ViewEngine, type ViewUserGroup } from './view-user-group.js';
 
 /** Options of `runFinderLatency`. */
 export interface FinderLatencyOptions {
@@ -53,6 +53,10 @@ export interface FinderLatencyOptions {
   probeRows: number;
   connectTimeoutMs: number;
   responseTimeoutMs: number;
+  /** Simulator of the users (view-user-group.ts). @default 'auto' */
+  engine?: ViewEngine;
+  /** Socket threads of the native engine (per group). @default 2 */
+  threads?: number;
   onProgress?: (p: Progress) => void;
 }
 
@@ -72,8 +76,9 @@ export async function runFinderLatency(o: FinderLatencyOptions): Promise<SweepRe
   // longer than the steps on a busy server: the feed must outlive it, and the workers outlive that
   const runBoundS = boundS + (Math.ceil(maxViews / 32) + o.steps.length) * ((o.connectTimeoutMs + o.responseTimeoutMs) / 1000);
   const lifeS = runBoundS + 600;
-  const load = startViewUserGroup({ url: o.url, light: true, connectTimeoutMs: o.connectTimeoutMs, responseTimeoutMs: o.responseTimeoutMs }, lifeS);
-  const probes = startViewUserGroup({ url: o.url, connectTimeoutMs: o.connectTimeoutMs, responseTimeoutMs: o.responseTimeoutMs, left: { kind: 'flat', sab, prefix: LATENCY_CONTAINER } }, lifeS);
+  const engine = { engine: o.engine ?? 'auto', ...(o.threads ? { threads: o.threads } : {}) } as const;
+  const load = startViewUserGroup({ url: o.url, light: true, connectTimeoutMs: o.connectTimeoutMs, responseTimeoutMs: o.responseTimeoutMs, ...engine }, lifeS);
+  const probes = startViewUserGroup({ url: o.url, connectTimeoutMs: o.connectTimeoutMs, responseTimeoutMs: o.responseTimeoutMs, left: { kind: 'flat', sab, prefix: LATENCY_CONTAINER }, ...engine }, lifeS);
   const steps: StepResult[] = [];
   const sort = o.mode === 'filter-sort' ? [{ field: 'q', dir: 'asc' as const }] : undefined;
   try {
@@ -121,13 +126,15 @@ export async function runFinderLatency(o: FinderLatencyOptions): Promise<SweepRe
       await probes.take();
       await waitSeconds(o.warmupSeconds, (e) => progress({ phase: 'warmup', stepIndex: si, steps: o.steps.length, target: views, elapsedS: e, totalS: o.warmupSeconds }), () => feed.failure);
       const window = await startWindow(o.url);
-      await probes.take();
-      await load.take();
+      const probesAtStart = await probes.take();
+      const loadAtStart = await load.take();
       feed.takeStats();
       await waitSeconds(o.stepSeconds, (e) => progress({ phase: 'measure', stepIndex: si, steps: o.steps.length, target: views, elapsedS: e, totalS: o.stepSeconds }), () => feed.failure);
       const p = await probes.take();
       const l = await load.take();
       const usage = await window.end();
+      addGroupCpu(usage, probesAtStart, p);
+      addGroupCpu(usage, loadAtStart, l);
       const feedStats = feed.takeStats();
       const changes = p.entered + p.left + p.updated;
       const notes: string[] = [];
@@ -161,7 +168,7 @@ export async function runFinderLatency(o: FinderLatencyOptions): Promise<SweepRe
     await probes.stop();
     await load.stop();
   }
-  return { scenario: o.scenario, params: o.params, steps };
+  return { scenario: o.scenario, params: { ...o.params, engine: load.engine }, steps };
 }
 
 /** Runs `task(0..count-1)` with at most `concurrency` in flight; resolves when all settled. */

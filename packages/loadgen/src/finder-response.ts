@@ -15,7 +15,8 @@ import { intervalTicks, Pacer, runPaced } from './pacer.js';
 import type { Progress, StepResult, SweepReport } from './runner.js';
 import { startWindow, stepRow } from './step-meter.js';
 import { FINDER_SORT, arrivals, finderContainer, finderFields, finderFilter, finderRecord, tierOfUser, type FinderStep } from './view-presets.js';
-import { startViewUserGroup } from './view-user-group.js';
+import { addGroupCpu, startViewUserGroup, type ViewEngine } from './view-user-group.js';
+import type { ViewUsersReport } from './view-users.js';
 import { epochNowMs } from './clock.js';
 import type { RecordPublish } from '@tidewire/protocol';
 
@@ -43,6 +44,10 @@ export interface FinderResponseOptions {
   holdViews: boolean;
   connectTimeoutMs: number;
   responseTimeoutMs: number;
+  /** Simulator of the users (view-user-group.ts). @default 'auto' */
+  engine?: ViewEngine;
+  /** Socket threads of the native engine. @default 2 */
+  threads?: number;
   onProgress?: (p: Progress) => void;
 }
 
@@ -111,7 +116,7 @@ export async function runFinderResponse(o: FinderResponseOptions): Promise<Sweep
     return t;
   };
   const boundS = o.steps.length * (o.warmupSeconds + o.stepSeconds + (o.connectTimeoutMs + o.responseTimeoutMs) / 1000 + 600) + 600;
-  const users = startViewUserGroup({ url: o.url, light: true, connectTimeoutMs: o.connectTimeoutMs, responseTimeoutMs: o.responseTimeoutMs }, boundS);
+  const users = startViewUserGroup({ url: o.url, light: true, connectTimeoutMs: o.connectTimeoutMs, responseTimeoutMs: o.responseTimeoutMs, engine: o.engine ?? 'auto', ...(o.threads ? { threads: o.threads } : {}) }, boundS);
   const steps: StepResult[] = [];
   let nextUser = 0; // global: every request of the run has its own filter
   try {
@@ -171,11 +176,12 @@ export async function runFinderResponse(o: FinderResponseOptions): Promise<Sweep
         progress({ phase, stepIndex: si, steps: o.steps.length, target: s.step, elapsedS: Math.max(0, elapsedS), totalS: phase === 'warmup' ? o.warmupSeconds : o.stepSeconds });
       }, 500);
       let window: Awaited<ReturnType<typeof startWindow>> | undefined;
+      let atStart: ViewUsersReport | undefined;
       try {
         await waitUntil(warmEnd, () => feed.failure);
         window = await startWindow(o.url);
         feed.takeStats();
-        await users.take();
+        atStart = await users.take();
         await loop.done;
         await Promise.all(pending); // each bounded by the connect and response timeouts
       } finally {
@@ -184,6 +190,7 @@ export async function runFinderResponse(o: FinderResponseOptions): Promise<Sweep
       }
       const usage = await window.end();
       const received = await users.take();
+      addGroupCpu(usage, atStart, received);
       const feedStats = feed.takeStats();
       const notes: string[] = [];
       if (failed > 0) notes.push(`${failed} of ${measured} measured requests failed: ${failures.join('; ')}`);
@@ -215,7 +222,7 @@ export async function runFinderResponse(o: FinderResponseOptions): Promise<Sweep
     feed.stop();
     await users.stop();
   }
-  return { scenario: o.scenario, params: o.params, steps };
+  return { scenario: o.scenario, params: { ...o.params, engine: users.engine }, steps };
 }
 
 /** Waits until `atMs` (epoch ms), failing early if `failure()` says the source broke. Bounded by `atMs`. */

@@ -18,6 +18,7 @@ import { FinderData, runFinderResponse } from './finder-response.js';
 import type { Progress, SweepReport } from './runner.js';
 import { BLOTTER_DEFAULT_STEPS, BLOTTER_NEW_TRADE_PERIOD_S, BLOTTER_PUBLISHED_MEAN_MS, runBlotter } from './blotter.js';
 import { runFinderLatency } from './finder-latency.js';
+import type { ViewEngine } from './view-user-group.js';
 import { ORDERS_DEFAULT_STEPS, ORDERS_PUBLISHED_MEAN_MS, ORDER_INSTRUMENTS, runOrders } from './orders.js';
 import {
   FINDER_PUBLISHED_MEAN_MS,
@@ -93,6 +94,8 @@ export async function runViewPreset(name: string, p: ParsedFlags, c: ViewRunCont
   const source = { user: p.values['source-user'] as string, password: p.values['source-password'] as string };
   const connectTimeoutMs = num(p, 'connect-timeout-ms', 100, 600_000);
   const responseTimeoutMs = num(p, 'response-timeout-ms', 100, 600_000);
+  const engine = viewEngine(p);
+  const threads = num(p, 'threads', 1, 64, true);
   switch (name) {
     case 'finder-response': {
       const sweep = p.values.sweep as string;
@@ -114,7 +117,7 @@ export async function runViewPreset(name: string, p: ParsedFlags, c: ViewRunCont
           url: ctx.url, sweep: kind, stepName: stepName(kind), latency: 'view.create sent -> view.created received, per request (users arrive evenly, one unique view each)', windowRows, holdViews, updatesPerRecordPerSec, maxUpdatesPerSec,
           sort: 'name asc', filter: 'num band + cat (static fields), unique per user', stepSeconds, warmupSeconds, ...ctx.machine,
         },
-        steps: built, stepSeconds, warmupSeconds, updatesPerRecordPerSec, maxUpdatesPerSec, windowRows, holdViews, connectTimeoutMs, responseTimeoutMs,
+        steps: built, stepSeconds, warmupSeconds, updatesPerRecordPerSec, maxUpdatesPerSec, windowRows, holdViews, connectTimeoutMs, responseTimeoutMs, engine, threads,
         onProgress: ctx.onProgress,
       });
       return { report, published: FINDER_PUBLISHED_MEAN_MS[kind] };
@@ -132,7 +135,7 @@ export async function runViewPreset(name: string, p: ParsedFlags, c: ViewRunCont
           url: ctx.url, stepName: 'unique views', mode, latency: 'record publish ts -> row entering, updated in or leaving a probe window (probes cover the whole view)', containerSize: LATENCY_CONTAINER_SIZE, updatesPerSec: LATENCY_CONTAINER_SIZE / LATENCY_UPDATE_PERIOD_S,
           viewRows: LATENCY_VIEW_ROWS, windowRows, probes, probeRows, stepSeconds, warmupSeconds, ...ctx.machine,
         },
-        mode, steps: views, stepSeconds, warmupSeconds, windowRows, probes, probeRows, connectTimeoutMs, responseTimeoutMs, onProgress: ctx.onProgress,
+        mode, steps: views, stepSeconds, warmupSeconds, windowRows, probes, probeRows, connectTimeoutMs, responseTimeoutMs, engine, threads, onProgress: ctx.onProgress,
       });
       return { report, published: LATENCY_PUBLISHED_MEAN_MS[mode] };
     }
@@ -167,6 +170,13 @@ export async function runViewPreset(name: string, p: ParsedFlags, c: ViewRunCont
     default:
       throw badArgument('run <preset>', name, `must be one of: ${Object.keys(VIEW_PRESETS).join(', ')}`);
   }
+}
+
+/** `--engine` of the view presets (the same flag and values as the fan-out presets). */
+function viewEngine(p: ParsedFlags): ViewEngine {
+  const e = p.values.engine ?? 'auto';
+  if (e !== 'auto' && e !== 'native' && e !== 'node') throw badArgument('--engine', e, 'must be auto, native or node');
+  return e;
 }
 
 function windowFlag(p: ParsedFlags, preset: number): number {

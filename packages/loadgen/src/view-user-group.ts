@@ -11,6 +11,8 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { LoadgenError } from './errors.js';
+import { nativeAvailable } from './native-fleet.js';
+import { startNativeViewGroup } from './native-view-group.js';
 import { ViewUsers, type CreateOutcome, type ViewSpec, type ViewUsersOptions, type ViewUsersReport } from './view-users.js';
 
 /**
@@ -38,11 +40,22 @@ export function leftResolver(c: LeftClock): (subject: string) => number | undefi
   };
 }
 
-/** Options of a group: those of `ViewUsers` (without functions) plus the left clock. */
-export type GroupOptions = Omit<ViewUsersOptions, 'clock' | 'leftPublishedMs'> & { left?: LeftClock };
+/** Which simulator runs a group: `auto` is the Rust one when built, else Node `ws` users. */
+export type ViewEngine = 'auto' | 'native' | 'node';
 
-/** A group of view users, in a worker or here. */
+/** Options of a group: those of `ViewUsers` (without functions) plus the left clock and the engine. */
+export type GroupOptions = Omit<ViewUsersOptions, 'clock' | 'leftPublishedMs'> & {
+  left?: LeftClock;
+  /** @default 'auto' */
+  engine?: ViewEngine;
+  /** Socket threads of the native engine. @default 2 */
+  threads?: number;
+};
+
+/** A group of view users: the Rust simulator, or Node users in a worker or here. */
 export interface ViewUserGroup {
+  /** The engine that runs it. */
+  readonly engine: 'native' | 'node';
   openView(index: number, token: string, spec: ViewSpec): Promise<CreateOutcome>;
   closeUser(index: number): Promise<void>;
   closeAll(): Promise<void>;
@@ -60,9 +73,10 @@ export type GroupCommand =
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 function local(opts: GroupOptions): ViewUserGroup {
-  const { left, ...rest } = opts;
+  const { left, engine: _engine, threads: _threads, ...rest } = opts;
   const users = new ViewUsers({ ...rest, ...(left ? { leftPublishedMs: leftResolver(left) } : {}) });
   return {
+    engine: 'node',
     openView: (i, t, s) => users.openView(i, t, s),
     closeUser: async (i) => users.closeUser(i),
     closeAll: () => users.closeAll(),
@@ -71,8 +85,14 @@ function local(opts: GroupOptions): ViewUserGroup {
   };
 }
 
-/** Starts a group in a worker thread (or here, see above); `maxSeconds` bounds the worker's life. */
+/**
+ * Starts a group: in the Rust simulator when `opts.engine` says so (`auto`: when it is built),
+ * else in a worker thread (or here, see above). `maxSeconds` bounds the process's or worker's
+ * life. Throws NATIVE_FAILED for `native` when the simulator is not built.
+ */
 export function startViewUserGroup(opts: GroupOptions, maxSeconds: number): ViewUserGroup {
+  const engine = opts.engine ?? 'auto';
+  if (engine === 'native' || (engine === 'auto' && nativeAvailable())) return startNativeViewGroup(opts, maxSeconds, opts.threads);
   const file = fileURLToPath(new URL('./view-users-worker.js', import.meta.url));
   if (!existsSync(file)) return local(opts);
   const worker = new Worker(file, { workerData: { opts, maxSeconds } });
@@ -100,6 +120,7 @@ export function startViewUserGroup(opts: GroupOptions, maxSeconds: number): View
       worker.postMessage({ ...cmd, id });
     });
   return {
+    engine: 'node',
     openView: (index, token, spec) => call<CreateOutcome>({ cmd: 'openView', index, token, spec }),
     closeUser: (index) => call<void>({ cmd: 'closeUser', index }),
     closeAll: () => call<void>({ cmd: 'closeAll' }),
@@ -109,4 +130,14 @@ export function startViewUserGroup(opts: GroupOptions, maxSeconds: number): View
       await worker.terminate();
     },
   };
+}
+
+/**
+ * Adds the CPU of a group's own process (the native engine) over a window to `generatorCpuPct`
+ * (% of one core over `seconds`), from the `cpuMicros` of the takes at the window's start and
+ * end; unchanged for Node groups (their CPU is already this process's).
+ */
+export function addGroupCpu(usage: { seconds: number; generatorCpuPct: number }, start: ViewUsersReport, end: ViewUsersReport): void {
+  if (start.cpuMicros === undefined || end.cpuMicros === undefined || usage.seconds <= 0) return;
+  usage.generatorCpuPct = Math.round((usage.generatorCpuPct + ((end.cpuMicros - start.cpuMicros) / 1e6 / usage.seconds) * 100) * 10) / 10;
 }

@@ -11,7 +11,7 @@ import { ViewUsers } from './view-users.js';
 const port = parentPort;
 if (port) {
   const { opts, maxSeconds } = workerData as { opts: GroupOptions; maxSeconds: number };
-  const { left, ...rest } = opts;
+  const { left, engine: _engine, threads: _threads, ...rest } = opts;
   const users = new ViewUsers({ ...rest, ...(left ? { leftPublishedMs: leftResolver(left) } : {}) });
   const deadline = setTimeout(() => process.exit(3), maxSeconds * 1000);
   deadline.unref();

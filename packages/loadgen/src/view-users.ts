@@ -62,6 +62,17 @@ export interface ViewUsersReport extends ViewCounters {
   live: number;
   response: string;
   rows: string;
+  /**
+   * Row updates lost (seq gaps without `conflated`) and out of order, per view row: counted by
+   * the native engine only (the Node users do not check row sequences; absent there).
+   */
+  lost?: number;
+  outOfOrder?: number;
+  /**
+   * CPU of the process running the users when it is not this one (the native engine), cumulative
+   * µs (user + system); absent for the Node users, whose CPU is this process's.
+   */
+  cpuMicros?: number;
 }
 
 interface PendingCreate {

@@ -180,6 +180,15 @@ impl napi::Task for ViewStatsTask {
     }
 }
 
+/// The engine's ingest lane (`Engine.ingestQueue`): what sources sent that is not applied yet.
+#[napi(object)]
+pub struct IngestQueue {
+    /// Frames queued (one per `ingest` / `containerPublish` call).
+    pub frames: f64,
+    /// Bytes of those frames (UTF-8 length; a container publish counts its subjects).
+    pub bytes: f64,
+}
+
 /// Engine counters (cumulative) and gauges (current).
 #[napi(object)]
 pub struct EngineStats {
@@ -531,5 +540,17 @@ impl JsEngine {
     #[napi]
     pub fn queue_depth(&self) -> u32 {
         self.inner.queue_depth().min(u32::MAX as usize) as u32
+    }
+
+    /// The ingest lane now: source publishes and container publishes queued for the engine thread
+    /// and not yet applied (`frames`, `bytes` of their frames). A server pauses its sources above a
+    /// high-water mark (`limits.sourceHighWaterBytes`) and resumes them below a low one.
+    #[napi]
+    pub fn ingest_queue(&self) -> IngestQueue {
+        let (frames, bytes) = self.inner.ingest_queue();
+        IngestQueue {
+            frames: frames as f64,
+            bytes: bytes as f64,
+        }
     }
 }

@@ -1,9 +1,17 @@
 //! The engine runtime: one engine thread owning a `Hub`, fed through a channel from any thread,
 //! flushing frames into per-worker ready queues and waking the workers.
 //!
-//! Per pass the thread takes every queued command (up to `MAX_COMMANDS_PER_PASS`, so a flood
-//! cannot starve flushing), fires due timers, then wakes each worker whose ready queue went
-//! from empty to non-empty. Between passes it sleeps in `recv_timeout` until the next timer.
+//! Two lanes feed the thread: a control lane (sessions, subscriptions, views, orders, journal
+//! completions, admin) and an ingest lane (source publishes and container publishes). Per pass
+//! the thread first takes every queued control command (up to `MAX_COMMANDS_PER_PASS`), then
+//! ingest frames within a budget (`INGEST_FRAMES_PER_PASS` frames and `INGEST_TIME_PER_PASS`,
+//! cut short when a control command arrives), fires due timers and wakes each worker whose ready
+//! queue went from empty to non-empty. So a `view.create` never waits behind a source's backlog,
+//! and flushing stays timely under a flood. Each lane is FIFO: ingest frames are applied in the
+//! order they were queued, and a session's own commands stay in order. Across lanes there is no
+//! order: a subscribe queued after a publish may be handled first (the subscription is then
+//! pending and gets its image when the publish is applied, as for any unpublished subject).
+//! Between passes the thread sleeps until either lane has work or the next timer is due.
 //! Engines are registered by id so worker threads can `Engine::attach(id)`.
 
 mod orders;
@@ -16,7 +24,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{Receiver, Select, Sender, TryRecvError};
 
 pub use orders::OrderSubmit;
 pub use ready::{Drained, Waker, WorkerQueue};
@@ -28,8 +36,13 @@ use crate::hub::{Command, ContainerOp, Hub, HubStats};
 use crate::orders::{OrderCmd, OrderDesk, OrdersShared};
 use crate::wire::decode_source_frame;
 
-/// Commands handled per pass before timers are fired and frames flushed.
+/// Control commands (sessions, subscriptions, views, orders) handled per pass at most.
 pub const MAX_COMMANDS_PER_PASS: usize = 4096;
+/// Ingest frames (source publishes, container publishes) handled per pass at most.
+pub const INGEST_FRAMES_PER_PASS: usize = 1024;
+/// Time spent on ingest frames per pass at most (checked after each frame: one frame can overrun
+/// it), so due flushes and queued control commands wait at most about this long behind a flood.
+pub const INGEST_TIME_PER_PASS: std::time::Duration = std::time::Duration::from_millis(2);
 
 enum Msg {
     Cmd(Command),
@@ -39,6 +52,14 @@ enum Msg {
     /// Answer with a snapshot of the materialised views (the admin views table).
     ViewStats(Sender<Vec<crate::hub::ViewStat>>),
     Shutdown,
+}
+
+/// One ingest-lane entry: a source's publish or container publish and its size in bytes (the
+/// frame's length; for a container publish, its subjects' lengths), counted in `ingest_bytes`
+/// until the engine thread takes it.
+pub(crate) struct IngestMsg {
+    cmd: Command,
+    bytes: usize,
 }
 
 /// Engine counters, readable from any thread (updated by the engine thread once per pass).
@@ -144,7 +165,12 @@ impl AtomicStats {
 
 struct Shared {
     id: u32,
+    /// Control lane.
     tx: Sender<Msg>,
+    /// Ingest lane.
+    ingest_tx: Sender<IngestMsg>,
+    /// Bytes queued in the ingest lane (added on send, taken off when the engine thread takes it).
+    ingest_bytes: AtomicU64,
     workers: RwLock<Vec<Option<Arc<WorkerQueue>>>>,
     next_sid: AtomicU32,
     stats: AtomicStats,
@@ -197,6 +223,7 @@ impl Engine {
     pub fn start_with_orders(cfg: EngineConfig, orders: Option<OrdersConfig>) -> Result<Engine> {
         cfg.batching.validate()?;
         let (tx, rx) = crossbeam_channel::unbounded();
+        let (ingest_tx, ingest_rx) = crossbeam_channel::unbounded();
         let completions = Arc::new(orders::Completions::default());
         let mut hub = Hub::new(cfg);
         let desk = match orders {
@@ -212,6 +239,8 @@ impl Engine {
         let shared = Arc::new(Shared {
             id,
             tx,
+            ingest_tx,
+            ingest_bytes: AtomicU64::new(0),
             workers: RwLock::new(Vec::new()),
             next_sid: AtomicU32::new(1),
             stats: AtomicStats::default(),
@@ -226,7 +255,7 @@ impl Engine {
         let for_thread = Arc::clone(&shared);
         let handle = std::thread::Builder::new()
             .name(format!("tidewire-engine-{id}"))
-            .spawn(move || run(hub, desk, rx, &for_thread))
+            .spawn(move || run(hub, desk, &Lanes { ctrl: rx, ingest: ingest_rx }, &for_thread))
             .map_err(|e| EngineError::Internal {
                 message: format!("cannot start the engine thread: {e}"),
             })?;
@@ -268,6 +297,22 @@ impl Engine {
             .map_err(|_| EngineError::Unavailable {
                 engine_id: self.shared.id,
             })
+    }
+
+    /// Queues a source command on the ingest lane, counting `bytes` until the engine takes it.
+    fn send_ingest(&self, cmd: Command, bytes: usize) -> Result<()> {
+        let unavailable = || EngineError::Unavailable {
+            engine_id: self.shared.id,
+        };
+        if self.is_shut() {
+            return Err(unavailable());
+        }
+        // Counted before the send: the engine thread may take it (and subtract) at once.
+        self.shared.ingest_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
+        self.shared.ingest_tx.send(IngestMsg { cmd, bytes }).map_err(|_| {
+            self.shared.ingest_bytes.fetch_sub(bytes as u64, Ordering::Relaxed);
+            unavailable()
+        })
     }
 
     fn is_shut(&self) -> bool {
@@ -385,7 +430,8 @@ impl Engine {
     /// A source's (validated) `container.publish`.
     pub fn container_publish(&self, subject: String, ops: Vec<ContainerOp>) -> Result<()> {
         orders::refuse_private_container(&subject, &ops)?;
-        self.send(Command::ContainerPublish { subject, ops })
+        let bytes = subject.len() + ops.iter().map(op_bytes).sum::<usize>();
+        self.send_ingest(Command::ContainerPublish { subject, ops }, bytes)
     }
 
     /// Reports the session's socket as buffered / drained. Ignored on a shut engine.
@@ -427,7 +473,7 @@ impl Engine {
         let received_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64() * 1000.0);
-        self.send(Command::Publish { batch, received_ms })?;
+        self.send_ingest(Command::Publish { batch, received_ms }, text.len())?;
         self.shared.stats.publishes_in.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
     }
@@ -483,11 +529,20 @@ impl Engine {
         s
     }
 
-    /// Commands queued for the engine thread now (source publishes, session requests, order
-    /// requests, journal completions). A server reading a source can pause while this is above
-    /// a high-water mark (backpressure: the queue is otherwise unbounded).
+    /// Commands queued for the engine thread now, both lanes (source publishes, session
+    /// requests, order requests, journal completions).
     pub fn queue_depth(&self) -> usize {
-        self.shared.tx.len()
+        self.shared.tx.len() + self.shared.ingest_tx.len()
+    }
+
+    /// The ingest lane now: (frames, bytes) of source publishes and container publishes queued
+    /// and not yet taken by the engine thread. A server pauses its sources while this is above a
+    /// high-water mark (the lane is otherwise unbounded).
+    pub fn ingest_queue(&self) -> (usize, u64) {
+        (
+            self.shared.ingest_tx.len(),
+            self.shared.ingest_bytes.load(Ordering::Relaxed),
+        )
     }
 
     /// Stops the engine thread (joined) and unregisters the engine. Idempotent. Commands queued
@@ -522,6 +577,14 @@ impl Engine {
     }
 }
 
+/// The subjects' bytes of a container op (its ingest-lane size).
+fn op_bytes(op: &ContainerOp) -> usize {
+    match op {
+        ContainerOp::Add(s) | ContainerOp::InsertAt(_, s) | ContainerOp::Remove(s) => s.iter().map(String::len).sum(),
+        ContainerOp::Clear => 0,
+    }
+}
+
 /// Applies one command: order commands go to the desk; publishes are shown to the desk first
 /// (which instruments ticked) and then applied.
 fn dispatch(hub: &mut Hub, desk: &mut Option<OrderDesk>, msg: Msg, shared: &Shared) {
@@ -552,42 +615,111 @@ fn dispatch(hub: &mut Hub, desk: &mut Option<OrderDesk>, msg: Msg, shared: &Shar
     }
 }
 
-/// The engine thread.
-fn run(mut hub: Hub, mut desk: Option<OrderDesk>, rx: Receiver<Msg>, shared: &Shared) {
-    let mut sink = ready::QueueSink::default();
-    loop {
-        let deadline = match (hub.next_deadline(), desk.as_ref().and_then(OrderDesk::next_deadline)) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        let first = match deadline {
-            Some(at) => rx.recv_timeout(at.saturating_duration_since(Instant::now())),
-            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
-        };
-        let mut stop = false;
-        match first {
-            Ok(Msg::Shutdown) | Err(RecvTimeoutError::Disconnected) => stop = true,
-            Ok(msg) => dispatch(&mut hub, &mut desk, msg, shared),
-            Err(RecvTimeoutError::Timeout) => {}
-        }
-        if !stop {
-            for _ in 1..MAX_COMMANDS_PER_PASS {
-                if shared.stopping.overdue() {
-                    shared.stopping.drop_rest(&rx, &shared.completions);
-                    shared.stats.publish(&hub.stats());
-                    return;
-                }
-                match rx.try_recv() {
-                    Ok(Msg::Shutdown) => {
-                        stop = true;
-                        break;
-                    }
-                    Ok(msg) => dispatch(&mut hub, &mut desk, msg, shared),
-                    Err(_) => break,
-                }
+/// The engine thread's two receivers.
+pub(crate) struct Lanes {
+    ctrl: Receiver<Msg>,
+    ingest: Receiver<IngestMsg>,
+}
+
+impl Lanes {
+    /// Blocks until either lane has a message (or is disconnected), at most until `deadline`.
+    fn wait(&self, deadline: Option<Instant>) {
+        let mut sel = Select::new();
+        sel.recv(&self.ctrl);
+        sel.recv(&self.ingest);
+        match deadline {
+            Some(at) => {
+                let _ = sel.ready_deadline(at); // a timeout means timers are due
+            }
+            None => {
+                sel.ready();
             }
         }
-        if stop {
+    }
+}
+
+/// What one lane's turn in a pass ended with.
+#[derive(PartialEq, Eq)]
+enum Turn {
+    /// Keep running.
+    Go,
+    /// Shutdown was asked and its drain deadline passed: everything left was dropped.
+    Overdue,
+    /// The control lane is disconnected (the engine is being dropped).
+    Gone,
+}
+
+/// The control lane's turn: every queued control command, up to `MAX_COMMANDS_PER_PASS`.
+fn control_turn(
+    hub: &mut Hub,
+    desk: &mut Option<OrderDesk>,
+    lanes: &Lanes,
+    shared: &Shared,
+    stopping: &mut bool,
+) -> Turn {
+    for _ in 0..MAX_COMMANDS_PER_PASS {
+        if shared.stopping.overdue() {
+            return Turn::Overdue;
+        }
+        match lanes.ctrl.try_recv() {
+            // Ingest queued before the shutdown is still handled (within the drain deadline).
+            Ok(Msg::Shutdown) => *stopping = true,
+            Ok(msg) => dispatch(hub, desk, msg, shared),
+            Err(TryRecvError::Empty) => break,
+            Err(TryRecvError::Disconnected) => return Turn::Gone,
+        }
+    }
+    Turn::Go
+}
+
+/// The ingest lane's turn: frames in queue order within the pass budget; cut short (after at
+/// least one frame) when a control command is waiting.
+fn ingest_turn(hub: &mut Hub, desk: &mut Option<OrderDesk>, lanes: &Lanes, shared: &Shared) -> Turn {
+    let started = Instant::now();
+    for _ in 0..INGEST_FRAMES_PER_PASS {
+        if shared.stopping.overdue() {
+            return Turn::Overdue;
+        }
+        let Ok(IngestMsg { cmd, bytes }) = lanes.ingest.try_recv() else { break };
+        shared.ingest_bytes.fetch_sub(bytes as u64, Ordering::Relaxed);
+        dispatch(hub, desk, Msg::Cmd(cmd), shared);
+        if !lanes.ctrl.is_empty() || started.elapsed() >= INGEST_TIME_PER_PASS {
+            break;
+        }
+    }
+    Turn::Go
+}
+
+/// The engine thread.
+fn run(mut hub: Hub, mut desk: Option<OrderDesk>, lanes: &Lanes, shared: &Shared) {
+    let mut sink = ready::QueueSink::default();
+    let mut stopping = false;
+    loop {
+        if !stopping && lanes.ctrl.is_empty() && lanes.ingest.is_empty() {
+            let deadline = match (hub.next_deadline(), desk.as_ref().and_then(OrderDesk::next_deadline)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            lanes.wait(deadline);
+        }
+        let mut turn = control_turn(&mut hub, &mut desk, lanes, shared, &mut stopping);
+        if turn == Turn::Go {
+            turn = ingest_turn(&mut hub, &mut desk, lanes, shared);
+        }
+        match turn {
+            Turn::Overdue => {
+                shared.stopping.drop_rest(lanes, &shared.completions);
+                shared.ingest_bytes.store(0, Ordering::Relaxed);
+                shared.stats.publish(&hub.stats());
+                return;
+            }
+            Turn::Gone => {
+                shared.stats.publish(&hub.stats());
+                return;
+            }
+            Turn::Go => {}
+        }
+        if stopping && lanes.ctrl.is_empty() && lanes.ingest.is_empty() {
             shared.stats.publish(&hub.stats());
             return;
         }

@@ -10,10 +10,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::Receiver;
-
 use super::orders::Completions;
-use super::Msg;
+use super::{Lanes, Msg};
 use crate::orders::OrderCmd;
 
 /// What `Engine::shutdown_report` found when the engine thread stopped.
@@ -74,10 +72,17 @@ impl Stopping {
         asked.is_some_and(|(_, deadline)| Instant::now() >= deadline)
     }
 
-    /// Drops (and counts) everything still queued in `rx`; stores the report.
-    pub(super) fn drop_rest(&self, rx: &Receiver<Msg>, completions: &Completions) {
+    /// Drops (and counts) everything still queued in both lanes; stores the report.
+    pub(super) fn drop_rest(&self, lanes: &Lanes, completions: &Completions) {
         let mut r = ShutdownReport::default();
         // Bounded: only what is queued now (senders stop once `shut` is set).
+        for _ in 0..lanes.ingest.len() {
+            match lanes.ingest.try_recv() {
+                Ok(_) => r.dropped_commands += 1,
+                Err(_) => break,
+            }
+        }
+        let rx = &lanes.ctrl;
         for _ in 0..rx.len() {
             match rx.try_recv() {
                 Ok(Msg::Cmd(_)) => r.dropped_commands += 1,
@@ -115,14 +120,24 @@ mod tests {
     #[test]
     fn queued_messages_past_the_deadline_are_counted_not_handled() {
         let (tx, rx) = crossbeam_channel::unbounded();
+        let (ingest_tx, ingest_rx) = crossbeam_channel::unbounded();
         let s = Stopping::default();
         assert!(!s.overdue(), "not asked");
         s.ask(Duration::from_secs(3600));
         assert!(!s.overdue(), "deadline ahead");
         let s = Stopping::default();
-        for _ in 0..3 {
+        for _ in 0..2 {
             tx.send(Msg::Cmd(Command::SetBatching(Default::default()))).unwrap();
         }
+        ingest_tx
+            .send(super::super::IngestMsg {
+                cmd: Command::Publish {
+                    batch: Vec::new(),
+                    received_ms: 0.0,
+                },
+                bytes: 2,
+            })
+            .unwrap();
         tx.send(Msg::Order(OrderCmd::Cancel {
             sid: 1,
             req_id: 1,
@@ -133,8 +148,12 @@ mod tests {
         tx.send(Msg::Shutdown).unwrap();
         s.ask(Duration::ZERO);
         assert!(s.overdue());
-        s.drop_rest(&rx, &Completions::default());
-        assert!(rx.is_empty());
+        let lanes = Lanes {
+            ctrl: rx,
+            ingest: ingest_rx,
+        };
+        s.drop_rest(&lanes, &Completions::default());
+        assert!(lanes.ctrl.is_empty() && lanes.ingest.is_empty());
         let r = s.report();
         assert_eq!(
             (r.dropped_commands, r.dropped_order_requests, r.dropped_completions),
