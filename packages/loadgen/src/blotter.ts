@@ -18,7 +18,7 @@ import { bounded, waitSeconds } from './finder-latency.js';
 import { fetchToken } from './login.js';
 import type { Progress, StepResult, SweepReport } from './runner.js';
 import { startWindow, stepRow } from './step-meter.js';
-import { startViewUserGroup, type ViewUserGroup } from './view-user-group.js';
+import { addGroupCpu, startViewUserGroup, type ViewEngine, type ViewUserGroup } from './view-user-group.js';
 
 export {
   BLOTTER_DEFAULT_STEPS, BLOTTER_DONE, BLOTTER_NEW_TRADE_PERIOD_S, BLOTTER_PUBLISHED_MEAN_MS, BLOTTER_STATUS_PERIOD_S,
@@ -50,6 +50,9 @@ export interface BlotterOptions {
   sourceThreads?: number;
   connectTimeoutMs: number;
   responseTimeoutMs: number;
+  /** Simulator of the users and its socket threads (view-user-group.ts). @default 'auto', 2 */
+  engine?: ViewEngine;
+  threads?: number;
   onProgress?: (p: Progress) => void;
 }
 
@@ -88,7 +91,7 @@ export async function runBlotter(o: BlotterOptions): Promise<SweepReport> {
   let users: ViewUserGroup | undefined;
   const steps: StepResult[] = [];
   try {
-    users = startViewUserGroup({ url: o.url, connectTimeoutMs: o.connectTimeoutMs, responseTimeoutMs: o.responseTimeoutMs, left: { kind: 'blotter', sab, tradeCap } }, lifeS);
+    users = startViewUserGroup({ url: o.url, connectTimeoutMs: o.connectTimeoutMs, responseTimeoutMs: o.responseTimeoutMs, left: { kind: 'blotter', sab, tradeCap }, engine: o.engine ?? 'auto', ...(o.threads ? { threads: o.threads } : {}) }, lifeS);
     const token = await fetchToken(o.url, o.account.user, o.account.password);
     let have = 0;
     for (let si = 0; si < o.steps.length; si++) {
@@ -118,11 +121,12 @@ export async function runBlotter(o: BlotterOptions): Promise<SweepReport> {
       if (!feedDuringConnect) await startFeed();
       await waitSeconds(o.warmupSeconds, (e) => progress({ phase: 'warmup', stepIndex: si, steps: o.steps.length, target, elapsedS: e, totalS: o.warmupSeconds }), () => feed.failure);
       const window = await startWindow(o.url);
-      await users.take();
+      const atStart = await users.take();
       await feed.take();
       await waitSeconds(o.stepSeconds, (e) => progress({ phase: 'measure', stepIndex: si, steps: o.steps.length, target, elapsedS: e, totalS: o.stepSeconds }), () => feed.failure);
       const r = await users.take();
       const usage = await window.end();
+      addGroupCpu(usage, atStart, r); // the native engine's own process
       const { stats: feedStats, extras } = await feed.take<BlotterShardTake>();
       const seconds = Math.max(usage.seconds, 1e-3);
       const totalTrades = extras.reduce((a, x) => a + x.trades, 0);
@@ -160,5 +164,5 @@ export async function runBlotter(o: BlotterOptions): Promise<SweepReport> {
     await feed.stop();
     await users?.stop();
   }
-  return { scenario: o.scenario, params: { ...o.params, tradeCap, sourceThreads: shards }, steps };
+  return { scenario: o.scenario, params: { ...o.params, tradeCap, sourceThreads: shards, engine: users?.engine }, steps };
 }

@@ -153,7 +153,7 @@ export async function runViewPreset(name: string, p: ParsedFlags, c: ViewRunCont
           filter: 'Status < 10', stepSeconds, warmupSeconds, ...ctx.machine,
         },
         steps: users, stepSeconds, warmupSeconds, windowRows, initialTrades, maxTrades, statusPeriodS, connectTimeoutMs,
-        ...(sourceThreads > 0 ? { sourceThreads } : {}), feedDuringConnect: p.values['feed-during-connect'] === true, responseTimeoutMs, onProgress: ctx.onProgress,
+        ...(sourceThreads > 0 ? { sourceThreads } : {}), feedDuringConnect: p.values['feed-during-connect'] === true, responseTimeoutMs, engine, threads, onProgress: ctx.onProgress,
       });
       return { report, published: BLOTTER_PUBLISHED_MEAN_MS };
     }
