@@ -148,8 +148,9 @@ export async function runFinderLatency(o: FinderLatencyOptions): Promise<SweepRe
         // per probe: every row of its ~300 updates once per period, plus one entering and one leaving
         expectedPerSec: Math.round((probed.length * (LATENCY_VIEW_ROWS + 2)) / LATENCY_UPDATE_PERIOD_S),
         deliveredPerSec: Math.round(changes / Math.max(usage.seconds, 1e-3)),
-        lost: createFailures + p.dropped + l.dropped,
-        outOfOrder: 0,
+        // row sequence checks: the native engine's probes (the Node users do not check them)
+        lost: createFailures + p.dropped + l.dropped + (p.lost ?? 0),
+        outOfOrder: p.outOfOrder ?? 0,
         histograms: [p.rows],
         usage,
         extra: {

@@ -1,7 +1,8 @@
 /**
  * Integration: the view presets' runners against a real server (real engine, real uWS) on
  * 127.0.0.1 port 0 without the demo feed, each for one short step: the report must have the
- * issue-7 fields, answers to every request, row latencies, and nothing lost.
+ * issue-7 fields, answers to every request, row latencies, and nothing lost. These run the Node
+ * view users (`engine: 'node'`); native-view-runs.test.ts runs the same presets on the Rust one.
  */
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -89,7 +90,7 @@ describe('view presets against a real server', () => {
     const report = await runFinderResponse({
       url, source, account: () => account, scenario: 'finder-response', params: { stepName: 'container records' },
       steps: [{ ...step!, requestsPerSec: 10 }], stepSeconds: 2, warmupSeconds: 0.5, updatesPerRecordPerSec: 1, maxUpdatesPerSec: 2_000,
-      windowRows: 50, holdViews: true, connectTimeoutMs: 10_000, responseTimeoutMs: 10_000, onProgress,
+      windowRows: 50, holdViews: true, connectTimeoutMs: 10_000, responseTimeoutMs: 10_000, engine: 'node', onProgress,
     });
     expectShape(report, 'finder-response', [2_000]);
     const s = report.steps[0]! as unknown as Record<string, number>;
@@ -102,7 +103,7 @@ describe('view presets against a real server', () => {
   it('finder-latency: probes see rows updating, entering and leaving', async () => {
     const report = await runFinderLatency({
       url, source, account, scenario: 'finder-latency', params: {}, mode: 'filter-sort', steps: [4], stepSeconds: 3, warmupSeconds: 0.5,
-      windowRows: 50, probes: 2, probeRows: 600, connectTimeoutMs: 10_000, responseTimeoutMs: 10_000, onProgress,
+      windowRows: 50, probes: 2, probeRows: 600, connectTimeoutMs: 10_000, responseTimeoutMs: 10_000, engine: 'node', onProgress,
     });
     expectShape(report, 'finder-latency', [4]);
     const s = report.steps[0]! as unknown as Record<string, number>;
@@ -114,7 +115,7 @@ describe('view presets against a real server', () => {
   it('blotter: users see their trades step through Status', async () => {
     const report = await runBlotter({
       url, source, account, scenario: 'blotter', params: {}, steps: [5], stepSeconds: 4, warmupSeconds: 0.5, windowRows: 20,
-      initialTrades: 20, maxTrades: 100, statusPeriodS: 3, sourceThreads: 2, connectTimeoutMs: 10_000, responseTimeoutMs: 10_000, onProgress,
+      initialTrades: 20, maxTrades: 100, statusPeriodS: 3, sourceThreads: 2, connectTimeoutMs: 10_000, responseTimeoutMs: 10_000, engine: 'node', onProgress,
     });
     expectShape(report, 'blotter', [5]);
     const s = report.steps[0]! as unknown as Record<string, number>;
