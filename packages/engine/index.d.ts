@@ -101,6 +101,12 @@ export declare class Engine {
    * high-water mark and resume below a low one.
    */
   queueDepth(): number
+  /**
+   * The ingest lane now: source publishes and container publishes queued for the engine thread
+   * and not yet applied (`frames`, `bytes` of their frames). A server pauses its sources above a
+   * high-water mark (`limits.sourceHighWaterBytes`) and resumes them below a low one.
+   */
+  ingestQueue(): IngestQueue
 }
 export type JsEngine = Engine
 
@@ -234,6 +240,14 @@ export interface EngineStats {
   journalDurableSeq: number
   /** DAY orders expired at an end of day (`endOfDay`) since start. */
   ordersExpired: number
+}
+
+/** The engine's ingest lane (`Engine.ingestQueue`): what sources sent that is not applied yet. */
+export interface IngestQueue {
+  /** Frames queued (one per `ingest` / `containerPublish` call). */
+  frames: number
+  /** Bytes of those frames (UTF-8 length; a container publish counts its subjects). */
+  bytes: number
 }
 
 /** The journal replay done at construction. */

@@ -3,6 +3,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::*;
+use crate::hub::ContainerOp;
 use crate::error::ErrorCode;
 
 #[derive(Default)]
@@ -153,4 +154,152 @@ fn batched_flush_arrives_after_the_interval_and_unregister_closes_sessions() {
     assert_eq!(engine.stats().sessions, 0);
     assert_eq!(engine.drain(w).unwrap_err().code(), ErrorCode::NotFound);
     engine.shutdown().unwrap();
+}
+
+/// A waker that parks the engine thread inside its first `wake` until `release`: everything sent
+/// meanwhile is queued, so a test controls what the next pass finds in each lane.
+#[derive(Default)]
+struct Gate {
+    /// (engine thread parked, released)
+    state: Mutex<(bool, bool)>,
+    cv: Condvar,
+}
+
+impl Gate {
+    /// Waits (at most 5 s) until the engine thread is parked in `wake`.
+    fn wait_parked(&self) -> bool {
+        let g = self.state.lock().unwrap();
+        let (g, _) = self
+            .cv
+            .wait_timeout_while(g, Duration::from_secs(5), |s| !s.0)
+            .unwrap();
+        g.0
+    }
+
+    fn release(&self) {
+        self.state.lock().unwrap().1 = true;
+        self.cv.notify_all();
+    }
+}
+
+struct GateWaker(Arc<Gate>);
+
+impl Waker for GateWaker {
+    fn wake(&self) {
+        let mut g = self.0.state.lock().unwrap();
+        if g.1 {
+            return;
+        }
+        g.0 = true;
+        self.0.cv.notify_all();
+        // bounded: a test that never releases fails on its own timeouts, not a hang here
+        let _ = self.0.cv.wait_timeout_while(g, Duration::from_secs(10), |s| !s.1);
+    }
+}
+
+/// An engine whose thread is parked in a worker's waker (after answering a first subscribe).
+fn parked_engine() -> (Engine, u32, u32, Arc<Gate>) {
+    let engine = Engine::start(EngineConfig::default()).unwrap();
+    let gate = Arc::new(Gate::default());
+    let w = engine.register_worker(Box::new(GateWaker(Arc::clone(&gate)))).unwrap();
+    let sid = engine.open_session(w, "u", "t").unwrap();
+    engine.subscribe(sid, 1, vec!["/PARK".into()]).unwrap();
+    assert!(gate.wait_parked(), "the engine thread parks in wake after the first ack");
+    (engine, w, sid, gate)
+}
+
+/// Drains `worker` until `want` messages (not frames) arrived or 5 s passed.
+fn drain_messages(e: &Engine, worker: u32, want: usize) -> Vec<serde_json::Value> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut got = Vec::new();
+    while got.len() < want && Instant::now() < deadline {
+        for f in drain_until(e, worker, 1) {
+            got.extend(serde_json::from_str::<Vec<serde_json::Value>>(&f.1).unwrap());
+        }
+    }
+    got
+}
+
+#[test]
+fn a_view_and_a_subscribe_queued_behind_ingest_are_answered_first() {
+    const N: usize = 2000;
+    let (engine, w, sid, gate) = parked_engine();
+    for i in 0..N {
+        engine
+            .container_publish("/C".into(), vec![ContainerOp::Add(vec![format!("/M/{i}")])])
+            .unwrap();
+        let f = format!(r#"[{{"type":"record.publish","subject":"/M/{i}","image":true,"fields":{{"n":{i}}}}}]"#);
+        engine.ingest(f.as_bytes()).unwrap();
+    }
+    assert_eq!(engine.ingest_queue().0, 2 * N, "all queued behind the parked thread");
+    assert!(engine.ingest_queue().1 > 0);
+    engine.view_create(sid, 2, "/C".into(), String::new(), String::new(), 0, 10).unwrap();
+    engine.subscribe(sid, 3, vec![format!("/M/{}", N - 1)]).unwrap();
+    gate.release();
+    let got = drain_messages(&engine, w, 3);
+    let types: Vec<&str> = got.iter().map(|m| m["type"].as_str().unwrap()).collect();
+    assert_eq!(&types[..3], ["record.subscribed", "view.created", "record.subscribed"], "{got:?}");
+    assert_eq!(got[1]["count"], 0, "the view was created before any ingest frame was applied");
+    assert_eq!(got[2]["records"][0]["pending"], true, "the subscribe too");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while engine.ingest_queue() != (0, 0) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(engine.ingest_queue(), (0, 0), "the lane drained and its bytes were taken off");
+    engine.shutdown().unwrap();
+}
+
+#[test]
+fn ingest_frames_are_applied_in_queue_order() {
+    const N: usize = 3000;
+    let (engine, w, sid, gate) = parked_engine();
+    for i in 0..N {
+        // frame i adds /M/i and sets /LAST.n = i: a reordering shows in either
+        engine
+            .container_publish("/C".into(), vec![ContainerOp::Add(vec![format!("/M/{i}")])])
+            .unwrap();
+        let f = format!(
+            r#"[{{"type":"record.publish","subject":"/M/{i}","image":true,"fields":{{"n":{i}}}}},{{"type":"record.publish","subject":"/LAST","fields":{{"n":{i}}}}}]"#
+        );
+        engine.ingest(f.as_bytes()).unwrap();
+    }
+    gate.release();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while engine.ingest_queue().0 > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    drain_until(&engine, w, 1);
+    engine.view_create(sid, 2, "/C".into(), String::new(), String::new(), 0, N as u32).unwrap();
+    engine.subscribe(sid, 3, vec!["/LAST".into()]).unwrap();
+    let got = drain_messages(&engine, w, 2);
+    let created = got.iter().find(|m| m["type"] == "view.created").unwrap();
+    assert_eq!(created["count"], N);
+    let rows = created["rows"].as_array().unwrap();
+    let subjects: Vec<String> = rows.iter().map(|r| r["subject"].as_str().unwrap().to_owned()).collect();
+    let want: Vec<String> = (0..N).map(|i| format!("/M/{i}")).collect();
+    assert_eq!(subjects, want, "container ops applied in queue order");
+    let image = got.iter().find(|m| m["type"] == "record.image").unwrap();
+    assert_eq!(image["fields"]["n"], N - 1, "the last publish queued is the last applied");
+    assert_eq!(engine.stats().publishes_in, 2 * N as u64);
+    engine.shutdown().unwrap();
+}
+
+#[test]
+fn shutdown_still_applies_ingest_queued_before_it() {
+    let (engine, _w, _sid, gate) = parked_engine();
+    for i in 0..100 {
+        let f = format!(r#"[{{"type":"record.publish","subject":"/S/{i}","image":true,"fields":{{"n":{i}}}}}]"#);
+        engine.ingest(f.as_bytes()).unwrap();
+    }
+    let e2 = engine.clone();
+    let stopper = std::thread::spawn(move || e2.shutdown_report().unwrap());
+    // the Shutdown message reaches the control lane while the thread is still parked
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while engine.queue_depth() < 101 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    gate.release();
+    let report = stopper.join().unwrap();
+    assert_eq!(report, ShutdownReport::default(), "nothing dropped: {report:?}");
+    assert_eq!(engine.stats().records, 100, "the queued publishes were applied before stopping");
 }
