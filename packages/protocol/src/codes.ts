@@ -69,6 +69,11 @@ export const CloseCodes = {
   /** Too many protocol violations on one connection. */
   PROTOCOL_VIOLATION: { code: 4002, reconnect: false },
   /**
+   * A source kept publishing after `source.pause`: more than `limits.sourceOverrunBytes` arrived
+   * before `source.resume`. Reconnect, then publish only while not paused.
+   */
+  SOURCE_OVERRUN: { code: 4013, reconnect: true },
+  /**
    * Over a connection limit: too many connections from this address (`limits.maxConnectionsPerIp`,
    * at open) or sessions of this user (`limits.maxConnectionsPerUser`, at login); `reason` says which.
    */

@@ -207,6 +207,10 @@ function orderServer(m: ServerMessage): Ordered {
     case 'order.ack':
     case 'order.reject':
       return orderOrderReply(m);
+    case 'source.pause':
+      return { type: m.type, queuedBytes: m.queuedBytes, overrunBytes: m.overrunBytes };
+    case 'source.resume':
+      return { type: m.type, queuedBytes: m.queuedBytes };
   }
 }
 

@@ -46,6 +46,15 @@ export const DEFAULT_LIMITS = {
   maxSubscriptionsPerSession: 10_000,
   /** Seconds a connection may stay without a successful `session.login`. */
   loginTimeoutMs: 10_000,
+  /**
+   * Source flow control: bytes of source frames queued for the engine (all sources) above which a
+   * publishing source gets `source.pause`. 8 MiB is ~60 ms of the engine's ingest at ~140 MB/s.
+   */
+  sourceHighWaterBytes: 8 * 1024 * 1024,
+  /** Below this many queued bytes every paused source gets `source.resume` (hysteresis). */
+  sourceLowWaterBytes: 2 * 1024 * 1024,
+  /** Bytes a source may still send after `source.pause` (frames in flight) before close 4013. */
+  sourceOverrunBytes: 32 * 1024 * 1024,
 } as const;
 
 /**

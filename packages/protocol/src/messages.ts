@@ -399,6 +399,28 @@ export interface AdminMetrics {
   sessions: AdminSessionInfo[];
 }
 
+/**
+ * Flow control (server -> source on `/source`): stop publishing. Sent when the engine's queue of
+ * source frames not yet applied (all sources together) passed `limits.sourceHighWaterBytes`;
+ * `source.resume` follows once it fell below `limits.sourceLowWaterBytes`. Frames the source sent
+ * before it read this are still accepted; a source that sends more than `overrunBytes` after it is
+ * closed with 4013 SOURCE_OVERRUN. Pings are always answered and never count.
+ */
+export interface SourcePause {
+  type: 'source.pause';
+  /** Bytes of source frames queued in the engine and not applied yet, when the pause was sent. */
+  queuedBytes: number;
+  /** Bytes this source may still send (frames in flight) before it is closed with 4013. */
+  overrunBytes: number;
+}
+
+/** Flow control (server -> source): publishing may go on; the queue fell below the low-water mark. */
+export interface SourceResume {
+  type: 'source.resume';
+  /** Bytes of source frames queued in the engine and not applied yet, when the resume was sent. */
+  queuedBytes: number;
+}
+
 /** Messages the server sends to clients and sources. */
 export type ServerMessage =
   | SessionLoggedIn
@@ -412,6 +434,8 @@ export type ServerMessage =
   | AdminMetrics
   | ViewServerMessage
   | OrderServerMessage
+  | SourcePause
+  | SourceResume
   | ErrorMessage;
 
 /** Every `type` a client may send on `/stream`. */
@@ -450,6 +474,8 @@ export const SERVER_MESSAGE_TYPES = [
   'view.closed',
   'order.ack',
   'order.reject',
+  'source.pause',
+  'source.resume',
   'error',
 ] as const;
 
