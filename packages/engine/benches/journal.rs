@@ -6,7 +6,13 @@
 //!
 //! `cargo bench --no-default-features --bench journal [-- --secs 10 --rates 1000,5000 --dir /path]`
 //! The journal lives under Cargo's target tmp dir (same disk as the build) unless `--dir` is given.
+//!
+//! `-- --disk [--syncs 5000]`: instead, the disk alone: latency of one durable 4 KiB append per way
+//! of making it durable (fdatasync, O_DSYNC, O_DIRECT|O_DSYNC, sync_file_range + fdatasync); see
+//! `support/disk.rs`.
 
+#[path = "support/disk.rs"]
+mod disk;
 #[path = "support/mod.rs"]
 mod support;
 
@@ -92,6 +98,13 @@ fn main() {
         std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("journal-bench"),
     );
     if std::env::args().any(|x| x == "--list") {
+        return;
+    }
+    let args: Vec<String> = std::env::args().collect();
+    if support::has_flag(&args, "--disk") {
+        let syncs = support::arg_value(&args, "--syncs").map_or(5_000, |s| s.parse().expect("--syncs N"));
+        disk::run(&a.dir, syncs);
+        let _ = std::fs::remove_dir_all(&a.dir);
         return;
     }
     support::print_header(&[
