@@ -169,7 +169,7 @@ struct Shared {
     tx: Sender<Msg>,
     /// Ingest lane.
     ingest_tx: Sender<IngestMsg>,
-    /// Bytes queued in the ingest lane (added on send, taken off when the engine thread takes it).
+    /// Bytes queued in the ingest lane (added on send, taken off once the engine thread applied it).
     ingest_bytes: AtomicU64,
     workers: RwLock<Vec<Option<Arc<WorkerQueue>>>>,
     next_sid: AtomicU32,
@@ -535,9 +535,10 @@ impl Engine {
         self.shared.tx.len() + self.shared.ingest_tx.len()
     }
 
-    /// The ingest lane now: (frames, bytes) of source publishes and container publishes queued
-    /// and not yet taken by the engine thread. A server pauses its sources while this is above a
-    /// high-water mark (the lane is otherwise unbounded).
+    /// The ingest lane now: frames queued and not yet taken by the engine thread, and bytes of
+    /// source publishes and container publishes not yet applied (the one being applied included).
+    /// A server pauses its sources while this is above a high-water mark (the lane is otherwise
+    /// unbounded).
     pub fn ingest_queue(&self) -> (usize, u64) {
         (
             self.shared.ingest_tx.len(),
@@ -681,8 +682,9 @@ fn ingest_turn(hub: &mut Hub, desk: &mut Option<OrderDesk>, lanes: &Lanes, share
             return Turn::Overdue;
         }
         let Ok(IngestMsg { cmd, bytes }) = lanes.ingest.try_recv() else { break };
-        shared.ingest_bytes.fetch_sub(bytes as u64, Ordering::Relaxed);
         dispatch(hub, desk, Msg::Cmd(cmd), shared);
+        // counted until applied: a reader right after `ingest` sees the frame being applied too
+        shared.ingest_bytes.fetch_sub(bytes as u64, Ordering::Relaxed);
         if !lanes.ctrl.is_empty() || started.elapsed() >= INGEST_TIME_PER_PASS {
             break;
         }
