@@ -19,6 +19,7 @@ import {
   type SessionLogin,
   type SessionPing,
   type SourceMessage,
+  type SourceServerMessage,
 } from './messages.js';
 import { ProtocolError, type DecodeFailure } from './result.js';
 import { checkOrderRequest } from './order-codec.js';
@@ -227,7 +228,7 @@ export function decodeSourceFrame(text: string): RecordPublish[] | DecodeFailure
  * @throws ProtocolError BAD_FRAME (not JSON, not an array, an element not an object) or
  *   UNKNOWN_TYPE (an element's `type` is not a server message), with `index` of the element.
  */
-export function decodeServerFrame(text: string): ServerMessage[] {
+function decodeAnyServerFrame(text: string): SourceServerMessage[] {
   let frame: unknown;
   try {
     frame = JSON.parse(text);
@@ -242,5 +243,21 @@ export function decodeServerFrame(text: string): ServerMessage[] {
       throw new ProtocolError('UNKNOWN_TYPE', `server message ${i} has unknown type ${show(m.type)}`, i);
     }
   }
-  return frame as ServerMessage[];
+  return frame as SourceServerMessage[];
+}
+
+/**
+ * Decodes a frame the server sent on `/stream` (see decodeAnyServerFrame for checks and throws).
+ * The flow-control types are admitted too but never sent on `/stream`.
+ */
+export function decodeServerFrame(text: string): ServerMessage[] {
+  return decodeAnyServerFrame(text) as ServerMessage[];
+}
+
+/**
+ * Decodes a frame the server sent on `/source`: replies, errors and flow control
+ * (`source.pause` / `source.resume`). Checks and throws as decodeServerFrame.
+ */
+export function decodeSourceServerFrame(text: string): SourceServerMessage[] {
+  return decodeAnyServerFrame(text);
 }

@@ -27,6 +27,7 @@ import type {
   SessionPing,
   SessionPong,
   SourceMessage,
+  SourceServerMessage,
 } from './messages.js';
 
 import { orderOrderReply, orderOrderRequest } from './order-codec.js';
@@ -176,7 +177,7 @@ function orderClient(m: ClientMessage): Ordered {
   }
 }
 
-function orderServer(m: ServerMessage): Ordered {
+function orderServer(m: SourceServerMessage): Ordered {
   switch (m.type) {
     case 'record.update':
       return update(m);
@@ -231,7 +232,10 @@ export function encodeSourceFrame(ms: readonly RecordPublish[]): string {
   return JSON.stringify(ms.map(publish));
 }
 
-/** Encodes a server frame: a JSON array of messages, in the given order (one flush = one frame). */
-export function encodeServerFrame(ms: readonly ServerMessage[]): string {
+/**
+ * Encodes a server frame: a JSON array of messages, in the given order (one flush = one frame).
+ * Flow-control messages (`source.pause` / `source.resume`) are for `/source` connections only.
+ */
+export function encodeServerFrame(ms: readonly SourceServerMessage[]): string {
   return JSON.stringify(ms.map(orderServer));
 }

@@ -7,7 +7,7 @@ export * from './messages.js';
 export * from './codes.js';
 export * from './limits.js';
 export * from './result.js';
-export { decodeClientMessage, decodeServerFrame, decodeSourceFrame, decodeSourceMessage } from './decode.js';
+export { decodeClientMessage, decodeServerFrame, decodeSourceFrame, decodeSourceMessage, decodeSourceServerFrame } from './decode.js';
 export { encodeClientMessage, encodeServerFrame, encodeSourceFrame, encodeSourceMessage } from './encode.js';
 export { decodeContainerPublish, decodeViewRequest, encodeContainerPublish, encodeViewFrame, encodeViewRequest } from './view-codec.js';
 export { blotterSubject, decodeOrderRequest, encodeOrderFrame, encodeOrderRequest, isClientOrderId, tradeSubject } from './order-codec.js';

@@ -421,7 +421,7 @@ export interface SourceResume {
   queuedBytes: number;
 }
 
-/** Messages the server sends to clients and sources. */
+/** Messages the server sends to clients and sources (flow control to sources: `SourceFlowMessage`). */
 export type ServerMessage =
   | SessionLoggedIn
   | SessionRefreshed
@@ -434,9 +434,13 @@ export type ServerMessage =
   | AdminMetrics
   | ViewServerMessage
   | OrderServerMessage
-  | SourcePause
-  | SourceResume
   | ErrorMessage;
+
+/** Flow-control messages the server sends on `/source` only (never to clients on `/stream`). */
+export type SourceFlowMessage = SourcePause | SourceResume;
+
+/** Messages the server sends to a source on `/source`: replies, errors and flow control. */
+export type SourceServerMessage = ServerMessage | SourceFlowMessage;
 
 /** Every `type` a client may send on `/stream`. */
 export const CLIENT_MESSAGE_TYPES = [
