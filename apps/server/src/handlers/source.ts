@@ -1,11 +1,13 @@
 /**
- * `/source` frames after login: a JSON array of `record.publish` goes to `engine.ingest` (the
- * engine parses and validates it on this thread, atomically); a single `record.publish` object
+ * `/source`: flow control (SourceFlow: `source.pause` / `source.resume` from the engine's ingest
+ * queue, close 4013 past the overrun allowance), and frames after login: a JSON array of
+ * `record.publish` goes to `engine.ingest` (the engine parses and validates it on this thread, atomically); a single `record.publish` object
  * too, after the protocol decoder checked it. Before the engine sees a frame, every subject in it
  * must be one the source may publish (`publish` grants): otherwise the whole frame is refused
  * with NOT_ENTITLED naming the element's index, and nothing of it is applied.
  */
 
+import { CloseCodes, DEFAULT_LIMITS, type SourceServerMessage } from '@tidewire/protocol';
 import type { UserEntry } from '../config.js';
 import { notEntitledMessage } from '../entitlements/entitlements.js';
 import type { Session } from '../session/session.js';
@@ -58,5 +60,155 @@ export function handlePublish(ctx: HandlerContext, session: Session, port: Conne
     ctx.engine.ingest(frame);
   } catch (err) {
     replyError(ctx, session, port, fromEngineError(err));
+  }
+}
+
+/** The ingest lane as the engine reports it (`Engine.ingestQueue()`, packages/engine). */
+export interface IngestQueueSize {
+  /** Source frames queued for the engine thread and not applied yet. */
+  frames: number;
+  /** Bytes of those frames. */
+  bytes: number;
+}
+
+/** Source flow-control settings (`limits.source*` in config-spec.ts), bytes. */
+export interface SourceFlowLimits {
+  /** Queued bytes above which a publishing source gets `source.pause`. */
+  readonly sourceHighWaterBytes: number;
+  /** Queued bytes below which every paused source gets `source.resume` (must not exceed the high-water mark). */
+  readonly sourceLowWaterBytes: number;
+  /** Bytes a paused source may still send before it is closed with 4013 SOURCE_OVERRUN. */
+  readonly sourceOverrunBytes: number;
+}
+
+/**
+ * A `/source` connection as flow control sees it (the transport's ConnectionPort, whose `send`
+ * encodes with encodeServerFrame: flow-control messages included).
+ */
+export interface SourcePeer {
+  /** Sends messages as one text frame. */
+  send(messages: SourceServerMessage[]): void;
+  /** Closes the connection with a WebSocket close code and reason. */
+  close(code: number, reason: string): void;
+}
+
+/**
+ * The flow-control settings of `limits` (a server Config's `limits`), defaults from
+ * DEFAULT_LIMITS for any that are absent (configs built by hand in tests).
+ */
+export function sourceFlowLimits(limits: object): SourceFlowLimits {
+  const l = limits as Partial<SourceFlowLimits>;
+  return {
+    sourceHighWaterBytes: l.sourceHighWaterBytes ?? DEFAULT_LIMITS.sourceHighWaterBytes,
+    sourceLowWaterBytes: l.sourceLowWaterBytes ?? DEFAULT_LIMITS.sourceLowWaterBytes,
+    sourceOverrunBytes: l.sourceOverrunBytes ?? DEFAULT_LIMITS.sourceOverrunBytes,
+  };
+}
+
+/**
+ * `engine.ingestQueue` bound to `engine`, or undefined when the engine has none (unit-test
+ * fakes): flow control is then off.
+ */
+export function ingestQueueOf(engine: object): (() => IngestQueueSize) | undefined {
+  const fn = (engine as { ingestQueue?: () => IngestQueueSize }).ingestQueue;
+  return typeof fn === 'function' ? () => fn.call(engine) : undefined;
+}
+
+/** How often a transport with paused sources checks whether the ingest queue fell below low water, ms. */
+export const SOURCE_RESUME_POLL_MS = 2;
+
+/**
+ * Flow control from the engine to the `/source` connections of one transport (docs/protocol.md,
+ * "Flow control"). After each source frame, when the engine's ingest queue (all sources, all
+ * workers) is above the high-water mark, that source gets `source.pause`; a timer then checks
+ * the queue every SOURCE_RESUME_POLL_MS and sends `source.resume` to every paused source once it
+ * is below the low-water mark. A paused source may send `sourceOverrunBytes` more (frames in
+ * flight); the frame that goes past that is not applied and the connection is closed with 4013.
+ * Without an ingest-queue reader (fake engines) nothing is ever paused.
+ */
+export class SourceFlow {
+  /** Paused peers and the bytes each sent since its pause. */
+  private readonly paused = new Map<SourcePeer, number>();
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private pauses = 0;
+  private overruns = 0;
+
+  /** @throws RangeError when the low-water mark is above the high-water mark. */
+  constructor(
+    private readonly queue: (() => IngestQueueSize) | undefined,
+    private readonly limits: SourceFlowLimits,
+  ) {
+    if (limits.sourceLowWaterBytes > limits.sourceHighWaterBytes) {
+      throw new RangeError(`limits.sourceLowWaterBytes (${limits.sourceLowWaterBytes}) must not exceed limits.sourceHighWaterBytes (${limits.sourceHighWaterBytes})`);
+    }
+  }
+
+  /**
+   * A frame of `bytes` arrived from `peer`: true to handle it. False when `peer` is paused and
+   * went past its overrun allowance: the peer was closed with 4013 and the frame must be dropped.
+   */
+  admit(peer: SourcePeer, bytes: number): boolean {
+    const sent = this.paused.get(peer);
+    if (sent === undefined) return true;
+    const total = sent + bytes;
+    if (total <= this.limits.sourceOverrunBytes) {
+      this.paused.set(peer, total);
+      return true;
+    }
+    this.paused.delete(peer);
+    this.overruns++;
+    peer.close(CloseCodes.SOURCE_OVERRUN.code, `source overrun: ${total} bytes sent after source.pause, limit ${this.limits.sourceOverrunBytes}`);
+    this.disarmWhenIdle();
+    return false;
+  }
+
+  /** After a frame of `peer` was handled: pauses `peer` when the ingest queue is above the high-water mark. */
+  afterFrame(peer: SourcePeer): void {
+    if (this.queue === undefined || this.paused.has(peer)) return;
+    const { bytes } = this.queue();
+    if (bytes <= this.limits.sourceHighWaterBytes) return;
+    this.paused.set(peer, 0);
+    this.pauses++;
+    peer.send([{ type: 'source.pause', queuedBytes: bytes, overrunBytes: this.limits.sourceOverrunBytes }]);
+    this.timer ??= setInterval(() => this.poll(), SOURCE_RESUME_POLL_MS);
+    this.timer.unref?.();
+  }
+
+  /** Resumes every paused peer when the ingest queue is below the low-water mark (the timer calls it). */
+  poll(): void {
+    if (this.queue === undefined || this.paused.size === 0) return this.disarmWhenIdle();
+    const { bytes } = this.queue();
+    if (bytes >= this.limits.sourceLowWaterBytes) return;
+    const peers = [...this.paused.keys()];
+    this.paused.clear();
+    this.disarmWhenIdle();
+    for (const peer of peers) peer.send([{ type: 'source.resume', queuedBytes: bytes }]);
+  }
+
+  /** `peer`'s connection closed: forget it. */
+  forget(peer: SourcePeer): void {
+    if (this.paused.delete(peer)) this.disarmWhenIdle();
+  }
+
+  /** True while `peer` is paused. */
+  isPaused(peer: SourcePeer): boolean {
+    return this.paused.has(peer);
+  }
+
+  /** Counters since start: pauses sent, sources closed with 4013, sources paused now. */
+  counts(): { pauses: number; overruns: number; paused: number } {
+    return { pauses: this.pauses, overruns: this.overruns, paused: this.paused.size };
+  }
+
+  /** Stops the timer and forgets every peer (transport closing). */
+  dispose(): void {
+    this.paused.clear();
+    this.disarmWhenIdle();
+  }
+
+  private disarmWhenIdle(): void {
+    if (this.paused.size > 0 || this.timer === undefined) return;
+    clearInterval(this.timer);
+    this.timer = undefined;
   }
 }

@@ -17,6 +17,7 @@ import { applyAuthReload, type AuthReloadResult } from './auth-reload.js';
 import { UserDirectory } from '../auth/users.js';
 import type { TransportEngine } from '../engine-port.js';
 import { dispatchSource, dispatchStream } from '../handlers/dispatch.js';
+import { SourceFlow, ingestQueueOf, sourceFlowLimits } from '../handlers/source.js';
 import type { ConnectionPort, HandlerContext } from '../handlers/context.js';
 import { log } from '../log.js';
 import { HISTORY_LENGTH, METRICS_INTERVAL_MS, type MetricsUpdate } from '../metrics/center.js';
@@ -118,6 +119,8 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
     }
   });
   const security = createSecurity(config, opts.connections);
+  // pauses this transport's /source connections while the engine's ingest queue is above high water
+  const sourceFlow = new SourceFlow(ingestQueueOf(engine), sourceFlowLimits(config.limits));
   const tiersOf = (list: readonly UserEntry[]): string[] => [...list.map((u) => u.tier), ...(config.demo.enabled ? DEMO_TIERS.map((t) => t.tier) : [])];
   security.entitlements.setTiers(tiersOf(opts.users));
   const ctx: HandlerContext = {
@@ -320,9 +323,12 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
             return;
           }
           // copy: the ArrayBuffer is neutered when this callback returns, and login is async
-          const bytes = Buffer.from(new Uint8Array(message));
-          if (endpoint === 'stream') dispatchStream(ctx, conn.session, conn.port, bytes, isBinary);
-          else dispatchSource(ctx, conn.session, conn.port, bytes, isBinary);
+          if (endpoint === 'stream') dispatchStream(ctx, conn.session, conn.port, Buffer.from(new Uint8Array(message)), isBinary);
+          // a paused source past its overrun allowance is closed (4013) and its frame dropped
+          else if (sourceFlow.admit(conn.port, message.byteLength)) {
+            dispatchSource(ctx, conn.session, conn.port, Buffer.from(new Uint8Array(message)), isBinary);
+            sourceFlow.afterFrame(conn.port);
+          }
         } catch (err) {
           log('error', 'session.fault', { ...conn.session.logFields(), error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
           conn.port.send([toErrorMessage({ code: 'INTERNAL', message: 'the server failed to handle this frame; the fault is logged' })]);
@@ -343,6 +349,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
         conn.closed = true;
         sockets.delete(ws);
         awaitingLogin.delete(ws);
+        if (endpoint === 'source') sourceFlow.forget(conn.port);
         const { session } = conn;
         const prior = session.state;
         session.state = 'closed';
@@ -500,6 +507,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
       closed ??= (async () => {
         closing = true;
         clearInterval(sweep);
+        sourceFlow.dispose();
         uWS.us_listen_socket_close(listenSocket);
         for (const ws of sockets) ws.getUserData().port.close(CloseCodes.GOING_AWAY.code, 'server shutting down');
         const deadline = Date.now() + CLOSE_GRACE_MS;

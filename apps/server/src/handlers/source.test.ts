@@ -1,0 +1,84 @@
+import { CloseCodes, type SourceServerMessage } from '@tidewire/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SourceFlow, ingestQueueOf, sourceFlowLimits, type SourcePeer } from './source.js';
+
+const LIMITS = { sourceHighWaterBytes: 1000, sourceLowWaterBytes: 200, sourceOverrunBytes: 500 };
+
+class Peer implements SourcePeer {
+  sent: SourceServerMessage[] = [];
+  closed: { code: number; reason: string } | undefined;
+  send(ms: SourceServerMessage[]): void {
+    this.sent.push(...ms);
+  }
+  close(code: number, reason: string): void {
+    this.closed = { code, reason };
+  }
+}
+
+const flows: SourceFlow[] = [];
+afterEach(() => {
+  for (const f of flows.splice(0)) f.dispose();
+});
+
+function setup() {
+  const q = { frames: 0, bytes: 0 };
+  const flow = new SourceFlow(() => q, LIMITS);
+  flows.push(flow);
+  return { q, flow };
+}
+
+describe('SourceFlow', () => {
+  it('pauses above the high-water mark and resumes only below the low one (hysteresis)', () => {
+    const { q, flow } = setup();
+    const a = new Peer();
+    const b = new Peer();
+    q.bytes = 1000;
+    flow.afterFrame(a);
+    expect(a.sent).toEqual([]); // at the mark: not above
+    q.bytes = 1001;
+    flow.afterFrame(a);
+    flow.afterFrame(a); // paused once, not twice
+    expect(a.sent).toEqual([{ type: 'source.pause', queuedBytes: 1001, overrunBytes: 500 }]);
+    q.bytes = 500;
+    flow.poll();
+    flow.afterFrame(b); // between the marks: b is not paused, a stays paused
+    expect(flow.isPaused(a) && !flow.isPaused(b)).toBe(true);
+    q.bytes = 199;
+    flow.poll();
+    expect(a.sent.at(-1)).toEqual({ type: 'source.resume', queuedBytes: 199 });
+    expect(flow.counts()).toEqual({ pauses: 1, overruns: 0, paused: 0 });
+  });
+
+  it('closes a paused source with 4013 when it sends past the overrun allowance, and drops that frame', () => {
+    const { q, flow } = setup();
+    const a = new Peer();
+    expect(flow.admit(a, 10_000)).toBe(true); // not paused: no allowance applies
+    q.bytes = 5000;
+    flow.afterFrame(a);
+    expect(flow.admit(a, 300)).toBe(true);
+    expect(flow.admit(a, 200)).toBe(true); // exactly the allowance
+    expect(flow.admit(a, 1)).toBe(false);
+    expect(a.closed?.code).toBe(CloseCodes.SOURCE_OVERRUN.code);
+    expect(a.closed?.reason).toBe('source overrun: 501 bytes sent after source.pause, limit 500');
+    expect(flow.counts()).toEqual({ pauses: 1, overruns: 1, paused: 0 });
+  });
+
+  it('forgets closed peers; without an ingest-queue reader nothing is paused; bad marks are refused', () => {
+    const { q, flow } = setup();
+    const a = new Peer();
+    q.bytes = 5000;
+    flow.afterFrame(a);
+    flow.forget(a);
+    q.bytes = 0;
+    flow.poll();
+    expect(a.sent.map((m) => m.type)).toEqual(['source.pause']);
+    const off = new SourceFlow(ingestQueueOf({}), LIMITS);
+    flows.push(off);
+    off.afterFrame(a);
+    expect(off.isPaused(a)).toBe(false);
+    expect(() => new SourceFlow(undefined, { ...LIMITS, sourceLowWaterBytes: 1001 })).toThrow(RangeError);
+    expect(sourceFlowLimits({})).toEqual({ sourceHighWaterBytes: 8 * 1024 * 1024, sourceLowWaterBytes: 2 * 1024 * 1024, sourceOverrunBytes: 32 * 1024 * 1024 });
+    const engine = { n: 7, ingestQueue(this: { n: number }) { return { frames: this.n, bytes: 1 }; } };
+    expect(ingestQueueOf(engine)?.()).toEqual({ frames: 7, bytes: 1 });
+  });
+});

@@ -1,0 +1,101 @@
+import { CloseCodes, decodeSourceServerFrame, encodeSourceFrame, type RecordPublish, type RecordUpdate } from '@tidewire/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import { closeAll, sourceSocket, startTestServer, streamSocket, waitFor, type RawSocket } from './helpers.js';
+
+afterEach(closeAll);
+
+/** Subjects per flood frame (~45 KB a frame: far above the 1 KiB high-water mark while the engine applies it). */
+const SUBJECTS = 500;
+const FILLER = 'x'.repeat(40);
+
+function floodFrame(k: number): string {
+  const ms: RecordPublish[] = [];
+  for (let i = 0; i < SUBJECTS; i++) ms.push({ type: 'record.publish', subject: `/FLOW/${i}`, image: k === 1, fields: { n: k, pad: FILLER } });
+  return encodeSourceFrame(ms);
+}
+
+/** Tracks `source.pause` / `source.resume` on a source socket as they arrive. */
+function flowOf(s: RawSocket): { paused: boolean; pauses: number; resumes: number; order: string[] } {
+  const st = { paused: false, pauses: 0, resumes: 0, order: [] as string[] };
+  s.ws.on('message', (data: Buffer) => {
+    for (const m of decodeSourceServerFrame(data.toString('utf8'))) {
+      if (m.type === 'source.pause') {
+        st.paused = true;
+        st.pauses++;
+        st.order.push('pause');
+      } else if (m.type === 'source.resume') {
+        st.paused = false;
+        st.resumes++;
+        st.order.push('resume');
+      }
+    }
+  });
+  return st;
+}
+
+async function publishesIn(url: string): Promise<number> {
+  const body = (await (await fetch(`${url}/api/health`)).json()) as { engine: { publishesIn: number } };
+  return body.engine.publishesIn;
+}
+
+/** Lets the event loop run (server and client I/O share this process): pacing, not synchronisation. */
+const turn = () => new Promise<void>((r) => setImmediate(r));
+
+describe('source flow control over real sockets', () => {
+  it('pauses a flooding source above the high-water mark, resumes it below the low one, and loses nothing', async () => {
+    const server = await startTestServer({ limits: { sourceHighWaterBytes: 1024, sourceLowWaterBytes: 512, sourceOverrunBytes: 8 * 1024 * 1024 } });
+    const source = await sourceSocket(server);
+    const flow = flowOf(source);
+    const trader = await streamSocket(server);
+    const frames = 120;
+    for (let k = 1; k <= frames; k++) {
+      if (flow.paused) await waitFor(() => !flow.paused || source.closed !== undefined, `source.resume before frame ${k}`);
+      source.send(floodFrame(k));
+      await turn();
+    }
+    trader.send({ type: 'record.subscribe', reqId: 1, subjects: [`/FLOW/0`, `/FLOW/${SUBJECTS - 1}`] });
+    await waitFor(() => flow.order.at(-1) !== 'pause', 'the last source.resume');
+    const lastOf = (id: number) => {
+      const ms = trader.messages.filter((m) => (m.type === 'record.image' || m.type === 'record.update') && m.id === id) as RecordUpdate[];
+      return ms.at(-1)?.fields.n;
+    };
+    await waitFor(() => trader.messages.some((m) => m.type === 'record.subscribed'), 'subscribed');
+    const ids = (trader.messages.find((m) => m.type === 'record.subscribed') as { records: { id: number }[] }).records.map((r) => r.id);
+    await waitFor(() => ids.every((id) => lastOf(id) === frames), 'the last frame applied to the first and last subject');
+    expect(source.closed).toBeUndefined();
+    expect(flow.pauses).toBeGreaterThanOrEqual(1);
+    expect(flow.resumes).toBe(flow.pauses);
+    // strictly alternating: a source is paused once until it is resumed
+    expect(flow.order.every((x, i) => x === (i % 2 === 0 ? 'pause' : 'resume'))).toBe(true);
+    expect(await publishesIn(server.url)).toBe(frames * SUBJECTS);
+  });
+
+  it('cuts a source that ignores source.pause at the overrun limit with 4013; the server carries on', async () => {
+    const overrun = 256 * 1024;
+    const server = await startTestServer({ limits: { sourceHighWaterBytes: 1024, sourceLowWaterBytes: 512, sourceOverrunBytes: overrun } });
+    const rogue = await sourceSocket(server);
+    const flow = flowOf(rogue);
+    const frames = 100;
+    for (let k = 1; k <= frames && rogue.closed === undefined; k++) {
+      rogue.send(floodFrame(k)); // ignores source.pause
+      await turn();
+    }
+    const closed = await rogue.waitClosed();
+    expect(closed.code).toBe(CloseCodes.SOURCE_OVERRUN.code);
+    expect(closed.reason).toMatch(/^source overrun: \d+ bytes sent after source\.pause, limit 262144$/);
+    // cut while paused (the queue may have drained and resumed it a few times before)
+    expect(flow.pauses).toBeGreaterThanOrEqual(1);
+    expect(flow.order.at(-1)).toBe('pause');
+    // at most the allowance (~5 frames) past the pause was applied; the frame over it was not
+    const applied = await publishesIn(server.url);
+    expect(applied % SUBJECTS).toBe(0);
+    expect(applied).toBeLessThan(frames * SUBJECTS);
+    // an obeying source and a trader still work
+    const source = await sourceSocket(server);
+    source.publish([{ type: 'record.publish', subject: '/FLOW/AFTER', image: true, fields: { ok: true } }]);
+    const trader = await streamSocket(server);
+    trader.send({ type: 'record.subscribe', reqId: 1, subjects: ['/FLOW/AFTER'] });
+    await trader.next((m) => m.type === 'record.image', 'image of /FLOW/AFTER');
+    expect(source.closed).toBeUndefined();
+  });
+});
