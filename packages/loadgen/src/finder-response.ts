@@ -210,6 +210,11 @@ export async function runFinderResponse(o: FinderResponseOptions): Promise<Sweep
         extra: {
           requests: measured, responses: answered, requestsPerSec: s.requestsPerSec, containerSize: s.containerSize, resultSize: s.resultSize, tiers: s.tiers,
           meanResultRows: answered === 0 ? 0 : Math.round(rowsSum / answered), sourceUpdatesPerSec: updateRate, framesReceivedPerSec: Math.round(received.frames / Math.max(usage.seconds, 1e-3)),
+          bytesReceivedPerSec: Math.round(received.bytes / Math.max(usage.seconds, 1e-3)),
+          // row changes of the held views (counted by the native engine; the Node light users do not decode them)
+          ...(users.engine === 'native' ? { rowChangesPerSec: Math.round((received.entered + received.updated + received.left) / Math.max(usage.seconds, 1e-3)) } : {}),
+          // the native engine's own process, % of one core (also inside generatorCpuPct); absent for Node users
+          ...(atStart?.cpuMicros !== undefined && received.cpuMicros !== undefined ? { usersCpuPct: Math.round(((received.cpuMicros - atStart.cpuMicros) / 1e4 / Math.max(usage.seconds, 1e-3)) * 10) / 10 } : {}),
         },
       });
       hist.destroy();

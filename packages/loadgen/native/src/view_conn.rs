@@ -50,7 +50,7 @@ pub struct ViewSpec {
     pub host: String,
     pub path: String,
     pub max_frame_bytes: usize,
-    /// Only frames that may hold `view.created` or `error` are decoded (no row latency). @default false
+    /// Rows are counted but neither timed nor sequence-checked (the finder's response-time users). @default false
     pub light: bool,
     /// Report the subject of rows leaving a window (the TS side times them from the source's clock).
     pub report_left: bool,
@@ -379,8 +379,17 @@ impl ViewConn {
         stats: &mut ViewStats,
         sink: &mut Sink,
     ) -> Result<VOutcome, String> {
-        // light users take row traffic off the socket without decoding it (as view-users.ts does)
+        // light users neither time nor sequence-check row traffic (the Node light users do not even
+        // decode it); here scanning is cheap enough to count the rows received
         if spec.light && self.state == VState::Live && !contains(payload, b"\"view.created\"") && !contains(payload, b"\"error\"") {
+            let msgs = scan::scan_frame(payload).map_err(|e| format!("bad JSON frame from server: {e}"))?;
+            for r in msgs.iter().flat_map(|m| m.rows.iter()) {
+                match r.list {
+                    RowList::Left => stats.left += 1,
+                    RowList::Entered | RowList::Created => stats.entered += 1,
+                    RowList::Updated => stats.updated += 1,
+                }
+            }
             return Ok(VOutcome::Nothing);
         }
         let msgs = scan::scan_frame(payload).map_err(|e| format!("bad JSON frame from server: {e}"))?;
