@@ -37,6 +37,7 @@ class ViewProcess {
   private nextId = 1;
   private stderrTail = '';
   private exited: string | undefined;
+  private stopped = false;
   private readonly ready: Promise<void>;
   private readonly leftRows = newLatencyHistogram();
   /** Rows that left a window, timed from the source's send time. */
@@ -72,6 +73,7 @@ class ViewProcess {
       } else if (line.event === 'left') this.left(line);
       else if (typeof line.id === 'number') this.answer(line.id, line);
     });
+    child.stdin.on('error', () => {}); // a write after the exit: the exit handler reports why
     child.stderr.on('data', (chunk: Buffer) => {
       this.stderrTail = (this.stderrTail + chunk.toString()).slice(-2000);
     });
@@ -133,8 +135,10 @@ class ViewProcess {
     return out;
   }
 
-  /** Asks the process to stop; kills it after 10 s. Frees the histogram. */
+  /** Asks the process to stop; kills it after 10 s. Frees the histogram. Idempotent. */
   async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
     if (!this.exited) {
       const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
       this.child.stdin.end(`${JSON.stringify({ cmd: 'stop' })}\n`);
