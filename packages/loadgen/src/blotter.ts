@@ -154,6 +154,8 @@ export async function runBlotter(o: BlotterOptions): Promise<SweepReport> {
           sourceWorstLatenessMs: Math.round(feedStats.maxLatenessMs * 10) / 10,
           // bytes the source had sent that the server had not read yet (worst connection), and what the server ingested
           sourceMaxBufferedKiB: Math.round(feedStats.maxBufferedBytes / 1024), serverIngestPerSec: usage.serverIngestPerSec,
+          // flow control: pauses the server sent the feed, and the longest time one connection was held
+          sourcePauses: feedStats.sourcePauses, sourcePausedMs: Math.round(feedStats.sourcePausedMs),
           serverRssMiB: usage.serverRssBytes === null ? null : Math.round(usage.serverRssBytes / 1048576),
         },
       });

@@ -77,9 +77,15 @@ export interface FeedStats {
   /** `error` messages the server sent back, and the last one. */
   serverErrors: number;
   lastServerError?: string;
+  /** `source.pause` messages received (flow control: the server's ingest queue was over its high-water mark). */
+  sourcePauses: number;
+  /** Time the server kept this source paused, ms (frames were held and sent after `source.resume`). */
+  sourcePausedMs: number;
+  /** Most bytes held back at once by flow control. */
+  maxHeldBytes: number;
 }
 
-type PacedStats = Omit<FeedStats, 'serverErrors' | 'lastServerError'>;
+type PacedStats = Omit<FeedStats, 'serverErrors' | 'lastServerError' | 'sourcePauses' | 'sourcePausedMs' | 'maxHeldBytes'>;
 const emptyStats = (): PacedStats => ({ updates: 0, published: 0, frames: 0, maxLatenessMs: 0, lateOver1Ms: 0, maxBufferedBytes: 0 });
 
 /** A logged-in source connection. */
@@ -212,7 +218,7 @@ export class FeedPublisher {
   takeStats(): FeedStats {
     const s = this.stats;
     this.stats = emptyStats();
-    return { ...s, ...this.conn.takeErrors() };
+    return { ...s, ...this.conn.takeErrors(), ...this.conn.takeFlow() };
   }
 
   /** Stops the paced feed and closes the connection. */

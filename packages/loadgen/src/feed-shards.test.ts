@@ -5,9 +5,14 @@ import { blotterShard } from './blotter-feed.js';
 
 describe('feed shards', () => {
   it('merges stats: sums counts, keeps the worst lateness and the latest error', () => {
-    const a = { updates: 10, published: 8, frames: 2, maxLatenessMs: 0.4, lateOver1Ms: 0, maxBufferedBytes: 900, serverErrors: 1, lastServerError: 'A' };
-    const b = { updates: 5, published: 5, frames: 1, maxLatenessMs: 3.5, lateOver1Ms: 2, maxBufferedBytes: 100, serverErrors: 0 };
-    expect(mergeFeedStats(a, b)).toEqual({ updates: 15, published: 13, frames: 3, maxLatenessMs: 3.5, lateOver1Ms: 2, maxBufferedBytes: 900, serverErrors: 1, lastServerError: 'A' });
+    const flowA = { sourcePauses: 2, sourcePausedMs: 40, maxHeldBytes: 5000 };
+    const flowB = { sourcePauses: 1, sourcePausedMs: 70, maxHeldBytes: 300 };
+    const a = { updates: 10, published: 8, frames: 2, maxLatenessMs: 0.4, lateOver1Ms: 0, maxBufferedBytes: 900, serverErrors: 1, lastServerError: 'A', ...flowA };
+    const b = { updates: 5, published: 5, frames: 1, maxLatenessMs: 3.5, lateOver1Ms: 2, maxBufferedBytes: 100, serverErrors: 0, ...flowB };
+    expect(mergeFeedStats(a, b)).toEqual({
+      updates: 15, published: 13, frames: 3, maxLatenessMs: 3.5, lateOver1Ms: 2, maxBufferedBytes: 900, serverErrors: 1, lastServerError: 'A',
+      sourcePauses: 3, sourcePausedMs: 70, maxHeldBytes: 5000,
+    });
     expect(mergeFeedStats(b, { ...b, serverErrors: 2, lastServerError: 'B' }).lastServerError).toBe('B');
   });
 

@@ -106,7 +106,7 @@ export interface ShardWorkerData {
   maxSeconds: number;
 }
 
-/** Sums two feed stats (max of the lateness and buffered figures: per connection; the latest error text wins). */
+/** Sums two feed stats (max of the lateness, buffered, paused-time and held figures: per connection; the latest error text wins). */
 export function mergeFeedStats(a: FeedStats, b: FeedStats): FeedStats {
   const out: FeedStats = {
     updates: a.updates + b.updates,
@@ -116,6 +116,9 @@ export function mergeFeedStats(a: FeedStats, b: FeedStats): FeedStats {
     lateOver1Ms: a.lateOver1Ms + b.lateOver1Ms,
     maxBufferedBytes: Math.max(a.maxBufferedBytes, b.maxBufferedBytes),
     serverErrors: a.serverErrors + b.serverErrors,
+    sourcePauses: a.sourcePauses + b.sourcePauses,
+    sourcePausedMs: Math.max(a.sourcePausedMs, b.sourcePausedMs),
+    maxHeldBytes: Math.max(a.maxHeldBytes, b.maxHeldBytes),
   };
   const last = b.lastServerError ?? a.lastServerError;
   if (last !== undefined) out.lastServerError = last;
@@ -216,7 +219,7 @@ async function startHere(opts: FeedShardsOptions): Promise<FeedShards> {
 }
 
 function merge<T>(parts: { stats: FeedStats; extra: T }[]): ShardsTake<T> {
-  let stats: FeedStats = { updates: 0, published: 0, frames: 0, maxLatenessMs: 0, lateOver1Ms: 0, maxBufferedBytes: 0, serverErrors: 0 };
+  let stats: FeedStats = { updates: 0, published: 0, frames: 0, maxLatenessMs: 0, lateOver1Ms: 0, maxBufferedBytes: 0, serverErrors: 0, sourcePauses: 0, sourcePausedMs: 0, maxHeldBytes: 0 };
   for (const p of parts) stats = mergeFeedStats(stats, p.stats);
   return { stats, extras: parts.map((p) => p.extra) };
 }

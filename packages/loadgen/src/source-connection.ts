@@ -2,11 +2,13 @@
  * One logged-in `/source` connection: the server-frame handling both publishers share
  * (source.ts, the fan-out feed, and feed-publisher.ts, the scripted one): opening the socket, the
  * source login, the heartbeat, requests answered by `reqId`, the ping/pong barrier (the server
- * handles one connection's frames in order), counting the server's `error` messages, and why the
- * connection closed.
+ * handles one connection's frames in order), counting the server's `error` messages, why the
+ * connection closed, and flow control: after `source.pause` frames are held here, in order, and
+ * sent after `source.resume` (docs/protocol.md, "Flow control"), so a publisher never overruns
+ * the server (close 4013) and nothing it publishes is lost.
  */
 
-import { decodeServerFrame, encodeSourceMessage, type ServerMessage } from '@tidewire/protocol';
+import { decodeSourceServerFrame, encodeSourceMessage, type SourceServerMessage } from '@tidewire/protocol';
 import WebSocket from 'ws';
 import type { Clock } from './clock.js';
 import { LoadgenError } from './errors.js';
@@ -18,6 +20,21 @@ export interface SourceErrors {
   /** The last one, `CODE: message` (or an unreadable frame). */
   lastServerError?: string;
 }
+
+/** Flow control seen since the previous `takeFlow()`. */
+export interface SourceFlowStats {
+  /** `source.pause` messages received. */
+  sourcePauses: number;
+  /** Time spent paused, ms (a pause still running counts up to now). */
+  sourcePausedMs: number;
+  /** Most bytes held back at once (paused, or still flushing after a resume). */
+  maxHeldBytes: number;
+}
+
+/** Most bytes a connection holds back while paused; past it the load generator gives up on the connection. */
+export const MAX_HELD_BYTES = 512 * 1024 * 1024;
+/** Held bytes sent per event-loop turn after a resume (a new pause is read between turns, far below the server's overrun allowance). */
+export const RESUME_FLUSH_BYTES = 1024 * 1024;
 
 /** Options of `SourceConnection.open`. */
 export interface SourceConnectionOptions {
@@ -39,8 +56,18 @@ export class SourceConnection {
   private errors: SourceErrors = { serverErrors: 0 };
   private pingTimer: ReturnType<typeof setInterval> | undefined;
   private nextReqId = 10;
-  private readonly waiters = new Map<number, (m: ServerMessage) => void>();
+  private readonly waiters = new Map<number, (m: SourceServerMessage) => void>();
   private closedReason: string | undefined;
+  /** Paused by the server (between `source.pause` and `source.resume`). */
+  private paused = false;
+  private pausedSince = 0;
+  /** Frames held back, in send order, and their bytes. */
+  private held: string[] = [];
+  private heldBytes = 0;
+  private flushing = false;
+  /** Called when nothing is held any more (barriers wait on it). */
+  private sentWaiters: (() => void)[] = [];
+  private flow: SourceFlowStats = { sourcePauses: 0, sourcePausedMs: 0, maxHeldBytes: 0 };
 
   private constructor(
     /** The socket (publishers send on it and read `bufferedAmount`). */
@@ -70,6 +97,7 @@ export class SourceConnection {
     this.ws.on('close', (code, reason) => {
       this.closedReason = `server closed the source connection: ${code} ${reason.toString()}`;
       if (this.pingTimer) clearInterval(this.pingTimer);
+      this.dropHeld();
       this.opts.onClose?.();
     });
     const reply = await this.request(1, encodeSourceMessage({ type: 'session.login', reqId: 1, user: this.opts.user, password: this.opts.password }));
@@ -83,9 +111,98 @@ export class SourceConnection {
     return this.ws.readyState === WebSocket.OPEN;
   }
 
-  /** Sends a frame when the socket is open (dropped otherwise: the close reason says why). */
+  /**
+   * Sends a frame when the socket is open (dropped otherwise: the close reason says why). While
+   * the server has paused this source, or earlier frames are still held, the frame is held and
+   * sent in order after `source.resume`.
+   */
   send(frame: string): void {
-    if (this.isOpen) this.ws.send(frame);
+    if (!this.isOpen) return;
+    if (!this.paused && this.held.length === 0) {
+      this.ws.send(frame);
+      return;
+    }
+    this.held.push(frame);
+    this.heldBytes += frame.length;
+    if (this.heldBytes > this.flow.maxHeldBytes) this.flow.maxHeldBytes = this.heldBytes;
+    if (this.heldBytes > MAX_HELD_BYTES) {
+      this.closedReason = `the server paused this source while over ${MAX_HELD_BYTES} bytes were held back; the load generator cannot keep up with the feed`;
+      this.close('held too long');
+    }
+  }
+
+  /** True while the server has paused this source. */
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
+  /** Flow control since the previous call. */
+  takeFlow(): SourceFlowStats {
+    const f = this.flow;
+    const now = this.opts.clock();
+    if (this.paused) {
+      f.sourcePausedMs += now - this.pausedSince;
+      this.pausedSince = now;
+    }
+    this.flow = { sourcePauses: 0, sourcePausedMs: 0, maxHeldBytes: this.heldBytes };
+    return f;
+  }
+
+  private pause(): void {
+    if (this.paused) return;
+    this.paused = true;
+    this.pausedSince = this.opts.clock();
+    this.flow.sourcePauses++;
+  }
+
+  private resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.flow.sourcePausedMs += this.opts.clock() - this.pausedSince;
+    this.flushHeld();
+  }
+
+  /** Sends held frames, RESUME_FLUSH_BYTES per event-loop turn, until none is left or a new pause arrives. */
+  private flushHeld(): void {
+    if (this.flushing) return;
+    let sent = 0;
+    while (this.held.length > 0 && !this.paused && this.isOpen && sent < RESUME_FLUSH_BYTES) {
+      const frame = this.held.shift()!;
+      this.heldBytes -= frame.length;
+      sent += frame.length;
+      this.ws.send(frame);
+    }
+    if (this.held.length === 0) {
+      for (const w of this.sentWaiters.splice(0)) w();
+    } else if (!this.paused && this.isOpen) {
+      this.flushing = true;
+      setImmediate(() => {
+        this.flushing = false;
+        this.flushHeld();
+      });
+    }
+  }
+
+  private dropHeld(): void {
+    this.held = [];
+    this.heldBytes = 0;
+    for (const w of this.sentWaiters.splice(0)) w();
+  }
+
+  /** Resolves once no frame is held back (at once when none is); fails with TIMEOUT naming `what`. */
+  private whenSent(what: string): Promise<void> {
+    if (this.held.length === 0) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.sentWaiters = this.sentWaiters.filter((w) => w !== done);
+        reject(new LoadgenError('TIMEOUT', `${what}: the server kept this source paused for over ${this.opts.timeoutMs} ms`));
+      }, this.opts.timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.sentWaiters.push(done);
+    });
   }
 
   /**
@@ -93,6 +210,8 @@ export class SourceConnection {
    * SERVER_REFUSED naming `what` on any server error so far (since the last `takeErrors`).
    */
   async barrier(what: string): Promise<void> {
+    // the ping must not overtake frames held back by flow control
+    await this.whenSent(what);
     const reqId = this.nextReqId++;
     const pong = await this.request(reqId, encodeSourceMessage({ type: 'session.ping', reqId, ts: this.opts.clock() }));
     if (pong.type !== 'session.pong') throw new LoadgenError('SERVER_REFUSED', `${what} failed: ${describeReply(pong)}`);
@@ -105,7 +224,7 @@ export class SourceConnection {
     this.ws.send(encodeSourceMessage({ type: 'session.ping', reqId, ts: this.opts.clock() }));
   }
 
-  private request(reqId: number, frame: string): Promise<ServerMessage> {
+  private request(reqId: number, frame: string): Promise<SourceServerMessage> {
     return new Promise((resolve, reject) => {
       if (!this.isOpen) {
         reject(new LoadgenError('SERVER_REFUSED', this.closedReason ?? 'the source connection is closed'));
@@ -124,14 +243,22 @@ export class SourceConnection {
   }
 
   private onFrame(text: string): void {
-    let messages: ServerMessage[];
+    let messages: SourceServerMessage[];
     try {
-      messages = decodeServerFrame(text);
+      messages = decodeSourceServerFrame(text);
     } catch (err) {
       this.countError(`unreadable frame: ${(err as Error).message}`);
       return;
     }
     for (const m of messages) {
+      if (m.type === 'source.pause') {
+        this.pause();
+        continue;
+      }
+      if (m.type === 'source.resume') {
+        this.resume();
+        continue;
+      }
       const reqId = 'reqId' in m ? m.reqId : undefined;
       const waiter = reqId === undefined ? undefined : this.waiters.get(reqId);
       if (waiter && reqId !== undefined) {
@@ -163,12 +290,13 @@ export class SourceConnection {
   /** Stops the heartbeat and closes the connection (idempotent). */
   close(reason: string): void {
     if (this.pingTimer) clearInterval(this.pingTimer);
+    this.dropHeld();
     if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close(1000, reason);
   }
 }
 
 /** `CODE: message` of an error reply, else `unexpected <type>`. */
-export function describeReply(m: ServerMessage): string {
+export function describeReply(m: SourceServerMessage): string {
   return m.type === 'error' ? `${m.code}: ${m.message}` : `unexpected ${m.type}`;
 }
 

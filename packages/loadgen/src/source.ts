@@ -62,9 +62,15 @@ export interface SourceStats {
   serverErrors: number;
   /** The last of them. */
   lastServerError?: string;
+  /** `source.pause` messages received (flow control: the server's ingest queue was over its high-water mark). */
+  sourcePauses: number;
+  /** Time the server kept this source paused, ms (deltas were held and sent after `source.resume`). */
+  sourcePausedMs: number;
+  /** Most bytes held back at once by flow control. */
+  maxHeldBytes: number;
 }
 
-type PacedStats = Omit<SourceStats, 'serverErrors' | 'lastServerError'>;
+type PacedStats = Omit<SourceStats, 'serverErrors' | 'lastServerError' | 'sourcePauses' | 'sourcePausedMs' | 'maxHeldBytes'>;
 
 function emptyStats(): PacedStats {
   return { updates: 0, frames: 0, bytes: 0, maxLatenessMs: 0, lateOver1Ms: 0, maxBufferedBytes: 0 };
@@ -163,7 +169,11 @@ export class SourcePublisher {
   takeStats(): SourceStats {
     const s = this.stats;
     this.stats = emptyStats();
-    return { ...s, ...(this.conn?.takeErrors() ?? { serverErrors: 0 }) };
+    return {
+      ...s,
+      ...(this.conn?.takeErrors() ?? { serverErrors: 0 }),
+      ...(this.conn?.takeFlow() ?? { sourcePauses: 0, sourcePausedMs: 0, maxHeldBytes: 0 }),
+    };
   }
 
   /** Resolves when the deltas ended (duration reached or `stop()`). */
