@@ -11,6 +11,7 @@ mod subscribe;
 mod tiers;
 mod views;
 
+pub use subscribe::SessionView;
 pub use views::{ContainerOp, ViewStat, DEFAULT_MAX_VIEWS_PER_SESSION};
 
 use std::cmp::Reverse;
@@ -124,6 +125,17 @@ pub enum Command {
         req_id: u32,
         /// The session's view id.
         view_id: u32,
+    },
+    /// A rule reload: session `sid` may no longer read view `view_id`'s container. The view is
+    /// closed with an `error` NOT_ENTITLED (`field: "viewId"`, message `reason`) then
+    /// `view.closed` with reqId 0; nothing when the view is no longer open.
+    ViewRevoke {
+        /// Session id.
+        sid: u32,
+        /// The session's view id.
+        view_id: u32,
+        /// The error message (names the view, its container and the rule).
+        reason: String,
     },
     /// The worker went away: close all its sessions.
     CloseWorker {
@@ -299,6 +311,7 @@ impl Hub {
                 size,
             } => self.view_change(sid, req_id, view_id, offset as usize, size as usize, now),
             Command::ViewClose { sid, req_id, view_id } => self.view_close(sid, req_id, view_id, now),
+            Command::ViewRevoke { sid, view_id, reason } => self.revoke_view(sid, view_id, &reason, now),
             Command::Subscribe { sid, req_id, subjects } => self.subscribe(sid, req_id, &subjects, now),
             Command::Unsubscribe { sid, req_id, subjects } => self.unsubscribe(sid, req_id, &subjects, now),
             Command::SetBlocked { sid, blocked } => self.set_blocked(sid, blocked, now),

@@ -1,6 +1,7 @@
-//! `record.subscribe` / `record.unsubscribe`: validation, limits, acks, images.
+//! `record.subscribe` / `record.unsubscribe`: validation, limits, acks, images; and what a
+//! rule reload needs: listing sessions' open views and revoking one with a reason.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use super::{ensure_list, remove_sub_at, schedule, Hub, SubState};
@@ -13,6 +14,20 @@ pub(super) struct ReqError {
     pub(super) code: ErrorCode,
     pub(super) message: String,
     pub(super) field: Option<String>,
+}
+
+/// One open view of a session (`Hub::session_views`), as a rule reload re-checks it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionView {
+    /// Session id.
+    pub sid: u32,
+    /// The session's view id (from `view.created`).
+    pub view_id: u32,
+    /// Container subject as the client requested it (a tiered session's view runs over the
+    /// container's tier mirror; this is the container itself).
+    pub container: String,
+    /// Tier the view computes on (empty: the constituents themselves).
+    pub tier: String,
 }
 
 fn check_subjects(subjects: &[String]) -> Result<(), ReqError> {
@@ -224,5 +239,229 @@ impl Hub {
                 true
             }
         }
+    }
+
+    /// The open views of the sessions `sids` (unknown ids have none), by session then view id.
+    /// O(views + listed views).
+    pub fn session_views(&self, sids: &[u32]) -> Vec<SessionView> {
+        let mut out = Vec::new();
+        let mut containers: Option<HashMap<u32, u32>> = None;
+        for &sid in sids {
+            let Some(&slot) = self.by_sid.get(&sid) else { continue };
+            let mut ids = self.open_view_ids(slot);
+            if ids.is_empty() {
+                continue;
+            }
+            ids.sort_unstable();
+            // ViewSet view id -> container subject id, built once per call (views are few).
+            let by_view = containers
+                .get_or_insert_with(|| self.views.infos().into_iter().map(|i| (i.view, i.container)).collect());
+            for (view_id, view) in ids {
+                let Some(&c) = by_view.get(&view) else { continue };
+                let name = self.store.subject(c);
+                let (container, tier) = name.split_once("#tier:").unwrap_or((name, ""));
+                out.push(SessionView {
+                    sid,
+                    view_id,
+                    container: container.to_owned(),
+                    tier: tier.to_owned(),
+                });
+            }
+        }
+        out
+    }
+
+    /// Closes view `view_id` of session `sid` because its user may no longer read the view's
+    /// container: an `error` (NOT_ENTITLED, `field: "viewId"`, `reason` as the message, no reqId)
+    /// then `view.closed` with reqId 0, both flushed at the end of this pass; nothing of the view
+    /// follows. An unknown session or a view no longer open (closed meanwhile): nothing is sent.
+    pub(super) fn revoke_view(&mut self, sid: u32, view_id: u32, reason: &str, now: Instant) {
+        let Some(&slot) = self.by_sid.get(&sid) else { return };
+        if !self.detach_view(slot, view_id, now) {
+            return;
+        }
+        self.scratch.clear();
+        encode::error(
+            &mut self.scratch,
+            None,
+            ErrorCode::NotEntitled,
+            reason,
+            Some("viewId"),
+            None,
+        );
+        self.send_reply(slot, now);
+        self.scratch.clear();
+        crate::wire::view::view_closed(&mut self.scratch, 0, view_id);
+        self.send_reply(slot, now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Command, ContainerOp, FrameSink};
+    use super::*;
+    use crate::config::EngineConfig;
+
+    fn publish(hub: &mut Hub, subject: &str, bid: f64, now: Instant) {
+        let p = crate::wire::Publish {
+            subject: subject.into(),
+            ts: Some(1.0),
+            image: bid == 1.0, // the first publish creates the record, later ones update it
+            fields: vec![crate::wire::PubField {
+                name: "bid".into(),
+                value: Some(crate::value::Value::Number(bid)),
+                typed: false,
+            }],
+        };
+        hub.handle(
+            Command::Publish {
+                batch: vec![p],
+                received_ms: 1.0,
+            },
+            now,
+        );
+    }
+
+    /// Messages queued to session `sid` since the last call; every session's queue is then
+    /// flushed into a sink that drops them.
+    fn take(hub: &mut Hub, sid: u32, now: Instant) -> Vec<serde_json::Value> {
+        struct Drop;
+        impl FrameSink for Drop {
+            fn frame(&mut self, _: u32, _: u32, _: &[&[u8]], _: u16) {}
+        }
+        let m = parse(hub.queued(sid).unwrap_or_default());
+        hub.run_due(now + std::time::Duration::from_secs(1), &mut Drop);
+        m
+    }
+
+    fn parse(queued: &[u8]) -> Vec<serde_json::Value> {
+        serde_json::from_str(&format!("[{}]", std::str::from_utf8(queued).unwrap())).unwrap()
+    }
+
+    fn view(hub: &mut Hub, sid: u32, req_id: u32, container: &str, now: Instant) {
+        let create = Command::ViewCreate {
+            sid,
+            req_id,
+            container: container.into(),
+            filter: String::new(),
+            sort: String::new(),
+            offset: 0,
+            size: 10,
+        };
+        hub.handle(create, now);
+    }
+
+    /// A hub with `/C/A` = [/P/1], `/C/B` = [/P/2] and sessions 1 (user u) and 2 (user v).
+    fn hub_with_views(now: Instant) -> Hub {
+        let mut hub = Hub::new(EngineConfig::default());
+        for (c, p) in [("/C/A", "/P/1"), ("/C/B", "/P/2")] {
+            publish(&mut hub, p, 1.0, now);
+            let ops = vec![ContainerOp::Add(vec![p.into()])];
+            hub.handle(Command::ContainerPublish { subject: c.into(), ops }, now);
+        }
+        for (sid, user) in [(1, "u"), (2, "v")] {
+            let open = Command::OpenSession {
+                sid,
+                worker: 0,
+                user: user.into(),
+                tier: String::new(),
+            };
+            hub.handle(open, now);
+        }
+        hub
+    }
+
+    #[test]
+    fn session_views_lists_open_views_by_session_then_view_id() {
+        let now = Instant::now();
+        let mut hub = hub_with_views(now);
+        assert!(hub.session_views(&[1, 2, 99]).is_empty());
+        view(&mut hub, 1, 1, "/C/A", now);
+        view(&mut hub, 1, 2, "/C/B", now);
+        view(&mut hub, 2, 1, "/C/A", now); // shares session 1's view
+        view(&mut hub, 1, 3, "bad subject", now); // refused: not listed
+        let got = hub.session_views(&[2, 1, 99]);
+        let got: Vec<(u32, u32, &str)> = got.iter().map(|v| (v.sid, v.view_id, v.container.as_str())).collect();
+        assert_eq!(got, [(2, 1, "/C/A"), (1, 1, "/C/A"), (1, 2, "/C/B")]);
+        assert!(hub.session_views(&[1]).iter().all(|v| v.tier.is_empty()));
+        hub.handle(
+            Command::ViewClose {
+                sid: 1,
+                req_id: 4,
+                view_id: 2,
+            },
+            now,
+        );
+        assert_eq!(hub.session_views(&[1]).len(), 1);
+    }
+
+    #[test]
+    fn revoke_view_sends_the_error_then_view_closed_and_stops_the_rows() {
+        let now = Instant::now();
+        let mut hub = hub_with_views(now);
+        view(&mut hub, 1, 1, "/C/A", now);
+        view(&mut hub, 1, 2, "/C/B", now);
+        view(&mut hub, 2, 1, "/C/A", now);
+        take(&mut hub, 1, now);
+        take(&mut hub, 2, now);
+        let reason = "view 1 of '/C/A' closed: rules changed".to_owned();
+        hub.handle(
+            Command::ViewRevoke {
+                sid: 1,
+                view_id: 1,
+                reason: reason.clone(),
+            },
+            now,
+        );
+        let m = take(&mut hub, 1, now);
+        assert_eq!(m.len(), 2, "{m:?}");
+        assert_eq!(
+            (
+                &m[0]["type"],
+                &m[0]["code"],
+                &m[0]["field"],
+                &m[0]["message"],
+                m[0].get("reqId")
+            ),
+            (
+                &"error".into(),
+                &"NOT_ENTITLED".into(),
+                &"viewId".into(),
+                &reason.into(),
+                None
+            )
+        );
+        assert_eq!(
+            (&m[1]["type"], &m[1]["reqId"], &m[1]["viewId"]),
+            (&"view.closed".into(), &0.into(), &1.into())
+        );
+        let left: Vec<u32> = hub
+            .session_views(&[1, 2])
+            .iter()
+            .map(|v| v.sid * 10 + v.view_id)
+            .collect();
+        assert_eq!(left, [12, 21], "session 1's /C/B view and session 2's /C/A view stay");
+        // A row change reaches session 2's view of /C/A, not session 1's revoked one.
+        publish(&mut hub, "/P/1", 2.0, now);
+        hub.handle(
+            Command::ViewRevoke {
+                sid: 1,
+                view_id: 1,
+                reason: "again".into(),
+            },
+            now,
+        );
+        hub.handle(
+            Command::ViewRevoke {
+                sid: 99,
+                view_id: 1,
+                reason: "unknown".into(),
+            },
+            now,
+        );
+        // (take flushes every session: read session 2's queue first)
+        let m = parse(hub.queued(2).unwrap_or_default());
+        assert!(take(&mut hub, 1, now).is_empty(), "nothing more for the revoked view");
+        assert!(m.iter().any(|x| x["type"] == "view.rows" && x["viewId"] == 1), "{m:?}");
     }
 }

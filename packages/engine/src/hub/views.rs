@@ -535,6 +535,27 @@ impl Hub {
     }
 }
 
+impl Hub {
+    /// `(viewId, ViewSet view id)` of every view session slot `slot` holds open, in no order
+    /// (the reload re-check, `subscribe.rs`).
+    pub(super) fn open_view_ids(&self, slot: u32) -> Vec<(u32, u32)> {
+        self.session_views
+            .get(&slot)
+            .map(|v| v.open.iter().map(|(&id, sub)| (id, sub.view)).collect())
+            .unwrap_or_default()
+    }
+
+    /// Closes view `view_id` of session slot `slot` without a reply (the caller sends one);
+    /// false when it is not open.
+    pub(super) fn detach_view(&mut self, slot: u32, view_id: u32, now: Instant) -> bool {
+        let Some(sub) = self.session_views.get_mut(&slot).and_then(|v| v.open.remove(&view_id)) else {
+            return false;
+        };
+        self.drop_view_sub(sub, now);
+        true
+    }
+}
+
 fn not_open(view_id: u32) -> ReqError {
     ReqError {
         code: ErrorCode::NotFound,

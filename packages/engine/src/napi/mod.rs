@@ -232,6 +232,48 @@ pub struct EngineStats {
     pub orders_expired: f64,
 }
 
+/// One open view of a session (`Engine.sessionViews`), as a rule reload re-checks it.
+#[napi(object)]
+pub struct SessionViewInfo {
+    /// Session id.
+    pub session_id: u32,
+    /// The session's view id (from `view.created`).
+    pub view_id: u32,
+    /// Container subject as requested.
+    pub container: String,
+    /// Tier the view computes on (empty: the constituents themselves).
+    pub tier: String,
+}
+
+/// Asks the engine thread for sessions' open views off the JS thread (`Engine.sessionViews`).
+pub struct SessionViewsTask {
+    engine: runtime::Engine,
+    sids: Vec<u32>,
+}
+
+impl napi::Task for SessionViewsTask {
+    type Output = Vec<crate::hub::SessionView>;
+    type JsValue = Vec<SessionViewInfo>;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        self.engine
+            .session_views(std::mem::take(&mut self.sids), std::time::Duration::from_secs(2))
+            .map_err(|e| napi::Error::new(Status::GenericFailure, format!("{}: {e}", e.code().as_str())))
+    }
+
+    fn resolve(&mut self, _env: Env, out: Self::Output) -> napi::Result<Self::JsValue> {
+        Ok(out
+            .into_iter()
+            .map(|v| SessionViewInfo {
+                session_id: v.sid,
+                view_id: v.view_id,
+                container: v.container,
+                tier: v.tier,
+            })
+            .collect())
+    }
+}
+
 type ReadyFn = ThreadsafeFunction<(), (), (), Status, false, true>;
 
 struct JsWaker(ReadyFn);
@@ -552,5 +594,26 @@ impl JsEngine {
             frames: frames as f64,
             bytes: bytes as f64,
         }
+    }
+
+    /// The open views of sessions `sessionIds` (unknown ids have none), by session then view id,
+    /// after every command queued before this call; computed off the JS thread. Rejects
+    /// (`UNAVAILABLE: ...`) after shutdown or when the engine thread does not answer within 2 s.
+    #[napi(ts_return_type = "Promise<Array<SessionViewInfo>>")]
+    pub fn session_views(&self, session_ids: Vec<u32>) -> napi::bindgen_prelude::AsyncTask<SessionViewsTask> {
+        napi::bindgen_prelude::AsyncTask::new(SessionViewsTask {
+            engine: self.inner.clone(),
+            sids: session_ids,
+        })
+    }
+
+    /// Closes the session's view `viewId` after a rule change: an `error` NOT_ENTITLED with
+    /// `reason` as its message (`field: "viewId"`, no reqId), then `view.closed` with reqId 0,
+    /// arrive in the session's frames; nothing when the view is no longer open.
+    #[napi]
+    pub fn revoke_view(&self, env: Env, session_id: u32, view_id: u32, reason: String) -> napi::Result<()> {
+        self.inner
+            .view_revoke(session_id, view_id, reason)
+            .map_err(|e| to_js(&env, e))
     }
 }

@@ -51,6 +51,8 @@ enum Msg {
     Completions,
     /// Answer with a snapshot of the materialised views (the admin views table).
     ViewStats(Sender<Vec<crate::hub::ViewStat>>),
+    /// Answer with the open views of these sessions (a rule reload re-checks them).
+    SessionViews(Vec<u32>, Sender<Vec<crate::hub::SessionView>>),
     Shutdown,
 }
 
@@ -515,6 +517,30 @@ impl Engine {
         rx.recv_timeout(timeout).map_err(|_| unavailable())
     }
 
+    /// The open views of sessions `sids` (view id, container, tier), as the engine thread sees
+    /// them after every command queued before this call. Blocks the calling thread until then,
+    /// at most `timeout` (`UNAVAILABLE` past it or after shutdown).
+    pub fn session_views(&self, sids: Vec<u32>, timeout: std::time::Duration) -> Result<Vec<crate::hub::SessionView>> {
+        let unavailable = || EngineError::Unavailable {
+            engine_id: self.shared.id,
+        };
+        if self.is_shut() {
+            return Err(unavailable());
+        }
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        self.shared
+            .tx
+            .send(Msg::SessionViews(sids, tx))
+            .map_err(|_| unavailable())?;
+        rx.recv_timeout(timeout).map_err(|_| unavailable())
+    }
+
+    /// Closes session `sid`'s view `view_id` after a rule change: `error` NOT_ENTITLED with
+    /// `reason` (`field: "viewId"`), then `view.closed` with reqId 0. A view no longer open: nothing.
+    pub fn view_revoke(&self, sid: u32, view_id: u32, reason: String) -> Result<()> {
+        self.send(Command::ViewRevoke { sid, view_id, reason })
+    }
+
     /// Current counters.
     pub fn stats(&self) -> EngineStats {
         let mut s = self.shared.stats.snapshot();
@@ -611,6 +637,9 @@ fn dispatch(hub: &mut Hub, desk: &mut Option<OrderDesk>, msg: Msg, shared: &Shar
         }
         Msg::ViewStats(reply) => {
             let _ = reply.send(hub.view_stats()); // the asker may have given up waiting
+        }
+        Msg::SessionViews(sids, reply) => {
+            let _ = reply.send(hub.session_views(&sids)); // the asker may have given up waiting
         }
         Msg::Shutdown => {}
     }
