@@ -192,6 +192,38 @@ impl Pred<'_> {
     }
 }
 
+impl Pred<'_> {
+    /// The numbers a single-field numeric predicate (`Numeric` conjuncts) accepts as one closed
+    /// interval `[lo, hi]` (exclusive bounds moved to the next representable double), so a column
+    /// scan tests `x >= lo && x <= hi` per row, which is false for NaN (a non-numeric cell) just
+    /// as the predicate is false for a missing or non-numeric field. `None` for `!=` (two
+    /// intervals) and for any other predicate: use [`Pred::test`].
+    pub fn num_range(&self) -> Option<(f64, f64)> {
+        let (lo, lo_incl, hi, hi_incl) = match *self.0 {
+            Node::Num { rel, n, .. } => match rel {
+                Rel::Eq => (n, true, n, true),
+                Rel::Ne => return None,
+                Rel::Lt => (f64::NEG_INFINITY, true, n, false),
+                Rel::Le => (f64::NEG_INFINITY, true, n, true),
+                Rel::Gt => (n, false, f64::INFINITY, true),
+                Rel::Ge => (n, true, f64::INFINITY, true),
+            },
+            Node::Range {
+                lo,
+                lo_incl,
+                hi,
+                hi_incl,
+                ..
+            } => (lo, lo_incl, hi, hi_incl),
+            _ => return None,
+        };
+        Some((
+            if lo_incl { lo } else { lo.next_up() },
+            if hi_incl { hi } else { hi.next_down() },
+        ))
+    }
+}
+
 impl Filter {
     /// The operands of the top-level `and` (one for any other root; none for the match-all
     /// filter): a row passes when it passes all of them.

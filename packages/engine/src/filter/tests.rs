@@ -204,3 +204,55 @@ fn limits_bound_length_depth_and_lists() {
     assert_eq!(err.code(), crate::ErrorCode::BadRequest);
     assert_eq!(err.field(), Some("filter"));
 }
+
+#[test]
+fn num_range_accepts_exactly_what_the_predicate_accepts() {
+    let texts = [
+        "price = 2",
+        "price != 2",
+        "price < 2",
+        "price <= 2",
+        "price > 2",
+        "price >= 2",
+        "price > 1 and price < 3",
+        "price >= 1 and price <= 3",
+        "price > 1 and price <= 3",
+        "price >= -0.5 and price < 0.5",
+    ];
+    let xs = [
+        f64::NEG_INFINITY,
+        -1.0,
+        -0.5,
+        -0.0,
+        0.0,
+        0.5,
+        1.0,
+        1.0f64.next_up(),
+        2.0f64.next_down(),
+        2.0,
+        2.0f64.next_up(),
+        3.0f64.next_down(),
+        3.0,
+        4.0,
+        f64::MAX,
+        f64::NAN,
+    ];
+    for t in texts {
+        let f = compile(t);
+        let conj = f.conjuncts();
+        let [Conjunct::Numeric { node, .. }] = conj[..] else {
+            panic!("{t}: one numeric conjunct expected");
+        };
+        match node.num_range() {
+            None => assert_eq!(t, "price != 2", "only != has no single interval"),
+            Some((lo, hi)) => {
+                for x in xs {
+                    let v = Value::Number(x);
+                    let by_range = x >= lo && x <= hi;
+                    assert_eq!(by_range, node.test(Some(&v)), "{t} at {x}");
+                }
+            }
+        }
+        assert!(!node.test(None), "{t}: a missing field fails");
+    }
+}

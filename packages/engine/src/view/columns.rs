@@ -28,11 +28,66 @@ enum Cell {
     Sym(u32),
 }
 
+/// `Column::syms` entry of a cell that holds no string.
+const NO_SYM: u32 = u32::MAX;
+
 #[derive(Debug, Default)]
 struct Column {
     /// Views reading the field.
     refs: u32,
     cells: Vec<Cell>,
+    /// Typed copies of `cells` for scans, one entry per cell (or empty until the column first
+    /// holds a number, resp. a string): the cell's number as filters read it (a timestamp as
+    /// its f64; NaN for any other cell, which fails every numeric test as a missing field does),
+    /// and the cell's string symbol (`NO_SYM` for any other cell). A scan then runs a tight loop
+    /// over a flat `f64` or `u32` slice instead of matching a 16-byte enum per member.
+    nums: Vec<f64>,
+    syms: Vec<u32>,
+}
+
+impl Column {
+    /// Stores `cell` in `slot` (growing the column) and returns the cell it replaced.
+    fn put(&mut self, slot: usize, cell: Cell) -> Cell {
+        let num = match &cell {
+            Cell::Plain(Value::Number(x)) => Some(*x),
+            Cell::Plain(Value::Timestamp(t)) => Some(*t as f64),
+            _ => None,
+        };
+        let sym = match cell {
+            Cell::Sym(s) => Some(s),
+            _ => None,
+        };
+        if self.cells.len() <= slot {
+            let n = slot + 1;
+            self.cells.resize(n, Cell::Missing);
+            if !self.nums.is_empty() {
+                self.nums.resize(n, f64::NAN);
+            }
+            if !self.syms.is_empty() {
+                self.syms.resize(n, NO_SYM);
+            }
+        }
+        if num.is_some() && self.nums.is_empty() {
+            self.nums = vec![f64::NAN; self.cells.len()];
+        }
+        if sym.is_some() && self.syms.is_empty() {
+            self.syms = vec![NO_SYM; self.cells.len()];
+        }
+        if !self.nums.is_empty() {
+            self.nums[slot] = num.unwrap_or(f64::NAN);
+        }
+        if !self.syms.is_empty() {
+            self.syms[slot] = sym.unwrap_or(NO_SYM);
+        }
+        std::mem::replace(&mut self.cells[slot], cell)
+    }
+
+    /// Empties the column (it stays, for the views reading it).
+    fn clear(&mut self) {
+        self.cells.clear();
+        self.nums.clear();
+        self.syms.clear();
+    }
 }
 
 /// The columns of one container.
@@ -70,6 +125,19 @@ impl Row for ColRow<'_> {
             Cell::Missing => None,
             Cell::Plain(v) => Some(v),
             Cell::Sym(s) => self.strs.get(*s as usize),
+        }
+    }
+}
+
+/// The slots of `sel` that pass `test`, or, when `sel` is `None`, every slot below `len` that
+/// passes (a test that only a member's cell can pass, so free slots never do).
+#[inline]
+fn keep(sel: Option<Vec<u32>>, len: usize, test: impl Fn(usize) -> bool) -> Vec<u32> {
+    match sel {
+        None => (0..len).filter(|&s| test(s)).map(|s| s as u32).collect(),
+        Some(mut v) => {
+            v.retain(|&s| (s as usize) < len && test(s as usize));
+            v
         }
     }
 }
@@ -133,10 +201,7 @@ impl Columns {
         let Some(col) = self.cols.get_mut(&field) else {
             return self.unref(&cell);
         };
-        if col.cells.len() <= slot {
-            col.cells.resize(slot + 1, Cell::Missing);
-        }
-        let old = std::mem::replace(&mut col.cells[slot], cell);
+        let old = col.put(slot, cell);
         self.unref(&old);
     }
 
@@ -153,7 +218,7 @@ impl Columns {
                 f,
                 Column {
                     refs: 1,
-                    cells: Vec::new(),
+                    ..Column::default()
                 },
             );
             let ids = std::mem::take(&mut self.ids);
@@ -223,7 +288,7 @@ impl Columns {
     pub(super) fn cleared(&mut self) {
         self.ids.clear();
         for col in self.cols.values_mut() {
-            col.cells.clear();
+            col.clear();
         }
         self.strs.clear();
         self.str_refs.clear();
@@ -265,78 +330,105 @@ impl Columns {
         }
     }
 
-    /// The cells of `field`'s column (empty when it has none).
-    fn cells(&self, field: u32) -> &[Cell] {
-        self.cols.get(&field).map_or(&[], |c| c.cells.as_slice())
+    /// The column of `field`, if any view reads it.
+    fn column(&self, field: u32) -> Option<&Column> {
+        self.cols.get(&field)
     }
 
     /// Members passing `filter`, as `(id, slot, sort key)` with the key read for `sort_fields`
     /// (one `Option<Value>` per key field, in key order), in slot order. Column at a time: the
     /// operands of the filter's top-level `and` run one after the other, each over the members
-    /// the previous ones kept (cheap string-equality and numeric tests first).
+    /// the previous ones kept, cheapest first: a string equality compares `u32` symbols of a
+    /// flat slice (text no member holds matches nothing), a numeric test compares a flat `f64`
+    /// slice against one closed interval, anything else evaluates the compiled predicate per
+    /// row. Sort keys are read only for the rows that pass. O(members) for the first operand,
+    /// O(kept) for the others; no allocation scales with the container beyond the kept slots.
     pub(super) fn scan(&self, filter: &Filter, sort_fields: &[u32]) -> Vec<ScanRow> {
-        let cols: Vec<(u32, &[Cell])> = self.cols.iter().map(|(&f, c)| (f, c.cells.as_slice())).collect();
-        let row = ColRow {
-            cols: &cols,
-            strs: &self.strs,
-            slot: 0,
-        };
         let mut conj = filter.conjuncts();
         conj.sort_by_key(|c| match c {
             Conjunct::StrEq { .. } => 0,
-            Conjunct::Numeric { .. } => 1,
-            Conjunct::Other(_) => 2,
+            Conjunct::Numeric { node, .. } if node.num_range().is_some() => 1,
+            Conjunct::Numeric { .. } => 2,
+            Conjunct::Other(_) => 3,
         });
         let mut sel: Option<Vec<u32>> = None; // None = every live slot
         for c in &conj {
-            sel = Some(match *c {
-                Conjunct::Numeric { field, node } => {
-                    let cells = self.cells(field);
-                    let test = |s: &u32| match cells.get(*s as usize) {
-                        Some(Cell::Plain(v)) => node.test(Some(v)),
-                        Some(Cell::Sym(x)) => node.test(self.strs.get(*x as usize)),
-                        _ => node.test(None),
-                    };
-                    self.narrow(sel, test)
-                }
-                // Interned: equal text is an equal symbol; text no member holds matches nothing.
-                Conjunct::StrEq { field, text } => match self.by_str.get(text) {
-                    None => Vec::new(),
-                    Some(&sym) => {
-                        let cells = self.cells(field);
-                        self.narrow(
-                            sel,
-                            |s| matches!(cells.get(*s as usize), Some(Cell::Sym(x)) if *x == sym),
-                        )
+            let kept = match *c {
+                // Interned: equal text is an equal symbol.
+                Conjunct::StrEq { field, text } => {
+                    let syms = self.column(field).map_or(&[][..], |c| c.syms.as_slice());
+                    match self.by_str.get(text) {
+                        Some(&sym) if !syms.is_empty() => keep(sel, syms.len(), |s| syms[s] == sym),
+                        _ => Vec::new(),
                     }
-                },
-                Conjunct::Other(p) => self.narrow(sel, |s| {
-                    p.matches(&ColRow {
-                        slot: *s as usize,
-                        ..row
+                }
+                Conjunct::Numeric { field, node } => {
+                    let col = self.column(field);
+                    let nums = col.map_or(&[][..], |c| c.nums.as_slice());
+                    match node.num_range() {
+                        // NaN (no number in the cell) fails both comparisons.
+                        Some((lo, hi)) if !nums.is_empty() => {
+                            keep(sel, nums.len(), |s| nums[s] >= lo && nums[s] <= hi)
+                        }
+                        Some(_) => Vec::new(),
+                        None => {
+                            let cells = col.map_or(&[][..], |c| c.cells.as_slice());
+                            let missing = node.test(None);
+                            let test = |s: usize| match cells.get(s) {
+                                Some(Cell::Plain(v)) => node.test(Some(v)),
+                                Some(Cell::Sym(x)) => node.test(self.strs.get(*x as usize)),
+                                _ => missing,
+                            };
+                            self.narrow(sel, test)
+                        }
+                    }
+                }
+                Conjunct::Other(p) => {
+                    let cols: Vec<(u32, &[Cell])> = filter
+                        .fields()
+                        .iter()
+                        .map(|&f| (f, self.column(f).map_or(&[][..], |c| c.cells.as_slice())))
+                        .collect();
+                    self.narrow(sel, |s| {
+                        p.matches(&ColRow {
+                            cols: &cols,
+                            strs: &self.strs,
+                            slot: s,
+                        })
                     })
-                }),
-            });
+                }
+            };
+            if kept.is_empty() {
+                return Vec::new();
+            }
+            sel = Some(kept);
         }
         let sel = sel.unwrap_or_else(|| self.live_slots().collect());
+        let keys: Vec<&[Cell]> = sort_fields
+            .iter()
+            .map(|&f| self.column(f).map_or(&[][..], |c| c.cells.as_slice()))
+            .collect();
         sel.into_iter()
             .map(|slot| {
-                let r = ColRow {
-                    slot: slot as usize,
-                    ..row
-                };
-                let key = sort_fields.iter().map(|&f| r.get(f).cloned()).collect();
+                let key = keys
+                    .iter()
+                    .map(|cells| match cells.get(slot as usize) {
+                        Some(Cell::Plain(v)) => Some(v.clone()),
+                        Some(Cell::Sym(x)) => self.strs.get(*x as usize).cloned(),
+                        _ => None,
+                    })
+                    .collect();
                 (self.ids[slot as usize], slot, key)
             })
             .collect()
     }
 
     /// The slots of `sel` (every live slot when `None`) that pass `test`.
-    fn narrow(&self, sel: Option<Vec<u32>>, mut test: impl FnMut(&u32) -> bool) -> Vec<u32> {
+    fn narrow(&self, sel: Option<Vec<u32>>, mut test: impl FnMut(usize) -> bool) -> Vec<u32> {
         match sel {
-            None => self.live_slots().filter(|s| test(s)).collect(),
+            None => self.live_slots().filter(|&s| test(s as usize)).collect(),
             Some(mut v) => {
-                v.retain(|s| test(s));
+                v.retain(|&s| test(s as usize));
                 v
             }
         }

@@ -66,6 +66,23 @@ impl ContainerState {
         }
     }
 
+    /// Sets (`on`) or clears view bit `bit` of the members in `slots` (slots below
+    /// [`Container::slot_bound`]; others are skipped). No id lookups: what a view's build (its
+    /// scan knows each row's slot) and its expiry (its index entries keep their slot) use.
+    pub(super) fn set_slot_bits(&mut self, slots: impl Iterator<Item = u32>, bit: u32, on: bool) {
+        self.ensure_slots();
+        let (words, word, m) = (self.words, bit as usize / 64, 1u64 << (bit % 64));
+        for s in slots {
+            if let Some(w) = self.bits.get_mut(s as usize * words + word) {
+                if on {
+                    *w |= m;
+                } else {
+                    *w &= !m;
+                }
+            }
+        }
+    }
+
     pub(super) fn clear_row(&mut self, id: u32) {
         if let Some(slot) = self.container.slot_of(id) {
             let base = slot as usize * self.words;

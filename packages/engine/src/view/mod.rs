@@ -276,6 +276,11 @@ impl View {
         self.rows(0, usize::MAX)
     }
 
+    /// Container slots of every row, in view order (a slot is stable while its member stays).
+    pub(crate) fn slots(&self) -> impl Iterator<Item = u32> + '_ {
+        self.index.iter_from(0).map(|e| e.slot)
+    }
+
     /// `id` was just inserted into `container`: adds it if it passes the filter. Returns true if added.
     pub fn inserted<R: Records + ?Sized>(&mut self, id: u32, container: &Container, records: &R) -> bool {
         if self.rows.contains_key(&id) || !passes(&self.filter, records, id) {

@@ -1,6 +1,10 @@
 //! View sharing: identical requests (container, canonical filter, canonical sort, tier) share one
 //! view, reference-counted; a view whose last reference goes is kept for a grace period (a new
 //! request in that time reuses it) and then reported as expired. Time is passed in (ms, any epoch).
+//! Unreferenced views are also kept ordered by the time they went idle, so an expiry sweep and
+//! the next expiry time cost O(log n) per view, not a pass over every view.
+
+use std::collections::BTreeSet;
 
 use rustc_hash::FxHashMap;
 
@@ -29,6 +33,8 @@ struct Shared {
 pub struct Registry {
     by_key: FxHashMap<ViewKey, u32>,
     views: FxHashMap<u32, Shared>,
+    /// `(idle_since, view)` of every unreferenced view, oldest first.
+    idle: BTreeSet<(u64, u32)>,
     grace_ms: u64,
 }
 
@@ -46,7 +52,9 @@ impl Registry {
         let view = *self.by_key.get(key)?;
         let s = self.views.get_mut(&view).expect("registered view");
         s.refs += 1;
-        s.idle_since = None;
+        if let Some(t) = s.idle_since.take() {
+            self.idle.remove(&(t, view));
+        }
         Some(view)
     }
 
@@ -73,6 +81,7 @@ impl Registry {
         s.refs -= 1;
         if s.refs == 0 {
             s.idle_since = Some(now_ms);
+            self.idle.insert((now_ms, view));
         }
         Some(s.refs)
     }
@@ -87,31 +96,27 @@ impl Registry {
         self.views.get(&view).map(|s| &s.key)
     }
 
-    /// Unregisters and returns every view unreferenced for at least the grace period at `now_ms`.
+    /// Unregisters and returns every view unreferenced for at least the grace period at `now_ms`,
+    /// longest idle first (ties by view id). O(log n) per view returned.
     pub fn expire(&mut self, now_ms: u64) -> Vec<u32> {
-        let grace = self.grace_ms;
-        let done: Vec<u32> = self
-            .views
-            .iter()
-            .filter(|(_, s)| s.idle_since.is_some_and(|t| now_ms.saturating_sub(t) >= grace))
-            .map(|(&v, _)| v)
-            .collect();
-        for v in &done {
-            if let Some(s) = self.views.remove(v) {
+        let mut done = Vec::new();
+        while let Some(&(t, v)) = self.idle.first() {
+            if now_ms.saturating_sub(t) < self.grace_ms {
+                break;
+            }
+            self.idle.pop_first();
+            if let Some(s) = self.views.remove(&v) {
                 self.by_key.remove(&s.key);
             }
+            done.push(v);
         }
         done
     }
 
     /// When (ms, the caller's clock) the next unreferenced view's grace period ends; `None`
-    /// when every view is referenced. O(views).
+    /// when every view is referenced. O(log n).
     pub fn next_expiry(&self) -> Option<u64> {
-        self.views
-            .values()
-            .filter_map(|s| s.idle_since)
-            .min()
-            .map(|t| t.saturating_add(self.grace_ms))
+        self.idle.first().map(|&(t, _)| t.saturating_add(self.grace_ms))
     }
 
     /// Number of registered views (referenced or in grace).
@@ -159,5 +164,37 @@ mod tests {
         assert_eq!(r.acquire(&key("a = 1")), None);
         assert!(r.is_empty());
         assert_eq!(r.key(7), None);
+    }
+
+    #[test]
+    fn expires_longest_idle_first_and_forgets_reacquired_views() {
+        let mut r = Registry::new(100);
+        for (v, f) in [(1, "a = 1"), (2, "a = 2"), (3, "a = 3"), (4, "a = 4")] {
+            r.insert(key(f), v);
+        }
+        // Idle at 50, 10, 30, 10 (views 2 and 4 tie: by view id).
+        assert_eq!(r.release(1, 50), Some(0));
+        assert_eq!(r.release(2, 10), Some(0));
+        assert_eq!(r.release(3, 30), Some(0));
+        assert_eq!(r.release(4, 10), Some(0));
+        assert_eq!(r.next_expiry(), Some(110));
+        // View 2 is taken again: its idle time no longer counts.
+        assert_eq!(r.acquire(&key("a = 2")), Some(2));
+        assert_eq!(r.next_expiry(), Some(110));
+        assert_eq!(r.expire(109), Vec::<u32>::new());
+        assert_eq!(r.expire(130), vec![4, 3]);
+        assert_eq!(r.next_expiry(), Some(150));
+        // Released again later: a fresh grace period from then.
+        assert_eq!(r.release(2, 140), Some(0));
+        assert_eq!(r.expire(200), vec![1]);
+        assert_eq!(r.next_expiry(), Some(240));
+        assert_eq!(r.expire(u64::MAX), vec![2]);
+        assert!(r.is_empty());
+        assert_eq!(r.next_expiry(), None);
+        // A clock that goes back never expires early.
+        r.insert(key("b = 1"), 9);
+        assert_eq!(r.release(9, 1_000), Some(0));
+        assert!(r.expire(500).is_empty());
+        assert_eq!(r.len(), 1);
     }
 }

@@ -310,7 +310,6 @@ impl ViewSet {
         c.columns.acquire(view.reads(), records);
         let sort_fields: Vec<u32> = view.sort().keys().iter().map(|k| k.0).collect();
         let rows = c.columns.scan(view.filter(), &sort_fields);
-        view.load(rows, &c.container);
         let id = match self.free_views.pop() {
             Some(id) => id,
             None => {
@@ -322,9 +321,9 @@ impl ViewSet {
         c.views.push(id);
         let bit = c.take_bit(id);
         c.ensure_slots();
-        for row in view.ids() {
-            c.set_bit(row, bit, true);
-        }
+        // The scan knows each row's slot: its membership bit is set straight, in slot order.
+        c.set_slot_bits(rows.iter().map(|r| r.1), bit, true);
+        view.load(rows, &c.container);
         for &f in view.reads() {
             c.by_field.entry(f).or_default().push(Reader {
                 view: id,
@@ -374,9 +373,7 @@ impl ViewSet {
             if let Some(c) = self.containers.get_mut(&slot.container) {
                 c.views.retain(|&x| x != v);
                 c.columns.release(slot.view.reads());
-                for row in slot.view.ids() {
-                    c.set_bit(row, slot.bit, false);
-                }
+                c.set_slot_bits(slot.view.slots(), slot.bit, false);
                 c.bit_views[slot.bit as usize] = u32::MAX;
                 for f in slot.view.reads() {
                     if let Some(list) = c.by_field.get_mut(f) {
