@@ -107,6 +107,18 @@ export declare class Engine {
    * high-water mark (`limits.sourceHighWaterBytes`) and resumes them below a low one.
    */
   ingestQueue(): IngestQueue
+  /**
+   * The open views of sessions `sessionIds` (unknown ids have none), by session then view id,
+   * after every command queued before this call; computed off the JS thread. Rejects
+   * (`UNAVAILABLE: ...`) after shutdown or when the engine thread does not answer within 2 s.
+   */
+  sessionViews(sessionIds: Array<number>): Promise<Array<SessionViewInfo>>
+  /**
+   * Closes the session's view `viewId` after a rule change: an `error` NOT_ENTITLED with
+   * `reason` as its message (`field: "viewId"`, no reqId), then `view.closed` with reqId 0,
+   * arrive in the session's frames; nothing when the view is no longer open.
+   */
+  revokeView(sessionId: number, viewId: number, reason: string): void
 }
 export type JsEngine = Engine
 
@@ -280,6 +292,18 @@ export interface OrderSubmitInput {
   price?: number
   /** `day`, `ioc` or `gtc`. */
   timeInForce: string
+}
+
+/** One open view of a session (`Engine.sessionViews`), as a rule reload re-checks it. */
+export interface SessionViewInfo {
+  /** Session id. */
+  sessionId: number
+  /** The session's view id (from `view.created`). */
+  viewId: number
+  /** Container subject as requested. */
+  container: string
+  /** Tier the view computes on (empty: the constituents themselves). */
+  tier: string
 }
 
 /** One materialised view (the admin views table). */
