@@ -33,6 +33,18 @@ export interface EnginePort {
   viewChange(sessionId: number, reqId: number, viewId: number, offset: number, size: number): void;
   /** Closes the session's view `viewId`; `view.closed` (or NOT_FOUND) arrives through drain. */
   viewClose(sessionId: number, reqId: number, viewId: number): void;
+  /**
+   * The open views of sessions `sessionIds` (view id, container as requested, tier), as the
+   * engine sees them after every call made before this one. Rejects when the engine thread does
+   * not answer (2 s) or has stopped.
+   */
+  sessionViews(sessionIds: number[]): Promise<SessionViewInfo[]>;
+  /**
+   * Closes the session's view `viewId` after a rule change: an `error` NOT_ENTITLED (`field:
+   * "viewId"`, `reason` as its message) then `view.closed` with reqId 0 arrive through drain;
+   * nothing when the view is no longer open.
+   */
+  revokeView(sessionId: number, viewId: number, reason: string): void;
   /** Applies a validated `container.publish` (ops in order). */
   containerPublish(subject: string, ops: ContainerOp[]): void;
   /**
@@ -58,6 +70,17 @@ export interface OrderSubmitInput {
   quantity: number;
   price?: number;
   timeInForce: string;
+}
+
+/** One open view of a session (packages/engine `SessionViewInfo`). */
+export interface SessionViewInfo {
+  sessionId: number;
+  /** The session's view id (from `view.created`). */
+  viewId: number;
+  /** Container subject as the client requested it. */
+  container: string;
+  /** Tier the view computes on ('' : the constituents themselves). */
+  tier: string;
 }
 
 /** Error shape `ingest` throws (a JS Error with extra properties). */

@@ -14,7 +14,7 @@ export const AUDIT_FILE = 'admin-audit.jsonl';
 export type AuditEntry =
   | { at: string; by: string; action: 'batching'; old: object; new: object }
   | { at: string; by: string; action: 'kick'; sessionId: number; user: string | undefined; reason: string }
-  | { at: string; by: string; action: 'reload'; users: number; closedSessions: number; removedSubscriptions: number };
+  | { at: string; by: string; action: 'reload'; users: number; closedSessions: number; removedSubscriptions: number; closedViews: number };
 
 /** Appends entries to the audit file, in call order. */
 export class AuditLog {

@@ -55,6 +55,8 @@ class FakeEngine implements EnginePort {
   }
   viewChange(sid: number, reqId: number, viewId: number, offset: number, size: number): void { this.calls.push(['viewChange', sid, reqId, viewId, offset, size]); }
   viewClose(sid: number, reqId: number, viewId: number): void { this.calls.push(['viewClose', sid, reqId, viewId]); }
+  sessionViews(): Promise<never[]> { return Promise.resolve([]); }
+  revokeView(sid: number, viewId: number, reason: string): void { this.calls.push(['revokeView', sid, viewId, reason]); }
   containerPublish(subject: string, ops: ContainerOp[]): void { this.calls.push(['containerPublish', subject, ops]); }
   // order calls are covered by order.test.ts
   orderSubmit(sid: number, reqId: number, order: OrderSubmitInput): void { this.calls.push(['orderSubmit', sid, reqId, order]); }

@@ -7,7 +7,7 @@
  * - `GET /api/admin/settings`; `POST /api/admin/settings` with some of the batching settings.
  * - `GET /api/admin/views`: the engine's materialised views with an update rate (views-table.ts).
  * - `POST /api/admin/reload`: re-read the configuration, apply users, passwords and rules to open
- *   sessions (audited); answers `{users, closedSessions, removedSubscriptions}`.
+ *   sessions (audited); answers `{users, closedSessions, removedSubscriptions, closedViews}`.
  * `/api/admin/*` needs `Authorization: Bearer <token from session.loggedIn>` of an admin:
  * 401 without or with a bad token, 403 for other roles. Errors are `{error, message}` JSON.
  */

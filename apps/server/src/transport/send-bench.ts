@@ -135,6 +135,10 @@ class FakeEngine implements TransportEngine {
   viewCreate(): void {}
   viewChange(): void {}
   viewClose(): void {}
+  sessionViews(): Promise<never[]> {
+    return Promise.resolve([]);
+  }
+  revokeView(): void {}
   containerPublish(): void {}
   orderSubmit(): void {}
   orderCancel(): void {}

@@ -43,7 +43,7 @@ port.on('message', (m: ToWorker) => {
       void (transport?.kick(m.sessionId, m.reason) ?? Promise.resolve({ found: false })).then((r) => post({ type: 'kicked', id: m.id, ...r }));
       return;
     case 'reloadAuth':
-      void (transport?.reloadAuth(m.users, m.roles) ?? Promise.resolve({ closedSessions: 0, removedSubscriptions: 0 }))
+      void (transport?.reloadAuth(m.users, m.roles) ?? Promise.resolve({ closedSessions: 0, removedSubscriptions: 0, closedViews: 0 }))
         .then((r) => post({ type: 'authReloaded', id: m.id, ...r }));
       return;
     case 'adminReply': {

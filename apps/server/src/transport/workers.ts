@@ -127,7 +127,7 @@ class WorkerTransport {
   /** Applies reloaded users and rules in the worker (undefined: no answer in time). */
   async reloadAuth(users: UserEntry[], roles: RoleGrants): Promise<AuthReloadResult | undefined> {
     const m = await this.request((id) => ({ type: 'reloadAuth', id, users, roles }));
-    return m?.type === 'authReloaded' ? { closedSessions: m.closedSessions, removedSubscriptions: m.removedSubscriptions } : undefined;
+    return m?.type === 'authReloaded' ? { closedSessions: m.closedSessions, removedSubscriptions: m.removedSubscriptions, closedViews: m.closedViews } : undefined;
   }
 
   async listening(): Promise<number> {
@@ -182,7 +182,8 @@ export async function startWorkerTransports(config: Config, users: UserEntry[], 
         if (missing > 0) throw new Error(`${missing} transport worker(s) did not confirm the reload within ${REQUEST_TIMEOUT_MS} ms`);
         return results.reduce<AuthReloadResult>((sum, r) => ({
           closedSessions: sum.closedSessions + r!.closedSessions, removedSubscriptions: sum.removedSubscriptions + r!.removedSubscriptions,
-        }), { closedSessions: 0, removedSubscriptions: 0 });
+          closedViews: sum.closedViews + r!.closedViews,
+        }), { closedSessions: 0, removedSubscriptions: 0, closedViews: 0 });
       },
       async kick(sessionId, reason) {
         const results = await Promise.all(workers.map((w) => w.kick(sessionId, reason)));
