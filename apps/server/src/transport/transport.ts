@@ -492,9 +492,10 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
       users.replace(newUsers);
       security.entitlements.setRoles(roles);
       security.entitlements.setTiers(tiersOf(newUsers));
-      const result = applyAuthReload(ctx, [...sockets].map((ws) => ws.getUserData()).filter((c) => !c.closed));
-      log('info', 'auth.reloaded', { worker: opts.index, users: users.size, ...result });
-      return Promise.resolve(result);
+      return applyAuthReload(ctx, [...sockets].map((ws) => ws.getUserData()).filter((c) => !c.closed)).then((result) => {
+        log('info', 'auth.reloaded', { worker: opts.index, users: users.size, ...result });
+        return result;
+      });
     },
     kick(sessionId, reason) {
       const conn = bySession.get(sessionId);
