@@ -1,15 +1,18 @@
 //! Driving the execution simulator: working orders indexed by instrument; a publish touching an
 //! instrument's `bid`/`ask` marks it ticked, and at the end of the engine pass its working orders are
 //! executed against the live quote (no scan of all orders per tick). A periodic pass
-//! (`OrdersConfig::pass_interval`) executes every instrument's working orders, so orders on quiet
-//! instruments still progress. One order is executed at most once per `fill_interval`, so partial
+//! (`OrdersConfig::pass_interval`) executes every instrument's working orders that can act, so orders
+//! on quiet instruments still progress; limit orders the quote does not cross rest in a price index
+//! and cost nothing per pass (`working.rs`). One order is executed at most once per `fill_interval`, so partial
 //! fills stay visible. Every resulting event is journaled and published when durable.
 
 use std::time::Instant;
 
 use super::catalog::{StoreCatalog, ASK, BID};
-use super::{OrderDesk, Working};
+use super::working::InstrumentOrders;
+use super::OrderDesk;
 use crate::hub::Hub;
+use crate::order::Side;
 use crate::wire::Publish;
 
 impl OrderDesk {
@@ -19,14 +22,12 @@ impl OrderDesk {
         if !o.status.is_open() {
             return;
         }
-        let w = Working {
-            order_id,
-            next_exec: now,
-        };
         match self.working.get_mut(o.instrument.as_str()) {
-            Some(list) => list.push(w),
+            Some(set) => set.push_active(order_id, now),
             None => {
-                self.working.insert(o.instrument.clone(), vec![w]);
+                let mut set = InstrumentOrders::default();
+                set.push_active(order_id, now);
+                self.working.insert(o.instrument.clone(), set);
             }
         }
         // The order may be marketable already: execute it (alone, not its instrument's whole
@@ -106,7 +107,7 @@ impl OrderDesk {
         if let Some(w) = self
             .working
             .get_mut(instrument.as_str())
-            .and_then(|l| l.iter_mut().rev().find(|w| w.order_id == order_id))
+            .and_then(|set| set.active.iter_mut().rev().find(|w| w.order_id == order_id))
         {
             w.next_exec = now + self.cfg.fill_interval;
         }
@@ -118,18 +119,22 @@ impl OrderDesk {
         }
     }
 
-    /// Runs the simulator for `instrument`'s working orders that are due; drops orders no longer open.
+    /// Runs the simulator for `instrument`'s working orders that can act: the resting orders the
+    /// quote now crosses join the active ones, and every due active order is executed. Drops orders
+    /// no longer open; an active order the simulator leaves waiting on its limit rests again.
     fn execute_instrument(&mut self, hub: &mut Hub, instrument: &str, now: Instant) {
         let quote = StoreCatalog::new(hub.store()).quote(instrument);
         let ts = self.now_ms();
         let fill_interval = self.cfg.fill_interval;
         let OrderDesk { working, book, sim, .. } = self;
-        let Some(list) = working.get_mut(instrument) else {
+        let Some(set) = working.get_mut(instrument) else {
             return;
         };
+        set.pull_crossed(&quote, now);
         let mut events = Vec::new();
         let mut closed = 0u64;
-        list.retain_mut(|w| {
+        let mut to_rest = Vec::new();
+        set.active.retain_mut(|w| {
             if !book.get(w.order_id).is_some_and(|o| o.status.is_open()) {
                 return false; // cancelled by the user meanwhile (counted then)
             }
@@ -138,6 +143,11 @@ impl OrderDesk {
             }
             let evs = book.execute(w.order_id, &quote, sim, ts);
             if evs.is_empty() {
+                // Waiting: a limit order waits until the quote crosses its limit, so it rests.
+                if book.get(w.order_id).is_some_and(InstrumentOrders::can_rest) {
+                    to_rest.push(w.order_id);
+                    return false;
+                }
                 return true;
             }
             w.next_exec = now + fill_interval;
@@ -146,12 +156,38 @@ impl OrderDesk {
             closed += u64::from(!open);
             open
         });
-        if list.is_empty() {
+        for id in to_rest {
+            if let Some(o) = book.get(id) {
+                set.rest(o);
+            }
+        }
+        if set.is_empty() {
             working.remove(instrument);
         }
         self.shared.open.fetch_sub(closed, std::sync::atomic::Ordering::Relaxed);
         for ev in events {
             self.append(hub, ev, None, now);
+        }
+    }
+
+    /// A cancel, amend or expiry of `order_id`, which had limit `price` on `side` before it: the
+    /// order leaves the resting index, and when still open (an amend) becomes active so the next
+    /// pass decides on its new terms. Call after the book applied the change.
+    pub(super) fn unrest(&mut self, order_id: u64, side: Side, price: Option<f64>, now: Instant) {
+        let Some(o) = self.book.get(order_id) else { return };
+        let open = o.status.is_open();
+        let Some(set) = self.working.get_mut(o.instrument.as_str()) else {
+            return;
+        };
+        if set.remove_resting(order_id, side, price) && open {
+            set.push_active(order_id, now);
+            if self.next_pass.is_none() {
+                self.next_pass = Some(now + self.cfg.pass_interval);
+            }
+        }
+        if set.is_empty() {
+            let instrument = o.instrument.clone();
+            self.working.remove(instrument.as_str());
         }
     }
 }

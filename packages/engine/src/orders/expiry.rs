@@ -40,6 +40,11 @@ impl OrderDesk {
         self.shared.open.fetch_sub(n as u64, Ordering::Relaxed);
         self.shared.expired.fetch_add(n as u64, Ordering::Relaxed);
         for ev in events {
+            if let Some(o) = self.book.get(ev.order_id()) {
+                // A cancel keeps the limit: the order leaves the resting index at it.
+                let (id, side, price) = (o.order_id, o.side, o.price);
+                self.unrest(id, side, price, now);
+            }
             self.append(hub, ev, None, now);
         }
         n

@@ -18,6 +18,7 @@ mod expiry;
 pub mod privacy;
 pub mod records;
 mod recovery;
+mod working;
 
 pub use catalog::StoreCatalog;
 pub use records::status_code;
@@ -195,14 +196,6 @@ impl OrdersShared {
     }
 }
 
-/// A working order in the instrument index.
-#[derive(Debug, Clone, Copy)]
-struct Working {
-    order_id: u64,
-    /// Not executed again before this (fill interval).
-    next_exec: Instant,
-}
-
 /// The engine thread's order state. See the module doc.
 pub struct OrderDesk {
     /// Decisions: every accepted event, durable or not.
@@ -216,8 +209,8 @@ pub struct OrderDesk {
     shared: Arc<OrdersShared>,
     /// The journal failed: no order request is accepted any more (message for the error frames).
     failed: Option<String>,
-    /// Working (acknowledged, partially filled) orders by instrument.
-    working: FxHashMap<String, Vec<Working>>,
+    /// Working (acknowledged, partially filled) orders by instrument (`working.rs`).
+    working: FxHashMap<String, working::InstrumentOrders>,
     /// Instruments with working orders that ticked since the last execution.
     ticked: FxHashSet<String>,
     /// Orders that started working in this pass (executed once at its end).
@@ -395,6 +388,9 @@ impl OrderDesk {
             return;
         }
         let ts = self.now_ms();
+        // Where the order rests in the working index, if it does (a cancel closes it, an amend may
+        // move its limit: either way it leaves the resting index; see `unrest`).
+        let prior = self.book.find(&user, &cid).map(|o| (o.order_id, o.side, o.price));
         let (action, decided) = match &amend {
             None => (OrderAction::Cancel, self.book.cancel(&user, &cid, ts)),
             Some(a) => (
@@ -407,6 +403,9 @@ impl OrderDesk {
             Ok(ev) => {
                 if action == OrderAction::Cancel {
                     self.shared.open.fetch_sub(1, Ordering::Relaxed);
+                }
+                if let Some((order_id, side, price)) = prior {
+                    self.unrest(order_id, side, price, now);
                 }
                 let reply = PendingReply {
                     sid,
