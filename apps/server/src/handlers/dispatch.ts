@@ -5,6 +5,7 @@
 
 import { decodeClientMessage, decodeSourceMessage, isDecodeFailure, type ClientMessage, type SourceMessage } from '@tidewire/protocol';
 import { log } from '../log.js';
+import { subscribeRefusal } from '../limits/subscription-check.js';
 import type { Session } from '../session/session.js';
 import type { ConnectionPort, HandlerContext } from './context.js';
 import { replyError } from './errors.js';
@@ -71,9 +72,14 @@ export function dispatchStream(ctx: HandlerContext, session: Session, port: Conn
     case 'session.refresh':
       if (!needLogin(ctx, session, port, m.type, m.reqId)) handleRefresh(ctx, session, port, m);
       return;
-    case 'record.subscribe':
-      if (!needLogin(ctx, session, port, m.type, m.reqId)) handleSubscribe(ctx, session, port, m);
+    case 'record.subscribe': {
+      if (needLogin(ctx, session, port, m.type, m.reqId)) return;
+      // what the engine would refuse is refused here, counted (4002) and kept out of session.subjects
+      const refused = subscribeRefusal(session, session.user!.user, m, ctx.config.limits.maxSubscriptionsPerSession);
+      if (refused) replyError(ctx, session, port, refused);
+      else handleSubscribe(ctx, session, port, m);
       return;
+    }
     case 'record.unsubscribe':
       if (!needLogin(ctx, session, port, m.type, m.reqId)) handleUnsubscribe(ctx, session, port, m);
       return;

@@ -35,7 +35,11 @@ export class Session {
   errors = 0;
   /** ws.send buffered: the engine was told to stop flushing to this session until `drain`. */
   blocked = false;
-  /** Subjects subscribed and not unsubscribed (as requested; the engine may still refuse some). */
+  /**
+   * Subjects subscribed and not unsubscribed, as requested. The server refuses first what the
+   * engine would (private records, `limits.maxSubscriptionsPerSession`: limits/subscription-check.ts),
+   * so these are the engine's subscriptions (a tiered user's `X` and `X@T` count twice here, once there).
+   */
   readonly subjects = new Set<string>();
   /** Frames per second allowed on this connection (`limits.requestsPerSec`); undefined: no limit. */
   readonly rate: TokenBucket | undefined;

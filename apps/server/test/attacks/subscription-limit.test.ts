@@ -1,0 +1,53 @@
+/**
+ * Subscription-limit refusals are protocol errors: they count towards `limits.maxProtocolErrors`
+ * and a session that keeps asking past `limits.maxSubscriptionsPerSession` is closed with 4002;
+ * others are unaffected. A refused subscription (another user's blotter, which the engine would
+ * refuse whatever the rules grant) is not counted as held, so the limit is exact.
+ */
+
+import { afterEach, describe, expect, it } from 'vitest';
+import { closeAll, streamSocket } from '../helpers.js';
+import { closeArenas, nextError, startArena } from './harness.js';
+
+afterEach(async () => {
+  await closeAll();
+  await closeArenas();
+});
+
+describe('subscription limit', () => {
+  it('refusals count towards the protocol-error close (4002); the victim is unaffected', async () => {
+    const a = await startArena({ limits: { maxSubscriptionsPerSession: 5, maxProtocolErrors: 3 } });
+    const bob = await streamSocket(a.server, 'bob');
+    bob.send({ type: 'record.subscribe', reqId: 1, subjects: ['/FX/A', '/FX/B', '/FX/C', '/FX/D', '/FX/E'] });
+    await bob.next((m) => m.type === 'record.subscribed' && m.reqId === 1, 'five acked');
+    for (let r = 2; r <= 5; r++) bob.send({ type: 'record.subscribe', reqId: r, subjects: [`/FX/N${r}`] });
+    for (let r = 2; r <= 4; r++) {
+      const e = await nextError(bob, r);
+      expect(e).toMatchObject({ code: 'LIMIT_EXCEEDED', field: 'subjects' });
+      expect(e.message).toContain('limits.maxSubscriptionsPerSession');
+    }
+    expect((await bob.waitClosed()).code).toBe(4002);
+    // a subject already held does not count again: another session re-subscribes its five freely
+    const carl = await streamSocket(a.server, 'bob');
+    for (let r = 1; r <= 5; r++) carl.send({ type: 'record.subscribe', reqId: r, subjects: ['/FX/A', '/FX/B', '/FX/C', '/FX/D', '/FX/E'] });
+    await carl.next((m) => m.type === 'record.subscribed' && m.reqId === 5, 'fifth ack');
+    expect(carl.messages.some((m) => m.type === 'error')).toBe(false);
+    await a.serverUp();
+    await a.victimGetsUpdate();
+  });
+
+  it('a subscription the engine would refuse is refused by the server and not counted', async () => {
+    // rules grant everything (/**): only the private-record rule refuses /BLOTTER/alice for bob
+    const a = await startArena({ auth: { roles: { trader: { subscribe: ['/**'] } } }, limits: { maxSubscriptionsPerSession: 2 } });
+    const bob = await streamSocket(a.server, 'bob');
+    bob.send({ type: 'record.subscribe', reqId: 1, subjects: ['/FX/A', '/BLOTTER/alice'] });
+    const e = await nextError(bob, 1);
+    expect(e).toMatchObject({ code: 'NOT_ENTITLED', field: 'subjects', index: 1 });
+    expect(e.message).toContain("'/BLOTTER/alice' is private to another user");
+    bob.send({ type: 'record.subscribe', reqId: 2, subjects: ['/FX/A', '/FX/B'] });
+    await bob.next((m) => m.type === 'record.subscribed' && m.reqId === 2, 'both acked: nothing of the refused request is held');
+    bob.send({ type: 'record.subscribe', reqId: 3, subjects: ['/FX/C'] });
+    expect(await nextError(bob, 3)).toMatchObject({ code: 'LIMIT_EXCEEDED' });
+    await a.serverUp();
+  });
+});
