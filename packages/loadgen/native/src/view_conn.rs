@@ -524,7 +524,129 @@ pub fn contains(hay: &[u8], needle: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::contains;
+    use super::*;
+
+    /// A view user on a real loopback socket (nothing is read from it: frames are fed directly).
+    fn live_user(spec_light: bool) -> (ViewConn, ViewSpec, std::net::TcpListener) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let std_stream = std::net::TcpStream::connect(listener.local_addr().expect("addr")).expect("connect");
+        std_stream.set_nonblocking(true).expect("nonblocking");
+        let mut c = ViewConn::new(TcpStream::from_std(std_stream), 7, Arc::from("tok"), 42, 0.0);
+        c.state = VState::LoggingIn;
+        let spec = ViewSpec {
+            host: "h".into(),
+            path: "/stream".into(),
+            max_frame_bytes: 1 << 20,
+            light: spec_light,
+            report_left: true,
+        };
+        (c, spec, listener)
+    }
+
+    fn request() -> serde_json::Map<String, serde_json::Value> {
+        crate::views::parse_request(r#"{"type":"view.create","reqId":0,"container":"/C","window":{"offset":0,"size":5}}"#).expect("request")
+    }
+
+    #[test]
+    fn answers_a_create_and_times_checks_and_hands_back_rows() {
+        let (mut c, spec, _l) = live_user(false);
+        let (mut stats, mut sink) = (ViewStats::default(), Sink::default());
+        assert_eq!(c.create_view(5, request(), 1.0), VOutcome::Nothing); // queued until the login
+        let login = br#"[{"type":"session.loggedIn","reqId":1,"heartbeatMs":1000}]"#;
+        assert_eq!(c.on_frame(&spec, login, 100.0, &mut stats, &mut sink), Ok(VOutcome::LoggedIn));
+        let req_id = c.pending[0].req_id;
+        let created = format!(
+            r#"[{{"type":"view.created","reqId":{req_id},"viewId":3,"count":2,"rows":[{{"index":0,"id":1,"subject":"/C/a","seq":4,"ts":90,"fields":{{}}}},{{"index":1,"id":2,"subject":"/C/b","seq":1,"ts":95,"fields":{{}}}}]}}]"#
+        );
+        c.on_frame(&spec, created.as_bytes(), 102.5, &mut stats, &mut sink)
+            .expect("created");
+        assert_eq!(
+            sink.answers,
+            vec![(
+                5,
+                CreateResult::Created {
+                    view_id: 3,
+                    count: 2,
+                    latency_ms: 2.5
+                }
+            )]
+        );
+        assert_eq!((stats.created, stats.response.len()), (1, 1));
+        // row 1: 4 -> 5 in order, then 8 (2 lost), then 8 again (out of order); row 2 leaves; row 9 enters
+        let rows = br#"[{"type":"view.rows","reqId":1,"viewId":3,"left":[2],"entered":[{"index":1,"id":9,"subject":"/C/z","seq":1,"ts":200,"fields":{}}],"updated":[{"id":1,"seq":5,"ts":201,"fields":{}},{"id":1,"seq":8,"ts":202,"fields":{}},{"id":1,"seq":8,"ts":203,"fields":{}}]}]"#;
+        c.on_frame(&spec, rows, 210.0, &mut stats, &mut sink).expect("rows");
+        assert_eq!(
+            (stats.entered, stats.left, stats.updated, stats.lost, stats.out_of_order),
+            (1, 1, 3, 2, 1)
+        );
+        assert_eq!(stats.rows.len(), 4); // entered + 3 updated; the left row is timed by the TS side
+        assert_eq!(sink.left, vec![("/C/b".to_string(), 210.0)]);
+        // a conflated jump is not a loss
+        let conflated =
+            br#"[{"type":"view.rows","reqId":1,"viewId":3,"updated":[{"id":1,"seq":20,"ts":300,"fields":{},"conflated":true}]}]"#;
+        c.on_frame(&spec, conflated, 301.0, &mut stats, &mut sink).expect("conflated");
+        assert_eq!(stats.lost, 2);
+    }
+
+    #[test]
+    fn fails_requests_on_errors_timeouts_and_close() {
+        let (mut c, spec, _l) = live_user(false);
+        let (mut stats, mut sink) = (ViewStats::default(), Sink::default());
+        c.create_view(1, request(), 0.0);
+        c.create_view(2, request(), 0.0);
+        c.on_frame(
+            &spec,
+            br#"[{"type":"session.loggedIn","reqId":1,"heartbeatMs":1000}]"#,
+            10.0,
+            &mut stats,
+            &mut sink,
+        )
+        .expect("login");
+        let first = c.pending[0].req_id;
+        let err = format!(r#"[{{"type":"error","reqId":{first},"code":"BAD_FILTER","message":"x"}}]"#);
+        c.on_frame(&spec, err.as_bytes(), 11.0, &mut stats, &mut sink).expect("error frame");
+        assert_eq!(sink.answers, vec![(1, CreateResult::Failed("BAD_FILTER: x".into()))]);
+        assert_eq!(stats.create_errors, 1);
+        c.tick(10.0 + 501.0, 500.0, &mut stats, &mut sink);
+        assert_eq!(stats.timeouts, 1);
+        assert!(matches!(&sink.answers[1], (2, CreateResult::Failed(e)) if e.contains("no view.created within 500")));
+        c.create_view(3, request(), 600.0);
+        c.fail_all("gone", &mut sink);
+        assert_eq!(sink.answers[2], (3, CreateResult::Failed("gone".into())));
+        assert!(c.on_frame(&spec, b"[{", 700.0, &mut stats, &mut sink).is_err());
+    }
+
+    #[test]
+    fn a_refused_login_is_an_error() {
+        let (mut c, spec, _l) = live_user(false);
+        let (mut stats, mut sink) = (ViewStats::default(), Sink::default());
+        let r = c.on_frame(
+            &spec,
+            br#"[{"type":"error","reqId":1,"code":"AUTH_FAILED","message":"bad token"}]"#,
+            1.0,
+            &mut stats,
+            &mut sink,
+        );
+        assert_eq!(r, Err("login failed: AUTH_FAILED: bad token".into()));
+    }
+
+    #[test]
+    fn light_users_count_rows_without_timing_them() {
+        let (mut c, spec, _l) = live_user(true);
+        let (mut stats, mut sink) = (ViewStats::default(), Sink::default());
+        c.on_frame(
+            &spec,
+            br#"[{"type":"session.loggedIn","reqId":1,"heartbeatMs":1000}]"#,
+            1.0,
+            &mut stats,
+            &mut sink,
+        )
+        .expect("login");
+        let rows = br#"[{"type":"view.rows","reqId":1,"viewId":3,"left":[2],"updated":[{"id":1,"seq":5,"ts":1,"fields":{}},{"id":1,"seq":9,"ts":1,"fields":{}}]}]"#;
+        c.on_frame(&spec, rows, 2.0, &mut stats, &mut sink).expect("rows");
+        assert_eq!((stats.left, stats.updated, stats.lost, stats.rows.len()), (1, 2, 0, 0));
+        assert!(sink.left.is_empty());
+    }
 
     #[test]
     fn finds_byte_strings() {
