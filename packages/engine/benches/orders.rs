@@ -68,6 +68,12 @@ fn run(dir: &std::path::Path, rate: u64, count: u64, fsync: bool) -> Run {
     engine
         .ingest_str(r#"[{"type":"record.publish","subject":"/FX/EURUSD","fields":{"bid":1.0850,"ask":1.0852}}]"#)
         .expect("market");
+    // Orders take the control lane, served before queued ingest: wait until the market is applied.
+    let applied_by = Instant::now() + Duration::from_secs(10);
+    while engine.ingest_queue() != (0, 0) {
+        assert!(Instant::now() < applied_by, "market publish not applied");
+        std::thread::sleep(Duration::from_micros(100));
+    }
     let created: Arc<Vec<AtomicU64>> = Arc::new((0..count).map(|_| AtomicU64::new(0)).collect());
     let start = Instant::now();
     let consumer = {

@@ -104,6 +104,38 @@ fn limit_order_waits_for_the_market_then_fills_on_a_tick() {
 }
 
 #[test]
+fn a_resting_limit_amended_across_the_market_fills_on_the_next_tick() {
+    let dir = TempDir::new("orders-amend-rest");
+    let mut cfg = orders_config(dir.path());
+    cfg.simulator.max_partials = 0;
+    cfg.pass_interval = std::time::Duration::from_secs(3600); // only ticks drive it here
+    let mut rig = Rig::start(cfg);
+    let sid = rig.session("alice");
+    rig.market("/FX/GBPUSD", 1.2500, 1.2502);
+    rig.engine.subscribe(sid, 1, vec!["/TRADE/alice/1".into()]).unwrap();
+    rig.reply(sid, 1);
+    rig.engine
+        .order_submit(sid, 2, order("l-1", "/FX/GBPUSD", Side::Sell, 50.0, Some(1.2510)))
+        .unwrap();
+    rig.reply(sid, 2);
+    rig.wait(sid, "image", |m| m["type"] == "record.image");
+    // A tick short of the limit: the order rests in the price index at 1.2510.
+    rig.market("/FX/GBPUSD", 1.2505, 1.2507);
+    rig.engine
+        .order_amend(sid, 3, "l-1".into(), None, Some(1.2504))
+        .unwrap();
+    assert_eq!(rig.reply(sid, 3)["type"], "order.ack");
+    let amended = rig.wait(sid, "amend", |m| m["type"] == "record.update");
+    assert_eq!(amended["fields"]["price"], 1.2504, "{amended}");
+    // The same quote again: at the old limit it would still rest; at the new one it fills.
+    rig.market("/FX/GBPUSD", 1.2505, 1.2507);
+    let u = rig.wait(sid, "fill", |m| m["type"] == "record.update");
+    assert_eq!(status(&u), Some("filled"), "{u}");
+    assert_eq!(u["fields"]["lastFillPrice"], 1.2505);
+    rig.engine.shutdown().unwrap();
+}
+
+#[test]
 fn ioc_without_a_touch_is_cancelled_and_market_without_market_rejected() {
     let dir = TempDir::new("orders-ioc");
     let mut rig = Rig::start(orders_config(dir.path()));

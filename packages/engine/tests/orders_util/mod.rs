@@ -66,8 +66,16 @@ impl Rig {
         self.engine.open_session(self.worker, user, "").unwrap()
     }
 
+    /// Ingests `frame` and waits (bounded by `WAIT`) until the engine applied it: orders travel
+    /// the control lane, which is served before queued ingest, so an order sent right after an
+    /// unapplied market publish would not find its instrument yet.
     pub fn publish(&self, frame: &str) {
         self.engine.ingest_str(frame).unwrap();
+        let deadline = Instant::now() + WAIT;
+        while self.engine.ingest_queue() != (0, 0) {
+            assert!(Instant::now() < deadline, "ingest not applied within {WAIT:?}");
+            std::thread::sleep(Duration::from_micros(100));
+        }
     }
 
     /// Publishes an instrument record with a market.
