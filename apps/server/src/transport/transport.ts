@@ -14,6 +14,7 @@ import type { RoleGrants } from '../entitlements/entitlements.js';
 import { createSecurity } from '../entitlements/security.js';
 import { DEMO_TIERS } from '../feeds/demo-views.js';
 import { applyAuthReload, type AuthReloadResult } from './auth-reload.js';
+import { RefusalHold } from '../limits/refusal-hold.js';
 import { UserDirectory } from '../auth/users.js';
 import type { TransportEngine } from '../engine-port.js';
 import { dispatchSource, dispatchStream } from '../handlers/dispatch.js';
@@ -83,6 +84,8 @@ interface Conn extends RunOwner {
   address: string;
   /** The socket is gone: never touch it again. */
   closed: boolean;
+  /** Refused at open (reconnect throttle) and held until its close: nothing it sends is read. */
+  refused: boolean;
   /** Frame counters of the logged-in session (undefined before login). */
   meter: SessionMeter | undefined;
 }
@@ -99,6 +102,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
   const uWS = loadUws();
   const { config, engine, clock } = opts;
   const users = new UserDirectory(opts.users);
+  const refusals = new RefusalHold();
   const staticFiles = new StaticFiles(config.server.webRoot);
   const startedAt = clock.now();
   const sockets = new Set<WebSocket<Conn>>();
@@ -278,6 +282,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
         conn.drainMark = 0;
         conn.firstRun = -1;
         conn.lastRun = -1;
+        conn.refused = false;
         conn.address = Buffer.from(ws.getRemoteAddressAsText()).toString('utf8');
         // sources are not rate limited: a feed sends many frames per second by design
         const rate = endpoint === 'stream' ? { perSec: config.limits.requestsPerSec, burst: config.limits.requestBurst } : undefined;
@@ -294,7 +299,10 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
           // an address that was closed for breaking limits too often is refused before anything else (limits.abusePenaltyMs)
           const refuseMs = security.reconnects.refuseMs(conn.address, clock.now());
           if (refuseMs > 0) {
-            conn.port.close(CloseCodes.TOO_MANY_CONNECTIONS.code, `too many connections from ${conn.address} closed for breaking limits; retry in ${refuseMs} ms`);
+            // held unread until the penalty is over, so an instant reconnect loop cannot churn (limits/refusal-hold.ts)
+            awaitingLogin.delete(ws);
+            refusals.refuse(conn, refuseMs, () => conn.port.close(CloseCodes.TOO_MANY_CONNECTIONS.code, `too many connections from ${conn.address} closed for breaking limits; retry in ${security.reconnects.refuseMs(conn.address, clock.now())} ms`));
+            conn.refused = true;
             return;
           }
           const ipKey = `ip:${conn.address}`;
@@ -314,7 +322,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
       },
       message(ws, message, isBinary) {
         const conn = ws.getUserData();
-        if (conn.closed) return;
+        if (conn.closed || conn.refused) return;
         metrics.received(message.byteLength);
         try {
           if (message.byteLength > maxFrameBytes) {
@@ -347,6 +355,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
       close(ws, code, message) {
         const conn = ws.getUserData();
         conn.closed = true;
+        refusals.release(conn);
         sockets.delete(ws);
         awaitingLogin.delete(ws);
         if (endpoint === 'source') sourceFlow.forget(conn.port);
@@ -510,6 +519,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
         clearInterval(sweep);
         sourceFlow.dispose();
         uWS.us_listen_socket_close(listenSocket);
+        refusals.flush();
         for (const ws of sockets) ws.getUserData().port.close(CloseCodes.GOING_AWAY.code, 'server shutting down');
         const deadline = Date.now() + CLOSE_GRACE_MS;
         while (sockets.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
