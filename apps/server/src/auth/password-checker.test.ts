@@ -1,8 +1,9 @@
 import { scryptSync } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PasswordChecker } from './password-checker.js';
-import { PASSWORD_THREAD_NICE } from './password-thread.js';
+import { PASSWORD_THREAD_NICE, SCHED_IDLE, threadPolicy } from './password-thread.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 
 const params = { N: 1024, r: 8, p: 1 };
@@ -27,6 +28,20 @@ describe('password-check thread', () => {
     expect(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])).toBe(PASSWORD_THREAD_NICE);
     const own = readFileSync(`/proc/${process.pid}/stat`, 'utf8');
     expect(Number(own.slice(own.lastIndexOf(')') + 2).split(' ')[16])).toBe(0);
+  });
+
+  it('runs under SCHED_IDLE when chrt is there, and only that thread (Linux)', async () => {
+    const ready = await checker.ready;
+    if (process.platform !== 'linux' || ready.tid === null) return expect(ready.policy).toBe('normal');
+    let chrt = true;
+    try {
+      execFileSync('chrt', ['--version'], { stdio: 'ignore' });
+    } catch {
+      chrt = false;
+    }
+    expect(ready.policy).toBe(chrt ? 'idle' : 'normal');
+    expect(threadPolicy(process.pid, ready.tid)).toBe(chrt ? SCHED_IDLE : 0);
+    expect(threadPolicy(process.pid, process.pid)).toBe(0); // the main thread stays SCHED_OTHER
   });
 
   it('rejects parameters scrypt refuses and keeps serving', async () => {

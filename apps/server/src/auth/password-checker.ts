@@ -41,7 +41,7 @@ export class PasswordChecker {
     });
     const fail = (err: Error): void => {
       this.failed ??= err;
-      ready({ ready: true, tid: null, nice: null, error: err.message });
+      ready({ ready: true, tid: null, nice: null, policy: 'normal', error: err.message });
       for (const w of this.pending.values()) w.reject(err);
       this.pending.clear();
     };

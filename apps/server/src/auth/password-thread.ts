@@ -5,13 +5,17 @@
  * engine; at nice 19 the kernel gives this thread what the streaming threads leave (about 1.5%
  * of a contended core), and a whole core when the machine is idle. Linux: the thread finds its
  * own id through `/proc/thread-self` and renices only itself; elsewhere it runs at normal
- * priority and says so in its ready message.
+ * priority and says so in its ready message. Then it moves itself to the SCHED_IDLE policy
+ * (`chrt --idle`, util-linux; Node has no call for it): a nice-19 thread still keeps a waking
+ * transport thread waiting for up to a scheduler slice, a SCHED_IDLE one is preempted at once. Without
+ * `chrt` (or where the kernel refuses) it stays at nice 19 and the ready message says so.
  *
  * Messages: the thread first posts a `ThreadReady`; then one `DeriveReply` per `DeriveRequest`.
  */
 
 import { scryptSync } from 'node:crypto';
-import { readlinkSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 
@@ -32,11 +36,16 @@ export interface DeriveRequest {
 /** The key, or why scrypt refused (bad parameters). */
 export type DeriveReply = { id: number; key: Uint8Array } | { id: number; error: string };
 
+/** Linux scheduling policy number of SCHED_IDLE (field 41 of /proc/<pid>/task/<tid>/stat). */
+export const SCHED_IDLE = 5;
+
 /** First message: the thread's kernel id and nice value (null when they could not be set). */
 export interface ThreadReady {
   ready: true;
   tid: number | null;
   nice: number | null;
+  /** The thread's scheduling policy: `idle` (SCHED_IDLE) or `normal` (SCHED_OTHER at `nice`; not Linux, no `chrt`). */
+  policy: 'idle' | 'normal';
   /** Why renicing failed (not Linux, no /proc), when it did. */
   error?: string;
 }
@@ -47,9 +56,30 @@ function renice(): ThreadReady {
     const tid = Number(link.slice(link.lastIndexOf('/') + 1));
     if (!Number.isSafeInteger(tid) || tid <= 0) throw new Error(`unexpected /proc/thread-self link ${link}`);
     setPriority(tid, PASSWORD_THREAD_NICE); // PRIO_PROCESS with a thread id: this thread only
-    return { ready: true, tid, nice: getPriority(tid) };
+    return { ready: true, tid, nice: getPriority(tid), policy: idle(tid) ? 'idle' : 'normal' };
   } catch (err) {
-    return { ready: true, tid: null, nice: null, error: (err as Error).message };
+    return { ready: true, tid: null, nice: null, policy: 'normal', error: (err as Error).message };
+  }
+}
+
+/** Moves thread `tid` to SCHED_IDLE (lowering a policy needs no privilege); true when it is there. */
+function idle(tid: number): boolean {
+  try {
+    execFileSync('chrt', ['--idle', '-p', '0', String(tid)], { stdio: 'ignore', timeout: 5000 });
+  } catch {
+    return false; // no chrt, or refused: nice 19 only
+  }
+  return threadPolicy(process.pid, tid) === SCHED_IDLE;
+}
+
+/** Scheduling policy of thread `tid` of process `pid` (field 41 of its stat), or undefined. */
+export function threadPolicy(pid: number, tid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const v = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38]);
+    return Number.isInteger(v) ? v : undefined;
+  } catch {
+    return undefined;
   }
 }
 
