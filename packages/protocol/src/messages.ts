@@ -404,7 +404,8 @@ export interface AdminMetrics {
  * source frames not yet applied (all sources together) passed `limits.sourceHighWaterBytes`;
  * `source.resume` follows once it fell below `limits.sourceLowWaterBytes`. Frames the source sent
  * before it read this are still accepted; a source that sends more than `overrunBytes` after it is
- * closed with 4013 SOURCE_OVERRUN. Pings are always answered and never count.
+ * closed with 4013 SOURCE_OVERRUN. Every frame counts towards `overrunBytes` (pings too: they are
+ * tiny); pings are answered as usual while paused.
  */
 export interface SourcePause {
   type: 'source.pause';
