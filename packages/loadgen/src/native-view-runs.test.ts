@@ -88,7 +88,7 @@ describe.skipIf(!nativeAvailable())('view presets on the native engine against a
     const s = expectClean(report);
     expect(s.users).toBe(6);
     expect(s.updated).toBeGreaterThan(100);
-    expect(s.entered + s.left).toBeGreaterThan(0);
+    expect((s.entered ?? 0) + (s.left ?? 0)).toBeGreaterThan(0);
   }, 60_000);
 
   it('blotter: users see their trades step through Status', async () => {

@@ -109,7 +109,7 @@ describe('view presets against a real server', () => {
     const s = report.steps[0]! as unknown as Record<string, number>;
     expect(s.users).toBe(6);
     expect(s.updated).toBeGreaterThan(100);
-    expect(s.entered + s.left).toBeGreaterThan(0);
+    expect((s.entered ?? 0) + (s.left ?? 0)).toBeGreaterThan(0);
   }, 60_000);
 
   it('blotter: users see their trades step through Status', async () => {
