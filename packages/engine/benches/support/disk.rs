@@ -8,7 +8,12 @@
 //! - `o_dsync`: `pwrite` on a file opened `O_DSYNC` (the write returns once the data is durable);
 //! - `direct`: `O_DIRECT | O_DSYNC`, 4 KiB-aligned buffer and offsets (FUA write where the device has
 //!   FUA, else write + cache flush; bypasses the page cache);
-//! - `sfr`: `pwrite`, `sync_file_range(WAIT_BEFORE | WRITE | WAIT_AFTER)` then `fdatasync`.
+//! - `sfr`: `pwrite`, `sync_file_range(WAIT_BEFORE | WRITE | WAIT_AFTER)` then `fdatasync`;
+//! - `+ zero-fill, page cache` / `+ zero-fill, O_DIRECT`: `pwrite` + `fdatasync` while a second
+//!   thread zero-fills 8 MiB chunks past the appends and fdatasyncs them (one chunk, then 50 ms
+//!   pause), as the journal's preallocation does, through the page cache or with `O_DIRECT`. The
+//!   appender's fdatasync waits for every dirty page of the file, so buffered zeros still dirty
+//!   when it runs are written by it.
 //!
 //! Modes run interleaved in rounds of `ROUND` appends (mode A round, mode B round, ...) so a noisy
 //! neighbour hits every mode alike. Linux only (raw syscalls through glibc).
@@ -51,11 +56,22 @@ pub enum Mode {
     Direct,
     /// `pwrite` + `sync_file_range` (wait, write, wait) + `fdatasync`.
     Sfr,
+    /// `pwrite` + `fdatasync` beside a zero-filling thread writing through the page cache.
+    ZeroFillBuffered,
+    /// `pwrite` + `fdatasync` beside a zero-filling thread writing with `O_DIRECT`.
+    ZeroFillDirect,
 }
 
 impl Mode {
     /// All modes in table order.
-    pub const ALL: [Mode; 4] = [Mode::Fdatasync, Mode::ODsync, Mode::Direct, Mode::Sfr];
+    pub const ALL: [Mode; 6] = [
+        Mode::Fdatasync,
+        Mode::ODsync,
+        Mode::Direct,
+        Mode::Sfr,
+        Mode::ZeroFillBuffered,
+        Mode::ZeroFillDirect,
+    ];
 
     /// Row label.
     pub fn name(self) -> &'static str {
@@ -64,12 +80,14 @@ impl Mode {
             Mode::ODsync => "pwrite, O_DSYNC",
             Mode::Direct => "pwrite, O_DIRECT|O_DSYNC (4 KiB aligned)",
             Mode::Sfr => "pwrite + sync_file_range + fdatasync",
+            Mode::ZeroFillBuffered => "pwrite + fdatasync + zero-fill, page cache",
+            Mode::ZeroFillDirect => "pwrite + fdatasync + zero-fill, O_DIRECT",
         }
     }
 
     fn flags(self) -> i32 {
         match self {
-            Mode::Fdatasync | Mode::Sfr => 0,
+            Mode::Fdatasync | Mode::Sfr | Mode::ZeroFillBuffered | Mode::ZeroFillDirect => 0,
             Mode::ODsync => O_DSYNC,
             Mode::Direct => O_DIRECT | O_DSYNC,
         }
@@ -106,7 +124,10 @@ impl Drop for Aligned {
 struct Target {
     mode: Mode,
     file: File,
+    path: std::path::PathBuf,
     at: u64,
+    /// Where the zero-filling thread (zero-fill modes) writes its next chunk: past the appends.
+    zero_at: u64,
     hist: Histogram<u64>,
 }
 
@@ -132,7 +153,9 @@ impl Target {
         Target {
             mode,
             file,
+            path,
             at: 0,
+            zero_at: bytes.next_multiple_of(BLOCK as u64),
             hist: Histogram::new_with_bounds(1_000, 60_000_000_000, 3).expect("hist"),
         }
     }
@@ -143,7 +166,9 @@ impl Target {
         let t0 = Instant::now();
         self.file.write_all_at(buf.bytes(), self.at).expect("pwrite");
         match self.mode {
-            Mode::Fdatasync => self.file.sync_data().expect("fdatasync"),
+            Mode::Fdatasync | Mode::ZeroFillBuffered | Mode::ZeroFillDirect => {
+                self.file.sync_data().expect("fdatasync")
+            }
             Mode::Sfr => {
                 let flags = SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
                 // SAFETY: plain syscall on an open fd; no memory passed.
@@ -156,6 +181,62 @@ impl Target {
         let ns = t0.elapsed().as_nanos() as u64;
         self.hist.record(ns.max(1_000)).expect("record");
         self.at += BLOCK as u64;
+    }
+}
+
+/// Zero-fill chunk (bytes): the journal's default `preallocate_bytes`.
+const ZERO_CHUNK: u64 = 8 << 20;
+
+/// The zero-filling thread of a zero-fill mode's round.
+struct ZeroFiller {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<u64>,
+}
+
+impl ZeroFiller {
+    /// Starts filling after `t`'s appends (`None` for the other modes).
+    fn start(t: &Target) -> Option<ZeroFiller> {
+        let direct = match t.mode {
+            Mode::ZeroFillBuffered => false,
+            Mode::ZeroFillDirect => true,
+            _ => return None,
+        };
+        let file = t.file.try_clone().expect("clone");
+        let zfile = if direct {
+            OpenOptions::new()
+                .write(true)
+                .custom_flags(O_DIRECT)
+                .open(&t.path)
+                .expect("open O_DIRECT")
+        } else {
+            t.file.try_clone().expect("clone")
+        };
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mut at = t.zero_at;
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            // 1 MiB per write, 4 KiB-aligned (O_DIRECT): the aligned window of a larger buffer.
+            let buf = vec![0u8; (1 << 20) + BLOCK];
+            let off = buf.as_ptr().align_offset(BLOCK);
+            let zeros = &buf[off..off + (1 << 20)];
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                let end = at + ZERO_CHUNK;
+                while at < end {
+                    zfile.write_all_at(zeros, at).expect("zero fill");
+                    at += zeros.len() as u64;
+                }
+                file.sync_data().expect("fdatasync zero fill");
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            at
+        });
+        Some(ZeroFiller { stop, thread })
+    }
+
+    /// Stops after the current chunk; returns where the next one goes.
+    fn stop(self) -> u64 {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.join().expect("zero filler")
     }
 }
 
@@ -177,8 +258,12 @@ pub fn run(dir: &Path, syncs: usize) {
     while done < syncs {
         let n = ROUND.min(syncs - done);
         for t in &mut targets {
+            let filler = ZeroFiller::start(t);
             for _ in 0..n {
                 t.append(&buf);
+            }
+            if let Some(f) = filler {
+                t.zero_at = f.stop();
             }
         }
         done += n;

@@ -14,6 +14,7 @@
 
 mod error;
 mod format;
+mod prealloc;
 mod recover;
 mod replay;
 mod writer;

@@ -7,16 +7,13 @@
 //! `segment_bytes`, what is buffered is written and fdatasynced, and a new segment is created (its
 //! header written and synced, the directory fsynced) before the group continues in it.
 //!
-//! **Preallocation.** With `preallocate_bytes > 0` a helper thread keeps zero-filled (written, not
-//! sparse) space ahead of the write position: when less than half a chunk is left it writes the next
-//! chunk of zeros past the end and fdatasyncs it. The writer then overwrites already-allocated blocks,
-//! so its fdatasync flushes data only, with no file-size change and no file-system journal commit
-//! (which would also wait for every other process's metadata). Writes go at explicit offsets
-//! (`pwrite`); if the writer catches up with an unfinished chunk it waits for it. Recovery treats an
-//! all-zero remainder of a segment as free space.
+//! **Preallocation** (`prealloc.rs`): a helper thread keeps zero-filled space ahead of the write
+//! position, so commits overwrite allocated blocks and their fdatasync changes no metadata. Writes go
+//! at explicit offsets (`pwrite`); if the writer catches up with an unfinished chunk it waits for it.
 
 use super::error::JournalError;
 use super::format::{self, SegmentHeader, HEADER_LEN};
+pub(crate) use super::prealloc::Prealloc;
 use super::recover::sync_dir;
 use super::{Clock, Shared, SyncHook};
 use crossbeam_channel::Receiver;
@@ -43,102 +40,6 @@ pub(crate) struct Tail {
     pub len: u64,
     /// File length (end of the zero-filled preallocated space when larger than `len`).
     pub allocated: u64,
-}
-
-/// A chunk of zeros being written by the preallocation thread: (file generation, new end).
-type PreallocDone = (u64, Result<u64, JournalError>);
-
-/// The preallocation helper thread and the chunk in flight, if any.
-pub(crate) struct Prealloc {
-    chunk: u64,
-    tx: Option<crossbeam_channel::Sender<(u64, File, u64)>>,
-    rx: Receiver<PreallocDone>,
-    thread: Option<std::thread::JoinHandle<()>>,
-    in_flight: bool,
-    generation: u64,
-}
-
-impl Prealloc {
-    /// Starts the helper thread (`chunk` bytes per request); `None` when `chunk` is 0.
-    pub fn start(chunk: u64) -> Result<Option<Prealloc>, JournalError> {
-        if chunk == 0 {
-            return Ok(None);
-        }
-        let (tx, req_rx) = crossbeam_channel::unbounded::<(u64, File, u64)>();
-        let (done_tx, rx) = crossbeam_channel::unbounded::<PreallocDone>();
-        let thread = std::thread::Builder::new()
-            .name("tidewire-journal-prealloc".into())
-            .spawn(move || {
-                let zeros = vec![0u8; 1 << 20];
-                while let Ok((generation, file, from)) = req_rx.recv() {
-                    let mut at = from;
-                    let mut res = Ok(());
-                    while at < from + chunk && res.is_ok() {
-                        let n = (from + chunk - at).min(zeros.len() as u64) as usize;
-                        res = file.write_all_at(&zeros[..n], at);
-                        at += n as u64;
-                    }
-                    let res = res.and_then(|_| file.sync_data()).map(|_| at);
-                    let _ = done_tx.send((generation, res.map_err(|e| JournalError::io("preallocate segment", &e))));
-                }
-            })
-            .map_err(|e| JournalError::io("spawn journal preallocation thread", &e))?;
-        Ok(Some(Prealloc {
-            chunk,
-            tx: Some(tx),
-            rx,
-            thread: Some(thread),
-            in_flight: false,
-            generation: 0,
-        }))
-    }
-
-    /// Applies finished chunks to `tail`; with `wait`, blocks for the one in flight.
-    fn collect(&mut self, tail: &mut Tail, wait: bool) {
-        while self.in_flight {
-            let got = if wait {
-                self.rx.recv().ok()
-            } else {
-                self.rx.try_recv().ok()
-            };
-            let Some((generation, res)) = got else { break };
-            if generation == self.generation {
-                self.in_flight = false;
-                // A failed chunk only costs speed: the writer then grows the file itself.
-                if let Ok(end) = res {
-                    tail.allocated = tail.allocated.max(end);
-                }
-            }
-        }
-    }
-
-    /// Asks for the next chunk when less than half a chunk is left ahead of the write position.
-    fn maybe_request(&mut self, tail: &Tail) {
-        if self.in_flight || tail.allocated.saturating_sub(tail.len) >= self.chunk / 2 {
-            return;
-        }
-        let Ok(file) = tail.file.try_clone() else { return };
-        if let Some(tx) = &self.tx {
-            if tx.send((self.generation, file, tail.allocated.max(tail.len))).is_ok() {
-                self.in_flight = true;
-            }
-        }
-    }
-
-    /// A new tail file: results for the old one are ignored from now on.
-    fn new_file(&mut self) {
-        self.generation += 1;
-        self.in_flight = false;
-    }
-}
-
-impl Drop for Prealloc {
-    fn drop(&mut self) {
-        self.tx.take();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
 }
 
 pub(crate) struct Writer {
