@@ -33,8 +33,14 @@ export interface SourceFlowStats {
 
 /** Most bytes a connection holds back while paused; past it the load generator gives up on the connection. */
 export const MAX_HELD_BYTES = 512 * 1024 * 1024;
-/** Held bytes sent per event-loop turn after a resume (a new pause is read between turns, far below the server's overrun allowance). */
-export const RESUME_FLUSH_BYTES = 1024 * 1024;
+/**
+ * Held bytes sent per step after a resume. A step runs only while the socket's own buffer is below
+ * this too, and steps are 1 ms apart, so what is in flight when a new pause comes stays around the
+ * kernel's socket buffers: far below the server's default overrun allowance (32 MiB).
+ */
+export const RESUME_FLUSH_BYTES = 256 * 1024;
+/** Time between two flush steps after a resume, ms. */
+export const RESUME_FLUSH_STEP_MS = 1;
 
 /** Options of `SourceConnection.open`. */
 export interface SourceConnectionOptions {
@@ -162,11 +168,11 @@ export class SourceConnection {
     this.flushHeld();
   }
 
-  /** Sends held frames, RESUME_FLUSH_BYTES per event-loop turn, until none is left or a new pause arrives. */
+  /** Sends held frames, RESUME_FLUSH_BYTES per step, until none is left or a new pause arrives. */
   private flushHeld(): void {
     if (this.flushing) return;
     let sent = 0;
-    while (this.held.length > 0 && !this.paused && this.isOpen && sent < RESUME_FLUSH_BYTES) {
+    while (this.held.length > 0 && !this.paused && this.isOpen && sent < RESUME_FLUSH_BYTES && this.ws.bufferedAmount < RESUME_FLUSH_BYTES) {
       const frame = this.held.shift()!;
       this.heldBytes -= frame.length;
       sent += frame.length;
@@ -176,10 +182,10 @@ export class SourceConnection {
       for (const w of this.sentWaiters.splice(0)) w();
     } else if (!this.paused && this.isOpen) {
       this.flushing = true;
-      setImmediate(() => {
+      setTimeout(() => {
         this.flushing = false;
         this.flushHeld();
-      });
+      }, RESUME_FLUSH_STEP_MS);
     }
   }
 
