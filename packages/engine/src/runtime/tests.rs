@@ -134,6 +134,12 @@ fn batched_flush_arrives_after_the_interval_and_unregister_closes_sessions() {
         .register_worker(Box::new(TestWaker(Arc::new(Signal::default()))))
         .unwrap();
     engine.ingest(PUB.as_bytes()).unwrap();
+    // the ingest lane is not ordered with the control lane: wait until the record exists, so the
+    // subscribe finds it (else it would be pending and get its image apart from the ack)
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while engine.stats().records < 1 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
     let sid = engine.open_session(w, "u", "t").unwrap();
     engine.subscribe(sid, 1, vec!["/FX/EURUSD".into()]).unwrap();
     let frames = drain_until(&engine, w, 1);
