@@ -11,6 +11,9 @@
 //! - then a memory run (not criterion): 2,000 containers x 1,000 records, one view + window each.
 //! - `-- under_load [secs]` instead runs only `view.create` under load through the hub
 //!   (views_support/under_load.rs).
+//! - `-- create_each [views]` instead opens that many views (default 3,000) one after the other
+//!   exactly as `create_view_64k` does and prints the per-create time distribution (min, p10,
+//!   p50, p99, us): on a loaded machine the low percentiles are the engine's own cost.
 //! - `-- held_windows [views] [updates/s] [secs]` instead runs only held windows under a feed of
 //!   non-filter field updates through the hub (views_support/held_windows.rs; defaults 3,000
 //!   views, 10,000 updates/s, 5 s): engine CPU per row update sent and per flush.
@@ -152,7 +155,8 @@ fn filter_update(c: &mut Criterion) {
     group.finish();
 }
 
-fn create_view(c: &mut Criterion) {
+/// The `create_view_64k` shape: 64,000 products in container 1, views expiring at once.
+fn create_setup() -> (Store, Vec<u32>, ViewSet) {
     let mut rng = Rng(0xc0ffee);
     let (store, ids) = products(64_000, &mut rng);
     let mut set = ViewSet::new(ViewsConfig {
@@ -162,6 +166,37 @@ fn create_view(c: &mut Criterion) {
     for &id in &ids {
         set.insert(1, None, id, &store).unwrap();
     }
+    (store, ids, set)
+}
+
+/// Request `k` of `create_view_64k`: unique per request, a rating band of 10 (10%) x one
+/// sector (10%) = ~1% of the container.
+fn create_filter(k: u64) -> String {
+    let lo = k % 90;
+    format!(
+        "rating >= {lo} and rating < {} and sector = '{}'",
+        lo + 10,
+        SECTORS[(k % 10) as usize]
+    )
+}
+
+/// One `create_view_64k` request at time `k` (ms): open the view sorted by name, snapshot its
+/// first 50-row window, close and release it (it expires at once). Returns the view's rows.
+fn create_once(set: &mut ViewSet, store: &Store, any: u32, filter: &str, k: u64, out: &mut Vec<WindowDiff>) -> usize {
+    let mut r = resolver(store, any);
+    let v = set.open(1, filter, "name", 0, store, &mut r).unwrap();
+    let w = set.open_window(v, 0, 50).unwrap();
+    out.clear();
+    set.flush(out);
+    let rows = set.view(v).unwrap().len();
+    set.close_window(w).unwrap();
+    set.release(v, k).unwrap();
+    set.expire(k);
+    rows
+}
+
+fn create_view(c: &mut Criterion) {
+    let (store, ids, mut set) = create_setup();
     let mut group = c.benchmark_group("create_view_64k");
     group.throughput(Throughput::Elements(1));
     let mut k = 0u64;
@@ -170,26 +205,38 @@ fn create_view(c: &mut Criterion) {
     group.bench_function("1pct_static_filter_sorted_by_text", |b| {
         b.iter(|| {
             k += 1;
-            // Unique per request: rating band of 10 (10%) x one sector (10%) = ~1%.
-            let lo = k % 90;
-            let f = format!(
-                "rating >= {lo} and rating < {} and sector = '{}'",
-                lo + 10,
-                SECTORS[(k % 10) as usize]
-            );
-            let mut r = resolver(&store, ids[0]);
-            let v = set.open(1, &f, "name", 0, &store, &mut r).unwrap();
-            let w = set.open_window(v, 0, 50).unwrap();
-            out.clear();
-            set.flush(&mut out);
-            rows = set.view(v).unwrap().len();
-            set.close_window(w).unwrap();
-            set.release(v, k).unwrap();
-            set.expire(k);
+            let f = create_filter(k);
+            rows = create_once(&mut set, &store, ids[0], &f, k, &mut out);
         })
     });
     group.finish();
     eprintln!("create_view_64k: last view held {rows} rows");
+}
+
+/// `-- create_each [views]`: the `create_view_64k` request `views` times, each timed alone.
+fn create_each(views: usize) {
+    let (store, ids, mut set) = create_setup();
+    let filters: Vec<String> = (1..=views as u64).map(create_filter).collect();
+    let mut out = Vec::new();
+    let mut us: Vec<f64> = Vec::with_capacity(views);
+    for (i, f) in filters.iter().enumerate() {
+        let t = Instant::now();
+        create_once(&mut set, &store, ids[0], f, i as u64 + 1, &mut out);
+        us.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    us.sort_by(f64::total_cmp);
+    let at = |q: f64| {
+        us.get(((us.len() as f64 * q) as usize).min(us.len().saturating_sub(1)))
+            .copied()
+            .unwrap_or(0.0)
+    };
+    eprintln!(
+        "create_each: {views} views on 64,000 members, us per create: min {:.0}, p10 {:.0}, p50 {:.0}, p99 {:.0}",
+        at(0.0),
+        at(0.1),
+        at(0.5),
+        at(0.99)
+    );
 }
 
 fn dynamic(c: &mut Criterion) {
@@ -354,6 +401,11 @@ fn main() {
     if let Some(i) = args.iter().position(|a| a == "under_load") {
         let secs = args.get(i + 1).and_then(|s| s.parse().ok()).unwrap_or(20);
         under_load::run(secs);
+        return;
+    }
+    // `-- create_each [views]`: only view creates, each timed.
+    if let Some(i) = args.iter().position(|a| a == "create_each") {
+        create_each(args.get(i + 1).and_then(|s| s.parse().ok()).unwrap_or(3_000));
         return;
     }
     // `-- held_windows [views] [updates/s] [secs]`: only the hub-level held-windows run.

@@ -143,17 +143,22 @@ impl View {
     }
 
     /// (Re)fills the index from rows already known to pass the filter: `(id, container slot,
-    /// cached sort key)` in any order. One unstable sort by (key, natural order), then an O(m)
-    /// bulk load of the index.
+    /// cached sort key)` in any order. One unstable sort by (key, natural order), comparing
+    /// each key's integer prefix ([`Sort::prefix`]) first and whole keys only on ties, then an
+    /// O(m) bulk load of the index.
     pub(crate) fn load(&mut self, rows: Vec<ScanRow>, container: &Container) {
-        let mut entries: Vec<(u64, Entry)> = rows
-            .into_iter()
-            .map(|(id, slot, key)| (container.label(slot), Entry { id, slot, key }))
-            .collect();
         let sort = &self.sort;
-        entries.sort_unstable_by(|a, b| sort.compare(&a.1.key, &b.1.key).then(a.0.cmp(&b.0)));
-        let ids: Vec<u32> = entries.iter().map(|e| e.1.id).collect();
-        let handles = self.index.load(entries.into_iter().map(|e| e.1));
+        let mut entries: Vec<(u128, u64, Entry)> = rows
+            .into_iter()
+            .map(|(id, slot, key)| (sort.prefix(&key), container.label(slot), Entry { id, slot, key }))
+            .collect();
+        entries.sort_unstable_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| sort.compare(&a.2.key, &b.2.key))
+                .then(a.1.cmp(&b.1))
+        });
+        let ids: Vec<u32> = entries.iter().map(|e| e.2.id).collect();
+        let handles = self.index.load(entries.into_iter().map(|e| e.2));
         self.rows = FxHashMap::default();
         self.rows.reserve(ids.len());
         self.rows.extend(ids.into_iter().zip(handles));

@@ -127,6 +127,37 @@ impl Sort {
         self.keys.is_empty()
     }
 
+    /// A 128-bit summary of key tuple `key`'s first value that orders like [`Sort::compare`]
+    /// as far as it goes: `prefix(a) < prefix(b)` implies `compare(a, b)` is `Less`, and
+    /// `compare(a, b)` being `Less` implies `prefix(a) <= prefix(b)`; equal prefixes decide
+    /// nothing. A bulk sort compares the prefixes (one integer compare) and runs the full
+    /// comparison only on ties. The high bits hold the value's class (numbers, strings, bools,
+    /// missing; reversed for `desc`, missing always last), the low 64 bits its order within the
+    /// class: a number's (or timestamp's, as f64) total-order bits, a string's first 8 bytes.
+    /// 0 for natural order.
+    pub fn prefix(&self, key: &[Option<Value>]) -> u128 {
+        let Some(&(_, desc)) = self.keys.first() else {
+            return 0;
+        };
+        let (class, bits) = match key.first().and_then(Option::as_ref) {
+            None => return 3 << 64,
+            Some(Value::Number(x)) => (0u128, total_order_bits(*x)),
+            Some(Value::Timestamp(t)) => (0, total_order_bits(*t as f64)),
+            Some(Value::Str(s)) => {
+                let mut b = [0u8; 8];
+                let n = s.len().min(8);
+                b[..n].copy_from_slice(&s.as_bytes()[..n]);
+                (1, u64::from_be_bytes(b))
+            }
+            Some(Value::Bool(b)) => (2, *b as u64),
+        };
+        if desc {
+            ((2 - class) << 64) | u128::from(!bits)
+        } else {
+            (class << 64) | u128::from(bits)
+        }
+    }
+
     /// Compares two cached key tuples (one `Option<Value>` per key, `None` = missing).
     pub fn compare(&self, a: &[Option<Value>], b: &[Option<Value>]) -> Ordering {
         for ((x, y), &(_, desc)) in a.iter().zip(b).zip(&self.keys) {
@@ -156,6 +187,17 @@ fn type_rank(v: &Value) -> u8 {
         Value::Number(_) | Value::Timestamp(_) => 0,
         Value::Str(_) => 1,
         Value::Bool(_) => 2,
+    }
+}
+
+/// `x`'s bits mapped so that unsigned order is `f64::total_cmp` order.
+#[inline]
+fn total_order_bits(x: f64) -> u64 {
+    let b = x.to_bits();
+    if b >> 63 == 1 {
+        !b
+    } else {
+        b | 1 << 63
     }
 }
 
@@ -228,5 +270,58 @@ mod tests {
             value_order(&Value::Bool(false), &Value::Str("a".into())),
             Ordering::Greater
         );
+    }
+
+    #[test]
+    fn prefix_never_contradicts_compare() {
+        let vals: Vec<Option<Value>> = vec![
+            None,
+            Some(Value::Number(f64::NEG_INFINITY)),
+            Some(Value::Number(-2.5)),
+            Some(Value::Number(-0.0)),
+            Some(Value::Number(0.0)),
+            Some(Value::Number(1.0)),
+            Some(Value::Number(9_007_199_254_740_993.0)),
+            Some(Value::Timestamp(-1)),
+            Some(Value::Timestamp(1)),
+            Some(Value::Timestamp(9_007_199_254_740_993)),
+            Some(Value::Timestamp(9_007_199_254_740_994)),
+            Some(Value::Str("".into())),
+            Some(Value::Str("\0".into())),
+            Some(Value::Str("ab".into())),
+            Some(Value::Str("ab\0".into())),
+            Some(Value::Str("abcdefgh".into())),
+            Some(Value::Str("abcdefgh Holdings".into())),
+            Some(Value::Str("abcdefgi".into())),
+            Some(Value::Str("é".into())),
+            Some(Value::Bool(false)),
+            Some(Value::Bool(true)),
+        ];
+        for desc in [false, true] {
+            let s = Sort::compile(
+                &[
+                    SortKey {
+                        field: "a".into(),
+                        desc,
+                    },
+                    SortKey {
+                        field: "b".into(),
+                        desc: false,
+                    },
+                ],
+                &mut |n| n.len() as u32,
+            );
+            for a in &vals {
+                for b in &vals {
+                    let (ka, kb) = ([a.clone(), None], [b.clone(), Some(Value::Number(1.0))]);
+                    let (pa, pb) = (s.prefix(&ka), s.prefix(&kb));
+                    let o = s.compare(&ka, &kb);
+                    if pa != pb {
+                        assert_eq!(pa.cmp(&pb), o, "{a:?} vs {b:?}, desc {desc}");
+                    }
+                }
+            }
+        }
+        assert_eq!(Sort::default().prefix(&[]), 0, "natural order");
     }
 }
