@@ -257,7 +257,17 @@ impl Engine {
         let for_thread = Arc::clone(&shared);
         let handle = std::thread::Builder::new()
             .name(format!("tidewire-engine-{id}"))
-            .spawn(move || run(hub, desk, &Lanes { ctrl: rx, ingest: ingest_rx }, &for_thread))
+            .spawn(move || {
+                run(
+                    hub,
+                    desk,
+                    &Lanes {
+                        ctrl: rx,
+                        ingest: ingest_rx,
+                    },
+                    &for_thread,
+                )
+            })
             .map_err(|e| EngineError::Internal {
                 message: format!("cannot start the engine thread: {e}"),
             })?;
@@ -710,7 +720,9 @@ fn ingest_turn(hub: &mut Hub, desk: &mut Option<OrderDesk>, lanes: &Lanes, share
         if shared.stopping.overdue() {
             return Turn::Overdue;
         }
-        let Ok(IngestMsg { cmd, bytes }) = lanes.ingest.try_recv() else { break };
+        let Ok(IngestMsg { cmd, bytes }) = lanes.ingest.try_recv() else {
+            break;
+        };
         dispatch(hub, desk, Msg::Cmd(cmd), shared);
         // counted until applied: a reader right after `ingest` sees the frame being applied too
         shared.ingest_bytes.fetch_sub(bytes as u64, Ordering::Relaxed);

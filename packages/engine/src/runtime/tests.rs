@@ -3,8 +3,8 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::hub::ContainerOp;
 use crate::error::ErrorCode;
+use crate::hub::ContainerOp;
 
 #[derive(Default)]
 struct Signal {
@@ -175,10 +175,7 @@ impl Gate {
     /// Waits (at most 5 s) until the engine thread is parked in `wake`.
     fn wait_parked(&self) -> bool {
         let g = self.state.lock().unwrap();
-        let (g, _) = self
-            .cv
-            .wait_timeout_while(g, Duration::from_secs(5), |s| !s.0)
-            .unwrap();
+        let (g, _) = self.cv.wait_timeout_while(g, Duration::from_secs(5), |s| !s.0).unwrap();
         g.0
     }
 
@@ -210,7 +207,10 @@ fn parked_engine() -> (Engine, u32, u32, Arc<Gate>) {
     let w = engine.register_worker(Box::new(GateWaker(Arc::clone(&gate)))).unwrap();
     let sid = engine.open_session(w, "u", "t").unwrap();
     engine.subscribe(sid, 1, vec!["/PARK".into()]).unwrap();
-    assert!(gate.wait_parked(), "the engine thread parks in wake after the first ack");
+    assert!(
+        gate.wait_parked(),
+        "the engine thread parks in wake after the first ack"
+    );
     (engine, w, sid, gate)
 }
 
@@ -239,19 +239,32 @@ fn a_view_and_a_subscribe_queued_behind_ingest_are_answered_first() {
     }
     assert_eq!(engine.ingest_queue().0, 2 * N, "all queued behind the parked thread");
     assert!(engine.ingest_queue().1 > 0);
-    engine.view_create(sid, 2, "/C".into(), String::new(), String::new(), 0, 10).unwrap();
+    engine
+        .view_create(sid, 2, "/C".into(), String::new(), String::new(), 0, 10)
+        .unwrap();
     engine.subscribe(sid, 3, vec![format!("/M/{}", N - 1)]).unwrap();
     gate.release();
     let got = drain_messages(&engine, w, 3);
     let types: Vec<&str> = got.iter().map(|m| m["type"].as_str().unwrap()).collect();
-    assert_eq!(&types[..3], ["record.subscribed", "view.created", "record.subscribed"], "{got:?}");
-    assert_eq!(got[1]["count"], 0, "the view was created before any ingest frame was applied");
+    assert_eq!(
+        &types[..3],
+        ["record.subscribed", "view.created", "record.subscribed"],
+        "{got:?}"
+    );
+    assert_eq!(
+        got[1]["count"], 0,
+        "the view was created before any ingest frame was applied"
+    );
     assert_eq!(got[2]["records"][0]["pending"], true, "the subscribe too");
     let deadline = Instant::now() + Duration::from_secs(10);
     while engine.ingest_queue() != (0, 0) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(1));
     }
-    assert_eq!(engine.ingest_queue(), (0, 0), "the lane drained and its bytes were taken off");
+    assert_eq!(
+        engine.ingest_queue(),
+        (0, 0),
+        "the lane drained and its bytes were taken off"
+    );
     engine.shutdown().unwrap();
 }
 
@@ -275,7 +288,9 @@ fn ingest_frames_are_applied_in_queue_order() {
         std::thread::sleep(Duration::from_millis(1));
     }
     drain_until(&engine, w, 1);
-    engine.view_create(sid, 2, "/C".into(), String::new(), String::new(), 0, N as u32).unwrap();
+    engine
+        .view_create(sid, 2, "/C".into(), String::new(), String::new(), 0, N as u32)
+        .unwrap();
     engine.subscribe(sid, 3, vec!["/LAST".into()]).unwrap();
     let got = drain_messages(&engine, w, 2);
     let created = got.iter().find(|m| m["type"] == "view.created").unwrap();
@@ -285,7 +300,11 @@ fn ingest_frames_are_applied_in_queue_order() {
     let want: Vec<String> = (0..N).map(|i| format!("/M/{i}")).collect();
     assert_eq!(subjects, want, "container ops applied in queue order");
     let image = got.iter().find(|m| m["type"] == "record.image").unwrap();
-    assert_eq!(image["fields"]["n"], N - 1, "the last publish queued is the last applied");
+    assert_eq!(
+        image["fields"]["n"],
+        N - 1,
+        "the last publish queued is the last applied"
+    );
     assert_eq!(engine.stats().publishes_in, 2 * N as u64);
     engine.shutdown().unwrap();
 }
@@ -307,5 +326,9 @@ fn shutdown_still_applies_ingest_queued_before_it() {
     gate.release();
     let report = stopper.join().unwrap();
     assert_eq!(report, ShutdownReport::default(), "nothing dropped: {report:?}");
-    assert_eq!(engine.stats().records, 100, "the queued publishes were applied before stopping");
+    assert_eq!(
+        engine.stats().records,
+        100,
+        "the queued publishes were applied before stopping"
+    );
 }
