@@ -116,6 +116,30 @@ impl ContainerState {
     }
 }
 
+/// Removes view `v`'s entry from `list`, where it sits at index `at`, by swapping the last entry
+/// into its place; `moved(view, at)` tells the owner of the moved entry its new index. An entry
+/// not at `at` (an index out of step, which the bookkeeping rules out) is found by a search
+/// instead, so the list stays right either way.
+pub(super) fn unlink<T>(
+    list: &mut Vec<T>,
+    at: u32,
+    v: u32,
+    view_of: impl Fn(&T) -> u32,
+    mut moved: impl FnMut(u32, u32),
+) {
+    let at = match list.get(at as usize) {
+        Some(x) if view_of(x) == v => at as usize,
+        _ => match list.iter().position(|x| view_of(x) == v) {
+            Some(i) => i,
+            None => return,
+        },
+    };
+    list.swap_remove(at);
+    if let Some(x) = list.get(at) {
+        moved(view_of(x), at as u32);
+    }
+}
+
 /// One record update fanned out over one container's views.
 pub(super) struct Fan<'a, R: Records + ?Sized> {
     pub(super) c: &'a mut ContainerState,

@@ -5,6 +5,8 @@
 //! computes per-window diffs; `registry` shares identical views.
 
 mod columns;
+#[cfg(test)]
+mod expiry_tests;
 mod fanout;
 pub mod records;
 pub mod registry;

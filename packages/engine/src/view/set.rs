@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use super::fanout::{ContainerState, Fan, Reader};
+use super::fanout::{unlink, ContainerState, Fan, Reader};
 use super::registry::{Registry, ViewKey};
 use super::row_bytes::RowBytes;
 use super::shown::{Mark, Marks, Pool, Shown};
@@ -52,6 +52,12 @@ pub(super) struct ViewSlot {
     container: u32,
     bit: u32,
     windows: Vec<u32>,
+    /// Index of this view in its container's `views`, and, per field of `view.reads()` (same
+    /// order), of its reader in the container's `by_field` list: an expiry unlinks the view
+    /// in O(1) per list (swap-remove, the moved entry's index fixed up), not a pass over the
+    /// container's views.
+    at: u32,
+    reader_at: Box<[u32]>,
     /// Wall time of the view's build (filter scan, sort, index load), us.
     build_us: u64,
     /// Listed in `ViewSet::touched` (its rows changed since the last flush).
@@ -318,14 +324,18 @@ impl ViewSet {
                 self.views.len() as u32 - 1
             }
         };
+        let at = c.views.len() as u32;
         c.views.push(id);
         let bit = c.take_bit(id);
         c.ensure_slots();
         // The scan knows each row's slot: its membership bit is set straight, in slot order.
         c.set_slot_bits(rows.iter().map(|r| r.1), bit, true);
         view.load(rows, &c.container);
+        let mut reader_at = Vec::with_capacity(view.reads().len());
         for &f in view.reads() {
-            c.by_field.entry(f).or_default().push(Reader {
+            let list = c.by_field.entry(f).or_default();
+            reader_at.push(list.len() as u32);
+            list.push(Reader {
                 view: id,
                 bit,
                 filter: view.filter().clone(),
@@ -337,6 +347,8 @@ impl ViewSet {
             container,
             bit,
             windows: Vec::new(),
+            at,
+            reader_at: reader_at.into(),
             build_us: started.elapsed().as_micros() as u64,
             queued: true,
         });
@@ -371,22 +383,57 @@ impl ViewSet {
                 self.free_windows.push(w);
             }
             if let Some(c) = self.containers.get_mut(&slot.container) {
-                c.views.retain(|&x| x != v);
+                let views = &mut self.views;
+                unlink(
+                    &mut c.views,
+                    slot.at,
+                    v,
+                    |x| *x,
+                    |moved, at| {
+                        if let Some(m) = views[moved as usize].as_mut() {
+                            m.at = at;
+                        }
+                    },
+                );
                 c.columns.release(slot.view.reads());
                 c.set_slot_bits(slot.view.slots(), slot.bit, false);
                 c.bit_views[slot.bit as usize] = u32::MAX;
-                for f in slot.view.reads() {
-                    if let Some(list) = c.by_field.get_mut(f) {
-                        list.retain(|r| r.view != v);
-                        if list.is_empty() {
-                            c.by_field.remove(f);
-                        }
+                for (&f, &at) in slot.view.reads().iter().zip(&slot.reader_at) {
+                    let Some(list) = c.by_field.get_mut(&f) else { continue };
+                    unlink(
+                        list,
+                        at,
+                        v,
+                        |r| r.view,
+                        |moved, at| {
+                            if let Some(m) = views[moved as usize].as_mut() {
+                                if let Ok(i) = m.view.reads().binary_search(&f) {
+                                    m.reader_at[i] = at;
+                                }
+                            }
+                        },
+                    );
+                    if list.is_empty() {
+                        c.by_field.remove(&f);
                     }
                 }
             }
             self.free_views.push(v);
         }
         done.len()
+    }
+
+    /// Checks that every live view's indexes into its container's lists point at itself.
+    #[cfg(test)]
+    pub(super) fn assert_links(&self) {
+        for (v, slot) in self.views.iter().enumerate() {
+            let Some(slot) = slot else { continue };
+            let c = &self.containers[&slot.container];
+            assert_eq!(c.views[slot.at as usize], v as u32, "view {v} in the container's views");
+            for (f, &at) in slot.view.reads().iter().zip(&slot.reader_at) {
+                assert_eq!(c.by_field[f][at as usize].view, v as u32, "view {v} reading field {f}");
+            }
+        }
     }
 
     /// The view `id`.
