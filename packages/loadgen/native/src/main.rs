@@ -15,6 +15,7 @@
 mod args;
 mod clock;
 mod conn;
+mod link;
 mod scan;
 mod stats;
 mod view_conn;

@@ -5,12 +5,11 @@
 //! The TS counterpart is packages/loadgen/src/view-users.ts; both count the same things.
 
 use crate::clock::Clock;
+use crate::link::{Connect, Event, Link};
 use crate::scan::{self, RowList};
 use crate::view_stats::ViewStats;
-use crate::ws::{self, Opcode, Upgrade};
 use mio::net::TcpStream;
 use std::collections::HashMap;
-use std::io::{self, Read, Write};
 use std::sync::Arc;
 
 /// Where a view user is in its life.
@@ -79,21 +78,19 @@ struct RowState {
 
 /// One simulated view user.
 pub struct ViewConn {
-    pub stream: TcpStream,
+    /// The socket and frame layer.
+    pub link: Link,
     pub state: VState,
     /// The TS side's user index (closeUser names it).
     pub index: u64,
     /// When the connection was opened, ms on the run clock (for the connect timeout).
     pub opened_ms: f64,
+    user: ViewUser,
+}
+
+/// A view user's requests and open views.
+struct ViewUser {
     token: Arc<str>,
-    accept: String,
-    inbuf: Vec<u8>,
-    frag: Vec<u8>,
-    outbuf: Vec<u8>,
-    heartbeat_ms: f64,
-    next_ping_ms: f64,
-    next_req_id: u64,
-    rng: u64,
     /// `view.create` requests (command id, request object) waiting for the login.
     queued: Vec<(u64, serde_json::Map<String, serde_json::Value>)>,
     pending: Vec<Pending>,
@@ -107,97 +104,45 @@ impl ViewConn {
     /// A connection that is connecting and will log in with `token`.
     pub fn new(stream: TcpStream, index: u64, token: Arc<str>, seed: u64, now_ms: f64) -> ViewConn {
         ViewConn {
-            stream,
+            link: Link::new(stream, seed, 10),
             state: VState::Connecting,
             index,
             opened_ms: now_ms,
-            token,
-            accept: String::new(),
-            inbuf: Vec::with_capacity(4096),
-            frag: Vec::new(),
-            outbuf: Vec::new(),
-            heartbeat_ms: 5000.0,
-            next_ping_ms: f64::MAX,
-            next_req_id: 10,
-            rng: seed | 1,
-            queued: Vec::new(),
-            pending: Vec::new(),
-            views: HashMap::new(),
+            user: ViewUser {
+                token,
+                queued: Vec::new(),
+                pending: Vec::new(),
+                views: HashMap::new(),
+            },
         }
-    }
-
-    fn random(&mut self) -> u64 {
-        // xorshift64: masks and nonces only need to vary, not to be secret (load generator).
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
-        self.rng
-    }
-
-    fn send_text(&mut self, text: &str) {
-        let mask = (self.random() as u32).to_le_bytes();
-        ws::encode_frame(&mut self.outbuf, 0x1, text.as_bytes(), mask);
     }
 
     /// Sends (or queues until the login) a `view.create`: `request` with a fresh reqId.
     pub fn create_view(&mut self, cmd_id: u64, request: serde_json::Map<String, serde_json::Value>, now_ms: f64) -> VOutcome {
         if self.state != VState::Live {
-            self.queued.push((cmd_id, request));
+            self.user.queued.push((cmd_id, request));
             return VOutcome::Nothing;
         }
-        self.send_create(cmd_id, request, now_ms);
-        match self.flush() {
+        self.user.send_create(&mut self.link, cmd_id, request, now_ms);
+        match self.link.flush_or_reason() {
             Ok(()) => VOutcome::Nothing,
-            Err(e) => self.close(format!("write failed: {e}")),
+            Err(reason) => self.close(reason),
         }
-    }
-
-    fn send_create(&mut self, cmd_id: u64, mut request: serde_json::Map<String, serde_json::Value>, now_ms: f64) {
-        let req_id = self.next_req_id;
-        self.next_req_id += 1;
-        request.insert("reqId".into(), req_id.into());
-        self.send_text(&serde_json::Value::Object(request).to_string());
-        self.pending.push(Pending {
-            req_id,
-            cmd_id,
-            sent_ms: now_ms,
-        });
-    }
-
-    /// Writes as much of the pending output as the socket takes.
-    fn flush(&mut self) -> io::Result<()> {
-        while !self.outbuf.is_empty() {
-            match self.stream.write(&self.outbuf) {
-                Ok(0) => return Err(io::Error::new(io::ErrorKind::WriteZero, "socket closed")),
-                Ok(n) => {
-                    self.outbuf.drain(..n);
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
     }
 
     /// Ends the connection: every queued or pending request fails with `reason` into `sink`.
     pub fn fail_all(&mut self, reason: &str, sink: &mut Sink) {
-        for (cmd_id, _) in self.queued.drain(..) {
+        for (cmd_id, _) in self.user.queued.drain(..) {
             sink.answers.push((cmd_id, CreateResult::Failed(reason.to_string())));
         }
-        for p in self.pending.drain(..) {
+        for p in self.user.pending.drain(..) {
             sink.answers.push((p.cmd_id, CreateResult::Failed(reason.to_string())));
         }
     }
 
     /// Sends a WebSocket close (1000) if the socket takes it now, then shuts the socket.
     pub fn goodbye(&mut self) {
-        if matches!(self.state, VState::LoggingIn | VState::Live) {
-            let mask = (self.random() as u32).to_le_bytes();
-            ws::encode_frame(&mut self.outbuf, 0x8, &1000u16.to_be_bytes(), mask);
-            let _ = self.flush();
-        }
-        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+        self.link.goodbye(matches!(self.state, VState::LoggingIn | VState::Live));
     }
 
     /// Marks the connection closed and says why.
@@ -209,29 +154,12 @@ impl ViewConn {
 
     /// The socket became writable: finishes the TCP connect (sending the upgrade) and flushes.
     pub fn on_writable(&mut self, spec: &ViewSpec) -> VOutcome {
-        if self.state == VState::Connecting {
-            match self.stream.take_error() {
-                Ok(Some(e)) | Err(e) => return self.close(format!("connect failed: {e}")),
-                Ok(None) => {}
-            }
-            if let Err(e) = self.stream.peer_addr() {
-                if e.kind() == io::ErrorKind::NotConnected {
-                    return VOutcome::Nothing; // spurious wake-up before the connect completed
-                }
-                return self.close(format!("connect failed: {e}"));
-            }
-            let mut nonce = [0u8; 16];
-            nonce[..8].copy_from_slice(&self.random().to_le_bytes());
-            nonce[8..].copy_from_slice(&self.random().to_le_bytes());
-            let (req, accept) = ws::upgrade_request(&spec.host, &spec.path, nonce);
-            self.accept = accept;
-            self.outbuf.extend_from_slice(req.as_bytes());
-            self.state = VState::Upgrading;
+        match self.link.on_writable(self.state == VState::Connecting, &spec.host, &spec.path) {
+            Ok(Connect::Upgrading) => self.state = VState::Upgrading,
+            Ok(Connect::Unchanged) => {}
+            Err(reason) => return self.close(reason),
         }
-        match self.flush() {
-            Ok(()) => VOutcome::Nothing,
-            Err(e) => self.close(format!("write failed: {e}")),
-        }
+        VOutcome::Nothing
     }
 
     /// Sends a heartbeat if one is due and fails requests unanswered for `response_timeout_ms`.
@@ -239,8 +167,9 @@ impl ViewConn {
         if self.state == VState::Closed {
             return VOutcome::Nothing;
         }
-        let before = self.pending.len();
-        self.pending.retain(|p| {
+        let pending = &mut self.user.pending;
+        let before = pending.len();
+        pending.retain(|p| {
             let late = now_ms - p.sent_ms > response_timeout_ms;
             if late {
                 sink.answers.push((
@@ -250,129 +179,67 @@ impl ViewConn {
             }
             !late
         });
-        stats.timeouts += (before - self.pending.len()) as u64;
-        if now_ms < self.next_ping_ms {
-            return VOutcome::Nothing;
-        }
-        self.next_ping_ms = now_ms + self.heartbeat_ms;
-        let req = self.next_req_id;
-        self.next_req_id += 1;
-        self.send_text(&format!(r#"{{"type":"session.ping","reqId":{req},"ts":{now_ms:.3}}}"#));
-        match self.flush() {
+        stats.timeouts += (before - pending.len()) as u64;
+        match self.link.ping_if_due(now_ms) {
             Ok(()) => VOutcome::Nothing,
-            Err(e) => self.close(format!("write failed: {e}")),
+            Err(reason) => self.close(reason),
         }
     }
 
-    /// Reads everything the socket has (edge-triggered), handling each complete frame.
+    /// Reads everything the socket has (edge-triggered), handling each complete message.
     pub fn on_readable(&mut self, spec: &ViewSpec, clock: &Clock, scratch: &mut [u8], stats: &mut ViewStats, sink: &mut Sink) -> VOutcome {
         let mut outcome = VOutcome::Nothing;
-        loop {
-            match self.stream.read(scratch) {
-                Ok(0) => return self.close("server closed the connection".into()),
-                Ok(n) => {
-                    let recv_ms = clock.now_ms();
-                    self.inbuf.extend_from_slice(&scratch[..n]);
-                    let buf = std::mem::take(&mut self.inbuf);
-                    let r = self.process(spec, &buf, recv_ms, stats, sink);
-                    self.inbuf = buf;
-                    match r {
-                        Ok((used, o)) => {
-                            self.inbuf.drain(..used);
-                            if o != VOutcome::Nothing {
-                                outcome = o;
-                            }
-                        }
-                        Err(reason) => return self.close(reason),
-                    }
-                    if n < scratch.len() {
-                        break; // a short read drained the socket: more data raises a new edge
-                    }
+        let ViewConn { link, state, user, .. } = self;
+        let r = link.on_readable(clock, scratch, spec.max_frame_bytes, |link, event, recv_ms| {
+            match event {
+                Event::Upgraded => {
+                    *state = VState::LoggingIn;
+                    let login = serde_json::json!({ "type": "session.login", "reqId": LOGIN_REQ, "token": &*user.token });
+                    link.send_text(&login.to_string());
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return self.close(format!("read failed: {e}")),
-            }
-        }
-        if let Err(e) = self.flush() {
-            return self.close(format!("write failed: {e}"));
-        }
-        outcome
-    }
-
-    /// Handles the complete frames at the start of `buf`; returns the bytes used and the outcome.
-    fn process(
-        &mut self,
-        spec: &ViewSpec,
-        buf: &[u8],
-        recv_ms: f64,
-        stats: &mut ViewStats,
-        sink: &mut Sink,
-    ) -> Result<(usize, VOutcome), String> {
-        let mut pos = 0;
-        if self.state == VState::Upgrading {
-            match ws::parse_upgrade_response(buf, &self.accept) {
-                Upgrade::Incomplete => return Ok((0, VOutcome::Nothing)),
-                Upgrade::Refused(why) => return Err(why),
-                Upgrade::Done(n) => {
-                    pos = n;
-                    self.state = VState::LoggingIn;
-                    let login = serde_json::json!({ "type": "session.login", "reqId": LOGIN_REQ, "token": &*self.token });
-                    self.send_text(&login.to_string());
-                }
-            }
-        }
-        let mut outcome = VOutcome::Nothing;
-        loop {
-            let header = match ws::decode_frame(&buf[pos..], spec.max_frame_bytes) {
-                Ok(Some(h)) => h,
-                Ok(None) => break,
-                Err(e) => return Err(format!("bad frame from server: {e:?}")),
-            };
-            let payload = &buf[pos + header.start..pos + header.start + header.len];
-            pos += header.start + header.len;
-            let o = match header.opcode {
-                Opcode::Text | Opcode::Binary if header.fin && self.frag.is_empty() => {
+                Event::Frame(_) => {}
+                Event::Message(payload) => {
                     stats.frames += 1;
-                    stats.bytes += header.len as u64;
-                    self.on_frame(spec, payload, recv_ms, stats, sink)?
-                }
-                Opcode::Text | Opcode::Binary | Opcode::Continuation => {
-                    self.frag.extend_from_slice(payload);
-                    if header.fin {
-                        let whole = std::mem::take(&mut self.frag);
-                        stats.frames += 1;
-                        stats.bytes += whole.len() as u64;
-                        self.on_frame(spec, &whole, recv_ms, stats, sink)?
-                    } else {
-                        VOutcome::Nothing
+                    stats.bytes += payload.len() as u64;
+                    let o = user.on_frame(link, state, spec, payload, recv_ms, stats, sink)?;
+                    if o != VOutcome::Nothing {
+                        outcome = o;
                     }
                 }
-                Opcode::Ping => {
-                    let mask = (self.random() as u32).to_le_bytes();
-                    ws::encode_frame(&mut self.outbuf, 0xA, payload, mask);
-                    VOutcome::Nothing
-                }
-                Opcode::Pong => VOutcome::Nothing,
-                Opcode::Close => {
-                    let code = if payload.len() >= 2 {
-                        u16::from_be_bytes([payload[0], payload[1]])
-                    } else {
-                        1005
-                    };
-                    let text = String::from_utf8_lossy(payload.get(2..).unwrap_or(&[])).into_owned();
-                    return Err(format!("server closed with {code} {text}"));
-                }
-            };
-            if o != VOutcome::Nothing {
-                outcome = o;
             }
+            Ok(())
+        });
+        match r {
+            Ok(()) => outcome,
+            Err(reason) => self.close(reason),
         }
-        Ok((pos, outcome))
     }
 
+    /// Handles one whole message as `on_readable` does (the tests feed frames directly).
+    #[cfg(test)]
+    fn on_frame(&mut self, spec: &ViewSpec, payload: &[u8], at: f64, stats: &mut ViewStats, sink: &mut Sink) -> Result<VOutcome, String> {
+        self.user.on_frame(&mut self.link, &mut self.state, spec, payload, at, stats, sink)
+    }
+}
+
+impl ViewUser {
+    fn send_create(&mut self, link: &mut Link, cmd_id: u64, mut request: serde_json::Map<String, serde_json::Value>, now_ms: f64) {
+        let req_id = link.next_req_id();
+        request.insert("reqId".into(), req_id.into());
+        link.send_text(&serde_json::Value::Object(request).to_string());
+        self.pending.push(Pending {
+            req_id,
+            cmd_id,
+            sent_ms: now_ms,
+        });
+    }
+
+    /// Handles the messages of one whole frame.
+    #[allow(clippy::too_many_arguments)]
     fn on_frame(
         &mut self,
+        link: &mut Link,
+        state: &mut VState,
         spec: &ViewSpec,
         payload: &[u8],
         recv_ms: f64,
@@ -381,7 +248,7 @@ impl ViewConn {
     ) -> Result<VOutcome, String> {
         // light users neither time nor sequence-check row traffic (the Node light users do not even
         // decode it); here scanning is cheap enough to count the rows received
-        if spec.light && self.state == VState::Live && !contains(payload, b"\"view.created\"") && !contains(payload, b"\"error\"") {
+        if spec.light && *state == VState::Live && !contains(payload, b"\"view.created\"") && !contains(payload, b"\"error\"") {
             let msgs = scan::scan_frame(payload).map_err(|e| format!("bad JSON frame from server: {e}"))?;
             for r in msgs.iter().flat_map(|m| m.rows.iter()) {
                 match r.list {
@@ -396,16 +263,15 @@ impl ViewConn {
         let mut outcome = VOutcome::Nothing;
         for m in msgs {
             match m.ty.as_ref() {
-                "session.loggedIn" if m.req_id == Some(LOGIN_REQ) && self.state == VState::LoggingIn => {
-                    self.heartbeat_ms = m.heartbeat_ms.unwrap_or(5000).max(100) as f64;
-                    self.next_ping_ms = recv_ms + self.heartbeat_ms;
-                    self.state = VState::Live;
+                "session.loggedIn" if m.req_id == Some(LOGIN_REQ) && *state == VState::LoggingIn => {
+                    link.start_heartbeat(m.heartbeat_ms.unwrap_or(5000).max(100) as f64, recv_ms);
+                    *state = VState::Live;
                     outcome = VOutcome::LoggedIn;
                     for (cmd_id, request) in std::mem::take(&mut self.queued) {
-                        self.send_create(cmd_id, request, recv_ms);
+                        self.send_create(link, cmd_id, request, recv_ms);
                     }
                 }
-                "error" if self.state == VState::LoggingIn => {
+                "error" if *state == VState::LoggingIn => {
                     let code = m.code.as_deref().unwrap_or("?");
                     return Err(format!("login failed: {code}: {}", m.message.as_deref().unwrap_or("")));
                 }
@@ -554,7 +420,7 @@ mod tests {
         assert_eq!(c.create_view(5, request(), 1.0), VOutcome::Nothing); // queued until the login
         let login = br#"[{"type":"session.loggedIn","reqId":1,"heartbeatMs":1000}]"#;
         assert_eq!(c.on_frame(&spec, login, 100.0, &mut stats, &mut sink), Ok(VOutcome::LoggedIn));
-        let req_id = c.pending[0].req_id;
+        let req_id = c.user.pending[0].req_id;
         let created = format!(
             r#"[{{"type":"view.created","reqId":{req_id},"viewId":3,"count":2,"rows":[{{"index":0,"id":1,"subject":"/C/a","seq":4,"ts":90,"fields":{{}}}},{{"index":1,"id":2,"subject":"/C/b","seq":1,"ts":95,"fields":{{}}}}]}}]"#
         );
@@ -602,7 +468,7 @@ mod tests {
             &mut sink,
         )
         .expect("login");
-        let first = c.pending[0].req_id;
+        let first = c.user.pending[0].req_id;
         let err = format!(r#"[{{"type":"error","reqId":{first},"code":"BAD_FILTER","message":"x"}}]"#);
         c.on_frame(&spec, err.as_bytes(), 11.0, &mut stats, &mut sink).expect("error frame");
         assert_eq!(sink.answers, vec![(1, CreateResult::Failed("BAD_FILTER: x".into()))]);

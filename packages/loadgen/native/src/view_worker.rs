@@ -98,7 +98,7 @@ impl Loop {
             }
             VOutcome::Closed { reason, was_live } => {
                 let Some(mut c) = self.conns[idx].take() else { return };
-                let _ = poll.registry().deregister(&mut c.stream);
+                let _ = poll.registry().deregister(&mut c.link.stream);
                 c.fail_all(&reason, &mut self.sink);
                 self.by_index.remove(&c.index);
                 self.free.push(idx);
@@ -117,7 +117,7 @@ impl Loop {
     /// its unanswered requests fail with "user closed".
     fn close_quietly(&mut self, idx: usize, poll: &Poll) {
         let Some(mut c) = self.conns[idx].take() else { return };
-        let _ = poll.registry().deregister(&mut c.stream);
+        let _ = poll.registry().deregister(&mut c.link.stream);
         c.goodbye();
         if c.state == VState::Live {
             self.live -= 1;
@@ -269,6 +269,6 @@ pub fn run(mut poll: Poll, spec: ViewWorkerSpec, commands: Receiver<ViewCommand>
         emit_sink(&mut w.sink);
     }
     for conn in w.conns.into_iter().flatten() {
-        let _ = conn.stream.shutdown(std::net::Shutdown::Both);
+        let _ = conn.link.stream.shutdown(std::net::Shutdown::Both);
     }
 }

@@ -84,7 +84,7 @@ impl Loop {
             }
             Outcome::Closed { reason, was_ready } => {
                 if let Some(mut c) = self.conns[idx].take() {
-                    let _ = poll.registry().deregister(&mut c.stream);
+                    let _ = poll.registry().deregister(&mut c.link.stream);
                 }
                 self.free.push(idx);
                 if was_ready {
@@ -200,6 +200,6 @@ pub fn run(mut poll: Poll, spec: WorkerSpec, commands: Receiver<Command>, events
         }
     }
     for conn in w.conns.into_iter().flatten() {
-        let _ = conn.stream.shutdown(std::net::Shutdown::Both);
+        let _ = conn.link.stream.shutdown(std::net::Shutdown::Both);
     }
 }
