@@ -6,7 +6,7 @@
 //! [`OrderBook::apply`] (or [`OrderBook::rebuild`]) and reaches the same state.
 
 use super::event::{DecodeError, OrderEvent};
-use super::model::{Amend, CancelReason, NewOrder, Order, OrderStatus, Quote, TimeInForce};
+use super::model::{Amend, CancelReason, NewOrder, Order, OrderStatus, Quote, Side, TimeInForce};
 use super::simulator::{Decision, ExecutionSimulator};
 use super::validate::{self, reject, InstrumentCatalog, OrderLimits, OrderReject, RejectField, RejectRule};
 use crate::journal::{Entry, JournalError};
@@ -75,8 +75,9 @@ impl OrderBook {
         let mut book = OrderBook::new(limits);
         for entry in entries {
             let entry = entry?;
-            let ev = OrderEvent::decode(&entry.body).map_err(|error| RebuildError::Decode { seq: entry.seq, error })?;
-            book.apply(&ev)
+            let mut ev =
+                OrderEvent::decode(&entry.body).map_err(|error| RebuildError::Decode { seq: entry.seq, error })?;
+            book.apply_taking(&mut ev)
                 .map_err(|error| RebuildError::Transition { seq: entry.seq, error })?;
         }
         Ok(book)
@@ -280,37 +281,11 @@ impl OrderBook {
             ..
         } = ev
         {
-            let taken = self
-                .by_client
-                .get(user.as_str())
-                .is_some_and(|m| m.contains_key(client_order_id.as_str()));
-            if order_id != self.orders.len() as u64 + 1 || taken || *quantity == 0 {
+            if !self.accept_fits(order_id, user, client_order_id, *quantity) {
                 return Err(fail("exists"));
             }
-            self.by_client
-                .entry(user.clone())
-                .or_default()
-                .insert(client_order_id.clone(), order_id);
-            self.orders.push(Order {
-                order_id,
-                user: user.clone(),
-                client_order_id: client_order_id.clone(),
-                instrument: instrument.clone(),
-                side: *side,
-                quantity: *quantity,
-                price: *price,
-                time_in_force: *time_in_force,
-                status: OrderStatus::New,
-                filled_quantity: 0,
-                average_price: 0.0,
-                fills: 0,
-                last_fill: None,
-                reason: None,
-                created_ms: *ts,
-                updated_ms: *ts,
-                version: 1,
-            });
-            return Ok(self.orders.last().expect("just pushed"));
+            let strings = [user.clone(), client_order_id.clone(), instrument.clone()];
+            return Ok(self.push_accepted(order_id, *ts, strings, *side, *quantity, *price, *time_in_force));
         }
         let idx = order_id
             .checked_sub(1)
@@ -378,6 +353,94 @@ impl OrderBook {
         Ok(o)
     }
 
+    /// [`Self::apply`] that moves an accept's strings (user, client order id, instrument) into the
+    /// new order instead of copying them; they are left empty in `ev` when it was applied (any other
+    /// event, and an accept that does not fit, is left as it was).
+    pub fn apply_taking(&mut self, ev: &mut OrderEvent) -> Result<&Order, TransitionError> {
+        let kind = ev.kind();
+        if let OrderEvent::Accepted {
+            order_id,
+            ts,
+            user,
+            client_order_id,
+            instrument,
+            side,
+            quantity,
+            price,
+            time_in_force,
+        } = ev
+        {
+            if !self.accept_fits(*order_id, user, client_order_id, *quantity) {
+                return Err(TransitionError {
+                    order_id: *order_id,
+                    event: kind,
+                    state: "exists",
+                });
+            }
+            let strings = [
+                std::mem::take(user),
+                std::mem::take(client_order_id),
+                std::mem::take(instrument),
+            ];
+            return Ok(self.push_accepted(*order_id, *ts, strings, *side, *quantity, *price, *time_in_force));
+        }
+        self.apply(ev)
+    }
+
+    /// True when an accept of `order_id` fits: the next id, a client order id the user has not
+    /// used, a quantity above 0.
+    fn accept_fits(&self, order_id: u64, user: &str, client_order_id: &str, quantity: u64) -> bool {
+        let taken = self
+            .by_client
+            .get(user)
+            .is_some_and(|m| m.contains_key(client_order_id));
+        order_id == self.orders.len() as u64 + 1 && !taken && quantity != 0
+    }
+
+    /// Adds a New order (checked by `accept_fits`); `strings`: user, client order id, instrument.
+    #[allow(clippy::too_many_arguments)]
+    fn push_accepted(
+        &mut self,
+        order_id: u64,
+        ts: u64,
+        strings: [String; 3],
+        side: Side,
+        quantity: u64,
+        price: Option<f64>,
+        time_in_force: TimeInForce,
+    ) -> &Order {
+        let [user, client_order_id, instrument] = strings;
+        // The user's map usually exists: look it up before cloning the name for a new entry.
+        match self.by_client.get_mut(user.as_str()) {
+            Some(m) => m.insert(client_order_id.clone(), order_id),
+            None => self
+                .by_client
+                .entry(user.clone())
+                .or_default()
+                .insert(client_order_id.clone(), order_id),
+        };
+        self.orders.push(Order {
+            order_id,
+            user,
+            client_order_id,
+            instrument,
+            side,
+            quantity,
+            price,
+            time_in_force,
+            status: OrderStatus::New,
+            filled_quantity: 0,
+            average_price: 0.0,
+            fills: 0,
+            last_fill: None,
+            reason: None,
+            created_ms: ts,
+            updated_ms: ts,
+            version: 1,
+        });
+        self.orders.last().expect("just pushed")
+    }
+
     fn apply_ok(&mut self, ev: OrderEvent) -> Result<OrderEvent, OrderReject> {
         self.apply(&ev)
             .map_err(|e| reject(RejectField::Order, RejectRule::NotOpen, e.to_string()))?;
@@ -399,5 +462,78 @@ impl OrderBook {
             let msg = format!("user {user} has no order {client_order_id}");
             reject(RejectField::ClientOrderId, RejectRule::UnknownOrder, msg)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accepted(order_id: u64, cid: &str) -> OrderEvent {
+        OrderEvent::Accepted {
+            order_id,
+            ts: 7,
+            user: "alice".into(),
+            client_order_id: cid.into(),
+            instrument: "/FX/EURUSD".into(),
+            side: Side::Sell,
+            quantity: 5,
+            price: Some(1.25),
+            time_in_force: TimeInForce::Day,
+        }
+    }
+
+    #[test]
+    fn apply_taking_moves_an_accepts_strings_and_matches_apply() {
+        let mut copied = OrderBook::new(OrderLimits::default());
+        let mut taken = OrderBook::new(OrderLimits::default());
+        let events = [
+            accepted(1, "c1"),
+            OrderEvent::Acknowledged { order_id: 1, ts: 8 },
+            accepted(2, "c2"),
+            OrderEvent::Filled {
+                order_id: 1,
+                ts: 9,
+                quantity: 2,
+                price: 1.25,
+            },
+        ];
+        for ev in events {
+            let want = copied.apply(&ev).unwrap().clone();
+            let mut ev = ev;
+            assert_eq!(taken.apply_taking(&mut ev).unwrap(), &want);
+            if let OrderEvent::Accepted {
+                user,
+                client_order_id,
+                instrument,
+                ..
+            } = &ev
+            {
+                assert!(user.is_empty() && client_order_id.is_empty() && instrument.is_empty());
+            }
+        }
+        assert_eq!(taken.find("alice", "c2").map(|o| o.order_id), Some(2));
+        assert_eq!(taken.orders(), copied.orders());
+        // An accept that does not fit (duplicate client id, id out of sequence, zero quantity) is
+        // refused and keeps its strings.
+        let mut dup = accepted(3, "c1");
+        assert_eq!(taken.apply_taking(&mut dup).unwrap_err().state, "exists");
+        assert_eq!(dup, accepted(3, "c1"));
+        let mut gap = accepted(5, "c5");
+        assert_eq!(taken.apply_taking(&mut gap).unwrap_err().state, "exists");
+        let mut zero = accepted(3, "c3");
+        if let OrderEvent::Accepted { quantity, .. } = &mut zero {
+            *quantity = 0;
+        }
+        assert!(taken.apply_taking(&mut zero).is_err());
+        assert_eq!(taken.len(), 2);
+        // A second user gets their own client id index entry.
+        let mut bob = accepted(3, "c1");
+        if let OrderEvent::Accepted { user, .. } = &mut bob {
+            *user = "bob".into();
+        }
+        assert_eq!(taken.apply_taking(&mut bob).unwrap().user, "bob");
+        assert_eq!(taken.find("bob", "c1").map(|o| o.order_id), Some(3));
+        assert_eq!(taken.find("alice", "c1").map(|o| o.order_id), Some(1));
     }
 }

@@ -220,8 +220,9 @@ pub struct OrderDesk {
     scratch: Vec<u8>,
     /// Trade record publishes that became durable in this pass (`flush_published`).
     pending: Vec<Publish>,
-    /// (user, trade subject) of records shown for the first time in this pass, oldest first.
-    pending_rows: Vec<(String, String)>,
+    /// (order id, trade subject) of records shown for the first time in this pass, oldest first
+    /// (the user is the durable order's).
+    pending_rows: Vec<(u64, String)>,
     /// Journal seq of each order's last transition, from the replay; consumed by `restore`.
     restore_seqs: Vec<u64>,
     /// Next end of day (ms since the epoch) DAY orders expire at; `None` until the first check.
@@ -458,7 +459,7 @@ impl OrderDesk {
 
     /// A journal completion: on success the event becomes visible (durable book, trade record,
     /// blotter) and the request it answers gets its `order.ack`.
-    fn journaled(&mut self, hub: &mut Hub, j: Journaled, now: Instant) {
+    fn journaled(&mut self, hub: &mut Hub, mut j: Journaled, now: Instant) {
         let seq = match j.result {
             Ok(seq) => seq,
             Err(e) => {
@@ -473,7 +474,8 @@ impl OrderDesk {
         };
         self.shared.durable_seq.fetch_max(seq, Ordering::Relaxed);
         let order_id = j.event.order_id();
-        let Ok(o) = self.durable.apply(&j.event) else {
+        // The event's strings (an accept's user, ids, instrument) move into the durable order.
+        let Ok(o) = self.durable.apply_taking(&mut j.event) else {
             // Cannot happen: durable events arrive in journal order and were valid in the live book.
             self.failed
                 .get_or_insert_with(|| format!("journal seq {seq} does not fit the durable book"));
@@ -491,7 +493,7 @@ impl OrderDesk {
                 records::delta(o, seq, &j.event)
             };
             if first {
-                self.pending_rows.push((o.user.clone(), publish.subject.clone()));
+                self.pending_rows.push((order_id, publish.subject.clone()));
             }
             self.pending.push(publish);
         }
@@ -539,16 +541,27 @@ impl OrderDesk {
             return;
         }
         let mut rows = std::mem::take(&mut self.pending_rows);
-        // Rows arrive oldest first; a stable sort by user keeps that order within a user.
-        rows.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut i = 0;
-        while i < rows.len() {
-            let j = i + rows[i..].iter().take_while(|r| r.0 == rows[i].0).count();
-            let subjects: Vec<String> = rows[i..j].iter().rev().map(|r| r.1.clone()).collect();
-            let subject = privacy::blotter_subject(&rows[i].0);
+        let durable = &self.durable;
+        let user = |order_id: u64| durable.get(order_id).map_or("", |o| o.user.as_str());
+        // Rows arrive oldest first: reversed, then a stable sort by user gives each user's run
+        // newest first (blotter order). The subjects move into the inserts.
+        rows.reverse();
+        rows.sort_by(|a, b| user(a.0).cmp(user(b.0)));
+        let mut rows = rows.into_iter().peekable();
+        while let Some((order_id, subject)) = rows.next() {
+            let owner = user(order_id);
+            let mut subjects = vec![subject];
+            while let Some((_, s)) = rows.next_if(|r| user(r.0) == owner) {
+                subjects.push(s);
+            }
             let ops = vec![ContainerOp::InsertAt(0, subjects)];
-            hub.handle(Command::ContainerPublish { subject, ops }, now);
-            i = j;
+            hub.handle(
+                Command::ContainerPublish {
+                    subject: privacy::blotter_subject(owner),
+                    ops,
+                },
+                now,
+            );
         }
     }
 }

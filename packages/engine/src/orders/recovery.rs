@@ -61,12 +61,13 @@ impl OrderDesk {
         let mut records_replayed = 0u64;
         for entry in replay {
             let entry = entry.map_err(|e| startup_error(&cfg, e))?;
-            let ev = OrderEvent::decode(&entry.body)
+            let mut ev = OrderEvent::decode(&entry.body)
                 .map_err(|e| startup_error(&cfg, format!("journal seq {}: {e}", entry.seq)))?;
             book.apply(&ev)
                 .map_err(|e| startup_error(&cfg, format!("journal seq {}: {e}", entry.seq)))?;
+            // Last use of the event's strings: moved into the durable book's order.
             durable
-                .apply(&ev)
+                .apply_taking(&mut ev)
                 .map_err(|e| startup_error(&cfg, format!("journal seq {}: {e}", entry.seq)))?;
             let idx = ev.order_id() as usize - 1;
             if last_seq_of.len() <= idx {

@@ -170,8 +170,7 @@ impl Store {
         let id = self.subject_id(&p.subject);
         out.id = id;
         let mut names = std::mem::take(&mut self.names);
-        names.clear();
-        names.extend(p.fields.iter().map(|f| self.fields.intern(&f.name)));
+        intern_names(&mut self.fields, p, &mut names);
         let idx = id as usize - 1;
         let created = self.records[idx].is_none();
         let rec = self.records[idx].get_or_insert_with(|| Record {
@@ -191,6 +190,20 @@ impl Store {
         }
         out.created = created;
         result
+    }
+}
+
+/// Interns the field names of `p` into `names`, which holds the previous publish's ids: a name
+/// equal to the previous publish's name at the same position reuses its id (one short compare
+/// instead of a hash and a table probe; publishes of one source repeat their shape).
+fn intern_names(fields: &mut Interner, p: &Publish, names: &mut Vec<u32>) {
+    names.truncate(p.fields.len());
+    for (i, f) in p.fields.iter().enumerate() {
+        match names.get(i) {
+            Some(&id) if fields.name(id) == f.name => {}
+            Some(_) => names[i] = fields.intern(&f.name),
+            None => names.push(fields.intern(&f.name)),
+        }
     }
 }
 
@@ -428,5 +441,37 @@ mod tests {
         assert!(s.get(0).is_none());
         assert!(s.is_empty());
         assert_eq!(s.subject(id), "/P");
+    }
+
+    #[test]
+    fn changing_publish_shapes_keep_field_ids_right() {
+        // The positional name cache must miss on every shape change: longer, shorter, reordered.
+        let mut s = Store::new();
+        let mut a = Applied::default();
+        let shapes: [&[(&str, Option<Value>)]; 5] = [
+            &[("bid", num(1.0)), ("ask", num(2.0))],
+            &[("ask", num(3.0)), ("bid", num(4.0))],
+            &[("ask", num(5.0)), ("last", num(6.0)), ("bid", num(7.0))],
+            &[("ask", num(8.0))],
+            &[("ask", num(9.0)), ("bid", num(10.0)), ("last", num(11.0))],
+        ];
+        for shape in shapes {
+            s.apply(&publish("/Q", false, shape), 0.0, &mut a).unwrap();
+            let rec = s.get(a.id).unwrap();
+            for (n, v) in shape {
+                let id = s.field_lookup(n).unwrap();
+                assert_eq!(s.field_by_id(rec, id).1, v.as_ref(), "field {n}");
+            }
+        }
+        assert_eq!(
+            fields(&s, 1),
+            [
+                ("bid".to_owned(), num(10.0)),
+                ("ask".to_owned(), num(9.0)),
+                ("last".to_owned(), num(11.0))
+            ]
+        );
+        assert_eq!(s.field_name(s.field_lookup("last").unwrap()), "last");
+        assert_eq!(s.field_lookup("nope"), None);
     }
 }
