@@ -9,7 +9,8 @@
 // thread, in a child process so its CPU is its own). After a 2 s warm-up it measures --seconds
 // and prints one JSON object: rows/s and frames/s received, lost/out of order (native only),
 // the users' CPU (% of one core, user and total), rows per CPU core-second, what the blaster
-// sent per second, and the 1-minute load average (the machine is shared: compare ratios).
+// sent per second, the 1-minute load average (the machine is shared: compare ratios), the
+// commit and the machine (cores, CPU model, Node version).
 //
 //   node packages/loadgen/bench/view-capacity.mjs --engine native --rate 100000 --users 2000 --window 50 --per-frame 5 --seconds 10
 //
@@ -26,9 +27,9 @@
 //
 // Needs `npm run build -w @tidewire/loadgen` (the simulator binary and dist/). Bounded: the users
 // must be open within 60 s, and the process exits after warm-up + measurement + 90 s whatever happens.
-import { fork, spawn } from 'node:child_process';
+import { execFileSync, fork, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -81,6 +82,13 @@ const hardStop = setTimeout(() => {
 }, WARMUP_MS + seconds * 1000 + 90_000);
 hardStop.unref();
 const now = () => performance.timeOrigin + performance.now();
+const gitCommit = () => {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: fileURLToPath(new URL('.', import.meta.url)), encoding: 'utf8', timeout: 5000 }).trim();
+  } catch {
+    return 'unknown';
+  }
+};
 const delay = (ms) => new Promise((r) => setTimeout(r, ms));
 const within = (p, ms, what) =>
   Promise.race([p, delay(ms).then(() => Promise.reject(new Error(`${what} not done within ${ms} ms`)))]);
@@ -267,6 +275,7 @@ console.log(JSON.stringify({
   blasterSentRowsPerSec: Math.round((sent - blastCpu0.sent) / blastEl),
   blasterCpuPctOfOneCore: Math.round(((blastCpu.user + blastCpu.system) / 1e6 / blastEl) * 1000) / 10,
   loadAvg1: Math.round(loadavg()[0] * 100) / 100,
+  commit: gitCommit(), machine: { cores: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version },
 }, null, 2));
 app.close?.();
 process.exit(0);
