@@ -136,6 +136,14 @@ fn filter_update(c: &mut Criterion) {
                     } else {
                         rng.below(100_000) as f64 / 100.0
                     };
+                    // A tick always changes the price (an unchanged value re-evaluates no view).
+                    let p = if p != prices[i] {
+                        p
+                    } else if p >= 999.0 {
+                        p - 0.01
+                    } else {
+                        p + 0.01
+                    };
                     prices[i] = p;
                     let subject = format!("/PRODUCT/{i}");
                     publish(&mut store, &subject, vec![field("price", Value::Number(p))], false);
