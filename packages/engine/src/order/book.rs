@@ -48,6 +48,13 @@ pub enum RebuildError {
     },
 }
 
+/// A new order that passed [`OrderBook::check_submit`]: whole quantity and tick-checked price.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Checked {
+    quantity: u64,
+    price: Option<f64>,
+}
+
 /// All orders, by id and by (user, client order id).
 #[derive(Debug, Default)]
 pub struct OrderBook {
@@ -127,20 +134,34 @@ impl OrderBook {
         catalog: &dyn InstrumentCatalog,
         ts: u64,
     ) -> Result<OrderEvent, OrderReject> {
+        let checked = self.check_submit(req, catalog)?;
+        self.accept_checked(req.clone(), checked, ts)
+    }
+
+    /// The validation half of [`Self::submit`]: what [`Self::accept_checked`] needs, or the reject.
+    /// Changes nothing.
+    pub fn check_submit(&self, req: &NewOrder, catalog: &dyn InstrumentCatalog) -> Result<Checked, OrderReject> {
         let (quantity, price) = validate::check_new(req, catalog, &self.limits)?;
         if self.find(&req.user, &req.client_order_id).is_some() {
             let msg = format!("user {} already has an order {}", req.user, req.client_order_id);
             return Err(reject(RejectField::ClientOrderId, RejectRule::Duplicate, msg));
         }
+        Ok(Checked { quantity, price })
+    }
+
+    /// The accepting half of [`Self::submit`]: `req` (checked by [`Self::check_submit`]) becomes
+    /// the next order, New; its strings move into the returned event. Errors (changing nothing)
+    /// when the client order id was taken since the check.
+    pub fn accept_checked(&mut self, req: NewOrder, checked: Checked, ts: u64) -> Result<OrderEvent, OrderReject> {
         let ev = OrderEvent::Accepted {
             order_id: self.orders.len() as u64 + 1,
             ts,
-            user: req.user.clone(),
-            client_order_id: req.client_order_id.clone(),
-            instrument: req.instrument.clone(),
+            user: req.user,
+            client_order_id: req.client_order_id,
+            instrument: req.instrument,
             side: req.side,
-            quantity,
-            price,
+            quantity: checked.quantity,
+            price: checked.price,
             time_in_force: req.time_in_force,
         };
         self.apply_ok(ev)
@@ -535,5 +556,55 @@ mod tests {
         assert_eq!(taken.apply_taking(&mut bob).unwrap().user, "bob");
         assert_eq!(taken.find("bob", "c1").map(|o| o.order_id), Some(3));
         assert_eq!(taken.find("alice", "c1").map(|o| o.order_id), Some(1));
+    }
+
+    struct OneInstrument;
+
+    impl InstrumentCatalog for OneInstrument {
+        fn instrument(&self, subject: &str) -> Option<validate::Instrument> {
+            (subject == "/FX/EURUSD").then_some(validate::Instrument {
+                tick_size: Some(0.0001),
+            })
+        }
+    }
+
+    fn new_order(cid: &str, instrument: &str) -> NewOrder {
+        NewOrder {
+            user: "alice".into(),
+            client_order_id: cid.into(),
+            instrument: instrument.into(),
+            side: Side::Buy,
+            quantity: 3.0,
+            price: Some(1.085),
+            time_in_force: TimeInForce::Gtc,
+        }
+    }
+
+    #[test]
+    fn check_then_accept_is_submit_and_a_check_goes_stale_on_a_duplicate() {
+        let mut split = OrderBook::new(OrderLimits::default());
+        let mut whole = OrderBook::new(OrderLimits::default());
+        let req = new_order("c1", "/FX/EURUSD");
+        let checked = split.check_submit(&req, &OneInstrument).unwrap();
+        assert!(split.is_empty(), "a check changes nothing");
+        let ev = split.accept_checked(req.clone(), checked, 4).unwrap();
+        assert_eq!(ev, whole.submit(&req, &OneInstrument, 4).unwrap());
+        assert_eq!(split.orders(), whole.orders());
+        // Rejects come from the check: unknown instrument, duplicate client id.
+        let bad = split
+            .check_submit(&new_order("c2", "/FX/NOPE"), &OneInstrument)
+            .unwrap_err();
+        assert_eq!(bad.field, RejectField::Instrument);
+        assert_eq!(
+            split.check_submit(&req, &OneInstrument).unwrap_err().rule,
+            RejectRule::Duplicate
+        );
+        // Two checks of one client id before either accept: the second accept is refused.
+        let req2 = new_order("c2", "/FX/EURUSD");
+        let first = split.check_submit(&req2, &OneInstrument).unwrap();
+        let second = split.check_submit(&req2, &OneInstrument).unwrap();
+        split.accept_checked(req2.clone(), first, 5).unwrap();
+        assert!(split.accept_checked(req2, second, 6).is_err());
+        assert_eq!(split.len(), 2);
     }
 }

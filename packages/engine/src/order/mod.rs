@@ -13,7 +13,7 @@ mod model;
 mod simulator;
 mod validate;
 
-pub use book::{OrderBook, RebuildError, TransitionError};
+pub use book::{Checked, OrderBook, RebuildError, TransitionError};
 pub use event::{DecodeError, OrderEvent, EVENT_VERSION};
 pub use model::{Amend, CancelReason, NewOrder, Order, OrderStatus, Quote, Side, TimeInForce};
 pub use simulator::{Decision, ExecutionSimulator, SimulatorConfig};

@@ -351,10 +351,16 @@ impl OrderDesk {
                 rule: RejectRule::NotEntitled,
                 message,
             }),
-            Ok(()) => self.book.submit(&req, &StoreCatalog::new(hub.store()), ts),
+            Ok(()) => self.book.check_submit(&req, &StoreCatalog::new(hub.store())),
         };
-        match decided {
-            Err(r) => self.reject(hub, sid, req_id, OrderAction::Submit, &req.client_order_id, &r, now),
+        let checked = match decided {
+            Ok(checked) => checked,
+            Err(r) => return self.reject(hub, sid, req_id, OrderAction::Submit, &req.client_order_id, &r, now),
+        };
+        // The request's strings move into the event (the reply keeps a copy of the client id).
+        let client_order_id = req.client_order_id.clone();
+        match self.book.accept_checked(req, checked, ts) {
+            Err(r) => self.reject(hub, sid, req_id, OrderAction::Submit, &client_order_id, &r, now),
             Ok(ev) => {
                 self.shared.accepted.fetch_add(1, Ordering::Relaxed);
                 self.shared.open.fetch_add(1, Ordering::Relaxed);
@@ -362,7 +368,7 @@ impl OrderDesk {
                     sid,
                     req_id,
                     action: OrderAction::Submit,
-                    client_order_id: req.client_order_id,
+                    client_order_id,
                     accepted_at: at,
                 };
                 self.append(hub, ev, Some(reply), now);
