@@ -69,6 +69,12 @@ export interface Config {
     readonly maxFilterBytes: number;
     /** Orders per second per user, all workers; 0: off. */
     readonly ordersPerSecPerUser: number;
+    /** Source flow control: engine ingest queue (bytes, all sources) above which a publishing source gets `source.pause`. */
+    readonly sourceHighWaterBytes: number;
+    /** Queued bytes below which every paused source gets `source.resume` (<= sourceHighWaterBytes). */
+    readonly sourceLowWaterBytes: number;
+    /** Bytes a paused source may still send before it is closed with 4013. */
+    readonly sourceOverrunBytes: number;
   };
   readonly session: { readonly heartbeatMs: number; readonly idleTimeoutSec: number };
   /** Orders (issue 4): the journal and the order rules; `journalDir` empty = orders disabled. */

@@ -58,6 +58,11 @@ export interface EnginePort {
   orderAmend(sessionId: number, reqId: number, clientOrderId: string, quantity?: number | null, price?: number | null): void;
   /** Validates and enqueues a source frame; returns publishes accepted; throws {code, message, index?, field?}. */
   ingest(frame: Buffer | string): number;
+  /**
+   * What sources sent that the engine has not applied yet (frames, UTF-8 bytes): drives source
+   * flow control (handlers/source.ts). Absent in unit-test fakes: flow control is then off.
+   */
+  ingestQueue?(): { frames: number; bytes: number };
   /** Stops (true) or resumes (false) flushing to the session while its socket is backed up. */
   setBlocked(sessionId: number, blocked: boolean): void;
 }

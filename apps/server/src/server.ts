@@ -77,7 +77,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     feed = new DemoFeed(config.demo, (frame) => engine.ingest(frame), clock, {
       publishContainer: (m) => engine.containerPublish(m.subject, m.ops),
       tiers: DEMO_TIERS,
-    });
+    }, () => engine.ingestQueue().bytes > config.limits.sourceHighWaterBytes);
     feed.start();
   }
   let transport: TransportHandle | undefined;

@@ -88,6 +88,23 @@ describe('DemoFeed', () => {
     expect(feed.stats.skippedTicks).toBe(900);
   });
 
+  it('holds due ticks while the engine is backlogged and publishes them together after', () => {
+    const r = recorder();
+    let now = 0;
+    let backlogged = false;
+    const feed = new DemoFeed({ ...options, fxTicksPerSec: 0 }, r.ingest, { now: () => now }, undefined, () => backlogged);
+    feed.start();
+    feed.stop();
+    r.frames.length = 0;
+    backlogged = true;
+    for (now = 10; now <= 200; now += 10) expect(feed.step(now)).toBe(0);
+    expect(r.frames.length).toBe(0);
+    expect(feed.stats.heldTicks).toBe(20);
+    backlogged = false;
+    expect(feed.step(210)).toBe(21 * 50);
+    expect(feed.stats.skippedTicks).toBe(0);
+  });
+
   it('counts frames the engine rejects without throwing', () => {
     const feed = new DemoFeed(options, () => {
       throw Object.assign(new Error('nope'), { code: 'BAD_REQUEST' });

@@ -32,8 +32,10 @@ export interface DemoFeedStats {
   publishes: number;
   /** Ingest calls the engine rejected (logged; should stay 0). */
   rejected: number;
-  /** Ticks skipped because the event loop fell more than `MAX_CATCH_UP_TICKS` behind. */
+  /** Ticks skipped because the event loop fell more than `MAX_CATCH_UP_TICKS` behind (or the engine was backlogged that long). */
   skippedTicks: number;
+  /** Timer runs that published nothing because the engine's ingest queue was above high water (flow control). */
+  heldTicks: number;
 }
 
 /** At most this many overdue ticks are published at once; older ones are skipped (after a long pause). */
@@ -45,7 +47,7 @@ const IMAGE_CHUNK = 5000;
 export class DemoFeed {
   readonly fx: FxBook;
   readonly products: ProductCatalog;
-  readonly stats: DemoFeedStats = { frames: 0, publishes: 0, rejected: 0, skippedTicks: 0 };
+  readonly stats: DemoFeedStats = { frames: 0, publishes: 0, rejected: 0, skippedTicks: 0, heldTicks: 0 };
   private readonly options: DemoFeedOptions;
   private readonly ingest: (frame: string) => number;
   private readonly clock: Clock;
@@ -54,15 +56,20 @@ export class DemoFeed {
   private ticksDone = 0;
   private productCarry = 0;
   private readonly views: DemoViewsPort | undefined;
+  private readonly backlogged: (() => boolean) | undefined;
 
   /**
    * `ingest` is `engine.ingest`; `clock` gives origin timestamps (epoch ms, fractions allowed)
    * and drives the tick schedule. With `views`, the feed also publishes the demo containers and
-   * the tiered records of `views.tiers` (see demo-views.ts).
+   * the tiered records of `views.tiers` (see demo-views.ts). `backlogged` (flow control, as
+   * `source.pause` is for /source connections) returns true while the engine's ingest queue is
+   * above high water: due ticks then wait, and are published together once it is not (past
+   * `MAX_CATCH_UP_TICKS` the oldest are skipped, as after any pause).
    */
-  constructor(options: DemoFeedOptions, ingest: (frame: string) => number, clock: Clock, views?: DemoViewsPort) {
+  constructor(options: DemoFeedOptions, ingest: (frame: string) => number, clock: Clock, views?: DemoViewsPort, backlogged?: () => boolean) {
     this.options = options;
     this.views = views;
+    this.backlogged = backlogged;
     this.ingest = ingest;
     this.clock = clock;
     this.fx = new FxBook(options.seed);
@@ -142,6 +149,10 @@ export class DemoFeed {
   step(nowMs: number): number {
     let due = Math.floor((nowMs - this.startedAt) / this.options.tickMs) - this.ticksDone;
     if (due <= 0) return 0;
+    if (this.backlogged?.()) {
+      this.stats.heldTicks++;
+      return 0;
+    }
     if (due > MAX_CATCH_UP_TICKS) {
       this.stats.skippedTicks += due - MAX_CATCH_UP_TICKS;
       this.ticksDone += due - MAX_CATCH_UP_TICKS;

@@ -7,9 +7,10 @@
  * with NOT_ENTITLED naming the element's index, and nothing of it is applied.
  */
 
-import { CloseCodes, DEFAULT_LIMITS, type SourceServerMessage } from '@tidewire/protocol';
+import { CloseCodes, type SourceServerMessage } from '@tidewire/protocol';
 import type { UserEntry } from '../config.js';
 import { notEntitledMessage } from '../entitlements/entitlements.js';
+import type { EnginePort } from '../engine-port.js';
 import type { Session } from '../session/session.js';
 import type { ConnectionPort, HandlerContext } from './context.js';
 import { fromEngineError, replyError } from './errors.js';
@@ -92,26 +93,18 @@ export interface SourcePeer {
   close(code: number, reason: string): void;
 }
 
-/**
- * The flow-control settings of `limits` (a server Config's `limits`), defaults from
- * DEFAULT_LIMITS for any that are absent (configs built by hand in tests).
- */
-export function sourceFlowLimits(limits: object): SourceFlowLimits {
-  const l = limits as Partial<SourceFlowLimits>;
-  return {
-    sourceHighWaterBytes: l.sourceHighWaterBytes ?? DEFAULT_LIMITS.sourceHighWaterBytes,
-    sourceLowWaterBytes: l.sourceLowWaterBytes ?? DEFAULT_LIMITS.sourceLowWaterBytes,
-    sourceOverrunBytes: l.sourceOverrunBytes ?? DEFAULT_LIMITS.sourceOverrunBytes,
-  };
+/** The flow-control settings of a server Config's `limits` (config-spec.ts: `limits.source*`). */
+export function sourceFlowLimits(limits: SourceFlowLimits): SourceFlowLimits {
+  const { sourceHighWaterBytes, sourceLowWaterBytes, sourceOverrunBytes } = limits;
+  return { sourceHighWaterBytes, sourceLowWaterBytes, sourceOverrunBytes };
 }
 
 /**
  * `engine.ingestQueue` bound to `engine`, or undefined when the engine has none (unit-test
  * fakes): flow control is then off.
  */
-export function ingestQueueOf(engine: object): (() => IngestQueueSize) | undefined {
-  const fn = (engine as { ingestQueue?: () => IngestQueueSize }).ingestQueue;
-  return typeof fn === 'function' ? () => fn.call(engine) : undefined;
+export function ingestQueueOf(engine: Pick<EnginePort, 'ingestQueue'>): (() => IngestQueueSize) | undefined {
+  return engine.ingestQueue ? () => engine.ingestQueue!() : undefined;
 }
 
 /** How often a transport with paused sources checks whether the ingest queue fell below low water, ms. */
