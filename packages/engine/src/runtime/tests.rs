@@ -141,10 +141,12 @@ fn batched_flush_arrives_after_the_interval_and_unregister_closes_sessions() {
         std::thread::sleep(Duration::from_millis(1));
     }
     let sid = engine.open_session(w, "u", "t").unwrap();
+    // windows tile from the session's last flush (the ack's, at or after this instant), so the
+    // update cannot leave before t + burst-min however late this thread sees the ack
+    let t = Instant::now();
     engine.subscribe(sid, 1, vec!["/FX/EURUSD".into()]).unwrap();
     let frames = drain_until(&engine, w, 1);
     assert_eq!(frames.len(), 1, "ack and image in one frame (a reply is not held)");
-    let t = Instant::now();
     engine.ingest(PUB.as_bytes()).unwrap();
     let frames = drain_until(&engine, w, 1);
     assert_eq!(frames.len(), 1, "the update");
