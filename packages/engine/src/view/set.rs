@@ -10,6 +10,9 @@
 //! windows showing each row (`shown.rs`, kept on window diffs), so a flush costs O(rows updated x
 //! windows showing them), not O(views holding them).
 
+mod flush;
+mod windows;
+
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
@@ -17,7 +20,7 @@ use rustc_hash::FxHashMap;
 use super::fanout::{unlink, ContainerState, Fan, Reader};
 use super::registry::{Registry, ViewKey};
 use super::row_bytes::RowBytes;
-use super::shown::{Mark, Marks, Pool, Shown};
+use super::shown::{Marks, Pool, Shown};
 use super::sort::{parse_sort, sort_text, Sort};
 use super::window::{Window, WindowDiff, MAX_WINDOW_ROWS};
 use super::{EmptyRow, Records, View};
@@ -139,13 +142,6 @@ pub struct ViewSet {
 /// Words a window's owner keeps with it (the hub: session slot, viewId, reqId, pending flags),
 /// read back per diff from a dense array instead of the owner's own maps. `[0; 4]` until set.
 pub type WindowTag = [u32; 4];
-
-/// A light diff dropped because its window was re-sliced later in the same flush.
-const DEAD: u32 = u32::MAX;
-
-fn bad(message: String, field: &str) -> EngineError {
-    EngineError::bad_request(message, Some(field), None)
-}
 
 impl ViewSet {
     /// An empty set.
@@ -493,91 +489,6 @@ impl ViewSet {
         self.windows.len() - self.free_windows.len()
     }
 
-    fn check_window(&self, size: usize) -> Result<()> {
-        if size == 0 || size > self.config.max_window_rows {
-            return Err(bad(
-                format!("window size {size} must be 1 to {}", self.config.max_window_rows),
-                "window.size",
-            ));
-        }
-        Ok(())
-    }
-
-    /// Opens a window of `size` rows from `offset` on `view`; its first flush is a snapshot.
-    pub fn open_window(&mut self, view: u32, offset: usize, size: usize) -> Result<u32> {
-        self.check_window(size)?;
-        let slot = self
-            .views
-            .get_mut(view as usize)
-            .and_then(Option::as_mut)
-            .ok_or_else(|| EngineError::NotFound {
-                message: format!("view {view} does not exist"),
-            })?;
-        let id = match self.free_windows.pop() {
-            Some(id) => id,
-            None => {
-                self.windows.push(None);
-                self.windows.len() as u32 - 1
-            }
-        };
-        slot.windows.push(id);
-        self.windows[id as usize] = Some((view, Window::new(offset, size)));
-        if let Some(t) = self.tags.get_mut(id as usize) {
-            *t = [0; 4];
-        }
-        self.moved_windows.push(id);
-        Ok(id)
-    }
-
-    fn window_mut(&mut self, window: u32) -> Result<&mut (u32, Window)> {
-        self.windows
-            .get_mut(window as usize)
-            .and_then(Option::as_mut)
-            .ok_or_else(|| EngineError::NotFound {
-                message: format!("window {window} does not exist"),
-            })
-    }
-
-    /// Attaches `tag` to open `window` (replacing any earlier one); `NOT_FOUND` if it is not open.
-    pub fn set_window_tag(&mut self, window: u32, tag: WindowTag) -> Result<()> {
-        self.window_mut(window)?;
-        if self.tags.len() <= window as usize {
-            self.tags.resize(window as usize + 1, [0; 4]);
-        }
-        self.tags[window as usize] = tag;
-        Ok(())
-    }
-
-    /// The tag of open `window` (`[0; 4]` if never set), `None` if it is not open. O(1).
-    #[inline]
-    pub fn window_tag(&self, window: u32) -> Option<WindowTag> {
-        self.windows.get(window as usize)?.as_ref()?;
-        Some(self.tags.get(window as usize).copied().unwrap_or([0; 4]))
-    }
-
-    /// Moves or resizes a window (no filter work: the next flush diffs the new slice).
-    pub fn move_window(&mut self, window: u32, offset: usize, size: usize) -> Result<()> {
-        self.check_window(size)?;
-        self.window_mut(window)?.1.set(offset, size);
-        self.moved_windows.push(window);
-        Ok(())
-    }
-
-    /// Closes a window.
-    pub fn close_window(&mut self, window: u32) -> Result<()> {
-        let view = self.window_mut(window)?.0;
-        if let Some((_, win)) = self.windows[window as usize].take() {
-            for &r in win.sent() {
-                self.shown.remove(r, window);
-            }
-        }
-        self.free_windows.push(window);
-        if let Some(slot) = self.views[view as usize].as_mut() {
-            slot.windows.retain(|&w| w != window);
-        }
-        Ok(())
-    }
-
     /// Record `id` was updated; `changed` = changed field ids, sorted ascending. Re-evaluates
     /// only views (of containers holding `id`) whose filter or sort reads a changed field, and
     /// notes the field update for windows. Returns the number of views re-evaluated.
@@ -658,182 +569,6 @@ impl ViewSet {
         };
         self.differ = differ;
         n
-    }
-
-    /// Appends every window's diff since the last flush to `out` (windows with nothing to send
-    /// are skipped) and resets the conflation state. Windows of views whose rows changed, and
-    /// moved windows, diff their slice; others only get the field updates of rows they show,
-    /// found per updated row in the index of windows showing it, not by scanning windows or
-    /// views. Only views that changed, windows that moved and rows updated are visited: a flush
-    /// costs O(what changed), not O(views). Clears [`ViewSet::row_bytes`]. Diffs handed back
-    /// through [`ViewSet::recycle`] are reused.
-    pub fn flush(&mut self, out: &mut Vec<WindowDiff>) {
-        self.marks.begin(self.windows.len());
-        self.row_bytes.clear();
-        // Windows not re-sliced this flush: count changes and field updates gathered here.
-        let mut light = std::mem::take(&mut self.light);
-        let empty: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
-        let no_merged: rustc_hash::FxHashSet<u32> = Default::default();
-        // Views whose rows changed, then windows opened or moved (of any view).
-        let mut visits = std::mem::take(&mut self.visits);
-        visits.clear();
-        visits.extend(self.touched.drain(..).map(|v| (v, u32::MAX)));
-        for w in self.moved_windows.drain(..) {
-            if let Some((v, _)) = self.windows.get(w as usize).and_then(Option::as_ref) {
-                visits.push((*v, w));
-            }
-        }
-        for &(v, only) in &visits {
-            let Some(slot) = self.views.get_mut(v as usize).and_then(Option::as_mut) else {
-                continue;
-            };
-            let range = if only == u32::MAX {
-                slot.queued = false;
-                slot.view.take_touched()
-            } else {
-                None
-            };
-            let c = self.containers.get(&slot.container);
-            let dirty = c.map_or(&empty, |c| &c.dirty);
-            let merged = c.map_or(&no_merged, |c| &c.merged);
-            for &w in &slot.windows {
-                if only != u32::MAX && only != w {
-                    continue;
-                }
-                let mark = self.marks.get(w);
-                if mark == Mark::Full {
-                    continue;
-                }
-                let Some((_, win)) = self.windows[w as usize].as_mut() else {
-                    continue;
-                };
-                let hit =
-                    range.is_some_and(|(lo, hi)| lo < win.offset().saturating_add(win.size()) && hi >= win.offset());
-                if hit || win.needs_slice() {
-                    // A count-only diff gathered earlier in this flush gives way to the full
-                    // diff, which must still carry the count it already took.
-                    let earlier = match mark {
-                        Mark::Light(i) => {
-                            light[i].window = DEAD;
-                            light[i].count.take()
-                        }
-                        _ => None,
-                    };
-                    self.marks.set(w, Mark::Full);
-                    match win.diff(w, &slot.view, hit, dirty) {
-                        Some(mut d) => {
-                            d.count = d.count.or(earlier);
-                            for &r in &d.left {
-                                self.shown.remove(r, w);
-                            }
-                            for &(_, r) in &d.entered {
-                                self.shown.add(r, w, slot.container);
-                            }
-                            if !merged.is_empty() {
-                                d.conflated
-                                    .extend(d.updated.iter().map(|u| u.0).filter(|r| merged.contains(r)));
-                                d.conflated.sort_unstable();
-                            }
-                            out.push(d);
-                        }
-                        None => {
-                            if let Some(n) = earlier {
-                                let mut d = self.pool.diff(w, win.offset());
-                                d.count = Some(n);
-                                out.push(d);
-                            }
-                        }
-                    }
-                } else if mark == Mark::None {
-                    if let Some(d) = win.count_diff(w, &slot.view) {
-                        self.marks.set(w, Mark::Light(light.len()));
-                        light.push(d);
-                    }
-                }
-            }
-        }
-        self.visits = visits;
-        for container in std::mem::take(&mut self.dirty_containers) {
-            let Some(c) = self.containers.get_mut(&container) else {
-                continue;
-            };
-            let ContainerState {
-                container: members,
-                dirty,
-                merged,
-                bits,
-                words,
-                bit_updates,
-                ..
-            } = c;
-            for (&row, fields) in dirty.iter() {
-                // Per view holding the row, one more row update (ViewInfo::updates): a count per
-                // membership bit, contiguous, instead of a visit of each view.
-                if let Some(s) = members.slot_of(row) {
-                    let base = s as usize * *words;
-                    for (wi, &word) in bits.get(base..base + *words).unwrap_or(&[]).iter().enumerate() {
-                        let mut word = word;
-                        while word != 0 {
-                            bit_updates[wi * 64 + word.trailing_zeros() as usize] += 1;
-                            word &= word - 1;
-                        }
-                    }
-                }
-                for &(w, wc) in self.shown.windows(row) {
-                    if wc != container {
-                        continue;
-                    }
-                    let i = match self.marks.get(w) {
-                        Mark::Full => continue,
-                        Mark::Light(i) => i,
-                        Mark::None => {
-                            let Some((_, win)) = self.windows[w as usize].as_ref() else {
-                                continue;
-                            };
-                            self.marks.set(w, Mark::Light(light.len()));
-                            light.push(self.pool.diff(w, win.offset()));
-                            light.len() - 1
-                        }
-                    };
-                    let d = &mut light[i];
-                    d.updated.push((row, self.pool.fields(fields)));
-                    if merged.contains(&row) {
-                        d.conflated.push(row);
-                    }
-                }
-            }
-            dirty.clear();
-            merged.clear();
-        }
-        for mut d in light.drain(..) {
-            if d.window == DEAD {
-                self.pool.put(d);
-                continue;
-            }
-            d.updated.sort_unstable_by_key(|u| u.0);
-            d.conflated.sort_unstable();
-            out.push(d);
-        }
-        self.light = light;
-    }
-
-    /// Takes back the diffs of a flush (after they were sent), leaving `diffs` empty: their
-    /// vectors are reused by later flushes instead of allocated again.
-    pub fn recycle(&mut self, diffs: &mut Vec<WindowDiff>) {
-        for d in diffs.drain(..) {
-            self.pool.put(d);
-        }
-    }
-
-    /// The encoded-row cache of the current flush (cleared by [`ViewSet::flush`]): lets the
-    /// caller encode an updated row once for every window diff that carries it.
-    pub fn row_bytes(&mut self) -> &mut RowBytes {
-        &mut self.row_bytes
-    }
-
-    /// The view a window belongs to.
-    pub fn window_view(&self, window: u32) -> Option<u32> {
-        self.windows.get(window as usize).and_then(Option::as_ref).map(|w| w.0)
     }
 
     /// Approximate heap bytes held by containers and views (not records), for memory accounting.
