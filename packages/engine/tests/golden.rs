@@ -193,10 +193,10 @@ fn publish_json(p: &Publish) -> J {
             Some(Value::Str(s)) => J::String(s.to_string()),
             Some(Value::Bool(b)) => J::Bool(*b),
         };
-        fields.insert(f.name.clone(), v);
+        fields.insert(f.name.to_string(), v);
         if f.typed {
             let ty = f.value.as_ref().map_or("number", |v| v.field_type().as_str());
-            types.insert(f.name.clone(), ty.into());
+            types.insert(f.name.to_string(), ty.into());
         }
     }
     m.insert("fields".into(), J::Object(fields));

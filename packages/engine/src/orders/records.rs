@@ -5,7 +5,7 @@
 use super::privacy::trade_subject;
 use crate::order::{Order, OrderEvent, OrderStatus, Side, TimeInForce};
 use crate::value::Value;
-use crate::wire::{PubField, Publish};
+use crate::wire::{FieldName, PubField, Publish};
 
 /// `statusCode` of a status: new 1, acknowledged 2, partiallyFilled 3, filled 10, cancelled 11,
 /// rejected 12 (`< 10`: in progress, `>= 10`: done).
@@ -37,9 +37,10 @@ pub fn tif_str(t: TimeInForce) -> &'static str {
     }
 }
 
-fn field(name: &str, value: Value) -> PubField {
+/// A field of a trade record: its name is a literal, so building it allocates nothing.
+fn field(name: &'static str, value: Value) -> PubField {
     PubField {
-        name: name.to_owned(),
+        name: FieldName::from_static(name),
         typed: matches!(value, Value::Timestamp(_)),
         value: Some(value),
     }

@@ -200,7 +200,7 @@ fn intern_names(fields: &mut Interner, p: &Publish, names: &mut Vec<u32>) {
     names.truncate(p.fields.len());
     for (i, f) in p.fields.iter().enumerate() {
         match names.get(i) {
-            Some(&id) if fields.name(id) == f.name => {}
+            Some(&id) if fields.name(id) == f.name.as_str() => {}
             Some(_) => names[i] = fields.intern(&f.name),
             None => names.push(fields.intern(&f.name)),
         }

@@ -2,12 +2,14 @@
 //! `Vec<Publish>`, validated against packages/protocol/src/limits.ts. The whole frame is
 //! rejected if any message is bad; the error names the message `index` and the `field`.
 
+use super::field_name::FieldName;
 use super::json::{self, Json};
 use super::rules::{
     check_field_name, check_subject, show, show_str, MAX_FIELDS_PER_RECORD, MAX_PUBLISHES_PER_FRAME,
     MAX_STRING_VALUE_BYTES,
 };
 use crate::error::{EngineError, Result};
+use std::borrow::Cow;
 use crate::value::{FieldType, Value};
 
 /// Largest |timestamp| accepted, ms: JavaScript's Date range (±8.64e15).
@@ -16,8 +18,9 @@ const MAX_TIMESTAMP_MS: f64 = 8.64e15;
 /// One field of a publish: name, value (`None` = `null` = delete) and whether `types` named its type.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PubField {
-    /// Field name (validated).
-    pub name: String,
+    /// Field name (validated). Decoded names of at most 15 bytes and the engine's own names
+    /// (`FieldName::from_static`) take no heap allocation.
+    pub name: FieldName,
     /// New value; `None` deletes the field.
     pub value: Option<Value>,
     /// true when the publish's `types` named this field (explicit type; otherwise a number
@@ -214,7 +217,7 @@ fn decode_publish(msg: Json<'_>, index: Option<u32>) -> Result<Publish> {
         // The path is only built for an error: this loop runs for every field of every publish.
         let path = || format!("fields.{name}");
         check_field_name(&name).map_err(|rule| bad(index, &path(), format!("'{}' {rule}", show(&path()))))?;
-        if out.iter().any(|f| f.name == name) {
+        if out.iter().any(|f| f.name == *name) {
             return Err(bad(index, &path(), format!("'{}' appears twice", path())));
         }
         let value = match value {
@@ -245,8 +248,12 @@ fn decode_publish(msg: Json<'_>, index: Option<u32>) -> Result<Publish> {
                 ))
             }
         };
+        let name = match name {
+            Cow::Borrowed(n) => FieldName::from(n),
+            Cow::Owned(n) => FieldName::from(n),
+        };
         out.push(PubField {
-            name: name.into_owned(),
+            name,
             value,
             typed: false,
         });
@@ -257,7 +264,7 @@ fn decode_publish(msg: Json<'_>, index: Option<u32>) -> Result<Publish> {
         Some(Json::Obj(entries)) => {
             for (name, ty) in entries {
                 let path = format!("types.{name}");
-                let Some(field) = out.iter_mut().find(|f| f.name == name) else {
+                let Some(field) = out.iter_mut().find(|f| f.name == *name) else {
                     return Err(bad(
                         index,
                         &path,

@@ -3,9 +3,11 @@
 
 pub mod decode;
 pub mod encode;
+pub mod field_name;
 pub mod json;
 pub mod order;
 pub mod rules;
 pub mod view;
 
 pub use decode::{decode_source_frame, PubField, Publish};
+pub use field_name::FieldName;
