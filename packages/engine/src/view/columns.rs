@@ -12,6 +12,7 @@
 
 use rustc_hash::FxHashMap;
 
+use super::key::KeyBuf;
 use super::{Records, ScanRow};
 use crate::filter::{Conjunct, Filter, Row};
 use crate::value::Value;
@@ -434,7 +435,7 @@ impl Columns {
         if keys.is_empty() {
             return sel
                 .into_iter()
-                .map(|s| (self.ids[s as usize], s, Box::default()))
+                .map(|s| (self.ids[s as usize], s, KeyBuf::Empty))
                 .collect();
         }
         // Staged: the kept rows' cells, interned strings, string headers and string bytes sit
@@ -631,8 +632,11 @@ mod tests {
             for text in filters {
                 let e = parse(text, &FilterLimits::default()).unwrap();
                 let f = Filter::compile(&e, &mut |n| names.iter().position(|x| *x == n).unwrap() as u32);
-                let mut got: Vec<(u32, Box<[Option<Value>]>)> =
-                    cols.scan(&f, &[1, 2]).into_iter().map(|r| (r.0, r.2)).collect();
+                let mut got: Vec<(u32, Box<[Option<Value>]>)> = cols
+                    .scan(&f, &[1, 2])
+                    .into_iter()
+                    .map(|r| (r.0, Box::from(&*r.2)))
+                    .collect();
                 got.sort_by_key(|r| r.0);
                 let want: Vec<(u32, Box<[Option<Value>]>)> = (0..members)
                     .filter(|&id| container.contains(id) && f.matches(&recs[id as usize]))

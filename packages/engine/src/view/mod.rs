@@ -8,6 +8,7 @@ mod columns;
 #[cfg(test)]
 mod expiry_tests;
 mod fanout;
+mod key;
 pub mod records;
 pub mod registry;
 pub mod row_bytes;
@@ -23,6 +24,7 @@ use rustc_hash::FxHashMap;
 use crate::container::{Container, OsTree};
 use crate::filter::{Filter, Row};
 use crate::value::Value;
+use key::KeyBuf;
 pub use records::{EmptyRow, Records};
 pub use registry::{Registry, ViewKey};
 pub use row_bytes::RowBytes;
@@ -31,7 +33,7 @@ pub use sort::{parse_sort, sort_text, Sort, SortKey};
 pub use window::{Window, WindowDiff};
 
 /// A row found by a build scan: `(subject id, container slot, cached sort key)`.
-pub(crate) type ScanRow = (u32, u32, Box<[Option<Value>]>);
+pub(crate) type ScanRow = (u32, u32, KeyBuf);
 
 /// One row of the index: subject id and its cached sort key (one value per sort key, `None` = missing).
 #[derive(Debug, Clone)]
@@ -39,7 +41,7 @@ struct Entry {
     id: u32,
     /// The row's container slot: its order label breaks sort ties (natural order).
     slot: u32,
-    key: Box<[Option<Value>]>,
+    key: KeyBuf,
 }
 
 /// A filtered, sorted view of one container. Rank = position in the view (0-based).
@@ -106,9 +108,9 @@ impl View {
         &self.reads
     }
 
-    fn key_of<R: Records + ?Sized>(&self, records: &R, id: u32) -> Box<[Option<Value>]> {
+    fn key_of<R: Records + ?Sized>(&self, records: &R, id: u32) -> KeyBuf {
         if self.sort.is_natural() {
-            return Box::new([]);
+            return KeyBuf::Empty;
         }
         let row = records.row(id);
         self.sort
@@ -357,8 +359,14 @@ impl View {
     }
 
     /// Approximate heap bytes of the index (arena, row map, cached keys' boxes), for accounting.
+    /// A single sort key's value lives inline in the arena; two or more take a boxed slice.
     pub fn heap_bytes(&self) -> usize {
-        let keys = self.rows.len() * self.sort.keys().len() * std::mem::size_of::<Option<Value>>();
+        let n = self.sort.keys().len();
+        let keys = if n > 1 {
+            self.rows.len() * n * std::mem::size_of::<Option<Value>>()
+        } else {
+            0
+        };
         self.index.heap_bytes() + self.rows.capacity() * 9 + keys
     }
 
