@@ -391,6 +391,23 @@ mod tests {
     }
 
     #[test]
+    fn short_names_are_inline_and_long_or_escaped_names_keep_their_text() {
+        let long = "n".repeat(40);
+        let frame = format!(
+            r#"{{"type":"record.publish","subject":"/N","fields":{{"bid":1,"{long}":2,"a\u0062c":3,"{}":4}},"types":{{"abc":"number"}}}}"#,
+            "x".repeat(16)
+        );
+        let p = &decode_source_frame(&frame).unwrap()[0];
+        let names: Vec<(&str, bool)> = p.fields.iter().map(|f| (f.name.as_str(), f.name.is_heap())).collect();
+        let x16 = "x".repeat(16);
+        assert_eq!(names, [("bid", false), (long.as_str(), true), ("abc", false), (x16.as_str(), true)]);
+        assert!(p.fields[2].typed);
+        // An escaped duplicate of a plain name is still a duplicate.
+        let (_, f, _, _) = err(r#"{"type":"record.publish","subject":"/N","fields":{"abc":1,"a\u0062c":2}}"#);
+        assert_eq!(f.as_deref(), Some("fields.abc"));
+    }
+
+    #[test]
     fn frame_level_errors() {
         assert_eq!(err("{nope").0, ErrorCode::BadFrame);
         assert_eq!(err("42").0, ErrorCode::BadFrame);
