@@ -9,8 +9,8 @@ use super::rules::{
     MAX_STRING_VALUE_BYTES,
 };
 use crate::error::{EngineError, Result};
-use std::borrow::Cow;
 use crate::value::{FieldType, Value};
+use std::borrow::Cow;
 
 /// Largest |timestamp| accepted, ms: JavaScript's Date range (±8.64e15).
 const MAX_TIMESTAMP_MS: f64 = 8.64e15;
@@ -400,7 +400,15 @@ mod tests {
         let p = &decode_source_frame(&frame).unwrap()[0];
         let names: Vec<(&str, bool)> = p.fields.iter().map(|f| (f.name.as_str(), f.name.is_heap())).collect();
         let x16 = "x".repeat(16);
-        assert_eq!(names, [("bid", false), (long.as_str(), true), ("abc", false), (x16.as_str(), true)]);
+        assert_eq!(
+            names,
+            [
+                ("bid", false),
+                (long.as_str(), true),
+                ("abc", false),
+                (x16.as_str(), true)
+            ]
+        );
         assert!(p.fields[2].typed);
         // An escaped duplicate of a plain name is still a duplicate.
         let (_, f, _, _) = err(r#"{"type":"record.publish","subject":"/N","fields":{"abc":1,"a\u0062c":2}}"#);
