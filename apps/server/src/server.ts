@@ -119,6 +119,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     // with worker transports the main thread (feed, engine handle) is not in any snapshot
     otherHeapBytes: () => (config.server.workers === 1 ? 0 : getHeapStatistics().used_heap_size),
     takeOrderAckLatencies: () => engine.takeOrderAckLatencies(),
+    ingestQueue: () => engine.ingestQueue(),
+    demoHeldTicks: () => feed?.stats.heldTicks ?? 0,
   });
   // one interval at a time: a slow worker answer must not make collections overlap
   let collecting: Promise<void> | undefined;

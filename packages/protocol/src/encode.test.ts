@@ -1,6 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { encodeClientMessage, encodeServerFrame, encodeSourceFrame, encodeSourceMessage } from './encode.js';
-import type { ErrorMessage, RecordUpdate } from './messages.js';
+import type { AdminMetrics, ErrorMessage, RecordUpdate } from './messages.js';
 import { toErrorMessage } from './result.js';
 
 describe('encoders', () => {
@@ -37,5 +38,22 @@ describe('encoders', () => {
     expect(encodeServerFrame([toErrorMessage({ code: 'INTERNAL', message: 'x' })])).toBe(
       '[{"type":"error","code":"INTERNAL","message":"x"}]',
     );
+  });
+
+  it('append an admin.metrics sample\'s sourceFlow after batching, in canonical order, and leave samples without it as the golden frame', () => {
+    const vectors = JSON.parse(readFileSync(new URL('../vectors/frames.json', import.meta.url), 'utf8')) as Array<{ name: string; frame: string; messages: unknown[] }>;
+    const golden = vectors.find((v) => v.name === 'admin-metrics')!;
+    const m = golden.messages[0] as AdminMetrics;
+    expect(encodeServerFrame([m])).toBe(golden.frame);
+    const withFlow: AdminMetrics = {
+      ...m,
+      sample: {
+        ...m.sample,
+        sourceFlow: { demoHeldTicks: 7, overrunClosesTotal: 1, pausedMsTotal: 2500, pausesTotal: 4, sourcesPaused: 2, ingestQueueBytes: 70000, ingestQueueFrames: 3 },
+      },
+    };
+    const flow = '"sourceFlow":{"ingestQueueFrames":3,"ingestQueueBytes":70000,"sourcesPaused":2,"pausesTotal":4,"pausedMsTotal":2500,"overrunClosesTotal":1,"demoHeldTicks":7}';
+    expect(golden.frame).toContain('"throttleMs":0}},"sessions"');
+    expect(encodeServerFrame([withFlow])).toBe(golden.frame.replace('"throttleMs":0}},"sessions"', `"throttleMs":0},${flow}},"sessions"`));
   });
 });

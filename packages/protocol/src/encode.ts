@@ -123,7 +123,8 @@ function stats(s: LatencyStatsMs): Ordered {
 function sample(s: AdminMetricsSample): Ordered {
   const t = s.totals;
   const b = s.batching;
-  return {
+  const f = s.sourceFlow;
+  const o: Ordered = {
     at: s.at, intervalMs: s.intervalMs, latencyMs: stats(s.latencyMs), batchSize: stats(s.batchSize), viewUpdateMs: stats(s.viewUpdateMs), orderAckMs: stats(s.orderAckMs), clientLatencyMs: stats(s.clientLatencyMs), clientPaintMeanMs: s.clientPaintMeanMs,
     messagesInPerSec: s.messagesInPerSec, messagesOutPerSec: s.messagesOutPerSec, bytesInPerSec: s.bytesInPerSec, bytesOutPerSec: s.bytesOutPerSec,
     framesOutPerSec: s.framesOutPerSec, conflatedPerSec: s.conflatedPerSec, droppedPerSec: s.droppedPerSec,
@@ -137,6 +138,13 @@ function sample(s: AdminMetricsSample): Ordered {
     cpuPercent: s.cpuPercent, rssBytes: s.rssBytes, heapUsedBytes: s.heapUsedBytes, eventLoopLagMs: stats(s.eventLoopLagMs),
     batching: { burstMinMs: b.burstMinMs, burstMaxMs: b.burstMaxMs, burstIncrementMs: b.burstIncrementMs, throttleMs: b.throttleMs },
   };
+  if (f !== undefined) {
+    o.sourceFlow = {
+      ingestQueueFrames: f.ingestQueueFrames, ingestQueueBytes: f.ingestQueueBytes, sourcesPaused: f.sourcesPaused, pausesTotal: f.pausesTotal,
+      pausedMsTotal: f.pausedMsTotal, overrunClosesTotal: f.overrunClosesTotal, demoHeldTicks: f.demoHeldTicks,
+    };
+  }
+  return o;
 }
 
 function sessionInfo(s: AdminSessionInfo): Ordered {

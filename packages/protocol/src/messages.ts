@@ -328,6 +328,29 @@ export interface AdminMetricsSample {
   eventLoopLagMs: LatencyStatsMs;
   /** Batching settings in force. */
   batching: BatchingSettings;
+  /** Source flow control (docs/operations.md, "Source flow control"); absent from servers before it was reported. */
+  sourceFlow?: SourceFlowSample;
+}
+
+/**
+ * Source flow control at the end of a metrics interval, server-wide (all transport workers).
+ * Totals count since server start.
+ */
+export interface SourceFlowSample {
+  /** Source frames queued for the engine thread and not applied yet (all sources, all workers, the demo feed). */
+  ingestQueueFrames: number;
+  /** Bytes of those frames; `source.pause` is sent above `limits.sourceHighWaterBytes`. */
+  ingestQueueBytes: number;
+  /** `/source` connections paused now. */
+  sourcesPaused: number;
+  /** `source.pause` messages sent since start. */
+  pausesTotal: number;
+  /** Time sources spent paused since start, summed over sources (two sources paused 1 s each: 2000), ms. */
+  pausedMsTotal: number;
+  /** Sources closed with 4013 SOURCE_OVERRUN (kept sending past the overrun allowance while paused) since start. */
+  overrunClosesTotal: number;
+  /** Demo feed ticks held back because the ingest queue was above the high-water mark, since start (0 without the demo feed). */
+  demoHeldTicks: number;
 }
 
 /** One logged-in session (a client on `/stream` or a source on `/source`), as the admin console lists it. */

@@ -23,9 +23,10 @@ afterEach(() => {
 
 function setup() {
   const q = { frames: 0, bytes: 0 };
-  const flow = new SourceFlow(() => q, LIMITS);
+  const clock = { ms: 1000 };
+  const flow = new SourceFlow(() => q, LIMITS, () => clock.ms);
   flows.push(flow);
-  return { q, flow };
+  return { q, flow, clock };
 }
 
 describe('SourceFlow', () => {
@@ -47,7 +48,7 @@ describe('SourceFlow', () => {
     q.bytes = 199;
     flow.poll();
     expect(a.sent.at(-1)).toEqual({ type: 'source.resume', queuedBytes: 199 });
-    expect(flow.counts()).toEqual({ pauses: 1, overruns: 0, paused: 0 });
+    expect(flow.counts()).toEqual({ pauses: 1, overruns: 0, paused: 0, pausedMs: 0 });
   });
 
   it('closes a paused source with 4013 when it sends past the overrun allowance, and drops that frame', () => {
@@ -61,7 +62,36 @@ describe('SourceFlow', () => {
     expect(flow.admit(a, 1)).toBe(false);
     expect(a.closed?.code).toBe(CloseCodes.SOURCE_OVERRUN.code);
     expect(a.closed?.reason).toBe('source overrun: 501 bytes sent after source.pause, limit 500');
-    expect(flow.counts()).toEqual({ pauses: 1, overruns: 1, paused: 0 });
+    expect(flow.counts()).toEqual({ pauses: 1, overruns: 1, paused: 0, pausedMs: 0 });
+  });
+
+  it('counts time paused per source: ended pauses, running ones up to now, overrun and forgotten ones up to their end', () => {
+    const { q, flow, clock } = setup();
+    const [a, b, c] = [new Peer(), new Peer(), new Peer()];
+    q.bytes = 5000;
+    flow.afterFrame(a);
+    clock.ms += 100;
+    flow.afterFrame(b);
+    clock.ms += 50;
+    // a paused 150 ms so far, b 50 ms: both running
+    expect(flow.counts()).toEqual({ pauses: 2, overruns: 0, paused: 2, pausedMs: 200 });
+    q.bytes = 0;
+    flow.poll(); // both resumed at +150
+    clock.ms += 1000; // not paused: adds nothing
+    expect(flow.counts()).toEqual({ pauses: 2, overruns: 0, paused: 0, pausedMs: 200 });
+    q.bytes = 5000;
+    flow.afterFrame(a); // second pause of a
+    flow.afterFrame(c);
+    clock.ms += 30;
+    expect(flow.admit(c, 501)).toBe(false); // c cut with 4013 after 30 ms
+    flow.forget(a); // a's connection closed after 30 ms
+    clock.ms += 1000;
+    expect(flow.counts()).toEqual({ pauses: 4, overruns: 1, paused: 0, pausedMs: 260 });
+    flow.afterFrame(b);
+    clock.ms += 7;
+    flow.dispose(); // transport closing ends b's pause
+    clock.ms += 1000;
+    expect(flow.counts()).toEqual({ pauses: 5, overruns: 1, paused: 0, pausedMs: 267 });
   });
 
   it('forgets closed peers; without an ingest-queue reader nothing is paused; bad marks are refused', () => {

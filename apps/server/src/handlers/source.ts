@@ -107,6 +107,18 @@ export function ingestQueueOf(engine: Pick<EnginePort, 'ingestQueue'>): (() => I
   return engine.ingestQueue ? () => engine.ingestQueue!() : undefined;
 }
 
+/** SourceFlow's counters (TransportSnapshot.sourceFlow; summed over transports into AdminMetricsSample.sourceFlow). */
+export interface SourceFlowCounts {
+  /** `source.pause` messages sent since start. */
+  pauses: number;
+  /** Sources closed with 4013 SOURCE_OVERRUN since start. */
+  overruns: number;
+  /** Sources paused now. */
+  paused: number;
+  /** Time sources spent paused since start, summed over sources (two sources paused for 1 s: 2000), ms; pauses still running count up to now. */
+  pausedMs: number;
+}
+
 /** How often a transport with paused sources checks whether the ingest queue fell below low water, ms. */
 export const SOURCE_RESUME_POLL_MS = 2;
 
@@ -120,16 +132,23 @@ export const SOURCE_RESUME_POLL_MS = 2;
  * Without an ingest-queue reader (fake engines) nothing is ever paused.
  */
 export class SourceFlow {
-  /** Paused peers and the bytes each sent since its pause. */
-  private readonly paused = new Map<SourcePeer, number>();
+  /** Paused peers: the bytes each sent since its pause, and when it was paused (`now()`, ms). */
+  private readonly paused = new Map<SourcePeer, { sent: number; since: number }>();
   private timer: ReturnType<typeof setInterval> | undefined;
   private pauses = 0;
   private overruns = 0;
+  /** Paused time of pauses that ended, ms. */
+  private pausedMsEnded = 0;
 
-  /** @throws RangeError when the low-water mark is above the high-water mark. */
+  /**
+   * `now`: the clock pause durations are measured with, ms (the transport's clock; default
+   * `performance.now`).
+   * @throws RangeError when the low-water mark is above the high-water mark.
+   */
   constructor(
     private readonly queue: (() => IngestQueueSize) | undefined,
     private readonly limits: SourceFlowLimits,
+    private readonly now: () => number = () => performance.now(),
   ) {
     if (limits.sourceLowWaterBytes > limits.sourceHighWaterBytes) {
       throw new RangeError(`limits.sourceLowWaterBytes (${limits.sourceLowWaterBytes}) must not exceed limits.sourceHighWaterBytes (${limits.sourceHighWaterBytes})`);
@@ -141,14 +160,14 @@ export class SourceFlow {
    * went past its overrun allowance: the peer was closed with 4013 and the frame must be dropped.
    */
   admit(peer: SourcePeer, bytes: number): boolean {
-    const sent = this.paused.get(peer);
-    if (sent === undefined) return true;
-    const total = sent + bytes;
+    const p = this.paused.get(peer);
+    if (p === undefined) return true;
+    const total = p.sent + bytes;
     if (total <= this.limits.sourceOverrunBytes) {
-      this.paused.set(peer, total);
+      p.sent = total;
       return true;
     }
-    this.paused.delete(peer);
+    this.unpause(peer);
     this.overruns++;
     peer.close(CloseCodes.SOURCE_OVERRUN.code, `source overrun: ${total} bytes sent after source.pause, limit ${this.limits.sourceOverrunBytes}`);
     this.disarmWhenIdle();
@@ -160,7 +179,7 @@ export class SourceFlow {
     if (this.queue === undefined || this.paused.has(peer)) return;
     const { bytes } = this.queue();
     if (bytes <= this.limits.sourceHighWaterBytes) return;
-    this.paused.set(peer, 0);
+    this.paused.set(peer, { sent: 0, since: this.now() });
     this.pauses++;
     peer.send([{ type: 'source.pause', queuedBytes: bytes, overrunBytes: this.limits.sourceOverrunBytes }]);
     this.timer ??= setInterval(() => this.poll(), SOURCE_RESUME_POLL_MS);
@@ -173,14 +192,14 @@ export class SourceFlow {
     const { bytes } = this.queue();
     if (bytes >= this.limits.sourceLowWaterBytes) return;
     const peers = [...this.paused.keys()];
-    this.paused.clear();
+    for (const peer of peers) this.unpause(peer);
     this.disarmWhenIdle();
     for (const peer of peers) peer.send([{ type: 'source.resume', queuedBytes: bytes }]);
   }
 
   /** `peer`'s connection closed: forget it. */
   forget(peer: SourcePeer): void {
-    if (this.paused.delete(peer)) this.disarmWhenIdle();
+    if (this.unpause(peer)) this.disarmWhenIdle();
   }
 
   /** True while `peer` is paused. */
@@ -188,15 +207,27 @@ export class SourceFlow {
     return this.paused.has(peer);
   }
 
-  /** Counters since start: pauses sent, sources closed with 4013, sources paused now. */
-  counts(): { pauses: number; overruns: number; paused: number } {
-    return { pauses: this.pauses, overruns: this.overruns, paused: this.paused.size };
+  /** Counters since start (SourceFlowCounts); `pausedMs` includes the running pauses up to now. */
+  counts(): SourceFlowCounts {
+    const now = this.now();
+    let pausedMs = this.pausedMsEnded;
+    for (const p of this.paused.values()) pausedMs += Math.max(0, now - p.since);
+    return { pauses: this.pauses, overruns: this.overruns, paused: this.paused.size, pausedMs: Math.round(pausedMs) };
   }
 
-  /** Stops the timer and forgets every peer (transport closing). */
+  /** Stops the timer and forgets every peer (transport closing); their pauses end now. */
   dispose(): void {
-    this.paused.clear();
+    for (const peer of [...this.paused.keys()]) this.unpause(peer);
     this.disarmWhenIdle();
+  }
+
+  /** Ends `peer`'s pause (adds its duration to the total); false when it was not paused. */
+  private unpause(peer: SourcePeer): boolean {
+    const p = this.paused.get(peer);
+    if (p === undefined) return false;
+    this.pausedMsEnded += Math.max(0, this.now() - p.since);
+    this.paused.delete(peer);
+    return true;
   }
 
   private disarmWhenIdle(): void {

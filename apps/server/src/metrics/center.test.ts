@@ -9,7 +9,7 @@ const ZERO: EngineStats = { publishesIn: 0, deliveries: 0, framesOut: 0, bytesOu
   ordersAccepted: 0, ordersRejected: 0, ordersOpen: 0, ordersExpired: 0, journalDurableSeq: 0 };
 
 function fixture() {
-  const state = { now: 1_000_000, stats: { ...ZERO }, cpu: { user: 0, system: 0 }, orderAcksMicros: [] as number[] };
+  const state = { now: 1_000_000, stats: { ...ZERO }, cpu: { user: 0, system: 0 }, orderAcksMicros: [] as number[], queue: { frames: 0, bytes: 0 }, heldTicks: 0 };
   const center = new MetricsCenter({
     clock: { now: () => state.now },
     engineStats: () => ({ ...state.stats }),
@@ -19,6 +19,8 @@ function fixture() {
     kicks: () => 0,
     otherHeapBytes: () => 0,
     takeOrderAckLatencies: () => state.orderAcksMicros.splice(0),
+    ingestQueue: () => ({ ...state.queue }),
+    demoHeldTicks: () => state.heldTicks,
   });
   return { state, center };
 }
@@ -28,7 +30,8 @@ function snapshot(worker: number, latenciesMs: number[], over: Partial<Transport
   for (const ms of latenciesMs) recordLatencyMs(h, ms);
   return {
     worker, latency: encodeHistogram(h), batch: '', viewLatency: '', bytesIn: 0, connections: 1, heapUsedBytes: 10,
-    loopLagMs: { count: 0, mean: 0, p50: 0, p99: 0, max: 0 }, clientLatency: { samples: 0, weightedMeanSum: 0, p99Max: 0, max: 0, paintSamples: 0, paintWeightedSum: 0 }, sessions: [], ...over,
+    loopLagMs: { count: 0, mean: 0, p50: 0, p99: 0, max: 0 }, clientLatency: { samples: 0, weightedMeanSum: 0, p99Max: 0, max: 0, paintSamples: 0, paintWeightedSum: 0 }, sessions: [],
+    sourceFlow: { pauses: 0, overruns: 0, paused: 0, pausedMs: 0 }, ...over,
   };
 }
 
@@ -75,6 +78,29 @@ describe('MetricsCenter', () => {
     expect(sample.totals).toMatchObject({ ordersAccepted: 4, ordersRejected: 1 });
     state.now += 1000;
     expect(center.build([]).sample.orderAckMs.count).toBe(0); // taken once, not counted again
+  });
+
+  it('sums the workers\' source flow counters and reads the ingest queue and the demo feed\'s held ticks', () => {
+    const { state, center } = fixture();
+    state.now += 1000;
+    expect(center.build([snapshot(0, [])]).sample.sourceFlow).toEqual({
+      ingestQueueFrames: 0, ingestQueueBytes: 0, sourcesPaused: 0, pausesTotal: 0, pausedMsTotal: 0, overrunClosesTotal: 0, demoHeldTicks: 0,
+    });
+    state.now += 1000;
+    state.queue = { frames: 3, bytes: 70_000 };
+    state.heldTicks = 12;
+    const { sample } = center.build([
+      snapshot(0, [], { sourceFlow: { pauses: 5, overruns: 1, paused: 2, pausedMs: 1500 } }),
+      snapshot(1, [], { sourceFlow: { pauses: 2, overruns: 0, paused: 1, pausedMs: 250 } }),
+    ]);
+    expect(sample.sourceFlow).toEqual({
+      ingestQueueFrames: 3, ingestQueueBytes: 70_000, sourcesPaused: 3, pausesTotal: 7, pausedMsTotal: 1750, overrunClosesTotal: 1, demoHeldTicks: 12,
+    });
+    const text = renderPrometheus(center.last());
+    for (const line of ['tidewire_ingest_queue_frames 3', 'tidewire_ingest_queue_bytes 70000', 'tidewire_sources_paused 3', 'tidewire_source_pauses_total 7',
+      'tidewire_source_paused_seconds_total 1.75', 'tidewire_source_overrun_closes_total 1', 'tidewire_demo_feed_held_ticks_total 12', '# TYPE tidewire_source_pauses_total counter']) {
+      expect(text.split('\n')).toContain(line);
+    }
   });
 
   it('keeps five minutes of samples', () => {

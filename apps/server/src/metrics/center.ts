@@ -5,7 +5,7 @@
  * listeners (the transports: admin API, admin stream, /metrics).
  */
 
-import type { AdminMetricsSample, AdminSessionInfo, BatchingSettings, LatencyStatsMs } from '@tidewire/protocol';
+import type { AdminMetricsSample, AdminSessionInfo, BatchingSettings, LatencyStatsMs, SourceFlowSample } from '@tidewire/protocol';
 import type { EngineStats } from '@tidewire/engine';
 import type { Clock } from '../session/clock.js';
 import { meanOf, mergeEncoded, MAX_BATCH_MESSAGES, MAX_LATENCY_MICROS, newHistogram, summarize } from './histogram.js';
@@ -32,6 +32,10 @@ export interface CenterSources {
   otherHeapBytes(): number;
   /** Order accept -> durable ack latencies, µs, since the last call (engine `takeOrderAckLatencies`). */
   takeOrderAckLatencies(): ArrayLike<number>;
+  /** The engine's ingest queue now (`engine.ingestQueue()`); absent: reported as 0 frames, 0 bytes. */
+  ingestQueue?(): { frames: number; bytes: number };
+  /** Demo feed ticks held back while the ingest queue was backlogged, since start (DemoFeedStats.heldTicks); absent: 0. */
+  demoHeldTicks?(): number;
 }
 
 /** A finished interval: the sample and the sessions list at its end. */
@@ -97,7 +101,17 @@ export class MetricsCenter {
     let loopLagMs = EMPTY;
     const client = { samples: 0, weightedMeanSum: 0, p99Max: 0, max: 0, paintSamples: 0, paintWeightedSum: 0 };
     const sessions: AdminSessionInfo[] = [];
+    const queue = this.src.ingestQueue?.() ?? { frames: 0, bytes: 0 };
+    const sourceFlow: SourceFlowSample = {
+      ingestQueueFrames: queue.frames, ingestQueueBytes: queue.bytes, sourcesPaused: 0, pausesTotal: 0, pausedMsTotal: 0, overrunClosesTotal: 0,
+      demoHeldTicks: this.src.demoHeldTicks?.() ?? 0,
+    };
     for (const s of snapshots) {
+      // totals since start per transport: a worker that did not answer this interval is missing from them until it does
+      sourceFlow.sourcesPaused += s.sourceFlow.paused;
+      sourceFlow.pausesTotal += s.sourceFlow.pauses;
+      sourceFlow.pausedMsTotal += s.sourceFlow.pausedMs;
+      sourceFlow.overrunClosesTotal += s.sourceFlow.overruns;
       mergeEncoded(latency, s.latency);
       mergeEncoded(batch, s.batch);
       mergeEncoded(viewLatency, s.viewLatency);
@@ -163,6 +177,7 @@ export class MetricsCenter {
       heapUsedBytes,
       eventLoopLagMs: loopLagMs,
       batching: this.src.batching(),
+      sourceFlow,
     };
     this.cumulative = {
       latencyCount: this.cumulative.latencyCount + latency.totalCount,

@@ -71,6 +71,14 @@ export function renderPrometheus(update: MetricsUpdate | undefined): string {
     one(s === undefined || s.clientLatencyMs.count === 0 ? undefined : s.clientLatencyMs.max / 1000));
   family('tidewire_client_paint_latency_seconds', 'gauge', 'Client-reported origin -> paint latency over the last interval (mean, weighted by samples).',
     one(s === undefined || s.clientPaintMeanMs === 0 ? undefined : s.clientPaintMeanMs / 1000));
+  const f = s?.sourceFlow;
+  family('tidewire_ingest_queue_frames', 'gauge', 'Source frames queued for the engine thread and not applied yet (all sources and workers, demo feed).', one(f?.ingestQueueFrames));
+  family('tidewire_ingest_queue_bytes', 'gauge', 'Bytes of the queued source frames (source.pause above limits.sourceHighWaterBytes).', one(f?.ingestQueueBytes));
+  family('tidewire_sources_paused', 'gauge', 'Source connections paused by flow control now.', one(f?.sourcesPaused));
+  family('tidewire_source_pauses_total', 'counter', 'source.pause messages sent to sources.', one(f?.pausesTotal));
+  family('tidewire_source_paused_seconds_total', 'counter', 'Time sources spent paused, summed over sources.', one(f === undefined ? undefined : f.pausedMsTotal / 1000));
+  family('tidewire_source_overrun_closes_total', 'counter', 'Sources closed with 4013 SOURCE_OVERRUN (kept sending while paused).', one(f?.overrunClosesTotal));
+  family('tidewire_demo_feed_held_ticks_total', 'counter', 'Demo feed ticks held back while the ingest queue was above high water.', one(f?.demoHeldTicks));
   family('tidewire_batching_burst_min_ms', 'gauge', 'batching.burstMinMs in force.', one(s?.batching.burstMinMs));
   family('tidewire_batching_burst_max_ms', 'gauge', 'batching.burstMaxMs in force (0: batching off).', one(s?.batching.burstMaxMs));
   family('tidewire_batching_burst_increment_ms', 'gauge', 'batching.burstIncrementMs in force.', one(s?.batching.burstIncrementMs));

@@ -44,6 +44,15 @@ describe('TransportMetrics', () => {
     expect(next.sessions[0]).toMatchObject({ messagesPerSec: 0, framesPerSec: 0 });
   });
 
+  it('carries the source flow counters it is given (a copy; all 0 without them)', () => {
+    const m = make(0);
+    expect(m.snapshot(1000, 0).sourceFlow).toEqual({ pauses: 0, overruns: 0, paused: 0, pausedMs: 0 });
+    const counts = { pauses: 3, overruns: 1, paused: 1, pausedMs: 420 };
+    const snap = m.snapshot(2000, 0, counts);
+    counts.pauses = 99;
+    expect(snap.sourceFlow).toEqual({ pauses: 3, overruns: 1, paused: 1, pausedMs: 420 });
+  });
+
   it('samples frames above the budget and scales the session rate from its sampled frames', () => {
     const m = make(0);
     const meter = m.opened(info(1), () => 0);

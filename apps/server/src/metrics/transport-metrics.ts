@@ -10,6 +10,7 @@ import { getHeapStatistics } from 'node:v8';
 import type { AdminSessionInfo, ClientLatencyReport, LatencyStatsMs } from '@tidewire/protocol';
 import { encodeHistogram, MAX_BATCH_MESSAGES, newHistogram, recordLatencyMs, type Histogram } from './histogram.js';
 import { scanFrame } from './frame-scan.js';
+import type { SourceFlowCounts } from '../handlers/source.js';
 
 /**
  * Items per second a transport reads for latency at most (an item: one message, or one updated
@@ -55,7 +56,12 @@ export interface TransportSnapshot {
   clientLatency: ClientLatencyTotals;
   /** Logged-in sessions (clients and sources) of this transport. */
   sessions: AdminSessionInfo[];
+  /** This transport's source flow control counters at the end of the interval (totals since start, paused now). */
+  sourceFlow: SourceFlowCounts;
 }
+
+/** Source flow counters of a transport without /source flow control. */
+export const NO_SOURCE_FLOW: SourceFlowCounts = Object.freeze({ pauses: 0, overruns: 0, paused: 0, pausedMs: 0 });
 
 /**
  * Per-session bookkeeping; `opened` returns it so that the send path counts a frame without a
@@ -197,8 +203,11 @@ export class TransportMetrics {
     return picked.map((s) => ({ ...s.info, queuedBytes: s.queuedBytes() }));
   }
 
-  /** Ends the interval at `nowMs`: returns its data, resets the interval counters. */
-  snapshot(nowMs: number, connections: number): TransportSnapshot {
+  /**
+   * Ends the interval at `nowMs`: returns its data, resets the interval counters. `sourceFlow`:
+   * the transport's SourceFlow counters now (all 0 when absent).
+   */
+  snapshot(nowMs: number, connections: number, sourceFlow: SourceFlowCounts = NO_SOURCE_FLOW): TransportSnapshot {
     const seconds = Math.max(0.001, (nowMs - this.lastSnapshotAt) / 1000);
     this.lastSnapshotAt = nowMs;
     for (const s of this.sessions.values()) {
@@ -243,6 +252,7 @@ export class TransportMetrics {
       // the busiest only: the list is cloned to the main thread and back to every worker each
       // interval, and 10,000 sessions of it stalled a worker's loop for tens of ms per second
       sessions: this.sessionList(MAX_SNAPSHOT_SESSIONS),
+      sourceFlow: { ...sourceFlow },
     };
     this.latency.reset();
     this.batch.reset();

@@ -124,7 +124,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
   });
   const security = createSecurity(config, opts.connections);
   // pauses this transport's /source connections while the engine's ingest queue is above high water
-  const sourceFlow = new SourceFlow(ingestQueueOf(engine), sourceFlowLimits(config.limits));
+  const sourceFlow = new SourceFlow(ingestQueueOf(engine), sourceFlowLimits(config.limits), () => clock.now());
   const tiersOf = (list: readonly UserEntry[]): string[] => [...list.map((u) => u.tier), ...(config.demo.enabled ? DEMO_TIERS.map((t) => t.tier) : [])];
   security.entitlements.setTiers(tiersOf(opts.users));
   const ctx: HandlerContext = {
@@ -477,7 +477,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
   return {
     port,
     connections: () => sockets.size,
-    collect: () => Promise.resolve([metrics.snapshot(clock.now(), sockets.size)]),
+    collect: () => Promise.resolve([metrics.snapshot(clock.now(), sockets.size, sourceFlow.counts())]),
     publish(update) {
       latest = update;
       history.push(update.sample);
