@@ -81,6 +81,22 @@ impl<'a> Scanner<'a> {
         self.b.get(self.i).copied()
     }
 
+    /// After a member or element: true at `,` (another follows), false at `close` (the object or
+    /// array ended); both are consumed.
+    fn more(&mut self, close: u8) -> R<bool> {
+        match self.peek() {
+            Some(b',') => {
+                self.i += 1;
+                Ok(true)
+            }
+            Some(c) if c == close => {
+                self.i += 1;
+                Ok(false)
+            }
+            _ => self.err(&format!("expected ',' or '{}'", close as char)),
+        }
+    }
+
     fn expect(&mut self, c: u8) -> R<()> {
         if self.peek() == Some(c) {
             self.i += 1;
@@ -201,13 +217,8 @@ impl<'a> Scanner<'a> {
                     self.string_raw()?;
                     self.expect(b':')?;
                     self.skip_value(depth + 1)?;
-                    match self.peek() {
-                        Some(b',') => self.i += 1,
-                        Some(b'}') => {
-                            self.i += 1;
-                            return Ok(0);
-                        }
-                        _ => return self.err("expected ',' or '}'"),
+                    if !self.more(b'}')? {
+                        return Ok(0);
                     }
                 }
             }
@@ -221,13 +232,8 @@ impl<'a> Scanner<'a> {
                 loop {
                     self.skip_value(depth + 1)?;
                     n += 1;
-                    match self.peek() {
-                        Some(b',') => self.i += 1,
-                        Some(b']') => {
-                            self.i += 1;
-                            return Ok(n);
-                        }
-                        _ => return self.err("expected ',' or ']'"),
+                    if !self.more(b']')? {
+                        return Ok(n);
                     }
                 }
             }
@@ -271,13 +277,8 @@ impl<'a> Scanner<'a> {
                     self.skip_value(2)?;
                 }
             }
-            match self.peek() {
-                Some(b',') => self.i += 1,
-                Some(b'}') => {
-                    self.i += 1;
-                    break;
-                }
-                _ => return self.err("expected ',' or '}'"),
+            if !self.more(b'}')? {
+                break;
             }
         }
         if !has_id {
@@ -307,13 +308,8 @@ impl<'a> Scanner<'a> {
             } else {
                 out.push(self.row(list)?);
             }
-            match self.peek() {
-                Some(b',') => self.i += 1,
-                Some(b']') => {
-                    self.i += 1;
-                    return Ok(());
-                }
-                _ => return self.err("expected ',' or ']'"),
+            if !self.more(b']')? {
+                return Ok(());
             }
         }
     }
@@ -355,13 +351,8 @@ impl<'a> Scanner<'a> {
                     self.skip_value(1)?;
                 }
             }
-            match self.peek() {
-                Some(b',') => self.i += 1,
-                Some(b'}') => {
-                    self.i += 1;
-                    break;
-                }
-                _ => return self.err("expected ',' or '}'"),
+            if !self.more(b'}')? {
+                break;
             }
         }
         if !has_type {
