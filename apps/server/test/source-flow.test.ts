@@ -38,6 +38,33 @@ async function publishesIn(url: string): Promise<number> {
   return body.engine.publishesIn;
 }
 
+interface HealthFlow {
+  ingestQueueFrames: number; ingestQueueBytes: number; sourcesPaused: number; pausesTotal: number; pausedMsTotal: number;
+  overrunClosesTotal: number; demoHeldTicks: number; countersAt: number | null;
+}
+
+async function healthFlow(url: string): Promise<HealthFlow> {
+  return ((await (await fetch(`${url}/api/health`)).json()) as { sourceFlow: HealthFlow }).sourceFlow;
+}
+
+/** Value of an unlabelled Prometheus sample line `name value` in /metrics, or undefined. */
+async function prometheusValue(url: string, name: string): Promise<number | undefined> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line === undefined ? undefined : Number(line.slice(name.length + 1));
+}
+
+/** Polls `read` until `pred` holds (bounded: `timeoutMs`, one metrics interval is 1 s); returns the last value. */
+async function pollUntil<T>(read: () => Promise<T>, pred: (v: T) => boolean, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await read();
+    if (pred(v)) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** Lets the event loop run (server and client I/O share this process): pacing, not synchronisation. */
 const turn = () => new Promise<void>((r) => setImmediate(r));
 
@@ -68,6 +95,14 @@ describe('source flow control over real sockets', () => {
     // strictly alternating: a source is paused once until it is resumed
     expect(flow.order.every((x, i) => x === (i % 2 === 0 ? 'pause' : 'resume'))).toBe(true);
     expect(await publishesIn(server.url)).toBe(frames * SUBJECTS);
+    // operators see it: the next metrics interval counts every pause the source got, none running
+    const seen = await pollUntil(() => healthFlow(server.url), (f) => f.pausesTotal === flow.pauses && f.sourcesPaused === 0, 'the pauses in /api/health');
+    expect(seen).toMatchObject({ overrunClosesTotal: 0, demoHeldTicks: 0 });
+    expect(seen.pausedMsTotal).toBeGreaterThan(0);
+    expect(seen.countersAt).toEqual(expect.any(Number));
+    expect(await prometheusValue(server.url, 'tidewire_source_pauses_total')).toBe(flow.pauses);
+    expect(await prometheusValue(server.url, 'tidewire_sources_paused')).toBe(0);
+    expect(await prometheusValue(server.url, 'tidewire_source_paused_seconds_total')).toBeGreaterThan(0);
   });
 
   it('cuts a source that ignores source.pause at the overrun limit with 4013; the server carries on', async () => {
@@ -76,12 +111,15 @@ describe('source flow control over real sockets', () => {
     const rogue = await sourceSocket(server);
     const flow = flowOf(rogue);
     const frames = 100;
-    for (let k = 1; k <= frames && rogue.closed === undefined; k++) {
-      rogue.send(floodFrame(k)); // ignores source.pause
-      await turn();
-    }
+    // back to back, ignoring source.pause: paced sends let a fast engine drain (and resume the
+    // source) between frames, so the allowance was not always exceeded within `frames`
+    for (let k = 1; k <= frames; k++) rogue.send(floodFrame(k));
     const closed = await rogue.waitClosed();
     expect(closed.code).toBe(CloseCodes.SOURCE_OVERRUN.code);
+    // the close is counted server-wide, and the cut source no longer counts as paused
+    const seen = await pollUntil(() => healthFlow(server.url), (f) => f.overrunClosesTotal === 1 && f.pausesTotal === flow.pauses, 'the 4013 close in /api/health');
+    expect(seen.sourcesPaused).toBe(0);
+    expect(await prometheusValue(server.url, 'tidewire_source_overrun_closes_total')).toBe(1);
     expect(closed.reason).toMatch(/^source overrun: \d+ bytes sent after source\.pause, limit 262144$/);
     // cut while paused (the queue may have drained and resumed it a few times before)
     expect(flow.pauses).toBeGreaterThanOrEqual(1);

@@ -13,7 +13,7 @@
  */
 
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
-import type { AdminMetricsSample, AdminSessionInfo } from '@tidewire/protocol';
+import type { AdminMetricsSample, AdminSessionInfo, SourceFlowSample } from '@tidewire/protocol';
 import type { UserDirectory } from '../auth/users.js';
 import { passwordTag, verifyToken } from '../auth/tokens.js';
 import { AdminError, type AdminControl } from '../admin/control.js';
@@ -116,6 +116,30 @@ function readJson(res: HttpResponse, done: (body: unknown) => void): void {
 function sessionsBody(deps: AdminHttpDeps): { at: number | null; sessions: AdminSessionInfo[] } {
   const u = deps.latest();
   return { at: u?.sample.at ?? null, sessions: u?.sessions ?? [] };
+}
+
+/** `/api/health`'s `sourceFlow`: the server-wide source flow counters and when they were read. */
+export interface HealthSourceFlow extends SourceFlowSample {
+  /**
+   * End of the metrics interval the paused/pause/overrun/held-tick values come from (epoch ms), or
+   * null before the first interval (they are then 0). The ingest queue is read when the request is answered.
+   */
+  countersAt: number | null;
+}
+
+/**
+ * `/api/health`'s `sourceFlow` from the last metrics interval (`latest`, undefined before the
+ * first) and the engine's ingest queue read now (`queue`; undefined without one: the interval's value).
+ */
+export function healthSourceFlow(latest: MetricsUpdate | undefined, queue: (() => { frames: number; bytes: number }) | undefined): HealthSourceFlow {
+  const f: SourceFlowSample = latest?.sample.sourceFlow
+    ?? { ingestQueueFrames: 0, ingestQueueBytes: 0, sourcesPaused: 0, pausesTotal: 0, pausedMsTotal: 0, overrunClosesTotal: 0, demoHeldTicks: 0 };
+  const now = queue?.();
+  return {
+    ...f,
+    ...(now === undefined ? {} : { ingestQueueFrames: now.frames, ingestQueueBytes: now.bytes }),
+    countersAt: latest?.sample.at ?? null,
+  };
 }
 
 /** Adds the admin and metrics routes to `app` (before its `/api/*` fallback). */

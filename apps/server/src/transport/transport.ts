@@ -25,7 +25,7 @@ import { HISTORY_LENGTH, METRICS_INTERVAL_MS, type MetricsUpdate } from '../metr
 import { TransportMetrics, type SessionMeter, type TransportSnapshot } from '../metrics/transport-metrics.js';
 import type { Clock } from '../session/clock.js';
 import { Session, type Endpoint } from '../session/session.js';
-import { addAdminRoutes } from './admin-http.js';
+import { addAdminRoutes, healthSourceFlow } from './admin-http.js';
 import { DrainRuns, type RunOwner } from './drain-runs.js';
 import { ViewsTable } from '../admin/views-table.js';
 import { StaticFiles } from './static-files.js';
@@ -124,7 +124,8 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
   });
   const security = createSecurity(config, opts.connections);
   // pauses this transport's /source connections while the engine's ingest queue is above high water
-  const sourceFlow = new SourceFlow(ingestQueueOf(engine), sourceFlowLimits(config.limits), () => clock.now());
+  const ingestQueue = ingestQueueOf(engine);
+  const sourceFlow = new SourceFlow(ingestQueue, sourceFlowLimits(config.limits), () => clock.now());
   const tiersOf = (list: readonly UserEntry[]): string[] => [...list.map((u) => u.tier), ...(config.demo.enabled ? DEMO_TIERS.map((t) => t.tier) : [])];
   security.entitlements.setTiers(tiersOf(opts.users));
   const ctx: HandlerContext = {
@@ -432,6 +433,8 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
         // open WebSockets on the worker that answered (logged in or not)
         connections: sockets.size,
         engine: stats,
+        // server-wide source flow control: counters of the last metrics interval, ingest queue now
+        sourceFlow: healthSourceFlow(latest, ingestQueue),
         // cumulative and process-wide (all threads): load generators derive server CPU % from deltas
         process: (() => {
           const cpu = process.cpuUsage();
