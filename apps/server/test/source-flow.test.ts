@@ -1,5 +1,7 @@
+import { existsSync } from 'node:fs';
 import { CloseCodes, decodeSourceServerFrame, encodeSourceFrame, type RecordPublish, type RecordUpdate } from '@tidewire/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
+import { workerEntry } from '../src/transport/workers.js';
 import { closeAll, sourceSocket, startTestServer, streamSocket, waitFor, type RawSocket } from './helpers.js';
 
 afterEach(closeAll);
@@ -135,5 +137,27 @@ describe('source flow control over real sockets', () => {
     trader.send({ type: 'record.subscribe', reqId: 1, subjects: ['/FLOW/AFTER'] });
     await trader.next((m) => m.type === 'record.image', 'image of /FLOW/AFTER');
     expect(source.closed).toBeUndefined();
+  });
+
+  // needs the compiled worker (npx tsc -b apps/server), like workers.test.ts
+  it.skipIf(!existsSync(workerEntry()))('sums the pauses of sources on two transport workers in /api/health and /metrics', async () => {
+    const server = await startTestServer({ server: { workers: 2 }, limits: { sourceHighWaterBytes: 1024, sourceLowWaterBytes: 512, sourceOverrunBytes: 8 * 1024 * 1024 } });
+    const sources = await Promise.all([1, 2, 3, 4].map(() => sourceSocket(server)));
+    const flows = sources.map(flowOf);
+    const frames = 30;
+    for (let k = 1; k <= frames; k++) {
+      for (let i = 0; i < sources.length; i++) {
+        if (flows[i]!.paused) await waitFor(() => !flows[i]!.paused || sources[i]!.closed !== undefined, `source.resume of source ${i} before frame ${k}`);
+        sources[i]!.send(floodFrame(k));
+      }
+      await turn();
+    }
+    await waitFor(() => flows.every((f) => f.order.at(-1) !== 'pause'), 'every source resumed');
+    const pauses = flows.reduce((n, f) => n + f.pauses, 0);
+    expect(pauses).toBeGreaterThanOrEqual(1);
+    expect(sources.every((s) => s.closed === undefined)).toBe(true);
+    // either worker answers /api/health: both carry the server-wide sums of the last interval
+    await pollUntil(() => healthFlow(server.url), (f) => f.pausesTotal === pauses && f.sourcesPaused === 0, 'the summed pauses in /api/health');
+    expect(await prometheusValue(server.url, 'tidewire_source_pauses_total')).toBe(pauses);
   });
 });
