@@ -55,6 +55,20 @@ pub struct Row<'a> {
     pub subject: Option<Cow<'a, str>>,
 }
 
+impl Row<'_> {
+    /// A row known only by its id (a `left` entry, or an object before its fields are read).
+    fn bare(list: RowList, id: u64) -> Self {
+        Row {
+            list,
+            id,
+            seq: None,
+            ts: None,
+            conflated: false,
+            subject: None,
+        }
+    }
+}
+
 struct Scanner<'a> {
     b: &'a [u8],
     i: usize,
@@ -95,6 +109,14 @@ impl<'a> Scanner<'a> {
             }
             _ => self.err(&format!("expected ',' or '{}'", close as char)),
         }
+    }
+
+    /// An object member's key (raw, escapes not decoded: the keys read here have none) and its `:`.
+    fn key(&mut self) -> R<&'a [u8]> {
+        let (key, _) = self.string_raw()?;
+        self.expect(b':')?;
+        self.ws();
+        Ok(key)
     }
 
     fn expect(&mut self, c: u8) -> R<()> {
@@ -248,22 +270,13 @@ impl<'a> Scanner<'a> {
     /// A view row object of list `list`: id (required), seq, ts, conflated, subject; other keys skipped.
     fn row(&mut self, list: RowList) -> R<Row<'a>> {
         self.expect(b'{')?;
-        let mut r = Row {
-            list,
-            id: 0,
-            seq: None,
-            ts: None,
-            conflated: false,
-            subject: None,
-        };
+        let mut r = Row::bare(list, 0);
         let mut has_id = false;
         if self.peek() == Some(b'}') {
             return self.err("view row without 'id'");
         }
         loop {
-            let (key, _) = self.string_raw()?;
-            self.expect(b':')?;
-            self.ws();
+            let key = self.key()?;
             match key {
                 b"id" => {
                     r.id = self.u64()?;
@@ -297,14 +310,7 @@ impl<'a> Scanner<'a> {
         loop {
             if list == RowList::Left {
                 let id = self.u64()?;
-                out.push(Row {
-                    list,
-                    id,
-                    seq: None,
-                    ts: None,
-                    conflated: false,
-                    subject: None,
-                });
+                out.push(Row::bare(list, id));
             } else {
                 out.push(self.row(list)?);
             }
@@ -323,9 +329,7 @@ impl<'a> Scanner<'a> {
             return self.err("message without 'type'");
         }
         loop {
-            let (key, _) = self.string_raw()?;
-            self.expect(b':')?;
-            self.ws();
+            let key = self.key()?;
             match key {
                 b"type" => {
                     m.ty = self.string()?;
