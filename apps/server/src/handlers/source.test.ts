@@ -1,6 +1,6 @@
 import { CloseCodes, type SourceServerMessage } from '@tidewire/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SourceFlow, ingestQueueOf, sourceFlowLimits, type SourcePeer } from './source.js';
+import { SourceFlow, ingestQueueOf, type SourcePeer } from './source.js';
 import { loadConfig } from '../config.js';
 
 const LIMITS = { sourceHighWaterBytes: 1000, sourceLowWaterBytes: 200, sourceOverrunBytes: 500 };
@@ -108,7 +108,7 @@ describe('SourceFlow', () => {
     off.afterFrame(a);
     expect(off.isPaused(a)).toBe(false);
     expect(() => new SourceFlow(undefined, { ...LIMITS, sourceLowWaterBytes: 1001 })).toThrow(RangeError);
-    expect(sourceFlowLimits(loadConfig().limits)).toEqual({ sourceHighWaterBytes: 8 * 1024 * 1024, sourceLowWaterBytes: 2 * 1024 * 1024, sourceOverrunBytes: 32 * 1024 * 1024 });
+    expect(loadConfig().limits).toMatchObject({ sourceHighWaterBytes: 8 * 1024 * 1024, sourceLowWaterBytes: 2 * 1024 * 1024, sourceOverrunBytes: 32 * 1024 * 1024 });
     const engine = { n: 7, ingestQueue(this: { n: number }) { return { frames: this.n, bytes: 1 }; } };
     expect(ingestQueueOf(engine)?.()).toEqual({ frames: 7, bytes: 1 });
   });

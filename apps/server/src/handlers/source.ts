@@ -93,12 +93,6 @@ export interface SourcePeer {
   close(code: number, reason: string): void;
 }
 
-/** The flow-control settings of a server Config's `limits` (config-spec.ts: `limits.source*`). */
-export function sourceFlowLimits(limits: SourceFlowLimits): SourceFlowLimits {
-  const { sourceHighWaterBytes, sourceLowWaterBytes, sourceOverrunBytes } = limits;
-  return { sourceHighWaterBytes, sourceLowWaterBytes, sourceOverrunBytes };
-}
-
 /**
  * `engine.ingestQueue` bound to `engine`, or undefined when the engine has none (unit-test
  * fakes): flow control is then off.

@@ -18,7 +18,7 @@ import { RefusalHold } from '../limits/refusal-hold.js';
 import { UserDirectory } from '../auth/users.js';
 import type { TransportEngine } from '../engine-port.js';
 import { dispatchSource, dispatchStream } from '../handlers/dispatch.js';
-import { SourceFlow, ingestQueueOf, sourceFlowLimits } from '../handlers/source.js';
+import { SourceFlow, ingestQueueOf } from '../handlers/source.js';
 import type { ConnectionPort, HandlerContext } from '../handlers/context.js';
 import { log } from '../log.js';
 import { HISTORY_LENGTH, METRICS_INTERVAL_MS, type MetricsUpdate } from '../metrics/center.js';
@@ -125,7 +125,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
   const security = createSecurity(config, opts.connections);
   // pauses this transport's /source connections while the engine's ingest queue is above high water
   const ingestQueue = ingestQueueOf(engine);
-  const sourceFlow = new SourceFlow(ingestQueue, sourceFlowLimits(config.limits), () => clock.now());
+  const sourceFlow = new SourceFlow(ingestQueue, config.limits, () => clock.now());
   const tiersOf = (list: readonly UserEntry[]): string[] => [...list.map((u) => u.tier), ...(config.demo.enabled ? DEMO_TIERS.map((t) => t.tier) : [])];
   security.entitlements.setTiers(tiersOf(opts.users));
   const ctx: HandlerContext = {
