@@ -114,6 +114,15 @@ export declare class Engine {
    */
   sessionViews(sessionIds: Array<number>): Promise<Array<SessionViewInfo>>
   /**
+   * The members of `containers` (subjects), one entry per name in the order asked (an unknown
+   * or empty container: no members); an empty list asks for every container with members (never
+   * the engine's internal per-tier mirrors). Answered after every command queued before this
+   * call (container publishes travel the ingest lane and are not ordered with it); computed
+   * off the JS thread. Rejects (`UNAVAILABLE: ...`) after shutdown or when the engine thread
+   * does not answer within 2 s.
+   */
+  containerMembers(containers: Array<string>): Promise<Array<ContainerMembersInfo>>
+  /**
    * Closes the session's view `viewId` after a rule change: an `error` NOT_ENTITLED with
    * `reason` as its message (`field: "viewId"`, no reqId), then `view.closed` with reqId 0,
    * arrive in the session's frames; nothing when the view is no longer open.
@@ -132,6 +141,14 @@ export interface BatchingConfig {
   burstIncrementMs: number
   /** Per-record throttle interval, ms; 0 = off. */
   throttleMs: number
+}
+
+/** One container and its members (`Engine.containerMembers`), as a rule reload re-checks them. */
+export interface ContainerMembersInfo {
+  /** Container subject. */
+  container: string
+  /** Member subjects in natural order (empty: an empty or unknown container). */
+  members: Array<string>
 }
 
 /**

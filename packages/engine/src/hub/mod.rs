@@ -7,10 +7,12 @@
 //! throttling, not blocked) touches neither a map nor the state.
 
 mod deliver;
+mod members;
 mod subscribe;
 mod tiers;
 mod views;
 
+pub use members::ContainerMembers;
 pub use subscribe::SessionView;
 pub use views::{ContainerOp, ViewStat, DEFAULT_MAX_VIEWS_PER_SESSION};
 

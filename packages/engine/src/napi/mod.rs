@@ -245,6 +245,42 @@ pub struct SessionViewInfo {
     pub tier: String,
 }
 
+/// One container and its members (`Engine.containerMembers`), as a rule reload re-checks them.
+#[napi(object)]
+pub struct ContainerMembersInfo {
+    /// Container subject.
+    pub container: String,
+    /// Member subjects in natural order (empty: an empty or unknown container).
+    pub members: Vec<String>,
+}
+
+/// Asks the engine thread for containers' members off the JS thread (`Engine.containerMembers`).
+pub struct ContainerMembersTask {
+    engine: runtime::Engine,
+    containers: Vec<String>,
+}
+
+impl napi::Task for ContainerMembersTask {
+    type Output = Vec<crate::hub::ContainerMembers>;
+    type JsValue = Vec<ContainerMembersInfo>;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        self.engine
+            .container_members(std::mem::take(&mut self.containers), std::time::Duration::from_secs(2))
+            .map_err(|e| napi::Error::new(Status::GenericFailure, format!("{}: {e}", e.code().as_str())))
+    }
+
+    fn resolve(&mut self, _env: Env, out: Self::Output) -> napi::Result<Self::JsValue> {
+        Ok(out
+            .into_iter()
+            .map(|c| ContainerMembersInfo {
+                container: c.container,
+                members: c.members,
+            })
+            .collect())
+    }
+}
+
 /// Asks the engine thread for sessions' open views off the JS thread (`Engine.sessionViews`).
 pub struct SessionViewsTask {
     engine: runtime::Engine,
@@ -604,6 +640,20 @@ impl JsEngine {
         napi::bindgen_prelude::AsyncTask::new(SessionViewsTask {
             engine: self.inner.clone(),
             sids: session_ids,
+        })
+    }
+
+    /// The members of `containers` (subjects), one entry per name in the order asked (an unknown
+    /// or empty container: no members); an empty list asks for every container with members (never
+    /// the engine's internal per-tier mirrors). Answered after every command queued before this
+    /// call (container publishes travel the ingest lane and are not ordered with it); computed
+    /// off the JS thread. Rejects (`UNAVAILABLE: ...`) after shutdown or when the engine thread
+    /// does not answer within 2 s.
+    #[napi(ts_return_type = "Promise<Array<ContainerMembersInfo>>")]
+    pub fn container_members(&self, containers: Vec<String>) -> napi::bindgen_prelude::AsyncTask<ContainerMembersTask> {
+        napi::bindgen_prelude::AsyncTask::new(ContainerMembersTask {
+            engine: self.inner.clone(),
+            containers,
         })
     }
 

@@ -53,6 +53,8 @@ enum Msg {
     ViewStats(Sender<Vec<crate::hub::ViewStat>>),
     /// Answer with the open views of these sessions (a rule reload re-checks them).
     SessionViews(Vec<u32>, Sender<Vec<crate::hub::SessionView>>),
+    /// Answer with these containers' members (empty: every container; a rule reload re-checks them).
+    ContainerMembers(Vec<String>, Sender<Vec<crate::hub::ContainerMembers>>),
     Shutdown,
 }
 
@@ -545,6 +547,29 @@ impl Engine {
         rx.recv_timeout(timeout).map_err(|_| unavailable())
     }
 
+    /// The members of `containers` (empty: every container with members), as the engine thread
+    /// sees them after every control command queued before this call (`Hub::container_members`).
+    /// Blocks the calling thread until then, at most `timeout` (`UNAVAILABLE` past it or after
+    /// shutdown).
+    pub fn container_members(
+        &self,
+        containers: Vec<String>,
+        timeout: std::time::Duration,
+    ) -> Result<Vec<crate::hub::ContainerMembers>> {
+        let unavailable = || EngineError::Unavailable {
+            engine_id: self.shared.id,
+        };
+        if self.is_shut() {
+            return Err(unavailable());
+        }
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        self.shared
+            .tx
+            .send(Msg::ContainerMembers(containers, tx))
+            .map_err(|_| unavailable())?;
+        rx.recv_timeout(timeout).map_err(|_| unavailable())
+    }
+
     /// Closes session `sid`'s view `view_id` after a rule change: `error` NOT_ENTITLED with
     /// `reason` (`field: "viewId"`), then `view.closed` with reqId 0. A view no longer open: nothing.
     pub fn view_revoke(&self, sid: u32, view_id: u32, reason: String) -> Result<()> {
@@ -650,6 +675,9 @@ fn dispatch(hub: &mut Hub, desk: &mut Option<OrderDesk>, msg: Msg, shared: &Shar
         }
         Msg::SessionViews(sids, reply) => {
             let _ = reply.send(hub.session_views(&sids)); // the asker may have given up waiting
+        }
+        Msg::ContainerMembers(containers, reply) => {
+            let _ = reply.send(hub.container_members(&containers)); // the asker may have given up waiting
         }
         Msg::Shutdown => {}
     }

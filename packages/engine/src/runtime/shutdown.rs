@@ -89,7 +89,10 @@ impl Stopping {
                 Ok(Msg::Order(OrderCmd::Journaled(_))) => r.dropped_completions += 1,
                 Ok(Msg::Order(_)) => r.dropped_order_requests += 1,
                 Ok(Msg::Completions) => r.dropped_completions += completions.take().len() as u64,
-                Ok(Msg::ViewStats(_)) | Ok(Msg::SessionViews(..)) | Ok(Msg::Shutdown) => {}
+                Ok(Msg::ViewStats(_))
+                | Ok(Msg::SessionViews(..))
+                | Ok(Msg::ContainerMembers(..))
+                | Ok(Msg::Shutdown) => {}
                 Err(_) => break,
             }
         }
