@@ -1,10 +1,44 @@
-//! Source-frame decoding (parse + validate) of 100 publishes: the part of `ingest` that runs on
-//! the calling worker thread. Run: `cargo bench --no-default-features --bench decode`
+//! Source-frame decoding (parse + validate): the part of `ingest` that runs on the calling
+//! transport thread. Run: `cargo bench --no-default-features --bench decode`
+//!
+//! First a table, per frame shape: thread CPU time per publish (median of 7 rounds, each
+//! bounded to 4,000 frames and 2 s) and heap allocations per publish (a counting global
+//! allocator). Thread CPU time (`/proc/thread-self/schedstat`) rather than wall time, so the
+//! numbers stay comparable on a loaded machine. Then criterion's wall-clock run of the first
+//! shape. `-- --table` prints the table only.
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, Throughput};
 use tidewire_engine::wire::decode_source_frame;
 
-fn frame() -> String {
+/// The system allocator, counting allocations (and reallocations) made through it.
+struct Counting;
+
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: every call is forwarded unchanged to `System`; the counter has no effect on memory.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        System.alloc(layout)
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout)
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        System.realloc(ptr, layout, new_size)
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// The FX tick frame of earlier sessions: 100 publishes of 4 numeric fields with `ts`.
+fn fx_frame() -> String {
     let msgs: Vec<String> = (0..100)
         .map(|i| {
             format!(
@@ -19,15 +53,90 @@ fn frame() -> String {
     format!("[{}]", msgs.join(","))
 }
 
-fn bench(c: &mut Criterion) {
-    let text = frame();
+/// A blotter-shaped frame: 100 order-status publishes with strings, a bool and a typed timestamp.
+fn blotter_frame() -> String {
+    let statuses = ["working", "partiallyFilled", "filled", "cancelled"];
+    let msgs: Vec<String> = (0..100)
+        .map(|i| {
+            format!(
+                r#"{{"type":"record.publish","subject":"/BLOTTER/user{}/ORD{}","fields":{{"status":"{}","filledQty":{},"avgPx":{},"side":"buy","venue":"XLON","live":true,"updated":{}}},"types":{{"updated":"timestamp"}}}}"#,
+                i % 7,
+                10_000 + i,
+                statuses[i % 4],
+                i * 100,
+                101.25 + i as f64 * 0.01,
+                1_700_000_000_000u64 + i as u64
+            )
+        })
+        .collect();
+    format!("[{}]", msgs.join(","))
+}
+
+/// One publish per frame (the single-object form).
+fn single_frame() -> String {
+    r#"{"type":"record.publish","subject":"/FX/EURUSD","ts":1700000000000,"fields":{"bid":1.08412,"ask":1.08431}}"#.into()
+}
+
+/// This thread's CPU time so far, ns (Linux schedstat; 0 elsewhere).
+fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().and_then(|n| n.parse().ok()))
+        .unwrap_or(0)
+}
+
+/// (CPU ns per publish, allocations per publish) of one round of at most `frames` decodes.
+fn round(text: &str, per_frame: usize, frames: usize) -> (f64, f64) {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let (cpu0, allocs0) = (thread_cpu_ns(), ALLOCS.load(Ordering::Relaxed));
+    let mut done = 0;
+    while done < frames && (done % 64 != 0 || Instant::now() < deadline) {
+        let batch = decode_source_frame(std::hint::black_box(text)).expect("bench frame decodes");
+        assert_eq!(batch.len(), per_frame);
+        drop(std::hint::black_box(batch));
+        done += 1;
+    }
+    let publishes = (done * per_frame) as f64;
+    let cpu = (thread_cpu_ns() - cpu0) as f64 / publishes;
+    let allocs = (ALLOCS.load(Ordering::Relaxed) - allocs0) as f64 / publishes;
+    (cpu, allocs)
+}
+
+fn table() {
+    println!("| frame | bytes/publish | CPU ns/publish (median of 7) | min | allocs/publish |");
+    println!("|---|---|---|---|---|");
+    let shapes = [
+        ("fx 100 x 4 numbers", fx_frame(), 100),
+        ("blotter 100 x 7 mixed", blotter_frame(), 100),
+        ("single object", single_frame(), 1),
+    ];
+    for (name, text, n) in shapes {
+        let frames = 400_000 / n.max(1) / 10;
+        round(&text, n, frames.min(400)); // warm-up
+        let mut rounds: Vec<(f64, f64)> = (0..7).map(|_| round(&text, n, frames)).collect();
+        rounds.sort_by(|a, b| a.0.total_cmp(&b.0));
+        println!(
+            "| {name} | {} | {:.0} | {:.0} | {:.2} |",
+            text.len() / n,
+            rounds[3].0,
+            rounds[0].0,
+            rounds[3].1
+        );
+    }
+}
+
+fn main() {
+    table();
+    if std::env::args().any(|a| a == "--table") {
+        return;
+    }
+    let text = fx_frame();
+    let mut c = Criterion::default().configure_from_args();
     let mut group = c.benchmark_group("decode_source_frame");
     group.throughput(Throughput::Elements(100));
     group.bench_function("100_publishes_4_fields", |b| {
         b.iter(|| decode_source_frame(std::hint::black_box(&text)).map(|v| v.len()))
     });
     group.finish();
+    c.final_summary();
 }
-
-criterion_group!(benches, bench);
-criterion_main!(benches);
