@@ -5,6 +5,7 @@
 
 import type { ContainerOp } from '@tidewire/protocol';
 import type { EngineViewStat } from './admin/views-table.js';
+import type { ContainerMembersList } from './entitlements/member-check.js';
 
 /** One `drain()` result: frames for this worker's sessions. */
 export interface DrainedFrames {
@@ -45,6 +46,16 @@ export interface EnginePort {
    * nothing when the view is no longer open.
    */
   revokeView(sessionId: number, viewId: number, reason: string): void;
+  /**
+   * The members (subjects, natural order) of `containers`, one entry per name asked (unknown or
+   * empty container: none); `[]` asks for every container with members (the engine's per-tier
+   * mirrors never listed). Answered after every call made before this one, except container
+   * publishes (the engine's ingest lane is not ordered with it). Rejects when the engine thread
+   * does not answer (2 s) or has stopped. A config reload re-checks the members with it
+   * (transport/auth-reload.ts); absent in unit-test fakes, where a reload then treats views as
+   * not re-checkable (their sessions closed with 4003) and denies no container.
+   */
+  containerMembers?(containers: string[]): Promise<ContainerMembersList[]>;
   /** Applies a validated `container.publish` (ops in order). */
   containerPublish(subject: string, ops: ContainerOp[]): void;
   /**

@@ -103,6 +103,7 @@ export class Entitlements {
   private roles: RoleGrants;
   private compiled = new WeakMap<UserEntry, CompiledUser>();
   private tiers: ReadonlySet<string> = new Set();
+  private memberDenials: MemberDenials = new Map();
 
   /** `roles`: the merged role grants (`config.auth.roles`). */
   constructor(roles: RoleGrants) {
@@ -122,6 +123,23 @@ export class Entitlements {
    */
   setTiers(tiers: Iterable<string>): void {
     this.tiers = new Set(tiers);
+  }
+
+  /**
+   * Replaces the containers users may not view because a member is hidden from them (found by
+   * member-check.ts on a config reload; docs/security.md "Reload"): `canSubscribe(user, container)`
+   * is false for each listed (container, user) until the next call. Empty (the default): none.
+   */
+  setMemberDenials(denials: MemberDenials): void {
+    this.memberDenials = denials;
+  }
+
+  /**
+   * The member of `container` that `user` may not subscribe to, as the last reload found it
+   * (setMemberDenials), or undefined when the container is not denied to the user on that ground.
+   */
+  deniedMember(user: UserEntry, container: string): string | undefined {
+    return this.memberDenials.size === 0 ? undefined : this.memberDenials.get(container)?.get(user.user);
   }
 
   /** True when `subject` is the priced variant of another tier than `user`'s. */
@@ -168,9 +186,13 @@ export class Entitlements {
     return c.allow.some((p) => p.text === '/**') && c.deny.every((p) => alsoEnforced.has(p.text));
   }
 
-  /** True when `user` may subscribe to the record (or open views over the container) `subject`. */
+  /**
+   * True when `user` may subscribe to the record (or open views over the container) `subject`:
+   * the rules grant it and, for a container, no member the user may not subscribe to was found in
+   * it at the last reload (deniedMember).
+   */
   canSubscribe(user: UserEntry, subject: string): boolean {
-    return this.can(user, 'subscribe', subject);
+    return this.can(user, 'subscribe', subject) && this.deniedMember(user, subject) === undefined;
   }
 
   /** True when `user` (a source) may publish `subject`. */
@@ -193,6 +215,12 @@ export class Entitlements {
     return -1;
   }
 }
+
+/**
+ * Containers denied to users because of a member: container subject -> user name -> the first
+ * member (in the container's order) that user may not subscribe to.
+ */
+export type MemberDenials = ReadonlyMap<string, ReadonlyMap<string, string>>;
 
 /** The NOT_ENTITLED message: names the user, role, action and subject. */
 export function notEntitledMessage(user: UserEntry, action: Action, subject: string): string {

@@ -6,12 +6,16 @@
  * (field `subject`, the message names it), then the engine's `record.unsubscribed` with reqId 0.
  * Then the open views of the remaining sessions are listed by the engine, and each view whose
  * container the user may no longer subscribe to is closed by it: one NOT_ENTITLED `error` (field
- * `viewId`, the message names the view and its container), then `view.closed` with reqId 0. The
- * container's members are not re-checked (docs/security.md "Views and rows").
+ * `viewId`, the message names the view and its container), then `view.closed` with reqId 0.
+ * Then the members of every container are re-checked (entitlements/member-check.ts): a user whose
+ * rules grant a container but not one of its members may no longer view it (until the next
+ * reload), and each open view of such a (user, container) is closed the same way, the message
+ * naming the view, the container and the first hidden member (docs/security.md "Reload").
  */
 
 import { CloseCodes, toErrorMessage } from '@tidewire/protocol';
 import { notEntitledMessage } from '../entitlements/entitlements.js';
+import { findMemberDenials, memberDeniedMessage } from '../entitlements/member-check.js';
 import type { UserEntry } from '../config.js';
 import type { SessionViewInfo } from '../engine-port.js';
 import type { ConnectionPort, HandlerContext } from '../handlers/context.js';
@@ -24,7 +28,7 @@ export interface AuthReloadResult {
   closedSessions: number;
   /** Subscriptions removed because the rules no longer grant them. */
   removedSubscriptions: number;
-  /** Views closed because the rules no longer grant their container. */
+  /** Views closed because the rules no longer grant their container or one of its members. */
   closedViews: number;
 }
 
@@ -79,36 +83,93 @@ function removeSubscriptions(ctx: HandlerContext, session: Session, port: Connec
   return gone.length;
 }
 
+type Conn = { session: Session; port: ConnectionPort };
+
 /**
  * Closes (through the engine) every open view of `kept` whose container its user may no longer
- * subscribe to, counting them in `result.closedViews`. Sessions that closed meanwhile are skipped.
+ * subscribe to, or that holds a member its user may no longer subscribe to, counting them in
+ * `result.closedViews`; installs the member denials of every container for later view requests
+ * (Entitlements.setMemberDenials). Sessions that closed meanwhile are skipped. When the engine
+ * cannot answer, the sessions whose views could not be re-checked are closed with 4003.
  */
-async function revokeViews(ctx: HandlerContext, kept: ReadonlyMap<number, { session: Session; port: ConnectionPort }>, result: AuthReloadResult): Promise<void> {
-  if (kept.size === 0) return;
-  let views: SessionViewInfo[];
-  try {
-    views = await ctx.engine.sessionViews([...kept.keys()]);
-  } catch (err) {
-    // fail closed: a view that may no longer be allowed must not stay open unchecked
-    log('error', 'auth.reloadViewsUnchecked', { sessions: kept.size, error: String(err) });
-    for (const { session, port } of kept.values()) {
-      if (!session.loggedIn) continue;
-      port.close(CloseCodes.AUTH_REVOKED.code, 'rules changed and this session\'s views could not be re-checked; log in again');
-      result.closedSessions++;
+async function revokeViews(ctx: HandlerContext, kept: ReadonlyMap<number, Conn>, result: AuthReloadResult): Promise<void> {
+  let views: SessionViewInfo[] = [];
+  if (kept.size > 0) {
+    try {
+      views = await ctx.engine.sessionViews([...kept.keys()]);
+    } catch (err) {
+      failClosed(kept.values(), 'auth.reloadViewsUnchecked', err, result);
+      return;
     }
+  }
+  const open: SessionViewInfo[] = [];
+  for (const v of views) {
+    const conn = live(kept, v);
+    if (!conn) continue;
+    const user = conn.session.user!;
+    if (ctx.security.entitlements.can(user, 'subscribe', v.container)) {
+      open.push(v);
+      continue;
+    }
+    revoke(ctx, conn, v, `view ${v.viewId} of '${v.container}' closed: ${notEntitledMessage(user, 'subscribe', v.container)} (rules changed)`, result);
+  }
+  await recheckMembers(ctx, kept, open, result);
+}
+
+/** The live session of view `v`, or undefined when it closed or logged out meanwhile. */
+function live(kept: ReadonlyMap<number, Conn>, v: SessionViewInfo): Conn | undefined {
+  const conn = kept.get(v.sessionId);
+  return conn && conn.session.loggedIn && conn.session.user ? conn : undefined;
+}
+
+/**
+ * Lists every container's members, finds the (container, user) pairs whose members the rules no
+ * longer all grant, installs them as denials and closes the `open` views that are such a pair.
+ */
+async function recheckMembers(ctx: HandlerContext, kept: ReadonlyMap<number, Conn>, open: readonly SessionViewInfo[], result: AuthReloadResult): Promise<void> {
+  const { entitlements } = ctx.security;
+  const started = performance.now();
+  let found;
+  try {
+    if (!ctx.engine.containerMembers) throw new Error('this engine cannot list container members');
+    const containers = await ctx.engine.containerMembers([]);
+    found = await findMemberDenials(entitlements, ctx.users.all(), containers);
+  } catch (err) {
+    // fail closed: a view that may show a hidden member must not stay open unchecked
+    const sessions = new Set(open.map((v) => v.sessionId));
+    failClosed([...kept.values()].filter((c) => sessions.has(c.session.sessionId!)), 'auth.reloadMembersUnchecked', err, result);
     return;
   }
-  for (const v of views) {
-    const conn = kept.get(v.sessionId);
-    const user = conn?.session.user;
-    if (!conn || !conn.session.loggedIn || !user || ctx.security.entitlements.canSubscribe(user, v.container)) continue;
-    const reason = `view ${v.viewId} of '${v.container}' closed: ${notEntitledMessage(user, 'subscribe', v.container)} (rules changed)`;
-    try {
-      ctx.engine.revokeView(v.sessionId, v.viewId, reason);
-      result.closedViews++;
-      log('info', 'session.viewRevoked', { ...conn.session.logFields(), viewId: v.viewId, container: v.container });
-    } catch (err) {
-      log('error', 'session.fault', { ...conn.session.logFields(), error: String(err) });
-    }
+  entitlements.setMemberDenials(found.denials);
+  log('info', 'auth.membersRechecked', {
+    containers: found.denials.size, pairs: found.pairs, checks: found.checks, ms: Math.round(performance.now() - started),
+  });
+  for (const v of open) {
+    const conn = live(kept, v);
+    const member = conn && entitlements.deniedMember(conn.session.user!, v.container);
+    if (!conn || member === undefined) continue;
+    revoke(ctx, conn, v, memberDeniedMessage(conn.session.user!, v.viewId, v.container, member), result);
+  }
+}
+
+/** Has the engine close view `v` with `reason` (NOT_ENTITLED, then view.closed reqId 0). */
+function revoke(ctx: HandlerContext, conn: Conn, v: SessionViewInfo, reason: string, result: AuthReloadResult): void {
+  try {
+    ctx.engine.revokeView(v.sessionId, v.viewId, reason);
+    result.closedViews++;
+    log('info', 'session.viewRevoked', { ...conn.session.logFields(), viewId: v.viewId, container: v.container });
+  } catch (err) {
+    log('error', 'session.fault', { ...conn.session.logFields(), error: String(err) });
+  }
+}
+
+/** Closes the logged-in sessions of `conns` with 4003: their views could not be re-checked. */
+function failClosed(conns: Iterable<Conn>, event: string, err: unknown, result: AuthReloadResult): void {
+  const list = [...conns];
+  log('error', event, { sessions: list.length, error: String(err) });
+  for (const { session, port } of list) {
+    if (!session.loggedIn) continue;
+    port.close(CloseCodes.AUTH_REVOKED.code, 'rules changed and this session\'s views could not be re-checked; log in again');
+    result.closedSessions++;
   }
 }
