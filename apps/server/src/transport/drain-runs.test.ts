@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DrainRuns, INDEX_STRIDE, type RunOwner } from './drain-runs.js';
+import { DrainRuns, FrameScratch, INDEX_STRIDE, SCRATCH_MAX_BYTES, type RunOwner } from './drain-runs.js';
 
 interface Owner extends RunOwner {
   sid: number;
@@ -57,5 +57,37 @@ describe('DrainRuns', () => {
     expect(walk(runs)).toEqual([[2, [0]]]);
     runs.group(new Uint32Array(0), () => a);
     expect(runs.owners).toEqual([]);
+  });
+});
+
+describe('FrameScratch', () => {
+  const drain = Buffer.from(Array.from({ length: 3 * SCRATCH_MAX_BYTES }, (_, i) => (i * 7 + 3) & 0xff));
+  const bytesOf = (v: Uint8Array): number[] => Array.from(v);
+
+  it('returns exactly the frame bytes, for every length up to the scratch size and past it', () => {
+    const scratch = new FrameScratch();
+    for (const [offset, length] of [[0, 0], [5, 1], [17, 100], [1, SCRATCH_MAX_BYTES], [3, SCRATCH_MAX_BYTES + 1], [2, 2 * SCRATCH_MAX_BYTES]] as const) {
+      expect(bytesOf(scratch.frame(drain, offset, length))).toEqual(bytesOf(drain.subarray(offset, offset + length)));
+    }
+  });
+
+  it('reuses one view per length (no object per frame) and overwrites it with the next frame', () => {
+    const scratch = new FrameScratch();
+    const a = scratch.frame(drain, 10, 64);
+    const first = bytesOf(a);
+    const b = scratch.frame(drain, 500, 64);
+    expect(b).toBe(a);
+    expect(bytesOf(b)).toEqual(bytesOf(drain.subarray(500, 564)));
+    expect(bytesOf(b)).not.toEqual(first);
+    // a frame past the scratch size is a view of the drain itself (no copy)
+    const big = scratch.frame(drain, 7, SCRATCH_MAX_BYTES + 10);
+    expect(big.buffer).toBe(drain.buffer);
+    expect(big.byteOffset).toBe(drain.byteOffset + 7);
+  });
+
+  it('throws a RangeError for a range outside the drain', () => {
+    const scratch = new FrameScratch();
+    expect(() => scratch.frame(drain, drain.length - 3, 4)).toThrow(RangeError);
+    expect(() => scratch.frame(drain, -1, 4)).toThrow(RangeError);
   });
 });

@@ -26,7 +26,7 @@ import { TransportMetrics, type SessionMeter, type TransportSnapshot } from '../
 import type { Clock } from '../session/clock.js';
 import { Session, type Endpoint } from '../session/session.js';
 import { addAdminRoutes, healthSourceFlow } from './admin-http.js';
-import { DrainRuns, type RunOwner } from './drain-runs.js';
+import { DrainRuns, FrameScratch, type RunOwner } from './drain-runs.js';
 import { ViewsTable } from '../admin/views-table.js';
 import { StaticFiles } from './static-files.js';
 import { loadUws } from './uws.js';
@@ -151,6 +151,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
   // The session `flush` is sending, read by `sendRuns` inside `ws.cork` (one function for every
   // session: no closure per session per drain).
   const runs = new DrainRuns<Conn>();
+  const scratch = new FrameScratch();
   const liveConn = (sid: number): Conn | undefined => {
     const conn = bySession.get(sid);
     return conn === undefined || conn.closed ? undefined : conn;
@@ -163,17 +164,15 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
   let scanCount = 0;
 
   /**
-   * Sends every run of `runConn` in this drain (called in its cork): each frame is a view into
-   * the drain's one buffer (no copy); a close entry closes the socket with its reason and ends
-   * the session's frames. Every frame sent is counted; sampled ones are noted for `scan`.
+   * Sends every run of `runConn` in this drain (called in its cork): each frame goes through the
+   * reused FrameScratch (no object per frame); a close entry closes the socket with its reason
+   * and ends the session's frames. Every frame sent is counted; sampled ones are noted for `scan`.
    */
   function sendRuns(): void {
     const conn = runConn!;
     const { ws, meter } = conn;
     const index = runIndex;
     const data = runData;
-    const buffer = data.buffer;
-    const base = data.byteOffset;
     for (let r = conn.firstRun; r !== -1 && !conn.closed; r = runs.runNext[r]!) {
       const end = runs.runEnd[r]!;
       for (let k = runs.runStart[r]!; k < end && !conn.closed; k += 4) {
@@ -186,7 +185,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
           conn.port.close(closeCode, reason);
           continue;
         }
-        afterSend(ws, conn, ws.send(new Uint8Array(buffer, base + offset, length), false));
+        afterSend(ws, conn, ws.send(scratch.frame(data, offset, length), false));
         if (metrics.sent(meter, length)) {
           if (scanCount === toScan.length) {
             const grown = new Uint32Array(toScan.length * 2);
@@ -200,9 +199,10 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
   }
 
   /**
-   * Sends every frame the engine has ready for this worker's sessions. Per frame: one typed-array
-   * view, one `ws.send` and a counter; per session per drain: one Map lookup per run of its
-   * frames and one cork (one write syscall) for all of them; metrics read only sampled frames.
+   * Sends every frame the engine has ready for this worker's sessions. Per frame: a copy into the
+   * scratch buffer, one `ws.send` and a counter, no allocation; per session per drain: one Map
+   * lookup per run of its frames and one cork (one write syscall) for all of them; metrics read
+   * only sampled frames (one clock reading per session).
    */
   function flush(): void {
     const drained = engine.drain(workerId);
@@ -221,9 +221,10 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
         scanCount = 0;
         conn.ws.cork(sendRuns);
         // after the cork: the frames were written (or buffered) when it returned
+        const sentAt = scanCount > 0 ? clock.now() : 0;
         for (let n = 0; n < scanCount; n++) {
           const k = toScan[n]!;
-          metrics.scan(conn.meter, data.subarray(index[k + 1]!, index[k + 1]! + index[k + 2]!), clock.now());
+          metrics.scan(conn.meter, data.subarray(index[k + 1]!, index[k + 1]! + index[k + 2]!), sentAt);
         }
       } catch (err) {
         log('error', 'session.sendFault', { ...conn.session.logFields(), error: String(err) });
@@ -331,9 +332,11 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
             conn.port.close(CloseCodes.FRAME_TOO_LARGE.code, `frame of ${message.byteLength} bytes exceeds the limit of ${maxFrameBytes} bytes`);
             return;
           }
-          // copy: the ArrayBuffer is neutered when this callback returns, and login is async
-          if (endpoint === 'stream') dispatchStream(ctx, conn.session, conn.port, Buffer.from(new Uint8Array(message)), isBinary);
-          // a paused source past its overrun allowance is closed (4013) and its frame dropped
+          // no copy: dispatchStream decodes the bytes to text before it returns and keeps nothing
+          // of them (the ArrayBuffer is neutered when this callback returns; login gets the decoded message)
+          if (endpoint === 'stream') dispatchStream(ctx, conn.session, conn.port, new Uint8Array(message), isBinary);
+          // a paused source past its overrun allowance is closed (4013) and its frame dropped;
+          // copied: the engine's ingest queue keeps source frames after this callback
           else if (sourceFlow.admit(conn.port, message.byteLength)) {
             dispatchSource(ctx, conn.session, conn.port, Buffer.from(new Uint8Array(message)), isBinary);
             sourceFlow.afterFrame(conn.port);
