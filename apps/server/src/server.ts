@@ -9,7 +9,7 @@ import { MainAdminControl } from './admin/control.js';
 import type { Config } from './config.js';
 import { buildUsers } from './auth/users.js';
 import { createEngine, type ServerEngine } from './engine.js';
-import { DemoFeed } from './feeds/demo.js';
+import { DemoFeed, heldByBacklog } from './feeds/demo.js';
 import { DEMO_TIERS } from './feeds/demo-views.js';
 import { log } from './log.js';
 import { METRICS_INTERVAL_MS, MetricsCenter } from './metrics/center.js';
@@ -77,7 +77,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     feed = new DemoFeed(config.demo, (frame) => engine.ingest(frame), clock, {
       publishContainer: (m) => engine.containerPublish(m.subject, m.ops),
       tiers: DEMO_TIERS,
-    }, () => engine.ingestQueue().bytes > config.limits.sourceHighWaterBytes);
+    }, heldByBacklog(() => engine.ingestQueue().bytes, config.limits));
     feed.start();
   }
   let transport: TransportHandle | undefined;

@@ -1,6 +1,6 @@
 import { decodeSourceFrame, decodeSourceMessage, encodeSourceMessage, isDecodeFailure, type ContainerPublish, type RecordPublish } from '@tidewire/protocol';
 import { describe, expect, it } from 'vitest';
-import { DemoFeed, type DemoFeedOptions } from './demo.js';
+import { DemoFeed, heldByBacklog, type DemoFeedOptions } from './demo.js';
 import { DEMO_TIERS } from './demo-views.js';
 import { isinCheckDigit } from './products.js';
 import { setLogSink } from '../log.js';
@@ -103,6 +103,26 @@ describe('DemoFeed', () => {
     backlogged = false;
     expect(feed.step(210)).toBe(21 * 50);
     expect(feed.stats.skippedTicks).toBe(0);
+  });
+
+  it('under the backlog rule, stays held between the water marks and resumes below low water', () => {
+    const r = recorder();
+    let now = 0;
+    let queued = 0;
+    const held = heldByBacklog(() => queued, { sourceHighWaterBytes: 1000, sourceLowWaterBytes: 400 });
+    const feed = new DemoFeed({ ...options, fxTicksPerSec: 0 }, r.ingest, { now: () => now }, undefined, held);
+    feed.start();
+    feed.stop();
+    r.frames.length = 0;
+    const published = [1001, 999, 400, 399, 999, 1001].map((bytes) => {
+      queued = bytes;
+      now += 10;
+      return feed.step(now);
+    });
+    // held above high water; still held at 999 and 400 (no flapping just under high water); on at 399 and 999; held again past 1000
+    expect(published).toEqual([0, 0, 0, 4 * 50, 50, 0]);
+    expect(feed.stats.heldTicks).toBe(4);
+    expect(() => heldByBacklog(() => 0, { sourceHighWaterBytes: 1, sourceLowWaterBytes: 2 })).toThrow(RangeError);
   });
 
   it('counts frames the engine rejects without throwing', () => {

@@ -9,6 +9,7 @@
 import { encodeSourceFrame, MAX_PUBLISHES_PER_FRAME, type RecordPublish } from '@tidewire/protocol';
 import type { Clock } from '../session/clock.js';
 import { log } from '../log.js';
+import { BacklogGate, sourceWaterMarks } from '../limits/backlog.js';
 import { demoContainers, tierVariant, type DemoViewsPort } from './demo-views.js';
 import { FxBook } from './fx.js';
 import { ProductCatalog } from './products.js';
@@ -34,7 +35,7 @@ export interface DemoFeedStats {
   rejected: number;
   /** Ticks skipped because the event loop fell more than `MAX_CATCH_UP_TICKS` behind (or the engine was backlogged that long). */
   skippedTicks: number;
-  /** Timer runs that published nothing because the engine's ingest queue was above high water (flow control). */
+  /** Timer runs that published nothing because the engine's ingest queue was backlogged (flow control: from above high water until below low water). */
   heldTicks: number;
 }
 
@@ -42,6 +43,18 @@ export interface DemoFeedStats {
 const MAX_CATCH_UP_TICKS = 100;
 /** Images per ingest frame at start: keeps one frame a few MB. */
 const IMAGE_CHUNK = 5000;
+
+/**
+ * The demo feed's `backlogged` predicate under the sources' backlog rule (limits/backlog.ts):
+ * true from a read of `queuedBytes` (the engine's ingest queue, bytes) above
+ * `limits.sourceHighWaterBytes` until a read below `limits.sourceLowWaterBytes` (or an empty
+ * queue), the hysteresis `/source` connections get from `source.pause` / `source.resume`.
+ * @throws RangeError when the low-water mark is above the high-water mark.
+ */
+export function heldByBacklog(queuedBytes: () => number, limits: { readonly sourceHighWaterBytes: number; readonly sourceLowWaterBytes: number }): () => boolean {
+  const gate = new BacklogGate(sourceWaterMarks(limits), queuedBytes);
+  return () => gate.held();
+}
 
 /** Publishes demo FX and product records into an engine. */
 export class DemoFeed {
@@ -62,8 +75,8 @@ export class DemoFeed {
    * `ingest` is `engine.ingest`; `clock` gives origin timestamps (epoch ms, fractions allowed)
    * and drives the tick schedule. With `views`, the feed also publishes the demo containers and
    * the tiered records of `views.tiers` (see demo-views.ts). `backlogged` (flow control, as
-   * `source.pause` is for /source connections) returns true while the engine's ingest queue is
-   * above high water: due ticks then wait, and are published together once it is not (past
+   * `source.pause` is for /source connections; heldByBacklog builds it) returns true while the
+   * feed must wait: due ticks then wait, and are published together once it is not (past
    * `MAX_CATCH_UP_TICKS` the oldest are skipped, as after any pause).
    */
   constructor(options: DemoFeedOptions, ingest: (frame: string) => number, clock: Clock, views?: DemoViewsPort, backlogged?: () => boolean) {

@@ -12,6 +12,7 @@ import type { UserEntry } from '../config.js';
 import { notEntitledMessage } from '../entitlements/entitlements.js';
 import type { EnginePort } from '../engine-port.js';
 import type { Session } from '../session/session.js';
+import { mayResume, mustHold, sourceWaterMarks, type WaterMarks } from '../limits/backlog.js';
 import type { ConnectionPort, HandlerContext } from './context.js';
 import { fromEngineError, replyError } from './errors.js';
 
@@ -126,6 +127,8 @@ export const SOURCE_RESUME_POLL_MS = 2;
  * Without an ingest-queue reader (fake engines) nothing is ever paused.
  */
 export class SourceFlow {
+  /** The water marks of `limits` (limits/backlog.ts: the rule the demo feed follows too). */
+  private readonly marks: WaterMarks;
   /** Paused peers: the bytes each sent since its pause, and when it was paused (`now()`, ms). */
   private readonly paused = new Map<SourcePeer, { sent: number; since: number }>();
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -144,9 +147,7 @@ export class SourceFlow {
     private readonly limits: SourceFlowLimits,
     private readonly now: () => number = () => performance.now(),
   ) {
-    if (limits.sourceLowWaterBytes > limits.sourceHighWaterBytes) {
-      throw new RangeError(`limits.sourceLowWaterBytes (${limits.sourceLowWaterBytes}) must not exceed limits.sourceHighWaterBytes (${limits.sourceHighWaterBytes})`);
-    }
+    this.marks = sourceWaterMarks(limits);
   }
 
   /**
@@ -172,7 +173,7 @@ export class SourceFlow {
   afterFrame(peer: SourcePeer): void {
     if (this.queue === undefined || this.paused.has(peer)) return;
     const { bytes } = this.queue();
-    if (bytes <= this.limits.sourceHighWaterBytes) return;
+    if (!mustHold(bytes, this.marks)) return;
     this.paused.set(peer, { sent: 0, since: this.now() });
     this.pauses++;
     peer.send([{ type: 'source.pause', queuedBytes: bytes, overrunBytes: this.limits.sourceOverrunBytes }]);
@@ -180,11 +181,11 @@ export class SourceFlow {
     this.timer.unref?.();
   }
 
-  /** Resumes every paused peer when the ingest queue is below the low-water mark (the timer calls it). */
+  /** Resumes every paused peer when the ingest queue is below the low-water mark or empty (the timer calls it). */
   poll(): void {
     if (this.queue === undefined || this.paused.size === 0) return this.disarmWhenIdle();
     const { bytes } = this.queue();
-    if (bytes >= this.limits.sourceLowWaterBytes) return;
+    if (!mayResume(bytes, this.marks)) return;
     const peers = [...this.paused.keys()];
     for (const peer of peers) this.unpause(peer);
     this.disarmWhenIdle();
