@@ -74,7 +74,8 @@ fn blotter_frame() -> String {
 
 /// One publish per frame (the single-object form).
 fn single_frame() -> String {
-    r#"{"type":"record.publish","subject":"/FX/EURUSD","ts":1700000000000,"fields":{"bid":1.08412,"ask":1.08431}}"#.into()
+    r#"{"type":"record.publish","subject":"/FX/EURUSD","ts":1700000000000,"fields":{"bid":1.08412,"ask":1.08431}}"#
+        .into()
 }
 
 /// This thread's CPU time so far, ns (Linux schedstat; 0 elsewhere).

@@ -9,7 +9,7 @@
 //! other disagreement fails the test.
 
 use serde_json::Value as J;
-use tidewire_engine::wire::decode_source_frame;
+use tidewire_engine::wire::{decode_source_frame, decode_source_frame_tree};
 
 /// `(code, field, index)` or the accepted message count.
 #[derive(Debug, PartialEq)]
@@ -85,4 +85,25 @@ fn rust_and_ts_source_decoders_agree_on_the_corpus() {
         "only {agreed} of {} agree ({known} by design)",
         corpus.len()
     );
+}
+
+/// The engine's two source decoders (one-pass scanner with tree fallback, and the tree decoder
+/// alone) give the same answer, bit for bit, on every corpus frame: same publishes, or the same
+/// error with the same code, index, field and message.
+#[test]
+fn one_pass_and_tree_decoders_agree_on_the_corpus() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../protocol/fuzz/source-frames.corpus.json"
+    );
+    let corpus: Vec<J> =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("read corpus")).expect("corpus is JSON");
+    let mut accepted = 0;
+    for entry in &corpus {
+        let frame = entry["frame"].as_str().expect("frame");
+        let (fast, tree) = (decode_source_frame(frame), decode_source_frame_tree(frame));
+        assert_eq!(format!("{fast:?}"), format!("{tree:?}"), "{frame:.200}");
+        accepted += usize::from(fast.is_ok());
+    }
+    assert!(accepted > 0, "no corpus frame is valid: the comparison tested only errors");
 }
