@@ -46,6 +46,8 @@ export const SETTINGS: readonly SettingSpec[] = [
   { path: 'server.workers', type: 'int', env: 'TIDEWIRE_WORKERS', flag: 'workers',
     default: () => Math.min(2, Math.max(1, os.availableParallelism())), min: 1, max: 64, unit: 'threads',
     doc: 'Transport worker threads, each a uWebSockets.js app on the same port (SO_REUSEPORT); 1 runs the transport on the main thread.' },
+  { path: 'server.workerSemiSpaceMb', type: 'int', env: 'TIDEWIRE_WORKER_SEMI_SPACE_MB', flag: 'worker-semi-space-mb', default: 32, min: 1, max: 256, zeroMeansOff: true, unit: 'MiB',
+    doc: 'Young-generation semi-space of each transport worker thread, fixed from its start: a scavenge (a pause of that thread) runs once per this much allocated, so twice the size halves them; each worker commits about twice this (two semi-spaces); 0 leaves V8\'s default (grows with survival up to 16 MiB); ignored with `server.workers` 1.' },
   { path: 'server.webRoot', type: 'string', env: 'TIDEWIRE_WEB_ROOT', flag: 'web-root', default: '', unit: 'path',
     doc: 'Directory of the built web app served at `/`; empty means `apps/web/dist` of this checkout. Relative paths resolve against the working directory.' },
   { path: 'demo.enabled', type: 'bool', env: 'TIDEWIRE_DEMO', flag: 'demo', default: true, unit: 'on/off',

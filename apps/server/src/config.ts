@@ -27,7 +27,14 @@ export interface UserEntry {
 
 /** The validated, frozen server configuration. Every field is documented in docs/configuration.md. */
 export interface Config {
-  readonly server: { readonly host: string; readonly port: number; readonly workers: number; readonly webRoot: string };
+  readonly server: {
+    readonly host: string;
+    readonly port: number;
+    readonly workers: number;
+    /** Young-generation semi-space of each transport worker thread, MiB (0: V8's default). */
+    readonly workerSemiSpaceMb: number;
+    readonly webRoot: string;
+  };
   readonly demo: {
     readonly enabled: boolean;
     readonly seed: number;
