@@ -340,3 +340,39 @@ fn blotters_stay_newest_first_when_many_orders_become_durable_together() {
     }
     rig.engine.shutdown().unwrap();
 }
+
+#[test]
+fn a_burst_of_one_users_orders_stays_newest_first_past_many_front_inserts() {
+    // 300 rows of one user becoming durable in few passes: each pass front-inserts its rows (a
+    // run inserted at 0, 1, 2, ... would bisect one label gap per row and relabel the blotter).
+    let dir = TempDir::new("orders-burst-one");
+    let mut rig = Rig::start(orders_config(dir.path()));
+    let alice = rig.session("alice");
+    rig.market("/FX/EURUSD", 1.0850, 1.0852);
+    let n = 300u32;
+    for i in 0..n {
+        let cid = format!("one{i}");
+        rig.engine
+            .order_submit(alice, i + 1, order(&cid, "/FX/EURUSD", Side::Buy, 10.0, Some(1.0)))
+            .unwrap();
+    }
+    for i in 0..n {
+        assert_eq!(rig.reply(alice, i + 1)["type"], "order.ack");
+    }
+    rig.until("acknowledgements durable", |e| {
+        e.stats().journal_durable_seq >= 2 * u64::from(n)
+    });
+    rig.engine
+        .view_create(alice, 1000, "/BLOTTER/alice".into(), String::new(), String::new(), 0, n)
+        .unwrap();
+    let v = rig.reply(alice, 1000);
+    let ids: Vec<u64> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["fields"]["orderId"].as_u64().unwrap())
+        .collect();
+    let want: Vec<u64> = (1..=u64::from(n)).rev().collect();
+    assert_eq!(ids, want);
+    rig.engine.shutdown().unwrap();
+}

@@ -536,7 +536,13 @@ impl OrderDesk {
     }
 
     /// Publishes the trade records and blotter rows that became durable during this pass: one
-    /// store batch, then per user one insert at position 0 of the new rows, newest first.
+    /// store batch, then per user one container publish whose ops insert the new rows at position
+    /// 0 one by one, oldest first, so the blotter ends newest first.
+    ///
+    /// One front insert per row (not one `InsertAt(0, rows)`): a container labels a front insert
+    /// a fixed step below the first member, but a run inserted at positions 0, 1, 2, ... bisects
+    /// one gap per row and relabels the whole container (O(n)) after ~32-46 rows; with 100,000
+    /// rows in a blotter that relabel was 63% of the engine thread at 7,000 orders/s.
     pub(super) fn flush_published(&mut self, hub: &mut Hub, now: Instant) {
         if !self.pending.is_empty() {
             let batch = std::mem::take(&mut self.pending);
@@ -549,18 +555,16 @@ impl OrderDesk {
         let mut rows = std::mem::take(&mut self.pending_rows);
         let durable = &self.durable;
         let user = |order_id: u64| durable.get(order_id).map_or("", |o| o.user.as_str());
-        // Rows arrive oldest first: reversed, then a stable sort by user gives each user's run
-        // newest first (blotter order). The subjects move into the inserts.
-        rows.reverse();
+        // Rows arrive oldest first; a stable sort by user keeps each user's run oldest first, and
+        // front-inserting them in that order leaves the newest first. The subjects move into the ops.
         rows.sort_by(|a, b| user(a.0).cmp(user(b.0)));
         let mut rows = rows.into_iter().peekable();
         while let Some((order_id, subject)) = rows.next() {
             let owner = user(order_id);
-            let mut subjects = vec![subject];
+            let mut ops = vec![ContainerOp::InsertAt(0, vec![subject])];
             while let Some((_, s)) = rows.next_if(|r| user(r.0) == owner) {
-                subjects.push(s);
+                ops.push(ContainerOp::InsertAt(0, vec![s]));
             }
-            let ops = vec![ContainerOp::InsertAt(0, subjects)];
             hub.handle(
                 Command::ContainerPublish {
                     subject: privacy::blotter_subject(owner),
