@@ -90,6 +90,8 @@ export const SETTINGS: readonly SettingSpec[] = [
     doc: 'Record subscriptions one session may hold; beyond it `record.subscribe` fails with LIMIT_EXCEEDED.' },
   { path: 'limits.loginTimeoutMs', type: 'int', env: 'TIDEWIRE_LOGIN_TIMEOUT_MS', flag: 'login-timeout-ms', default: DEFAULT_LIMITS.loginTimeoutMs, min: 10, max: 600_000, unit: 'ms',
     doc: 'A connection without a successful `session.login` after this long is closed with 4001.' },
+  { path: 'limits.firstFrameTimeoutMs', type: 'int', env: 'TIDEWIRE_FIRST_FRAME_TIMEOUT_MS', flag: 'first-frame-timeout-ms', default: 0, min: 10, max: 600_000, zeroMeansOff: true, unit: 'ms',
+    doc: 'A connection that has not sent one complete WebSocket frame this long after its upgrade is closed with 4001 (a slowloris dripping a partial frame, a socket that never speaks); the login itself may take up to `limits.loginTimeoutMs`; 0 is off, the default: against an attacker that reconnects at once, closing its sockets sooner adds reconnects and saves no reads (docs/security.md).' },
   { path: 'limits.maxProtocolErrors', type: 'int', env: 'TIDEWIRE_MAX_PROTOCOL_ERRORS', flag: 'max-protocol-errors', default: 100, min: 1, max: 1_000_000, unit: 'errors',
     doc: 'Error replies one connection may provoke (bad frames, bad requests); the next closes it with 4002.' },
   { path: 'limits.requestsPerSec', type: 'int', env: 'TIDEWIRE_REQUESTS_PER_SEC', flag: 'requests-per-sec', default: 200, min: 1, max: 1_000_000, zeroMeansOff: true, unit: 'frames/s',

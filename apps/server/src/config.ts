@@ -55,6 +55,8 @@ export interface Config {
     readonly maxSourceFrameBytes: number;
     readonly maxSubscriptionsPerSession: number;
     readonly loginTimeoutMs: number;
+    /** A connection without one complete frame this long after the upgrade is closed with 4001, ms; 0: off. */
+    readonly firstFrameTimeoutMs: number;
     readonly maxProtocolErrors: number;
     /** Frames per second per `/stream` session (token bucket refill); 0: off. */
     readonly requestsPerSec: number;

@@ -19,6 +19,20 @@ describe('Session', () => {
     expect(s.loginExpired(99_999)).toBe(false);
   });
 
+  it('has a first-frame deadline: only while no complete frame came and not logged in; none when off', () => {
+    const s = new Session('w0.c1', 'stream', 1000, 60_000, undefined, 200);
+    expect(s.firstFrameExpired(1199)).toBe(false);
+    expect(s.firstFrameExpired(1200)).toBe(true);
+    s.requests = 1;
+    expect(s.firstFrameExpired(5000)).toBe(false);
+    const loggingIn = new Session('w0.c2', 'stream', 1000, 60_000, undefined, 200);
+    loggingIn.state = 'loggingIn';
+    expect(loggingIn.firstFrameExpired(5000)).toBe(false);
+    const off = new Session('w0.c3', 'stream', 1000, 60_000);
+    expect(off.firstFrameDeadline).toBe(Infinity);
+    expect(off.firstFrameExpired(Number.MAX_SAFE_INTEGER)).toBe(false);
+  });
+
   it('blocks on the first buffered send only, and closes when a send was dropped', () => {
     const s = loggedIn();
     expect(s.afterSend(1)).toBe('none');

@@ -25,6 +25,11 @@ export class Session {
   readonly openedAt: number;
   /** After this (epoch ms) a connection that is not logged in is closed with 4001. */
   readonly loginDeadline: number;
+  /**
+   * After this (epoch ms) a connection that has not sent one complete frame is closed with 4001
+   * (`limits.firstFrameTimeoutMs`); Infinity when that limit is off.
+   */
+  readonly firstFrameDeadline: number;
   state: LoginState = 'anonymous';
   /** Engine session id (server-wide unique) once logged in. */
   sessionId: number | undefined;
@@ -52,13 +57,15 @@ export class Session {
 
   /**
    * `nowMs` is the connection time; `loginTimeoutMs` from config; `rate` the request rate limit
-   * (`limits.requestsPerSec` and `limits.requestBurst`; absent or 0 per second: none).
+   * (`limits.requestsPerSec` and `limits.requestBurst`; absent or 0 per second: none);
+   * `firstFrameTimeoutMs` the first-frame deadline (`limits.firstFrameTimeoutMs`; absent or 0: none).
    */
-  constructor(connId: string, endpoint: Endpoint, nowMs: number, loginTimeoutMs: number, rate?: { perSec: number; burst: number }) {
+  constructor(connId: string, endpoint: Endpoint, nowMs: number, loginTimeoutMs: number, rate?: { perSec: number; burst: number }, firstFrameTimeoutMs = 0) {
     this.connId = connId;
     this.endpoint = endpoint;
     this.openedAt = nowMs;
     this.loginDeadline = nowMs + loginTimeoutMs;
+    this.firstFrameDeadline = firstFrameTimeoutMs > 0 ? nowMs + firstFrameTimeoutMs : Infinity;
     this.rate = rate && rate.perSec > 0 ? new TokenBucket(rate.perSec, rate.burst, nowMs) : undefined;
   }
 
@@ -95,6 +102,15 @@ export class Session {
   /** True when the login deadline passed at `nowMs` without a login. */
   loginExpired(nowMs: number): boolean {
     return (this.state === 'anonymous' || this.state === 'loggingIn') && nowMs >= this.loginDeadline;
+  }
+
+  /**
+   * True when the first-frame deadline passed at `nowMs` and no complete frame arrived (`requests`
+   * is 0) on a connection that is not logged in. A frame that started but did not finish does not
+   * count: uWS buffers partial frames, so a connection dripping one never gets here otherwise.
+   */
+  firstFrameExpired(nowMs: number): boolean {
+    return this.requests === 0 && this.state === 'anonymous' && nowMs >= this.firstFrameDeadline;
   }
 
   /** Identifies the session in logs: `sid=<engine id>` once known, else the connection id. */

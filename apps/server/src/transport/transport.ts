@@ -288,7 +288,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
         conn.address = Buffer.from(ws.getRemoteAddressAsText()).toString('utf8');
         // sources are not rate limited: a feed sends many frames per second by design
         const rate = endpoint === 'stream' ? { perSec: config.limits.requestsPerSec, burst: config.limits.requestBurst } : undefined;
-        conn.session = new Session(`w${opts.index}.c${nextConn++}`, endpoint, clock.now(), config.limits.loginTimeoutMs, rate);
+        conn.session = new Session(`w${opts.index}.c${nextConn++}`, endpoint, clock.now(), config.limits.loginTimeoutMs, rate, config.limits.firstFrameTimeoutMs);
         conn.session.remoteAddress = conn.address;
         conn.port = makePort(ws, () => conn);
         sockets.add(ws);
@@ -463,16 +463,23 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
   });
   const port = uWS.us_socket_local_port(listenSocket as unknown as Parameters<typeof uWS.us_socket_local_port>[0]);
 
-  // login deadline sweep: a quarter of the timeout keeps the overshoot small
-  const sweepMs = Math.min(1000, Math.max(5, Math.floor(config.limits.loginTimeoutMs / 4)));
+  // login and first-frame deadline sweep: a quarter of the shorter timeout keeps the overshoot small
+  const { loginTimeoutMs, firstFrameTimeoutMs } = config.limits;
+  const shortestDeadlineMs = firstFrameTimeoutMs > 0 ? Math.min(loginTimeoutMs, firstFrameTimeoutMs) : loginTimeoutMs;
+  const sweepMs = Math.min(1000, Math.max(5, Math.floor(shortestDeadlineMs / 4)));
   const sweep = setInterval(() => {
     const now = clock.now();
     for (const ws of awaitingLogin) {
       const conn = ws.getUserData();
-      if (conn.session.loginExpired(now)) {
+      if (conn.session.firstFrameExpired(now)) {
+        // a partial frame dripped byte by byte (slowloris) wakes this thread per byte until it is cut
+        awaitingLogin.delete(ws);
+        log('info', 'session.firstFrameTimeout', { ...conn.session.logFields(), address: conn.address });
+        conn.port.close(CloseCodes.LOGIN_TIMEOUT.code, `no complete frame within ${firstFrameTimeoutMs} ms of the upgrade`);
+      } else if (conn.session.loginExpired(now)) {
         awaitingLogin.delete(ws);
         log('info', 'session.loginTimeout', conn.session.logFields());
-        conn.port.close(CloseCodes.LOGIN_TIMEOUT.code, `no session.login within ${config.limits.loginTimeoutMs} ms`);
+        conn.port.close(CloseCodes.LOGIN_TIMEOUT.code, `no session.login within ${loginTimeoutMs} ms`);
       }
     }
   }, sweepMs);

@@ -21,9 +21,10 @@ async function survived(a: Arena): Promise<void> {
 }
 
 /** A raw TCP connection to the server that completed the WebSocket upgrade on `/stream` (or not, when `upgrade` is false). */
-async function rawTcp(a: Arena, upgrade: boolean): Promise<{ socket: Socket; closed: () => boolean }> {
+async function rawTcp(a: Arena, upgrade: boolean): Promise<{ socket: Socket; closed: () => boolean; received: () => string }> {
   const socket = connect(a.server.port, '127.0.0.1');
   let closed = false;
+  let reply = '';
   socket.on('close', () => (closed = true));
   socket.on('error', () => (closed = true));
   await new Promise<void>((resolve, reject) => {
@@ -31,14 +32,27 @@ async function rawTcp(a: Arena, upgrade: boolean): Promise<{ socket: Socket; clo
     socket.once('error', reject);
   });
   if (upgrade) {
-    let reply = '';
     socket.on('data', (d: Buffer) => (reply += d.toString('latin1')));
     socket.write('GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
       'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n');
     await waitFor(() => reply.includes('\r\n\r\n') || closed, 'upgrade reply');
     expect(reply.startsWith('HTTP/1.1 101')).toBe(true);
   }
-  return { socket, closed: () => closed };
+  return { socket, closed: () => closed, received: () => reply };
+}
+
+/** The close frame's code and reason in what a raw socket received (latin1), or undefined. */
+function closeFrame(received: string): { code: number; reason: string } | undefined {
+  const at = received.indexOf('\r\n\r\n');
+  const bytes = Buffer.from(received.slice(at + 4), 'latin1');
+  // server frames are unmasked; a close frame's payload (code + reason) is under 126 bytes
+  for (let i = 0; i + 1 < bytes.length; i += 2 + (bytes[i + 1]! & 0x7f)) {
+    if (bytes[i] === 0x88) {
+      const len = bytes[i + 1]! & 0x7f;
+      return { code: bytes.readUInt16BE(i + 2), reason: bytes.subarray(i + 4, i + 2 + len).toString('utf8') };
+    }
+  }
+  return undefined;
 }
 
 describe('input attacks', () => {
@@ -97,9 +111,14 @@ describe('input attacks', () => {
     await survived(a);
   });
 
-  it('slowloris: partial frames after the upgrade are cut at the login timeout, partial headers do not block others', async () => {
-    // 2 s: the arena's own scrypt logins must fit in it on a loaded machine
-    const a = await startArena({ limits: { loginTimeoutMs: 2000 } });
+  it('slowloris: partial frames after the upgrade are cut at the first-frame deadline (4001), partial headers do not block others', async () => {
+    // a login timeout far beyond the test: what cuts the lorises is the first-frame deadline
+    const a = await startArena({ limits: { loginTimeoutMs: 60_000, firstFrameTimeoutMs: 500 } });
+    // a connection that sent one complete frame (a ping before login) is past the first-frame
+    // deadline: only the login timeout applies to it
+    const speaker = await new RawSocket(wsUrl(a.server, '/stream')).open();
+    speaker.send({ type: 'session.ping', reqId: 1, ts: 1 });
+    expect((await nextError(speaker, 1)).code).toBe('NOT_LOGGED_IN');
     const lorises = await Promise.all(Array.from({ length: 20 }, () => rawTcp(a, true)));
     // a masked text frame announcing 1,000 bytes, then one byte at a time
     for (const l of lorises) l.socket.write(Buffer.from([0x81, 0xfe, 0x03, 0xe8, 1, 2, 3, 4]));
@@ -111,6 +130,10 @@ describe('input attacks', () => {
     try {
       await survived(a);
       await waitFor(() => lorises.every((l) => l.closed()), 'every partial-frame loris closed', 10_000);
+      for (const l of lorises) {
+        expect(closeFrame(l.received())).toEqual({ code: 4001, reason: 'no complete frame within 500 ms of the upgrade' });
+      }
+      expect(speaker.closed).toBeUndefined();
       await survived(a);
     } finally {
       clearInterval(drip);

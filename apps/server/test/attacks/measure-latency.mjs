@@ -14,7 +14,7 @@
  */
 
 import { fork } from 'node:child_process';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 
@@ -70,6 +70,24 @@ const ATTACKERS = {
       s.on('error', () => {});
     };
     for (let i = 0; i < 200; i++) open();
+  },
+  // control, not an attack on the server: the same 200 sockets and drips into a sink in the
+  // attacker's own process, so it costs the machine what slowloris costs the attacker, and the
+  // server nothing (what is left of the victim's p99 change is the shared cores, not the server)
+  'slowloris control (200 partial frames into the attacker\'s own sink)': () => {
+    const sink = createServer((c) => { c.on('data', () => {}); c.on('error', () => {}); });
+    sink.listen(0, '127.0.0.1', () => {
+      const { port } = sink.address();
+      for (let i = 0; i < 200; i++) {
+        const s = connect(port, '127.0.0.1', () => {
+          s.write('GET /stream HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n');
+          s.write(Buffer.from([0x81, 0xfe, 0x03, 0xe8, 1, 2, 3, 4]));
+          const t = setInterval(() => s.write(Buffer.from([0x20])), 100);
+          s.on('close', () => clearInterval(t));
+        });
+        s.on('error', () => {});
+      }
+    });
   },
   'never-reading client': (url) => loop(url, 'bob', (ws) => {
     ws.send(JSON.stringify({ type: 'record.subscribe', reqId: 1, subjects: Array.from({ length: 50 }, (_, i) => `/FX/BULK${i}`) }));
