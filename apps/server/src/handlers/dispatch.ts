@@ -10,7 +10,7 @@ import type { Session } from '../session/session.js';
 import type { ConnectionPort, HandlerContext } from './context.js';
 import { replyError } from './errors.js';
 import { handleAdminStream } from './admin.js';
-import { handleOrder } from './order.js';
+import { frameReqId, handleOrder, orderFrameInstrument, submitFrame } from './order.js';
 import { handleSubscribe, handleUnsubscribe } from './record.js';
 import { handleLogin, handlePing, handleRefresh } from './session.js';
 import { handlePublish } from './source.js';
@@ -48,6 +48,15 @@ function needLogin(ctx: HandlerContext, session: Session, port: ConnectionPort, 
  */
 export function dispatchStream(ctx: HandlerContext, session: Session, port: ConnectionPort, bytes: Uint8Array, isBinary: boolean): void {
   session.requests++;
+  // order.submit fast path (handlers/order.ts): the engine reads the frame's bytes; the same
+  // checks in the same order (rate, then the order's own) and the same replies as decoded below
+  if (!isBinary && session.loggedIn) {
+    const instrument = orderFrameInstrument(ctx, session, bytes);
+    if (instrument !== undefined) {
+      if (!overRate(ctx, session, port, 'order.submit', bytes)) submitFrame(ctx, session, port, bytes, instrument);
+      return;
+    }
+  }
   const t = text(ctx, session, port, bytes, isBinary);
   if (t === undefined) return;
   const m: ClientMessage | ReturnType<typeof decodeClientMessage> = decodeClientMessage(t);
@@ -55,13 +64,7 @@ export function dispatchStream(ctx: HandlerContext, session: Session, port: Conn
     replyError(ctx, session, port, m.error);
     return;
   }
-  if (session.rate && !session.rate.take(ctx.clock.now())) {
-    replyError(ctx, session, port, {
-      code: 'RATE_LIMITED', reqId: m.reqId,
-      message: `more than ${ctx.config.limits.requestsPerSec} frames per second (limits.requestsPerSec); '${m.type}' was not handled, retry after ${session.rate.waitMs(ctx.clock.now())} ms`,
-    });
-    return;
-  }
+  if (overRate(ctx, session, port, m.type, m.reqId)) return;
   switch (m.type) {
     case 'session.login':
       void handleLogin(ctx, session, port, m).catch((err) => log('error', 'session.loginFault', { ...session.logFields(), error: String(err) }));
@@ -102,6 +105,19 @@ export function dispatchStream(ctx: HandlerContext, session: Session, port: Conn
       if (!needLogin(ctx, session, port, m.type, m.reqId)) handleOrder(ctx, session, port, m);
       return;
   }
+}
+
+/**
+ * Takes a request token; when the session is over its rate (`limits.requestsPerSec`) replies
+ * RATE_LIMITED (with the frame's reqId: a number, or the bytes of a fast-path order frame) and
+ * returns true: the frame is not handled.
+ */
+function overRate(ctx: HandlerContext, session: Session, port: ConnectionPort, type: string, req: number | undefined | Uint8Array): boolean {
+  if (!session.rate || session.rate.take(ctx.clock.now())) return false;
+  const reqId = req instanceof Uint8Array ? frameReqId(req) : req;
+  const message = `more than ${ctx.config.limits.requestsPerSec} frames per second (limits.requestsPerSec); '${type}' was not handled, retry after ${session.rate.waitMs(ctx.clock.now())} ms`;
+  replyError(ctx, session, port, reqId === undefined ? { code: 'RATE_LIMITED', message } : { code: 'RATE_LIMITED', reqId, message });
+  return true;
 }
 
 /** Index of the first non-whitespace byte of a frame, or -1. */

@@ -8,11 +8,16 @@
  * NOT_ENTITLED), orders enabled (`orders.journalDir` set; else UNAVAILABLE naming the setting),
  * and for a submit the user's entitlement to order the instrument plus the per-user order rate
  * (`entitlements/security.ts` checkOrder: NOT_ENTITLED field `instrument`, or RATE_LIMITED).
+ *
+ * Fast path (`orderFrameInstrument` / `submitFrame`): a well-formed `order.submit` from a session
+ * that may order goes to the engine as the frame's bytes (packages/engine napi/orders.rs reads
+ * them), with the same checks in the same order and the same replies; no JSON.parse, no message
+ * object, no per-field napi conversion. Every other frame takes the decoder path.
  */
 
-import type { OrderAmend, OrderCancel, OrderClientMessage, OrderSubmit } from '@tidewire/protocol';
+import { decodeClientMessage, isDecodeFailure, type OrderAmend, type OrderCancel, type OrderClientMessage, type OrderSubmit } from '@tidewire/protocol';
 import { checkOrder } from '../entitlements/security.js';
-import type { OrderSubmitInput } from '../engine-port.js';
+import type { EnginePort, OrderSubmitInput } from '../engine-port.js';
 import type { Session } from '../session/session.js';
 import type { ConnectionPort, HandlerContext } from './context.js';
 import { fromEngineError, replyError } from './errors.js';
@@ -72,5 +77,68 @@ function send(ctx: HandlerContext, sid: number, m: OrderSubmit | OrderCancel | O
     case 'order.amend':
       ctx.engine.orderAmend(sid, m.reqId, m.clientOrderId, m.quantity ?? null, m.price ?? null);
       return;
+  }
+}
+
+/**
+ * The engine's `order.submit` fast path (packages/engine `orderFrameInstrument` /
+ * `orderSubmitFrame`). Optional on the port: an engine (or a test fake) without it leaves every
+ * order on the decoder path.
+ */
+export interface OrderFramePort {
+  /** The instrument of a well-formed `order.submit` frame the engine takes; null for any other frame. Pure. */
+  orderFrameInstrument(frame: Uint8Array): string | null;
+  /** Submits that frame's order (as orderSubmit); its reqId, or null when the frame is not taken (nothing submitted). */
+  orderSubmitFrame(sessionId: number, frame: Uint8Array): number | null;
+}
+
+function framePort(engine: EnginePort): OrderFramePort | undefined {
+  const e = engine as EnginePort & Partial<OrderFramePort>;
+  return typeof e.orderFrameInstrument === 'function' && typeof e.orderSubmitFrame === 'function' ? (e as OrderFramePort) : undefined;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The decoded form of a frame the fast path took (it is a valid order.submit), for the rare replies that name its reqId. */
+function decodedSubmit(bytes: Uint8Array): OrderSubmit {
+  const m = decodeClientMessage(utf8.decode(bytes));
+  if (isDecodeFailure(m) || m.type !== 'order.submit') throw new Error(`order fast path: a frame it took does not decode as order.submit: ${JSON.stringify(m)}`);
+  return m;
+}
+
+/** The reqId of a frame the fast path took. */
+export function frameReqId(bytes: Uint8Array): number {
+  return decodedSubmit(bytes).reqId;
+}
+
+/**
+ * The instrument of `bytes` when the fast path takes this frame: the engine has it, the
+ * (logged-in) session's user may order and orders are enabled (else the decoder path answers
+ * with the error), and the engine reads the bytes as a well-formed `order.submit`. Undefined:
+ * decode the frame as usual. Takes nothing (no rate token), changes nothing.
+ */
+export function orderFrameInstrument(ctx: HandlerContext, session: Session, bytes: Uint8Array): string | undefined {
+  const fast = framePort(ctx.engine);
+  if (fast === undefined || !ORDER_ROLES.has(session.user!.role) || ctx.config.orders.journalDir === '') return undefined;
+  return fast.orderFrameInstrument(bytes) ?? undefined;
+}
+
+/**
+ * Handles an `order.submit` frame `orderFrameInstrument` took (dispatch checked the login and the
+ * request rate): the entitlement and order-rate check, then the engine reads the order from the
+ * bytes. Replies exactly as `handleOrder` would for the decoded message.
+ */
+export function submitFrame(ctx: HandlerContext, session: Session, port: ConnectionPort, bytes: Uint8Array, instrument: string): void {
+  const refused = checkOrder(ctx.security, session.user!, instrument, 0, ctx.clock.now());
+  if (refused !== undefined) {
+    replyError(ctx, session, port, { ...refused, reqId: frameReqId(bytes) });
+    return;
+  }
+  const sid = session.sessionId!;
+  try {
+    // null cannot happen (the engine just took these bytes); if it did, the decoded order is sent
+    if (framePort(ctx.engine)!.orderSubmitFrame(sid, bytes) === null) send(ctx, sid, decodedSubmit(bytes));
+  } catch (err) {
+    replyError(ctx, session, port, fromEngineError(err, frameReqId(bytes)));
   }
 }

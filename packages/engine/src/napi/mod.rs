@@ -2,6 +2,7 @@
 //! `runtime::Engine`, converts back. No logic lives here.
 
 mod error;
+mod orders;
 
 use napi::bindgen_prelude::{Buffer, Either, Float64Array, Function, Uint32Array};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -556,6 +557,22 @@ impl JsEngine {
         self.inner
             .order_submit(session_id, req_id, submit)
             .map_err(|e| to_js(&env, e))
+    }
+
+    /// The `instrument` of `frame` (a client frame's UTF-8 bytes) when it is an `order.submit` the
+    /// fast path takes (napi/orders.rs), for the server's entitlement check; null for any other
+    /// frame, valid or not (decode it with the protocol decoder then). Pure: submits nothing.
+    #[napi]
+    pub fn order_frame_instrument(&self, frame: &[u8]) -> Option<String> {
+        orders::frame_instrument(frame)
+    }
+
+    /// Submits the `order.submit` in `frame` for `sessionId`, as `orderSubmit` does with the
+    /// decoded message. Returns its reqId; null when the fast path does not take the frame
+    /// (nothing submitted). Throws as `orderSubmit`.
+    #[napi]
+    pub fn order_submit_frame(&self, env: Env, session_id: u32, frame: &[u8]) -> napi::Result<Option<u32>> {
+        orders::submit_frame(&self.inner, &env, session_id, frame)
     }
 
     /// Cancels the session user's open order; replies as `orderSubmit`.

@@ -15,6 +15,7 @@
 mod catalog;
 mod exec;
 mod expiry;
+pub mod frame;
 pub mod privacy;
 pub mod records;
 mod recovery;
