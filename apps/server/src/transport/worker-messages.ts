@@ -52,10 +52,38 @@ export type ToWorker =
   | { type: 'close' }
   /** End the metrics interval: answer with `snapshot`. */
   | { type: 'collect'; id: number }
-  /** A finished metrics interval (for the admin API, /metrics and admin streams). */
-  | { type: 'publish'; update: MetricsUpdate }
+  /**
+   * A finished metrics interval (for the admin API, /metrics and admin streams). The sessions list
+   * (up to 1,000 entries) comes as one JSON string, parsed in the worker only when something
+   * reads it (`publishedUpdate`): cloned as objects it was about a tenth of what a transport
+   * thread allocated at the Low preset, every second, whether or not an admin looked.
+   */
+  | { type: 'publish'; sample: MetricsUpdate['sample']; cumulative: MetricsUpdate['cumulative']; sessionsJson: string }
   /** Close this session with 4010 if this worker holds it: answer with `kicked`. */
   | { type: 'kick'; id: number; sessionId: number; reason: string }
   /** New users and role grants (config reload): apply them to this worker's sessions, answer `authReloaded`. */
   | { type: 'reloadAuth'; id: number; users: UserEntry[]; roles: RoleGrants }
   | ({ type: 'adminReply'; id: number } & AdminReply);
+
+/** The `publish` message of `update` (its sessions as JSON: see ToWorker). */
+export function publishMessage(update: MetricsUpdate, sessionsJson = JSON.stringify(update.sessions)): ToWorker {
+  return { type: 'publish', sample: update.sample, cumulative: update.cumulative, sessionsJson };
+}
+
+/**
+ * The MetricsUpdate of a `publish` message: `sessions` is parsed from its JSON on first read and
+ * kept. JSON and the structured clone agree on every field of AdminSessionInfo except non-finite
+ * numbers, which JSON turns into null, as every HTTP and WebSocket answer built from it did already.
+ * @throws SyntaxError on first read of `sessions` when `sessionsJson` is not JSON (never, from publishMessage).
+ */
+export function publishedUpdate(m: Extract<ToWorker, { type: 'publish' }>): MetricsUpdate {
+  let sessions: MetricsUpdate['sessions'] | undefined;
+  return {
+    sample: m.sample,
+    cumulative: m.cumulative,
+    get sessions(): MetricsUpdate['sessions'] {
+      sessions ??= JSON.parse(m.sessionsJson) as MetricsUpdate['sessions'];
+      return sessions;
+    },
+  };
+}

@@ -11,7 +11,7 @@ import { engineModule } from '../engine.js';
 import { log, setLogSink } from '../log.js';
 import { preciseClock } from '../session/clock.js';
 import { startTransport, type TransportHandle } from './transport.js';
-import type { FromWorker, ToWorker, TransportWorkerData } from './worker-messages.js';
+import { publishedUpdate, type FromWorker, type ToWorker, type TransportWorkerData } from './worker-messages.js';
 
 const data = workerData as TransportWorkerData;
 const port = parentPort!;
@@ -37,7 +37,7 @@ port.on('message', (m: ToWorker) => {
       });
       return;
     case 'publish':
-      transport?.publish(m.update);
+      transport?.publish(publishedUpdate(m));
       return;
     case 'kick':
       void (transport?.kick(m.sessionId, m.reason) ?? Promise.resolve({ found: false })).then((r) => post({ type: 'kicked', id: m.id, ...r }));

@@ -1,5 +1,7 @@
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
+import type { MetricsUpdate } from '../metrics/center.js';
+import { publishedUpdate, publishMessage } from './worker-messages.js';
 import { withSemiSpace, workerHeapOptions } from './workers.js';
 
 /** Starts an eval worker with `options` and resolves with its new-space size, bytes. */
@@ -32,5 +34,37 @@ describe('transport worker heap (server.workerSemiSpaceMb)', () => {
   it('the flag is put back when starting the workers fails', async () => {
     await expect(withSemiSpace(8, () => Promise.reject(new Error('no port')))).rejects.toThrow('no port');
     expect(await newSpaceOfWorker({})).toBeLessThan(8 * MIB);
+  });
+});
+
+describe('metrics publish to transport workers', () => {
+  it('carries the sessions as JSON through a real MessagePort and parses them on first read only', async () => {
+    const session = { sessionId: 7, user: 'alice', role: 'trader', address: '127.0.0.1', connectedAt: 1, worker: 0, subscriptions: 2,
+      messagesPerSec: 1.5, framesPerSec: 1, bytesPerSec: 100, queuedBytes: 0, clientLatencyMs: null };
+    const update = { sample: { at: 5 }, sessions: [session], cumulative: { latency: { count: 1 } } } as unknown as MetricsUpdate;
+    const message = publishMessage(update);
+    const { port1, port2 } = new MessageChannel();
+    const received = new Promise<typeof message>((resolve) => port2.once('message', resolve));
+    port1.postMessage(message);
+    const m = await received;
+    port1.close();
+    if (m.type !== 'publish') throw new Error(`got ${m.type}`);
+    const parse = JSON.parse;
+    let parses = 0;
+    JSON.parse = ((text: string) => {
+      parses++;
+      return parse(text) as unknown;
+    }) as typeof JSON.parse;
+    try {
+      const u = publishedUpdate(m);
+      expect(u.sample).toEqual(update.sample);
+      expect(u.cumulative).toEqual(update.cumulative);
+      expect(parses).toBe(0);
+      expect(u.sessions).toEqual(update.sessions);
+      expect(u.sessions).toBe(u.sessions);
+      expect(parses).toBe(1);
+    } finally {
+      JSON.parse = parse;
+    }
   });
 });

@@ -16,7 +16,7 @@ import { log, logLine } from '../log.js';
 import type { TransportHandle } from './transport.js';
 import type { RoleGrants } from '../entitlements/entitlements.js';
 import type { AuthReloadResult } from './auth-reload.js';
-import type { FromWorker, ToWorker, TransportWorkerData } from './worker-messages.js';
+import { publishMessage, type FromWorker, type ToWorker, type TransportWorkerData } from './worker-messages.js';
 
 /** How long a worker may take to start listening or to close. */
 const WORKER_TIMEOUT_MS = 15_000;
@@ -147,9 +147,9 @@ class WorkerTransport {
     return m?.type === 'snapshot' ? m.snapshot : undefined;
   }
 
-  /** Hands a finished interval to the worker. */
-  publish(update: Parameters<TransportHandle['publish']>[0]): void {
-    this.post({ type: 'publish', update });
+  /** Hands a finished interval to the worker (`message`: publishMessage, built once for all workers). */
+  publish(message: ToWorker): void {
+    this.post(message);
   }
 
   /** Asks the worker to kick a session it may hold. */
@@ -212,7 +212,8 @@ export async function startWorkerTransports(config: Config, users: UserEntry[], 
         return snaps.filter((s): s is TransportSnapshot => s !== undefined);
       },
       publish(update) {
-        for (const w of workers) w.publish(update);
+        const message = publishMessage(update);
+        for (const w of workers) w.publish(message);
       },
       async reloadAuth(newUsers, roles) {
         const results = await Promise.all(workers.map((w) => w.reloadAuth([...newUsers], roles)));
