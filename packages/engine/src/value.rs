@@ -145,13 +145,33 @@ impl SmallStr {
     }
 }
 
+/// `s` (at most [`INLINE_STR_BYTES`] bytes) zero-padded to the inline buffer, copied as two
+/// overlapping fixed-size words rather than a variable-length `memcpy` call (this runs for
+/// every short string value and field name decoded).
+#[inline]
+fn inline_bytes(s: &[u8]) -> [u8; INLINE_STR_BYTES] {
+    let mut buf = [0u8; INLINE_STR_BYTES];
+    let n = s.len();
+    debug_assert!(n <= INLINE_STR_BYTES);
+    if n >= 8 {
+        buf[..8].copy_from_slice(&s[..8]);
+        buf[n - 8..n].copy_from_slice(&s[n - 8..]);
+    } else if n >= 4 {
+        buf[..4].copy_from_slice(&s[..4]);
+        buf[n - 4..n].copy_from_slice(&s[n - 4..]);
+    } else {
+        for (d, &c) in buf.iter_mut().zip(s) {
+            *d = c;
+        }
+    }
+    buf
+}
+
 impl From<&str> for SmallStr {
     fn from(s: &str) -> Self {
         if s.len() <= INLINE_STR_BYTES {
-            let mut buf = [0u8; INLINE_STR_BYTES];
-            buf[..s.len()].copy_from_slice(s.as_bytes());
             SmallStr(Repr::Inline(Inline {
-                buf,
+                buf: inline_bytes(s.as_bytes()),
                 len: INLINE_LENS[s.len()],
             }))
         } else {

@@ -19,7 +19,8 @@ use std::cell::RefCell;
 use super::decode::{retype, PubField, Publish};
 use super::field_name::FieldName;
 use super::rules::{
-    check_field_name, check_subject, MAX_FIELDS_PER_RECORD, MAX_PUBLISHES_PER_FRAME, MAX_STRING_VALUE_BYTES,
+    check_field_name, check_subject, MAX_FIELDS_PER_RECORD, MAX_FIELD_NAME_BYTES, MAX_PUBLISHES_PER_FRAME,
+    MAX_STRING_VALUE_BYTES, MAX_SUBJECT_BYTES,
 };
 use crate::value::{FieldType, Value};
 
@@ -68,6 +69,46 @@ pub(super) fn decode_plain(text: &str) -> Option<Vec<Publish>> {
         s.clear();
         out
     })
+}
+
+/// [`BYTE_CLASS`] bit: may follow the first byte of a field name (`[A-Za-z0-9_]`).
+const NAME: u8 = 1;
+/// [`BYTE_CLASS`] bit: may appear in a subject segment (`[A-Za-z0-9_.@:-]`).
+const SEGMENT: u8 = 2;
+
+/// Class bits of every byte value (the patterns of wire/rules.rs as a table).
+const BYTE_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        if c.is_ascii_alphanumeric() || c == b'_' {
+            t[b] = NAME | SEGMENT;
+        } else if matches!(c, b'.' | b'@' | b':' | b'-') {
+            t[b] = SEGMENT;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// 10^0 ..= 10^22: every one an exact double.
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20,
+    1e21, 1e22,
+];
+
+/// True when one of the 8 bytes in `x` is `"`, `\\` or a control byte (below 0x20): the string
+/// scan must look at them one by one. Exact for "any byte" (no false negatives or positives).
+#[inline]
+fn needs_look(x: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH != 0;
+    // Bytes below 0x20: subtracting 0x20 borrows into the high bit only for them (or for bytes
+    // with the high bit set, masked out by `!x`).
+    let control = x.wrapping_sub(ONES * 0x20) & !x & HIGH != 0;
+    control || has_zero(x ^ (ONES * u64::from(b'"'))) || has_zero(x ^ (ONES * u64::from(b'\\')))
 }
 
 /// Which of a message's keys were seen (a repeated key is left to the tree decoder).
@@ -119,6 +160,14 @@ impl<'a> Scan<'a> {
     fn string(&mut self) -> Option<&'a str> {
         self.eat(b'"')?;
         let start = self.i;
+        // Eight bytes at a time while none of them ends the string or needs a closer look.
+        while let Some(chunk) = self.b.get(self.i..self.i + 8) {
+            let x = u64::from_le_bytes(chunk.try_into().ok()?);
+            if needs_look(x) {
+                break;
+            }
+            self.i += 8;
+        }
         loop {
             match *self.b.get(self.i)? {
                 b'"' => break,
@@ -129,6 +178,63 @@ impl<'a> Scan<'a> {
         // Both ends sit next to an ASCII quote, so they are char boundaries of a valid `str`.
         let s = self.text.get(start..self.i)?;
         self.i += 1;
+        Some(s)
+    }
+
+    /// A field name string (after whitespace) matching `FIELD_NAME_PATTERN` within
+    /// `MAX_FIELD_NAME_BYTES`, checked while it is scanned; `None` for anything else (escapes
+    /// included), which `check_field_name` would refuse or the tree decoder must read.
+    #[inline]
+    fn name(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        let start = self.i;
+        match self.b.get(self.i)? {
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' => self.i += 1,
+            _ => return None,
+        }
+        while BYTE_CLASS[usize::from(*self.b.get(self.i)?)] & NAME != 0 {
+            self.i += 1;
+        }
+        if self.b[self.i] != b'"' || self.i - start > MAX_FIELD_NAME_BYTES {
+            return None;
+        }
+        // ASCII on both ends: char boundaries.
+        let s = self.text.get(start..self.i)?;
+        self.i += 1;
+        debug_assert!(check_field_name(s).is_ok());
+        Some(s)
+    }
+
+    /// A subject string (after whitespace) obeying `check_subject` (`/seg(/seg)*`, segments of
+    /// `[A-Za-z0-9_.@:-]`, at most `MAX_SUBJECT_BYTES`), checked while it is scanned.
+    #[inline]
+    fn subject(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        let start = self.i;
+        let mut prev_slash = false;
+        if self.b.get(self.i) != Some(&b'/') {
+            return None;
+        }
+        loop {
+            let c = *self.b.get(self.i)?;
+            if c == b'/' {
+                if prev_slash {
+                    return None;
+                }
+                prev_slash = true;
+            } else if BYTE_CLASS[usize::from(c)] & SEGMENT != 0 {
+                prev_slash = false;
+            } else {
+                break;
+            }
+            self.i += 1;
+        }
+        if self.b[self.i] != b'"' || prev_slash || self.i - start > MAX_SUBJECT_BYTES {
+            return None;
+        }
+        let s = self.text.get(start..self.i)?;
+        self.i += 1;
+        debug_assert!(check_subject(s).is_ok());
         Some(s)
     }
 
@@ -143,49 +249,61 @@ impl<'a> Scan<'a> {
         if neg {
             i += 1;
         }
-        let int_start = i;
-        let mut int: u64 = 0;
+        // The digits of the integer and fraction parts as one integer (`digits` of them), and
+        // the power of ten it is scaled by.
+        let (mut mantissa, mut digits, mut exp10) = (0u64, 0usize, 0i64);
         match b.get(i)? {
             b'0' => i += 1,
             b'1'..=b'9' => {
                 while let Some(&d @ b'0'..=b'9') = b.get(i) {
-                    int = int.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
+                    mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
+                    digits += 1;
                     i += 1;
                 }
             }
             _ => return None,
         }
-        let int_digits = i - int_start;
-        let mut plain = true;
         if b.get(i) == Some(&b'.') {
-            plain = false;
             i += 1;
             let d0 = i;
-            while let Some(b'0'..=b'9') = b.get(i) {
+            while let Some(&d @ b'0'..=b'9') = b.get(i) {
+                mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
+                digits += usize::from(mantissa != 0);
                 i += 1;
             }
             if i == d0 {
                 return None;
             }
+            exp10 = -((i - d0) as i64);
         }
         if let Some(b'e' | b'E') = b.get(i) {
-            plain = false;
             i += 1;
+            let exp_neg = b.get(i) == Some(&b'-');
             if let Some(b'+' | b'-') = b.get(i) {
                 i += 1;
             }
-            let d0 = i;
-            while let Some(b'0'..=b'9') = b.get(i) {
+            let (d0, mut e) = (i, 0i64);
+            while let Some(&d @ b'0'..=b'9') = b.get(i) {
+                e = e.saturating_mul(10).saturating_add(i64::from(d - b'0'));
                 i += 1;
             }
             if i == d0 {
                 return None;
             }
+            exp10 = exp10.saturating_add(if exp_neg { -e } else { e });
         }
         self.i = i;
-        // Up to 15 digits an integer is exact in a double; "-0" reads as -0.0 (as serde_json).
-        let n = if plain && int_digits <= 15 {
-            let n = int as f64;
+        // Clinger's fast path: a mantissa below 2^53 and a power of ten up to 22 are both exact
+        // doubles, so one multiply or divide is the correctly rounded result (what JSON.parse
+        // and serde_json's float_roundtrip give). "-0" reads as -0.0, as serde_json reads it.
+        // Anything else goes through the standard library's correctly rounded parser.
+        let n = if digits <= 19 && mantissa < (1 << 53) && (-22..=22).contains(&exp10) {
+            let m = mantissa as f64;
+            let n = if exp10 < 0 {
+                m / POW10[exp10.unsigned_abs() as usize]
+            } else {
+                m * POW10[exp10 as usize]
+            };
             if neg {
                 -n
             } else {
@@ -267,8 +385,7 @@ impl<'a> Scan<'a> {
                         key::TYPE
                     }
                     "subject" => {
-                        subject = self.string()?;
-                        check_subject(subject).ok()?;
+                        subject = self.subject()?;
                         key::SUBJECT
                     }
                     "ts" => {
@@ -327,6 +444,7 @@ impl<'a> Scan<'a> {
     /// The `fields` object into `s.fields`: valid, distinct names; scalar values.
     fn fields(&mut self, s: &mut Scratch) -> Option<()> {
         self.eat(b'{')?;
+        let mut names_seen = 0u64;
         if self.peek()? == b'}' {
             self.i += 1;
             return Some(());
@@ -335,11 +453,14 @@ impl<'a> Scan<'a> {
             if s.fields.len() == MAX_FIELDS_PER_RECORD {
                 return None;
             }
-            let name = self.string()?;
-            check_field_name(name).ok()?;
-            if s.fields.iter().any(|f| f.name == name) {
+            let name = self.name()?;
+            // A repeated name is left to the tree decoder. A 64-bit filter on (length, last
+            // byte) skips the comparisons for nearly every name.
+            let bit = 1u64 << ((name.len() * 7 + usize::from(name.as_bytes()[name.len() - 1])) & 63);
+            if names_seen & bit != 0 && s.fields.iter().any(|f| f.name == name) {
                 return None;
             }
+            names_seen |= bit;
             self.eat(b':')?;
             let value = match self.peek()? {
                 b'"' => {
@@ -424,42 +545,42 @@ mod tests {
 
     #[test]
     fn numbers_read_as_the_tree_decoder_reads_them() {
-        let literals = [
-            "0",
-            "-0",
-            "-0.0",
-            "1",
-            "-1",
-            "7.25",
-            "1e2",
-            "1E+2",
-            "1.5e-3",
-            "2.5E-3",
-            "0.1",
-            "1.08412",
-            "123456789012345",
-            "-123456789012345",
-            "1234567890123456",
-            "9007199254740993",
-            "12345678901234567890",
-            "18446744073709551615",
-            "18446744073709551616",
-            "-9223372036854775809",
-            "1e308",
-            "1.7976931348623157e308",
-            "4.9e-324",
-            "1e-400",
-            "-1e-400",
-            "0e5",
-            "100000000000000000000000",
-            "3.141592653589793238462643383279",
-            "0.30000000000000004",
-        ];
-        for lit in literals {
+        let literals = "0 -0 -0.0 1 -1 7.25 1e2 1E+2 1.5e-3 2.5E-3 0.1 1.08412 0.00019 -0.0012 \
+            123456789012345 -123456789012345 1234567890123456 9007199254740993 12345678901234567890 \
+            18446744073709551615 18446744073709551616 -9223372036854775809 1e308 1.7976931348623157e308 \
+            4.9e-324 1e-400 -1e-400 0e5 -0e5 -0.0e-3 100000000000000000000000 1e22 1e23 \
+            3.141592653589793238462643383279 0.30000000000000004 9007199254740992e-22 9007199254740993e-3 \
+            0.0000000000000000000000001 123.456e-20 1e-99999999999999999999 1.00000000000000000000000000001";
+        for lit in literals.split_whitespace() {
             same(&msg(&format!(r#""x":{lit}"#)));
             same(&format!(
                 r#"{{"type":"record.publish","subject":"/A","ts":{lit},"fields":{{}}}}"#
             ));
+        }
+    }
+
+    /// The 8-byte string scan: a plain string of any length is read whole, and an escape or a
+    /// control byte at any position (either side of a chunk edge) is seen.
+    #[test]
+    fn strings_are_scanned_to_the_right_end() {
+        for len in 0..40 {
+            let text: String = "abcdefgh€ij".chars().cycle().take(len).collect();
+            same(&msg(&format!(r#""s":"{text}","t":"{text}""#)));
+            for at in 0..=text.len() {
+                if !text.is_char_boundary(at) {
+                    continue;
+                }
+                for bad in ["\\n", "\\\"", "\u{1}", "\t", "\u{1f}"] {
+                    let broken = format!("{}{bad}{}", &text[..at], &text[at..]);
+                    assert!(
+                        decode_plain(&msg(&format!(r#""s":"{broken}""#))).is_none(),
+                        "{broken:?}"
+                    );
+                }
+                // Bytes next to the special ones pass: space (0x20), '#' (0x23), ']' (0x5d), DEL.
+                let fine = format!("{} #]\u{7f}{}", &text[..at], &text[at..]);
+                same(&msg(&format!(r#""s":"{fine}""#)));
+            }
         }
     }
 
@@ -561,6 +682,30 @@ mod tests {
         for text in cases {
             assert!(decode_plain(text).is_none(), "scanner accepted {text:.120}");
         }
+        let subject = |len: usize| {
+            format!(
+                r#"{{"type":"record.publish","subject":"/{}","fields":{{}}}}"#,
+                "a".repeat(len - 1)
+            )
+        };
+        for text in [
+            subject(MAX_SUBJECT_BYTES + 1),
+            msg(&format!(r#""{}":1"#, "n".repeat(MAX_FIELD_NAME_BYTES + 1))),
+            msg(r#""ab":1,"cb":2,"ab":3"#),
+            msg(r#""_x":1,"_x":2"#),
+        ] {
+            assert!(decode_plain(&text).is_none(), "scanner accepted {text:.120}");
+        }
+        for subject in ["/a//b", "/", "/a b", "/é", "/a/", "//", r"/a\u002fb", r"/a\tb"] {
+            let text = format!(r#"{{"type":"record.publish","subject":"{subject}","fields":{{}}}}"#);
+            assert!(decode_plain(&text).is_none(), "scanner accepted {text:.120}");
+        }
+        same(&subject(MAX_SUBJECT_BYTES));
+        same(r#"{"type":"record.publish","subject":"/a:b@c.d-e_f/G9/x","fields":{}}"#);
+        same(&msg(&format!(
+            r#""{}":1,"_x1":2,"ab":3,"cb":4,"Ab":5"#,
+            "n".repeat(MAX_FIELD_NAME_BYTES)
+        )));
         // The edge itself is accepted.
         let ok_str = msg(&format!(r#""s":"{}""#, "é".repeat(2048)));
         same(&ok_str);
