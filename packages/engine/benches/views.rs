@@ -14,9 +14,12 @@
 //! - `-- create_each [views]` instead opens that many views (default 3,000) one after the other
 //!   exactly as `create_view_64k` does and prints the per-create time distribution (min, p10,
 //!   p50, p99, us): on a loaded machine the low percentiles are the engine's own cost.
-//! - `-- held_windows [views] [updates/s] [secs]` instead runs only held windows under a feed of
+//! - `-- held_windows [views] [updates/s] [secs] [products]` instead runs only held windows under a feed of
 //!   non-filter field updates through the hub (views_support/held_windows.rs; defaults 3,000
-//!   views, 10,000 updates/s, 5 s): engine CPU per row update sent and per flush.
+//!   views, 10,000 updates/s, 5 s, 10,000 products): engine CPU per row update sent and per flush.
+//! - `-- blotter [users] [trades] [updates/s] [secs]` instead runs only the blotter shape through
+//!   the hub (views_support/blotter.rs; defaults 2,000 users x 1,000 trades, 69,000 updates/s,
+//!   5 s): engine CPU per record update and the distribution of a pass's CPU time.
 //!
 //! Run: `cargo bench --no-default-features --bench views`
 
@@ -403,6 +406,9 @@ mod under_load;
 #[path = "views_support/held_windows.rs"]
 mod held_windows;
 
+#[path = "views_support/blotter.rs"]
+mod blotter;
+
 fn main() {
     // `cargo bench --bench views -- under_load [secs]`: only the hub-level response-time run.
     let args: Vec<String> = std::env::args().collect();
@@ -419,7 +425,13 @@ fn main() {
     // `-- held_windows [views] [updates/s] [secs]`: only the hub-level held-windows run.
     if let Some(i) = args.iter().position(|a| a == "held_windows") {
         let arg = |k: usize, d: usize| args.get(i + k).and_then(|s| s.parse().ok()).unwrap_or(d);
-        held_windows::run(arg(1, 3_000), arg(2, 10_000), arg(3, 5) as u64);
+        held_windows::run(arg(1, 3_000), arg(2, 10_000), arg(3, 5) as u64, arg(4, 10_000));
+        return;
+    }
+    // `-- blotter [users] [trades] [updates/s] [secs]`: only the hub-level blotter run.
+    if let Some(i) = args.iter().position(|a| a == "blotter") {
+        let arg = |k: usize, d: usize| args.get(i + k).and_then(|s| s.parse().ok()).unwrap_or(d);
+        blotter::run(arg(1, 2_000), arg(2, 1_000), arg(3, 69_000), arg(4, 5) as u64);
         return;
     }
     benches();

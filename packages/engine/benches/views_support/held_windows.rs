@@ -1,6 +1,6 @@
 //! Held windows through the hub (engine thread only: no napi, no sockets): the shape of the
-//! end-to-end `finder-response` run where users keep their view open. 10,000 products in
-//! `/CONTAINER/PRODUCTS`; `views` unique views (one session each, ~1% static filter on a number +
+//! end-to-end `finder-response` run where users keep their view open. `products` (default
+//! 10,000) products in `/CONTAINER/PRODUCTS`; `views` unique views (one session each, ~1% static filter on a number +
 //! text field, sorted by a text field, window 50), all opened first and held; then a feed of
 //! `rate` record updates/s of fields no filter or sort reads (bid, ask, last, change, volume), in
 //! 10 ms batches, each batch followed by `run_due` (delivery to the sessions' sinks).
@@ -41,10 +41,11 @@ impl Counter {
     }
 }
 
-/// Runs `views` held windows under `rate` updates/s for `secs` virtual seconds (after 1 s of
-/// warm-up) and prints the costs.
-pub fn run(views: usize, rate: usize, secs: u64) {
-    const N: usize = 10_000;
+/// Runs `views` held windows over `products` records under `rate` updates/s for `secs` virtual
+/// seconds (after 1 s of warm-up) and prints the costs and the distribution of a flush's CPU time
+/// (a pass: publish batch, view flush, delivery).
+pub fn run(views: usize, rate: usize, secs: u64, products: usize) {
+    let n_products = products.max(1);
     const TICK_MS: f64 = 10.0;
     let mut rng = Rng(0x4e1d);
     let mut hub = Hub::new(EngineConfig::default());
@@ -55,7 +56,7 @@ pub fn run(views: usize, rate: usize, secs: u64) {
         bytes: 0,
         rows: 0,
     };
-    load_products(&mut hub, N, &mut rng, at(0.0));
+    load_products(&mut hub, n_products, &mut rng, at(0.0));
     let setup = Instant::now();
     for k in 0..views as u32 {
         let sid = k + 1;
@@ -71,13 +72,14 @@ pub fn run(views: usize, rate: usize, secs: u64) {
     sink.count();
     let rows: usize = hub.views().infos().iter().map(|i| i.rows).sum();
     eprintln!(
-        "held_windows/{views}_views/{rate}_per_s: {} views, mean {:.0} rows, opened in {:.1} s",
+        "held_windows/{views}_views/{rate}_per_s/{n_products}_products: {} views, mean {:.0} rows, opened in {:.1} s",
         hub.views().view_count(),
         rows as f64 / views.max(1) as f64,
         setup.elapsed().as_secs_f64()
     );
     let per_tick = (rate as f64 * TICK_MS / 1000.0).round().max(1.0) as usize;
-    let mut last = vec![100.0f64; N];
+    let mut last = vec![100.0f64; n_products];
+    let mut passes: Vec<f64> = Vec::new();
     let (mut handle_us, mut deliver_us, mut flushes, mut updates) = (0.0, 0.0, 0usize, 0usize);
     let (mut rows0, mut bytes0) = (0, 0);
     let end = (secs + 1) as f64 * 1000.0;
@@ -92,7 +94,7 @@ pub fn run(views: usize, rate: usize, secs: u64) {
             .map(|_| {
                 // Every record once in turn (each updates rate / N times a second).
                 let i = next;
-                next = (next + 1) % N;
+                next = (next + 1) % n_products;
                 price_update(i, &mut last, &mut rng, tick)
             })
             .collect();
@@ -113,6 +115,7 @@ pub fn run(views: usize, rate: usize, secs: u64) {
             deliver_us += e - m;
             flushes += 1;
             updates += per_tick;
+            passes.push((e - s) / 1000.0);
         }
         tick += TICK_MS;
     }
@@ -132,5 +135,19 @@ pub fn run(views: usize, rate: usize, secs: u64) {
         handle_us * 100.0 / total.max(1e-9),
         deliver_us * 100.0 / total.max(1e-9),
         total / (secs as f64 * 1e6)
+    );
+    passes.sort_by(f64::total_cmp);
+    let pct = |p: f64| {
+        passes
+            .get(((passes.len().max(1) - 1) as f64 * p).round() as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
+    eprintln!(
+        "  pass ({per_tick} updates, {TICK_MS} ms of feed) CPU ms: mean {:.3} p50 {:.3} p99 {:.3} max {:.3}",
+        passes.iter().sum::<f64>() / passes.len().max(1) as f64,
+        pct(0.5),
+        pct(0.99),
+        pct(1.0)
     );
 }

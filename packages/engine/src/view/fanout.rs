@@ -29,8 +29,13 @@ pub(super) struct ContainerState {
     pub(super) views: Vec<u32>,
     /// field id -> views reading it.
     pub(super) by_field: FxHashMap<u32, Vec<Reader>>,
-    /// Updated rows since the last flush -> changed field ids (sorted, conflated).
+    /// Updated rows shown by some window since the last flush -> changed field ids (sorted,
+    /// conflated). Rows no window shows are only in `updated`.
     pub(super) dirty: FxHashMap<u32, Vec<u32>>,
+    /// Member slots updated since the last flush, each once (`ViewInfo::updates` counts their
+    /// membership bits at the flush); `updated_flag[slot]` says a slot is listed.
+    pub(super) updated: Vec<u32>,
+    pub(super) updated_flag: Vec<bool>,
     /// Rows of `dirty` updated more than once since the last flush (their update is conflated).
     pub(super) merged: rustc_hash::FxHashSet<u32>,
     /// Membership bits: `words` u64 per member slot; bit k = "row of the view holding bit k".
@@ -51,6 +56,36 @@ impl ContainerState {
         if self.bits.len() < need {
             self.bits.resize(need.max(self.bits.len() * 3 / 2), 0);
         }
+    }
+
+    /// Lists member slot `slot` as updated since the last flush (once per flush).
+    #[inline]
+    pub(super) fn note_updated(&mut self, slot: u32) {
+        let i = slot as usize;
+        if self.updated_flag.len() <= i {
+            self.updated_flag.resize(self.container.slot_bound().max(i + 1), false);
+        }
+        if !self.updated_flag[i] {
+            self.updated_flag[i] = true;
+            self.updated.push(slot);
+        }
+    }
+
+    /// The member at `slot` left: its update (if any) is not counted at the flush.
+    pub(super) fn forget_updated(&mut self, slot: u32) {
+        if let Some(f) = self.updated_flag.get_mut(slot as usize) {
+            *f = false;
+        }
+    }
+
+    /// Every member left (a clear): no update is counted at the flush.
+    pub(super) fn forget_all_updated(&mut self) {
+        for &s in &self.updated {
+            if let Some(f) = self.updated_flag.get_mut(s as usize) {
+                *f = false;
+            }
+        }
+        self.updated.clear();
     }
 
     pub(super) fn set_bit(&mut self, id: u32, bit: u32, on: bool) {

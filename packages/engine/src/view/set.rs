@@ -240,9 +240,12 @@ impl ViewSet {
         c.clear_row(id);
         if let Some(slot) = c.container.slot_of(id) {
             c.columns.removed(slot);
+            c.forget_updated(slot);
         }
         let pos = c.container.remove(id)?;
-        c.dirty.remove(&id);
+        if let Some(f) = c.dirty.remove(&id) {
+            self.pool.put_fields(f);
+        }
         c.merged.remove(&id);
         for &v in &c.views {
             if let Some(slot) = self.views[v as usize].as_mut() {
@@ -262,8 +265,11 @@ impl ViewSet {
         };
         let members: Vec<u32> = c.container.iter().collect();
         c.container.clear();
-        c.dirty.clear();
+        for (_, f) in c.dirty.drain() {
+            self.pool.put_fields(f);
+        }
         c.merged.clear();
+        c.forget_all_updated();
         c.bits.clear();
         c.columns.cleared();
         for &v in &c.views {
@@ -512,28 +518,36 @@ impl ViewSet {
         if c.views.is_empty() {
             return 0;
         }
-        if c.dirty.is_empty() {
+        let Some(slot) = c.container.slot_of(id) else {
+            return 0;
+        };
+        if c.updated.is_empty() && c.dirty.is_empty() {
             self.dirty_containers.push(container);
         }
-        match c.dirty.entry(id) {
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(changed.to_vec());
-            }
-            std::collections::hash_map::Entry::Occupied(mut e) => {
-                // A second update of the row before the flush: one merged (conflated) update.
-                let d = e.get_mut();
-                d.extend_from_slice(changed);
-                d.sort_unstable();
-                d.dedup();
-                c.merged.insert(id);
+        // Counted once per flush for the views holding the row (`ViewInfo::updates`).
+        c.note_updated(slot);
+        // Field changes are kept only for rows some window shows: nothing else reads them (a
+        // row not shown now is not shown at the flush either, since between flushes windows only
+        // close; a row entering a window goes out as an image). Most rows of a large container
+        // (a blotter's done trades, rows below every window) cost no map entry or list.
+        if !self.shown.windows(id).is_empty() {
+            match c.dirty.entry(id) {
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(self.pool.fields(changed));
+                }
+                std::collections::hash_map::Entry::Occupied(mut e) => {
+                    // A second update of the row before the flush: one merged (conflated) update.
+                    let d = e.get_mut();
+                    d.extend_from_slice(changed);
+                    d.sort_unstable();
+                    d.dedup();
+                    c.merged.insert(id);
+                }
             }
         }
         if !changed.iter().any(|f| c.by_field.contains_key(f)) {
             return 0;
         }
-        let Some(slot) = c.container.slot_of(id) else {
-            return 0;
-        };
         let mut differ = std::mem::take(&mut self.differ);
         differ.clear();
         c.columns.updated(slot, id, changed, records, &mut differ);

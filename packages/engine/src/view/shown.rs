@@ -140,6 +140,14 @@ impl Pool {
         f
     }
 
+    /// Takes back a field list (a conflated row update's) for reuse.
+    pub(super) fn put_fields(&mut self, mut f: Vec<u32>) {
+        if self.fields.len() < POOL_MAX && f.capacity() <= POOL_CAP {
+            f.clear();
+            self.fields.push(f);
+        }
+    }
+
     /// Takes back `d` (cleared) for reuse, keeping its vectors when they are small.
     pub(super) fn put(&mut self, mut d: WindowDiff) {
         for (_, mut f) in d.updated.drain(..) {

@@ -111,27 +111,35 @@ impl ViewSet {
                 continue;
             };
             let ContainerState {
-                container: members,
                 dirty,
                 merged,
                 bits,
                 words,
                 bit_updates,
+                updated,
+                updated_flag,
                 ..
             } = c;
-            for (&row, fields) in dirty.iter() {
-                // Per view holding the row, one more row update (ViewInfo::updates): a count per
-                // membership bit, contiguous, instead of a visit of each view.
-                if let Some(s) = members.slot_of(row) {
-                    let base = s as usize * *words;
-                    for (wi, &word) in bits.get(base..base + *words).unwrap_or(&[]).iter().enumerate() {
-                        let mut word = word;
-                        while word != 0 {
-                            bit_updates[wi * 64 + word.trailing_zeros() as usize] += 1;
-                            word &= word - 1;
-                        }
+            // Per view holding an updated row, one more row update (ViewInfo::updates): a count
+            // per membership bit, contiguous, instead of a visit of each view.
+            for &s in updated.iter() {
+                let Some(flag) = updated_flag.get_mut(s as usize) else {
+                    continue;
+                };
+                if !std::mem::take(flag) {
+                    continue; // the member left since (or a reused slot listed twice)
+                }
+                let base = s as usize * *words;
+                for (wi, &word) in bits.get(base..base + *words).unwrap_or(&[]).iter().enumerate() {
+                    let mut word = word;
+                    while word != 0 {
+                        bit_updates[wi * 64 + word.trailing_zeros() as usize] += 1;
+                        word &= word - 1;
                     }
                 }
+            }
+            updated.clear();
+            for (&row, fields) in dirty.iter() {
                 for &(w, wc) in self.shown.windows(row) {
                     if wc != container {
                         continue;
@@ -155,7 +163,9 @@ impl ViewSet {
                     }
                 }
             }
-            dirty.clear();
+            for (_, f) in dirty.drain() {
+                self.pool.put_fields(f);
+            }
             merged.clear();
         }
         for mut d in light.drain(..) {
