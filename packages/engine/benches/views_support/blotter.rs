@@ -47,7 +47,7 @@ fn trade(u: usize, n: usize, status: u8, ts: f64, image: bool) -> Publish {
         fields.extend([
             num("tradeId", n as f64),
             text("instrument", format!("I{}", (u * 7 + n) % 50)),
-            text("side", if (u + n) % 2 == 0 { "buy" } else { "sell" }.into()),
+            text("side", if (u + n).is_multiple_of(2) { "buy" } else { "sell" }.into()),
             num("quantity", (1_000 * (1 + (u + 3 * n) % 20)) as f64),
             num("price", 100.0 + ((u * 13 + n * 7) % 1000) as f64 / 100.0),
         ]);
