@@ -19,7 +19,7 @@ mod support;
 use hdrhistogram::Histogram;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tidewire_engine::journal::{Journal, JournalOptions};
+use tidewire_engine::journal::{CommitTiming, Journal, JournalOptions};
 
 /// A 305-byte FIX-like order body (the STAC message size).
 fn order_body(i: u64) -> Vec<u8> {
@@ -36,9 +36,72 @@ fn order_body(i: u64) -> Vec<u8> {
     b
 }
 
-fn fresh_journal(dir: &std::path::Path) -> Journal {
+fn fresh_journal(dir: &std::path::Path, commits: Arc<Mutex<Vec<CommitTiming>>>) -> Journal {
     let _ = std::fs::remove_dir_all(dir);
-    Journal::open(JournalOptions::new(dir)).expect("open journal").0
+    let mut o = JournalOptions::new(dir);
+    o.commit_hook = Some(Arc::new(move |t: &CommitTiming| commits.lock().unwrap().push(*t)));
+    Journal::open(o).expect("open journal").0
+}
+
+/// Where commit time went, by kind of group: a histogram (ns) per kind, printed as one row.
+struct Breakdown {
+    rows: Vec<(&'static str, Histogram<u64>)>,
+}
+
+impl Breakdown {
+    fn new(commits: &[CommitTiming]) -> Breakdown {
+        let h = || Histogram::<u64>::new_with_bounds(1_000, 60_000_000_000, 3).unwrap();
+        let mut rows = vec![
+            ("sync, plain", h()),
+            ("sync, zero writes running", h()),
+            ("sync, file grew", h()),
+            ("group with rotation: rotate", h()),
+            ("wait for group (oldest)", h()),
+            ("write", h()),
+            ("completions", h()),
+        ];
+        for c in commits {
+            let class = if c.grew {
+                2
+            } else if c.zero_fill_overlap {
+                1
+            } else {
+                0
+            };
+            let mut rec = |i: usize, ns: u64| rows[i].1.record(ns.max(1_000)).unwrap();
+            rec(class, c.sync_nanos);
+            if c.rotations > 0 {
+                rec(3, c.rotate_nanos);
+            }
+            rec(4, c.queued_nanos);
+            rec(5, c.write_nanos);
+            rec(6, c.complete_nanos);
+        }
+        Breakdown { rows }
+    }
+
+    fn print(&self, rate: u64) {
+        let us = |ns: u64| ns as f64 / 1_000.0;
+        for (name, h) in &self.rows {
+            if h.is_empty() {
+                continue;
+            }
+            let over: u64 = h
+                .iter_recorded()
+                .filter(|v| v.value_iterated_to() > 2_000_000)
+                .map(|v| v.count_at_value())
+                .sum();
+            println!(
+                "| {rate} | {name} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {over} |",
+                h.len(),
+                h.mean() / 1_000.0,
+                us(h.value_at_quantile(0.5)),
+                us(h.value_at_quantile(0.99)),
+                us(h.max()),
+                h.mean() * h.len() as f64 / 1e6,
+            );
+        }
+    }
 }
 
 /// One run: `count` appends, paced at `rate`/s (0 = unpaced). Returns (histogram ns, elapsed to last ack).
@@ -46,8 +109,15 @@ fn run(
     dir: &std::path::Path,
     rate: u64,
     count: u64,
-) -> (Histogram<u64>, Duration, tidewire_engine::journal::JournalStats, f64) {
-    let journal = fresh_journal(dir);
+) -> (
+    Histogram<u64>,
+    Duration,
+    tidewire_engine::journal::JournalStats,
+    f64,
+    Breakdown,
+) {
+    let commits = Arc::new(Mutex::new(Vec::with_capacity(100_000)));
+    let journal = fresh_journal(dir, commits.clone());
     let mut lag_total = 0u128;
     let hist = Arc::new(Mutex::new(
         Histogram::<u64>::new_with_bounds(1_000, 60_000_000_000, 3).unwrap(),
@@ -89,7 +159,8 @@ fn run(
     let stats = journal.stats();
     journal.close().unwrap();
     let h = hist.lock().unwrap().clone();
-    (h, end - start, stats, lag_total as f64 / count as f64)
+    let breakdown = Breakdown::new(&commits.lock().unwrap());
+    (h, end - start, stats, lag_total as f64 / count as f64, breakdown)
 }
 
 fn main() {
@@ -117,8 +188,10 @@ fn main() {
     let _ = run(&a.dir, 5_000, 5_000); // warm-up (file system, page cache, threads)
     let mut runs: Vec<(u64, u64)> = a.rates.iter().map(|r| (*r, r * a.secs)).collect();
     runs.push((0, 200_000));
+    let mut breakdowns = Vec::new();
     for (rate, count) in runs {
-        let (h, elapsed, s, lag) = run(&a.dir, rate, count);
+        let (h, elapsed, s, lag, b) = run(&a.dir, rate, count);
+        breakdowns.push((rate, b));
         let us = |ns: f64| ns / 1_000.0;
         println!(
             "{} {} | {:.1} | {:.0} | {:.0} | {:.0} |",
@@ -129,6 +202,13 @@ fn main() {
             us(s.sync_nanos_max as f64),
             us(lag),
         );
+    }
+    println!();
+    println!("Commit groups by kind (journal clock): time per group");
+    println!("| rate | kind | groups | mean µs | p50 µs | p99 µs | max µs | total ms | > 2 ms |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for (rate, b) in &breakdowns {
+        b.print(*rate);
     }
     let _ = std::fs::remove_dir_all(&a.dir);
 }

@@ -15,7 +15,7 @@
 mod support;
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -33,24 +33,61 @@ impl Waker for Unpark {
     }
 }
 
-/// The reqId of every `order.ack` in `frame`.
-fn acks(frame: &[u8], out: &mut Vec<u64>) {
+/// (reqId, journal seq) of every `order.ack` in `frame`.
+fn acks(frame: &[u8], out: &mut Vec<(u64, u64)>) {
     const KEY: &[u8] = b"{\"type\":\"order.ack\",\"reqId\":";
+    const SEQ: &[u8] = b",\"seq\":";
+    let number = |j: &mut usize| {
+        let mut n = 0u64;
+        while let Some(d) = frame.get(*j).filter(|b| b.is_ascii_digit()) {
+            n = n * 10 + u64::from(d - b'0');
+            *j += 1;
+        }
+        n
+    };
     let mut i = 0;
     while let Some(p) = frame[i..].windows(KEY.len()).position(|w| w == KEY) {
         let mut j = i + p + KEY.len();
-        let mut n = 0u64;
-        while let Some(d) = frame.get(j).filter(|b| b.is_ascii_digit()) {
-            n = n * 10 + u64::from(d - b'0');
-            j += 1;
-        }
-        out.push(n);
+        let req = number(&mut j);
+        let seq = match frame[j..].windows(SEQ.len()).position(|w| w == SEQ) {
+            Some(q) => {
+                j += q + SEQ.len();
+                number(&mut j)
+            }
+            None => 0,
+        };
+        out.push((req, seq));
         i = j;
+    }
+}
+
+/// Splits each order's latency at the fdatasync that made its accept durable (the sync hook's
+/// time for the first sync covering its journal seq): created -> durable, durable -> ack seen.
+struct Split {
+    to_durable: Histogram<u64>,
+    to_ack: Histogram<u64>,
+}
+
+impl Split {
+    /// `syncs`: (ns since start, last durable seq) in sync order; `seen`: (created ns, seq, seen ns).
+    fn new(syncs: &[(u64, u64)], seen: &[(u64, u64, u64)]) -> Split {
+        let h = || Histogram::<u64>::new_with_bounds(1_000, 120_000_000_000, 3).expect("hist");
+        let (mut to_durable, mut to_ack) = (h(), h());
+        for &(created, seq, at) in seen {
+            let i = syncs.partition_point(|&(_, last)| last < seq);
+            let Some(&(durable, _)) = syncs.get(i) else { continue };
+            to_durable
+                .record(durable.saturating_sub(created).max(1_000))
+                .expect("record");
+            to_ack.record(at.saturating_sub(durable).max(1_000)).expect("record");
+        }
+        Split { to_durable, to_ack }
     }
 }
 
 struct Run {
     hist: Histogram<u64>,
+    split: Split,
     engine_hist: Histogram<u64>,
     elapsed: Duration,
     lag_us: f64,
@@ -62,8 +99,15 @@ struct Run {
 /// One run of `count` orders at `rate`/s on a fresh journal.
 fn run(dir: &std::path::Path, rate: u64, count: u64, fsync: bool) -> Run {
     let _ = std::fs::remove_dir_all(dir);
+    let start = Instant::now();
+    let syncs = Arc::new(Mutex::new(Vec::<(u64, u64)>::with_capacity(1 << 16)));
     let mut oc = OrdersConfig::new(dir);
     oc.journal_fsync = fsync;
+    let hook_syncs = Arc::clone(&syncs);
+    oc.sync_hook = Some(Arc::new(move |last| {
+        let now = start.elapsed().as_nanos() as u64;
+        hook_syncs.lock().expect("syncs").push((now, last));
+    }));
     let engine = Engine::start_with_orders(EngineConfig::default(), Some(oc)).expect("engine");
     engine
         .ingest_str(r#"[{"type":"record.publish","subject":"/FX/EURUSD","fields":{"bid":1.0850,"ask":1.0852}}]"#)
@@ -75,7 +119,6 @@ fn run(dir: &std::path::Path, rate: u64, count: u64, fsync: bool) -> Run {
         std::thread::sleep(Duration::from_micros(100));
     }
     let created: Arc<Vec<AtomicU64>> = Arc::new((0..count).map(|_| AtomicU64::new(0)).collect());
-    let start = Instant::now();
     let consumer = {
         let engine = engine.clone();
         let created = Arc::clone(&created);
@@ -87,6 +130,7 @@ fn run(dir: &std::path::Path, rate: u64, count: u64, fsync: bool) -> Run {
             ready_tx.send(worker).expect("ready");
             let mut hist = Histogram::<u64>::new_with_bounds(1_000, 120_000_000_000, 3).expect("hist");
             let mut ids = Vec::new();
+            let mut seen = Vec::with_capacity(count as usize);
             let deadline = Instant::now() + Duration::from_secs(count / rate.max(1_000) + 120);
             while hist.len() < count && Instant::now() < deadline {
                 match engine.drain(worker).expect("drain") {
@@ -94,15 +138,16 @@ fn run(dir: &std::path::Path, rate: u64, count: u64, fsync: bool) -> Run {
                         let now = start.elapsed().as_nanos() as u64;
                         ids.clear();
                         acks(&d.data, &mut ids);
-                        for &id in &ids {
+                        for &(id, seq) in &ids {
                             let c = created[id as usize].load(Ordering::Acquire);
                             hist.record(now.saturating_sub(c).max(1_000)).expect("record");
+                            seen.push((c, seq, now));
                         }
                     }
                     None => std::thread::park_timeout(Duration::from_millis(5)),
                 }
             }
-            (hist, start.elapsed())
+            (hist, start.elapsed(), seen)
         });
         (h, ready_rx.recv().expect("worker id"))
     };
@@ -135,7 +180,7 @@ fn run(dir: &std::path::Path, rate: u64, count: u64, fsync: bool) -> Run {
             .order_submit(sids[(i % u64::from(SESSIONS)) as usize], i as u32, order)
             .expect("submit");
     }
-    let (hist, elapsed) = consumer.join().expect("consumer");
+    let (hist, elapsed, seen) = consumer.join().expect("consumer");
     assert_eq!(hist.len(), count, "every order acknowledged");
     let mut engine_hist = Histogram::<u64>::new_with_bounds(1, 120_000_000, 3).expect("hist");
     for us in engine.take_order_ack_latencies() {
@@ -146,8 +191,10 @@ fn run(dir: &std::path::Path, rate: u64, count: u64, fsync: bool) -> Run {
     let journal_cpu_ns = support::thread_cpu_ns("tidewire-journa");
     engine.shutdown().expect("shutdown");
     let _ = std::fs::remove_dir_all(dir);
+    let split = Split::new(&syncs.lock().expect("syncs"), &seen);
     Run {
         hist,
+        split,
         engine_hist,
         elapsed: elapsed - Duration::from_nanos(t0),
         lag_us: lag as f64 / count as f64 / 1_000.0,
@@ -171,14 +218,17 @@ fn main() {
         "journal entries",
         "engine thread CPU µs/order",
         "journal thread CPU µs/order",
+        "created->durable mean / p99 µs",
+        "durable->ack seen mean / p99 µs",
     ]);
     let _ = run(&a.dir, 5_000, 5_000, a.fsync); // warm-up (file system, page cache, threads)
     let mut runs: Vec<(u64, u64)> = a.rates.iter().map(|&r| (r, r * a.secs)).collect();
     runs.push((0, 100_000));
     for (rate, count) in runs {
         let r = run(&a.dir, rate, count, a.fsync);
+        let us = |h: &Histogram<u64>, q: f64| h.value_at_quantile(q) as f64 / 1_000.0;
         println!(
-            "{} {:.0} / {:.0} | {:.0} | {} | {:.1} | {:.1} |",
+            "{} {:.0} / {:.0} | {:.0} | {} | {:.1} | {:.1} | {:.0} / {:.0} | {:.0} / {:.0} |",
             support::rate_row(rate, count, r.elapsed, &r.hist),
             r.engine_hist.mean(),
             r.engine_hist.value_at_quantile(0.99) as f64,
@@ -186,6 +236,10 @@ fn main() {
             r.durable_seq,
             r.engine_cpu_ns as f64 / count as f64 / 1_000.0,
             r.journal_cpu_ns as f64 / count as f64 / 1_000.0,
+            r.split.to_durable.mean() / 1_000.0,
+            us(&r.split.to_durable, 0.99),
+            r.split.to_ack.mean() / 1_000.0,
+            us(&r.split.to_ack, 0.99),
         );
     }
 }

@@ -237,60 +237,57 @@ fn empty_and_header_only_journals_reopen() {
 }
 
 #[test]
-fn preallocated_space_is_free_space_and_a_torn_record_inside_it_is_cut() {
+fn spare_backed_free_space_is_not_damage_and_a_torn_record_inside_it_is_cut() {
     let dir = TempDir::new("prealloc");
     let mut o = util::prealloc_options(dir.path(), 64 * 1024);
-    o.segment_bytes = 8 * 1024;
+    o.segment_bytes = 64 * 1024;
     let (j, _) = Journal::open(o.clone()).unwrap();
-    for i in 1..=300 {
-        assert_eq!(j.append_wait(body(i)).unwrap(), i);
+    // Append until the tail is a segment started in a zero-filled spare (bounded in count and time).
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let mut n = 0;
+    while j.stats().spares_used == 0 && n < 20_000 && std::time::Instant::now() < deadline {
+        n += 1;
+        assert_eq!(j.append_wait(body(n)).unwrap(), n);
     }
+    assert!(j.stats().spares_used > 0, "a spare was taken within {n} appends");
     j.close().unwrap();
-    let mut segs: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    segs.sort();
-    assert!(segs.len() >= 3, "rotated: {segs:?}");
+    let segs = util::segments(dir.path());
     let last = segs.last().unwrap().clone();
     let len = std::fs::metadata(&last).unwrap().len();
-    assert!(len >= 32 * 1024, "zero-filled space ahead of the data: {len}");
+    let data = nonzero_span(&std::fs::read(&last).unwrap());
+    assert_eq!(len, 64 * 1024, "the tail is a whole spare");
+    assert!(data < 32 * 1024, "zero-filled space ahead of the data: {data} of {len}");
     let (j, report) = Journal::open(o.clone()).unwrap();
     assert_eq!(
         (report.last_seq, report.bytes_dropped),
-        (300, 0),
+        (n, 0),
         "zeros are not a torn tail"
     );
     assert_eq!(
         j.replay_from(1).unwrap().map(|e| e.unwrap().seq).collect::<Vec<_>>(),
-        (1..=300).collect::<Vec<_>>()
+        (1..=n).collect::<Vec<_>>()
     );
-    assert_eq!(j.append_wait(body(301)).unwrap(), 301);
+    assert_eq!(j.append_wait(body(n + 1)).unwrap(), n + 1);
     j.close().unwrap();
-    // A torn record 302 inside the preallocated zeros: 11 bytes of it reached the disk.
+    // A torn record n + 2 inside the zeros: 11 bytes of it reached the disk.
     let bytes = std::fs::read(&last).unwrap();
-    let end = bytes.iter().rposition(|b| *b != 0).unwrap() + 1;
-    let mut torn = Vec::new();
-    let rec = {
-        let mut r = Vec::new();
-        let b = body(302);
-        r.extend_from_slice(&((16 + b.len()) as u32).to_le_bytes());
-        r.extend_from_slice(&[0xAB; 4]);
-        r.extend_from_slice(&302u64.to_le_bytes());
-        r
-    };
-    torn.extend_from_slice(&rec[..11]);
+    let end = nonzero_span(&bytes);
+    let mut rec = Vec::new();
+    rec.extend_from_slice(&((16 + body(n + 2).len()) as u32).to_le_bytes());
+    rec.extend_from_slice(&[0xAB; 4]);
+    rec.extend_from_slice(&(n + 2).to_le_bytes());
+    let torn = &rec[..11];
     let f = std::fs::OpenOptions::new().write(true).open(&last).unwrap();
-    std::os::unix::fs::FileExt::write_all_at(&f, &torn, end as u64).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&f, torn, end as u64).unwrap();
     drop(f);
     let (j, report) = Journal::open(o).unwrap();
     assert_eq!(
         (report.last_seq, report.bytes_dropped as usize),
-        (301, nonzero_span(&torn))
+        (n + 1, nonzero_span(torn))
     );
-    assert_eq!(j.append_wait(body(302)).unwrap(), 302);
+    assert_eq!(j.append_wait(body(n + 2)).unwrap(), n + 2);
     j.close().unwrap();
     let (all, _) = reopen_all(dir.path());
-    assert_eq!(all.len(), 302);
+    assert_eq!(all.len() as u64, n + 2);
     assert!(all.iter().all(|(s, b)| *b == body(*s)));
 }

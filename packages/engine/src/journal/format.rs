@@ -1,6 +1,8 @@
 //! On-disk format of journal segments.
 //!
-//! A segment file `journal-<first seq, 20 digits>.twj` is a 32-byte header followed by records.
+//! A segment file `journal-<first seq, 20 digits>.twj` is a 32-byte header followed by records, then
+//! possibly zeros (free space of a segment started in a zero-filled spare, see `spare.rs`; a spare in
+//! use whose rename is pending is `spare-<n, 20 digits>.twj` with the same content).
 //!
 //! Header (little endian): magic `TWJ\0` (4) | format version u16 (= [`FORMAT_VERSION`]) |
 //! reserved u16 (0) | epoch u64 | first seq u64 | reserved u32 (0) | CRC32 of the 28 bytes before it (u32).
@@ -130,13 +132,27 @@ pub fn segment_name(first_seq: u64) -> String {
     format!("journal-{first_seq:020}.twj")
 }
 
-/// Segment files in `dir`, sorted by first seq (parsed from the name). Other files are ignored.
+/// Segment files in `dir`, sorted by first seq: `journal-<first seq>.twj` (seq parsed from the name)
+/// and spares (`spare-<n>.twj`) holding a valid header (seq read from it: a segment whose rename to
+/// its name has not happened yet, see `spare.rs`). Other files, and spares not in use, are ignored.
 pub fn list_segments(dir: &Path) -> std::io::Result<Vec<(u64, PathBuf)>> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
+        if super::spare::parse_spare_name(name).is_some() {
+            // Renamed (or removed) since the listing: the named entry, if any, is listed instead.
+            let header = match super::spare::read_header(&entry.path()) {
+                Ok(h) => h,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            if let Some(Ok(h)) = header.map(|h| SegmentHeader::decode(&h)) {
+                out.push((h.first_seq, entry.path()));
+            }
+            continue;
+        }
         let Some(num) = name.strip_prefix("journal-").and_then(|n| n.strip_suffix(".twj")) else {
             continue;
         };
@@ -147,6 +163,7 @@ pub fn list_segments(dir: &Path) -> std::io::Result<Vec<(u64, PathBuf)>> {
         }
     }
     out.sort_unstable_by_key(|(first, _)| *first);
+    out.dedup_by_key(|(first, _)| *first);
     Ok(out)
 }
 

@@ -14,15 +14,17 @@
 
 mod error;
 mod format;
-mod prealloc;
 mod recover;
 mod replay;
+mod spare;
+mod timing;
 mod writer;
 
 pub use error::JournalError;
 pub use format::{FORMAT_VERSION, HEADER_LEN};
 pub use recover::RecoveryReport;
 pub use replay::{Entry, Replay};
+pub use timing::{CommitHook, CommitTiming};
 
 use crossbeam_channel::{Sender, TrySendError};
 use std::path::PathBuf;
@@ -69,14 +71,18 @@ pub struct JournalOptions {
     /// Epoch for a journal created by this open; `None` (default) = the clock's nanoseconds. Ignored
     /// when the journal exists (its epoch is read from the segments).
     pub epoch: Option<u64>,
-    /// Zero-filled space kept ahead of the write position, bytes, written by a helper thread so
-    /// commits overwrite allocated blocks (fdatasync without a file-size change: no file-system
-    /// journal commit). Default 8 MiB; 0 = off (files grow with every commit).
+    /// Size of the first spare segment, bytes (rounded up to 4 KiB, at least 64 KiB); each next
+    /// spare doubles, up to `segment_bytes`. Spares are zero-filled ahead of time on other files by a
+    /// helper thread so commits overwrite allocated blocks (fdatasync without a size change: no
+    /// file-system journal commit); see `spare.rs`. Default 8 MiB; 0 = off (segments grow with
+    /// every commit).
     pub preallocate_bytes: u64,
     /// Clock; default [`SystemClock`].
     pub clock: Arc<dyn Clock>,
     /// Optional hook after each fdatasync (see [`SyncHook`]). Default none.
     pub sync_hook: Option<SyncHook>,
+    /// Optional per-commit-group timing consumer (see [`CommitTiming`]). Default none.
+    pub commit_hook: Option<CommitHook>,
     /// Call fdatasync per commit group. Default true; false only for tests and demos that do not
     /// care about power loss (a process crash still loses nothing written: the page cache keeps it).
     pub fsync: bool,
@@ -95,6 +101,7 @@ impl JournalOptions {
             preallocate_bytes: 8 << 20,
             clock: Arc::new(SystemClock),
             sync_hook: None,
+            commit_hook: None,
             fsync: true,
         }
     }
@@ -131,6 +138,7 @@ pub(crate) struct Shared {
     sync_nanos_total: AtomicU64,
     sync_nanos_max: AtomicU64,
     segments_created: AtomicU64,
+    spares_used: AtomicU64,
     failed: Mutex<Option<String>>,
 }
 
@@ -153,14 +161,16 @@ pub struct JournalStats {
     pub groups: u64,
     /// fdatasync calls (groups + rotations).
     pub syncs: u64,
-    /// Bytes written to segments (excluding headers).
+    /// Bytes written by commits (records, and the headers of segments started in spares).
     pub bytes: u64,
     /// Total / longest time inside fdatasync, ns (by the journal's clock).
     pub sync_nanos_total: u64,
     /// Longest fdatasync, ns.
     pub sync_nanos_max: u64,
-    /// Segments created by rotation.
+    /// Segments started by rotation (spares taken included).
     pub segments_created: u64,
+    /// Segments started in a zero-filled spare (the rest were created and grown on the commit path).
+    pub spares_used: u64,
 }
 
 /// What a client holding (epoch, last seq seen) should do.
@@ -186,6 +196,7 @@ pub struct Journal {
     first_seq: u64,
     max_record_bytes: u32,
     queue_capacity: usize,
+    clock: Arc<dyn Clock>,
 }
 
 impl Journal {
@@ -233,9 +244,11 @@ impl Journal {
             sync_nanos_total: AtomicU64::new(0),
             sync_nanos_max: AtomicU64::new(0),
             segments_created: AtomicU64::new(0),
+            spares_used: AtomicU64::new(0),
             failed: Mutex::new(None),
         });
         let (tx, rx) = crossbeam_channel::bounded(options.queue_capacity);
+        let zeros = Arc::new(timing::ZeroActivity::default());
         let w = writer::Writer {
             dir: dir.clone(),
             epoch,
@@ -247,7 +260,17 @@ impl Journal {
             clock: options.clock.clone(),
             hook: options.sync_hook.clone(),
             fsync: options.fsync,
-            prealloc: writer::Prealloc::start(options.preallocate_bytes)?,
+            spares: spare::SpareMaker::start(
+                &dir,
+                options.preallocate_bytes,
+                options.segment_bytes,
+                recovered.last_spare,
+                zeros.clone(),
+            )?,
+            pending_rename: None,
+            commit_hook: options.commit_hook.clone(),
+            zeros,
+            timing: CommitTiming::default(),
         };
         let thread = std::thread::Builder::new()
             .name("tidewire-journal".into())
@@ -267,6 +290,7 @@ impl Journal {
             first_seq,
             max_record_bytes: options.max_record_bytes,
             queue_capacity: options.queue_capacity,
+            clock: options.clock.clone(),
         };
         Ok((journal, report))
     }
@@ -281,7 +305,11 @@ impl Journal {
         if let Some(message) = self.shared.failure() {
             return Err(JournalError::Failed { message });
         }
-        Ok(writer::Request { body, done })
+        Ok(writer::Request {
+            body,
+            done,
+            queued_at: self.clock.now_nanos(),
+        })
     }
 
     /// Queues `body`; `done` is called on the writer thread with `Ok(seq)` once the record is on disk
@@ -368,6 +396,7 @@ impl Journal {
             sync_nanos_total: s.sync_nanos_total.load(Ordering::Relaxed),
             sync_nanos_max: s.sync_nanos_max.load(Ordering::Relaxed),
             segments_created: s.segments_created.load(Ordering::Relaxed),
+            spares_used: s.spares_used.load(Ordering::Relaxed),
         }
     }
 

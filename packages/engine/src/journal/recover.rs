@@ -18,6 +18,7 @@
 
 use super::error::JournalError;
 use super::format::{self, HeaderFault, SegmentHeader, HEADER_LEN};
+use super::spare;
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 
@@ -68,12 +69,76 @@ pub(crate) struct Recovered {
     pub epoch: Option<u64>,
     pub segments: Vec<SegmentInfo>,
     pub report: RecoveryReport,
+    /// Highest spare number seen in the directory (0 = none): new spares are numbered past it.
+    pub last_spare: u64,
+}
+
+/// Settles the spare files of `dir` (see the module doc); returns the highest spare number seen.
+fn settle_spares(dir: &Path, max_payload: usize, report: &mut RecoveryReport) -> Result<u64, JournalError> {
+    let io = |what: &str, path: &Path, e: std::io::Error| JournalError::io(format!("{what} {}", path.display()), &e);
+    let mut last = 0;
+    let mut changed = false;
+    let entries = std::fs::read_dir(dir).map_err(|e| io("list", dir, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| io("list", dir, e))?;
+        let Some(n) = entry.file_name().to_str().and_then(spare::parse_spare_name) else {
+            continue;
+        };
+        last = last.max(n);
+        let path = entry.path();
+        let header = spare::read_header(&path).map_err(|e| io("read", &path, e))?;
+        let decoded = match header {
+            Some(h) if h.iter().any(|b| *b != 0) => SegmentHeader::decode(&h),
+            // Unused (or a fill cut short): free space only.
+            _ => {
+                std::fs::remove_file(&path).map_err(|e| io("remove", &path, e))?;
+                changed = true;
+                continue;
+            }
+        };
+        match decoded {
+            Ok(h) => {
+                let to = dir.join(format::segment_name(h.first_seq));
+                if to.exists() {
+                    return Err(JournalError::Corrupt {
+                        path,
+                        offset: 0,
+                        after_seq: h.first_seq.saturating_sub(1),
+                        reason: format!("spare and {} both start at seq {}", to.display(), h.first_seq),
+                    });
+                }
+                std::fs::rename(&path, &to).map_err(|e| io("rename", &path, e))?;
+                changed = true;
+            }
+            Err(HeaderFault::Version(version)) => return Err(JournalError::UnsupportedVersion { path, version }),
+            Err(_) => {
+                let bytes = std::fs::read(&path).map_err(|e| io("read", &path, e))?;
+                if format::parse_record(&bytes[HEADER_LEN..], max_payload).is_some() {
+                    return Err(JournalError::Corrupt {
+                        path,
+                        offset: 0,
+                        after_seq: 0,
+                        reason: "spare segment header damaged in front of a valid record".into(),
+                    });
+                }
+                std::fs::remove_file(&path).map_err(|e| io("remove", &path, e))?;
+                changed = true;
+                report.bytes_dropped += bytes.iter().rposition(|b| *b != 0).map_or(0, |i| i + 1) as u64;
+                report.truncated_at = Some((path, 0));
+            }
+        }
+    }
+    if changed {
+        sync_dir(dir)?;
+    }
+    Ok(last)
 }
 
 /// Scans every segment in `dir` (which must exist), truncating a torn tail in place.
 pub(crate) fn recover(dir: &Path, max_payload: usize) -> Result<Recovered, JournalError> {
-    let listed = format::list_segments(dir).map_err(|e| JournalError::io(format!("list {}", dir.display()), &e))?;
     let mut report = RecoveryReport::default();
+    let last_spare = settle_spares(dir, max_payload, &mut report)?;
+    let listed = format::list_segments(dir).map_err(|e| JournalError::io(format!("list {}", dir.display()), &e))?;
     let mut epoch: Option<u64> = None;
     let mut segments = Vec::with_capacity(listed.len());
     let count = listed.len();
@@ -158,7 +223,7 @@ pub(crate) fn recover(dir: &Path, max_payload: usize) -> Result<Recovered, Journ
             if !is_last {
                 return Err(corrupt("bad record in a sealed segment".into()));
             }
-            if let Some((at, group)) = later_group_record(&bytes, pos + 1, next, max_payload) {
+            if let Some((at, group)) = later_group_record(&bytes, pos + 1, data_end, next, max_payload) {
                 return Err(corrupt(format!(
                     "valid record of a later commit group (group {group}) at byte {at}: damage to synced data"
                 )));
@@ -191,12 +256,14 @@ pub(crate) fn recover(dir: &Path, max_payload: usize) -> Result<Recovered, Journ
         epoch,
         segments,
         report,
+        last_spare,
     })
 }
 
-/// First offset at or after `from` holding a valid record of a commit group later than `seq`.
-fn later_group_record(bytes: &[u8], from: usize, seq: u64, max_payload: usize) -> Option<(usize, u64)> {
-    (from..bytes.len()).find_map(|at| {
+/// First offset in `from..until` holding a valid record of a commit group later than `seq` (records
+/// cannot start at or past `until`, the end of the non-zero bytes: an all-zero frame is invalid).
+fn later_group_record(bytes: &[u8], from: usize, until: usize, seq: u64, max_payload: usize) -> Option<(usize, u64)> {
+    (from..until).find_map(|at| {
         format::parse_record(&bytes[at..], max_payload)
             .filter(|r| r.group > seq && r.seq >= r.group)
             .map(|r| (at, r.group))

@@ -56,11 +56,19 @@ impl Iterator for Replay {
                 return None;
             }
             if self.current.is_none() {
-                let Some((_, path)) = self.segments.next() else {
+                let Some((first, mut path)) = self.segments.next() else {
                     self.done = true;
                     return None;
                 };
-                let bytes = match std::fs::read(&path) {
+                let mut read = std::fs::read(&path);
+                if matches!(&read, Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
+                    // A spare in use renamed to its segment name since the listing.
+                    if let Some(dir) = path.parent() {
+                        path = dir.join(format::segment_name(first));
+                        read = std::fs::read(&path);
+                    }
+                }
+                let bytes = match read {
                     Ok(b) => b,
                     Err(e) => return self.fail(JournalError::io(format!("read {}", path.display()), &e)),
                 };

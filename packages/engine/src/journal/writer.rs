@@ -3,18 +3,23 @@
 //! Loop: block for one append, take whatever else is queued (up to `max_group_records`), encode them
 //! into one buffer, `write_all`, one `fdatasync`, publish the new durable seq, call the sync hook,
 //! then complete every append of the group with its seq. An append is acknowledged only after the
-//! fdatasync covering it returned. Rotation: when the next record would push the segment past
-//! `segment_bytes`, what is buffered is written and fdatasynced, and a new segment is created (its
-//! header written and synced, the directory fsynced) before the group continues in it.
+//! fdatasync covering it returned. A group starts as soon as the previous one's completions ran:
+//! the writer never waits to fill a group.
 //!
-//! **Preallocation** (`prealloc.rs`): a helper thread keeps zero-filled space ahead of the write
-//! position, so commits overwrite allocated blocks and their fdatasync changes no metadata. Writes go
-//! at explicit offsets (`pwrite`); if the writer catches up with an unfinished chunk it waits for it.
+//! **Segments** (`spare.rs`). When the next record would pass the tail segment's zero-filled space
+//! (or `segment_bytes`), what is buffered is written and fdatasynced, and the writer switches to the
+//! ready spare: the new segment's header goes at the start of the group's buffer, so header and
+//! records take one `pwrite` and one `fdatasync` into blocks that are already allocated and written
+//! (no size change, no file-system journal commit). Once that is durable the helper renames the spare
+//! to `journal-<first seq>.twj`. Without a ready spare the tail grows instead (each commit then also
+//! commits the file system's journal), and past `segment_bytes` a new segment is created and synced
+//! (header, file and directory fsync) on the commit path.
 
 use super::error::JournalError;
 use super::format::{self, SegmentHeader, HEADER_LEN};
-pub(crate) use super::prealloc::Prealloc;
 use super::recover::sync_dir;
+use super::spare::{Spare, SpareMaker};
+use super::timing::{CommitHook, CommitTiming, ZeroActivity};
 use super::{Clock, Shared, SyncHook};
 use crossbeam_channel::Receiver;
 use std::fs::{File, OpenOptions};
@@ -30,15 +35,17 @@ pub(crate) type Done = Box<dyn FnOnce(Result<u64, JournalError>) + Send>;
 pub(crate) struct Request {
     pub body: Vec<u8>,
     pub done: Done,
+    /// When it was queued (journal clock, ns): the start of its wait for a group.
+    pub queued_at: u64,
 }
 
 /// The open tail segment.
 pub(crate) struct Tail {
     pub file: File,
     pub path: PathBuf,
-    /// Write position: end of the last record (the file may be longer: preallocated zeros).
+    /// Write position: end of the last record (the file may be longer: zero-filled space).
     pub len: u64,
-    /// File length (end of the zero-filled preallocated space when larger than `len`).
+    /// File length (end of the zero-filled space when larger than `len`).
     pub allocated: u64,
 }
 
@@ -54,7 +61,16 @@ pub(crate) struct Writer {
     pub hook: Option<SyncHook>,
     /// false: skip fdatasync (see `JournalOptions::fsync`).
     pub fsync: bool,
-    pub prealloc: Option<Prealloc>,
+    /// Spare segment helper (`None`: `preallocate_bytes` is 0).
+    pub spares: Option<SpareMaker>,
+    /// A spare taken in this group, to rename once its first write is durable: (spare path, name).
+    pub pending_rename: Option<(PathBuf, PathBuf)>,
+    /// Per-group timing consumer (benches, diagnostics).
+    pub commit_hook: Option<CommitHook>,
+    /// Background zero-writing activity, sampled around syncs.
+    pub zeros: Arc<ZeroActivity>,
+    /// Timing of the group being committed.
+    pub timing: CommitTiming,
 }
 
 /// Creates segment `first_seq` in `dir` with its header, synced, and fsyncs the directory.
@@ -84,9 +100,6 @@ impl Writer {
     pub fn run(mut self, rx: Receiver<Request>) {
         let mut batch: Vec<Request> = Vec::with_capacity(self.max_group_records);
         let mut buf: Vec<u8> = Vec::with_capacity(1 << 20);
-        if let Some(p) = &mut self.prealloc {
-            p.maybe_request(&self.tail);
-        }
         while let Ok(first) = rx.recv() {
             batch.push(first);
             while batch.len() < self.max_group_records {
@@ -104,24 +117,48 @@ impl Writer {
                 continue;
             }
             let (start_path, start_len) = (self.tail.path.clone(), self.tail.len);
+            let taken = self.clock.now_nanos();
+            self.timing = CommitTiming {
+                first_seq: self.next_seq,
+                records: batch.len() as u32,
+                queued_nanos: batch
+                    .iter()
+                    .map(|r| taken.saturating_sub(r.queued_at))
+                    .max()
+                    .unwrap_or(0),
+                ..CommitTiming::default()
+            };
             match self.commit(&batch, &mut buf) {
                 Ok(()) => {
+                    if let (Some((from, to)), Some(m)) = (self.pending_rename.take(), &self.spares) {
+                        m.rename(from, to);
+                    }
                     let first_seq = self.next_seq;
                     self.next_seq += batch.len() as u64;
+                    let t0 = self.clock.now_nanos();
                     for (i, r) in batch.drain(..).enumerate() {
                         (r.done)(Ok(first_seq + i as u64));
                     }
-                    if let Some(p) = &mut self.prealloc {
-                        p.collect(&mut self.tail, false);
-                        p.maybe_request(&self.tail);
+                    self.timing.complete_nanos = self.clock.now_nanos().saturating_sub(t0);
+                    if let Some(hook) = &self.commit_hook {
+                        hook(&self.timing);
                     }
                 }
                 Err(err) => {
-                    // Best effort: cut the partial group so the file ends at the last durable record.
-                    if self.tail.path == start_path && self.tail.file.set_len(start_len).is_ok() {
-                        self.tail.len = start_len;
-                        self.tail.allocated = start_len;
+                    // Best effort: cut the partial group so the file ends at the last durable record
+                    // (zero the cut part of a spare-backed segment rather than shrink it).
+                    if self.tail.path == start_path {
+                        let cut = if self.tail.allocated > start_len {
+                            let n = (self.tail.allocated - start_len).min(buf.len() as u64) as usize;
+                            self.tail.file.write_all_at(&vec![0u8; n], start_len).is_ok()
+                        } else {
+                            self.tail.file.set_len(start_len).is_ok()
+                        };
+                        if cut {
+                            self.tail.len = start_len;
+                        }
                     }
+                    self.pending_rename = None;
                     self.shared.fail(err.to_string());
                     for r in batch.drain(..) {
                         (r.done)(Err(err.clone()));
@@ -139,19 +176,60 @@ impl Writer {
             let seq = group + i as u64;
             let rec_len = (format::FRAME_LEN + format::PAYLOAD_FIXED + r.body.len()) as u64;
             let used = self.tail.len + buf.len() as u64;
-            if used + rec_len > self.segment_bytes && used > HEADER_LEN as u64 {
-                self.write_sync(buf, seq - 1)?;
-                self.tail = create_segment(&self.dir, self.epoch, seq)?;
-                if let Some(p) = &mut self.prealloc {
-                    p.new_file();
-                    p.maybe_request(&self.tail);
+            let over_cap = used + rec_len > self.segment_bytes;
+            let past_space = used + rec_len > self.tail.allocated;
+            if used > HEADER_LEN as u64 && (over_cap || past_space) {
+                let spare = self.spares.as_mut().and_then(SpareMaker::take);
+                if let Some(spare) = spare {
+                    self.write_sync(buf, seq - 1)?;
+                    self.switch_to_spare(spare, seq, buf)?;
+                } else if over_cap {
+                    self.write_sync(buf, seq - 1)?;
+                    let t0 = self.clock.now_nanos();
+                    self.tail = create_segment(&self.dir, self.epoch, seq)?;
+                    self.timing.rotate_nanos += self.clock.now_nanos().saturating_sub(t0);
+                    self.timing.rotations += 1;
+                    self.shared.segments_created.fetch_add(1, Ordering::Relaxed);
                 }
-                self.shared.segments_created.fetch_add(1, Ordering::Relaxed);
+                if let (true, Some(m)) = (
+                    self.tail.len + buf.len() as u64 + rec_len > self.tail.allocated,
+                    &self.spares,
+                ) {
+                    // The tail grows until a spare is ready: make it at full speed.
+                    m.hurry();
+                }
             }
             format::encode_record(buf, seq, group, &r.body);
         }
         self.write_sync(buf, group + batch.len() as u64 - 1)?;
         self.shared.groups.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Makes `spare` the tail for a segment starting at `first_seq`: its header goes first in `buf`
+    /// (empty: the previous segment was just synced), so header and records are written together.
+    fn switch_to_spare(&mut self, spare: Spare, first_seq: u64, buf: &mut Vec<u8>) -> Result<(), JournalError> {
+        let t0 = self.clock.now_nanos();
+        debug_assert!(buf.is_empty());
+        buf.extend_from_slice(
+            &SegmentHeader {
+                epoch: self.epoch,
+                first_seq,
+            }
+            .encode(),
+        );
+        let name = self.dir.join(format::segment_name(first_seq));
+        self.tail = Tail {
+            file: spare.file,
+            path: spare.path.clone(),
+            len: 0,
+            allocated: spare.len,
+        };
+        self.pending_rename = Some((spare.path, name));
+        self.timing.rotate_nanos += self.clock.now_nanos().saturating_sub(t0);
+        self.timing.rotations += 1;
+        self.shared.segments_created.fetch_add(1, Ordering::Relaxed);
+        self.shared.spares_used.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 
@@ -161,24 +239,27 @@ impl Writer {
             return Ok(());
         }
         let end = self.tail.len + buf.len() as u64;
-        let beyond = end > self.tail.allocated;
-        if let Some(p) = &mut self.prealloc {
-            p.collect(&mut self.tail, beyond);
-        }
         let path = &self.tail.path;
         let at = self.tail.len;
+        self.timing.grew |= end > self.tail.allocated;
+        let w0 = self.clock.now_nanos();
         self.tail
             .file
             .write_all_at(buf, at)
             .map_err(|e| JournalError::io(format!("write {}", path.display()), &e))?;
         let t0 = self.clock.now_nanos();
+        let zeros = self.zeros.sample();
         if self.fsync {
             self.tail
                 .file
                 .sync_data()
                 .map_err(|e| JournalError::io(format!("fdatasync {}", path.display()), &e))?;
         }
-        let took = self.clock.now_nanos().saturating_sub(t0);
+        let t1 = self.clock.now_nanos();
+        let took = t1.saturating_sub(t0);
+        self.timing.write_nanos += t0.saturating_sub(w0);
+        self.timing.sync_nanos += took;
+        self.timing.zero_fill_overlap |= self.zeros.overlapped_since(zeros);
         self.shared.syncs.fetch_add(1, Ordering::Relaxed);
         self.shared.sync_nanos_total.fetch_add(took, Ordering::Relaxed);
         self.shared.sync_nanos_max.fetch_max(took, Ordering::Relaxed);

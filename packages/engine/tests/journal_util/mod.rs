@@ -39,7 +39,7 @@ pub fn options(dir: &Path) -> JournalOptions {
     o
 }
 
-/// Options with a fixed epoch and preallocation in `chunk`-byte steps.
+/// Options with a fixed epoch and zero-filled spare segments from `chunk` bytes (doubling).
 pub fn prealloc_options(dir: &Path, chunk: u64) -> JournalOptions {
     let mut o = options(dir);
     o.preallocate_bytes = chunk;
@@ -79,4 +79,29 @@ pub fn only_segment(dir: &Path) -> PathBuf {
     let mut v: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
     assert_eq!(v.len(), 1, "{v:?}");
     v.pop().unwrap()
+}
+
+/// The `journal-*.twj` segment files of `dir`, in seq order (spares and other files left out).
+pub fn segments(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_str().unwrap();
+            name.starts_with("journal-") && name.ends_with(".twj")
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// The `spare-*.twj` files of `dir`, sorted by name.
+pub fn spares(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("spare-"))
+        .collect();
+    v.sort();
+    v
 }

@@ -1,0 +1,170 @@
+//! Spare segments: rotation into zero-filled spares keeps the sequence gap-free across segments;
+//! recovery removes unused spares, renames a spare in use whose rename was lost, drops a torn switch
+//! into a spare and refuses a damaged spare header in front of synced records; replay reads a spare
+//! in use under its spare name.
+
+#[path = "journal_util/mod.rs"]
+mod util;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+use tidewire_engine::journal::{Journal, JournalError, JournalOptions, HEADER_LEN};
+use util::{body, reopen_all, segments, spares, TempDir};
+
+/// 64 KiB segments started in spares of 64 KiB.
+fn spare_options(dir: &Path) -> JournalOptions {
+    let mut o = util::prealloc_options(dir, 64 * 1024);
+    o.segment_bytes = 64 * 1024;
+    o
+}
+
+/// Appends bodies from `next` in groups of 64 (the last of each waited for) until `spares` spares
+/// were taken; bounded in count and time. Returns the last seq.
+fn append_until_spares(j: &Journal, mut next: u64, spares: u64) -> u64 {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut groups = 0;
+    while j.stats().spares_used < spares && groups < 10_000 && Instant::now() < deadline {
+        groups += 1;
+        for _ in 0..63 {
+            j.append(body(next), |r| assert!(r.is_ok())).unwrap();
+            next += 1;
+        }
+        assert_eq!(j.append_wait(body(next)).unwrap(), next);
+        next += 1;
+    }
+    assert!(
+        j.stats().spares_used >= spares,
+        "{spares} spares taken within {groups} groups"
+    );
+    next - 1
+}
+
+fn seqs(j: &Journal) -> Vec<u64> {
+    j.replay_from(1).unwrap().map(|e| e.unwrap().seq).collect()
+}
+
+#[test]
+fn rotation_into_spares_keeps_the_sequence_gap_free_across_segments() {
+    let dir = TempDir::new("spare-rotate");
+    let (j, _) = Journal::open(spare_options(dir.path())).unwrap();
+    let last = append_until_spares(&j, 1, 3);
+    let stats = j.stats();
+    assert!(stats.segments_created >= 3);
+    assert_eq!(seqs(&j), (1..=last).collect::<Vec<_>>(), "replay while open");
+    j.close().unwrap();
+    let segs = segments(dir.path());
+    assert_eq!(
+        segs.len() as u64,
+        stats.segments_created + 1,
+        "every segment got its name: {segs:?}"
+    );
+    // Segments started in spares keep the spare's length; none grew past the segment size.
+    let whole = segs
+        .iter()
+        .filter(|p| std::fs::metadata(p).unwrap().len() == 64 * 1024)
+        .count();
+    assert!(
+        whole as u64 >= stats.spares_used.min(segs.len() as u64 - 1),
+        "{whole} whole spares"
+    );
+    let (j, report) = Journal::open(spare_options(dir.path())).unwrap();
+    assert_eq!((report.first_seq, report.last_seq, report.bytes_dropped), (1, last, 0));
+    assert!(spares(dir.path()).iter().all(|p| {
+        // Only a fresh spare (made after this open) may exist: all zeros.
+        std::fs::read(p).map(|b| b.iter().all(|x| *x == 0)).unwrap_or(true)
+    }));
+    let more = append_until_spares(&j, last + 1, j.stats().spares_used + 1);
+    j.close().unwrap();
+    let (all, _) = reopen_all(dir.path());
+    assert_eq!(
+        all.iter().map(|e| e.0).collect::<Vec<_>>(),
+        (1..=more).collect::<Vec<_>>()
+    );
+    assert!(all.iter().all(|(s, b)| *b == body(*s)));
+}
+
+#[test]
+fn an_unused_spare_is_removed_at_open_and_the_journal_continues() {
+    let dir = TempDir::new("spare-unused");
+    let (j, _) = Journal::open(spare_options(dir.path())).unwrap();
+    let last = append_until_spares(&j, 1, 1);
+    // The helper makes the next spare once one is taken: wait for it to be whole on disk.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let whole = |p: &std::path::PathBuf| std::fs::metadata(p).map(|m| m.len() == 64 * 1024).unwrap_or(false);
+    while !spares(dir.path()).iter().any(whole) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    j.close().unwrap();
+    let left = spares(dir.path());
+    assert_eq!(left.len(), 1, "one spare ready, not taken: {left:?}");
+    assert!(std::fs::read(&left[0]).unwrap().iter().all(|b| *b == 0));
+    let (j, report) = Journal::open(spare_options(dir.path())).unwrap();
+    assert_eq!((report.last_seq, report.bytes_dropped), (last, 0));
+    assert!(!left[0].exists(), "the unused spare was removed");
+    assert_eq!(j.append_wait(body(last + 1)).unwrap(), last + 1);
+    j.close().unwrap();
+}
+
+#[test]
+fn a_spare_in_use_whose_rename_was_lost_is_read_as_its_segment() {
+    let dir = TempDir::new("spare-rename");
+    let (j, _) = Journal::open(spare_options(dir.path())).unwrap();
+    let last = append_until_spares(&j, 1, 2);
+    // While open: the tail under a spare name (as between the switch and the rename).
+    let tail = segments(dir.path()).pop().unwrap();
+    let as_spare = dir.path().join("spare-00000000000000009999.twj");
+    std::fs::rename(&tail, &as_spare).unwrap();
+    assert_eq!(
+        seqs(&j),
+        (1..=last).collect::<Vec<_>>(),
+        "replay reads the spare in use"
+    );
+    assert_eq!(j.append_wait(body(last + 1)).unwrap(), last + 1);
+    j.close().unwrap();
+    let (j, report) = Journal::open(spare_options(dir.path())).unwrap();
+    assert_eq!((report.last_seq, report.bytes_dropped), (last + 1, 0));
+    assert!(
+        tail.exists() && !as_spare.exists(),
+        "renamed to its segment name at open"
+    );
+    assert_eq!(seqs(&j), (1..=last + 1).collect::<Vec<_>>());
+    j.close().unwrap();
+}
+
+#[test]
+fn a_torn_switch_into_a_spare_is_dropped_and_the_sequence_continues() {
+    let dir = TempDir::new("spare-torn");
+    util::write_n(dir.path(), 10);
+    // The crash hit the first write into a spare: part of its header reached the disk.
+    let mut bytes = vec![0u8; 64 * 1024];
+    bytes[..20].copy_from_slice(&[0x5A; 20]);
+    let spare = dir.path().join("spare-00000000000000000003.twj");
+    std::fs::write(&spare, &bytes).unwrap();
+    let (all, report) = reopen_all(dir.path());
+    assert_eq!((report.last_seq, report.bytes_dropped), (10, 20));
+    assert_eq!(report.truncated_at, Some((spare.clone(), 0)));
+    assert!(!spare.exists());
+    assert_eq!(all.len(), 10);
+    let (j, _) = Journal::open(util::options(dir.path())).unwrap();
+    assert_eq!(j.append_wait(body(11)).unwrap(), 11);
+    j.close().unwrap();
+}
+
+#[test]
+fn a_damaged_spare_header_in_front_of_synced_records_is_corruption() {
+    let dir = TempDir::new("spare-corrupt");
+    util::write_n(dir.path(), 10);
+    let seg = util::only_segment(dir.path());
+    let mut bytes = std::fs::read(&seg).unwrap();
+    std::fs::remove_file(&seg).unwrap();
+    bytes[9] ^= 0x40; // the epoch: header CRC no longer matches
+    bytes.resize(64 * 1024, 0);
+    let spare = dir.path().join("spare-00000000000000000001.twj");
+    std::fs::write(&spare, &bytes).unwrap();
+    match Journal::open(util::options(dir.path())) {
+        Err(JournalError::Corrupt { path, offset, .. }) => assert_eq!((path, offset), (spare.clone(), 0)),
+        other => panic!("expected Corrupt, got {:?}", other.map(|(_, r)| r)),
+    }
+    assert_eq!(std::fs::read(&spare).unwrap().len(), 64 * 1024, "nothing removed");
+    assert!(bytes.len() > HEADER_LEN);
+}
