@@ -75,6 +75,18 @@ export declare class Engine {
    * outside the protocol's values.
    */
   orderSubmit(sessionId: number, reqId: number, order: OrderSubmitInput): void
+  /**
+   * The `instrument` of `frame` (a client frame's UTF-8 bytes) when it is an `order.submit` the
+   * fast path takes (napi/orders.rs), for the server's entitlement check; null for any other
+   * frame, valid or not (decode it with the protocol decoder then). Pure: submits nothing.
+   */
+  orderFrameInstrument(frame: Uint8Array): string | null
+  /**
+   * Submits the `order.submit` in `frame` for `sessionId`, as `orderSubmit` does with the
+   * decoded message. Returns its reqId; null when the fast path does not take the frame
+   * (nothing submitted). Throws as `orderSubmit`.
+   */
+  orderSubmitFrame(sessionId: number, frame: Uint8Array): number | null
   /** Cancels the session user's open order; replies as `orderSubmit`. */
   orderCancel(sessionId: number, reqId: number, clientOrderId: string): void
   /**

@@ -105,5 +105,8 @@ fn one_pass_and_tree_decoders_agree_on_the_corpus() {
         assert_eq!(format!("{fast:?}"), format!("{tree:?}"), "{frame:.200}");
         accepted += usize::from(fast.is_ok());
     }
-    assert!(accepted > 0, "no corpus frame is valid: the comparison tested only errors");
+    assert!(
+        accepted > 0,
+        "no corpus frame is valid: the comparison tested only errors"
+    );
 }
