@@ -7,8 +7,11 @@
  * running in a child process (so its CPU is not this process's), `rounds` times alternating,
  * samples pooled per condition (many short windows: load from elsewhere on the machine hits both
  * conditions alike). Prints one markdown table row
- * per attacker: p50 / p99 without and with, the p99 ratio (criterion: within 20%), and this
- * process's CPU per second (server, victims and feed: the attack's cost on the server side).
+ * per attacker: pooled p50 / p99 without and with and their p99 ratio; the median over rounds of
+ * each window's p99 and of each round's paired ratio (attacked p99 / the baseline p99 just
+ * before it; round-stats.mjs), which one load spike elsewhere on the machine does not decide
+ * (criterion: within 20%); and this process's CPU per second (server, victims and feed: the
+ * attack's cost on the server side).
  *
  *   node apps/server/test/attacks/measure-latency.mjs [seconds per window, default 2] [rounds, default 8] [attacker ...]
  */
@@ -17,6 +20,7 @@ import { fork } from 'node:child_process';
 import { connect, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
+import { summarizeRounds } from './round-stats.mjs';
 
 const here = fileURLToPath(import.meta.url);
 const now = () => performance.timeOrigin + performance.now();
@@ -139,6 +143,10 @@ async function main() {
   const seconds = Number(process.argv[2] ?? 2);
   const rounds = Number(process.argv[3] ?? 8);
   const only = process.argv.slice(4);
+  if (!(seconds > 0 && seconds <= 60) || !(Number.isInteger(rounds) && rounds >= 1 && rounds <= 50)) {
+    console.error('usage: measure-latency.mjs [seconds per window, 0 < s <= 60] [rounds, 1..50] [attacker ...]');
+    process.exit(2);
+  }
   const { loadConfig } = await import('../../dist/config.js');
   const { startServer } = await import('../../dist/server.js');
   const { setLogSink } = await import('../../dist/log.js');
@@ -179,26 +187,25 @@ async function main() {
     return { samples: latencies.splice(0), cpuMsPerSec: (cpu.user + cpu.system) / 1000 / ((performance.now() - t0) / 1000) };
   };
   console.log(`victims: 20 clients on /FX/VICTIM (100 updates/s, plus 50 x 2 KB records/s on /FX/BULK*), ${rounds} x ${seconds} s windows per condition, alternating, workers: 2; load average ${(await import('node:os')).loadavg()[0].toFixed(1)}`);
-  console.log('| attacker | without p50 / p99 (ms) | with p50 / p99 (ms) | p99 ratio | within 20% | server CPU ms/s without -> with | attacker CPU ms/s |');
-  console.log('|---|---|---|---|---|---|---|');
+  console.log('| attacker | without p50 / p99 (ms) | with p50 / p99 (ms) | p99 ratio (pooled) | median p99 per round without / with (ms) | median paired p99 ratio | within 20% (median) | server CPU ms/s without -> with | attacker CPU ms/s |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
   for (const name of Object.keys(ATTACKERS)) {
     if (only.length > 0 && !only.includes(name)) continue;
     // alternating windows, samples pooled per condition: load from elsewhere on the machine
     // hits both conditions alike instead of deciding the comparison
-    const baseSamples = [];
-    const attackedSamples = [];
+    // one { base, attacked } per round: round-stats.mjs pools them and takes medians over rounds
+    const roundSamples = [];
     let baseCpu = 0;
     let attackedCpu = 0;
     let attackerCpu = 0;
     for (let r = 0; r < rounds; r++) {
       const b = await window();
-      baseSamples.push(...b.samples);
       baseCpu += b.cpuMsPerSec / rounds;
       const child = fork(here, ['--attacker', name, `${wsBase}/stream`], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
       // the window starts once the attacker runs (node's start-up takes seconds on a loaded machine)
       await new Promise((res) => child.once('message', res));
       const w = await window();
-      attackedSamples.push(...w.samples);
+      roundSamples.push({ base: b.samples, attacked: w.samples });
       attackedCpu += w.cpuMsPerSec / rounds;
       const report = new Promise((res) => child.once('message', (m) => res(m.cpuMsPerSec)));
       const exited = new Promise((res) => child.once('exit', res));
@@ -208,10 +215,8 @@ async function main() {
       await exited;
       clearTimeout(timer);
     }
-    const base = stats(baseSamples);
-    const attacked = stats(attackedSamples);
-    const ratio = attacked.p99 / base.p99;
-    console.log(`| ${name} | ${base.p50.toFixed(2)} / ${base.p99.toFixed(2)} | ${attacked.p50.toFixed(2)} / ${attacked.p99.toFixed(2)} | ${ratio.toFixed(2)} | ${ratio <= 1.2 ? 'yes' : 'no'} (${attacked.count} samples) | ${baseCpu.toFixed(0)} -> ${attackedCpu.toFixed(0)} | ${attackerCpu.toFixed(0)} |`);
+    const { pooled: { base, attacked, p99Ratio }, median } = summarizeRounds(roundSamples);
+    console.log(`| ${name} | ${base.p50.toFixed(2)} / ${base.p99.toFixed(2)} | ${attacked.p50.toFixed(2)} / ${attacked.p99.toFixed(2)} | ${p99Ratio.toFixed(2)} | ${median.baseP99.toFixed(2)} / ${median.attackedP99.toFixed(2)} | ${median.pairedRatio.toFixed(2)} | ${median.pairedRatio <= 1.2 ? 'yes' : 'no'} (${attacked.count} samples, ${rounds} rounds) | ${baseCpu.toFixed(0)} -> ${attackedCpu.toFixed(0)} | ${attackerCpu.toFixed(0)} |`);
   }
   clearInterval(feed);
   for (const v of victims) v.terminate();
@@ -234,11 +239,4 @@ function open(url, user) {
     ws.on('message', onMessage);
     ws.once('error', reject);
   });
-}
-
-/** p50 / p99 of latencies in ms. */
-function stats(values) {
-  const v = Float64Array.from(values).sort();
-  const at = (q) => (v.length === 0 ? NaN : v[Math.min(v.length - 1, Math.floor(q * v.length))]);
-  return { p50: at(0.5), p99: at(0.99), count: v.length };
 }
