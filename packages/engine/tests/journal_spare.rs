@@ -91,9 +91,8 @@ fn an_unused_spare_is_removed_at_open_and_the_journal_continues() {
     // The helper makes the next spare once one is taken: wait for it to be whole on disk.
     let deadline = Instant::now() + Duration::from_secs(30);
     // (The taken spare keeps its spare name until its rename: a whole unused one is all zeros.)
-    let whole = |p: &std::path::PathBuf| {
-        std::fs::read(p).is_ok_and(|b| b.len() == 64 * 1024 && b.iter().all(|x| *x == 0))
-    };
+    let whole =
+        |p: &std::path::PathBuf| std::fs::read(p).is_ok_and(|b| b.len() == 64 * 1024 && b.iter().all(|x| *x == 0));
     while !spares(dir.path()).iter().any(whole) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(1));
     }
