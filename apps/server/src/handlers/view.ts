@@ -35,7 +35,11 @@ export function handleViewCreate(ctx: HandlerContext, session: Session, port: Co
   const user = session.user!;
   // rows: containers are granted as a whole (docs/security.md "Views and rows")
   if (!ctx.security.entitlements.canSubscribe(user, m.container)) {
-    replyError(ctx, session, port, { code: 'NOT_ENTITLED', reqId: m.reqId, field: 'container', message: `${notEntitledMessage(user, 'subscribe', m.container)} (views need it)` });
+    const member = ctx.security.entitlements.deniedMember(user, m.container);
+    const message = member === undefined
+      ? `${notEntitledMessage(user, 'subscribe', m.container)} (views need it)`
+      : `user '${user.user}' may not view '${m.container}': it holds '${member}', which the rules no longer grant (found at the last reload; a later reload re-checks)`;
+    replyError(ctx, session, port, { code: 'NOT_ENTITLED', reqId: m.reqId, field: 'container', message });
     return;
   }
   const filterBytes = Buffer.byteLength(m.filter ?? '');
