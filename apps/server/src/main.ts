@@ -11,6 +11,9 @@ import { CHECKOUT_JOURNAL_DIR } from './config-spec.js';
 import { log } from './log.js';
 import { startServer } from './server.js';
 
+/** A shutdown signal this soon after the first is the same request delivered twice, ms. */
+const REPEATED_SIGNAL_MS = 1_000;
+
 /** Defaults of the command that embedded servers do not get: orders on, journaled in this checkout. */
 const COMMAND_DEFAULTS = { orders: { journalDir: CHECKOUT_JOURNAL_DIR } };
 
@@ -39,13 +42,16 @@ async function main(): Promise<number> {
   const server = await startServer(config, { reloadConfig });
   console.log(`Tidewire listening on ${server.url} (stream: ${server.url.replace('http', 'ws')}/stream)`);
   await new Promise<void>((resolve) => {
-    let stopping = false;
+    let stoppingSince = -1;
     const stop = (signal: string): void => {
-      if (stopping) {
+      if (stoppingSince >= 0) {
+        // one Ctrl-C or `kill` often arrives twice (the terminal's process group and a wrapper such
+        // as `npm start` forwarding it): only a second signal a while after the first forces the exit
+        if (performance.now() - stoppingSince < REPEATED_SIGNAL_MS) return;
         log('warn', 'server.forcedExit', { signal });
         process.exit(1);
       }
-      stopping = true;
+      stoppingSince = performance.now();
       log('info', 'server.shutdown', { signal });
       server.close().then(resolve, (err) => {
         log('error', 'server.shutdownFailed', { error: String(err) });
