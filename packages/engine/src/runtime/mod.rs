@@ -533,18 +533,7 @@ impl Engine {
     /// them after every command queued before this call. Blocks the calling thread until then,
     /// at most `timeout` (`UNAVAILABLE` past it or after shutdown).
     pub fn session_views(&self, sids: Vec<u32>, timeout: std::time::Duration) -> Result<Vec<crate::hub::SessionView>> {
-        let unavailable = || EngineError::Unavailable {
-            engine_id: self.shared.id,
-        };
-        if self.is_shut() {
-            return Err(unavailable());
-        }
-        let (tx, rx) = crossbeam_channel::bounded(1);
-        self.shared
-            .tx
-            .send(Msg::SessionViews(sids, tx))
-            .map_err(|_| unavailable())?;
-        rx.recv_timeout(timeout).map_err(|_| unavailable())
+        self.ask(|tx| Msg::SessionViews(sids, tx), timeout)
     }
 
     /// The members of `containers` (empty: every container with members), as the engine thread
@@ -556,6 +545,17 @@ impl Engine {
         containers: Vec<String>,
         timeout: std::time::Duration,
     ) -> Result<Vec<crate::hub::ContainerMembers>> {
+        self.ask(|tx| Msg::ContainerMembers(containers, tx), timeout)
+    }
+
+    /// Sends the control message `make` builds around a reply channel and waits for the engine
+    /// thread's answer, at most `timeout`; `UNAVAILABLE` after shutdown, when the engine thread is
+    /// gone, or past the timeout.
+    fn ask<T>(
+        &self,
+        make: impl FnOnce(crossbeam_channel::Sender<T>) -> Msg,
+        timeout: std::time::Duration,
+    ) -> Result<T> {
         let unavailable = || EngineError::Unavailable {
             engine_id: self.shared.id,
         };
@@ -563,10 +563,7 @@ impl Engine {
             return Err(unavailable());
         }
         let (tx, rx) = crossbeam_channel::bounded(1);
-        self.shared
-            .tx
-            .send(Msg::ContainerMembers(containers, tx))
-            .map_err(|_| unavailable())?;
+        self.shared.tx.send(make(tx)).map_err(|_| unavailable())?;
         rx.recv_timeout(timeout).map_err(|_| unavailable())
     }
 
