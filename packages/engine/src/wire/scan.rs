@@ -342,13 +342,8 @@ impl<'a> Scan<'a> {
                     }
                     let p = self.message(s)?;
                     s.publishes.push(p);
-                    match self.peek()? {
-                        b',' => self.i += 1,
-                        b']' => {
-                            self.i += 1;
-                            break;
-                        }
-                        _ => return None,
+                    if !self.next_or_end(b']')? {
+                        break;
                     }
                 }
             }
@@ -485,15 +480,23 @@ impl<'a> Scan<'a> {
                 value,
                 typed: false,
             });
-            match self.peek()? {
-                b',' => self.i += 1,
-                b'}' => {
-                    self.i += 1;
-                    return Some(());
-                }
-                _ => return None,
+            if !self.next_or_end(b'}')? {
+                return Some(());
             }
         }
+    }
+
+    /// After a member of an object or an element of an array: `,` (Some(true): another follows) or
+    /// `close` (Some(false): the object or array ended), consumed; anything else: None (the tree
+    /// decoder takes the frame).
+    fn next_or_end(&mut self, close: u8) -> Option<bool> {
+        let more = match self.peek()? {
+            b',' => true,
+            b if b == close => false,
+            _ => return None,
+        };
+        self.i += 1;
+        Some(more)
     }
 
     /// The `types` object into `s.types` (checked against the fields once the message ends).
@@ -514,13 +517,8 @@ impl<'a> Scan<'a> {
                 return None;
             }
             s.types.push((start, start + name.len(), ft));
-            match self.peek()? {
-                b',' => self.i += 1,
-                b'}' => {
-                    self.i += 1;
-                    return Some(());
-                }
-                _ => return None,
+            if !self.next_or_end(b'}')? {
+                return Some(());
             }
         }
     }
