@@ -72,11 +72,17 @@ beforeAll(async () => {
 });
 afterAll(closeAll);
 
-/** Waits until the source's frames so far were handed to the engine (its ping is answered after them). */
+/**
+ * Waits until the source's frames so far were applied: its ping is answered once they were handed
+ * to the engine's ingest queue, and the queue is empty once the engine has taken them; a pass
+ * applies what it took before the next control command (a view request) runs, so a view created
+ * after this sees them (view requests otherwise overtake queued source frames: the control lane).
+ */
 async function sourceSettled(): Promise<void> {
   const id = ++reqId;
   source.send({ type: 'session.ping', reqId: id, ts: 1 });
   await source.next((m) => m.type === 'session.pong' && m.reqId === id, `source pong ${id}`);
+  await waitFor(() => server.engine.ingestQueue().frames === 0, 'engine ingest queue empty');
 }
 
 /** Feeds trader messages in order to `take` until it returns true (bounded by the waitFor timeout). */
