@@ -1,6 +1,8 @@
 import { scryptSync } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PasswordChecker } from './password-checker.js';
 import { PASSWORD_THREAD_NICE, SCHED_IDLE, threadPolicy } from './password-thread.js';
@@ -11,6 +13,28 @@ const params = { N: 1024, r: 8, p: 1 };
 describe('password-check thread', () => {
   const checker = new PasswordChecker();
   afterAll(() => checker.close());
+
+  it('never keeps its thread alive: a thread that checked a password exits by itself', () => {
+    // the built module in a child process: a transport worker that logged a source in must still
+    // exit when closed (a 'message' listener added after unref() refs the port again, and the
+    // worker then waited out the 15 s terminate fallback)
+    const entry = new URL('../../dist/auth/password-checker.js', import.meta.url).href;
+    const script = `import { PasswordChecker } from ${JSON.stringify(entry)};
+const c = new PasswordChecker();
+const wait = setInterval(() => {}, 1000); // the unref'd thread's answer does not hold the loop
+const key = await c.derive('pw', Buffer.from('salt'), 16, { N: 1024, r: 8, p: 1 });
+clearInterval(wait);
+console.log(key.length);`;
+    // a file, not --input-type (a Worker inherits execArgv, and that flag refuses a file entry)
+    const dir = mkdtempSync(join(tmpdir(), 'tidewire-pw-'));
+    try {
+      writeFileSync(join(dir, 'exit.mjs'), script);
+      const out = execFileSync(process.execPath, [join(dir, 'exit.mjs')], { timeout: 10_000, encoding: 'utf8' });
+      expect(out.trim()).toBe('16');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   it('derives the same key as scrypt on the caller thread', async () => {
     const salt = Buffer.from('0123456789abcdef');

@@ -28,7 +28,6 @@ export class PasswordChecker {
   constructor(entry = passwordThreadEntry()) {
     if (!existsSync(entry)) throw new Error(`password thread ${entry} is missing: build the server first (npx tsc -b apps/server)`);
     this.worker = new Worker(entry, { name: 'tidewire-passwords' });
-    this.worker.unref();
     let ready!: (m: ThreadReady) => void;
     this.ready = new Promise((resolve) => { ready = resolve; });
     this.worker.on('message', (m: ThreadReady | DeriveReply) => {
@@ -47,6 +46,8 @@ export class PasswordChecker {
     };
     this.worker.on('error', fail);
     this.worker.on('exit', (code) => fail(new Error(`password thread exited with code ${code}`)));
+    // after the listeners: adding a 'message' listener refs the worker's port again
+    this.worker.unref();
   }
 
   /** True once the thread failed or exited: make a new checker. */
