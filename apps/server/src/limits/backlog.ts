@@ -47,7 +47,6 @@ export function mayResume(queuedBytes: number, marks: WaterMarks): boolean {
  */
 export class BacklogGate {
   private holding = false;
-  private holds = 0;
 
   /** `queuedBytes`: the queue's size now (e.g. `engine.ingestQueue().bytes`). */
   constructor(
@@ -62,18 +61,7 @@ export class BacklogGate {
       if (mayResume(bytes, this.marks)) this.holding = false;
     } else if (mustHold(bytes, this.marks)) {
       this.holding = true;
-      this.holds++;
     }
     return this.holding;
-  }
-
-  /** True while held, as of the last `held()` (reads nothing). */
-  get isHeld(): boolean {
-    return this.holding;
-  }
-
-  /** Times the producer went from going on to held since construction. */
-  get holdCount(): number {
-    return this.holds;
   }
 }
