@@ -11,13 +11,18 @@
  * rules grant a container but not one of its members may no longer view it (until the next
  * reload), and each open view of such a (user, container) is closed the same way, the message
  * naming the view, the container and the first hidden member (docs/security.md "Reload").
+ * With transport workers the member re-check is made once per reload on the main thread
+ * (recheckContainerMembers, workers.ts) and handed to each worker with the reload message
+ * (presetMemberRecheck): the workers only apply it.
  */
 
 import { CloseCodes, toErrorMessage } from '@tidewire/protocol';
 import { notEntitledMessage } from '../entitlements/entitlements.js';
+import { Entitlements, type MemberDenials, type RoleGrants } from '../entitlements/entitlements.js';
 import { findMemberDenials, memberDeniedMessage } from '../entitlements/member-check.js';
-import type { UserEntry } from '../config.js';
-import type { SessionViewInfo } from '../engine-port.js';
+import type { Config, UserEntry } from '../config.js';
+import type { EnginePort, SessionViewInfo } from '../engine-port.js';
+import { DEMO_TIERS } from '../feeds/demo-views.js';
 import type { ConnectionPort, HandlerContext } from '../handlers/context.js';
 import { log } from '../log.js';
 import type { Session } from '../session/session.js';
@@ -32,6 +37,59 @@ export interface AuthReloadResult {
   closedViews: number;
 }
 
+/**
+ * The member re-check of one reload (recheckContainerMembers): the denials and what finding them
+ * cost, or why the members could not be listed (the views it concerns are then closed: fail closed).
+ * Structured-cloneable (Maps of strings), so it travels to transport workers in the reload message.
+ */
+export type MemberRecheck =
+  | { readonly denials: MemberDenials; readonly pairs: number; readonly checks: number; readonly ms: number }
+  | { readonly error: string };
+
+/**
+ * Lists every container's members from `engine` and finds the (container, user) pairs whose
+ * members the reloaded rules (`roles`, `users`, `tiers`: every price tier, as the transports set
+ * them) no longer all grant (entitlements/member-check.ts). Never rejects: an engine that cannot
+ * list (no `containerMembers`, stopped, no answer in 2 s) gives `{ error }`. Costs about 150 ms
+ * per 200,000 member checks on this machine, yielding every MEMBER_CHECKS_PER_SLICE checks.
+ */
+export async function recheckContainerMembers(
+  engine: Pick<EnginePort, 'containerMembers'>, roles: RoleGrants, users: readonly UserEntry[], tiers: Iterable<string>,
+): Promise<MemberRecheck> {
+  const started = performance.now();
+  try {
+    if (!engine.containerMembers) throw new Error('this engine cannot list container members');
+    const entitlements = new Entitlements(roles);
+    entitlements.setTiers(tiers);
+    const containers = await engine.containerMembers([]);
+    const found = await findMemberDenials(entitlements, users, containers);
+    return { denials: found.denials, pairs: found.pairs, checks: found.checks, ms: Math.round(performance.now() - started) };
+  } catch (err) {
+    return { error: String(err) };
+  }
+}
+
+/**
+ * The price tiers a transport sets on its entitlements for `users` (Entitlements.setTiers): the
+ * users' tiers, plus the demo feed's when it is enabled. (transport.ts builds the same list.)
+ */
+export function reloadTiers(config: Config, users: readonly UserEntry[]): string[] {
+  return [...users.map((u) => u.tier), ...(config.demo.enabled ? DEMO_TIERS.map((t) => t.tier) : [])];
+}
+
+/** Re-checks handed in for the next applyAuthReload on an engine handle (presetMemberRecheck). */
+const presets = new WeakMap<object, MemberRecheck>();
+
+/**
+ * Hands `recheck` (made once for this reload on the main thread) to the next applyAuthReload
+ * whose `ctx.engine` is `engine`, which then applies it instead of listing and checking the
+ * members itself. A transport worker calls it with its attached engine right before its
+ * transport's reloadAuth; a later preset replaces one not yet taken.
+ */
+export function presetMemberRecheck(engine: object, recheck: MemberRecheck): void {
+  presets.set(engine, recheck);
+}
+
 /** reqId of the `record.unsubscribed` / `view.closed` the engine sends for what a reload removed. */
 export const RELOAD_REQ_ID = 0;
 
@@ -44,6 +102,9 @@ export const RELOAD_REQ_ID = 0;
  */
 export async function applyAuthReload(ctx: HandlerContext, conns: ReadonlyArray<{ session: Session; port: ConnectionPort }>): Promise<AuthReloadResult> {
   const result: AuthReloadResult = { closedSessions: 0, removedSubscriptions: 0, closedViews: 0 };
+  // taken at once: a later reload's preset belongs to that reload
+  const preset = presets.get(ctx.engine);
+  presets.delete(ctx.engine);
   const kept = new Map<number, { session: Session; port: ConnectionPort }>();
   for (const conn of conns) {
     const { session, port } = conn;
@@ -61,7 +122,7 @@ export async function applyAuthReload(ctx: HandlerContext, conns: ReadonlyArray<
     kept.set(session.sessionId!, conn);
     result.removedSubscriptions += removeSubscriptions(ctx, session, port, fresh);
   }
-  await revokeViews(ctx, kept, result);
+  await revokeViews(ctx, kept, result, preset);
   return result;
 }
 
@@ -92,7 +153,7 @@ type Conn = { session: Session; port: ConnectionPort };
  * (Entitlements.setMemberDenials). Sessions that closed meanwhile are skipped. When the engine
  * cannot answer, the sessions whose views could not be re-checked are closed with 4003.
  */
-async function revokeViews(ctx: HandlerContext, kept: ReadonlyMap<number, Conn>, result: AuthReloadResult): Promise<void> {
+async function revokeViews(ctx: HandlerContext, kept: ReadonlyMap<number, Conn>, result: AuthReloadResult, preset: MemberRecheck | undefined): Promise<void> {
   let views: SessionViewInfo[] = [];
   if (kept.size > 0) {
     try {
@@ -113,7 +174,7 @@ async function revokeViews(ctx: HandlerContext, kept: ReadonlyMap<number, Conn>,
     }
     revoke(ctx, conn, v, `view ${v.viewId} of '${v.container}' closed: ${notEntitledMessage(user, 'subscribe', v.container)} (rules changed)`, result);
   }
-  await recheckMembers(ctx, kept, open, result);
+  await recheckMembers(ctx, kept, open, result, preset);
 }
 
 /** The live session of view `v`, or undefined when it closed or logged out meanwhile. */
@@ -123,27 +184,22 @@ function live(kept: ReadonlyMap<number, Conn>, v: SessionViewInfo): Conn | undef
 }
 
 /**
- * Lists every container's members, finds the (container, user) pairs whose members the rules no
- * longer all grant, installs them as denials and closes the `open` views that are such a pair.
+ * Applies the member re-check (`preset`, made on the main thread, or made here): installs its
+ * denials and closes the `open` views that are a denied (container, user) pair.
  */
-async function recheckMembers(ctx: HandlerContext, kept: ReadonlyMap<number, Conn>, open: readonly SessionViewInfo[], result: AuthReloadResult): Promise<void> {
+async function recheckMembers(
+  ctx: HandlerContext, kept: ReadonlyMap<number, Conn>, open: readonly SessionViewInfo[], result: AuthReloadResult, preset: MemberRecheck | undefined,
+): Promise<void> {
   const { entitlements } = ctx.security;
-  const started = performance.now();
-  let found;
-  try {
-    if (!ctx.engine.containerMembers) throw new Error('this engine cannot list container members');
-    const containers = await ctx.engine.containerMembers([]);
-    found = await findMemberDenials(entitlements, ctx.users.all(), containers);
-  } catch (err) {
+  const found = preset ?? await recheckContainerMembers(ctx.engine, entitlements.roleGrants, [...ctx.users.all()], reloadTiers(ctx.config, [...ctx.users.all()]));
+  if ('error' in found) {
     // fail closed: a view that may show a hidden member must not stay open unchecked
     const sessions = new Set(open.map((v) => v.sessionId));
-    failClosed([...kept.values()].filter((c) => sessions.has(c.session.sessionId!)), 'auth.reloadMembersUnchecked', err, result);
+    failClosed([...kept.values()].filter((c) => sessions.has(c.session.sessionId!)), 'auth.reloadMembersUnchecked', found.error, result);
     return;
   }
   entitlements.setMemberDenials(found.denials);
-  log('info', 'auth.membersRechecked', {
-    containers: found.denials.size, pairs: found.pairs, checks: found.checks, ms: Math.round(performance.now() - started),
-  });
+  if (preset === undefined) log('info', 'auth.membersRechecked', { containers: found.denials.size, pairs: found.pairs, checks: found.checks, ms: found.ms });
   for (const v of open) {
     const conn = live(kept, v);
     const member = conn && entitlements.deniedMember(conn.session.user!, v.container);

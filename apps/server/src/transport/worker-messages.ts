@@ -3,7 +3,7 @@
 import type { BatchingSettings } from '@tidewire/protocol';
 import type { Config, UserEntry } from '../config.js';
 import type { RoleGrants } from '../entitlements/entitlements.js';
-import type { AuthReloadResult } from './auth-reload.js';
+import type { AuthReloadResult, MemberRecheck } from './auth-reload.js';
 import type { BatchingChange, ReloadSummary } from '../admin/control.js';
 import type { MetricsUpdate } from '../metrics/center.js';
 import type { TransportSnapshot } from '../metrics/transport-metrics.js';
@@ -61,8 +61,12 @@ export type ToWorker =
   | { type: 'publish'; sample: MetricsUpdate['sample']; cumulative: MetricsUpdate['cumulative']; sessionsJson: string }
   /** Close this session with 4010 if this worker holds it: answer with `kicked`. */
   | { type: 'kick'; id: number; sessionId: number; reason: string }
-  /** New users and role grants (config reload): apply them to this worker's sessions, answer `authReloaded`. */
-  | { type: 'reloadAuth'; id: number; users: UserEntry[]; roles: RoleGrants }
+  /**
+   * New users and role grants (config reload): apply them to this worker's sessions, answer
+   * `authReloaded`. `members`: the container member re-check the main thread made once for this
+   * reload (auth-reload.ts recheckContainerMembers); the worker applies it and checks nothing itself.
+   */
+  | { type: 'reloadAuth'; id: number; users: UserEntry[]; roles: RoleGrants; members: MemberRecheck }
   | ({ type: 'adminReply'; id: number } & AdminReply);
 
 /** The `publish` message of `update` (its sessions as JSON: see ToWorker). */

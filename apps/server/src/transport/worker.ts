@@ -10,6 +10,7 @@ import { RemoteAdminControl } from '../admin/remote-control.js';
 import { engineModule } from '../engine.js';
 import { log, setLogSink } from '../log.js';
 import { preciseClock } from '../session/clock.js';
+import { presetMemberRecheck } from './auth-reload.js';
 import { startTransport, type TransportHandle } from './transport.js';
 import { publishedUpdate, type FromWorker, type ToWorker, type TransportWorkerData } from './worker-messages.js';
 
@@ -20,9 +21,12 @@ setLogSink((level, line) => post({ type: 'log', level, line }));
 const control = new RemoteAdminControl((id, call) => post({ type: 'admin', id, ...call }));
 
 let transport: TransportHandle | undefined;
+/** This worker's engine handle (the transport's `ctx.engine`: reload member re-checks are handed to it). */
+let engine: object | undefined;
 try {
-  const engine = engineModule().Engine.attach(data.engineId);
-  transport = await startTransport({ config: data.config, users: data.users, engine, clock: preciseClock, index: data.index, port: data.port, control, connections: data.connections });
+  const attached = engineModule().Engine.attach(data.engineId);
+  engine = attached;
+  transport = await startTransport({ config: data.config, users: data.users, engine: attached, clock: preciseClock, index: data.index, port: data.port, control, connections: data.connections });
   post({ type: 'listening', port: transport.port });
 } catch (err) {
   log('error', 'transport.startFailed', { worker: data.index, error: String(err) });
@@ -43,6 +47,8 @@ port.on('message', (m: ToWorker) => {
       void (transport?.kick(m.sessionId, m.reason) ?? Promise.resolve({ found: false })).then((r) => post({ type: 'kicked', id: m.id, ...r }));
       return;
     case 'reloadAuth':
+      // the main thread re-checked the container members once for every worker: apply, do not redo
+      if (engine) presetMemberRecheck(engine, m.members);
       void (transport?.reloadAuth(m.users, m.roles) ?? Promise.resolve({ closedSessions: 0, removedSubscriptions: 0, closedViews: 0 }))
         .then((r) => post({ type: 'authReloaded', id: m.id, ...r }));
       return;

@@ -8,7 +8,7 @@
 
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ServerMessage } from '@tidewire/protocol';
-import { closeAll, streamSocket, testConfig, type RawSocket } from '../helpers.js';
+import { closeAll, logLines, streamSocket, testConfig, type RawSocket } from '../helpers.js';
 import { closeArenas, startArena, VICTIM_SUBJECT, type Arena } from './harness.js';
 
 afterEach(async () => {
@@ -63,8 +63,13 @@ describe('reload re-checks the members of containers', () => {
       const clean = await openView(bob, 2, '/VAULT/D', VICTIM_SUBJECT);
       const adminVault = await openView(admin, 1, '/VAULT/C', '/SECRET/A');
 
+      const rechecks = (): number => logLines.filter((l) => l.includes(' auth.membersRechecked ')).length;
+      const rechecksBefore = rechecks();
       const result = await a.server.reloadAuth(reloaded(a, NARROW), 'test');
       expect(result).toMatchObject({ closedSessions: 0, removedSubscriptions: 0, closedViews: 1 });
+      // the members were checked once for the reload, not once per worker (a worker's log lines
+      // reach the main thread before its answer to the reload)
+      expect(rechecks() - rechecksBefore).toBe(1);
 
       const e = await bob.next((m) => m.type === 'error' && m.code === 'NOT_ENTITLED', 'revocation error');
       expect(e).toMatchObject({ type: 'error', code: 'NOT_ENTITLED', field: 'viewId' });
