@@ -282,6 +282,26 @@ impl napi::Task for ContainerMembersTask {
     }
 }
 
+/// Waits off the JS thread until the engine applied every ingest frame queued before it (`Engine.ingestBarrier`).
+pub struct IngestBarrierTask {
+    engine: runtime::Engine,
+}
+
+impl napi::Task for IngestBarrierTask {
+    type Output = ();
+    type JsValue = ();
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        self.engine
+            .ingest_barrier(std::time::Duration::from_secs(30))
+            .map_err(|e| napi::Error::new(Status::GenericFailure, format!("{}: {e}", e.code().as_str())))
+    }
+
+    fn resolve(&mut self, _env: Env, _out: Self::Output) -> napi::Result<Self::JsValue> {
+        Ok(())
+    }
+}
+
 /// Asks the engine thread for sessions' open views off the JS thread (`Engine.sessionViews`).
 pub struct SessionViewsTask {
     engine: runtime::Engine,
@@ -647,6 +667,17 @@ impl JsEngine {
             frames: frames as f64,
             bytes: bytes as f64,
         }
+    }
+
+    /// Resolves once the engine has applied every source publish and container publish queued
+    /// (from any thread) before this call: a source's barrier (`/source` answers `session.ping`
+    /// after it). Waits off the JS thread; rejects (`UNAVAILABLE: ...`) after shutdown or when
+    /// the frames before it are not applied within 30 s.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn ingest_barrier(&self) -> napi::bindgen_prelude::AsyncTask<IngestBarrierTask> {
+        napi::bindgen_prelude::AsyncTask::new(IngestBarrierTask {
+            engine: self.inner.clone(),
+        })
     }
 
     /// The open views of sessions `sessionIds` (unknown ids have none), by session then view id,

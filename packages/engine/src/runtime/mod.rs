@@ -55,6 +55,9 @@ enum Msg {
     SessionViews(Vec<u32>, Sender<Vec<crate::hub::SessionView>>),
     /// Answer with these containers' members (empty: every container; a rule reload re-checks them).
     ContainerMembers(Vec<String>, Sender<Vec<crate::hub::ContainerMembers>>),
+    /// Ingest lane only: every ingest frame queued before it has been applied; answer (a source's
+    /// barrier, `Engine::ingest_barrier`).
+    IngestBarrier(Sender<()>),
     Shutdown,
 }
 
@@ -62,7 +65,8 @@ enum Msg {
 /// frame's length; for a container publish, its subjects' lengths), counted in `ingest_bytes`
 /// until the engine thread takes it.
 pub(crate) struct IngestMsg {
-    cmd: Command,
+    /// `Msg::Cmd` (a publish) or `Msg::IngestBarrier` (0 bytes).
+    cmd: Msg,
     bytes: usize,
 }
 
@@ -323,7 +327,19 @@ impl Engine {
         }
         // Counted before the send: the engine thread may take it (and subtract) at once.
         self.shared.ingest_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
-        self.shared.ingest_tx.send(IngestMsg { cmd, bytes }).map_err(|_| {
+        self.send_ingest_msg(IngestMsg {
+            cmd: Msg::Cmd(cmd),
+            bytes,
+        })
+    }
+
+    /// Queues `msg` on the ingest lane (its bytes already counted in `ingest_bytes`).
+    fn send_ingest_msg(&self, msg: IngestMsg) -> Result<()> {
+        let unavailable = || EngineError::Unavailable {
+            engine_id: self.shared.id,
+        };
+        let bytes = msg.bytes;
+        self.shared.ingest_tx.send(msg).map_err(|_| {
             self.shared.ingest_bytes.fetch_sub(bytes as u64, Ordering::Relaxed);
             unavailable()
         })
@@ -567,6 +583,26 @@ impl Engine {
         rx.recv_timeout(timeout).map_err(|_| unavailable())
     }
 
+    /// Waits until the engine thread has applied every ingest frame (source publish, container
+    /// publish) queued before this call, from any thread: a source's barrier (its `session.ping`
+    /// is answered after it, docs/protocol.md). Blocks the calling thread until then, at most
+    /// `timeout`; `UNAVAILABLE` past it, after shutdown or when the engine thread is gone.
+    /// Frames queued after the call may or may not have been applied too.
+    pub fn ingest_barrier(&self, timeout: std::time::Duration) -> Result<()> {
+        let unavailable = || EngineError::Unavailable {
+            engine_id: self.shared.id,
+        };
+        if self.is_shut() {
+            return Err(unavailable());
+        }
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        self.send_ingest_msg(IngestMsg {
+            cmd: Msg::IngestBarrier(tx),
+            bytes: 0,
+        })?;
+        rx.recv_timeout(timeout).map_err(|_| unavailable())
+    }
+
     /// Closes session `sid`'s view `view_id` after a rule change: `error` NOT_ENTITLED with
     /// `reason` (`field: "viewId"`), then `view.closed` with reqId 0. A view no longer open: nothing.
     pub fn view_revoke(&self, sid: u32, view_id: u32, reason: String) -> Result<()> {
@@ -676,6 +712,9 @@ fn dispatch(hub: &mut Hub, desk: &mut Option<OrderDesk>, msg: Msg, shared: &Shar
         Msg::ContainerMembers(containers, reply) => {
             let _ = reply.send(hub.container_members(&containers)); // the asker may have given up waiting
         }
+        Msg::IngestBarrier(reply) => {
+            let _ = reply.send(()); // the asker may have given up waiting
+        }
         Msg::Shutdown => {}
     }
 }
@@ -748,7 +787,7 @@ fn ingest_turn(hub: &mut Hub, desk: &mut Option<OrderDesk>, lanes: &Lanes, share
         let Ok(IngestMsg { cmd, bytes }) = lanes.ingest.try_recv() else {
             break;
         };
-        dispatch(hub, desk, Msg::Cmd(cmd), shared);
+        dispatch(hub, desk, cmd, shared);
         // counted until applied: a reader right after `ingest` sees the frame being applied too
         shared.ingest_bytes.fetch_sub(bytes as u64, Ordering::Relaxed);
         if !lanes.ctrl.is_empty() || started.elapsed() >= INGEST_TIME_PER_PASS {

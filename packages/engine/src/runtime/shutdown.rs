@@ -78,6 +78,10 @@ impl Stopping {
         // Bounded: only what is queued now (senders stop once `shut` is set).
         for _ in 0..lanes.ingest.len() {
             match lanes.ingest.try_recv() {
+                Ok(super::IngestMsg {
+                    cmd: Msg::IngestBarrier(_),
+                    ..
+                }) => {} // its asker sees the reply channel close
                 Ok(_) => r.dropped_commands += 1,
                 Err(_) => break,
             }
@@ -92,6 +96,7 @@ impl Stopping {
                 Ok(Msg::ViewStats(_))
                 | Ok(Msg::SessionViews(..))
                 | Ok(Msg::ContainerMembers(..))
+                | Ok(Msg::IngestBarrier(_))
                 | Ok(Msg::Shutdown) => {}
                 Err(_) => break,
             }
@@ -134,10 +139,10 @@ mod tests {
         }
         ingest_tx
             .send(super::super::IngestMsg {
-                cmd: Command::Publish {
+                cmd: Msg::Cmd(Command::Publish {
                     batch: Vec::new(),
                     received_ms: 0.0,
-                },
+                }),
                 bytes: 2,
             })
             .unwrap();

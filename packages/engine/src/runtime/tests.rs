@@ -334,3 +334,24 @@ fn shutdown_still_applies_ingest_queued_before_it() {
         "the queued publishes were applied before stopping"
     );
 }
+
+#[test]
+fn ingest_barrier_returns_after_every_earlier_frame_was_applied() {
+    let engine = Engine::start(EngineConfig::default()).unwrap();
+    // more frames than one pass takes, so the barrier waits across passes
+    for i in 0..3000 {
+        let f = format!(r#"[{{"type":"record.publish","subject":"/B/{i}","ts":1,"image":true,"fields":{{"n":{i}}}}}]"#);
+        engine.ingest(f.as_bytes()).unwrap();
+    }
+    engine.ingest_barrier(Duration::from_secs(30)).unwrap();
+    assert_eq!(
+        engine.ingest_queue(),
+        (0, 0),
+        "every frame before the barrier was applied"
+    );
+    engine.shutdown().unwrap();
+    assert_eq!(
+        engine.ingest_barrier(Duration::from_secs(1)).unwrap_err().code(),
+        ErrorCode::Unavailable
+    );
+}
