@@ -20,6 +20,16 @@ const ROLES_BY_ENDPOINT = { stream: ['trader', 'admin'], source: ['source'] } as
 // Verifying against a throwaway hash keeps "unknown user" as slow as "wrong password".
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 
+/** Failed logins per connection (its Session), for session.loginFailed's sampling. */
+const failedLogins = new WeakMap<Session, number>();
+
+/** True for 1, 10, 100, ...: the failed logins of one connection that are logged. */
+export function isPowerOfTen(n: number): boolean {
+  if (!Number.isSafeInteger(n) || n < 1) return false;
+  while (n % 10 === 0) n /= 10;
+  return n === 1;
+}
+
 /**
  * Handles `session.login`. The password check runs off the event loop; the reply is sent when it
  * finishes, unless the connection closed meanwhile. Returns a promise for tests; the transport does
@@ -54,7 +64,11 @@ export async function handleLogin(ctx: HandlerContext, session: Session, port: C
   if (!('user' in result)) {
     session.state = 'anonymous';
     replyError(ctx, session, port, result);
-    log('warn', 'session.loginFailed', { ...session.logFields(), code: result.code, attempted: m.user });
+    const failures = (failedLogins.get(session) ?? 0) + 1;
+    failedLogins.set(session, failures);
+    // a guessing or forged-token flood must not cost a log line (formatted, and posted from a
+    // transport worker to the main thread) per refusal: the 1st, 10th, 100th, ... of a connection
+    if (isPowerOfTen(failures)) log('warn', 'session.loginFailed', { ...session.logFields(), code: result.code, attempted: m.user, failures });
     return;
   }
   const user = result;

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, type Config } from '../../src/config.js';
 import { issueToken, passwordTag } from '../../src/auth/tokens.js';
 import { hashPassword } from '../../src/auth/passwords.js';
-import { closeAll, RawSocket, streamSocket, testConfig, waitFor, wsUrl } from '../helpers.js';
+import { closeAll, logLines, RawSocket, streamSocket, testConfig, waitFor, wsUrl } from '../helpers.js';
 import { closeArenas, nextError, startArena, type Arena } from './harness.js';
 
 afterEach(async () => {
@@ -82,6 +82,23 @@ describe('entitlement attacks', () => {
     }
     trader.send({ type: 'admin.subscribe', reqId: 9 });
     expect(await nextError(trader, 9)).toMatchObject({ code: 'NOT_ENTITLED' });
+    await survived(a);
+  });
+
+  it('a forged-token flood on one connection: every login refused BAD_TOKEN, but logged only at the 1st and 10th failure', async () => {
+    const a = await startArena();
+    const c = await new RawSocket(wsUrl(a.server, '/stream')).open();
+    const failed = (): string[] => logLines.filter((l) => l.includes(' session.loginFailed ') && l.includes(' code=BAD_TOKEN '));
+    const before = failed().length;
+    const forged = `eyJ1IjoiYWRtaW4ifQ.${'A'.repeat(43)}`;
+    for (let reqId = 1; reqId <= 12; reqId++) {
+      c.send({ type: 'session.login', reqId, token: forged });
+      expect((await nextError(c, reqId)).code).toBe('BAD_TOKEN');
+    }
+    const lines = failed().slice(before);
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toContain(' failures=1');
+    expect(lines[1]).toContain(' failures=10');
     await survived(a);
   });
 
