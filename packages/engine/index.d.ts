@@ -120,6 +120,13 @@ export declare class Engine {
    */
   ingestQueue(): IngestQueue
   /**
+   * Resolves once the engine has applied every source publish and container publish queued
+   * (from any thread) before this call: a source's barrier (`/source` answers `session.ping`
+   * after it). Waits off the JS thread; rejects (`UNAVAILABLE: ...`) after shutdown or when
+   * the frames before it are not applied within 30 s.
+   */
+  ingestBarrier(): Promise<void>
+  /**
    * The open views of sessions `sessionIds` (unknown ids have none), by session then view id,
    * after every command queued before this call; computed off the JS thread. Rejects
    * (`UNAVAILABLE: ...`) after shutdown or when the engine thread does not answer within 2 s.

@@ -74,6 +74,13 @@ export interface EnginePort {
    * flow control (handlers/source.ts). Absent in unit-test fakes: flow control is then off.
    */
   ingestQueue?(): { frames: number; bytes: number };
+  /**
+   * Resolves once the engine applied every source and container publish queued (from any
+   * worker) before this call: `/source` answers `session.ping` after it (handlers/source.ts).
+   * Rejects (`UNAVAILABLE: ...`) after shutdown or past 30 s. Absent in unit-test fakes: the pong
+   * is then sent at once.
+   */
+  ingestBarrier?(): Promise<void>;
   /** Stops (true) or resumes (false) flushing to the session while its socket is backed up. */
   setBlocked(sessionId: number, blocked: boolean): void;
 }

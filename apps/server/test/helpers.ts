@@ -63,10 +63,28 @@ export async function closeAll(): Promise<void> {
   running.clear();
 }
 
-/** Polls `pred` every 5 ms until true; fails after `timeoutMs` with `what`. */
-export async function waitFor(pred: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+/**
+ * Default ceiling of every wait here, ms: generous, because CI runs on a busy machine where a
+ * scrypt login or a server start can take seconds; a wait ends as soon as its condition holds.
+ */
+export const WAIT_MS = 15_000;
+
+/** Polls `pred` every 5 ms until true; throws naming `what` after `timeoutMs` (default WAIT_MS). */
+export async function waitFor(pred: () => boolean, what: string, timeoutMs = WAIT_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!pred()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/**
+ * `waitFor` with an async predicate (an HTTP read, say): polled until true, one call at a
+ * time, at most `timeoutMs` (default WAIT_MS).
+ */
+export async function waitForAsync(pred: () => Promise<boolean>, what: string, timeoutMs = WAIT_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await pred())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 5));
   }
@@ -116,11 +134,22 @@ export class RawSocket {
   }
 
   /** Waits for the first message (from `from` on) matching `pred`. */
-  async next<T extends ServerMessage = ServerMessage>(pred: (m: ServerMessage) => boolean, what: string, timeoutMs = 5000): Promise<T> {
+  async next<T extends ServerMessage = ServerMessage>(pred: (m: ServerMessage) => boolean, what: string, timeoutMs = WAIT_MS): Promise<T> {
     let found: ServerMessage | undefined;
     await waitFor(() => (found = this.messages.find(pred)) !== undefined || this.closed !== undefined, what, timeoutMs);
     if (!found) throw new Error(`socket closed (${this.closed?.code} ${this.closed?.reason}) while waiting for ${what}`);
     return found as T;
+  }
+
+  /**
+   * Source barrier (docs/protocol.md): pings with a fresh reqId and waits for its pong; on
+   * `/source` the pong means the engine applied every frame this socket sent before the ping.
+   */
+  async barrier(): Promise<void> {
+    const reqId = this.nextReq++;
+    this.send({ type: 'session.ping', reqId, ts: Date.now() });
+    const m = await this.next((x) => 'reqId' in x && x.reqId === reqId, `pong ${reqId}`);
+    if (m.type !== 'session.pong') throw new Error(`barrier failed: ${JSON.stringify(m)}`);
   }
 
   /** Logs in and waits for `session.loggedIn`. */
@@ -143,7 +172,7 @@ export class RawSocket {
   }
 
   /** Waits for the close and returns it. */
-  async waitClosed(timeoutMs = 5000): Promise<{ code: number; reason: string }> {
+  async waitClosed(timeoutMs = WAIT_MS): Promise<{ code: number; reason: string }> {
     await waitFor(() => this.closed !== undefined, 'socket close', timeoutMs);
     return this.closed!;
   }

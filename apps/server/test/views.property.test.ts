@@ -3,8 +3,8 @@
  * (incl. deleted fields), inserts, removes and window moves go through a real server over real
  * sockets; at each quiescent point the client's window (diffs applied with the SDK's
  * `applyViewRows`) equals slice(sort(filter(container))) computed here, rows' fields included,
- * and the count matches. Quiescence: the source's ping is answered after its frames were handed
- * to the engine, and a `view.change` (the same window, or the moved one) is answered by the
+ * and the count matches. Quiescence: the source's ping is answered after the engine applied its
+ * frames (the source barrier), and a `view.change` (the same window, or the moved one) is answered by the
  * engine after everything queued before it.
  */
 
@@ -73,16 +73,13 @@ beforeAll(async () => {
 afterAll(closeAll);
 
 /**
- * Waits until the source's frames so far were applied: its ping is answered once they were handed
- * to the engine's ingest queue, and the queue is empty once the engine has taken them; a pass
- * applies what it took before the next control command (a view request) runs, so a view created
- * after this sees them (view requests otherwise overtake queued source frames: the control lane).
+ * Waits until the source's frames so far were applied: on `/source` the pong is sent once the
+ * engine applied every frame sent before the ping (the source barrier, docs/protocol.md), so a
+ * view created after this sees them (view requests otherwise overtake queued source frames: the
+ * control lane).
  */
 async function sourceSettled(): Promise<void> {
-  const id = ++reqId;
-  source.send({ type: 'session.ping', reqId: id, ts: 1 });
-  await source.next((m) => m.type === 'session.pong' && m.reqId === id, `source pong ${id}`);
-  await waitFor(() => server.engine.ingestQueue().frames === 0, 'engine ingest queue empty');
+  await source.barrier();
 }
 
 /** Feeds trader messages in order to `take` until it returns true (bounded by the waitFor timeout). */

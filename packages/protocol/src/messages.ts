@@ -156,7 +156,11 @@ export interface SessionRefreshed {
   tokenExpiresAt: number;
 }
 
-/** Heartbeat answer. */
+/**
+ * Heartbeat answer. On `/source` it is also the source barrier: sent only once the engine applied
+ * every frame the source sent before the ping (docs/protocol.md, "Source barrier"); on `/stream`
+ * it is immediate.
+ */
 export interface SessionPong {
   type: 'session.pong';
   reqId: number;

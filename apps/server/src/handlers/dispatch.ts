@@ -13,7 +13,7 @@ import { handleAdminStream } from './admin.js';
 import { frameReqId, handleOrder, orderFrameInstrument, submitFrame } from './order.js';
 import { handleSubscribe, handleUnsubscribe } from './record.js';
 import { handleLogin, handlePing, handleRefresh } from './session.js';
-import { handlePublish } from './source.js';
+import { handlePublish, handleSourcePing } from './source.js';
 import { handleContainerPublish, handleViewChange, handleViewClose, handleViewCreate } from './view.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -152,7 +152,7 @@ export function dispatchSource(ctx: HandlerContext, session: Session, port: Conn
       void handleLogin(ctx, session, port, m).catch((err) => log('error', 'session.loginFault', { ...session.logFields(), error: String(err) }));
       return;
     case 'session.ping':
-      if (!needLogin(ctx, session, port, m.type, m.reqId)) handlePing(ctx, session, port, m);
+      if (!needLogin(ctx, session, port, m.type, m.reqId)) handleSourcePing(ctx, session, port, m);
       return;
     case 'record.publish':
       if (!needLogin(ctx, session, port, m.type, undefined)) handlePublish(ctx, session, port, bytes);

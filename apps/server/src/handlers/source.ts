@@ -7,7 +7,7 @@
  * with NOT_ENTITLED naming the element's index, and nothing of it is applied.
  */
 
-import { CloseCodes, type SourceServerMessage } from '@tidewire/protocol';
+import { CloseCodes, type SessionPing, type SourceServerMessage } from '@tidewire/protocol';
 import type { UserEntry } from '../config.js';
 import { notEntitledMessage } from '../entitlements/entitlements.js';
 import type { EnginePort } from '../engine-port.js';
@@ -15,6 +15,7 @@ import type { Session } from '../session/session.js';
 import { mayResume, mustHold, sourceWaterMarks, type WaterMarks } from '../limits/backlog.js';
 import type { ConnectionPort, HandlerContext } from './context.js';
 import { fromEngineError, replyError } from './errors.js';
+import { handlePing } from './session.js';
 
 /**
  * Deny rules the engine enforces on every source frame itself (NOT_ENTITLED with the same index
@@ -63,6 +64,35 @@ export function handlePublish(ctx: HandlerContext, session: Session, port: Conne
   } catch (err) {
     replyError(ctx, session, port, fromEngineError(err));
   }
+}
+
+/** Per source session: the pong sent last (or still waiting), so pongs leave in ping order. */
+const lastPong = new WeakMap<Session, Promise<void>>();
+
+/**
+ * Answers a source's `session.ping` once every frame it sent before the ping has been applied by
+ * the engine (docs/protocol.md, "Source barrier"): the pong waits for `engine.ingestBarrier()`,
+ * which follows the source's earlier publishes through the engine's ingest lane. Pongs keep the
+ * order of their pings. When the barrier fails (engine stopped, 30 s) the source gets an
+ * `error` UNAVAILABLE with the ping's reqId instead of a pong. Without a barrier (fake engines)
+ * the pong is sent at once.
+ */
+export function handleSourcePing(ctx: HandlerContext, session: Session, port: ConnectionPort, m: SessionPing): void {
+  const barrier = ctx.engine.ingestBarrier?.();
+  if (barrier === undefined) {
+    handlePing(ctx, session, port, m);
+    return;
+  }
+  const previous = lastPong.get(session) ?? Promise.resolve();
+  const settled = barrier.then(
+    () => undefined,
+    (err: unknown) => err ?? new Error('ingest barrier failed'),
+  );
+  const done = Promise.all([previous, settled]).then(([, failure]) => {
+    if (failure === undefined) handlePing(ctx, session, port, m);
+    else replyError(ctx, session, port, { ...fromEngineError(failure, m.reqId), code: 'UNAVAILABLE' });
+  });
+  lastPong.set(session, done);
 }
 
 /** The ingest lane as the engine reports it (`Engine.ingestQueue()`, packages/engine). */
