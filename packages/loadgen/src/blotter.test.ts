@@ -13,7 +13,7 @@ describe('blotter shape', () => {
     expect(statusAtAge(27)).toBe(10);
   });
 
-  it('update slots visit every (user, trade) once per cycle, users interleaved', () => {
+  it('update slots visit every (user, trade) once per cycle, one user after another', () => {
     const users = 3;
     const cap = 4;
     const seen = new Set<string>();
@@ -22,7 +22,9 @@ describe('blotter shape', () => {
       seen.add(`${s.user}/${s.trade}`);
     }
     expect(seen.size).toBe(users * cap);
-    expect([0, 1, 2, 3].map((k) => shardUpdateSlot(k, users, cap, 0, 1))).toEqual([{ user: 0, trade: 0 }, { user: 1, trade: 0 }, { user: 2, trade: 0 }, { user: 0, trade: 1 }]);
+    expect([0, 1, 2, 3, 4].map((k) => shardUpdateSlot(k, users, cap, 0, 1))).toEqual([
+      { user: 0, trade: 0 }, { user: 0, trade: 1 }, { user: 0, trade: 2 }, { user: 0, trade: 3 }, { user: 1, trade: 0 },
+    ]);
     expect(shardUpdateSlot(users * cap + 1, users, cap, 0, 1)).toEqual(shardUpdateSlot(1, users, cap, 0, 1));
   });
 
@@ -45,6 +47,30 @@ describe('blotter shape', () => {
     }
     expect(seen.size).toBe(users * cap);
     expect([...seen.values()].every((n) => n === 1)).toBe(true);
+  });
+
+  it('spreads the visible changes (every user\'s newest trades) evenly over the period, over all shards', () => {
+    // every user holds 100 trades; the view shows the newest 3 (97..99): where in the period do they step?
+    const users = 1_000;
+    const cap = 130;
+    const shards = 3;
+    const bins = 100; // 30 ms each at a 3 s period
+    const perBin = new Array<number>(bins).fill(0);
+    for (let s = 0; s < shards; s++) {
+      const own = shardUserCount(users, s, shards);
+      for (let k = 0; k < own * cap; k++) {
+        const { trade } = shardUpdateSlot(k, own, cap, s, shards);
+        if (trade >= 97 && trade < 100) {
+          const b = Math.floor((k * bins) / (own * cap));
+          perBin[b] = (perBin[b] as number) + 1;
+        }
+      }
+    }
+    const mean = (users * 3) / bins;
+    expect(perBin.reduce((a, b) => a + b, 0)).toBe(users * 3);
+    // even: every bin within one user per shard of the mean (trade-major put them all in ~3 bins)
+    expect(Math.max(...perBin)).toBeLessThanOrEqual(mean + 3 * shards);
+    expect(Math.min(...perBin)).toBeGreaterThanOrEqual(mean - 3 * shards);
   });
 
   it('picks one source thread per 50,000 update slots/s, 1..4, unless told', () => {
