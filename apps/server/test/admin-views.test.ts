@@ -7,7 +7,7 @@
 import type { AdminViewInfo, RecordImage, RecordSubscribed, RecordUpdate, ViewCreated } from '@tidewire/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../src/server.js';
-import { closeAll, delta, image, RawSocket, sourceSocket, startTestServer, wsUrl } from './helpers.js';
+import { closeAll, delta, image, RawSocket, sourceSocket, startTestServer, WAIT_MS, wsUrl } from './helpers.js';
 
 afterEach(closeAll);
 
@@ -30,6 +30,7 @@ describe('admin views table', () => {
     const source = await sourceSocket(server);
     source.publish(Array.from({ length: 20 }, (_, i) => image(`/AV/${i}`, { name: `n${i}`, bid: i }, 1000)));
     source.send({ type: 'container.publish', subject: C, ops: [{ op: 'add', subjects: Array.from({ length: 20 }, (_, i) => `/AV/${i}`) }] });
+    await source.barrier(); // applied before the view request, which would otherwise overtake them
     const admin = await login(server, 'admin');
     const trader = await login(server, 'alice');
     expect(await views(server)).toMatchObject({ status: 401, body: { error: 'NOT_LOGGED_IN' } });
@@ -50,7 +51,7 @@ describe('admin views table', () => {
     source.send({ type: 'session.ping', reqId: 9, ts: 1 });
     await source.next((m) => m.type === 'session.pong', 'source pong after the updates');
     let second: AdminViewInfo | undefined;
-    const deadline = Date.now() + 5000;
+    const deadline = Date.now() + WAIT_MS;
     while (Date.now() < deadline) {
       second = (await views(server, admin.token)).body.views[0];
       // a rate needs the previous listing to be older than this one (and both to know the view)

@@ -124,6 +124,7 @@ describe('metrics from known traffic', () => {
     const source = await sourceSocket(server);
     source.publish([image('/FX/EURUSD', { bid: 1.085, ask: 1.0852 }), image('/P/0', { bid: 1 }), image('/P/1', { bid: 2 })]);
     source.send({ type: 'container.publish', subject: '/C/M', ops: [{ op: 'add', subjects: ['/P/0', '/P/1'] }] });
+    await source.barrier(); // applied before the orders and views below (control-lane requests)
     const client = sdkClient(server);
     await client.connect();
     const N = 12;

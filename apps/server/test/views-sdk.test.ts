@@ -8,16 +8,18 @@ afterEach(closeAll);
 const C = '/CONTAINER/SDK';
 const products = (n: number): RecordPublish[] => Array.from({ length: n }, (_, i) => image(`/S/${i}`, { name: `s${String(i).padStart(2, '0')}`, bid: i }, 1000));
 
-function publishCatalog(source: RawSocket & { publish(ms: RecordPublish[]): void }, n: number): void {
+/** Publishes `n` products and the container; resolves once the engine applied them (the source barrier). */
+async function publishCatalog(source: RawSocket & { publish(ms: RecordPublish[]): void }, n: number): Promise<void> {
   source.publish(products(n));
   source.send({ type: 'container.publish', subject: C, ops: [{ op: 'add', subjects: Array.from({ length: n }, (_, i) => `/S/${i}`) }] });
+  await source.barrier();
 }
 
 describe('client.view (SDK over a real server)', () => {
   it('streams the window, applies updates, scrolls with move(), and stops after close()', async () => {
     const server = await startTestServer();
     const source = await sourceSocket(server);
-    publishCatalog(source, 30);
+    await publishCatalog(source, 30);
     const client = sdkClient(server);
     await client.connect();
     let rows: ViewRow[] = [];
@@ -66,7 +68,7 @@ describe('client.view (SDK over a real server)', () => {
   it('creates the view again after a reconnect', async () => {
     const first = await startTestServer({ auth: { tokenSecret: 'a-stable-secret-for-tests' } });
     const port = first.port;
-    publishCatalog(await sourceSocket(first), 10);
+    await publishCatalog(await sourceSocket(first), 10);
     const client = sdkClient(first);
     await client.connect();
     let rows: ViewRow[] = [];

@@ -12,6 +12,8 @@ async function setup() {
   const source = await sourceSocket(server);
   source.publish(Array.from({ length: 10 }, (_, i) => image(`/P/${i}`, { name: `p${i}`, bid: 10 * (i + 1), sector: i % 2 === 0 ? 'A' : 'B' }, 1000)));
   source.send({ type: 'container.publish', subject: C, ops: [{ op: 'add', subjects: Array.from({ length: 10 }, (_, i) => `/P/${i}`) }] });
+  // applied before any view request (those would otherwise overtake the queued source frames)
+  await source.barrier();
   const trader = await streamSocket(server);
   return { server, source, trader };
 }
