@@ -61,7 +61,7 @@ describe('streaming', () => {
       expect(u.map((m) => m.fields.px)).toEqual(Array.from({ length: N }, (_, i) => i + 1));
     }
     expect(server.engine.stats()).toMatchObject({ sessions: 201 });
-  });
+  }, 60_000); // 200 logins and 20,000 deliveries: its waits add up past the 30 s default on a busy machine
 
   it('accepts a single-object publish and answers source pings', async () => {
     const server = await startTestServer();
