@@ -6,8 +6,11 @@
 //! the thread first takes every queued control command (up to `MAX_COMMANDS_PER_PASS`), then
 //! ingest frames within a budget (`INGEST_FRAMES_PER_PASS` frames and `INGEST_TIME_PER_PASS`,
 //! cut short when a control command arrives), fires due timers and wakes each worker whose ready
-//! queue went from empty to non-empty. So a `view.create` never waits behind a source's backlog,
-//! and flushing stays timely under a flood. Each lane is FIFO: ingest frames are applied in the
+//! queue went from empty to non-empty. Replies the control turn queued (a `view.created`, a
+//! subscribe ack) are flushed and their workers woken as the turn ends, and every
+//! `REPLY_FLUSH_EVERY` during a long turn, before the ingest turn: a reply never waits for the
+//! ingest budget. So a `view.create` never waits behind a source's backlog, and flushing stays
+//! timely under a flood. Each lane is FIFO: ingest frames are applied in the
 //! order they were queued, and a session's own commands stay in order. Across lanes there is no
 //! order: a subscribe queued after a publish may be handled first (the subscription is then
 //! pending and gets its image when the publish is applied, as for any unpublished subject).
@@ -43,6 +46,10 @@ pub const INGEST_FRAMES_PER_PASS: usize = 1024;
 /// Time spent on ingest frames per pass at most (checked after each frame: one frame can overrun
 /// it), so due flushes and queued control commands wait at most about this long behind a flood.
 pub const INGEST_TIME_PER_PASS: std::time::Duration = std::time::Duration::from_millis(2);
+/// During a control turn, replies already queued are flushed to the workers at least this often
+/// (and once as the turn ends), so the first of a burst of `view.create`s is not held back by the
+/// rest of the burst. Replies to one session within this time still share a frame.
+pub const REPLY_FLUSH_EVERY: std::time::Duration = std::time::Duration::from_millis(1);
 
 enum Msg {
     Cmd(Command),
@@ -749,18 +756,37 @@ enum Turn {
     Go,
     /// Shutdown was asked and its drain deadline passed: everything left was dropped.
     Overdue,
-    /// The control lane is disconnected (the engine is being dropped).
+    /// The control lane is disconnected (the engine is being dropped), or the workers lock is
+    /// poisoned (a worker thread panicked holding it: nothing can be delivered).
     Gone,
 }
 
-/// The control lane's turn: every queued control command, up to `MAX_COMMANDS_PER_PASS`.
+/// Sends every due outbox (replies queued by control commands, and anything else due now) to
+/// the workers' ready queues and wakes them. False when the workers lock is poisoned (a worker
+/// thread panicked holding it): nothing can be delivered any more.
+fn flush_due(hub: &mut Hub, sink: &mut ready::QueueSink, shared: &Shared) -> bool {
+    match shared.workers.read() {
+        Ok(w) => sink.refresh(&w),
+        Err(_) => return false,
+    }
+    hub.run_due(Instant::now(), sink);
+    sink.wake();
+    true
+}
+
+/// The control lane's turn: every queued control command, up to `MAX_COMMANDS_PER_PASS`. The
+/// replies they queued are flushed every `REPLY_FLUSH_EVERY` and as the turn ends (when it
+/// handled anything), before the ingest turn.
 fn control_turn(
     hub: &mut Hub,
     desk: &mut Option<OrderDesk>,
     lanes: &Lanes,
     shared: &Shared,
     stopping: &mut bool,
+    sink: &mut ready::QueueSink,
 ) -> Turn {
+    let mut handled = false;
+    let mut since_flush = Instant::now();
     for _ in 0..MAX_COMMANDS_PER_PASS {
         if shared.stopping.overdue() {
             return Turn::Overdue;
@@ -768,10 +794,23 @@ fn control_turn(
         match lanes.ctrl.try_recv() {
             // Ingest queued before the shutdown is still handled (within the drain deadline).
             Ok(Msg::Shutdown) => *stopping = true,
-            Ok(msg) => dispatch(hub, desk, msg, shared),
+            Ok(msg) => {
+                dispatch(hub, desk, msg, shared);
+                handled = true;
+                if since_flush.elapsed() >= REPLY_FLUSH_EVERY {
+                    if !flush_due(hub, sink, shared) {
+                        return Turn::Gone;
+                    }
+                    handled = false;
+                    since_flush = Instant::now();
+                }
+            }
             Err(TryRecvError::Empty) => break,
             Err(TryRecvError::Disconnected) => return Turn::Gone,
         }
+    }
+    if handled && !flush_due(hub, sink, shared) {
+        return Turn::Gone;
     }
     Turn::Go
 }
@@ -801,6 +840,8 @@ fn ingest_turn(hub: &mut Hub, desk: &mut Option<OrderDesk>, lanes: &Lanes, share
 fn run(mut hub: Hub, mut desk: Option<OrderDesk>, lanes: &Lanes, shared: &Shared) {
     let mut sink = ready::QueueSink::default();
     let mut stopping = false;
+    // The last pass skipped its ingest turn for control commands queued during its flush.
+    let mut yielded = false;
     loop {
         if !stopping && lanes.ctrl.is_empty() && lanes.ingest.is_empty() {
             let deadline = match (hub.next_deadline(), desk.as_ref().and_then(OrderDesk::next_deadline)) {
@@ -809,8 +850,13 @@ fn run(mut hub: Hub, mut desk: Option<OrderDesk>, lanes: &Lanes, shared: &Shared
             };
             lanes.wait(deadline);
         }
-        let mut turn = control_turn(&mut hub, &mut desk, lanes, shared, &mut stopping);
-        if turn == Turn::Go {
+        let mut turn = control_turn(&mut hub, &mut desk, lanes, shared, &mut stopping, &mut sink);
+        // Control commands that arrived while the turn's replies were flushed go before the next
+        // ingest frame, in a new pass; once only, so the ingest lane still gets a frame at least
+        // every other pass under a steady stream of control commands.
+        let skip_ingest = !yielded && !lanes.ctrl.is_empty();
+        yielded = skip_ingest;
+        if turn == Turn::Go && !skip_ingest {
             turn = ingest_turn(&mut hub, &mut desk, lanes, shared);
         }
         match turn {
@@ -845,3 +891,83 @@ fn run(mut hub: Hub, mut desk: Option<OrderDesk>, lanes: &Lanes, shared: &Shared
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod reply_tests {
+    use std::sync::{Arc, Condvar, Mutex, OnceLock};
+    use std::time::Duration;
+
+    use super::*;
+
+    /// Parks the engine thread in its first wake until released; records the ingest lane's depth
+    /// (frames not yet taken) at every wake.
+    #[derive(Default)]
+    struct Probe {
+        engine: OnceLock<Engine>,
+        /// (parked, released, depths seen at each wake)
+        state: Mutex<(bool, bool, Vec<usize>)>,
+        cv: Condvar,
+    }
+
+    struct ProbeWaker(Arc<Probe>);
+
+    impl Waker for ProbeWaker {
+        fn wake(&self) {
+            let p = &self.0;
+            let depth = p.engine.get().map_or(0, |e| e.ingest_queue().0);
+            let mut g = p.state.lock().unwrap();
+            g.2.push(depth);
+            if g.1 {
+                return;
+            }
+            g.0 = true;
+            p.cv.notify_all();
+            // bounded: a test that never releases fails on its own timeouts, not a hang here
+            let _ = p.cv.wait_timeout_while(g, Duration::from_secs(10), |s| !s.1);
+        }
+    }
+
+    #[test]
+    fn a_reply_is_flushed_before_the_ingest_backlog_is_applied() {
+        const N: usize = 2000;
+        let engine = Engine::start(EngineConfig::default()).unwrap();
+        let probe = Arc::new(Probe::default());
+        assert!(probe.engine.set(engine.clone()).is_ok());
+        let w = engine
+            .register_worker(Box::new(ProbeWaker(Arc::clone(&probe))))
+            .unwrap();
+        let sid = engine.open_session(w, "u", "t").unwrap();
+        engine.subscribe(sid, 1, vec!["/PARK".into()]).unwrap();
+        {
+            let g = probe.state.lock().unwrap();
+            let (g, _) = probe
+                .cv
+                .wait_timeout_while(g, Duration::from_secs(5), |s| !s.0)
+                .unwrap();
+            assert!(g.0, "the engine thread parks in wake after the first ack");
+        }
+        // The first ack is taken, so the reply below wakes the worker again.
+        assert!(engine.drain(w).unwrap().is_some());
+        for i in 0..N {
+            let f = format!(r#"[{{"type":"record.publish","subject":"/M/{i}","image":true,"fields":{{"n":{i}}}}}]"#);
+            engine.ingest(f.as_bytes()).unwrap();
+        }
+        engine.subscribe(sid, 2, vec!["/M/0".into()]).unwrap();
+        probe.state.lock().unwrap().1 = true;
+        probe.cv.notify_all();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while probe.state.lock().unwrap().2.len() < 2 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let depths = probe.state.lock().unwrap().2.clone();
+        assert_eq!(depths.len(), 2, "woken for the first ack and for the reply: {depths:?}");
+        assert_eq!(depths[1], N, "the reply went out before any of the backlog was taken");
+        let frame = engine.drain(w).unwrap().expect("the reply is ready");
+        let text = String::from_utf8(frame.data).unwrap();
+        assert!(
+            text.contains(r#""reqId":2"#) && text.contains(r#""pending":true"#),
+            "{text}"
+        );
+        engine.shutdown().unwrap();
+    }
+}
