@@ -1,7 +1,9 @@
-import { CloseCodes, type SourceServerMessage } from '@tidewire/protocol';
+import { CloseCodes, type ServerMessage, type SourceServerMessage } from '@tidewire/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SourceFlow, ingestQueueOf, type SourcePeer } from './source.js';
+import { SourceFlow, handleSourcePing, ingestQueueOf, type SourcePeer } from './source.js';
 import { loadConfig } from '../config.js';
+import { Session } from '../session/session.js';
+import type { ConnectionPort, HandlerContext } from './context.js';
 
 const LIMITS = { sourceHighWaterBytes: 1000, sourceLowWaterBytes: 200, sourceOverrunBytes: 500 };
 
@@ -111,5 +113,62 @@ describe('SourceFlow', () => {
     expect(loadConfig().limits).toMatchObject({ sourceHighWaterBytes: 8 * 1024 * 1024, sourceLowWaterBytes: 2 * 1024 * 1024, sourceOverrunBytes: 32 * 1024 * 1024 });
     const engine = { n: 7, ingestQueue(this: { n: number }) { return { frames: this.n, bytes: 1 }; } };
     expect(ingestQueueOf(engine)?.()).toEqual({ frames: 7, bytes: 1 });
+  });
+});
+
+/** A source ping's context: an engine whose barriers the test settles by hand (none: no barrier). */
+function pingSetup(withBarrier: boolean) {
+  const barriers: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
+  const engine = withBarrier
+    ? { ingestBarrier: () => new Promise<void>((resolve, reject) => barriers.push({ resolve, reject })) }
+    : {};
+  const ctx = { engine, clock: { now: () => 7 }, config: loadConfig({ randomSecret: () => 's'.repeat(32) }) } as unknown as HandlerContext;
+  const sent: ServerMessage[] = [];
+  const port: ConnectionPort = { send: (ms) => void sent.push(...ms), close: () => {}, bind: () => {} };
+  const session = new Session('w0.c1', 'source', 0, 10_000);
+  const ping = (reqId: number) => handleSourcePing(ctx, session, port, { type: 'session.ping', reqId, ts: reqId });
+  return { barriers, sent, ping };
+}
+
+/** Lets settled promises run their callbacks (a bounded number of microtask turns). */
+const settle = async () => {
+  for (let i = 0; i < 10; i++) await Promise.resolve();
+};
+
+describe('source ping (the source barrier)', () => {
+  it('answers only once the engine barrier resolved, in ping order even when barriers settle out of order', async () => {
+    const t = pingSetup(true);
+    t.ping(1);
+    t.ping(2);
+    await settle();
+    expect(t.sent).toEqual([]);
+    t.barriers[1]!.resolve();
+    await settle();
+    expect(t.sent).toEqual([]); // pong 2 waits for pong 1
+    t.barriers[0]!.resolve();
+    await settle();
+    expect(t.sent).toEqual([
+      { type: 'session.pong', reqId: 1, ts: 1, serverTime: 7 },
+      { type: 'session.pong', reqId: 2, ts: 2, serverTime: 7 },
+    ]);
+  });
+
+  it('a failed barrier answers UNAVAILABLE with the ping reqId, and later pings still get pongs', async () => {
+    const t = pingSetup(true);
+    t.ping(3);
+    t.ping(4);
+    t.barriers[0]!.reject(new Error('UNAVAILABLE: engine 1 is shut down'));
+    t.barriers[1]!.resolve();
+    await settle();
+    expect(t.sent).toEqual([
+      { type: 'error', reqId: 3, code: 'UNAVAILABLE', message: 'UNAVAILABLE: engine 1 is shut down' },
+      { type: 'session.pong', reqId: 4, ts: 4, serverTime: 7 },
+    ]);
+  });
+
+  it('without an engine barrier (fake engines) the pong is sent at once', () => {
+    const t = pingSetup(false);
+    t.ping(5);
+    expect(t.sent).toEqual([{ type: 'session.pong', reqId: 5, ts: 5, serverTime: 7 }]);
   });
 });
