@@ -87,8 +87,10 @@ function setup(endpoint: Endpoint = 'stream', overrides: Record<string, unknown>
     if (endpoint === 'stream') dispatchStream(ctx, session, port, bytes, binary);
     else dispatchSource(ctx, session, port, bytes, binary);
   };
+  // a scrypt check can take seconds on a busy machine: poll the condition for up to 15 s
   const until = async (pred: () => boolean) => {
-    for (let i = 0; i < 500 && !pred(); i++) await new Promise((r) => setTimeout(r, 2));
+    const deadline = Date.now() + 15_000;
+    while (!pred() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 2));
     expect(pred()).toBe(true);
   };
   return { config, engine, session, port, send, until, advance: (ms: number) => (now += ms) };

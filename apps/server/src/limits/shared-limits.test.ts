@@ -203,8 +203,9 @@ describe('ReconnectThrottle', () => {
   });
 });
 
-/** Yields until `pred` holds (at most 1,000 turns of 1 ms). */
+/** Yields until `pred` holds (at most 15 s: worker threads can take seconds to start on a busy machine). */
 async function waitFor(pred: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !pred(); i++) await new Promise((r) => setTimeout(r, 1));
+  const deadline = Date.now() + 15_000;
+  while (!pred() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1));
   if (!pred()) throw new Error('condition not reached');
 }
