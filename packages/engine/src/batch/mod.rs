@@ -137,6 +137,16 @@ mod tests {
         due
     }
 
+    /// A burst grown to `burst_max` by three busy windows from now; returns it and the last window's end.
+    fn grown_to_max(c: &BatchingConfig) -> (Burst, Instant) {
+        let mut b = Burst::new(c);
+        let mut end = Instant::now();
+        for _ in 0..3 {
+            end = window(&mut b, c, end, 10);
+        }
+        (b, end)
+    }
+
     #[test]
     fn grows_by_increment_when_busy_up_to_max() {
         let c = cfg();
@@ -168,12 +178,7 @@ mod tests {
     #[test]
     fn empty_windows_shrink_lazily_down_to_min() {
         let c = cfg();
-        let t0 = Instant::now();
-        let mut b = Burst::new(&c);
-        let mut end = t0;
-        for _ in 0..3 {
-            end = window(&mut b, &c, end, 10);
-        }
+        let (mut b, end) = grown_to_max(&c);
         assert_eq!(b.interval(&c), ms(250));
         // One empty 250 ms window, then a message: it falls in a 200 ms window.
         let due = b.on_message(&c, end + ms(260));
@@ -218,12 +223,7 @@ mod tests {
     #[test]
     fn config_change_clamps_interval() {
         let c = cfg();
-        let t0 = Instant::now();
-        let mut b = Burst::new(&c);
-        let mut end = t0;
-        for _ in 0..3 {
-            end = window(&mut b, &c, end, 10);
-        }
+        let (mut b, end) = grown_to_max(&c);
         let smaller = BatchingConfig {
             burst_max: ms(120),
             ..c
