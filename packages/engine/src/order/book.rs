@@ -8,6 +8,7 @@
 use super::event::{DecodeError, OrderEvent};
 use super::model::{Amend, CancelReason, NewOrder, Order, OrderStatus, Quote, Side, TimeInForce};
 use super::simulator::{Decision, ExecutionSimulator};
+use super::slab::OrderSlab;
 use super::validate::{self, reject, InstrumentCatalog, OrderLimits, OrderReject, RejectField, RejectRule};
 use crate::journal::{Entry, JournalError};
 use rustc_hash::FxHashMap;
@@ -59,7 +60,8 @@ pub struct Checked {
 #[derive(Debug, Default)]
 pub struct OrderBook {
     limits: OrderLimits,
-    orders: Vec<Order>,
+    /// By id (index = id - 1), in chunks that never move as the book grows (`slab.rs`).
+    orders: OrderSlab,
     /// user -> client order id -> order id (nested so lookups need no allocation).
     by_client: FxHashMap<String, FxHashMap<String, u64>>,
 }
@@ -69,7 +71,7 @@ impl OrderBook {
     pub fn new(limits: OrderLimits) -> OrderBook {
         OrderBook {
             limits,
-            orders: Vec::new(),
+            orders: OrderSlab::default(),
             by_client: FxHashMap::default(),
         }
     }
@@ -106,8 +108,8 @@ impl OrderBook {
         self.get(*id)
     }
 
-    /// Every order, oldest first.
-    pub fn orders(&self) -> &[Order] {
+    /// Every order, oldest first (`.iter()`; equality compares the orders).
+    pub fn orders(&self) -> &OrderSlab {
         &self.orders
     }
 
@@ -308,11 +310,10 @@ impl OrderBook {
             let strings = [user.clone(), client_order_id.clone(), instrument.clone()];
             return Ok(self.push_accepted(order_id, *ts, strings, *side, *quantity, *price, *time_in_force));
         }
-        let idx = order_id
+        let o = order_id
             .checked_sub(1)
-            .filter(|i| (*i as usize) < self.orders.len())
+            .and_then(|i| self.orders.get_mut(i as usize))
             .ok_or(fail("missing"))?;
-        let o = &mut self.orders[idx as usize];
         let state = o.status.as_str();
         match ev {
             OrderEvent::Accepted { .. } => unreachable!("handled above"),
@@ -458,8 +459,7 @@ impl OrderBook {
             created_ms: ts,
             updated_ms: ts,
             version: 1,
-        });
-        self.orders.last().expect("just pushed")
+        })
     }
 
     fn apply_ok(&mut self, ev: OrderEvent) -> Result<OrderEvent, OrderReject> {
