@@ -102,12 +102,15 @@ enum Repr {
     Inline(Inline),
     /// Longer strings: a thin pointer (8 bytes) so the variant stays clear of the length byte.
     /// Costs one extra small allocation per long string; short ones (most field values:
-    /// statuses, sides, instruments, ids) cost none.
-    Heap(Box<Box<str>>),
+    /// statuses, sides, instruments, ids) cost none. A `String` rather than a `Box<str>` (8
+    /// bytes more) so [`SmallStr::assign`] can write a new value into the buffer it has.
+    #[allow(clippy::box_collection, reason = "a thin pointer keeps SmallStr at 16 bytes")]
+    Heap(Box<String>),
 }
 
-/// An immutable UTF-8 string of 16 bytes: inline when at most [`INLINE_STR_BYTES`] bytes long,
-/// else on the heap. Derefs to `str`; compares, orders and hashes as its text.
+/// A UTF-8 string of 16 bytes: inline when at most [`INLINE_STR_BYTES`] bytes long, else on the
+/// heap. Derefs to `str`; compares, orders and hashes as its text. Changed only whole, by
+/// [`SmallStr::assign`].
 #[derive(Clone)]
 pub struct SmallStr(Repr);
 
@@ -140,7 +143,21 @@ impl SmallStr {
     pub fn heap_bytes(&self) -> usize {
         match &self.0 {
             Repr::Inline(_) => 0,
-            Repr::Heap(b) => std::mem::size_of::<Box<str>>() + b.len(),
+            Repr::Heap(b) => std::mem::size_of::<String>() + b.capacity(),
+        }
+    }
+
+    /// Sets the text to `s`. A long string replacing a long string reuses the heap buffer (no
+    /// allocation when `s` fits its capacity, else one exact reallocation); otherwise as
+    /// `SmallStr::from(s)`. The store applies changed string fields through this.
+    pub fn assign(&mut self, s: &str) {
+        match &mut self.0 {
+            Repr::Heap(b) if s.len() > INLINE_STR_BYTES => {
+                b.clear();
+                b.reserve_exact(s.len());
+                b.push_str(s);
+            }
+            _ => *self = SmallStr::from(s),
         }
     }
 }
@@ -175,7 +192,7 @@ impl From<&str> for SmallStr {
                 len: INLINE_LENS[s.len()],
             }))
         } else {
-            SmallStr(Repr::Heap(Box::new(s.into())))
+            SmallStr(Repr::Heap(Box::new(s.to_owned())))
         }
     }
 }
@@ -185,7 +202,9 @@ impl From<String> for SmallStr {
         if s.len() <= INLINE_STR_BYTES {
             s.as_str().into()
         } else {
-            SmallStr(Repr::Heap(Box::new(s.into_boxed_str())))
+            let mut s = s;
+            s.shrink_to_fit();
+            SmallStr(Repr::Heap(Box::new(s)))
         }
     }
 }
@@ -195,7 +214,7 @@ impl From<Box<str>> for SmallStr {
         if s.len() <= INLINE_STR_BYTES {
             (*s).into()
         } else {
-            SmallStr(Repr::Heap(Box::new(s)))
+            SmallStr(Repr::Heap(Box::new(s.into_string())))
         }
     }
 }
@@ -300,6 +319,29 @@ mod tests {
                 assert_eq!(format!("{s:?}"), format!("{text:?}"));
             }
         }
+    }
+
+    #[test]
+    fn assign_replaces_the_text_across_inline_and_heap() {
+        let long = "a headline longer than fifteen bytes";
+        let longer = "another headline, longer than the first one by far";
+        let mut s = SmallStr::from(long);
+        let cap = s.heap_bytes();
+        s.assign("a shorter one, still on the heap");
+        assert_eq!(&*s, "a shorter one, still on the heap");
+        assert_eq!(s.heap_bytes(), cap, "the buffer is reused, not shrunk");
+        s.assign(longer);
+        assert_eq!(&*s, longer);
+        assert_eq!(s.heap_bytes(), std::mem::size_of::<String>() + longer.len());
+        s.assign("short");
+        assert!(!s.is_heap());
+        assert_eq!(&*s, "short");
+        s.assign(long);
+        assert!(s.is_heap());
+        assert_eq!(s, SmallStr::from(long));
+        s.assign("");
+        assert_eq!(&*s, "");
+        assert!(!s.is_heap());
     }
 
     #[test]

@@ -275,8 +275,14 @@ fn merge(rec: &mut Record, p: &Publish, names: &[u32], default_ts: f64, out: &mu
                     slot.value = Some(Value::Timestamp(*n as i64));
                 }
                 // The same value again keeps its string allocation (still reported as changed:
-                // what a publish carries goes out).
+                // what a publish carries goes out); a new long string is written into the old
+                // one's buffer (no allocation when it fits).
                 (Some(Value::Str(new)), Some(Value::Str(old))) if new == old => {}
+                (Some(Value::Str(new)), Some(Value::Str(old))) if new.is_heap() && old.is_heap() => {
+                    if let Some(Value::Str(old)) = &mut slot.value {
+                        old.assign(new);
+                    }
+                }
                 _ => slot.value = f.value.clone(),
             }
             // Slot positions are < MAX_FIELDS_PER_RECORD (128), so they fit a u8 and the mask.
@@ -390,6 +396,27 @@ mod tests {
         assert_eq!(fields(&s, 1), [("b".into(), num(5.0)), ("c".into(), num(6.0))]);
         // b and c (message order), then the deleted a.
         assert_eq!(a.changed, [1, 2, 0]);
+    }
+
+    #[test]
+    fn long_strings_are_replaced_in_place_and_reported() {
+        let mut s = Store::new();
+        let mut a = Applied::default();
+        let text = |t: &str| Some(Value::Str(t.into()));
+        let steps = [
+            text("Central bank holds rates, item 1"),
+            text("Central bank holds rates, item 22"),
+            text("Rates"),
+            text("Central bank holds rates, item 333"),
+            num(4.0),
+            text("Central bank holds rates, item 4444"),
+        ];
+        for v in steps {
+            s.apply(&publish("/N", false, &[("headline", v.clone())]), 0.0, &mut a)
+                .unwrap();
+            assert_eq!(a.changed, [0]);
+            assert_eq!(fields(&s, 1), [("headline".to_owned(), v)]);
+        }
     }
 
     #[test]
