@@ -12,6 +12,7 @@ import { SharedCounter } from '../limits/shared-counter.js';
 import { SharedWorkGate } from '../limits/shared-gate.js';
 import { SharedRateLimiter, SharedRateTable } from '../limits/shared-rate.js';
 import { ReconnectThrottle } from '../limits/reconnect-throttle.js';
+import { RefusalHold } from '../limits/refusal-hold.js';
 import { Entitlements, notEntitledMessage } from './entitlements.js';
 
 /** Password checks (scrypt) the whole server runs at once, over all transport workers: one core at most, whoever floods. */
@@ -33,6 +34,11 @@ export interface Security {
   readonly rates: SharedRateTable;
   /** Abusive closes per address (`limits.abusePenaltyMs`) and request buckets carried across a user's sessions. */
   readonly reconnects: ReconnectThrottle;
+  /**
+   * Password logins refused by `loginLimiter`, held (per transport, keyed by Session) until the
+   * address may log in again, at most REFUSAL_HOLD_MAX_MS, before their RATE_LIMITED is sent.
+   */
+  readonly loginRefusals: RefusalHold;
 }
 
 /**
@@ -51,6 +57,7 @@ export function createSecurity(config: Config, sharedBuffer: SharedArrayBuffer =
     connections: new SharedCounter(sharedBuffer),
     rates,
     reconnects: new ReconnectThrottle(rates, config.limits.abusePenaltyMs),
+    loginRefusals: new RefusalHold(),
   };
 }
 

@@ -360,6 +360,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
         const conn = ws.getUserData();
         conn.closed = true;
         refusals.release(conn);
+        security.loginRefusals.release(conn.session);
         sockets.delete(ws);
         awaitingLogin.delete(ws);
         if (endpoint === 'source') sourceFlow.forget(conn.port);
@@ -533,6 +534,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
         sourceFlow.dispose();
         uWS.us_listen_socket_close(listenSocket);
         refusals.flush();
+        security.loginRefusals.flush();
         for (const ws of sockets) ws.getUserData().port.close(CloseCodes.GOING_AWAY.code, 'server shutting down');
         const deadline = Date.now() + CLOSE_GRACE_MS;
         while (sockets.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
