@@ -290,6 +290,13 @@ export interface EngineStats {
   ordersExpired: number
 }
 
+/**
+ * The first of `subjects` a session of `user` may not read (another user's `/TRADE/<user>/...`
+ * record or `/BLOTTER/<user>`, or `/TRADE` / `/BLOTTER` themselves), with the engine's message;
+ * null when it may read them all. Pure: the rule `subscribe` and `viewCreate` apply.
+ */
+export declare function firstPrivateRefusal(user: string, subjects: Array<string>): PrivateRefusal | null
+
 /** The engine's ingest lane (`Engine.ingestQueue`): what sources sent that is not applied yet. */
 export interface IngestQueue {
   /** Frames queued (one per `ingest` / `containerPublish` call). */
@@ -328,6 +335,14 @@ export interface OrderSubmitInput {
   price?: number
   /** `day`, `ioc` or `gtc`. */
   timeInForce: string
+}
+
+/** The first subject a session of one user may not read, and why. */
+export interface PrivateRefusal {
+  /** Position of the subject in the list asked about. */
+  index: number
+  /** The engine's NOT_ENTITLED message naming the subject. */
+  message: string
 }
 
 /** One open view of a session (`Engine.sessionViews`), as a rule reload re-checks it. */

@@ -1,24 +1,27 @@
 import { describe, expect, it } from 'vitest';
 import type { RecordSubscribe } from '@tidewire/protocol';
-import { privateOwner, privateReadRefusal } from '../entitlements/privacy.js';
+import { engineModule } from '../engine.js';
 import { Session } from '../session/session.js';
 import { subscribeRefusal } from './subscription-check.js';
 
 const sub = (subjects: string[], reqId = 7): RecordSubscribe => ({ type: 'record.subscribe', reqId, subjects });
 
-describe('private records (the engine rule)', () => {
-  it('owners: /TRADE/<user>/..., /BLOTTER/<rest>; the roots belong to no user', () => {
-    expect(['/TRADE/alice/1', '/BLOTTER/alice', '/BLOTTER/alice/x', '/TRADE', '/BLOTTER', '/TRADEX/a', '/FX/EURUSD'].map(privateOwner))
-      .toEqual(['alice', 'alice', 'alice/x', '', '', undefined, undefined]);
+describe('private records (the engine rule, firstPrivateRefusal)', () => {
+  const refusal = (user: string, subjects: string[]) => engineModule().firstPrivateRefusal(user, subjects);
+
+  it('only the owner reads its records: /TRADE/<user>/..., /BLOTTER/<user>', () => {
+    expect(refusal('alice', ['/TRADE/alice/000001', '/BLOTTER/alice', '/FX/EURUSD', '/TRADEX/a'])).toBeNull();
+    expect(refusal('bob', ['/FX/A', '/BLOTTER/alice'])).toEqual({
+      index: 1,
+      message: "'/BLOTTER/alice' is private to another user; a session of user 'bob' may only read its own /TRADE/bob/... and /BLOTTER/bob",
+    });
+    expect(refusal('alice', ['/BLOTTER/alice/x'])?.message).toContain('private to another user');
+    expect(refusal('alice', ['/TRADE/alice2/1'])?.message).toContain('private to another user');
   });
 
-  it('only the owner reads its records', () => {
-    expect(privateReadRefusal('alice', '/TRADE/alice/000001')).toBeUndefined();
-    expect(privateReadRefusal('alice', '/BLOTTER/alice')).toBeUndefined();
-    expect(privateReadRefusal('alice', '/FX/EURUSD')).toBeUndefined();
-    expect(privateReadRefusal('bob', '/BLOTTER/alice')).toContain('private to another user');
-    expect(privateReadRefusal('alice', '/BLOTTER/alice/x')).toContain('private to another user');
-    expect(privateReadRefusal('alice', '/TRADE')).toContain('private to no user');
+  it('the roots belong to no user; the first refused subject is named', () => {
+    expect(refusal('alice', ['/FX/A', '/TRADE', '/BLOTTER'])).toMatchObject({ index: 1, message: expect.stringContaining("'/TRADE' is private to no user") });
+    expect(refusal('alice', [])).toBeNull();
   });
 });
 
@@ -27,6 +30,7 @@ describe('subscribeRefusal', () => {
     const s = new Session('w0.c1', 'stream', 0, 1000);
     const e = subscribeRefusal(s, 'bob', sub(['/FX/A', '/BLOTTER/alice']), 1);
     expect(e).toMatchObject({ code: 'NOT_ENTITLED', reqId: 7, field: 'subjects', index: 1 });
+    expect(e?.message).toMatch(/^'\/BLOTTER\/alice' is private to another user; .*; nothing in this request was subscribed$/);
     expect(subscribeRefusal(s, 'bob', sub(['/FX/A', '/BLOTTER/bob']), 2)).toBeUndefined();
   });
 

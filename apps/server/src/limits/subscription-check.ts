@@ -2,11 +2,12 @@
  * The checks the engine makes on a `record.subscribe` (private records, subscriptions per
  * session), made by the server first so that a refusal is an `error` it sends and counts towards
  * `limits.maxProtocolErrors` (4002), and `Session.subjects` only ever holds subjects the engine
- * accepted. The engine keeps its own checks as a backstop.
+ * accepted. The private-record rule is the engine's own (`firstPrivateRefusal`,
+ * packages/engine/src/orders/privacy.rs), not a copy; the engine keeps its checks as a backstop.
  */
 
 import type { DecodeError, RecordSubscribe } from '@tidewire/protocol';
-import { privateReadRefusal } from '../entitlements/privacy.js';
+import { engineModule } from '../engine.js';
 import type { Session } from '../session/session.js';
 
 /**
@@ -17,12 +18,11 @@ import type { Session } from '../session/session.js';
  * are one record to the engine but two here, so the server may refuse slightly earlier, never later.
  */
 export function subscribeRefusal(session: Session, user: string, m: RecordSubscribe, limit: number): DecodeError | undefined {
+  const refusal = engineModule().firstPrivateRefusal(user, m.subjects);
+  if (refusal) return { code: 'NOT_ENTITLED', reqId: m.reqId, field: 'subjects', index: refusal.index, message: `${refusal.message}; nothing in this request was subscribed` };
   let fresh = 0;
   const seen = new Set<string>();
-  for (let i = 0; i < m.subjects.length; i++) {
-    const subject = m.subjects[i]!;
-    const refusal = privateReadRefusal(user, subject);
-    if (refusal !== undefined) return { code: 'NOT_ENTITLED', reqId: m.reqId, field: 'subjects', index: i, message: `${refusal}; nothing in this request was subscribed` };
+  for (const subject of m.subjects) {
     if (!session.subjects.has(subject) && !seen.has(subject)) {
       seen.add(subject);
       fresh++;

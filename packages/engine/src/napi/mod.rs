@@ -3,6 +3,7 @@
 
 mod error;
 mod orders;
+mod privacy;
 
 use napi::bindgen_prelude::{Buffer, Either, Float64Array, Function, Uint32Array};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
