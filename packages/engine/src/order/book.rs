@@ -286,13 +286,21 @@ impl OrderBook {
     /// Applies one event (live or replayed). Errors when it does not fit the order's state; the book
     /// is unchanged then.
     pub fn apply(&mut self, ev: &OrderEvent) -> Result<&Order, TransitionError> {
-        let order_id = ev.order_id();
-        let fail = |state: &'static str| TransitionError {
+        if matches!(ev, OrderEvent::Accepted { .. }) {
+            // the new order owns copies of the accept's strings: the same copies as taking them
+            // from a clone, and one accept path (apply_taking's)
+            return self.apply_taking(&mut ev.clone());
+        }
+        self.transition(ev)
+    }
+
+    /// [`Self::apply`] that moves an accept's strings (user, client order id, instrument) into the
+    /// new order instead of copying them; they are left empty in `ev` when it was applied (any other
+    /// event, and an accept that does not fit, is left as it was).
+    pub fn apply_taking(&mut self, ev: &mut OrderEvent) -> Result<&Order, TransitionError> {
+        let kind = ev.kind();
+        let OrderEvent::Accepted {
             order_id,
-            event: ev.kind(),
-            state,
-        };
-        if let OrderEvent::Accepted {
             ts,
             user,
             client_order_id,
@@ -301,22 +309,41 @@ impl OrderBook {
             quantity,
             price,
             time_in_force,
-            ..
         } = ev
-        {
-            if !self.accept_fits(order_id, user, client_order_id, *quantity) {
-                return Err(fail("exists"));
-            }
-            let strings = [user.clone(), client_order_id.clone(), instrument.clone()];
-            return Ok(self.push_accepted(order_id, *ts, strings, *side, *quantity, *price, *time_in_force));
+        else {
+            return self.transition(ev);
+        };
+        if !self.accept_fits(*order_id, user, client_order_id, *quantity) {
+            return Err(TransitionError {
+                order_id: *order_id,
+                event: kind,
+                state: "exists",
+            });
         }
+        let strings = [
+            std::mem::take(user),
+            std::mem::take(client_order_id),
+            std::mem::take(instrument),
+        ];
+        Ok(self.push_accepted(*order_id, *ts, strings, *side, *quantity, *price, *time_in_force))
+    }
+
+    /// Applies an event to an existing order; the book is unchanged on an error. Accepts go through
+    /// `apply_taking` (one here names an order that exists, or is missing, and errors so).
+    fn transition(&mut self, ev: &OrderEvent) -> Result<&Order, TransitionError> {
+        let order_id = ev.order_id();
+        let fail = |state: &'static str| TransitionError {
+            order_id,
+            event: ev.kind(),
+            state,
+        };
         let o = order_id
             .checked_sub(1)
             .and_then(|i| self.orders.get_mut(i as usize))
             .ok_or(fail("missing"))?;
         let state = o.status.as_str();
         match ev {
-            OrderEvent::Accepted { .. } => unreachable!("handled above"),
+            OrderEvent::Accepted { .. } => return Err(fail("exists")),
             OrderEvent::Acknowledged { ts, .. } => {
                 if o.status != OrderStatus::New {
                     return Err(fail(state));
@@ -373,40 +400,6 @@ impl OrderBook {
         }
         o.version += 1;
         Ok(o)
-    }
-
-    /// [`Self::apply`] that moves an accept's strings (user, client order id, instrument) into the
-    /// new order instead of copying them; they are left empty in `ev` when it was applied (any other
-    /// event, and an accept that does not fit, is left as it was).
-    pub fn apply_taking(&mut self, ev: &mut OrderEvent) -> Result<&Order, TransitionError> {
-        let kind = ev.kind();
-        if let OrderEvent::Accepted {
-            order_id,
-            ts,
-            user,
-            client_order_id,
-            instrument,
-            side,
-            quantity,
-            price,
-            time_in_force,
-        } = ev
-        {
-            if !self.accept_fits(*order_id, user, client_order_id, *quantity) {
-                return Err(TransitionError {
-                    order_id: *order_id,
-                    event: kind,
-                    state: "exists",
-                });
-            }
-            let strings = [
-                std::mem::take(user),
-                std::mem::take(client_order_id),
-                std::mem::take(instrument),
-            ];
-            return Ok(self.push_accepted(*order_id, *ts, strings, *side, *quantity, *price, *time_in_force));
-        }
-        self.apply(ev)
     }
 
     /// True when an accept of `order_id` fits: the next id, a client order id the user has not
@@ -540,6 +533,17 @@ mod tests {
         let mut dup = accepted(3, "c1");
         assert_eq!(taken.apply_taking(&mut dup).unwrap_err().state, "exists");
         assert_eq!(dup, accepted(3, "c1"));
+        assert_eq!(
+            copied.apply(&dup).unwrap_err().state,
+            "exists",
+            "apply refuses it the same way"
+        );
+        assert_eq!(
+            copied.apply(&accepted(1, "c9")).unwrap_err().state,
+            "exists",
+            "a replayed accept"
+        );
+        assert_eq!(copied.len(), 2);
         let mut gap = accepted(5, "c5");
         assert_eq!(taken.apply_taking(&mut gap).unwrap_err().state, "exists");
         let mut zero = accepted(3, "c3");
