@@ -19,6 +19,59 @@ fn status(m: &Value) -> Option<&str> {
     m["fields"]["status"].as_str()
 }
 
+/// The rows of a `view.created` reply, each mapped by `f`, in row order.
+fn rows<T>(v: &Value, f: impl Fn(&Value) -> T) -> Vec<T> {
+    v["rows"].as_array().unwrap().iter().map(f).collect()
+}
+
+/// The order ids of a `view.created` reply's rows, in row order.
+fn order_ids(v: &Value) -> Vec<u64> {
+    rows(v, |r| r["fields"]["orderId"].as_u64().unwrap())
+}
+
+/// Submits (request `req`) a buy limit `cid` of 10 /FX/EURUSD at 1.0: below the market, it rests.
+fn submit_resting(rig: &Rig, sid: u32, req: u32, cid: &str) {
+    rig.engine
+        .order_submit(sid, req, order(cid, "/FX/EURUSD", Side::Buy, 10.0, Some(1.0)))
+        .unwrap();
+}
+
+/// Opens (request `req`) a view of rows `0..size` of `user`'s blotter (natural order: newest
+/// first) with filter `filter` ("" for none).
+fn view_blotter(rig: &Rig, sid: u32, req: u32, user: &str, filter: &str, size: u32) {
+    rig.engine
+        .view_create(
+            sid,
+            req,
+            format!("/BLOTTER/{user}"),
+            filter.into(),
+            String::new(),
+            0,
+            size,
+        )
+        .unwrap();
+}
+
+/// A rig where only ticks fill orders, in one fill; alice (the session returned) subscribed to
+/// `/TRADE/alice/1` and submitted `l-1`, a sell limit of 50 /FX/GBPUSD at 1.2510 above the market
+/// (1.2500 / 1.2502). Also returns the trade record's first image.
+fn resting_sell_limit(dir: &TempDir) -> (Rig, u32, Value) {
+    let mut cfg = orders_config(dir.path());
+    cfg.simulator.max_partials = 0; // one fill: the whole order
+    cfg.pass_interval = std::time::Duration::from_secs(3600); // only ticks drive it here
+    let mut rig = Rig::start(cfg);
+    let sid = rig.session("alice");
+    rig.market("/FX/GBPUSD", 1.2500, 1.2502);
+    rig.engine.subscribe(sid, 1, vec!["/TRADE/alice/1".into()]).unwrap();
+    rig.reply(sid, 1);
+    rig.engine
+        .order_submit(sid, 2, order("l-1", "/FX/GBPUSD", Side::Sell, 50.0, Some(1.2510)))
+        .unwrap();
+    rig.reply(sid, 2);
+    let image = rig.wait(sid, "image", |m| m["type"] == "record.image");
+    (rig, sid, image)
+}
+
 #[test]
 fn market_order_fills_in_steps_and_the_trade_record_follows() {
     let dir = TempDir::new("orders-fill");
@@ -79,19 +132,7 @@ fn market_order_fills_in_steps_and_the_trade_record_follows() {
 #[test]
 fn limit_order_waits_for_the_market_then_fills_on_a_tick() {
     let dir = TempDir::new("orders-tick");
-    let mut cfg = orders_config(dir.path());
-    cfg.simulator.max_partials = 0; // one fill: the whole order
-    cfg.pass_interval = std::time::Duration::from_secs(3600); // only ticks drive it here
-    let mut rig = Rig::start(cfg);
-    let sid = rig.session("alice");
-    rig.market("/FX/GBPUSD", 1.2500, 1.2502);
-    rig.engine.subscribe(sid, 1, vec!["/TRADE/alice/1".into()]).unwrap();
-    rig.reply(sid, 1);
-    rig.engine
-        .order_submit(sid, 2, order("l-1", "/FX/GBPUSD", Side::Sell, 50.0, Some(1.2510)))
-        .unwrap();
-    rig.reply(sid, 2);
-    let image = rig.wait(sid, "image", |m| m["type"] == "record.image");
+    let (mut rig, sid, image) = resting_sell_limit(&dir);
     assert_eq!(status(&image), Some("acknowledged"));
     assert_eq!(image["fields"]["price"], 1.251);
     // A tick that does not reach the limit changes nothing; one that does fills at the bid.
@@ -106,19 +147,7 @@ fn limit_order_waits_for_the_market_then_fills_on_a_tick() {
 #[test]
 fn a_resting_limit_amended_across_the_market_fills_on_the_next_tick() {
     let dir = TempDir::new("orders-amend-rest");
-    let mut cfg = orders_config(dir.path());
-    cfg.simulator.max_partials = 0;
-    cfg.pass_interval = std::time::Duration::from_secs(3600); // only ticks drive it here
-    let mut rig = Rig::start(cfg);
-    let sid = rig.session("alice");
-    rig.market("/FX/GBPUSD", 1.2500, 1.2502);
-    rig.engine.subscribe(sid, 1, vec!["/TRADE/alice/1".into()]).unwrap();
-    rig.reply(sid, 1);
-    rig.engine
-        .order_submit(sid, 2, order("l-1", "/FX/GBPUSD", Side::Sell, 50.0, Some(1.2510)))
-        .unwrap();
-    rig.reply(sid, 2);
-    rig.wait(sid, "image", |m| m["type"] == "record.image");
+    let (mut rig, sid, _) = resting_sell_limit(&dir);
     // A tick short of the limit: the order rests in the price index at 1.2510.
     rig.market("/FX/GBPUSD", 1.2505, 1.2507);
     rig.engine
@@ -180,36 +209,17 @@ fn blotter_lists_trades_newest_first_and_filters_in_progress() {
     let sid = rig.session("alice");
     rig.market("/FX/EURUSD", 1.0850, 1.0852);
     for (i, cid) in ["a", "b", "c"].iter().enumerate() {
-        rig.engine
-            .order_submit(sid, i as u32 + 1, order(cid, "/FX/EURUSD", Side::Buy, 10.0, Some(1.0)))
-            .unwrap();
+        submit_resting(&rig, sid, i as u32 + 1, cid);
         assert_eq!(rig.reply(sid, i as u32 + 1)["type"], "order.ack");
     }
     rig.until("records published", |e| e.stats().journal_durable_seq >= 6);
-    rig.engine
-        .view_create(sid, 10, "/BLOTTER/alice".into(), String::new(), String::new(), 0, 10)
-        .unwrap();
+    view_blotter(&rig, sid, 10, "alice", "", 10);
     let v = rig.reply(sid, 10);
     assert_eq!(v["type"], "view.created", "{v}");
-    let subjects: Vec<&str> = v["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["subject"].as_str().unwrap())
-        .collect();
+    let subjects = rows(&v, |r| r["subject"].as_str().unwrap().to_owned());
     assert_eq!(subjects, ["/TRADE/alice/3", "/TRADE/alice/2", "/TRADE/alice/1"]);
     // In progress = statusCode < 10: a filled market order enters, then leaves.
-    rig.engine
-        .view_create(
-            sid,
-            11,
-            "/BLOTTER/alice".into(),
-            "statusCode < 10".into(),
-            String::new(),
-            0,
-            10,
-        )
-        .unwrap();
+    view_blotter(&rig, sid, 11, "alice", "statusCode < 10", 10);
     assert_eq!(rig.reply(sid, 11)["count"], 3);
     rig.engine
         .order_submit(sid, 12, order("m", "/FX/EURUSD", Side::Sell, 10.0, None))
@@ -234,9 +244,7 @@ fn other_users_trades_and_blotters_are_private() {
     let alice = rig.session("alice");
     let bob = rig.session("bob");
     rig.market("/FX/EURUSD", 1.0850, 1.0852);
-    rig.engine
-        .order_submit(bob, 1, order("b", "/FX/EURUSD", Side::Buy, 10.0, Some(1.0)))
-        .unwrap();
+    submit_resting(&rig, bob, 1, "b");
     rig.reply(bob, 1);
     let refused = [
         vec!["/FX/EURUSD".to_owned(), "/BLOTTER/bob".to_owned()],
@@ -253,9 +261,7 @@ fn other_users_trades_and_blotters_are_private() {
             "{e}"
         );
     }
-    rig.engine
-        .view_create(alice, 20, "/BLOTTER/bob".into(), String::new(), String::new(), 0, 10)
-        .unwrap();
+    view_blotter(&rig, alice, 20, "bob", "", 10);
     let e = rig.reply(alice, 20);
     assert_eq!(
         (e["code"].as_str(), e["field"].as_str()),
@@ -306,10 +312,7 @@ fn blotters_stay_newest_first_when_many_orders_become_durable_together() {
     // Interleaved, not waiting: acks and acknowledgements land in shared commit groups and passes.
     for i in 0..20u32 {
         let (sid, user) = if i % 2 == 0 { (alice, "a") } else { (bob, "b") };
-        let cid = format!("{user}{i}");
-        rig.engine
-            .order_submit(sid, i + 1, order(&cid, "/FX/EURUSD", Side::Buy, 10.0, Some(1.0)))
-            .unwrap();
+        submit_resting(&rig, sid, i + 1, &format!("{user}{i}"));
     }
     for i in 0..20u32 {
         let sid = if i % 2 == 0 { alice } else { bob };
@@ -317,24 +320,8 @@ fn blotters_stay_newest_first_when_many_orders_become_durable_together() {
     }
     rig.until("acknowledgements durable", |e| e.stats().journal_durable_seq >= 40);
     for (sid, user, first) in [(alice, "alice", 1u64), (bob, "bob", 2)] {
-        rig.engine
-            .view_create(
-                sid,
-                100,
-                format!("/BLOTTER/{user}"),
-                String::new(),
-                String::new(),
-                0,
-                20,
-            )
-            .unwrap();
-        let v = rig.reply(sid, 100);
-        let ids: Vec<u64> = v["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["fields"]["orderId"].as_u64().unwrap())
-            .collect();
+        view_blotter(&rig, sid, 100, user, "", 20);
+        let ids = order_ids(&rig.reply(sid, 100));
         let want: Vec<u64> = (0..10).rev().map(|k| first + 2 * k).collect();
         assert_eq!(ids, want, "{user}");
     }
@@ -351,10 +338,7 @@ fn a_burst_of_one_users_orders_stays_newest_first_past_many_front_inserts() {
     rig.market("/FX/EURUSD", 1.0850, 1.0852);
     let n = 300u32;
     for i in 0..n {
-        let cid = format!("one{i}");
-        rig.engine
-            .order_submit(alice, i + 1, order(&cid, "/FX/EURUSD", Side::Buy, 10.0, Some(1.0)))
-            .unwrap();
+        submit_resting(&rig, alice, i + 1, &format!("one{i}"));
     }
     for i in 0..n {
         assert_eq!(rig.reply(alice, i + 1)["type"], "order.ack");
@@ -362,16 +346,8 @@ fn a_burst_of_one_users_orders_stays_newest_first_past_many_front_inserts() {
     rig.until("acknowledgements durable", |e| {
         e.stats().journal_durable_seq >= 2 * u64::from(n)
     });
-    rig.engine
-        .view_create(alice, 1000, "/BLOTTER/alice".into(), String::new(), String::new(), 0, n)
-        .unwrap();
-    let v = rig.reply(alice, 1000);
-    let ids: Vec<u64> = v["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["fields"]["orderId"].as_u64().unwrap())
-        .collect();
+    view_blotter(&rig, alice, 1000, "alice", "", n);
+    let ids = order_ids(&rig.reply(alice, 1000));
     let want: Vec<u64> = (1..=u64::from(n)).rev().collect();
     assert_eq!(ids, want);
     rig.engine.shutdown().unwrap();
