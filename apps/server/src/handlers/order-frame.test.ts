@@ -5,18 +5,14 @@
  * frames the protocol decoder accepts as that same order.submit (differential, over mutations).
  */
 
-import { decodeClientMessage, decodeServerFrame, encodeServerFrame, isDecodeFailure, type ServerMessage } from '@tidewire/protocol';
+import { decodeClientMessage, isDecodeFailure } from '@tidewire/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig, type UserEntry } from '../config.js';
-import { UserDirectory } from '../auth/users.js';
-import { createSecurity } from '../entitlements/security.js';
+import type { UserEntry } from '../config.js';
 import { engineModule } from '../engine.js';
-import type { EnginePort, OrderSubmitInput } from '../engine-port.js';
+import type { OrderSubmitInput } from '../engine-port.js';
 import { setLogSink } from '../log.js';
-import { Session } from '../session/session.js';
-import type { ConnectionPort, HandlerContext } from './context.js';
-import { dispatchStream } from './dispatch.js';
 import type { OrderFramePort } from './order.js';
+import { FakeOrderEngine, orderRig, submit } from '../../test/order-rig.js';
 
 setLogSink(() => {});
 
@@ -26,21 +22,11 @@ afterAll(() => {
   reader.shutdown();
 });
 
-class FakePort implements ConnectionPort {
-  frames: ServerMessage[][] = [];
-  send(messages: ServerMessage[]): void {
-    this.frames.push(decodeServerFrame(encodeServerFrame(messages)));
-  }
-  close(): void {}
-  bind(): void {}
-}
-
-/** Order calls as the engine gets them; with `fast`, submits the reader takes arrive as frames. */
-class FakeOrderEngine {
-  calls: unknown[][] = [];
+/** The order-rig engine; with `fast`, submits the real reader takes arrive as frames. */
+class FastOrderEngine extends FakeOrderEngine {
   framesTaken = 0;
-  fail: object | undefined;
   constructor(fast: boolean) {
+    super();
     if (!fast) return;
     const port: OrderFramePort = {
       orderFrameInstrument: (frame) => reader.orderFrameInstrument(Buffer.from(frame)),
@@ -56,39 +42,12 @@ class FakeOrderEngine {
     };
     Object.assign(this, port);
   }
-  private call(c: unknown[]): void {
-    if (this.fail) {
-      const e = this.fail;
-      this.fail = undefined;
-      throw e;
-    }
-    this.calls.push(c);
-  }
-  orderSubmit(sid: number, reqId: number, order: OrderSubmitInput): void { this.call(['submit', sid, reqId, order]); }
-  orderCancel(sid: number, reqId: number, clientOrderId: string): void { this.call(['cancel', sid, reqId, clientOrderId]); }
-  orderAmend(sid: number, reqId: number, clientOrderId: string, quantity?: number | null, price?: number | null): void {
-    this.call(['amend', sid, reqId, clientOrderId, quantity, price]);
-  }
 }
 
-function setup(fast: boolean, role: UserEntry['role'], orders: Record<string, unknown>, limits: Record<string, unknown>) {
-  const config = loadConfig({ overrides: { orders, limits }, randomSecret: () => 's'.repeat(32) });
-  const engine = new FakeOrderEngine(fast);
-  const user: UserEntry = { user: 'alice', role, tier: 'T1', passwordHash: 'unused' };
-  const ctx: HandlerContext = {
-    config, users: new UserDirectory([]), engine: engine as unknown as EnginePort, clock: { now: () => 1_000_000 }, workerId: 0, security: createSecurity(config),
-  };
-  const session = new Session('w0.c1', 'stream', 1_000_000, config.limits.loginTimeoutMs, limits.requestsPerSec ? { perSec: limits.requestsPerSec as number, burst: 2 } : undefined);
-  session.state = 'loggedIn';
-  session.user = user;
-  session.sessionId = 42;
-  const port = new FakePort();
-  const send = (m: object | string) => dispatchStream(ctx, session, port, Buffer.from(typeof m === 'string' ? m : JSON.stringify(m)), false);
-  return { engine, session, port, send };
-}
+const setup = (fast: boolean, role: UserEntry['role'], orders: Record<string, unknown>, limits: Record<string, unknown>) =>
+  orderRig(new FastOrderEngine(fast), role, orders, limits);
 
 type Rig = ReturnType<typeof setup>;
-const submit = { type: 'order.submit', reqId: 7, clientOrderId: 'c-1', instrument: '/FX/EURUSD', side: 'buy', quantity: 100, price: 1.0852, timeInForce: 'day' };
 
 /** Runs `scenario` on the decoder path and on the fast path: same frames out, same engine calls; returns the fast rig. */
 function bothPaths(scenario: (t: Rig) => void, role: UserEntry['role'] = 'trader', orders: Record<string, unknown> = { journalDir: '/tmp/j' }, limits: Record<string, unknown> = {}): Rig {

@@ -1,64 +1,12 @@
-import { decodeServerFrame, encodeServerFrame, type ServerMessage } from '@tidewire/protocol';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, type UserEntry } from '../config.js';
-import { UserDirectory } from '../auth/users.js';
-import { createSecurity } from '../entitlements/security.js';
-import type { EnginePort, OrderSubmitInput } from '../engine-port.js';
+import type { UserEntry } from '../config.js';
 import { setLogSink } from '../log.js';
-import { Session } from '../session/session.js';
-import type { ConnectionPort, HandlerContext } from './context.js';
-import { dispatchStream } from './dispatch.js';
+import { FakeOrderEngine, orderRig, submit } from '../../test/order-rig.js';
 
 setLogSink(() => {});
 
-class FakePort implements ConnectionPort {
-  frames: ServerMessage[][] = [];
-  send(messages: ServerMessage[]): void {
-    this.frames.push(decodeServerFrame(encodeServerFrame(messages)));
-  }
-  close(): void {}
-  bind(): void {}
-  last(): ServerMessage {
-    return this.frames.at(-1)![0]!;
-  }
-}
-
-/** Records the order calls; `fail` makes the next one throw like the napi engine does. */
-class FakeOrderEngine {
-  calls: unknown[][] = [];
-  fail: object | undefined;
-  private call(c: unknown[]): void {
-    if (this.fail) {
-      const e = this.fail;
-      this.fail = undefined;
-      throw e;
-    }
-    this.calls.push(c);
-  }
-  orderSubmit(sid: number, reqId: number, order: OrderSubmitInput): void { this.call(['submit', sid, reqId, order]); }
-  orderCancel(sid: number, reqId: number, clientOrderId: string): void { this.call(['cancel', sid, reqId, clientOrderId]); }
-  orderAmend(sid: number, reqId: number, clientOrderId: string, quantity?: number | null, price?: number | null): void {
-    this.call(['amend', sid, reqId, clientOrderId, quantity, price]);
-  }
-}
-
-function setup(role: UserEntry['role'] = 'trader', orders: Record<string, unknown> = { journalDir: '/tmp/j' }, limits: Record<string, unknown> = {}) {
-  const config = loadConfig({ overrides: { orders, limits }, randomSecret: () => 's'.repeat(32) });
-  const engine = new FakeOrderEngine();
-  const user: UserEntry = { user: 'alice', role, tier: 'T1', passwordHash: 'unused' };
-  const ctx: HandlerContext = {
-    config, users: new UserDirectory([]), engine: engine as unknown as EnginePort, clock: { now: () => 1_000_000 }, workerId: 0, security: createSecurity(config),
-  };
-  const session = new Session('w0.c1', 'stream', 1_000_000, config.limits.loginTimeoutMs);
-  session.state = 'loggedIn';
-  session.user = user;
-  session.sessionId = 42;
-  const port = new FakePort();
-  const send = (m: object) => dispatchStream(ctx, session, port, Buffer.from(JSON.stringify(m)), false);
-  return { engine, session, port, send };
-}
-
-const submit = { type: 'order.submit', reqId: 7, clientOrderId: 'c-1', instrument: '/FX/EURUSD', side: 'buy', quantity: 100, price: 1.0852, timeInForce: 'day' };
+const setup = (role?: UserEntry['role'], orders?: Record<string, unknown>, limits?: Record<string, unknown>) =>
+  orderRig(new FakeOrderEngine(), role, orders, limits);
 
 describe('order handler', () => {
   it('passes submit (no price key for a market order), cancel and amend (null when absent) to the engine and replies nothing itself', () => {
