@@ -110,13 +110,19 @@ let token;
 function loop(url, user, attack) {
   const ws = new WebSocket(url);
   let stop = () => {};
+  const login = () => ws.send(JSON.stringify(token ? { type: 'session.login', reqId: 0, token } : { type: 'session.login', reqId: 0, user, password: `${user}123` }));
+  let loggedIn = false;
   ws.on('open', () => {
     if (user === null) stop = attack(ws);
-    else ws.send(JSON.stringify(token ? { type: 'session.login', reqId: 0, token } : { type: 'session.login', reqId: 0, user, password: `${user}123` }));
+    else login();
   });
   ws.on('message', (data) => {
+    if (user === null || loggedIn) return;
     const text = data.toString();
-    if (user === null || !text.includes('"session.loggedIn"')) return;
+    // a password login over the address's rate is answered RATE_LIMITED once it may log in again
+    if (text.includes('"RATE_LIMITED"')) login();
+    if (!text.includes('"session.loggedIn"')) return;
+    loggedIn = true;
     token = JSON.parse(text).find((m) => m.type === 'session.loggedIn').token;
     stop = attack(ws);
   });
@@ -225,15 +231,26 @@ async function main() {
   process.exit(0);
 }
 
-/** Opens a WebSocket and logs in as `user` (password `<user>123`); resolves once logged in. */
+/**
+ * Opens a WebSocket and logs in as `user` (password `<user>123`); resolves once logged in. The
+ * feed and the 20 victims log in at once from one address, past `limits.loginsPerSecPerIp`'s
+ * burst: a RATE_LIMITED login is sent again (the server answers it once the address may log in
+ * again), at most 20 times, then the run fails.
+ */
 function open(url, user) {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url);
-    ws.once('open', () => ws.send(JSON.stringify({ type: 'session.login', reqId: 0, user, password: `${user}123` })));
+    const login = () => ws.send(JSON.stringify({ type: 'session.login', reqId: 0, user, password: `${user}123` }));
+    let retries = 0;
+    ws.once('open', login);
     const onMessage = (data) => {
-      if (data.toString().includes('"session.loggedIn"')) {
+      const text = data.toString();
+      if (text.includes('"session.loggedIn"')) {
         ws.off('message', onMessage);
         resolve(ws);
+      } else if (text.includes('"RATE_LIMITED"')) {
+        if (++retries > 20) reject(new Error(`login of ${user} refused ${retries} times: ${text}`));
+        else login();
       }
     };
     ws.on('message', onMessage);
