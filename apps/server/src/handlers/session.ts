@@ -30,6 +30,24 @@ export function isPowerOfTen(n: number): boolean {
   return n === 1;
 }
 
+/** Failed logins with wrong credentials (BAD_CREDENTIALS, BAD_TOKEN) per connection. */
+const badCredentials = new WeakMap<Session, number>();
+
+/**
+ * Counts a login refused for its credentials; at `limits.failedLoginsPerConnection` closes the
+ * connection with 4002 (after the refusal already sent). A forged-token loop otherwise got
+ * `limits.maxProtocolErrors` (100) refusals per connection, an HMAC, an error frame and a wake
+ * each; the 4002 also costs the address a reconnect penalty, so a loop that reconnects gets a few
+ * refusals per penalty and a guesser a few password checks per penalty.
+ */
+function closeAfterFailedLogins(ctx: HandlerContext, session: Session, port: ConnectionPort): void {
+  const limit = ctx.config.limits.failedLoginsPerConnection;
+  if (limit <= 0) return;
+  const failed = (badCredentials.get(session) ?? 0) + 1;
+  badCredentials.set(session, failed);
+  if (failed >= limit) port.close(CloseCodes.PROTOCOL_VIOLATION.code, `${failed} failed logins on one connection (limits.failedLoginsPerConnection)`);
+}
+
 /**
  * Handles `session.login`. The password check runs off the event loop; the reply is sent when it
  * finishes, unless the connection closed meanwhile. Returns a promise for tests; the transport does
@@ -78,6 +96,7 @@ export async function handleLogin(ctx: HandlerContext, session: Session, port: C
     // a guessing or forged-token flood must not cost a log line (formatted, and posted from a
     // transport worker to the main thread) per refusal: the 1st, 10th, 100th, ... of a connection
     if (isPowerOfTen(failures)) log('warn', 'session.loginFailed', { ...session.logFields(), code: result.code, attempted: m.user, failures });
+    if (result.code === 'BAD_CREDENTIALS' || result.code === 'BAD_TOKEN') closeAfterFailedLogins(ctx, session, port);
     return;
   }
   const user = result;

@@ -86,7 +86,8 @@ describe('entitlement attacks', () => {
   });
 
   it('a forged-token flood on one connection: every login refused BAD_TOKEN, but logged only at the 1st and 10th failure', async () => {
-    const a = await startArena();
+    // the per-connection cap off, so one connection makes 12 failed logins
+    const a = await startArena({ limits: { failedLoginsPerConnection: 0 } });
     const c = await new RawSocket(wsUrl(a.server, '/stream')).open();
     const failed = (): string[] => logLines.filter((l) => l.includes(' session.loginFailed ') && l.includes(' code=BAD_TOKEN '));
     const before = failed().length;
@@ -99,6 +100,40 @@ describe('entitlement attacks', () => {
     expect(lines).toHaveLength(2);
     expect(lines[0]).toContain(' failures=1');
     expect(lines[1]).toContain(' failures=10');
+    await survived(a);
+  });
+
+  it('failed logins per connection: the 5th forged token gets BAD_TOKEN and the connection is closed with 4002; the address is not blocked for a valid login', async () => {
+    const a = await startArena();
+    const c = await new RawSocket(wsUrl(a.server, '/stream')).open();
+    const forged = `eyJ1IjoiYWRtaW4ifQ.${'A'.repeat(43)}`;
+    for (let reqId = 1; reqId <= 5; reqId++) {
+      c.send({ type: 'session.login', reqId, token: forged });
+      expect((await nextError(c, reqId)).code).toBe('BAD_TOKEN');
+    }
+    const closed = await c.waitClosed();
+    expect(closed.code).toBe(4002);
+    expect(closed.reason).toContain('5 failed logins on one connection (limits.failedLoginsPerConnection)');
+    // one abusive close is within the reconnect throttle's burst: the next connection logs in
+    const token = (a.victim.messages.find((m) => m.type === 'session.loggedIn') as { token: string } | undefined)!.token;
+    await (await new RawSocket(wsUrl(a.server, '/stream')).open()).loginWithToken(token);
+    await survived(a);
+  });
+
+  it('failed logins per connection: wrong passwords count, refusals for other reasons do not', async () => {
+    const a = await startArena({ limits: { failedLoginsPerConnection: 2 } });
+    const c = await new RawSocket(wsUrl(a.server, '/stream')).open();
+    // a login with neither password nor token is a BAD_REQUEST, not a failed login
+    for (let reqId = 1; reqId <= 3; reqId++) {
+      c.send({ type: 'session.login', reqId, user: 'alice' });
+      expect((await nextError(c, reqId)).code).toBe('BAD_REQUEST');
+    }
+    c.send({ type: 'session.login', reqId: 4, user: 'alice', password: 'guess1' });
+    expect((await nextError(c, 4)).code).toBe('BAD_CREDENTIALS');
+    expect(c.closed).toBeUndefined();
+    c.send({ type: 'session.login', reqId: 5, user: 'alice', password: 'guess2' });
+    expect((await nextError(c, 5)).code).toBe('BAD_CREDENTIALS');
+    expect((await c.waitClosed()).code).toBe(4002);
     await survived(a);
   });
 
