@@ -9,7 +9,7 @@
  * latest `view.create` / `view.change`, so a scrolling UI never renders an outdated window.
  */
 
-import type { Fields, ViewClientMessage, ViewCreated, ViewRowImage, ViewRows, ViewSize, ViewSortKey, ViewWindow } from '@tidewire/protocol';
+import type { ViewClientMessage, ViewCreated, ViewRowImage, ViewRows, ViewSize, ViewSortKey, ViewWindow } from '@tidewire/protocol';
 import type { TidewireError } from './errors.js';
 
 /** What `client.view()` asks for. */
@@ -24,19 +24,11 @@ export interface ViewRequest {
   window: ViewWindow;
 }
 
-/** One row of a view window: the record as last received. */
-export interface ViewRow {
-  /** Rank in the whole view (0-based). */
-  index: number;
-  /** Server-wide record id. */
-  id: number;
-  /** Record subject (a tier subject such as `/PRODUCT/X@T2` for tiered users). */
-  subject: string;
-  seq: number;
-  /** Origin timestamp of the latest update, epoch ms. */
-  ts: number;
-  fields: Fields;
-}
+/**
+ * One row of a view window: the record as last received (the wire's `ViewRowImage` with later
+ * `view.rows` updates applied; field types are not kept). `index`: rank in the whole view.
+ */
+export type ViewRow = Omit<ViewRowImage, 'types'>;
 
 /** Callbacks of `client.view()`. */
 export interface ViewHandler {
