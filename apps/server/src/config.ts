@@ -68,6 +68,8 @@ export interface Config {
     readonly maxConnectionsPerUser: number;
     /** Password logins per second per remote address, all workers; 0: off. */
     readonly loginsPerSecPerIp: number;
+    /** Most of one core's time password checks may take, server-wide, percent (1..100). */
+    readonly passwordCheckSharePct: number;
     /** Failed logins per connection; the last closes it with 4002; 0: off. */
     readonly failedLoginsPerConnection: number;
     /** Password logins waiting per transport worker for the server-wide password check. */

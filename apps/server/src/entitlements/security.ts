@@ -53,7 +53,7 @@ export function createSecurity(config: Config, sharedBuffer: SharedArrayBuffer =
     entitlements: new Entitlements(config.auth.roles),
     orderLimiter: new SharedRateLimiter(rates, 'order:', rate, Math.max(1, rate)),
     loginLimiter: new SharedRateLimiter(rates, 'login:', config.limits.loginsPerSecPerIp, Math.max(1, 2 * config.limits.loginsPerSecPerIp)),
-    passwordChecks: new SharedWorkGate(sharedBuffer, config.limits.passwordChecksQueued, undefined, now),
+    passwordChecks: new SharedWorkGate(sharedBuffer, config.limits.passwordChecksQueued, undefined, now, config.limits.passwordCheckSharePct),
     connections: new SharedCounter(sharedBuffer),
     rates,
     reconnects: new ReconnectThrottle(rates, config.limits.abusePenaltyMs),

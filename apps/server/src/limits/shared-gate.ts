@@ -9,6 +9,10 @@
  * lease loses the slot to the next taker, so a crashed worker cannot stop every login. The head
  * of each worker's queue waits for the word to change with `Atomics.waitAsync` (never blocking
  * the event loop), re-checking at least every `POLL_MS`.
+ *
+ * Share of a core (`sharePct` < 100): a task that ran `t` ms leaves the slot closed for another
+ * `t * (100 / sharePct - 1)` ms (the word holds that deadline with no holder), so expensive work
+ * takes at most `sharePct`% of one core's time, server-wide, however many addresses send it.
  */
 
 import { PASSWORD_LEASE_WORD, sharedLimitsRegion } from './shared-layout.js';
@@ -32,13 +36,20 @@ export class SharedWorkGate {
   private pumping = false;
   /** The lease value this thread wrote, while it holds the slot. */
   private held: bigint | undefined;
+  /** When this thread took the slot (its clock, ms), while it holds it. */
+  private heldSince = 0;
+  /** Closed time after a task, per ms the task ran: 100 / sharePct - 1 (0 at 100%). */
+  private readonly restPerMs: number;
 
   /**
    * `buffer` from `allocateSharedLimits`; `maxQueued` >= 0 tasks waiting in this thread;
-   * `leaseMs` > 0 how long one task may hold the slot; `now` the clock (epoch ms).
+   * `leaseMs` > 0 how long one task may hold the slot; `now` the clock (epoch ms); `sharePct`
+   * 1..100 the most of one core's time the tasks may take (100: back to back).
    */
-  constructor(buffer: SharedArrayBuffer, readonly maxQueued: number, private readonly leaseMs = DEFAULT_LEASE_MS, private readonly now: () => number = Date.now) {
+  constructor(buffer: SharedArrayBuffer, readonly maxQueued: number, private readonly leaseMs = DEFAULT_LEASE_MS, private readonly now: () => number = Date.now, sharePct = 100) {
+    if (!(sharePct >= 1 && sharePct <= 100)) throw new RangeError(`sharePct must be 1..100, got ${sharePct}`);
     this.words = sharedLimitsRegion(buffer).words;
+    this.restPerMs = 100 / sharePct - 1;
   }
 
   /**
@@ -76,15 +87,21 @@ export class SharedWorkGate {
     const lease = BigInt(Math.ceil(now + this.leaseMs));
     if (Atomics.compareExchange(this.words, PASSWORD_LEASE_WORD, cur, lease) !== cur) return false;
     this.held = lease;
+    this.heldSince = now;
     return true;
   }
 
-  /** Frees the slot (unless the lease ran out and another thread took it) and wakes the waiters. */
+  /**
+   * Frees the slot (unless the lease ran out and another thread took it) and wakes the waiters;
+   * below a 100% share the slot stays closed (a deadline, no holder) for the task's rest time.
+   */
   private release(): void {
     const lease = this.held;
     if (lease === undefined) return;
     this.held = undefined;
-    Atomics.compareExchange(this.words, PASSWORD_LEASE_WORD, lease, 0n);
+    const now = this.now();
+    const restMs = Math.min(this.leaseMs, Math.max(0, now - this.heldSince) * this.restPerMs);
+    Atomics.compareExchange(this.words, PASSWORD_LEASE_WORD, lease, restMs >= 1 ? BigInt(Math.ceil(now + restMs)) : 0n);
     Atomics.notify(this.words, PASSWORD_LEASE_WORD);
   }
 

@@ -142,6 +142,31 @@ describe('SharedWorkGate', () => {
     expect(await run).toBe('done');
   });
 
+  it('below a 100% share, the slot stays closed after a task for the task time times (100 / share - 1), on every gate of the buffer', async () => {
+    const buffer = allocateSharedLimits(1, 1);
+    let now = 1_000;
+    const a = new SharedWorkGate(buffer, 4, 10_000, () => now, 20);
+    const b = new SharedWorkGate(buffer, 4, 10_000, () => now, 20);
+    // a task that ran 40 ms (the clock moves while it runs): closed for 160 ms after it
+    expect(await a.run(async () => { now += 40; return 'first'; })).toBe('first');
+    expect(sharedLimitsRegion(buffer).words[PASSWORD_LEASE_WORD]).toBe(BigInt(1_040 + 160));
+    let second = false;
+    const run = b.run(async () => { second = true; });
+    await new Promise((r) => setTimeout(r, 20));
+    expect([second, b.queued]).toEqual([false, 1]);
+    now += 159;
+    await new Promise((r) => setTimeout(r, 80));
+    expect(second).toBe(false);
+    now += 1;
+    await run;
+    expect(second).toBe(true);
+    // 100%: back to back, the word is free after each task
+    const full = new SharedWorkGate(allocateSharedLimits(1, 1), 4, 10_000, () => now, 100);
+    await full.run(async () => { now += 40; });
+    expect(await full.run(() => Promise.resolve(2))).toBe(2);
+    expect(() => new SharedWorkGate(buffer, 4, 10_000, () => now, 0)).toThrow('sharePct must be 1..100, got 0');
+  });
+
   it('never runs two tasks at once across 3 worker threads', async () => {
     const buffer = allocateSharedLimits(1, 1);
     const busy = new Int32Array(new SharedArrayBuffer(8));

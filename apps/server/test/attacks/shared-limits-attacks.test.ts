@@ -58,7 +58,8 @@ describe.skipIf(!built())('server-wide limits across transport workers (workers:
   });
 
   it('password checks past the server-wide queue get a typed busy error, and every login is answered', async () => {
-    const a = await startArena({ server: { workers: 2 }, limits: { loginsPerSecPerIp: 0, passwordChecksQueued: 0 } });
+    // checks back to back (share 100%): with none waiting, the arena's own second login would find the slot resting
+    const a = await startArena({ server: { workers: 2 }, limits: { loginsPerSecPerIp: 0, passwordChecksQueued: 0, passwordCheckSharePct: 100 } });
     const guessers = await Promise.all(Array.from({ length: 12 }, () => new RawSocket(wsUrl(a.server, '/stream')).open()));
     guessers.forEach((g, i) => g.send({ type: 'session.login', reqId: 1, user: 'bob', password: i === 0 ? 'bob123' : `guess${i}` }));
     const replies = await Promise.all(guessers.map((g) => g.next((m) => 'reqId' in m && m.reqId === 1, 'login reply')));
