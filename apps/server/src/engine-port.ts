@@ -1,18 +1,19 @@
 /**
  * The part of the engine (packages/engine, napi) that handlers and the transport call. The real
- * `Engine` satisfies it; session tests pass a fake. Signatures follow packages/engine/index.d.ts.
+ * `Engine` satisfies it; session tests pass a fake. Signatures follow packages/engine/index.d.ts;
+ * the value types are the engine's own (generated there), not copies.
  */
 
+import type { Drained, OrderSubmitInput, SessionViewInfo } from '@tidewire/engine';
 import type { ContainerOp } from '@tidewire/protocol';
 import type { EngineViewStat } from './admin/views-table.js';
 import type { ContainerMembersList } from './entitlements/member-check.js';
 
-/** One `drain()` result: frames for this worker's sessions. */
-export interface DrainedFrames {
-  data: Buffer;
-  /** Per entry: session id, offset, length, close code (0: send as a text frame; else close with it, data = reason). */
-  index: Uint32Array;
-}
+// OrderSubmitInput: no price is a market order; a null price is refused by napi (pass none)
+export type { OrderSubmitInput, SessionViewInfo } from '@tidewire/engine';
+
+/** One `drain()` result: frames for this worker's sessions (per entry of `index`: session id, offset, length, close code; 0: send as a text frame, else close with it, data = reason). */
+export type DrainedFrames = Drained;
 
 /** Engine calls used by the server. */
 export interface EnginePort {
@@ -83,27 +84,6 @@ export interface EnginePort {
   ingestBarrier?(): Promise<void>;
   /** Stops (true) or resumes (false) flushing to the session while its socket is backed up. */
   setBlocked(sessionId: number, blocked: boolean): void;
-}
-
-/** An `order.submit` as the engine takes it (packages/engine `OrderSubmitInput`); no price: a market order (null is refused by napi). */
-export interface OrderSubmitInput {
-  clientOrderId: string;
-  instrument: string;
-  side: string;
-  quantity: number;
-  price?: number;
-  timeInForce: string;
-}
-
-/** One open view of a session (packages/engine `SessionViewInfo`). */
-export interface SessionViewInfo {
-  sessionId: number;
-  /** The session's view id (from `view.created`). */
-  viewId: number;
-  /** Container subject as the client requested it. */
-  container: string;
-  /** Tier the view computes on ('' : the constituents themselves). */
-  tier: string;
 }
 
 /** Error shape `ingest` throws (a JS Error with extra properties). */

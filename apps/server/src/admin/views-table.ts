@@ -4,21 +4,12 @@
  * two listings divided by the time between them, so the first listing of a view has none.
  */
 
+import type { ViewStat } from '@tidewire/engine';
 import type { AdminViewInfo } from '@tidewire/protocol';
 import type { Clock } from '../session/clock.js';
 
-/** One view as the engine reports it (packages/engine `ViewStat`). */
-export interface EngineViewStat {
-  container: string;
-  tier: string;
-  filter: string;
-  sort: string;
-  rows: number;
-  subscribers: number;
-  /** Cumulative row updates. */
-  updates: number;
-  lastRecomputeUs: number;
-}
+/** One view as the engine reports it (packages/engine `ViewStat`; `updates` is cumulative). */
+export type EngineViewStat = ViewStat;
 
 /** Where the views come from (the engine's `viewStats`). */
 export interface ViewStatsSource {

@@ -8,14 +8,12 @@
  * new ones until the next reload (auth-reload.ts, Entitlements.setMemberDenials).
  */
 
+import type { ContainerMembersInfo } from '@tidewire/engine';
 import type { UserEntry } from '../config.js';
 import type { Entitlements, MemberDenials } from './entitlements.js';
 
 /** One container and its members in natural order (the engine's `ContainerMembersInfo`). */
-export interface ContainerMembersList {
-  container: string;
-  members: readonly string[];
-}
+export type ContainerMembersList = ContainerMembersInfo;
 
 /** Member checks done between two yields to the event loop in findMemberDenials. */
 export const MEMBER_CHECKS_PER_SLICE = 20_000;

@@ -7,6 +7,7 @@
  * with NOT_ENTITLED naming the element's index, and nothing of it is applied.
  */
 
+import type { IngestQueue } from '@tidewire/engine';
 import { CloseCodes, type SessionPing, type SourceServerMessage } from '@tidewire/protocol';
 import type { UserEntry } from '../config.js';
 import { notEntitledMessage } from '../entitlements/entitlements.js';
@@ -95,13 +96,8 @@ export function handleSourcePing(ctx: HandlerContext, session: Session, port: Co
   lastPong.set(session, done);
 }
 
-/** The ingest lane as the engine reports it (`Engine.ingestQueue()`, packages/engine). */
-export interface IngestQueueSize {
-  /** Source frames queued for the engine thread and not applied yet. */
-  frames: number;
-  /** Bytes of those frames. */
-  bytes: number;
-}
+/** The ingest lane as the engine reports it (`Engine.ingestQueue()`, packages/engine `IngestQueue`): frames queued and not applied yet, and their bytes. */
+export type IngestQueueSize = IngestQueue;
 
 /** Source flow-control settings (`limits.source*` in config-spec.ts), bytes. */
 export interface SourceFlowLimits {
