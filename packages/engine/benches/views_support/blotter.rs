@@ -15,7 +15,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::under_load::{cpu_us, num, text, Rng};
+use super::under_load::{num, publish, text, PassCpu, Rng};
 use tidewire_engine::config::EngineConfig;
 use tidewire_engine::hub::{Command, ContainerOp, FrameSink, Hub};
 use tidewire_engine::wire::Publish;
@@ -58,14 +58,6 @@ fn trade(u: usize, n: usize, status: u8, ts: f64, image: bool) -> Publish {
         image,
         fields,
     }
-}
-
-/// Percentile `p` (0..100) of sorted `xs`.
-fn pct(xs: &[f64], p: f64) -> f64 {
-    if xs.is_empty() {
-        return 0.0;
-    }
-    xs[((xs.len() - 1) as f64 * p / 100.0).round() as usize]
 }
 
 /// Runs `users` blotters of `trades` trades under `rate` updates/s for `secs` virtual seconds
@@ -140,8 +132,7 @@ pub fn run(users: usize, trades: usize, rate: usize, secs: u64) {
     let new_per_tick = users as f64 * TICK_MS / 1000.0 / NEW_TRADE_S;
     let (mut due, mut new_due) = (0.0f64, 0.0f64);
     let (mut k, mut next_user) = (0usize, 0usize);
-    let (mut handle_us, mut deliver_us, mut updates, mut inserts) = (0.0, 0.0, 0usize, 0usize);
-    let mut passes: Vec<f64> = Vec::new();
+    let (mut cpu, mut updates, mut inserts) = (PassCpu::default(), 0usize, 0usize);
     let (mut frames0, mut bytes0) = (0, 0);
     let end = (secs + 1) as f64 * 1000.0;
     let mut tick = TICK_MS;
@@ -187,64 +178,36 @@ pub fn run(users: usize, trades: usize, rate: usize, secs: u64) {
         }
         let n_updates = batch.len() + creates.len();
         let _ = rng.next();
-        let s = cpu_us();
-        hub.handle(
-            Command::Publish {
-                batch,
-                received_ms: tick,
-            },
-            at(tick),
-        );
         let n_creates = creates.len();
-        for (c, p) in creates {
-            let subject = p.subject.clone();
-            hub.handle(
-                Command::Publish {
-                    batch: vec![p],
-                    received_ms: tick,
-                },
-                at(tick),
-            );
-            hub.handle(
-                Command::ContainerPublish {
-                    subject: c,
-                    ops: vec![ContainerOp::InsertAt(0, vec![subject])],
-                },
-                at(tick),
-            );
-        }
-        let m = cpu_us();
-        hub.run_due(at(tick), &mut sink);
-        let e = cpu_us();
+        cpu.pass(&mut hub, at(tick), &mut sink, measuring, |hub| {
+            publish(hub, batch, tick, at(tick));
+            for (c, p) in creates {
+                let subject = p.subject.clone();
+                publish(hub, vec![p], tick, at(tick));
+                hub.handle(
+                    Command::ContainerPublish {
+                        subject: c,
+                        ops: vec![ContainerOp::InsertAt(0, vec![subject])],
+                    },
+                    at(tick),
+                );
+            }
+        });
         if measuring {
-            handle_us += m - s;
-            deliver_us += e - m;
             updates += n_updates;
             inserts += n_creates;
-            passes.push((e - s) / 1000.0);
         }
         tick += TICK_MS;
     }
-    passes.sort_by(f64::total_cmp);
-    let total = handle_us + deliver_us;
     eprintln!(
         "  {updates} record updates ({inserts} new trades), {} frames delivered, {:.1} MB",
         sink.frames - frames0,
         (sink.bytes - bytes0) as f64 / 1e6
     );
     eprintln!(
-        "  engine CPU: {:.2} us per record update; publish+views {:.0}%, delivery {:.0}%; {:.2} cores at this rate",
-        total / updates.max(1) as f64,
-        handle_us * 100.0 / total.max(1e-9),
-        deliver_us * 100.0 / total.max(1e-9),
-        total / (secs as f64 * 1e6)
+        "  engine CPU: {:.2} us per record update; {}",
+        cpu.total_us() / updates.max(1) as f64,
+        cpu.split(secs)
     );
-    eprintln!(
-        "  pass ({:.0} updates, {TICK_MS} ms of feed) CPU ms: mean {:.3} p50 {:.3} p99 {:.3} max {:.3}",
-        per_tick,
-        passes.iter().sum::<f64>() / passes.len().max(1) as f64,
-        pct(&passes, 50.0),
-        pct(&passes, 99.0),
-        pct(&passes, 100.0)
-    );
+    cpu.print_passes(per_tick, TICK_MS);
 }

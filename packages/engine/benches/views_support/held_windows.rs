@@ -12,9 +12,9 @@
 
 use std::time::{Duration, Instant};
 
-use super::under_load::{cpu_us, load_products, open_finder_view, price_update, Rng, SECTORS};
+use super::under_load::{load_products, open_finder_view, price_update, publish, PassCpu, Rng, SECTORS};
 use tidewire_engine::config::EngineConfig;
-use tidewire_engine::hub::{Command, FrameSink, Hub};
+use tidewire_engine::hub::{FrameSink, Hub};
 use tidewire_engine::wire::Publish;
 
 /// Keeps the delivered frames of one `run_due` (a copy, as a socket write would) so the row
@@ -79,8 +79,7 @@ pub fn run(views: usize, rate: usize, secs: u64, products: usize) {
     );
     let per_tick = (rate as f64 * TICK_MS / 1000.0).round().max(1.0) as usize;
     let mut last = vec![100.0f64; n_products];
-    let mut passes: Vec<f64> = Vec::new();
-    let (mut handle_us, mut deliver_us, mut flushes, mut updates) = (0.0, 0.0, 0usize, 0usize);
+    let (mut cpu, mut flushes, mut updates) = (PassCpu::default(), 0usize, 0usize);
     let (mut rows0, mut bytes0) = (0, 0);
     let end = (secs + 1) as f64 * 1000.0;
     let mut tick = TICK_MS;
@@ -98,56 +97,29 @@ pub fn run(views: usize, rate: usize, secs: u64, products: usize) {
                 price_update(i, &mut last, &mut rng, tick)
             })
             .collect();
-        let s = cpu_us();
-        hub.handle(
-            Command::Publish {
-                batch,
-                received_ms: tick,
-            },
-            at(tick),
-        );
-        let m = cpu_us();
-        hub.run_due(at(tick), &mut sink);
-        let e = cpu_us();
+        cpu.pass(&mut hub, at(tick), &mut sink, measuring, |hub| {
+            publish(hub, batch, tick, at(tick))
+        });
         sink.count();
         if measuring {
-            handle_us += m - s;
-            deliver_us += e - m;
             flushes += 1;
             updates += per_tick;
-            passes.push((e - s) / 1000.0);
         }
         tick += TICK_MS;
     }
     let sent = sink.rows - rows0;
-    let total = handle_us + deliver_us;
+    let total = cpu.total_us();
     eprintln!(
         "  {updates} record updates, {flushes} flushes, {sent} row updates sent to windows ({:.1} per record update), {:.1} MB framed",
         sent as f64 / updates.max(1) as f64,
         (sink.bytes - bytes0) as f64 / 1e6
     );
     eprintln!(
-        "  engine CPU: {:.0} ns per row update sent, {:.2} us per record update, {:.0} us per flush; \
-         publish+views {:.0}%, delivery {:.0}%; {:.2} cores at this rate",
+        "  engine CPU: {:.0} ns per row update sent, {:.2} us per record update, {:.0} us per flush; {}",
         total * 1000.0 / sent.max(1) as f64,
         total / updates.max(1) as f64,
         total / flushes.max(1) as f64,
-        handle_us * 100.0 / total.max(1e-9),
-        deliver_us * 100.0 / total.max(1e-9),
-        total / (secs as f64 * 1e6)
+        cpu.split(secs)
     );
-    passes.sort_by(f64::total_cmp);
-    let pct = |p: f64| {
-        passes
-            .get(((passes.len().max(1) - 1) as f64 * p).round() as usize)
-            .copied()
-            .unwrap_or(0.0)
-    };
-    eprintln!(
-        "  pass ({per_tick} updates, {TICK_MS} ms of feed) CPU ms: mean {:.3} p50 {:.3} p99 {:.3} max {:.3}",
-        passes.iter().sum::<f64>() / passes.len().max(1) as f64,
-        pct(0.5),
-        pct(0.99),
-        pct(1.0)
-    );
+    cpu.print_passes(per_tick as f64, TICK_MS);
 }

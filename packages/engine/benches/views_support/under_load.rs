@@ -90,6 +90,11 @@ pub fn text(name: &str, v: String) -> PubField {
     }
 }
 
+/// Hands `batch` to the hub as one source frame received at `received_ms` (virtual ms), at `now`.
+pub fn publish(hub: &mut Hub, batch: Vec<Publish>, received_ms: f64, now: Instant) {
+    hub.handle(Command::Publish { batch, received_ms }, now);
+}
+
 /// Publishes `n` products `/PRODUCT/<i>` (static `name`, `sector`, `rating`, `currency`; prices at
 /// 100) in batches of 5,000 and puts them all in `/CONTAINER/PRODUCTS`, at `at`.
 pub fn load_products(hub: &mut Hub, n: usize, rng: &mut Rng, at: Instant) {
@@ -112,13 +117,7 @@ pub fn load_products(hub: &mut Hub, n: usize, rng: &mut Rng, at: Instant) {
         })
         .collect();
     for chunk in images.chunks(5_000) {
-        hub.handle(
-            Command::Publish {
-                batch: chunk.to_vec(),
-                received_ms: 0.0,
-            },
-            at,
-        );
+        publish(hub, chunk.to_vec(), 0.0, at);
     }
     hub.handle(
         Command::ContainerPublish {
@@ -173,12 +172,78 @@ pub fn price_update(i: usize, last: &mut [f64], rng: &mut Rng, ts: f64) -> Publi
     }
 }
 
-/// Percentile `p` (0..100) of sorted `xs`.
-fn pct(xs: &[f64], p: f64) -> f64 {
+/// Percentile `p` (0..100) of sorted `xs`; 0 when empty.
+pub fn pct(xs: &[f64], p: f64) -> f64 {
     if xs.is_empty() {
         return 0.0;
     }
     xs[((xs.len() - 1) as f64 * p / 100.0).round() as usize]
+}
+
+/// The engine thread's CPU time over the measured passes of a feed run (held_windows, blotter):
+/// publish + view flush (`Hub::handle`) and delivery (`Hub::run_due`), and each pass's total.
+#[derive(Default)]
+pub struct PassCpu {
+    /// `Hub::handle` CPU time, us.
+    pub handle_us: f64,
+    /// `Hub::run_due` CPU time, us.
+    pub deliver_us: f64,
+    /// CPU time of each pass, ms.
+    passes: Vec<f64>,
+}
+
+impl PassCpu {
+    /// Runs one engine pass at `now`: `handle` (the pass's `Hub::handle` calls: publishes,
+    /// container ops), then `Hub::run_due` into `sink`; adds its CPU times when `measuring`.
+    pub fn pass<S: FrameSink>(
+        &mut self,
+        hub: &mut Hub,
+        now: Instant,
+        sink: &mut S,
+        measuring: bool,
+        handle: impl FnOnce(&mut Hub),
+    ) {
+        let start = cpu_us();
+        handle(hub);
+        let handled = cpu_us();
+        hub.run_due(now, sink);
+        let end = cpu_us();
+        if measuring {
+            self.handle_us += handled - start;
+            self.deliver_us += end - handled;
+            self.passes.push((end - start) / 1000.0);
+        }
+    }
+
+    /// Both parts, us.
+    pub fn total_us(&self) -> f64 {
+        self.handle_us + self.deliver_us
+    }
+
+    /// `publish+views N%, delivery N%; N cores at this rate` over `secs` measured seconds.
+    pub fn split(&self, secs: u64) -> String {
+        let total = self.total_us();
+        format!(
+            "publish+views {:.0}%, delivery {:.0}%; {:.2} cores at this rate",
+            self.handle_us * 100.0 / total.max(1e-9),
+            self.deliver_us * 100.0 / total.max(1e-9),
+            total / (secs as f64 * 1e6)
+        )
+    }
+
+    /// Prints the distribution of a pass's CPU time (mean, p50, p99, max, ms); a pass carries
+    /// `per_tick` updates, `tick_ms` of feed.
+    pub fn print_passes(&mut self, per_tick: f64, tick_ms: f64) {
+        let passes = &mut self.passes;
+        passes.sort_by(f64::total_cmp);
+        eprintln!(
+            "  pass ({per_tick:.0} updates, {tick_ms} ms of feed) CPU ms: mean {:.3} p50 {:.3} p99 {:.3} max {:.3}",
+            passes.iter().sum::<f64>() / passes.len().max(1) as f64,
+            pct(passes, 50.0),
+            pct(passes, 99.0),
+            pct(passes, 100.0)
+        );
+    }
 }
 
 /// Runs the scenario for `secs` virtual seconds and prints the distribution.
@@ -208,13 +273,7 @@ pub fn run(secs: u64) {
                 })
                 .collect();
             let s = cpu_us();
-            hub.handle(
-                Command::Publish {
-                    batch,
-                    received_ms: next_tick,
-                },
-                at(next_tick),
-            );
+            publish(&mut hub, batch, next_tick, at(next_tick));
             while closes.front().is_some_and(|&(t, _)| t <= next_tick) {
                 let (_, s) = closes.pop_front().unwrap();
                 hub.handle(Command::CloseSession { sid: s }, at(next_tick));
