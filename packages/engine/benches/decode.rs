@@ -7,35 +7,14 @@
 //! numbers stay comparable on a loaded machine. Then criterion's wall-clock run of the first
 //! shape. `-- --table` prints the table only.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
 use tidewire_engine::wire::decode_source_frame;
 
-/// The system allocator, counting allocations (and reallocations) made through it.
-struct Counting;
-
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: every call is forwarded unchanged to `System`; the counter has no effect on memory.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::allocations;
 
 /// The FX tick frame of earlier sessions: 100 publishes of 4 numeric fields with `ts`.
 fn fx_frame() -> String {
@@ -89,7 +68,7 @@ fn thread_cpu_ns() -> u64 {
 /// (CPU ns per publish, allocations per publish) of one round of at most `frames` decodes.
 fn round(text: &str, per_frame: usize, frames: usize) -> (f64, f64) {
     let deadline = Instant::now() + Duration::from_secs(2);
-    let (cpu0, allocs0) = (thread_cpu_ns(), ALLOCS.load(Ordering::Relaxed));
+    let (cpu0, allocs0) = (thread_cpu_ns(), allocations());
     let mut done = 0;
     while done < frames && (done % 64 != 0 || Instant::now() < deadline) {
         let batch = decode_source_frame(std::hint::black_box(text)).expect("bench frame decodes");
@@ -99,7 +78,7 @@ fn round(text: &str, per_frame: usize, frames: usize) -> (f64, f64) {
     }
     let publishes = (done * per_frame) as f64;
     let cpu = (thread_cpu_ns() - cpu0) as f64 / publishes;
-    let allocs = (ALLOCS.load(Ordering::Relaxed) - allocs0) as f64 / publishes;
+    let allocs = (allocations() - allocs0) as f64 / publishes;
     (cpu, allocs)
 }
 

@@ -8,36 +8,15 @@
 //! heap allocations per publish (a counting global allocator; frees are not counted). Frames are decoded before a round starts, so decoding is not in the numbers
 //! (`--bench decode` measures it); dropping the decoded batch is, as on the engine thread.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use tidewire_engine::config::EngineConfig;
 use tidewire_engine::hub::{Command, Hub};
 use tidewire_engine::wire::decode_source_frame;
 
-/// The system allocator, counting allocations (and reallocations) made through it.
-struct Counting;
-
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: every call is forwarded unchanged to `System`; the counter has no effect on memory.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::allocations;
 
 /// Publishes per frame.
 const PER_FRAME: usize = 100;
@@ -105,7 +84,7 @@ fn round(hub: &mut Hub, texts: &[String], frames: usize, now: Instant) -> (f64, 
         .collect();
     batches.reverse();
     let deadline = Instant::now() + Duration::from_secs(2);
-    let (t0, allocs0) = (Instant::now(), ALLOCS.load(Ordering::Relaxed));
+    let (t0, allocs0) = (Instant::now(), allocations());
     let mut done = 0;
     while let Some(cmd) = batches.pop() {
         hub.handle(std::hint::black_box(cmd), now);
@@ -116,7 +95,7 @@ fn round(hub: &mut Hub, texts: &[String], frames: usize, now: Instant) -> (f64, 
     }
     let publishes = (done * PER_FRAME) as f64;
     let ns = t0.elapsed().as_nanos() as f64 / publishes;
-    let allocs = (ALLOCS.load(Ordering::Relaxed) - allocs0) as f64 / publishes;
+    let allocs = (allocations() - allocs0) as f64 / publishes;
     drop(batches);
     (ns, allocs)
 }
