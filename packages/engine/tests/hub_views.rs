@@ -461,15 +461,6 @@ fn every_request_error_is_a_typed_error_frame() {
     );
 }
 
-fn open_tier(h: &mut H, sid: u32, tier: &str) {
-    h.cmd(Command::OpenSession {
-        sid,
-        worker: 1,
-        user: format!("u{sid}"),
-        tier: tier.into(),
-    });
-}
-
 #[test]
 fn views_compute_on_the_users_tier_records_and_share_only_within_a_tier() {
     let mut h = h();
@@ -477,9 +468,9 @@ fn views_compute_on_the_users_tier_records_and_share_only_within_a_tier() {
     // Tier T2 has its own records for P8 and P9 (a wider spread: lower bids).
     h.image("/PRODUCT/P8@T2", r#"{"name":"p8","bid":5,"sector":"A"}"#);
     h.image("/PRODUCT/P9@T2", r#"{"name":"p9","bid":6,"sector":"B"}"#);
-    open_tier(&mut h, 1, "T1");
-    open_tier(&mut h, 2, "T2");
-    open_tier(&mut h, 3, "T2");
+    h.open_tier(1, "T1");
+    h.open_tier(2, "T2");
+    h.open_tier(3, "T2");
     create(&mut h, 1, 1, "", "bid asc", 0, 2);
     create(&mut h, 2, 1, "", "bid asc", 0, 2);
     create(&mut h, 3, 1, "", "bid asc", 0, 2);

@@ -5,19 +5,9 @@ mod common;
 
 use common::{batching, msgs, H};
 use serde_json::json;
-use tidewire_engine::hub::Command;
 
 fn h() -> H {
     H::with_batching(batching(0, 0, 0, 0))
-}
-
-fn open(h: &mut H, sid: u32, tier: &str) {
-    h.cmd(Command::OpenSession {
-        sid,
-        worker: 1,
-        user: format!("u{sid}"),
-        tier: tier.into(),
-    });
 }
 
 #[test]
@@ -25,8 +15,8 @@ fn a_tiered_session_gets_the_tier_record_under_the_subject_it_asked_for() {
     let mut h = h();
     h.image("/PRODUCT/X", r#"{"bid":10,"ask":11}"#); // id 1
     h.image("/PRODUCT/X@T2", r#"{"bid":9,"ask":12}"#); // id 2
-    open(&mut h, 1, "T2");
-    open(&mut h, 2, "T1"); // no T1 records: the constituent itself
+    h.open_tier(1, "T2");
+    h.open_tier(2, "T1"); // no T1 records: the constituent itself
     h.sub(1, 5, &["/PRODUCT/X"]);
     h.sub(2, 5, &["/PRODUCT/X"]);
     let out = h.run();
@@ -64,8 +54,8 @@ fn a_tiered_session_gets_the_tier_record_under_the_subject_it_asked_for() {
 fn a_tier_record_published_later_takes_over_the_subscription() {
     let mut h = h();
     h.image("/PRODUCT/Y", r#"{"bid":20}"#);
-    open(&mut h, 1, "T3");
-    open(&mut h, 2, "T2");
+    h.open_tier(1, "T3");
+    h.open_tier(2, "T2");
     h.sub(1, 1, &["/PRODUCT/Y"]);
     h.sub(2, 1, &["/PRODUCT/Y"]);
     let m = msgs(&h.run_for(1));
@@ -105,7 +95,7 @@ fn a_tier_record_published_later_takes_over_the_subscription() {
 #[test]
 fn a_pending_subject_of_a_tiered_session_resolves_to_the_tier_record() {
     let mut h = h();
-    open(&mut h, 1, "T2");
+    h.open_tier(1, "T2");
     h.sub(1, 1, &["/PRODUCT/Z"]);
     let m = msgs(&h.run_for(1));
     assert_eq!(m[0]["records"][0]["pending"], true);

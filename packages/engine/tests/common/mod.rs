@@ -91,12 +91,18 @@ impl H {
         self.hub.handle(c, now);
     }
 
+    /// Opens session `sid` of user `u<sid>`, tier T1, on worker 1.
     pub fn open(&mut self, sid: u32) {
+        self.open_tier(sid, "T1");
+    }
+
+    /// Opens session `sid` of user `u<sid>`, tier `tier`, on worker 1.
+    pub fn open_tier(&mut self, sid: u32, tier: &str) {
         self.cmd(Command::OpenSession {
             sid,
             worker: 1,
             user: format!("u{sid}"),
-            tier: "T1".into(),
+            tier: tier.into(),
         });
     }
 
