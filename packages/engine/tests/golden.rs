@@ -4,7 +4,7 @@
 
 mod golden_support;
 
-use golden_support::{fields, vectors};
+use golden_support::{assert_frame, fields, vectors};
 use serde_json::{Map, Value as J};
 use tidewire_engine::error::ErrorCode;
 use tidewire_engine::value::Value;
@@ -149,20 +149,7 @@ fn server_vectors_encode_byte_for_byte() {
         if !objs.iter().all(|m| is_engine_message(m)) {
             continue;
         }
-        let mut out = vec![b'['];
-        for (i, m) in objs.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            encode_message(&mut out, m);
-        }
-        out.push(b']');
-        assert_eq!(
-            String::from_utf8(out).expect("utf8"),
-            v["frame"].as_str().expect("frame"),
-            "vector {}",
-            v["name"]
-        );
+        assert_frame(v, objs.iter().copied(), encode_message);
         checked += 1;
         orders += usize::from(
             objs.iter()

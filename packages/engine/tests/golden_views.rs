@@ -3,7 +3,7 @@
 
 mod golden_support;
 
-use golden_support::{fields, vectors};
+use golden_support::{assert_frame, fields, vectors};
 use serde_json::{Map, Value as J};
 use tidewire_engine::wire::view::{view_closed, view_size, ViewCreated, ViewRows};
 
@@ -81,19 +81,11 @@ fn view_server_vectors_encode_byte_for_byte() {
     let vectors = vectors("views.json");
     let mut checked = 0;
     for v in vectors.iter().filter(|v| v["direction"] == "server") {
-        let mut out = vec![b'['];
-        for (i, m) in v["messages"].as_array().expect("messages").iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            encode_message(&mut out, m.as_object().expect("object"));
-        }
-        out.push(b']');
-        assert_eq!(
-            String::from_utf8(out).expect("utf8"),
-            v["frame"].as_str().expect("frame"),
-            "vector {}",
-            v["name"]
+        let messages = v["messages"].as_array().expect("messages");
+        assert_frame(
+            v,
+            messages.iter().map(|m| m.as_object().expect("object")),
+            encode_message,
         );
         checked += 1;
     }

@@ -1,5 +1,5 @@
-//! Shared by the golden-frame tests: reading a vectors file of packages/protocol and turning a
-//! message's `fields` (+ `types`) into store values.
+//! Shared by the golden-frame tests: reading a vectors file of packages/protocol, turning a
+//! message's `fields` (+ `types`) into store values, and checking an encoded frame.
 
 use serde_json::{Map, Value as J};
 use tidewire_engine::value::{FieldType, Value};
@@ -15,6 +15,29 @@ pub fn vectors(file: &str) -> Vec<J> {
         J::Array(v) => v,
         _ => panic!("{path} is not an array"),
     }
+}
+
+/// Encodes `messages` as one frame (`[` m1 `,` m2 ... `]`, each by `encode`) and asserts it is
+/// vector `v`'s `frame`, byte for byte.
+pub fn assert_frame<'a>(
+    v: &J,
+    messages: impl IntoIterator<Item = &'a Map<String, J>>,
+    encode: impl Fn(&mut Vec<u8>, &Map<String, J>),
+) {
+    let mut out = vec![b'['];
+    for (i, m) in messages.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        encode(&mut out, m);
+    }
+    out.push(b']');
+    assert_eq!(
+        String::from_utf8(out).expect("utf8"),
+        v["frame"].as_str().expect("frame"),
+        "vector {}",
+        v["name"]
+    );
 }
 
 /// Fields of a message as store values (timestamps per `types`), in message order.
