@@ -1,4 +1,5 @@
 import { useEffect, useId, useMemo, useState, type KeyboardEvent } from 'react';
+import { useDebounced } from '../server-view-grid/use-debounced.js';
 import { formatCellPrice, priceDecimals } from '../watchlist/watchlist-row.js';
 import { FX_CONTAINER, PICKER_ROWS, PRODUCTS_CONTAINER, instrumentFromRow, pickerFilters, type InstrumentKind } from './instrument-search.js';
 import type { TicketInstrument } from './ticket-form.js';
@@ -13,16 +14,6 @@ interface Option {
   readonly instrument: TicketInstrument;
   readonly bid: string;
   readonly ask: string;
-}
-
-/** Debounced copy of `value`. */
-function useDebounced<T>(value: T, ms: number): T {
-  const [settled, setSettled] = useState(value);
-  useEffect(() => {
-    const timer = setTimeout(() => setSettled(value), ms);
-    return () => clearTimeout(timer);
-  }, [value, ms]);
-  return settled;
 }
 
 /**

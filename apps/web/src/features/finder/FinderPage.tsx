@@ -1,10 +1,11 @@
 import type { ColDef, IGetRowsParams, ValueFormatterParams } from 'ag-grid-community';
 import { AgGridReact } from 'ag-grid-react';
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useState } from 'react';
 import { useConnectionSnapshot } from '../../connection/hooks.js';
 import { formatSigned, signOf } from '../fx/price-format.js';
 import { gridTheme } from '../watchlist/grid-setup.js';
 import { formatCellPrice, formatVolume } from '../watchlist/watchlist-row.js';
+import { useDebounced } from '../server-view-grid/use-debounced.js';
 import { useServerViewGrid, type ServerViewQuery } from '../server-view-grid/use-server-view-grid.js';
 import { ticketHash } from '../blotter/ticket-link.js';
 import { toFinderRow, type FinderRow } from './finder-row.js';
@@ -64,16 +65,6 @@ function trade(row: FinderRow | undefined): void {
   if (row === undefined) return;
   const code = typeof row.code === 'string' ? row.code : '';
   window.location.hash = ticketHash({ subject: row.subject, label: code || row.subject, description: typeof row.description === 'string' ? row.description : '' });
-}
-
-/** Debounced copy of `value`: changes `ms` after the last change. */
-function useDebounced<T>(value: T, ms: number): T {
-  const [settled, setSettled] = useState(value);
-  useEffect(() => {
-    const timer = setTimeout(() => setSettled(value), ms);
-    return () => clearTimeout(timer);
-  }, [value, ms]);
-  return settled;
 }
 
 /**
