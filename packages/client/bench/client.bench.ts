@@ -6,46 +6,29 @@
 import { encodeServerFrame, type ClientMessage, type RecordUpdate, type ServerMessage } from '@tidewire/protocol';
 import { bench, describe } from 'vitest';
 import { TidewireClient } from '../src/client.js';
-import type { WebSocketLike } from '../src/types.js';
+import { InProcessSocket, loggedIn } from '../src/in-process-socket.test-support.js';
 
 const RECORDS = 100;
 
 /** An in-process socket that answers login and subscribe at once and lets the bench push frames. */
-class LoopbackSocket implements WebSocketLike {
+class LoopbackSocket extends InProcessSocket {
   static last: LoopbackSocket | undefined;
-  readyState = 0;
-  onopen: WebSocketLike['onopen'] = null;
-  onmessage: WebSocketLike['onmessage'] = null;
-  onclose: WebSocketLike['onclose'] = null;
-  onerror: WebSocketLike['onerror'] = null;
 
-  constructor(_url: string) {
+  constructor(url: string) {
+    super(url);
     LoopbackSocket.last = this;
-    queueMicrotask(() => {
-      this.readyState = 1;
-      this.onopen?.(undefined as never);
-    });
-  }
-
-  push(messages: ServerMessage[] | string): void {
-    this.onmessage?.({ data: typeof messages === 'string' ? messages : encodeServerFrame(messages) });
   }
 
   send(data: string): void {
     const m = JSON.parse(data) as ClientMessage;
     if (m.type === 'session.login') {
-      this.push([{ type: 'session.loggedIn', reqId: m.reqId, sessionId: 1, user: 'bench', role: 'trader', tier: 'T1',
-        token: 't', tokenExpiresAt: Date.now() + 3_600_000, heartbeatMs: 60_000, serverTime: Date.now() }]);
+      this.deliver([loggedIn(m.reqId, { user: 'bench', tokenExpiresAt: Date.now() + 3_600_000, serverTime: Date.now() })]);
     } else if (m.type === 'record.subscribe') {
-      this.push([
+      this.deliver([
         { type: 'record.subscribed', reqId: m.reqId, records: m.subjects.map((subject, i) => ({ subject, id: i + 1, pending: false })) },
         ...m.subjects.map((subject, i): ServerMessage => ({ type: 'record.image', id: i + 1, subject, seq: 1, ts: 1, fields: { bid: 1, ask: 1 } })),
       ]);
     }
-  }
-
-  close(): void {
-    this.readyState = 3;
   }
 }
 
@@ -72,7 +55,7 @@ let next = 0;
 
 describe('client receive path', () => {
   bench('one frame of 100 updates: decode, seq check, merge, dispatch', () => {
-    socket.push(frames[next++ % frames.length]!);
+    socket.deliver(frames[next++ % frames.length]!);
   }, {
     time: 0,
     iterations: ITERATIONS,

@@ -4,7 +4,8 @@ import { WebSocket } from 'ws';
 import { TidewireClient } from './client.js';
 import { TidewireError } from './errors.js';
 import { ScriptedPeer, waitFor } from './scripted-peer.test-support.js';
-import type { ClientOptions, ClientRecord, ConnectionState, RecordHandler, SubscriptionStatus, WebSocketLike } from './types.js';
+import { InProcessSocket, loggedIn } from './in-process-socket.test-support.js';
+import type { ClientOptions, ClientRecord, ConnectionState, RecordHandler, SubscriptionStatus } from './types.js';
 
 const cleanup: Array<() => unknown> = [];
 afterEach(async () => {
@@ -103,27 +104,10 @@ describe('TidewireClient: connect and login', () => {
   });
 
   it('works over a transport that delivers the reply synchronously inside send()', async () => {
-    class SyncSocket implements WebSocketLike {
-      readyState = 0;
-      onopen: WebSocketLike['onopen'] = null;
-      onmessage: WebSocketLike['onmessage'] = null;
-      onclose: WebSocketLike['onclose'] = null;
-      onerror: WebSocketLike['onerror'] = null;
-      constructor(_url: string) {
-        queueMicrotask(() => {
-          this.readyState = 1;
-          this.onopen?.(undefined as never);
-        });
-      }
+    class SyncSocket extends InProcessSocket {
       send(data: string): void {
         const m = JSON.parse(data) as { reqId: number };
-        this.onmessage?.({
-          data: JSON.stringify([{ type: 'session.loggedIn', reqId: m.reqId, sessionId: 9, user: 'alice', role: 'trader', tier: 'T1',
-            token: 't', tokenExpiresAt: 2e12, heartbeatMs: 60_000, serverTime: 1 }]),
-        });
-      }
-      close(): void {
-        this.readyState = 3;
+        this.deliver([loggedIn(m.reqId, { sessionId: 9, user: 'alice', serverTime: 1 })]);
       }
     }
     const c = client('ws://in-process/stream', { WebSocket: SyncSocket });

@@ -1,50 +1,34 @@
 import fc from 'fast-check';
-import type { ClientMessage, ServerMessage } from '@tidewire/protocol';
+import type { ClientMessage } from '@tidewire/protocol';
 import { describe, expect, it } from 'vitest';
 import { TidewireClient } from './client.js';
-import type { Subscription, WebSocketLike } from './types.js';
+import { InProcessSocket, loggedIn } from './in-process-socket.test-support.js';
+import type { Subscription } from './types.js';
 
 /** An in-process server socket that keeps the server-side subscription set and acks at once. */
-class ModelServerSocket implements WebSocketLike {
+class ModelServerSocket extends InProcessSocket {
   static last: ModelServerSocket | undefined;
   readonly serverSide = new Set<string>();
-  readyState = 0;
-  onopen: WebSocketLike['onopen'] = null;
-  onmessage: WebSocketLike['onmessage'] = null;
-  onclose: WebSocketLike['onclose'] = null;
-  onerror: WebSocketLike['onerror'] = null;
 
-  constructor(_url: string) {
+  constructor(url: string) {
+    super(url);
     ModelServerSocket.last = this;
-    queueMicrotask(() => {
-      this.readyState = 1;
-      this.onopen?.(undefined as never);
-    });
-  }
-
-  private reply(messages: ServerMessage[]): void {
-    this.onmessage?.({ data: JSON.stringify(messages) });
   }
 
   send(data: string): void {
     const m = JSON.parse(data) as ClientMessage;
     switch (m.type) {
       case 'session.login':
-        return this.reply([{ type: 'session.loggedIn', reqId: m.reqId, sessionId: 1, user: 'u', role: 'trader', tier: 'T1',
-          token: 't', tokenExpiresAt: 2e12, heartbeatMs: 60_000, serverTime: 0 }]);
+        return this.deliver([loggedIn(m.reqId)]);
       case 'record.subscribe':
         for (const s of m.subjects) this.serverSide.add(s);
-        return this.reply([{ type: 'record.subscribed', reqId: m.reqId, records: m.subjects.map((subject) => ({ subject, id: 1, pending: true })) }]);
+        return this.deliver([{ type: 'record.subscribed', reqId: m.reqId, records: m.subjects.map((subject) => ({ subject, id: 1, pending: true })) }]);
       case 'record.unsubscribe':
         for (const s of m.subjects) this.serverSide.delete(s);
-        return this.reply([{ type: 'record.unsubscribed', reqId: m.reqId, subjects: m.subjects }]);
+        return this.deliver([{ type: 'record.unsubscribed', reqId: m.reqId, subjects: m.subjects }]);
       default:
         return;
     }
-  }
-
-  close(): void {
-    this.readyState = 3;
   }
 }
 
