@@ -19,7 +19,7 @@
 import { fork } from 'node:child_process';
 import { connect, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import WebSocket from 'ws';
+import WebSocket, { WebSocketServer } from 'ws';
 import { summarizeRounds } from './round-stats.mjs';
 
 const here = fileURLToPath(import.meta.url);
@@ -33,6 +33,36 @@ const ATTACKERS = {
     const t = setInterval(() => { for (let k = 0; k < 200; k++) ws.send(JSON.stringify({ type: 'record.subscribe', reqId: ++i % 1e9, subjects: [`/FX/F${i}`] })); }, 5);
     return () => clearInterval(t);
   }),
+  // control, not an attack on the server: the subscription flood's client loop against a sink in
+  // the attacker's own process that answers like the server does (login, RATE_LIMITED past a
+  // 400-frame burst, close 4002 after 100 errors, reconnects held about 1 s by the throttle), so
+  // it costs the machine what the flood costs the attacker (plus the sink's reading), and the
+  // server nothing
+  'subscription flood control (the same loop into the attacker\'s own sink)': () => {
+    const sink = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    let lastClose = 0;
+    sink.on('connection', (c) => {
+      let frames = 0;
+      let loggedIn = false;
+      c.on('message', (data) => {
+        const m = JSON.parse(data.toString());
+        if (!loggedIn) {
+          loggedIn = true;
+          // the reconnect throttle holds a reconnect until about 1 s after the last abusive close
+          setTimeout(() => c.send(JSON.stringify([{ type: 'session.loggedIn', reqId: m.reqId, token: 'sink' }])), Math.max(0, lastClose + 1000 - Date.now()));
+          return;
+        }
+        if (++frames <= 400) return;
+        c.send(JSON.stringify([{ type: 'error', reqId: m.reqId, code: 'RATE_LIMITED', message: 'more than 200 frames per second (limits.requestsPerSec)' }]));
+        if (frames > 500 && c.readyState === WebSocket.OPEN) {
+          lastClose = Date.now();
+          c.close(4002, 'more than 100 errors on one connection');
+        }
+      });
+      c.on('error', () => {});
+    });
+    sink.on('listening', () => ATTACKERS['subscription flood'](`ws://127.0.0.1:${sink.address().port}/stream`));
+  },
   'oversized frames': (url) => loop(url, 'bob', (ws) => { ws.send('x'.repeat(100_000)); return () => {}; }),
   'deeply nested filter': (url) => loop(url, 'bob', (ws) => {
     let i = 0;
