@@ -14,6 +14,10 @@
 //! - `-- create_each [views]` instead opens that many views (default 3,000) one after the other
 //!   exactly as `create_view_64k` does and prints the per-create time distribution (min, p10,
 //!   p50, p99, us): on a loaded machine the low percentiles are the engine's own cost.
+//! - `-- create_held [views]` instead opens that many distinct views (default 2,000) and keeps
+//!   each with its 50-row window, as the finder's held users do, and prints the per-create time
+//!   distribution (p50, p99, p99.5, max, us) and the creates over 1 ms: the cost of a create
+//!   while every earlier view is still live (membership bit widening included).
 //! - `-- held_windows [views] [updates/s] [secs] [products]` instead runs only held windows under a feed of
 //!   non-filter field updates through the hub (views_support/held_windows.rs; defaults 3,000
 //!   views, 10,000 updates/s, 5 s, 10,000 products): engine CPU per row update sent and per flush.
@@ -204,6 +208,36 @@ fn create_once(set: &mut ViewSet, store: &Store, any: u32, filter: &str, k: u64,
     set.release(v, k).unwrap();
     set.expire(k);
     rows
+}
+
+/// `-- create_held [views]`: `views` distinct requests (the `create_view_64k` filter and
+/// `rating != -k`, so none shares a view), each view kept with its window, each create timed.
+fn create_held(views: usize) {
+    let (store, ids, mut set) = create_setup();
+    let mut out = Vec::new();
+    let mut us: Vec<(f64, usize)> = Vec::with_capacity(views);
+    let mut r = resolver(&store, ids[0]);
+    for k in 1..=views as u64 {
+        let f = format!("{} and rating != -{k}", create_filter(k));
+        let t = Instant::now();
+        let v = set.open(1, &f, "name", 0, &store, &mut r).unwrap();
+        set.open_window(v, 0, 50).unwrap();
+        out.clear();
+        set.flush(&mut out);
+        us.push((t.elapsed().as_secs_f64() * 1e6, k as usize));
+        set.recycle(&mut out);
+    }
+    let slow: Vec<usize> = us.iter().filter(|u| u.0 > 1_000.0).map(|u| u.1).collect();
+    us.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let at = |q: f64| us[((us.len() as f64 * q) as usize).min(us.len() - 1)].0;
+    eprintln!(
+        "create_held: {views} views kept on 64,000 members, us per create: p50 {:.0}, p99 {:.0}, p99.5 {:.0}, max {:.0}; {} creates over 1 ms (the n-th view: {slow:?})",
+        at(0.5),
+        at(0.99),
+        at(0.995),
+        at(1.0),
+        slow.len()
+    );
 }
 
 fn create_view(c: &mut Criterion) {
@@ -420,6 +454,11 @@ fn main() {
     // `-- create_each [views]`: only view creates, each timed.
     if let Some(i) = args.iter().position(|a| a == "create_each") {
         create_each(args.get(i + 1).and_then(|s| s.parse().ok()).unwrap_or(3_000));
+        return;
+    }
+    // `-- create_held [views]`: only view creates, every view kept.
+    if let Some(i) = args.iter().position(|a| a == "create_held") {
+        create_held(args.get(i + 1).and_then(|s| s.parse().ok()).unwrap_or(2_000));
         return;
     }
     // `-- held_windows [views] [updates/s] [secs]`: only the hub-level held-windows run.

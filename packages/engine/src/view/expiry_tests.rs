@@ -108,3 +108,60 @@ fn views_expired_in_any_order_leave_the_others_right() {
     assert_eq!(set.expire(t + 10), 61);
     assert_eq!(set.view_count(), 0);
 }
+
+#[test]
+fn membership_bits_widen_by_doubling_and_keep_every_view_right() {
+    let mut recs = Recs((0..200).map(|i| [(i % 50) as f64, (i % 7) as f64]).collect());
+    let mut set = ViewSet::new(ViewsConfig::default());
+    let rows = recs.rows();
+    for id in 0..200 {
+        set.insert(1, None, id, &rows).unwrap();
+    }
+    // 300 distinct views (the `p != 1000 + k` keeps any two from sharing): bit words per member
+    // go 1, 2, 4, 8 (widened at views 65, 129 and 257), not one more word per 64 views.
+    let texts: Vec<String> = (0..300)
+        .map(|k| {
+            format!(
+                "p >= {} and p < {} and q != {} and p != {}",
+                k % 45,
+                k % 45 + 6,
+                k % 7,
+                1000 + k
+            )
+        })
+        .collect();
+    let mut words_seen = Vec::new();
+    let mut views = Vec::new();
+    for t in &texts {
+        views.push(set.open(1, t, "", 0, &rows, &mut |n: &str| field(n)).unwrap());
+        let w = set.bit_words(1);
+        if words_seen.last() != Some(&w) {
+            words_seen.push(w);
+        }
+    }
+    assert_eq!(words_seen, [1, 2, 4, 8]);
+    // Ticks after the widenings: every view still holds exactly the rows its filter matches.
+    let mut out: Vec<WindowDiff> = Vec::new();
+    for round in 0..3u32 {
+        for id in (round * 11..200).step_by(7) {
+            let r = &mut recs.0[id as usize];
+            r[0] = (r[0] + 7.0) % 50.0;
+            r[1] = (r[1] + 3.0) % 7.0;
+            let rows = recs.rows();
+            set.record_updated(id, &[0, 1], &rows);
+        }
+        set.flush(&mut out);
+        set.recycle(&mut out);
+    }
+    let rows = recs.rows();
+    for (k, &v) in views.iter().enumerate() {
+        let f = Filter::compile(&parse(&texts[k], &FilterLimits::default()).unwrap(), &mut |n: &str| {
+            field(n)
+        });
+        let mut want: Vec<u32> = (0..200).filter(|&id| f.matches(rows.row(id).unwrap())).collect();
+        let mut got: Vec<u32> = set.view(v).unwrap().ids().collect();
+        want.sort_unstable();
+        got.sort_unstable();
+        assert_eq!(got, want, "view {k} ({})", texts[k]);
+    }
+}

@@ -425,6 +425,12 @@ impl ViewSet {
         done.len()
     }
 
+    /// u64 words of membership bits per member of `container` (0 when it has no state).
+    #[cfg(test)]
+    pub(super) fn bit_words(&self, container: u32) -> usize {
+        self.containers.get(&container).map_or(0, |c| c.words)
+    }
+
     /// Checks that every live view's indexes into its container's lists point at itself.
     #[cfg(test)]
     pub(super) fn assert_links(&self) {
