@@ -18,6 +18,7 @@ import { RefusalHold } from '../limits/refusal-hold.js';
 import { UserDirectory } from '../auth/users.js';
 import type { TransportEngine } from '../engine-port.js';
 import { dispatchSource, dispatchStream } from '../handlers/dispatch.js';
+import { isPowerOfTen } from '../handlers/session.js';
 import { SourceFlow, ingestQueueOf } from '../handlers/source.js';
 import type { ConnectionPort, HandlerContext, OrderOwner } from '../handlers/context.js';
 import { batchFailure } from '../handlers/order.js';
@@ -111,6 +112,8 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
   /** Logged-in sessions by engine session id (one lookup per session per drain, not per frame). */
   const bySession = new Map<number, Conn>();
   const awaitingLogin = new Set<WebSocket<Conn>>();
+  /** Connections closed before one complete frame (logged at the 1st, 10th, 100th...). */
+  let framelessCloses = 0;
   let nextConn = 1;
   let closing = false;
   const metrics = new TransportMetrics(opts.index, clock.now());
@@ -384,6 +387,14 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
           }
         } catch (err) {
           log('error', 'session.fault', { ...session.logFields(), error: String(err) });
+        }
+        if (prior !== 'loggedIn' && session.requests === 0) {
+          // never one complete frame (a slowloris that uWS cuts after 8 dripped reads and that
+          // reconnects at once, a probe): counted, and logged at the 1st, 10th, 100th... of this
+          // transport, not as one formatted line posted to the main thread per reconnect cycle
+          framelessCloses++;
+          if (isPowerOfTen(framelessCloses)) log('info', 'session.framelessClose', { ...session.logFields(), endpoint, code, address: conn.address, count: framelessCloses });
+          return;
         }
         log('info', 'session.close', {
           ...session.logFields(), endpoint, code, reason: Buffer.from(message).toString('utf8') || undefined,

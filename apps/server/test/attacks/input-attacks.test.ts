@@ -7,7 +7,7 @@
 
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { closeAll, delta, image, RawSocket, streamSocket, wsUrl } from '../helpers.js';
+import { closeAll, delta, image, logLines, RawSocket, streamSocket, wsUrl } from '../helpers.js';
 import { closeArenas, nextError, startArena, waitFor, type Arena } from './harness.js';
 
 afterEach(async () => {
@@ -143,6 +143,22 @@ describe('input attacks', () => {
       clearInterval(drip);
       for (const l of [...lorises, ...headers]) l.socket.destroy();
     }
+  });
+
+  it('connections closed before one complete frame are logged at the 1st and 10th close, not once each', async () => {
+    const a = await startArena();
+    const before = logLines.length;
+    // 12 upgrades cut by the client before any frame (a reconnecting slowloris, a probe)
+    for (let i = 0; i < 12; i++) (await new RawSocket(wsUrl(a.server, '/stream')).open()).ws.terminate();
+    const frameless = (): string[] => logLines.slice(before).filter((l) => l.includes(' session.framelessClose '));
+    await waitFor(() => frameless().some((l) => l.includes(' count=10')), 'the 10th frameless close logged', 10_000);
+    // a logged-in session's close is still logged, after the 12 frameless ones
+    const s = await streamSocket(a.server, 'bob');
+    s.ws.close();
+    await waitFor(() => logLines.slice(before).some((l) => l.includes(' session.close ') && l.includes(' wasLoggedIn=true')), 'the session close logged', 10_000);
+    expect(frameless().map((l) => / count=(\d+)/.exec(l)?.[1])).toEqual(['1', '10']);
+    expect(logLines.slice(before).filter((l) => l.includes(' session.close ') && l.includes(' requests=0 '))).toEqual([]);
+    await survived(a);
   });
 
   it('a client that never reads is closed as a slow consumer (4008); the victim keeps its updates', async () => {
