@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { RecordSubscribe } from '@tidewire/protocol';
 import { engineModule } from '../engine.js';
 import { Session } from '../session/session.js';
-import { subscribeRefusal } from './subscription-check.js';
+import { privateRefusal, subscribeRefusal } from './subscription-check.js';
 
 const sub = (subjects: string[], reqId = 7): RecordSubscribe => ({ type: 'record.subscribe', reqId, subjects });
 
@@ -22,6 +22,26 @@ describe('private records (the engine rule, firstPrivateRefusal)', () => {
   it('the roots belong to no user; the first refused subject is named', () => {
     expect(refusal('alice', ['/FX/A', '/TRADE', '/BLOTTER'])).toMatchObject({ index: 1, message: expect.stringContaining("'/TRADE' is private to no user") });
     expect(refusal('alice', [])).toBeNull();
+  });
+});
+
+describe('privateRefusal (asks the engine about /TRADE and /BLOTTER subjects only)', () => {
+  it('gives what the engine rule gives for the whole list, index into the whole list', () => {
+    const pool = ['/FX/A', '/TRADE', '/BLOTTER', '/TRADE/', '/BLOTTER/', '/TRADE/alice/1', '/TRADE/bob/1', '/TRADE/alice2/1', '/TRADEX/a',
+      '/BLOTTER/alice', '/BLOTTER/alice/x', '/BLOTTER/bob', '/BLOTTERS', '/PRODUCT/P1@T2', 'TRADE/alice', '/trade/bob/1'];
+    let seed = 7;
+    const rand = (n: number): number => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return (seed >>> 16) % n;
+    };
+    let refused = 0;
+    for (let k = 0; k < 500; k++) {
+      const subjects = Array.from({ length: 1 + rand(6) }, () => pool[rand(pool.length)]!);
+      const want = engineModule().firstPrivateRefusal('alice', subjects);
+      expect(privateRefusal('alice', subjects)).toEqual(want ?? undefined);
+      if (want) refused++;
+    }
+    expect(refused).toBeGreaterThan(50);
   });
 });
 
