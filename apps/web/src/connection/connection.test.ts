@@ -3,7 +3,7 @@ import { TidewireClient, type WebSocketConstructor } from '@tidewire/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { Connection, toConnectionError, type ConnectionSnapshot } from './connection.js';
-import type { FrameScheduler } from './frame-batcher.js';
+import { manualScheduler } from './manual-scheduler.test-support.js';
 import type { RecordSnapshot } from './record-store.js';
 import { SESSION_STORAGE_KEY, type StorageLike } from './session-token.js';
 
@@ -76,21 +76,6 @@ class ScriptedServer {
       send([{ type: 'record.unsubscribed', reqId: m.reqId, subjects: m.subjects }]);
     }
   }
-}
-
-/** Frames flushed by hand. */
-function manualScheduler(): FrameScheduler & { frame(): void } {
-  let next = 1;
-  const queued = new Map<number, () => void>();
-  return {
-    request: (callback) => (queued.set(next, callback), next++),
-    cancel: (handle) => void queued.delete(handle),
-    frame() {
-      const callbacks = [...queued.values()];
-      queued.clear();
-      for (const callback of callbacks) callback();
-    },
-  };
 }
 
 function memoryStorage(): StorageLike & { data: Map<string, string> } {

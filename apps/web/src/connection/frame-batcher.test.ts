@@ -1,27 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FrameBatcher, type FrameScheduler } from './frame-batcher.js';
-
-/** A scheduler the test advances by hand: `frame()` runs what was requested. */
-function manualScheduler(): FrameScheduler & { frame(): void; pendingCount(): number } {
-  let next = 1;
-  const queued = new Map<number, () => void>();
-  return {
-    request(callback) {
-      const handle = next++;
-      queued.set(handle, callback);
-      return handle;
-    },
-    cancel(handle) {
-      queued.delete(handle);
-    },
-    frame() {
-      const callbacks = [...queued.values()];
-      queued.clear();
-      for (const callback of callbacks) callback();
-    },
-    pendingCount: () => queued.size,
-  };
-}
+import { FrameBatcher } from './frame-batcher.js';
+import { manualScheduler } from './manual-scheduler.test-support.js';
 
 describe('FrameBatcher', () => {
   it('coalesces marks into one flush per frame, keys in first-mark order', () => {

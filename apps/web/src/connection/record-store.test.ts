@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { FrameScheduler } from './frame-batcher.js';
 import {
   RecordStore,
   type RecordSnapshot,
@@ -7,26 +6,7 @@ import {
   type SourceRecord,
   type SourceRecordHandler,
 } from './record-store.js';
-
-/** A scheduler the test advances by hand. */
-function manualScheduler(): FrameScheduler & { frame(): void } {
-  let next = 1;
-  const queued = new Map<number, () => void>();
-  return {
-    request(callback) {
-      queued.set(next, callback);
-      return next++;
-    },
-    cancel(handle) {
-      queued.delete(handle);
-    },
-    frame() {
-      const callbacks = [...queued.values()];
-      queued.clear();
-      for (const callback of callbacks) callback();
-    },
-  };
-}
+import { manualScheduler } from './manual-scheduler.test-support.js';
 
 /** Records every subscribe/unsubscribe and lets the test push records through the handlers. */
 class ScriptedSource implements RecordSource {
