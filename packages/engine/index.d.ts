@@ -87,14 +87,6 @@ export declare class Engine {
    * (nothing submitted). Throws as `orderSubmit`.
    */
   orderSubmitFrame(sessionId: number, frame: Uint8Array): number | null
-  /**
-   * Submits several `order.submit` frames (a transport worker's event-loop turn) as one engine
-   * command, in order: frame `i` is `data[index[2i] .. +index[2i+1]]` of session `sessions[i]`.
-   * Each is handled as `orderSubmitFrame` would; the engine thread wakes once for the lot.
-   * Throws BAD_REQUEST (field `frames`, the frame's index) when a frame is not one the fast path
-   * takes, and as `orderSubmit` otherwise; nothing is submitted then.
-   */
-  orderSubmitFrames(sessions: Uint32Array, data: Uint8Array, index: Uint32Array): void
   /** Cancels the session user's open order; replies as `orderSubmit`. */
   orderCancel(sessionId: number, reqId: number, clientOrderId: string): void
   /**

@@ -224,55 +224,6 @@ fn cancel_and_amend_are_acked_when_durable() {
 }
 
 #[test]
-fn a_batch_of_submits_is_handled_in_order_and_acked_in_order_once_durable() {
-    let dir = TempDir::new("orders-batch");
-    let mut rig = Rig::start(orders_config(dir.path()));
-    let (a, b) = (rig.session("alice"), rig.session("bob"));
-    rig.market("/FX/EURUSD", 1.0850, 1.0852);
-    // alice's orders interleaved with bob's; one of bob's is rejected (a duplicate id) mid-batch
-    let batch = vec![
-        (a, 1, order("a-1", "/FX/EURUSD", Side::Buy, 10.0, Some(1.0))),
-        (b, 1, order("b-1", "/FX/EURUSD", Side::Buy, 10.0, Some(1.0))),
-        (a, 2, order("a-2", "/FX/EURUSD", Side::Buy, 10.0, Some(1.0))),
-        (b, 2, order("b-1", "/FX/EURUSD", Side::Buy, 10.0, Some(1.0))),
-        (a, 3, order("a-3", "/FX/EURUSD", Side::Buy, 10.0, Some(1.0))),
-    ];
-    rig.engine.order_submit_batch(batch).unwrap();
-    rig.engine.order_submit_batch(Vec::new()).unwrap();
-    let acks = |rig: &Rig, sid: u32| -> Vec<(u64, u64)> {
-        rig.msgs
-            .iter()
-            .filter(|(s, m)| *s == sid && m["type"] == "order.ack")
-            .map(|(_, m)| (m["reqId"].as_u64().unwrap(), m["orderId"].as_u64().unwrap()))
-            .collect()
-    };
-    // alice's last ack: her first two are already there, in order (acks leave in journal order)
-    let last = rig.reply(a, 3);
-    assert_eq!(
-        (last["type"].as_str(), last["orderId"].as_u64()),
-        (Some("order.ack"), Some(4))
-    );
-    // order ids follow the batch order: alice 1, bob 2, alice 3, alice 4
-    assert_eq!(acks(&rig, a), vec![(1, 1), (2, 3)]);
-    let dup = rig.reply(b, 2);
-    assert_eq!(dup["type"], "order.reject", "{dup}");
-    let first = rig.reply(b, 1);
-    assert_eq!(
-        (first["type"].as_str(), first["orderId"].as_u64()),
-        (Some("order.ack"), Some(2))
-    );
-    rig.until("acknowledgements durable", |e| e.stats().journal_durable_seq >= 8);
-    rig.engine.shutdown().unwrap();
-    let again = Engine::start_with_orders(Default::default(), Some(orders_config(dir.path()))).unwrap();
-    assert_eq!(
-        again.recovery().unwrap().orders,
-        4,
-        "every acked order is in the journal"
-    );
-    again.shutdown().unwrap();
-}
-
-#[test]
 fn orders_disabled_without_a_journal() {
     let e = Engine::start(Default::default()).unwrap();
     let err = e
@@ -280,12 +231,6 @@ fn orders_disabled_without_a_journal() {
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::Unavailable);
     assert!(err.to_string().contains("journalDir"), "{err}");
-    let batch = vec![(1, 1, order("c", "/FX/EURUSD", Side::Buy, 1.0, None))];
-    assert_eq!(e.order_submit_batch(batch).unwrap_err().code(), ErrorCode::Unavailable);
-    assert_eq!(
-        e.order_submit_batch(Vec::new()).unwrap_err().code(),
-        ErrorCode::Unavailable
-    );
     assert!(e.recovery().is_none());
     assert!(e.take_order_ack_latencies().is_empty());
     e.shutdown().unwrap();

@@ -9,8 +9,6 @@ import type { UserDirectory } from '../auth/users.js';
 import type { EnginePort } from '../engine-port.js';
 import type { Security } from '../entitlements/security.js';
 import type { Clock } from '../session/clock.js';
-import type { Session } from '../session/session.js';
-import type { OrderBatch } from './order-batch.js';
 
 /** Shared by all connections of one transport worker. */
 export interface HandlerContext {
@@ -22,20 +20,8 @@ export interface HandlerContext {
   readonly security: Security;
   /** Engine worker id of this transport worker (owner of its sessions' frames). */
   readonly workerId: number;
-  /**
-   * This worker's pending `order.submit` frames, sent to the engine once per event-loop turn
-   * (handlers/order-batch.ts); absent (each submit sent at once) when the engine has no
-   * `orderSubmitFrames`, as in unit tests with fakes.
-   */
-  readonly orders?: OrderBatch<OrderOwner>;
   /** Told about what metrics need (the transport's TransportMetrics); absent in unit tests. */
   readonly observer?: SessionObserver;
-}
-
-/** Whom a batched order frame belongs to (its error reply, should the engine refuse the batch). */
-export interface OrderOwner {
-  readonly session: Session;
-  readonly port: ConnectionPort;
 }
 
 /** What handlers report for metrics and the admin console. */

@@ -57,8 +57,6 @@ export function dispatchStream(ctx: HandlerContext, session: Session, port: Conn
       return;
     }
   }
-  // this turn's batched submits go first: a cancel or amend right after a submit must not overtake it
-  ctx.orders?.flush();
   const t = text(ctx, session, port, bytes, isBinary);
   if (t === undefined) return;
   const m: ClientMessage | ReturnType<typeof decodeClientMessage> = decodeClientMessage(t);

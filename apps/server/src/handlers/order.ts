@@ -12,16 +12,14 @@
  * Fast path (`orderFrameInstrument` / `submitFrame`): a well-formed `order.submit` from a session
  * that may order goes to the engine as the frame's bytes (packages/engine napi/orders.rs reads
  * them), with the same checks in the same order and the same replies; no JSON.parse, no message
- * object, no per-field napi conversion. Every other frame takes the decoder path. With a batch
- * in the context (`ctx.orders`), the submits of one event-loop turn go to the engine together
- * (order-batch.ts): one engine command, one engine-thread wake-up per turn.
+ * object, no per-field napi conversion. Every other frame takes the decoder path.
  */
 
 import { decodeClientMessage, isDecodeFailure, type OrderAmend, type OrderCancel, type OrderClientMessage, type OrderSubmit } from '@tidewire/protocol';
 import { checkOrder } from '../entitlements/security.js';
 import type { EnginePort, OrderSubmitInput } from '../engine-port.js';
 import type { Session } from '../session/session.js';
-import type { ConnectionPort, HandlerContext, OrderOwner } from './context.js';
+import type { ConnectionPort, HandlerContext } from './context.js';
 import { fromEngineError, replyError } from './errors.js';
 
 /** Roles that may send orders. */
@@ -108,11 +106,6 @@ function decodedSubmit(bytes: Uint8Array): OrderSubmit {
   return m;
 }
 
-/** Answers a batched submit the engine refused (the batch's engine call threw), as `submitFrame` would. */
-export function batchFailure(ctx: HandlerContext, owner: OrderOwner, frame: Uint8Array, err: unknown): void {
-  replyError(ctx, owner.session, owner.port, fromEngineError(err, frameReqId(frame)));
-}
-
 /** The reqId of a frame the fast path took. */
 export function frameReqId(bytes: Uint8Array): number {
   return decodedSubmit(bytes).reqId;
@@ -142,11 +135,6 @@ export function submitFrame(ctx: HandlerContext, session: Session, port: Connect
     return;
   }
   const sid = session.sessionId!;
-  if (ctx.orders !== undefined) {
-    // sent with the rest of this event-loop turn's submits (order-batch.ts); errors come back per frame
-    ctx.orders.add(sid, bytes, { session, port });
-    return;
-  }
   try {
     // null cannot happen (the engine just took these bytes); if it did, the decoded order is sent
     if (framePort(ctx.engine)!.orderSubmitFrame(sid, bytes) === null) send(ctx, sid, decodedSubmit(bytes));

@@ -20,9 +20,7 @@ import type { TransportEngine } from '../engine-port.js';
 import { dispatchSource, dispatchStream } from '../handlers/dispatch.js';
 import { isPowerOfTen } from '../handlers/session.js';
 import { SourceFlow, ingestQueueOf } from '../handlers/source.js';
-import type { ConnectionPort, HandlerContext, OrderOwner } from '../handlers/context.js';
-import { batchFailure } from '../handlers/order.js';
-import { OrderBatch, hasOrderFrames } from '../handlers/order-batch.js';
+import type { ConnectionPort, HandlerContext } from '../handlers/context.js';
 import { log } from '../log.js';
 import { HISTORY_LENGTH, METRICS_INTERVAL_MS, type MetricsUpdate } from '../metrics/center.js';
 import { TransportMetrics, type SessionMeter, type TransportSnapshot } from '../metrics/transport-metrics.js';
@@ -133,12 +131,8 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
   const sourceFlow = new SourceFlow(ingestQueue, config.limits, () => clock.now());
   const tiersOf = (list: readonly UserEntry[]): string[] => [...list.map((u) => u.tier), ...(config.demo.enabled ? DEMO_TIERS.map((t) => t.tier) : [])];
   security.entitlements.setTiers(tiersOf(opts.users));
-  // one engine command per event-loop turn for the turn's order.submit frames (handlers/order-batch.ts)
-  const orders = hasOrderFrames(engine) && config.orders.journalDir !== ''
-    ? new OrderBatch<OrderOwner>(engine, (owner, frame, err) => batchFailure(ctx, owner, frame, err))
-    : undefined;
   const ctx: HandlerContext = {
-    config, users, engine, clock, workerId, security, orders,
+    config, users, engine, clock, workerId, security,
     observer: {
       clientReport: (sid, report) => metrics.clientReport(sid, report),
       subscriptions: (sid, count) => metrics.subscriptions(sid, count),
@@ -382,7 +376,6 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
           if (session.sessionId !== undefined) {
             bySession.delete(session.sessionId);
             metrics.closed(session.sessionId);
-            orders?.flush(); // the session's batched submits go before its close
             engine.closeSession(session.sessionId);
           }
         } catch (err) {

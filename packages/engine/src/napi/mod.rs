@@ -596,22 +596,6 @@ impl JsEngine {
         orders::submit_frame(&self.inner, &env, session_id, frame)
     }
 
-    /// Submits several `order.submit` frames (a transport worker's event-loop turn) as one engine
-    /// command, in order: frame `i` is `data[index[2i] .. +index[2i+1]]` of session `sessions[i]`.
-    /// Each is handled as `orderSubmitFrame` would; the engine thread wakes once for the lot.
-    /// Throws BAD_REQUEST (field `frames`, the frame's index) when a frame is not one the fast path
-    /// takes, and as `orderSubmit` otherwise; nothing is submitted then.
-    #[napi]
-    pub fn order_submit_frames(
-        &self,
-        env: Env,
-        sessions: Uint32Array,
-        data: &[u8],
-        index: Uint32Array,
-    ) -> napi::Result<()> {
-        orders::submit_frames(&self.inner, &env, &sessions, data, &index)
-    }
-
     /// Cancels the session user's open order; replies as `orderSubmit`.
     #[napi]
     pub fn order_cancel(&self, env: Env, session_id: u32, req_id: u32, client_order_id: String) -> napi::Result<()> {

@@ -54,8 +54,6 @@ pub const REPLY_FLUSH_EVERY: std::time::Duration = std::time::Duration::from_mil
 enum Msg {
     Cmd(Command),
     Order(OrderCmd),
-    /// Order requests a worker gathered in one event-loop turn (`Engine::order_submit_batch`), in order.
-    Orders(Vec<OrderCmd>),
     /// Journal completions are waiting in `Shared::completions` (sent when it went non-empty).
     Completions,
     /// Answer with a snapshot of the materialised views (the admin views table).
@@ -703,13 +701,6 @@ fn dispatch(hub: &mut Hub, desk: &mut Option<OrderDesk>, msg: Msg, shared: &Shar
         Msg::Order(oc) => {
             if let Some(d) = desk.as_mut() {
                 d.handle(hub, oc, now);
-            }
-        }
-        Msg::Orders(cmds) => {
-            if let Some(d) = desk.as_mut() {
-                for oc in cmds {
-                    d.handle(hub, oc, now);
-                }
             }
         }
         Msg::Completions => {

@@ -108,21 +108,18 @@ impl Engine {
     }
 
     fn send_order(&self, cmd: OrderCmd) -> Result<()> {
-        self.send_msg(Msg::Order(cmd))
-    }
-
-    /// Sends an order message on the control lane (UNAVAILABLE when orders are disabled or the
-    /// engine is shut down).
-    fn send_msg(&self, msg: Msg) -> Result<()> {
         self.orders_shared()?;
         if self.is_shut() {
             return Err(EngineError::Unavailable {
                 engine_id: self.shared.id,
             });
         }
-        self.shared.tx.send(msg).map_err(|_| EngineError::Unavailable {
-            engine_id: self.shared.id,
-        })
+        self.shared
+            .tx
+            .send(Msg::Order(cmd))
+            .map_err(|_| EngineError::Unavailable {
+                engine_id: self.shared.id,
+            })
     }
 
     /// `order.submit` for session `sid`: `order.ack` (once durable), `order.reject` or `error`
@@ -142,35 +139,6 @@ impl Engine {
             },
             at: Instant::now(),
         })
-    }
-
-    /// Several `order.submit`s (session id, request id, order) as one engine command: the engine
-    /// thread takes them in this order in one pass (one wake-up for the lot, where one
-    /// `order_submit` each costs a channel send and possibly a wake-up each). Replies as
-    /// `order_submit` for each; errors as `order_submit` (then none of them was submitted). An
-    /// empty list sends nothing.
-    pub fn order_submit_batch(&self, orders: Vec<(u32, u32, OrderSubmit)>) -> Result<()> {
-        if orders.is_empty() {
-            return self.orders_shared().map(|_| ());
-        }
-        let at = Instant::now();
-        let cmds = orders
-            .into_iter()
-            .map(|(sid, req_id, order)| OrderCmd::Submit {
-                sid,
-                req_id,
-                order: OrderInput {
-                    client_order_id: order.client_order_id,
-                    instrument: order.instrument,
-                    side: order.side,
-                    quantity: order.quantity,
-                    price: order.price,
-                    time_in_force: order.time_in_force,
-                },
-                at,
-            })
-            .collect();
-        self.send_msg(Msg::Orders(cmds))
     }
 
     /// `order.cancel` of the session user's order `client_order_id`; replies as `order_submit`.

@@ -92,7 +92,6 @@ impl Stopping {
                 Ok(Msg::Cmd(_)) => r.dropped_commands += 1,
                 Ok(Msg::Order(OrderCmd::Journaled(_))) => r.dropped_completions += 1,
                 Ok(Msg::Order(_)) => r.dropped_order_requests += 1,
-                Ok(Msg::Orders(cmds)) => r.dropped_order_requests += cmds.len() as u64,
                 Ok(Msg::Completions) => r.dropped_completions += completions.take().len() as u64,
                 Ok(Msg::ViewStats(_))
                 | Ok(Msg::SessionViews(..))

@@ -1,10 +1,11 @@
 /**
- * Batched order submits over a real server (handlers/order-batch.ts: one engine command per
- * event-loop turn): real engine with a journal in a fresh temp directory, real uWS on 127.0.0.1,
- * raw sockets that send bursts of `order.submit` frames back to back (so one turn holds many).
- * Every order is acknowledged, each socket's acks come in its submission order, a cancel sent right
- * behind its submit in the same burst finds the order, and every acknowledged order is in the
- * journal when the server restarts on it.
+ * Bursts of order submits over a real server: real engine with a journal in a fresh temp
+ * directory, real uWS on 127.0.0.1 (1 and 2 transport workers), raw sockets that send bursts of
+ * `order.submit` frames back to back (so one event-loop turn of a worker holds many). Every order
+ * is acknowledged, each socket's acks come in its submission order (order ids and journal seqs
+ * rising), a cancel sent right behind its submit in the same burst (decoder path, while the submit
+ * took the fast path) finds the order, and every acknowledged order is in the journal when the
+ * server restarts on it.
  */
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,7 +22,7 @@ afterAll(() => {
 });
 
 function journalDir(): string {
-  const d = mkdtempSync(path.join(tmpdir(), 'tidewire-orders-batch-'));
+  const d = mkdtempSync(path.join(tmpdir(), 'tidewire-orders-burst-'));
   dirs.push(d);
   return d;
 }
@@ -48,7 +49,7 @@ function replies(s: RawSocket): Reply[] {
 const SOCKETS = 4;
 const PER_SOCKET = 150;
 
-describe('order submits batched per event-loop turn', () => {
+describe('order submits in bursts', () => {
   for (const workers of [1, 2]) {
     it(`acks every order in submission order, a cancel behind its submit finds it, all durable (${workers} worker${workers > 1 ? 's' : ''})`, async () => {
       const journal = journalDir();
