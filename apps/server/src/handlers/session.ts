@@ -167,7 +167,12 @@ async function authenticate(ctx: HandlerContext, m: SessionLogin, gone: () => bo
   const password = m.password;
   let ok: boolean;
   try {
-    ok = await ctx.security.passwordChecks.run(() => (gone() ? Promise.resolve(false) : verifyPassword(password, user?.passwordHash ?? DUMMY_HASH)));
+    // only refused passwords rest the server-wide slot (limits.passwordCheckSharePct): a guessing
+    // flood is bounded, a login rush of correct passwords is not slowed
+    ok = await ctx.security.passwordChecks.run(
+      () => (gone() ? Promise.resolve(false) : verifyPassword(password, user?.passwordHash ?? DUMMY_HASH)),
+      (accepted) => !accepted,
+    );
   } catch (err) {
     if (!(err instanceof GateFullError)) throw err;
     return {

@@ -10,9 +10,11 @@
  * of each worker's queue waits for the word to change with `Atomics.waitAsync` (never blocking
  * the event loop), re-checking at least every `POLL_MS`.
  *
- * Share of a core (`sharePct` < 100): a task that ran `t` ms leaves the slot closed for another
- * `t * (100 / sharePct - 1)` ms (the word holds that deadline with no holder), so expensive work
- * takes at most `sharePct`% of one core's time, server-wide, however many addresses send it.
+ * Share of a core (`sharePct` < 100): a task that ran `t` ms and whose result `rests` (for
+ * password checks: a refused password) leaves the slot closed for another `t * (100 / sharePct -
+ * 1)` ms (the word holds that deadline with no holder), so such work takes at most `sharePct`% of
+ * one core's time, server-wide, however many addresses send it. Tasks that do not rest (correct
+ * passwords: a login rush at the open) run back to back, as at 100%.
  */
 
 import { PASSWORD_LEASE_WORD, sharedLimitsRegion } from './shared-layout.js';
@@ -54,9 +56,10 @@ export class SharedWorkGate {
 
   /**
    * Runs `task` once this thread holds the server-wide slot; rejects with GateFullError (without
-   * running it) when `maxQueued` tasks already wait in this thread.
+   * running it) when `maxQueued` tasks already wait in this thread. `rests(result)` says whether
+   * the slot rests after it (below a 100% share); a task that throws rests.
    */
-  async run<T>(task: () => Promise<T>): Promise<T> {
+  async run<T>(task: () => Promise<T>, rests: (result: T) => boolean = () => true): Promise<T> {
     const now = this.running === 0 && this.waiting.length === 0 && this.tryAcquire();
     if (!now) {
       if (this.waiting.length >= this.maxQueued) {
@@ -69,11 +72,14 @@ export class SharedWorkGate {
       });
     }
     this.running++;
+    let rest = true;
     try {
-      return await task();
+      const result = await task();
+      rest = rests(result);
+      return result;
     } finally {
       this.running--;
-      this.release();
+      this.release(rest);
       if (this.waiting.length > 0) this.pump();
     }
   }
@@ -93,14 +99,15 @@ export class SharedWorkGate {
 
   /**
    * Frees the slot (unless the lease ran out and another thread took it) and wakes the waiters;
-   * below a 100% share the slot stays closed (a deadline, no holder) for the task's rest time.
+   * below a 100% share, when `rest`, the slot stays closed (a deadline, no holder) for the task's
+   * rest time.
    */
-  private release(): void {
+  private release(rest: boolean): void {
     const lease = this.held;
     if (lease === undefined) return;
     this.held = undefined;
     const now = this.now();
-    const restMs = Math.min(this.leaseMs, Math.max(0, now - this.heldSince) * this.restPerMs);
+    const restMs = rest ? Math.min(this.leaseMs, Math.max(0, now - this.heldSince) * this.restPerMs) : 0;
     Atomics.compareExchange(this.words, PASSWORD_LEASE_WORD, lease, restMs >= 1 ? BigInt(Math.ceil(now + restMs)) : 0n);
     Atomics.notify(this.words, PASSWORD_LEASE_WORD);
   }

@@ -167,6 +167,22 @@ describe('SharedWorkGate', () => {
     expect(() => new SharedWorkGate(buffer, 4, 10_000, () => now, 0)).toThrow('sharePct must be 1..100, got 0');
   });
 
+  it('a task whose result does not rest leaves the slot free at once (a correct password), one that rests closes it', async () => {
+    const buffer = allocateSharedLimits(1, 1);
+    let now = 1_000;
+    const gate = new SharedWorkGate(buffer, 4, 10_000, () => now, 20);
+    const check = (accepted: boolean) => gate.run(async () => { now += 40; return accepted; }, (ok) => !ok);
+    expect(await check(true)).toBe(true);
+    expect(sharedLimitsRegion(buffer).words[PASSWORD_LEASE_WORD]).toBe(0n);
+    expect(await check(true)).toBe(true); // back to back: no wait
+    expect(await check(false)).toBe(false);
+    expect(sharedLimitsRegion(buffer).words[PASSWORD_LEASE_WORD]).toBe(BigInt(now + 160));
+    // a task that throws rests too
+    now += 160;
+    await expect(gate.run(async () => { now += 10; throw new Error('boom'); }, () => false)).rejects.toThrow('boom');
+    expect(sharedLimitsRegion(buffer).words[PASSWORD_LEASE_WORD]).toBe(BigInt(now + 40));
+  });
+
   it('never runs two tasks at once across 3 worker threads', async () => {
     const buffer = allocateSharedLimits(1, 1);
     const busy = new Int32Array(new SharedArrayBuffer(8));
