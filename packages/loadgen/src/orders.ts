@@ -3,7 +3,10 @@
  * `/BENCH/ORD/<i>` instruments with bid/ask; `clients` trader connections submit `order.submit`
  * at a steady total rate (order `k` by client `k mod clients`, scheduled at `start + k / rate`);
  * latency = the order's scheduled creation time -> its `order.ack` received (open loop: a late
- * send is charged to the latency, as STAC's create-to-ack). Orders are limit buys below the bid
+ * send is charged to the latency, as STAC's create-to-ack). Each step also reports `sentToAckMs`:
+ * the same orders from their actual send to the ack, which leaves out the generator's own pacing
+ * (its timer ticks every 1-2 ms, so a send waits ~0.5-1 ms after its schedule on average;
+ * `meanSendLatenessMs` says how much). Orders are limit buys below the bid
  * (they rest, acknowledged; fills are not part of this measurement). Zero loss: every submitted
  * order must be answered; the `orderId`s of every ack of the run are checked for gaps (they are
  * gap-free server-wide, so an accepted order never acked, or another trader submitting at the
@@ -16,7 +19,7 @@ import WebSocket from 'ws';
 import { epochNowMs } from './clock.js';
 import { FeedPublisher } from './feed-publisher.js';
 import { bounded, waitSeconds } from './finder-latency.js';
-import { newLatencyHistogram, recordLatencyMs, encodeHistogram, type LatencyHistogram } from './histogram.js';
+import { newLatencyHistogram, recordLatencyMs, encodeHistogram, summarizeMs, type LatencyHistogram } from './histogram.js';
 import { fetchToken } from './login.js';
 import { intervalTicks, Pacer, runPaced } from './pacer.js';
 import type { Progress, StepResult, SweepReport } from './runner.js';
@@ -57,8 +60,8 @@ export function idGaps(ids: readonly number[]): number {
 
 interface Client {
   ws: WebSocket;
-  /** reqId -> (scheduled create time, measured?) of orders in flight. */
-  pending: Map<number, { scheduledMs: number; measured: boolean }>;
+  /** reqId -> (scheduled create time, actual send time, measured?) of orders in flight. */
+  pending: Map<number, { scheduledMs: number; sentMs: number; measured: boolean }>;
   lastAckedReq: number;
   nextReqId: number;
 }
@@ -71,9 +74,13 @@ interface OrderCounters {
   outOfOrder: number;
   lastReject?: string;
   maxSendLatenessMs: number;
+  /** Sum of (send - schedule) over the measured sends, ms. */
+  sendLatenessSumMs: number;
 }
 
-const zero = (): OrderCounters => ({ submitted: 0, acked: 0, rejected: 0, outOfOrder: 0, maxSendLatenessMs: 0 });
+const zero = (): OrderCounters => ({ submitted: 0, acked: 0, rejected: 0, outOfOrder: 0, maxSendLatenessMs: 0, sendLatenessSumMs: 0 });
+
+const round2 = (x: number): number => Math.round(x * 100) / 100;
 
 /** Options of `runOrders`. */
 export interface OrdersOptions {
@@ -102,6 +109,7 @@ export async function runOrders(o: OrdersOptions): Promise<SweepReport> {
   let counters = zero();
   const allOrderIds: number[] = []; // every ack of the run, measured or not: gaps are checked over all of them
   let hist: LatencyHistogram = newLatencyHistogram();
+  let histSent: LatencyHistogram = newLatencyHistogram();
   let failure: string | undefined;
   try {
     const now = epochNowMs();
@@ -144,6 +152,7 @@ export async function runOrders(o: OrdersOptions): Promise<SweepReport> {
       if (m.type === 'order.ack') {
         counters.acked++;
         recordLatencyMs(hist, recvMs - p.scheduledMs);
+        recordLatencyMs(histSent, recvMs - p.sentMs);
       } else {
         counters.rejected++;
         counters.lastReject = m.type === 'error' ? `${m.code}: ${m.message}` : `${m.field}/${m.rule}: ${m.message}`;
@@ -165,7 +174,7 @@ export async function runOrders(o: OrdersOptions): Promise<SweepReport> {
         untilMs: startMs + totalS * 1000 + 5_000,
         ticks: intervalTicks,
         tickMs: 1,
-        send: (due, nowMs) => {
+        send: (due) => {
           for (let j = 0; j < due.count; j++) {
             const n = firstK + due.first + j;
             const scheduledMs = pacer.scheduledMs(due.first + j);
@@ -174,12 +183,14 @@ export async function runOrders(o: OrdersOptions): Promise<SweepReport> {
             const c = clients[n % clients.length] as Client;
             if (c.ws.readyState !== WebSocket.OPEN) continue;
             const reqId = c.nextReqId++;
-            c.pending.set(reqId, { scheduledMs, measured });
             const ord = orderOf(n, idPrefix);
+            const sentMs = epochNowMs();
+            c.pending.set(reqId, { scheduledMs, sentMs, measured });
             c.ws.send(encodeClientMessage({ type: 'order.submit', reqId, clientOrderId: ord.clientOrderId, instrument: ord.instrument, side: 'buy', quantity: ord.quantity, price: ord.price, timeInForce: 'day' }));
             if (measured) {
               counters.submitted++;
-              counters.maxSendLatenessMs = Math.max(counters.maxSendLatenessMs, nowMs - scheduledMs);
+              counters.maxSendLatenessMs = Math.max(counters.maxSendLatenessMs, sentMs - scheduledMs);
+              counters.sendLatenessSumMs += sentMs - scheduledMs;
             }
           }
         },
@@ -197,6 +208,8 @@ export async function runOrders(o: OrdersOptions): Promise<SweepReport> {
       counters = zero();
       const h = hist;
       hist = newLatencyHistogram();
+      const hSent = histSent;
+      histSent = newLatencyHistogram();
       let unanswered = 0;
       for (const cl of clients) {
         for (const p of cl.pending.values()) if (p.measured) unanswered++;
@@ -217,9 +230,15 @@ export async function runOrders(o: OrdersOptions): Promise<SweepReport> {
         outOfOrder: c.outOfOrder,
         histograms: [encodeHistogram(h)],
         usage,
-        extra: { submitted: c.submitted, acked: c.acked, rejected: c.rejected, orderIdGaps: gaps, maxSendLatenessMs: Math.round(c.maxSendLatenessMs * 100) / 100 },
+        extra: {
+          submitted: c.submitted, acked: c.acked, rejected: c.rejected, orderIdGaps: gaps,
+          maxSendLatenessMs: round2(c.maxSendLatenessMs),
+          meanSendLatenessMs: round2(c.submitted > 0 ? c.sendLatenessSumMs / c.submitted : 0),
+          sentToAckMs: summarizeMs(hSent),
+        },
       });
       h.destroy();
+      hSent.destroy();
       steps.push(row);
       progress({ phase: 'step', stepIndex: si, steps: o.steps.length, result: row, notes });
       if (failure) throw new LoadgenError('SERVER_REFUSED', failure);
@@ -228,6 +247,7 @@ export async function runOrders(o: OrdersOptions): Promise<SweepReport> {
     feed.stop();
     for (const c of clients) c.ws.close(1000, 'load generator done');
     hist.destroy();
+    histSent.destroy();
   }
   return { scenario: o.scenario, params: o.params, steps };
 }

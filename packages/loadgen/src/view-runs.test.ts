@@ -142,5 +142,11 @@ describe('view presets against a real server', () => {
     expect(s.rejected).toBe(0);
     expect(s.orderIdGaps).toBe(0);
     expect(s.outOfOrder).toBe(0);
+    // send -> ack leaves out the pacing wait: never above schedule -> ack, same count
+    const row = report.steps[0]! as unknown as { latencyMs: { mean: number; max: number }; sentToAckMs: { mean: number; max: number }; meanSendLatenessMs: number; maxSendLatenessMs: number };
+    expect(row.sentToAckMs.mean).toBeGreaterThan(0);
+    expect(row.sentToAckMs.mean).toBeLessThanOrEqual(row.latencyMs.mean);
+    expect(row.meanSendLatenessMs).toBeGreaterThanOrEqual(0);
+    expect(row.meanSendLatenessMs).toBeLessThanOrEqual(row.maxSendLatenessMs);
   }, 60_000);
 });
