@@ -27,3 +27,19 @@ pub fn first_private_refusal(user: String, subjects: Vec<String>) -> Option<Priv
         })
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_the_first_refused_subject_with_the_engine_message() {
+        let subjects = ["/FX/EURUSD", "/BLOTTER/alice", "/BLOTTER/bob", "/TRADE/bob/7"];
+        let asked = |user: &str| first_private_refusal(user.into(), subjects.iter().map(|s| s.to_string()).collect());
+        let refusal = asked("alice").expect("bob's blotter is refused");
+        assert_eq!(refusal.index, 2);
+        assert_eq!(Err(refusal.message), check_read("alice", "/BLOTTER/bob"));
+        assert_eq!(asked("bob").expect("alice's blotter is refused").index, 1);
+        assert!(first_private_refusal("alice".into(), vec!["/FX/EURUSD".into(), "/BLOTTER/alice".into()]).is_none());
+    }
+}
