@@ -32,6 +32,32 @@ impl Recs {
     }
 }
 
+/// Moves the records `ids` by `add` (fields kept within 0..50 and 0..7), tells `set`, then
+/// flushes and recycles the diffs.
+fn tick(set: &mut ViewSet, recs: &mut Recs, ids: impl Iterator<Item = u32>, add: [f64; 2]) {
+    for id in ids {
+        let r = &mut recs.0[id as usize];
+        r[0] = (r[0] + add[0]) % 50.0;
+        r[1] = (r[1] + add[1]) % 7.0;
+        let rows = recs.rows();
+        set.record_updated(id, &[0, 1], &rows);
+    }
+    let mut out: Vec<WindowDiff> = Vec::new();
+    set.flush(&mut out);
+    set.recycle(&mut out);
+}
+
+/// Asserts that view `v` holds exactly the records of `recs` that `text` matches.
+fn assert_members(set: &ViewSet, v: u32, text: &str, recs: &Recs, what: &str) {
+    let rows = recs.rows();
+    let f = Filter::compile(&parse(text, &FilterLimits::default()).unwrap(), &mut |n: &str| field(n));
+    let mut want: Vec<u32> = (0..200).filter(|&id| f.matches(rows.row(id).unwrap())).collect();
+    let mut got: Vec<u32> = set.view(v).unwrap().ids().collect();
+    want.sort_unstable();
+    got.sort_unstable();
+    assert_eq!(got, want, "view {what} ({text})");
+}
+
 fn field(name: &str) -> u32 {
     if name == "p" {
         0
@@ -67,7 +93,6 @@ fn views_expired_in_any_order_leave_the_others_right() {
         .iter()
         .map(|(f, s)| set.open(1, f, s, 0, &rows, &mut |n: &str| field(n)).unwrap())
         .collect();
-    let mut out: Vec<WindowDiff> = Vec::new();
     // Expire every third view, in an order unlike the opening order; then tick records.
     let mut t = 0;
     for (round, k) in [5usize, 68, 0, 33, 34, 12, 69, 1, 50].iter().enumerate() {
@@ -76,29 +101,14 @@ fn views_expired_in_any_order_leave_the_others_right() {
         assert_eq!(set.expire(t + 10), 1);
         views[*k] = u32::MAX;
         set.assert_links();
-        for id in (round as u32 * 13..200).step_by(17) {
-            let r = &mut recs.0[id as usize];
-            r[0] = (r[0] + 3.0) % 50.0;
-            r[1] = (r[1] + 1.0) % 7.0;
-            let rows = recs.rows();
-            set.record_updated(id, &[0, 1], &rows);
-        }
-        set.flush(&mut out);
-        set.recycle(&mut out);
+        tick(&mut set, &mut recs, (round as u32 * 13..200).step_by(17), [3.0, 1.0]);
     }
-    let rows = recs.rows();
     for (k, &v) in views.iter().enumerate() {
         if v == u32::MAX {
             assert!(set.view(v).is_none());
             continue;
         }
-        let (text, _) = &texts[k];
-        let f = Filter::compile(&parse(text, &FilterLimits::default()).unwrap(), &mut |n: &str| field(n));
-        let mut want: Vec<u32> = (0..200).filter(|&id| f.matches(rows.row(id).unwrap())).collect();
-        let mut got: Vec<u32> = set.view(v).unwrap().ids().collect();
-        want.sort_unstable();
-        got.sort_unstable();
-        assert_eq!(got, want, "view {k} ({text}) after the others expired");
+        assert_members(&set, v, &texts[k].0, &recs, &format!("{k} after the others expired"));
     }
     assert_eq!(set.view_count(), 70 - 9);
     // Every survivor can still expire; the container ends with no views.
@@ -141,27 +151,10 @@ fn membership_bits_widen_by_doubling_and_keep_every_view_right() {
     }
     assert_eq!(words_seen, [1, 2, 4, 8]);
     // Ticks after the widenings: every view still holds exactly the rows its filter matches.
-    let mut out: Vec<WindowDiff> = Vec::new();
     for round in 0..3u32 {
-        for id in (round * 11..200).step_by(7) {
-            let r = &mut recs.0[id as usize];
-            r[0] = (r[0] + 7.0) % 50.0;
-            r[1] = (r[1] + 3.0) % 7.0;
-            let rows = recs.rows();
-            set.record_updated(id, &[0, 1], &rows);
-        }
-        set.flush(&mut out);
-        set.recycle(&mut out);
+        tick(&mut set, &mut recs, (round * 11..200).step_by(7), [7.0, 3.0]);
     }
-    let rows = recs.rows();
     for (k, &v) in views.iter().enumerate() {
-        let f = Filter::compile(&parse(&texts[k], &FilterLimits::default()).unwrap(), &mut |n: &str| {
-            field(n)
-        });
-        let mut want: Vec<u32> = (0..200).filter(|&id| f.matches(rows.row(id).unwrap())).collect();
-        let mut got: Vec<u32> = set.view(v).unwrap().ids().collect();
-        want.sort_unstable();
-        got.sort_unstable();
-        assert_eq!(got, want, "view {k} ({})", texts[k]);
+        assert_members(&set, v, &texts[k], &recs, &k.to_string());
     }
 }
