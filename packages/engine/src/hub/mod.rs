@@ -20,6 +20,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::time::Instant;
 
+use crate::chunked::ChunkedVec;
 use crate::config::{BatchingConfig, EngineConfig};
 use crate::session::Session;
 use crate::store::{Applied, Store};
@@ -215,7 +216,8 @@ struct SubList {
 pub struct Hub {
     cfg: EngineConfig,
     store: Store,
-    subs: Vec<SubList>,
+    /// Subscribers by subject id - 1, in chunks that never move as subjects are added.
+    subs: ChunkedVec<SubList>,
     sessions: Vec<Option<Session>>,
     free: Vec<u32>,
     by_sid: HashMap<u32, u32>,
@@ -242,7 +244,7 @@ impl Hub {
         Hub {
             cfg,
             store: Store::new(),
-            subs: Vec::new(),
+            subs: ChunkedVec::default(),
             sessions: Vec::new(),
             free: Vec::new(),
             by_sid: HashMap::new(),
@@ -525,14 +527,12 @@ fn schedule(timers: &mut BinaryHeap<Reverse<(Instant, u32)>>, s: &mut Session, s
     }
 }
 
-fn ensure_list(subs: &mut Vec<SubList>, id: u32) {
-    if subs.len() < id as usize {
-        subs.resize_with(id as usize, SubList::default);
-    }
+fn ensure_list(subs: &mut ChunkedVec<SubList>, id: u32) {
+    subs.grow_with(id as usize, SubList::default);
 }
 
 /// Removes subscriber `idx` of record `rid` (swap-remove) and fixes the moved subscriber's index.
-fn remove_sub_at(subs: &mut [SubList], sessions: &mut [Option<Session>], rid: u32, idx: u32) {
+fn remove_sub_at(subs: &mut ChunkedVec<SubList>, sessions: &mut [Option<Session>], rid: u32, idx: u32) {
     let Some(list) = subs.get_mut(rid as usize - 1) else {
         return;
     };

@@ -5,6 +5,7 @@
 //! reply only after the journal acknowledged them. Replay feeds the journaled events to
 //! [`OrderBook::apply`] (or [`OrderBook::rebuild`]) and reaches the same state.
 
+use super::client_ids::ClientIds;
 use super::event::{DecodeError, OrderEvent};
 use super::model::{Amend, CancelReason, NewOrder, Order, OrderStatus, Quote, Side, TimeInForce};
 use super::simulator::{Decision, ExecutionSimulator};
@@ -62,8 +63,9 @@ pub struct OrderBook {
     limits: OrderLimits,
     /// By id (index = id - 1), in chunks that never move as the book grows (`slab.rs`).
     orders: OrderSlab,
-    /// user -> client order id -> order id (nested so lookups need no allocation).
-    by_client: FxHashMap<String, FxHashMap<String, u64>>,
+    /// user -> client order id -> order id (nested so lookups need no allocation; per user in
+    /// shards that grow one at a time, `client_ids.rs`).
+    by_client: FxHashMap<String, ClientIds>,
 }
 
 impl OrderBook {
@@ -105,7 +107,7 @@ impl OrderBook {
     /// Order by owner and client order id.
     pub fn find(&self, user: &str, client_order_id: &str) -> Option<&Order> {
         let id = self.by_client.get(user)?.get(client_order_id)?;
-        self.get(*id)
+        self.get(id)
     }
 
     /// Every order, oldest first (`.iter()`; equality compares the orders).
@@ -405,10 +407,7 @@ impl OrderBook {
     /// True when an accept of `order_id` fits: the next id, a client order id the user has not
     /// used, a quantity above 0.
     fn accept_fits(&self, order_id: u64, user: &str, client_order_id: &str, quantity: u64) -> bool {
-        let taken = self
-            .by_client
-            .get(user)
-            .is_some_and(|m| m.contains_key(client_order_id));
+        let taken = self.by_client.get(user).is_some_and(|m| m.contains(client_order_id));
         order_id == self.orders.len() as u64 + 1 && !taken && quantity != 0
     }
 

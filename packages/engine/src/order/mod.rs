@@ -8,6 +8,7 @@
 //! sim, now)` and journal what it returns. At start: `OrderBook::rebuild(limits, journal.replay_from(1)?)`.
 
 mod book;
+mod client_ids;
 mod event;
 mod model;
 mod simulator;
@@ -15,6 +16,7 @@ mod slab;
 mod validate;
 
 pub use book::{Checked, OrderBook, RebuildError, TransitionError};
+pub use client_ids::ClientIds;
 pub use event::{DecodeError, OrderEvent, EVENT_VERSION};
 pub use model::{Amend, CancelReason, NewOrder, Order, OrderStatus, Quote, Side, TimeInForce};
 pub use simulator::{Decision, ExecutionSimulator, SimulatorConfig};

@@ -5,6 +5,7 @@
 //! when a record would otherwise pass `MAX_FIELDS_PER_RECORD`; that bumps `layout`, telling
 //! holders of masks to send a full image instead.
 
+use crate::chunked::ChunkedVec;
 use crate::error::{EngineError, Result};
 use crate::intern::Interner;
 use crate::value::{FieldType, Value};
@@ -54,7 +55,8 @@ pub struct Applied {
 pub struct Store {
     subjects: Interner,
     fields: Interner,
-    records: Vec<Option<Record>>,
+    /// By subject id - 1, in chunks that never move as subjects are added (`chunked.rs`).
+    records: ChunkedVec<Option<Record>>,
     live: usize,
     /// Interned names of the publish being applied (kept to reuse its allocation).
     names: Vec<u32>,
@@ -69,9 +71,7 @@ impl Store {
     /// The id of `subject`, interning it (ids are permanent, from 1).
     pub fn subject_id(&mut self, subject: &str) -> u32 {
         let id = self.subjects.intern(subject);
-        if self.records.len() < id as usize {
-            self.records.resize(id as usize, None);
-        }
+        self.records.grow_with(id as usize, || None);
         id
     }
 
