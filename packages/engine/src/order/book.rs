@@ -9,8 +9,8 @@ use super::client_ids::ClientIds;
 use super::event::{DecodeError, OrderEvent};
 use super::model::{Amend, CancelReason, NewOrder, Order, OrderStatus, Quote, Side, TimeInForce};
 use super::simulator::{Decision, ExecutionSimulator};
-use super::slab::OrderSlab;
 use super::validate::{self, reject, InstrumentCatalog, OrderLimits, OrderReject, RejectField, RejectRule};
+use crate::chunked::ChunkedVec;
 use crate::journal::{Entry, JournalError};
 use rustc_hash::FxHashMap;
 
@@ -61,8 +61,8 @@ pub struct Checked {
 #[derive(Debug, Default)]
 pub struct OrderBook {
     limits: OrderLimits,
-    /// By id (index = id - 1), in chunks that never move as the book grows (`slab.rs`).
-    orders: OrderSlab,
+    /// By id (index = id - 1), in chunks that never move as the book grows.
+    orders: ChunkedVec<Order>,
     /// user -> client order id -> order id (nested so lookups need no allocation; per user in
     /// shards that grow one at a time, `client_ids.rs`).
     by_client: FxHashMap<String, ClientIds>,
@@ -73,7 +73,7 @@ impl OrderBook {
     pub fn new(limits: OrderLimits) -> OrderBook {
         OrderBook {
             limits,
-            orders: OrderSlab::default(),
+            orders: ChunkedVec::default(),
             by_client: FxHashMap::default(),
         }
     }
@@ -111,7 +111,7 @@ impl OrderBook {
     }
 
     /// Every order, oldest first (`.iter()`; equality compares the orders).
-    pub fn orders(&self) -> &OrderSlab {
+    pub fn orders(&self) -> &ChunkedVec<Order> {
         &self.orders
     }
 

@@ -12,7 +12,6 @@ mod client_ids;
 mod event;
 mod model;
 mod simulator;
-mod slab;
 mod validate;
 
 pub use book::{Checked, OrderBook, RebuildError, TransitionError};
@@ -20,5 +19,4 @@ pub use client_ids::ClientIds;
 pub use event::{DecodeError, OrderEvent, EVENT_VERSION};
 pub use model::{Amend, CancelReason, NewOrder, Order, OrderStatus, Quote, Side, TimeInForce};
 pub use simulator::{Decision, ExecutionSimulator, SimulatorConfig};
-pub use slab::{OrderSlab, CHUNK as ORDER_SLAB_CHUNK};
 pub use validate::{Instrument, InstrumentCatalog, OrderLimits, OrderReject, RejectField, RejectRule};
