@@ -8,24 +8,12 @@
  * server restarts on it.
  */
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { ServerMessage } from '@tidewire/protocol';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { closeAll, image, sourceSocket, startTestServer, streamSockets, waitFor, type RawSocket } from './helpers.js';
+import { closeAll, image, removeTempDirs, sourceSocket, startTestServer, streamSockets, tempDir, waitFor, type RawSocket } from './helpers.js';
 
 afterEach(closeAll);
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-function journalDir(): string {
-  const d = mkdtempSync(path.join(tmpdir(), 'tidewire-orders-burst-'));
-  dirs.push(d);
-  return d;
-}
+afterAll(removeTempDirs);
 
 async function orderServer(journal: string, workers: number) {
   const server = await startTestServer({
@@ -52,7 +40,7 @@ const PER_SOCKET = 150;
 describe('order submits in bursts', () => {
   for (const workers of [1, 2]) {
     it(`acks every order in submission order, a cancel behind its submit finds it, all durable (${workers} worker${workers > 1 ? 's' : ''})`, async () => {
-      const journal = journalDir();
+      const journal = tempDir('tidewire-orders-burst-');
       const server = await orderServer(journal, workers);
       const sockets = await streamSockets(server, SOCKETS);
       const submit = (s: RawSocket, k: number, reqId: number, cid: string): void =>

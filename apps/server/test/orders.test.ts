@@ -5,29 +5,17 @@
  * blotter progressing to filled, privacy, roles, and a server without a journal.
  */
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { OrderRejectedError, type ClientRecord, type TidewireError, type ViewRow } from '@tidewire/client';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { closeAll, image, sdkClient, sourceSocket, startTestServer, streamSocket, waitFor } from './helpers.js';
+import { closeAll, image, removeTempDirs, sdkClient, sourceSocket, startTestServer, streamSocket, tempDir, waitFor } from './helpers.js';
 
 afterEach(closeAll);
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-function journalDir(): string {
-  const d = mkdtempSync(path.join(tmpdir(), 'tidewire-orders-'));
-  dirs.push(d);
-  return d;
-}
+afterAll(removeTempDirs);
 
 /** A server with orders on, instruments /FX/EURUSD and /PRODUCT/BOND1 (tickSize 0.01) published. */
 async function orderServer(orders: Record<string, unknown> = {}) {
   const server = await startTestServer({
-    orders: { journalDir: journalDir(), maxQuantity: 1_000_000, fillIntervalMs: 10, ...orders },
+    orders: { journalDir: tempDir('tidewire-orders-'), maxQuantity: 1_000_000, fillIntervalMs: 10, ...orders },
     limits: { ordersPerSecPerUser: 0, requestsPerSec: 0 },
   });
   const source = await sourceSocket(server);

@@ -8,8 +8,7 @@
  * logs how many bytes it dropped, every order before the tail is intact and the sequence goes on.
  */
 
-import { mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { TidewireClient, ORDER_STATUS_CODES, type ClientOptions, type OrderAck, type ViewRow } from '@tidewire/client';
@@ -17,9 +16,8 @@ import { encodeSourceFrame, type RecordPublish } from '@tidewire/protocol';
 import WebSocket from 'ws';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { killChildServers, recoveredLine, startChildServer, type ChildServer } from './child-server.js';
-import { RawSocket, closeAll, waitFor } from './helpers.js';
+import { RawSocket, closeAll, removeTempDirs, tempDir, waitFor } from './helpers.js';
 
-const dirs: string[] = [];
 const clients = new Set<TidewireClient>();
 afterEach(async () => {
   for (const c of clients) c.close();
@@ -27,15 +25,7 @@ afterEach(async () => {
   await closeAll();
   await killChildServers();
 });
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-function tempDir(prefix: string): string {
-  const d = mkdtempSync(path.join(tmpdir(), prefix));
-  dirs.push(d);
-  return d;
-}
+afterAll(removeTempDirs);
 
 /** Server flags: this journal, no demo feed, rate limits off (the test is the load), fast fills. */
 function serverArgs(journal: string): string[] {
