@@ -40,3 +40,13 @@ export function log(level: LogLevel, event: string, fields: LogFields = {}): voi
   for (const [k, v] of Object.entries(fields)) if (v !== undefined) line += ` ${k}=${format(v)}`;
   sink(level, line);
 }
+
+/**
+ * True for 1, 10, 100, ...: which occurrences of a repeated event (a connection's failed logins, a
+ * transport's frameless closes) are logged, so a flood costs a handful of lines, not one per event.
+ */
+export function isPowerOfTen(n: number): boolean {
+  if (!Number.isSafeInteger(n) || n < 1) return false;
+  while (n % 10 === 0) n /= 10;
+  return n === 1;
+}

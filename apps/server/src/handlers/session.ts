@@ -5,7 +5,7 @@
 
 import type { DecodeError, SessionLogin, SessionPing, SessionRefresh } from '@tidewire/protocol';
 import type { UserEntry } from '../config.js';
-import { log } from '../log.js';
+import { isPowerOfTen, log } from '../log.js';
 import { verifyPassword } from '../auth/passwords.js';
 import { GateFullError } from '../limits/work-gate.js';
 import { issueToken, passwordTag, verifyToken } from '../auth/tokens.js';
@@ -20,19 +20,6 @@ const ROLES_BY_ENDPOINT = { stream: ['trader', 'admin'], source: ['source'] } as
 // Verifying against a throwaway hash keeps "unknown user" as slow as "wrong password".
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 
-/** Failed logins per connection (its Session), for session.loginFailed's sampling. */
-const failedLogins = new WeakMap<Session, number>();
-
-/** True for 1, 10, 100, ...: the failed logins of one connection that are logged. */
-export function isPowerOfTen(n: number): boolean {
-  if (!Number.isSafeInteger(n) || n < 1) return false;
-  while (n % 10 === 0) n /= 10;
-  return n === 1;
-}
-
-/** Failed logins with wrong credentials (BAD_CREDENTIALS, BAD_TOKEN) per connection. */
-const badCredentials = new WeakMap<Session, number>();
-
 /**
  * Counts a login refused for its credentials; at `limits.failedLoginsPerConnection` closes the
  * connection with 4002 (after the refusal already sent). A forged-token loop otherwise got
@@ -43,8 +30,7 @@ const badCredentials = new WeakMap<Session, number>();
 function closeAfterFailedLogins(ctx: HandlerContext, session: Session, port: ConnectionPort): void {
   const limit = ctx.config.limits.failedLoginsPerConnection;
   if (limit <= 0) return;
-  const failed = (badCredentials.get(session) ?? 0) + 1;
-  badCredentials.set(session, failed);
+  const failed = ++session.badCredentials;
   if (failed >= limit) port.close(CloseCodes.PROTOCOL_VIOLATION.code, `${failed} failed logins on one connection (limits.failedLoginsPerConnection)`);
 }
 
@@ -91,8 +77,7 @@ export async function handleLogin(ctx: HandlerContext, session: Session, port: C
   if (!('user' in result)) {
     session.state = 'anonymous';
     replyError(ctx, session, port, result);
-    const failures = (failedLogins.get(session) ?? 0) + 1;
-    failedLogins.set(session, failures);
+    const failures = ++session.failedLogins;
     // a guessing or forged-token flood must not cost a log line (formatted, and posted from a
     // transport worker to the main thread) per refusal: the 1st, 10th, 100th, ... of a connection
     if (isPowerOfTen(failures)) log('warn', 'session.loginFailed', { ...session.logFields(), code: result.code, attempted: m.user, failures });

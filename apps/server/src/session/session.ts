@@ -38,6 +38,10 @@ export class Session {
   requests = 0;
   /** Error replies sent (bad frames, bad requests, failed logins). */
   errors = 0;
+  /** Logins refused on this connection, for any reason (session.loginFailed logs the 1st, 10th, 100th...). */
+  failedLogins = 0;
+  /** Logins refused for their credentials (BAD_CREDENTIALS, BAD_TOKEN): `limits.failedLoginsPerConnection`. */
+  badCredentials = 0;
   /** ws.send buffered: the engine was told to stop flushing to this session until `drain`. */
   blocked = false;
   /**
