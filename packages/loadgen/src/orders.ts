@@ -5,8 +5,8 @@
  * latency = the order's scheduled creation time -> its `order.ack` received (open loop: a late
  * send is charged to the latency, as STAC's create-to-ack). Each step also reports `sentToAckMs`:
  * the same orders from their actual send to the ack, which leaves out the generator's own pacing
- * (its timer ticks every 1-2 ms, so a send waits ~0.5-1 ms after its schedule on average;
- * `meanSendLatenessMs` says how much). Orders are limit buys below the bid
+ * (`meanSendLatenessMs` says how late sends left: ~0.3-0.5 ms with the default worker ticks,
+ * ~0.6-0.9 with `pacing: 'interval'`, a 1 ms timer that fires every 1-2 ms). Orders are limit buys below the bid
  * (they rest, acknowledged; fills are not part of this measurement). Zero loss: every submitted
  * order must be answered; the `orderId`s of every ack of the run are checked for gaps (they are
  * gap-free server-wide, so an accepted order never acked, or another trader submitting at the
@@ -21,7 +21,7 @@ import { FeedPublisher } from './feed-publisher.js';
 import { bounded, waitSeconds } from './finder-latency.js';
 import { newLatencyHistogram, recordLatencyMs, encodeHistogram, summarizeMs, type LatencyHistogram } from './histogram.js';
 import { fetchToken } from './login.js';
-import { intervalTicks, Pacer, runPaced } from './pacer.js';
+import { intervalTicks, Pacer, runPaced, workerTicks } from './pacer.js';
 import type { Progress, StepResult, SweepReport } from './runner.js';
 import { startWindow, stepRow } from './step-meter.js';
 import { LoadgenError } from './errors.js';
@@ -66,6 +66,11 @@ interface Client {
   nextReqId: number;
 }
 
+/** Timers the preset can pace its sends with (see `OrdersOptions.pacing`). */
+export type OrderPacing = 'worker' | 'interval';
+/** Default shortest tick period of `worker` pacing, ms. */
+export const ORDERS_DEFAULT_TICK_MS = 0.25;
+
 /** Counters of one window. */
 interface OrderCounters {
   submitted: number;
@@ -94,6 +99,14 @@ export interface OrdersOptions {
   stepSeconds: number;
   warmupSeconds: number;
   clients: number;
+  /**
+   * How sends are timed: `worker` (a ticker thread wakes the event loop at most every `tickMs`,
+   * sub-millisecond) or `interval` (`setInterval` 1 ms, the sessions 1-7 generator: sends ~1 ms late).
+   * @default 'worker'
+   */
+  pacing?: OrderPacing;
+  /** Shortest time between two ticks of `worker` pacing, ms. @default ORDERS_DEFAULT_TICK_MS */
+  tickMs?: number;
   connectTimeoutMs: number;
   responseTimeoutMs: number;
   onProgress?: (p: Progress) => void;
@@ -172,8 +185,8 @@ export async function runOrders(o: OrdersOptions): Promise<SweepReport> {
         pacer,
         clock: epochNowMs,
         untilMs: startMs + totalS * 1000 + 5_000,
-        ticks: intervalTicks,
-        tickMs: 1,
+        ticks: o.pacing === 'interval' ? intervalTicks : workerTicks,
+        tickMs: o.pacing === 'interval' ? 1 : (o.tickMs ?? ORDERS_DEFAULT_TICK_MS),
         send: (due) => {
           for (let j = 0; j < due.count; j++) {
             const n = firstK + due.first + j;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { epochNowMs } from './clock.js';
-import { Pacer, runPaced, type TickScheduler } from './pacer.js';
+import { Pacer, runPaced, WorkerTicker, workerTicks, type TickScheduler } from './pacer.js';
 
 /** A fake timer: ticks at the given times (ms), advancing a fake clock, synchronously. */
 function fakeTicks(times: number[], clock: { now: number }): TickScheduler {
@@ -78,5 +78,105 @@ describe('Pacer', () => {
     expect(seen).toEqual(Array.from({ length: seen.length }, (_, i) => i));
     expect(seen.length).toBe(1001); // sends 0..1000 are scheduled in [start, start + 200]
     console.log(`real-timer pacing: worst lateness ${worst.toFixed(3)} ms over ${seen.length} sends`);
+  });
+
+  it('with worker ticks, sends every scheduled update once and in order (lateness is measured, not asserted)', async () => {
+    const start = epochNowMs() + 5;
+    const pacer = new Pacer(20_000, start);
+    const seen: number[] = [];
+    let worst = 0;
+    let lateSum = 0;
+    let calls = 0;
+    const loop = runPaced({
+      pacer,
+      clock: epochNowMs,
+      untilMs: start + 200,
+      ticks: workerTicks,
+      tickMs: 0.25,
+      send: (due, now) => {
+        calls++;
+        for (let i = due.first; i < due.first + due.count; i++) {
+          seen.push(i);
+          const late = now - pacer.scheduledMs(i);
+          lateSum += late;
+          worst = Math.max(worst, late);
+        }
+      },
+    });
+    await loop.done;
+    expect(seen).toEqual(Array.from({ length: 4001 }, (_, i) => i)); // 0..4000 are scheduled in [start, start + 200]
+    expect(calls).toBeGreaterThan(1);
+    console.log(`worker-tick pacing: ${calls} ticks, mean lateness ${(lateSum / seen.length).toFixed(3)} ms, worst ${worst.toFixed(3)} ms (includes the thread's start-up)`);
+  });
+});
+
+/** Resolves once `cond()` holds; rejects after `limitMs` (a liveness bound, not a timing assertion). */
+async function eventually(cond: () => boolean, limitMs = 10_000): Promise<void> {
+  const end = Date.now() + limitMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`condition not met within ${limitMs} ms`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe('WorkerTicker', () => {
+  it('ticks on the calling thread, stops at once and its thread exits cleanly', async () => {
+    let ticks = 0;
+    const t = new WorkerTicker(() => {
+      ticks++;
+    }, 0.25);
+    await eventually(() => ticks >= 20);
+    t.stop();
+    const at = ticks;
+    expect(await t.exited).toBe(0);
+    await new Promise((r) => setTimeout(r, 20)); // any message already queued is dropped after stop()
+    expect(ticks).toBe(at);
+    expect(t.failure).toBeUndefined();
+    t.stop(); // idempotent
+  });
+
+  it('sleeps as long as the tick asks (a low rate costs few wake-ups)', async () => {
+    let ticks = 0;
+    const t = new WorkerTicker(() => {
+      ticks++;
+      return 60_000; // nothing due for a minute
+    }, 0.25);
+    await eventually(() => ticks >= 1);
+    await new Promise((r) => setTimeout(r, 100)); // ~400 periods
+    expect(ticks).toBe(1);
+    t.stop();
+    expect(await t.exited).toBe(0);
+  });
+
+  it('never queues ticks behind a busy main thread, and keeps ticking after a tick throws', async () => {
+    let ticks = 0;
+    let backlog = 0;
+    const t: WorkerTicker = new WorkerTicker(() => {
+      ticks++;
+      backlog = Math.max(backlog, t.posted - t.ticks); // messages posted but not run yet, besides this one
+      if (ticks <= 10) {
+        const until = performance.now() + 3; // each of the first ticks keeps the main thread ~12 periods
+        while (performance.now() < until) { /* busy on purpose */ }
+      }
+      if (ticks === 12) throw new Error('tick failed');
+    }, 0.25);
+    const errors: unknown[] = [];
+    const onError = (e: unknown): void => void errors.push(e);
+    process.prependListener('uncaughtException', onError);
+    try {
+      await eventually(() => ticks >= 20);
+    } finally {
+      t.stop();
+      process.off('uncaughtException', onError);
+    }
+    expect(backlog).toBe(0);
+    expect(t.posted - t.ticks).toBeLessThanOrEqual(1); // the one posted before stop() may be dropped
+    expect(errors.map((e) => (e as Error).message)).toEqual(['tick failed']);
+    expect(await t.exited).toBe(0);
+  });
+
+  it('rejects a period out of range with a typed error', () => {
+    expect(() => new WorkerTicker(() => {}, 0)).toThrow(/tick period/);
+    expect(() => new WorkerTicker(() => {}, Number.NaN)).toThrow(/tick period/);
   });
 });

@@ -1,11 +1,19 @@
 /**
  * Rate pacing: sends spread evenly in time. Send number `i` is scheduled at
- * `startMs + i * 1000 / ratePerSec`; a timer ticks every `tickMs` (0.5 ms by default, with
- * `preciseTicks`) and takes every send that is due. As long as the timer fires at least once per
- * millisecond, every send leaves within 1 ms of its schedule; when the process stalls, the late
- * sends go out at the next tick (none are skipped) and the lateness is measured.
+ * `startMs + i * 1000 / ratePerSec`; a timer ticks and takes every send that is due; late sends go
+ * out at the next tick (none are skipped) and the lateness is measured. Three timers:
+ * - `intervalTicks`: `setInterval`, 1 ms at best and often 2 (libuv timers have 1 ms resolution and
+ *   fire late): a send waits ~1 ms after its schedule on average. Fine where the wait is not
+ *   charged to a latency.
+ * - `workerTicks`: a worker thread sleeps (`Atomics.wait`, a futex with a fractional-ms timeout)
+ *   until the next send is due, then wakes the main event loop with `postMessage`; the main
+ *   thread never blocks, so socket reads (acks) are taken on time between ticks. For open-loop
+ *   latency, where a late send is charged to the result.
+ * - `preciseTicks`: `Atomics.wait` in the calling thread; the thread does nothing else while it
+ *   sleeps (reads wait), so only for a thread that only sends (the feed publishers).
  */
 
+import { Worker } from 'node:worker_threads';
 import type { Clock } from './clock.js';
 import { badArgument } from './errors.js';
 
@@ -61,8 +69,12 @@ export class Pacer {
   }
 }
 
-/** Starts a repeating timer; returns a function that stops it. Injected in tests. */
-export type TickScheduler = (tick: () => void, everyMs: number) => () => void;
+/**
+ * Starts a repeating timer; returns a function that stops it. Injected in tests. `tick` may return
+ * how long until it has work again (ms); a scheduler that can sleep that long (`workerTicks`) does,
+ * never shorter than `everyMs`; the others tick every `everyMs` regardless.
+ */
+export type TickScheduler = (tick: () => number | void, everyMs: number) => () => void;
 
 /** `setInterval`-based ticks (Node clamps the period to >= 1 ms and drifts: ticks come every 1-2 ms). */
 export const intervalTicks: TickScheduler = (tick, everyMs) => {
@@ -93,6 +105,133 @@ export const preciseTicks: TickScheduler = (tick, everyMs) => {
   return () => {
     stopped = true;
   };
+};
+
+/** Longest single sleep of the ticker thread, ms: it rechecks its state at least this often. */
+const WORKER_MAX_SLEEP_MS = 50;
+
+/* Shared state of a `WorkerTicker`: three Int32 cells, then (at byte 16) one Float64. */
+const STOP = 0; // 1: the owner stopped it
+const IN_FLIGHT = 1; // 1: a tick message was posted and the main thread has not run it yet
+const POSTED = 2; // tick messages posted so far
+
+/**
+ * The ticker thread: sleeps until the next wanted tick (the main thread's hint, no sooner than
+ * `everyMs` after the last one) and posts one message, unless the previous one is still in flight
+ * (a busy main thread gets no queue of stale ticks: it takes every due send at its next tick
+ * anyway). The main thread only writes shared memory, never wakes this thread (a futex wake per
+ * tick cost ~30% more CPU). Every sleep is bounded and rechecks `STOP`. Plain CommonJS, run with
+ * `eval`.
+ */
+const TICKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { sab, everyMs, maxSleepMs } = workerData;
+const cells = new Int32Array(sab, 0, 3);
+const next = new Float64Array(sab, 16, 1);
+const mono = () => Number(process.hrtime.bigint()) / 1e6;
+let last = -Infinity;
+while (Atomics.load(cells, ${STOP}) === 0) {
+  const now = mono();
+  const due = Math.max(next[0], last + everyMs);
+  if (due > now) {
+    Atomics.wait(cells, ${STOP}, 0, Math.min(due - now, maxSleepMs));
+    continue;
+  }
+  last = now;
+  if (Atomics.compareExchange(cells, ${IN_FLIGHT}, 0, 1) === 0) {
+    Atomics.add(cells, ${POSTED}, 1);
+    parentPort.postMessage(0);
+  }
+}
+`;
+
+const monoNowMs = (): number => Number(process.hrtime.bigint()) / 1e6;
+
+/**
+ * A sub-millisecond ticker on a worker thread (see `workerTicks`). `exited` resolves with the
+ * thread's exit code once it has ended after `stop()`.
+ */
+export class WorkerTicker {
+  /** Ticks run so far (on the main thread). */
+  ticks = 0;
+  /** Tick messages the thread has posted so far (at most one more than `ticks` ever: none queue up). */
+  get posted(): number {
+    return Atomics.load(this.cells, POSTED);
+  }
+  readonly exited: Promise<number>;
+  private readonly worker: Worker;
+  private readonly cells: Int32Array;
+  private readonly next: Float64Array;
+  private stopped = false;
+
+  /**
+   * @param tick runs on the calling thread; returns ms until it has work again (or nothing: one period)
+   * @param everyMs shortest time between two ticks, ms (>= 0.05)
+   */
+  constructor(
+    private readonly tick: () => number | void,
+    readonly everyMs: number,
+  ) {
+    if (!(everyMs >= 0.05 && everyMs <= 60_000)) throw badArgument('tick period', everyMs, 'must be 0.05..60,000 ms');
+    const sab = new SharedArrayBuffer(24);
+    this.cells = new Int32Array(sab, 0, 3);
+    this.next = new Float64Array(sab, 16, 1);
+    this.next[0] = monoNowMs();
+    this.worker = new Worker(TICKER_SOURCE, { eval: true, workerData: { sab, everyMs, maxSleepMs: WORKER_MAX_SLEEP_MS } });
+    this.worker.on('message', () => this.onMessage());
+    this.worker.on('error', (err) => (this.failure = this.failure ?? err.message));
+    this.exited = new Promise((resolve) => {
+      this.worker.once('exit', (code) => {
+        if (!this.stopped) this.fallBack(`ticker thread exited (${code})`);
+        resolve(code);
+      });
+    });
+  }
+
+  /** Why the thread stopped ticking before `stop()` (then `setInterval` ticks instead), if it did. */
+  failure: string | undefined;
+  private fallback: ReturnType<typeof setInterval> | undefined;
+
+  /** The thread is gone: keep ticking with `setInterval` (1 ms at best) so the owner still ends. */
+  private fallBack(why: string): void {
+    this.failure = this.failure ?? why;
+    Atomics.store(this.cells, IN_FLIGHT, 0);
+    this.fallback = setInterval(() => this.onMessage(), Math.max(1, this.everyMs));
+  }
+
+  private onMessage(): void {
+    if (this.stopped) return;
+    let wait: number | void = undefined;
+    try {
+      this.ticks++;
+      wait = this.tick();
+    } finally {
+      // when the next tick is wanted (even if this one threw), then allow the next message
+      const ms = typeof wait === 'number' && Number.isFinite(wait) ? Math.max(0, wait) : this.everyMs;
+      this.next[0] = monoNowMs() + ms;
+      Atomics.store(this.cells, IN_FLIGHT, 0);
+    }
+  }
+
+  /** Stops ticking at once (no tick runs after this returns); the thread exits on its own. */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.fallback) clearInterval(this.fallback);
+    Atomics.store(this.cells, STOP, 1);
+    Atomics.notify(this.cells, STOP);
+  }
+}
+
+/**
+ * Sub-millisecond ticks that leave the event loop free: a `WorkerTicker` (a worker thread sleeping
+ * with `Atomics.wait`, waking this thread with `postMessage`). With a `tick` that says when its
+ * next send is due, the thread sleeps until then (never less than `everyMs`), so a low rate costs
+ * few wake-ups. Costs one message per tick on this thread (~5-10 µs).
+ */
+export const workerTicks: TickScheduler = (tick, everyMs) => {
+  const t = new WorkerTicker(tick, everyMs);
+  return () => t.stop();
 };
 
 /** Options of `runPaced`. */
@@ -133,7 +272,8 @@ export function runPaced(opts: PacedOptions): PacedLoop {
     const now = opts.clock();
     const due = opts.pacer.take(Math.min(now, opts.untilMs));
     if (due.count > 0) opts.send(due, now);
-    if (now >= opts.untilMs || opts.pacer.done) stop();
+    if (now >= opts.untilMs || opts.pacer.done) return stop();
+    return opts.pacer.scheduledMs(opts.pacer.taken) - opts.clock(); // ms until the next send is due
   }, opts.tickMs ?? 0.5);
   if (stopped) cancel();
   return { stop, done };

@@ -19,7 +19,7 @@ import type { Progress, SweepReport } from './runner.js';
 import { BLOTTER_DEFAULT_STEPS, BLOTTER_NEW_TRADE_PERIOD_S, BLOTTER_PUBLISHED_MEAN_MS, runBlotter } from './blotter.js';
 import { runFinderLatency } from './finder-latency.js';
 import type { ViewEngine } from './view-user-group.js';
-import { ORDERS_DEFAULT_STEPS, ORDERS_PUBLISHED_MEAN_MS, ORDER_INSTRUMENTS, runOrders } from './orders.js';
+import { ORDERS_DEFAULT_STEPS, ORDERS_DEFAULT_TICK_MS, ORDERS_PUBLISHED_MEAN_MS, ORDER_INSTRUMENTS, runOrders } from './orders.js';
 import {
   FINDER_PUBLISHED_MEAN_MS,
   LATENCY_CONTAINER_SIZE,
@@ -59,6 +59,8 @@ export const VIEW_RUN_FLAGS: Record<string, FlagSpec> = {
   probes: { type: 'number', doc: 'finder-latency: probe users (window over the whole view) that measure row latency, spread over the views', default: 20 },
   'probe-window': { type: 'number', doc: 'finder-latency: rows of a probe\'s window (published probe 300; the view holds ~300)', default: 600 },
   clients: { type: 'number', doc: 'orders: trader connections sharing the order rate (each stays under the server\'s limits.requestsPerSec, or turn that off)', default: 50 },
+  pacing: { type: 'string', doc: 'orders: how sends are timed: worker (a ticker thread wakes the event loop when the next order is due, sub-ms) or interval (setInterval 1 ms: sends ~1 ms late, the generator before session 8)', default: 'worker' },
+  'tick-ms': { type: 'number', doc: 'orders: shortest time between two ticks of worker pacing, ms (shorter: sends closer to their schedule, more wake-ups)', default: ORDERS_DEFAULT_TICK_MS },
   'server-commit': { type: 'string', doc: 'commit of the server under test, recorded in the report (params.commit is the load generator\'s checkout)', default: '' },
   'response-timeout-ms': { type: 'number', doc: 'a view.create (or order) unanswered after this long is counted as failed, ms', default: 30_000 },
 };
@@ -160,10 +162,13 @@ export async function runViewPreset(name: string, p: ParsedFlags, c: ViewRunCont
     case 'orders': {
       const rates = checkUserSteps(steps ?? ORDERS_DEFAULT_STEPS, 'orders/s', 1_000_000);
       const clients = num(p, 'clients', 1, 10_000, true);
+      const pacing = p.values.pacing as string;
+      if (pacing !== 'worker' && pacing !== 'interval') throw badArgument('--pacing', pacing, 'must be worker or interval');
+      const tickMs = pacing === 'worker' ? num(p, 'tick-ms', 0.05, 100) : 1;
       const report = await runOrders({
         url: ctx.url, source, account: { user: p.values.user as string, password: p.values.password as string }, scenario: 'orders',
-        params: { url: ctx.url, stepName: 'orders/s', clients, instruments: ORDER_INSTRUMENTS, order: 'limit buy below the bid, day', latency: 'scheduled order creation -> order.ack received (create-to-ack, open loop)', stepSeconds, warmupSeconds, ...ctx.machine },
-        steps: rates, stepSeconds, warmupSeconds, clients, connectTimeoutMs, responseTimeoutMs, onProgress: ctx.onProgress,
+        params: { url: ctx.url, stepName: 'orders/s', clients, instruments: ORDER_INSTRUMENTS, order: 'limit buy below the bid, day', latency: 'scheduled order creation -> order.ack received (create-to-ack, open loop)', pacing, tickMs, stepSeconds, warmupSeconds, ...ctx.machine },
+        steps: rates, stepSeconds, warmupSeconds, clients, pacing, tickMs, connectTimeoutMs, responseTimeoutMs, onProgress: ctx.onProgress,
       });
       return { report, published: ORDERS_PUBLISHED_MEAN_MS };
     }

@@ -129,10 +129,10 @@ describe('view presets against a real server', () => {
     expect(s.serverRssBytes).toBeGreaterThan(0);
   }, 60_000);
 
-  it('orders: every order acknowledged, ids gap-free', async (ctx) => {
+  it.each(['worker', 'interval'] as const)('orders (%s pacing): every order acknowledged, ids gap-free', async (pacing, ctx) => {
     if (!ordersOn) ctx.skip(); // a server without orders (no orders.journalDir setting)
     const report = await runOrders({
-      url, source, account, scenario: 'orders', params: {}, steps: [200], stepSeconds: 2, warmupSeconds: 0.5, clients: 4,
+      url, source, account, scenario: 'orders', params: {}, steps: [200], stepSeconds: 2, warmupSeconds: 0.5, clients: 4, pacing,
       connectTimeoutMs: 10_000, responseTimeoutMs: 10_000, onProgress,
     });
     expectShape(report, 'orders', [200]);
