@@ -49,13 +49,56 @@ export function orderOf(k: number, idPrefix: string): { clientOrderId: string; i
   return { clientOrderId: `${idPrefix}-${k.toString(36)}`, instrument: orderInstrument(i), price: 90 + i, quantity: 100 * (1 + (k % 10)) };
 }
 
-/** Gaps in a set of ids: how many integers between the smallest and the largest are missing. */
+/** Bits per chunk of an `IdSet`: 65,536 ids in 8 KiB. */
+const ID_CHUNK_BITS = 16;
+
+/**
+ * A set of non-negative integer ids (the `orderId`s acked in a run) with the count of ids missing
+ * between its smallest and largest: a sparse bitmap in 8 KiB chunks, so adding an id allocates
+ * nothing but a new chunk every 65,536 ids (a growing array of every id, sorted at each step's end,
+ * grew the old generation and cost a sort of every id of the run per step).
+ */
+export class IdSet {
+  private readonly chunks = new Map<number, Int32Array>();
+  private distinct = 0;
+  private min = Number.POSITIVE_INFINITY;
+  private max = Number.NEGATIVE_INFINITY;
+
+  /** Adds `id` (a repeat is counted once). Ids that are not non-negative safe integers are ignored. */
+  add(id: number): void {
+    if (!Number.isSafeInteger(id) || id < 0) return;
+    const key = Math.floor(id / 2 ** ID_CHUNK_BITS);
+    let chunk = this.chunks.get(key);
+    if (!chunk) {
+      chunk = new Int32Array(2 ** ID_CHUNK_BITS / 32);
+      this.chunks.set(key, chunk);
+    }
+    const bit = id - key * 2 ** ID_CHUNK_BITS;
+    const word = bit >>> 5;
+    const mask = 1 << (bit & 31);
+    if (((chunk[word] as number) & mask) !== 0) return;
+    chunk[word] = (chunk[word] as number) | mask;
+    this.distinct++;
+    if (id < this.min) this.min = id;
+    if (id > this.max) this.max = id;
+  }
+
+  /** Ids in the set. */
+  get size(): number {
+    return this.distinct;
+  }
+
+  /** How many integers between the smallest and the largest id are missing. */
+  get gaps(): number {
+    return this.distinct === 0 ? 0 : this.max - this.min + 1 - this.distinct;
+  }
+}
+
+/** Gaps in a list of ids: how many integers between the smallest and the largest are missing. */
 export function idGaps(ids: readonly number[]): number {
-  if (ids.length === 0) return 0;
-  const sorted = [...ids].sort((a, b) => a - b);
-  let gaps = 0;
-  for (let j = 1; j < sorted.length; j++) gaps += Math.max(0, (sorted[j] as number) - (sorted[j - 1] as number) - 1);
-  return gaps;
+  const set = new IdSet();
+  for (const id of ids) set.add(id);
+  return set.gaps;
 }
 
 interface Client {
@@ -120,7 +163,7 @@ export async function runOrders(o: OrdersOptions): Promise<SweepReport> {
   const steps: StepResult[] = [];
   const idPrefix = `L${Date.now().toString(36)}`; // client order ids unique across runs on one journal
   let counters = zero();
-  const allOrderIds: number[] = []; // every ack of the run, measured or not: gaps are checked over all of them
+  const allOrderIds = new IdSet(); // every ack of the run, measured or not: gaps are checked over all of them
   let hist: LatencyHistogram = newLatencyHistogram();
   let histSent: LatencyHistogram = newLatencyHistogram();
   let failure: string | undefined;
@@ -160,7 +203,7 @@ export async function runOrders(o: OrdersOptions): Promise<SweepReport> {
       c.pending.delete(reqId);
       if (reqId < c.lastAckedReq) counters.outOfOrder += p.measured ? 1 : 0;
       c.lastAckedReq = Math.max(c.lastAckedReq, reqId);
-      if (m.type === 'order.ack') allOrderIds.push(m.orderId);
+      if (m.type === 'order.ack') allOrderIds.add(m.orderId);
       if (!p.measured) return;
       if (m.type === 'order.ack') {
         counters.acked++;
@@ -228,7 +271,7 @@ export async function runOrders(o: OrdersOptions): Promise<SweepReport> {
         for (const p of cl.pending.values()) if (p.measured) unanswered++;
         cl.pending.clear();
       }
-      const gaps = idGaps(allOrderIds); // cumulative: every order of the run so far was answered or is counted
+      const gaps = allOrderIds.gaps; // cumulative: every order of the run so far was answered or is counted
       const notes: string[] = [];
       if (unanswered > 0) notes.push(`${unanswered} orders unanswered after ${o.responseTimeoutMs} ms`);
       if (c.rejected > 0) notes.push(`${c.rejected} orders rejected: ${c.lastReject}`);
