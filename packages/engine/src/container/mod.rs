@@ -5,11 +5,11 @@
 //! insert finds no gap between its neighbours (after ~32 inserts at one interior spot; front inserts
 //! and appends step by a fixed amount and relabel only after ~2^30 of them).
 
+pub mod id_map;
 pub mod ostree;
 
+pub use id_map::IdMap;
 pub use ostree::OsTree;
-
-use rustc_hash::FxHashMap;
 
 use crate::error::{EngineError, Result};
 
@@ -20,7 +20,8 @@ pub const MAX_CONTAINER_MEMBERS: usize = 1 << 24;
 #[derive(Debug, Default, Clone)]
 pub struct Container {
     order: OsTree<u32>,
-    nodes: FxHashMap<u32, u32>,
+    /// id -> treap handle (the member's slot); sharded past 4,096 members (see [`IdMap`]).
+    nodes: IdMap,
     /// Order label per slot (treap handle); meaningful for live members only.
     labels: Vec<u64>,
 }
@@ -49,7 +50,7 @@ impl Container {
 
     /// True when `id` is a member.
     pub fn contains(&self, id: u32) -> bool {
-        self.nodes.contains_key(&id)
+        self.nodes.contains_key(id)
     }
 
     /// Appends `id` at the end. Returns its position; an id already present stays where it is
@@ -61,7 +62,7 @@ impl Container {
     /// Inserts `id` at `pos` (0 = first; `pos > len` appends). Returns the position it got.
     /// Errors: `id` already a member (`BAD_REQUEST`, nothing changes); container full (`LIMIT_EXCEEDED`).
     pub fn insert_at(&mut self, pos: usize, id: u32) -> Result<usize> {
-        if self.nodes.contains_key(&id) {
+        if self.nodes.contains_key(id) {
             return Err(EngineError::bad_request(
                 format!(
                     "subject id {id} is already in the container (at {})",
@@ -127,7 +128,7 @@ impl Container {
 
     /// Removes `id`; returns the position it had, `None` if it was not a member.
     pub fn remove(&mut self, id: u32) -> Option<usize> {
-        let h = self.nodes.remove(&id)?;
+        let h = self.nodes.remove(id)?;
         let pos = self.order.rank(h);
         self.order.remove(h);
         Some(pos)
@@ -136,13 +137,13 @@ impl Container {
     /// Removes every member.
     pub fn clear(&mut self) {
         self.order.clear();
-        self.nodes = FxHashMap::default();
+        self.nodes.clear();
         self.labels = Vec::new();
     }
 
     /// Position of `id`, `None` if not a member. O(log n).
     pub fn position_of(&self, id: u32) -> Option<usize> {
-        self.nodes.get(&id).map(|&h| self.order.rank(h))
+        self.nodes.get(id).map(|h| self.order.rank(h))
     }
 
     /// The member at `pos`, `None` past the end. O(log n).
@@ -163,7 +164,7 @@ impl Container {
     /// A dense slot number of member `id` (stable while it is a member; reused after it leaves),
     /// below [`Container::slot_bound`]: lets callers keep per-member data in flat arrays.
     pub fn slot_of(&self, id: u32) -> Option<u32> {
-        self.nodes.get(&id).copied()
+        self.nodes.get(id)
     }
 
     /// One past the highest slot number handed out so far.
@@ -173,8 +174,7 @@ impl Container {
 
     /// Approximate heap bytes held (tree arena + id map capacity), for memory accounting.
     pub fn heap_bytes(&self) -> usize {
-        // hashbrown: one (u32, u32) bucket plus one control byte per slot.
-        self.order.heap_bytes() + self.nodes.capacity() * 9 + self.labels.capacity() * 8
+        self.order.heap_bytes() + self.nodes.heap_bytes() + self.labels.capacity() * 8
     }
 }
 
@@ -239,6 +239,51 @@ mod tests {
         assert_eq!(c.position_of(0), Some(10_000));
         let labels: Vec<u64> = c.iter().map(|id| c.label(c.slot_of(id).unwrap())).collect();
         assert!(labels.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn member_index_stays_right_across_its_split_and_shard_growths() {
+        // Ids spread like subject ids; a blotter inserts at the front, others anywhere.
+        let mut c = Container::new();
+        let mut v: Vec<u32> = Vec::new();
+        let mut seed = 99u64;
+        let mut rnd = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n.max(1) as u64) as usize
+        };
+        let n = 6 * id_map::SPLIT_AT as u32;
+        for step in 0..n {
+            let id = step * 7 + 3;
+            if v.is_empty() || rnd(5) > 0 {
+                let at = if rnd(2) == 0 { 0 } else { rnd(v.len() + 1) };
+                assert_eq!(c.insert_at(at, id).unwrap(), at);
+                v.insert(at, id);
+            } else {
+                let at = rnd(v.len());
+                let gone = v.remove(at);
+                assert_eq!(c.remove(gone), Some(at));
+                assert!(!c.contains(gone) && c.slot_of(gone).is_none());
+            }
+            // Check around the split and at a few later points (shards grow past these).
+            if (step as usize).abs_diff(id_map::SPLIT_AT) < 3 || step % 4_093 == 0 || step == n - 1 {
+                assert_eq!(c.len(), v.len());
+                assert_eq!(c.iter().collect::<Vec<_>>(), v);
+                let mut slots = std::collections::HashSet::new();
+                for (i, &id) in v.iter().enumerate() {
+                    assert_eq!(c.position_of(id), Some(i), "step {step} id {id}");
+                    let slot = c.slot_of(id).unwrap();
+                    assert!((slot as usize) < c.slot_bound() && slots.insert(slot), "slots unique");
+                }
+                let labels: Vec<u64> = v.iter().map(|&id| c.label(c.slot_of(id).unwrap())).collect();
+                assert!(labels.windows(2).all(|w| w[0] < w[1]));
+            }
+        }
+        assert!(c.len() > id_map::SPLIT_AT, "the index was split");
+        assert_eq!(c.push(v[0]).unwrap_err().code(), crate::ErrorCode::BadRequest);
+        c.clear();
+        assert!(c.is_empty() && !c.contains(v[0]) && c.position_of(v[0]).is_none());
     }
 
     #[test]

@@ -8,6 +8,8 @@ mod columns;
 #[cfg(test)]
 mod expiry_tests;
 mod fanout;
+#[cfg(test)]
+mod growth_tests;
 mod key;
 pub mod records;
 pub mod registry;
@@ -19,9 +21,7 @@ pub mod window;
 
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
-
-use crate::container::{Container, OsTree};
+use crate::container::{Container, IdMap, OsTree};
 use crate::filter::{Filter, Row};
 use crate::value::Value;
 use key::KeyBuf;
@@ -51,7 +51,8 @@ pub struct View {
     sort: Arc<Sort>,
     reads: Box<[u32]>,
     index: OsTree<Entry>,
-    rows: FxHashMap<u32, u32>,
+    /// id -> index handle; sharded past 4,096 rows (see [`IdMap`]).
+    rows: IdMap,
     /// Rank range `[lo, hi]` whose rows may differ since the last flush (`None` = unchanged).
     touched: Option<(usize, usize)>,
 }
@@ -88,7 +89,7 @@ impl View {
             sort,
             reads: reads.into(),
             index: OsTree::new(),
-            rows: FxHashMap::default(),
+            rows: IdMap::new(),
             touched: Some((0, usize::MAX)),
         }
     }
@@ -124,7 +125,7 @@ impl View {
     /// the matches, then an in-order load. O(n + m log m) for n members and m matches.
     pub fn build<R: Records + ?Sized>(&mut self, container: &Container, records: &R) {
         self.index.clear();
-        self.rows = FxHashMap::default();
+        self.rows.clear();
         let mut entries: Vec<Entry> = container
             .iter()
             .filter(|&id| passes(&self.filter, records, id))
@@ -163,9 +164,11 @@ impl View {
         });
         let ids: Vec<u32> = entries.iter().map(|e| e.2.id).collect();
         let handles = self.index.load(entries.into_iter().map(|e| e.2));
-        self.rows = FxHashMap::default();
+        self.rows.clear();
         self.rows.reserve(ids.len());
-        self.rows.extend(ids.into_iter().zip(handles));
+        for (id, h) in ids.into_iter().zip(handles) {
+            self.rows.insert(id, h);
+        }
         self.touch(0, usize::MAX);
     }
 
@@ -219,7 +222,7 @@ impl View {
         container: &Container,
         records: &R,
     ) -> bool {
-        match (self.rows.get(&id).copied(), now) {
+        match (self.rows.get(id), now) {
             (None, false) => false,
             (None, true) => {
                 let key = self.key_of(records, id);
@@ -237,7 +240,7 @@ impl View {
             (Some(h), false) => {
                 let r = self.index.rank(h);
                 self.index.remove(h);
-                self.rows.remove(&id);
+                self.rows.remove(id);
                 self.touch(r, usize::MAX);
                 true
             }
@@ -292,7 +295,7 @@ impl View {
 
     /// `id` was just inserted into `container`: adds it if it passes the filter. Returns true if added.
     pub fn inserted<R: Records + ?Sized>(&mut self, id: u32, container: &Container, records: &R) -> bool {
-        if self.rows.contains_key(&id) || !passes(&self.filter, records, id) {
+        if self.rows.contains_key(id) || !passes(&self.filter, records, id) {
             return false;
         }
         let key = self.key_of(records, id);
@@ -310,7 +313,7 @@ impl View {
 
     /// `id` left the container: drops its row. Returns true if it was a row.
     pub fn removed(&mut self, id: u32) -> bool {
-        match self.rows.remove(&id) {
+        match self.rows.remove(id) {
             Some(h) => {
                 let r = self.index.rank(h);
                 self.index.remove(h);
@@ -324,7 +327,7 @@ impl View {
     /// The container was cleared: drops every row.
     pub fn cleared(&mut self) {
         self.index.clear();
-        self.rows = FxHashMap::default();
+        self.rows.clear();
         self.touch(0, usize::MAX);
     }
 
@@ -340,12 +343,12 @@ impl View {
 
     /// True when `id` is a row.
     pub fn contains(&self, id: u32) -> bool {
-        self.rows.contains_key(&id)
+        self.rows.contains_key(id)
     }
 
     /// The rank of row `id`, `None` if not a row. O(log n).
     pub fn rank_of(&self, id: u32) -> Option<usize> {
-        self.rows.get(&id).map(|&h| self.index.rank(h))
+        self.rows.get(id).map(|h| self.index.rank(h))
     }
 
     /// The row at `rank`, `None` past the end. O(log n).
@@ -367,7 +370,7 @@ impl View {
         } else {
             0
         };
-        self.index.heap_bytes() + self.rows.capacity() * 9 + keys
+        self.index.heap_bytes() + self.rows.heap_bytes() + keys
     }
 
     /// The rank range `[lo, hi]` that may hold different rows than at the previous call (every

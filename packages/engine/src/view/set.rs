@@ -24,7 +24,7 @@ use super::shown::{Marks, Pool, Shown};
 use super::sort::{parse_sort, sort_text, Sort};
 use super::window::{Window, WindowDiff, MAX_WINDOW_ROWS};
 use super::{EmptyRow, Records, View};
-use crate::container::Container;
+use crate::container::{Container, IdMap};
 use crate::error::{EngineError, Result};
 use crate::filter::{parse, Filter, FilterLimits};
 
@@ -107,7 +107,7 @@ pub struct ViewSet {
     config: ViewsConfig,
     containers: FxHashMap<u32, ContainerState>,
     /// record id -> the first container holding it; further containers in `more_homes`.
-    home: FxHashMap<u32, u32>,
+    home: IdMap,
     more_homes: FxHashMap<u32, Vec<u32>>,
     views: Vec<Option<ViewSlot>>,
     free_views: Vec<u32>,
@@ -149,7 +149,7 @@ impl ViewSet {
         ViewSet {
             config,
             containers: FxHashMap::default(),
-            home: FxHashMap::default(),
+            home: IdMap::new(),
             more_homes: FxHashMap::default(),
             views: Vec::new(),
             free_views: Vec::new(),
@@ -178,7 +178,7 @@ impl ViewSet {
     }
 
     fn add_home(&mut self, record: u32, container: u32) {
-        if let Some(&first) = self.home.get(&record) {
+        if let Some(first) = self.home.get(record) {
             if first != container {
                 self.more_homes.entry(record).or_default().push(container);
             }
@@ -188,13 +188,13 @@ impl ViewSet {
     }
 
     fn drop_home(&mut self, record: u32, container: u32) {
-        if self.home.get(&record) == Some(&container) {
+        if self.home.get(record) == Some(container) {
             match self.more_homes.get_mut(&record).and_then(|v| v.pop()) {
                 Some(next) => {
                     self.home.insert(record, next);
                 }
                 None => {
-                    self.home.remove(&record);
+                    self.home.remove(record);
                 }
             }
         } else if let Some(v) = self.more_homes.get_mut(&record) {
@@ -505,7 +505,7 @@ impl ViewSet {
     /// only views (of containers holding `id`) whose filter or sort reads a changed field, and
     /// notes the field update for windows. Returns the number of views re-evaluated.
     pub fn record_updated<R: Records + ?Sized>(&mut self, id: u32, changed: &[u32], records: &R) -> usize {
-        let Some(&first) = self.home.get(&id) else {
+        let Some(first) = self.home.get(id) else {
             return 0;
         };
         let mut n = self.update_in(first, id, changed, records);
@@ -595,6 +595,6 @@ impl ViewSet {
     pub fn heap_bytes(&self) -> usize {
         let c: usize = self.containers.values().map(|c| c.container.heap_bytes()).sum();
         let v: usize = self.views.iter().flatten().map(|s| s.view.heap_bytes()).sum();
-        c + v + (self.home.capacity() * 9) + self.shown.heap_bytes()
+        c + v + self.home.heap_bytes() + self.shown.heap_bytes()
     }
 }
