@@ -98,6 +98,8 @@ export const SETTINGS: readonly SettingSpec[] = [
     doc: 'Token-bucket refill rate of frames one `/stream` session may send; a frame over it gets RATE_LIMITED (counted as an error towards `limits.maxProtocolErrors`); 0 is off.' },
   { path: 'limits.requestBurst', type: 'int', env: 'TIDEWIRE_REQUEST_BURST', flag: 'request-burst', default: 400, min: 1, max: 1_000_000, unit: 'frames',
     doc: 'Token-bucket size of `limits.requestsPerSec`: frames a `/stream` session may send back to back before the rate applies.' },
+  { path: 'limits.subjectsPerToken', type: 'int', env: 'TIDEWIRE_SUBJECTS_PER_TOKEN', flag: 'subjects-per-token', default: 100, min: 1, max: 1_000_000, zeroMeansOff: true, unit: 'subjects',
+    doc: 'Subjects of a `record.subscribe` or `record.unsubscribe` that count as one frame of `limits.requestsPerSec`: a request naming n subjects takes ceil(n / this) tokens (at least 1, at most `limits.requestBurst`), so 1,000 subjects count as 10 frames and a session subscribes and unsubscribes at most requestsPerSec x this subjects a second (20,000 by default); 0: every frame counts 1 whatever its subjects (a session could then churn 200,000 subjects a second within the frame rate).' },
   { path: 'limits.maxConnectionsPerIp', type: 'int', env: 'TIDEWIRE_MAX_CONNECTIONS_PER_IP', flag: 'max-connections-per-ip', default: 20_000, min: 1, max: 65_535, zeroMeansOff: true, unit: 'connections',
     doc: 'Open WebSockets (both endpoints, all workers) from one remote address; the next is closed with 4029 TOO_MANY_CONNECTIONS; 0 is off.' },
   { path: 'limits.maxConnectionsPerUser', type: 'int', env: 'TIDEWIRE_MAX_CONNECTIONS_PER_USER', flag: 'max-connections-per-user', default: 20_000, min: 1, max: 65_535, zeroMeansOff: true, unit: 'sessions',

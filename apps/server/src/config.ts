@@ -62,6 +62,7 @@ export interface Config {
     readonly requestsPerSec: number;
     /** Token-bucket size of requestsPerSec, frames. */
     readonly requestBurst: number;
+    readonly subjectsPerToken: number;
     /** Open connections per remote address, server-wide; 0: off. */
     readonly maxConnectionsPerIp: number;
     /** Logged-in sessions per user, server-wide; 0: off. */

@@ -75,12 +75,14 @@ beforeAll(async () => {
   ];
 });
 
-function setup(endpoint: Endpoint = 'stream', overrides: Record<string, unknown> = {}) {
+/** `rated`: the session has the request rate of `config.limits` (as the transport gives every /stream session). */
+function setup(endpoint: Endpoint = 'stream', overrides: Record<string, unknown> = {}, rated = false) {
   const config: Config = loadConfig({ overrides, randomSecret: () => 's'.repeat(32) });
   let now = 1_000_000;
   const engine = new FakeEngine();
   const ctx: HandlerContext = { config, users: new UserDirectory(users), engine, clock: { now: () => now }, workerId: 3, security: createSecurity(config) };
-  const session = new Session('w0.c1', endpoint, now, config.limits.loginTimeoutMs);
+  const rate = rated ? { perSec: config.limits.requestsPerSec, burst: config.limits.requestBurst } : undefined;
+  const session = new Session('w0.c1', endpoint, now, config.limits.loginTimeoutMs, rate);
   const port = new FakePort();
   const send = (frame: string | Uint8Array, binary = false) => {
     const bytes = typeof frame === 'string' ? Buffer.from(frame) : Buffer.from(frame);
@@ -176,6 +178,39 @@ describe('stream dispatch', () => {
       ['subscribe', 100, 2, ['/FX/EURUSD', '/FX/GBPUSD']],
       ['unsubscribe', 100, 3, ['/FX/EURUSD']],
     ]);
+  });
+
+  it('counts a subscribe or unsubscribe as one frame per limits.subjectsPerToken subjects', async () => {
+    const t = setup('stream', { limits: { requestsPerSec: 10, requestBurst: 25, subjectsPerToken: 100 } }, true);
+    t.send('{"type":"session.login","reqId":1,"user":"alice","password":"alice123"}');
+    await t.until(() => t.session.loggedIn);
+    const subjects = Array.from({ length: 1000 }, (_, j) => `/FX/C${j}`);
+    const frame = (type: string, reqId: number, s: string[]) => JSON.stringify({ type, reqId, subjects: s });
+    // 24 tokens left after the login; 1,000 subjects take 10
+    t.send(frame('record.subscribe', 2, subjects));
+    t.send(frame('record.unsubscribe', 3, subjects));
+    t.send(frame('record.subscribe', 4, subjects));
+    expect(t.port.last()).toMatchObject({ code: 'RATE_LIMITED', reqId: 4 });
+    expect((t.port.last() as { message: string }).message).toBe("more than 10 frames per second (limits.requestsPerSec) (this one counts as 10: 100 subjects per frame, limits.subjectsPerToken); 'record.subscribe' was not handled, retry after 600 ms");
+    // 4 left: a small request still passes (1 token), and after 700 ms (3 + 7) the large one does
+    t.send(frame('record.subscribe', 5, ['/FX/EURUSD']));
+    t.advance(700);
+    t.send(frame('record.subscribe', 6, subjects));
+    expect(t.engine.calls.slice(1).map((c) => [c[0], c[2], (c[3] as string[]).length])).toEqual([
+      ['subscribe', 2, 1000], ['unsubscribe', 3, 1000], ['subscribe', 5, 1], ['subscribe', 6, 1000],
+    ]);
+    expect(t.session.errors).toBe(1);
+  });
+
+  it('counts every frame as one token when limits.subjectsPerToken is 0', async () => {
+    const t = setup('stream', { limits: { requestsPerSec: 10, requestBurst: 5, subjectsPerToken: 0 } }, true);
+    t.send('{"type":"session.login","reqId":1,"user":"alice","password":"alice123"}');
+    await t.until(() => t.session.loggedIn);
+    const subjects = Array.from({ length: 1000 }, (_, j) => `/FX/C${j}`);
+    for (let i = 0; i < 4; i++) t.send(JSON.stringify({ type: i % 2 === 0 ? 'record.subscribe' : 'record.unsubscribe', reqId: 2 + i, subjects }));
+    expect(t.engine.calls.length).toBe(5);
+    t.send('{"type":"session.ping","reqId":9,"ts":1}');
+    expect(t.port.last()).toMatchObject({ code: 'RATE_LIMITED', reqId: 9 });
   });
 
   it('closes with 4002 after too many errors', () => {

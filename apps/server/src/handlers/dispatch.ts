@@ -64,7 +64,10 @@ export function dispatchStream(ctx: HandlerContext, session: Session, port: Conn
     replyError(ctx, session, port, m.error);
     return;
   }
-  if (overRate(ctx, session, port, m.type, m.reqId)) return;
+  // a subscribe or unsubscribe costs one token per limits.subjectsPerToken subjects: the work is per subject
+  const perToken = ctx.config.limits.subjectsPerToken;
+  const cost = perToken > 0 && (m.type === 'record.subscribe' || m.type === 'record.unsubscribe') ? Math.ceil(m.subjects.length / perToken) : 1;
+  if (overRate(ctx, session, port, m.type, m.reqId, cost)) return;
   switch (m.type) {
     case 'session.login':
       void handleLogin(ctx, session, port, m).catch((err) => log('error', 'session.loginFault', { ...session.logFields(), error: String(err) }));
@@ -108,14 +111,16 @@ export function dispatchStream(ctx: HandlerContext, session: Session, port: Conn
 }
 
 /**
- * Takes a request token; when the session is over its rate (`limits.requestsPerSec`) replies
- * RATE_LIMITED (with the frame's reqId: a number, or the bytes of a fast-path order frame) and
- * returns true: the frame is not handled.
+ * Takes `cost` request tokens (1 per frame; a subscribe or unsubscribe 1 per
+ * `limits.subjectsPerToken` subjects); when the session is over its rate (`limits.requestsPerSec`)
+ * replies RATE_LIMITED (with the frame's reqId: a number, or the bytes of a fast-path order frame)
+ * and returns true: the frame is not handled.
  */
-function overRate(ctx: HandlerContext, session: Session, port: ConnectionPort, type: string, req: number | undefined | Uint8Array): boolean {
-  if (!session.rate || session.rate.take(ctx.clock.now())) return false;
+function overRate(ctx: HandlerContext, session: Session, port: ConnectionPort, type: string, req: number | undefined | Uint8Array, cost = 1): boolean {
+  if (!session.rate || session.rate.take(ctx.clock.now(), cost)) return false;
   const reqId = req instanceof Uint8Array ? frameReqId(req) : req;
-  const message = `more than ${ctx.config.limits.requestsPerSec} frames per second (limits.requestsPerSec); '${type}' was not handled, retry after ${session.rate.waitMs(ctx.clock.now())} ms`;
+  const weight = cost > 1 ? ` (this one counts as ${Math.min(cost, session.rate.capacity)}: ${ctx.config.limits.subjectsPerToken} subjects per frame, limits.subjectsPerToken)` : '';
+  const message = `more than ${ctx.config.limits.requestsPerSec} frames per second (limits.requestsPerSec)${weight}; '${type}' was not handled, retry after ${session.rate.waitMs(ctx.clock.now(), cost)} ms`;
   replyError(ctx, session, port, reqId === undefined ? { code: 'RATE_LIMITED', message } : { code: 'RATE_LIMITED', reqId, message });
   return true;
 }

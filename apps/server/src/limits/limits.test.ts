@@ -16,6 +16,21 @@ describe('TokenBucket', () => {
     expect([b.take(10_000), b.take(10_000), b.take(10_000), b.take(10_000)]).toEqual([true, true, true, false]);
   });
 
+  it('takes several tokens at once or none, never more than the capacity', () => {
+    const b = new TokenBucket(10, 25, 0);
+    expect(b.take(0, 10)).toBe(true);
+    expect(b.take(0, 10)).toBe(true);
+    // 5 left: a cost of 10 is refused and takes nothing
+    expect(b.take(0, 10)).toBe(false);
+    expect(b.level(0)).toBe(5);
+    expect(b.waitMs(0, 10)).toBe(500);
+    expect(b.take(500, 10)).toBe(true);
+    // a cost above the capacity costs a full bucket, so it can pass at all
+    expect(b.take(10_000, 1_000)).toBe(true);
+    expect(b.level(10_000)).toBe(0);
+    expect(b.waitMs(10_000, 1_000)).toBe(2_500);
+  });
+
   it('adds nothing when the clock goes backwards', () => {
     const b = new TokenBucket(1000, 1, 1000);
     expect(b.take(1000)).toBe(true);

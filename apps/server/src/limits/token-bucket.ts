@@ -29,16 +29,18 @@ export class TokenBucket {
   }
 
   /**
-   * Takes one token at `nowMs`: true when there was one. A clock going backwards adds nothing
-   * (never a negative refill).
+   * Takes `count` tokens (default 1; more than the capacity takes the capacity, so a request
+   * never costs more than a full bucket) at `nowMs`: true when there were that many, and nothing
+   * is taken otherwise. A clock going backwards adds nothing (never a negative refill).
    */
-  take(nowMs: number): boolean {
+  take(nowMs: number, count = 1): boolean {
     if (nowMs > this.last) {
       this.tokens = Math.min(this.burst, this.tokens + ((nowMs - this.last) * this.ratePerSec) / 1000);
       this.last = nowMs;
     }
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
+    const need = Math.min(this.burst, Math.max(1, count));
+    if (this.tokens < need) return false;
+    this.tokens -= need;
     return true;
   }
 
@@ -58,10 +60,11 @@ export class TokenBucket {
     this.last = Math.max(this.last, nowMs);
   }
 
-  /** Milliseconds until the next token at `nowMs` (0 when one is available). */
-  waitMs(nowMs: number): number {
+  /** Milliseconds until `count` tokens (default 1, capped as in `take`) are there at `nowMs` (0 when they are). */
+  waitMs(nowMs: number, count = 1): number {
+    const need = Math.min(this.burst, Math.max(1, count));
     const have = this.tokens + (Math.max(0, nowMs - this.last) * this.ratePerSec) / 1000;
-    return have >= 1 ? 0 : Math.ceil(((1 - have) * 1000) / this.ratePerSec);
+    return have >= need ? 0 : Math.ceil(((need - have) * 1000) / this.ratePerSec);
   }
 }
 

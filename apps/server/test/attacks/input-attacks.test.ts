@@ -90,7 +90,9 @@ describe('input attacks', () => {
   });
 
   it('10,000-subscription flood: one-subject frames hit RATE_LIMITED then 4002; big requests stop at LIMIT_EXCEEDED', async () => {
-    const a = await startArena({ limits: { requestsPerSec: 100, requestBurst: 100, maxProtocolErrors: 50 } });
+    // subjectsPerToken 1,000: the 1,000-subject requests below cost one token each, as one-subject
+    // frames do (their weight is subscription-limit.test.ts's subscription churn)
+    const a = await startArena({ limits: { requestsPerSec: 100, requestBurst: 100, maxProtocolErrors: 50, subjectsPerToken: 1000 } });
     const flooder = await streamSocket(a.server, 'bob');
     for (let i = 0; i < 10_000 && flooder.closed === undefined; i++) {
       flooder.send({ type: 'record.subscribe', reqId: i + 10, subjects: [`/FX/F${i}`] });

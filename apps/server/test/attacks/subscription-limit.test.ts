@@ -2,7 +2,9 @@
  * Subscription-limit refusals are protocol errors: they count towards `limits.maxProtocolErrors`
  * and a session that keeps asking past `limits.maxSubscriptionsPerSession` is closed with 4002;
  * others are unaffected. A refused subscription (another user's blotter, which the engine would
- * refuse whatever the rules grant) is not counted as held, so the limit is exact.
+ * refuse whatever the rules grant) is not counted as held, so the limit is exact. A subscribe or
+ * unsubscribe costs request tokens by its subjects (`limits.subjectsPerToken`): churning 1,000
+ * subjects per frame within the frame rate meets RATE_LIMITED after burst / 10 frames.
  */
 
 import { afterEach, describe, expect, it } from 'vitest';
@@ -32,6 +34,25 @@ describe('subscription limit', () => {
     for (let r = 1; r <= 5; r++) carl.send({ type: 'record.subscribe', reqId: r, subjects: ['/FX/A', '/FX/B', '/FX/C', '/FX/D', '/FX/E'] });
     await carl.next((m) => m.type === 'record.subscribed' && m.reqId === 5, 'fifth ack');
     expect(carl.messages.some((m) => m.type === 'error')).toBe(false);
+    await a.serverUp();
+    await a.victimGetsUpdate();
+  });
+
+  it('subscription churn: 1,000-subject frames cost 10 request tokens each, the rest is RATE_LIMITED; the victim is unaffected', async () => {
+    // 41 tokens: 1 for the login, then 4 frames of 1,000 subjects; 1 token a second refills nothing
+    // the test could wait for, so the 5th to 10th frames are refused
+    const a = await startArena({ limits: { requestsPerSec: 1, requestBurst: 41, subjectsPerToken: 100, maxProtocolErrors: 1000 } });
+    const bob = await streamSocket(a.server, 'bob');
+    const subjects = Array.from({ length: 1000 }, (_, i) => `/FX/C${i}`);
+    for (let r = 1; r <= 10; r++) bob.send({ type: r % 2 === 1 ? 'record.subscribe' : 'record.unsubscribe', reqId: r, subjects });
+    for (let r = 5; r <= 10; r++) {
+      const e = await nextError(bob, r);
+      expect(e.code).toBe('RATE_LIMITED');
+      expect(e.message).toContain('this one counts as 10: 100 subjects per frame, limits.subjectsPerToken');
+    }
+    await bob.next((m) => m.type === 'record.unsubscribed' && m.reqId === 4, 'the 4th frame acked');
+    const acked = bob.messages.filter((m) => (m.type === 'record.subscribed' || m.type === 'record.unsubscribed')).map((m) => m.reqId);
+    expect(acked).toEqual([1, 2, 3, 4]);
     await a.serverUp();
     await a.victimGetsUpdate();
   });
