@@ -50,6 +50,44 @@ fn every_ack_comes_after_the_fsync_that_covers_it() {
 }
 
 #[test]
+fn the_group_hook_runs_once_per_group_after_all_its_completions() {
+    let dir = TempDir::new("group-hook");
+    let completed = Arc::new(AtomicU64::new(0));
+    // completed count seen at each hook call
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut o = options(dir.path());
+    let (c, s) = (completed.clone(), seen.clone());
+    o.group_hook = Some(Arc::new(move || s.lock().unwrap().push(c.load(Ordering::SeqCst))));
+    let (j, _) = Journal::open(o).unwrap();
+    for i in 1..=2_000u64 {
+        let c = completed.clone();
+        j.append(body(i), move |r| {
+            assert_eq!(r.unwrap(), i);
+            c.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while completed.load(Ordering::SeqCst) < 2_000 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "appends not completed within 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // every group was committed (counted before its completions ran); close joins the writer
+    let groups = j.stats().groups;
+    j.close().unwrap();
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len() as u64, groups, "one hook call per group");
+    assert_eq!(seen.last(), Some(&2_000), "the last call came after every completion");
+    assert!(
+        seen.windows(2).all(|w| w[0] < w[1]),
+        "each call after its group's completions: {seen:?}"
+    );
+}
+
+#[test]
 fn ack_waits_for_a_blocked_fsync_and_queue_applies_backpressure() {
     let dir = TempDir::new("block");
     let (gate_tx, gate_rx) = crossbeam_channel::bounded::<()>(0);

@@ -6,6 +6,7 @@ mod journal_util;
 #[path = "orders_util/mod.rs"]
 mod orders_util;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -85,6 +86,62 @@ fn ack_only_after_the_journal_entry_is_durable() {
     assert_eq!(lat.len(), 1);
     assert!(lat[0] > 0.0);
     assert!(rig.engine.take_order_ack_latencies().is_empty(), "taken once");
+    rig.engine.shutdown().unwrap();
+}
+
+/// Acks leave the journal writer thread for the worker right after the fdatasync: a session's
+/// acks keep journal order, none is seen before the sync covering it, and each comes before any
+/// frame of its order's trade record.
+#[test]
+fn acks_keep_journal_order_and_come_before_their_trade_records() {
+    const N: u32 = 300;
+    let dir = TempDir::new("orders-ack-order");
+    let synced = Arc::new(AtomicU64::new(0));
+    let mut cfg = orders_config(dir.path());
+    let s = Arc::clone(&synced);
+    cfg.sync_hook = Some(Arc::new(move |seq| {
+        s.fetch_max(seq, Ordering::SeqCst);
+    }));
+    let mut rig = Rig::start(cfg);
+    let sid = rig.session("alice");
+    rig.market("/FX/EURUSD", 1.0850, 1.0852);
+    let subjects: Vec<String> = (1..=N).map(|id| format!("/TRADE/alice/{id}")).collect();
+    rig.engine.subscribe(sid, 100_000, subjects).unwrap();
+    assert_eq!(rig.reply(sid, 100_000)["type"], "record.subscribed");
+    for i in 1..=N {
+        // buy limits far under the ask: they stay working (no fills)
+        let cid = format!("c-{i}");
+        rig.engine
+            .order_submit(sid, i, order(&cid, "/FX/EURUSD", Side::Buy, 10.0, Some(1.0)))
+            .unwrap();
+    }
+    let (mut acked, mut last_seq, mut records) = (0u32, 0u64, 0u32);
+    let deadline = Instant::now() + orders_util::WAIT;
+    while acked < N || records < N {
+        assert!(Instant::now() < deadline, "{acked} acks, {records} trade records seen");
+        rig.pump();
+        let durable = synced.load(Ordering::SeqCst);
+        for (_, m) in rig.msgs.drain(..) {
+            if m["type"] == "order.ack" {
+                let seq = m["seq"].as_u64().unwrap();
+                assert!(
+                    seq <= durable,
+                    "ack of seq {seq} before its fdatasync (synced {durable})"
+                );
+                assert!(seq > last_seq, "acks out of journal order: {seq} after {last_seq}");
+                last_seq = seq;
+                acked += 1;
+                assert_eq!(m["reqId"], acked, "{m}");
+                assert_eq!(m["orderId"], u64::from(acked), "{m}");
+                assert_eq!(m["status"], "acknowledged", "{m}");
+            } else if let Some(subject) = m["subject"].as_str() {
+                let id: u32 = subject.rsplit('/').next().unwrap().parse().unwrap();
+                assert!(id <= acked, "trade record of order {id} before its ack ({acked} acked)");
+                records += 1;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
     rig.engine.shutdown().unwrap();
 }
 

@@ -382,6 +382,11 @@ impl Hub {
         self.session_by_sid(sid).map(|s| &*s.user)
     }
 
+    /// The worker that owns session `sid`; `None` when there is no such session.
+    pub fn session_worker(&self, sid: u32) -> Option<u32> {
+        self.session_by_sid(sid).map(|s| s.worker)
+    }
+
     /// Queues `msg` (one encoded server message) for session `sid` as a control message and makes
     /// the session due now: it is flushed at the end of this pass instead of waiting for the burst
     /// window (order acks are replies a client waits on). Unknown sid: ignored.

@@ -54,6 +54,11 @@ impl Clock for SystemClock {
 /// before any append it covers is acknowledged. For tests and metrics; must be quick.
 pub type SyncHook = Arc<dyn Fn(u64) + Send + Sync>;
 
+/// Called on the writer thread once every append of a commit group was completed (successfully or
+/// not), before the writer takes the next group: a caller whose completions gather work can
+/// deliver it once per group (one wake-up per group instead of one per append).
+pub type GroupHook = Arc<dyn Fn() + Send + Sync>;
+
 /// How to open a journal. Build with [`JournalOptions::new`] and adjust fields.
 #[derive(Clone)]
 pub struct JournalOptions {
@@ -83,6 +88,8 @@ pub struct JournalOptions {
     pub sync_hook: Option<SyncHook>,
     /// Optional per-commit-group timing consumer (see [`CommitTiming`]). Default none.
     pub commit_hook: Option<CommitHook>,
+    /// Optional hook after each group's completions (see [`GroupHook`]). Default none.
+    pub group_hook: Option<GroupHook>,
     /// Call fdatasync per commit group. Default true; false only for tests and demos that do not
     /// care about power loss (a process crash still loses nothing written: the page cache keeps it).
     pub fsync: bool,
@@ -102,6 +109,7 @@ impl JournalOptions {
             clock: Arc::new(SystemClock),
             sync_hook: None,
             commit_hook: None,
+            group_hook: None,
             fsync: true,
         }
     }
@@ -269,6 +277,7 @@ impl Journal {
             )?,
             pending_rename: None,
             commit_hook: options.commit_hook.clone(),
+            group_hook: options.group_hook.clone(),
             zeros,
             timing: CommitTiming::default(),
         };

@@ -2,8 +2,8 @@
 //!
 //! Loop: block for one append, take whatever else is queued (up to `max_group_records`), encode them
 //! into one buffer, `write_all`, one `fdatasync`, publish the new durable seq, call the sync hook,
-//! then complete every append of the group with its seq. An append is acknowledged only after the
-//! fdatasync covering it returned. A group starts as soon as the previous one's completions ran:
+//! then complete every append of the group with its seq, then call the group hook. An append is
+//! acknowledged only after the fdatasync covering it returned. A group starts as soon as the previous one's completions ran:
 //! the writer never waits to fill a group.
 //!
 //! **Segments** (`spare.rs`). When the next record would pass the tail segment's zero-filled space
@@ -20,7 +20,7 @@ use super::format::{self, SegmentHeader, HEADER_LEN};
 use super::recover::sync_dir;
 use super::spare::{Spare, SpareMaker};
 use super::timing::{CommitHook, CommitTiming, ZeroActivity};
-use super::{Clock, Shared, SyncHook};
+use super::{Clock, GroupHook, Shared, SyncHook};
 use crossbeam_channel::Receiver;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
@@ -67,6 +67,8 @@ pub(crate) struct Writer {
     pub pending_rename: Option<(PathBuf, PathBuf)>,
     /// Per-group timing consumer (benches, diagnostics).
     pub commit_hook: Option<CommitHook>,
+    /// Called after each group's completions.
+    pub group_hook: Option<GroupHook>,
     /// Background zero-writing activity, sampled around syncs.
     pub zeros: Arc<ZeroActivity>,
     /// Timing of the group being committed.
@@ -114,6 +116,7 @@ impl Writer {
                         message: message.clone(),
                     }));
                 }
+                self.group_done();
                 continue;
             }
             let (start_path, start_len) = (self.tail.path.clone(), self.tail.len);
@@ -139,6 +142,7 @@ impl Writer {
                     for (i, r) in batch.drain(..).enumerate() {
                         (r.done)(Ok(first_seq + i as u64));
                     }
+                    self.group_done();
                     self.timing.complete_nanos = self.clock.now_nanos().saturating_sub(t0);
                     if let Some(hook) = &self.commit_hook {
                         hook(&self.timing);
@@ -163,8 +167,15 @@ impl Writer {
                     for r in batch.drain(..) {
                         (r.done)(Err(err.clone()));
                     }
+                    self.group_done();
                 }
             }
+        }
+    }
+
+    fn group_done(&self) {
+        if let Some(hook) = &self.group_hook {
+            hook();
         }
     }
 

@@ -3,12 +3,15 @@
 //!
 //! Flow (docs: the orders contract): `OrderCmd::Submit` -> `book.submit` against the store's
 //! instruments -> `order.reject` at once (nothing changed, nothing written), or the `Accepted` event
-//! is appended to the journal with a completion that posts `OrderCmd::Journaled` back to the engine
-//! thread (the engine thread never waits for fsync). When an event is durable it is applied to the
-//! *durable* book (the state clients may see), its trade record / blotter change is published, and
-//! the request's `order.ack` goes into the session's outbox, flushed at the end of the pass. After
-//! an accept is durable the order is acknowledged (journaled the same way). Working orders are
-//! indexed by instrument; a tick of an instrument (a publish touching `bid`/`ask`) and a periodic
+//! is appended to the journal with a completion that runs on the journal writer thread right after
+//! the fdatasync covering it: it encodes the request's `order.ack` and posts `OrderCmd::Journaled`
+//! together with the ack to the `CompletionSink`, which at the end of the commit group hands the
+//! acks straight to the sessions' workers (ready queue + wake-up) and the completions to the engine
+//! thread: the engine thread never waits for fsync, and the ack never waits for the engine thread.
+//! On the engine thread the durable event is applied to the *durable* book (the state clients may
+//! see) and its trade record / blotter change is published, after the ack. After an accept is
+//! durable the order is acknowledged (journaled the same way). Working orders are indexed by
+//! instrument; a tick of an instrument (a publish touching `bid`/`ask`) and a periodic
 //! pass run the simulator (`exec.rs`). Trade record publishes and blotter rows that became durable
 //! during a pass go out together at its end (`flush_published`, from `run_due`).
 
@@ -37,7 +40,8 @@ use crate::error::ErrorCode;
 use crate::hub::{Command, ContainerOp, Hub};
 use crate::journal::{Journal, JournalError};
 use crate::order::{
-    Amend, ExecutionSimulator, NewOrder, OrderBook, OrderEvent, OrderReject, RejectField, RejectRule, Side, TimeInForce,
+    Amend, ExecutionSimulator, NewOrder, OrderBook, OrderEvent, OrderReject, OrderStatus, RejectField, RejectRule,
+    Side, TimeInForce,
 };
 use crate::wire::encode;
 use crate::wire::order::{order_ack, order_reject, OrderAction};
@@ -68,12 +72,17 @@ pub struct OrderInput {
 pub struct PendingReply {
     /// Session to answer.
     pub sid: u32,
+    /// The worker that owns the session (where the `order.ack` goes).
+    pub worker: u32,
     /// Its request id.
     pub req_id: u32,
     /// What is answered.
     pub action: OrderAction,
     /// The order's client id.
     pub client_order_id: String,
+    /// The order's status after the action, as the ack shows it (a submit: `acknowledged`, the
+    /// transition its durable accept starts; a cancel or amend: the status it left the order in).
+    pub status: OrderStatus,
     /// When the request was accepted (for the accept -> ack latency).
     pub accepted_at: Instant,
 }
@@ -133,8 +142,34 @@ pub enum OrderCmd {
     Journaled(Journaled),
 }
 
-/// Posts a command to the engine thread (from the journal writer thread).
-pub type Post = Arc<dyn Fn(OrderCmd) + Send + Sync>;
+/// An encoded `order.ack` frame for session `sid`, owned by `worker`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ack<'a> {
+    /// The worker that owns the session.
+    pub worker: u32,
+    /// The session.
+    pub sid: u32,
+    /// One server frame (a JSON array holding the ack).
+    pub frame: &'a [u8],
+}
+
+/// Where the journal writer thread sends the desk's completions. The runtime's sink gathers a
+/// commit group's completions and acks and delivers them at the group's end: acks into their
+/// workers' ready queues (an unregistered worker's are dropped, and a worker drops frames of
+/// sessions it closed), completions to the engine thread, such that the engine thread takes a
+/// completion only after its ack is in the ready queue (so the order's trade record and blotter
+/// change follow the ack), and anything sent to the engine thread after an ack was read comes after
+/// that completion (so a cancel or amend sent on receipt of a submit's ack finds the order
+/// acknowledged). Then it wakes the workers and the engine thread (once per group).
+pub trait CompletionSink: Send + Sync {
+    /// One completion, with the `order.ack` of the request it made durable, if any.
+    fn post(&self, cmd: OrderCmd, ack: Option<Ack<'_>>);
+    /// The end of a commit group (every append of it was completed).
+    fn group_done(&self);
+}
+
+/// The desk's completion sink.
+pub type Post = Arc<dyn CompletionSink>;
 
 /// Order counters and the ack latency buffer, shared with every engine handle.
 #[derive(Debug, Default)]
@@ -240,6 +275,43 @@ impl std::fmt::Debug for OrderDesk {
     }
 }
 
+/// A journal append's completion, on the writer thread right after the fdatasync covering it:
+/// posted to the engine thread with the `order.ack` of a durable request (see `Post` for the order
+/// the runtime keeps). The writer completes appends in seq order, so a session's acks keep journal
+/// order. A failed append posts no ack (the engine thread answers `error`).
+fn complete(
+    post: &Post,
+    shared: &OrdersShared,
+    result: Result<u64, JournalError>,
+    event: OrderEvent,
+    reply: Option<PendingReply>,
+) {
+    thread_local! {
+        static FRAME: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let (Ok(seq), Some(r)) = (&result, &reply) else {
+        return post.post(OrderCmd::Journaled(Journaled { result, event, reply }), None);
+    };
+    let (worker, sid) = (r.worker, r.sid);
+    shared.record_latency(r.accepted_at.elapsed().as_secs_f64() * 1e6);
+    FRAME.with_borrow_mut(|frame| {
+        frame.clear();
+        frame.push(b'['); // a server frame is an array of messages
+        order_ack(
+            frame,
+            r.req_id,
+            r.action,
+            &r.client_order_id,
+            event.order_id(),
+            *seq,
+            r.status.as_str(),
+        );
+        frame.push(b']');
+    });
+    let cmd = OrderCmd::Journaled(Journaled { result, event, reply });
+    FRAME.with_borrow(|frame| post.post(cmd, Some(Ack { worker, sid, frame })));
+}
+
 fn reply_error(out: &mut Vec<u8>, req_id: u32, message: &str) {
     out.clear();
     encode::error(out, Some(req_id), ErrorCode::Unavailable, message, None, None);
@@ -330,7 +402,7 @@ impl OrderDesk {
     }
 
     fn submit(&mut self, hub: &mut Hub, sid: u32, req_id: u32, order: OrderInput, at: Instant, now: Instant) {
-        let Some(user) = hub.session_user(sid).map(str::to_owned) else {
+        let (Some(user), Some(worker)) = (hub.session_user(sid).map(str::to_owned), hub.session_worker(sid)) else {
             return; // the session closed meanwhile: nobody to answer
         };
         if self.refuse_failed(hub, sid, req_id, now) {
@@ -367,9 +439,11 @@ impl OrderDesk {
                 self.shared.open.fetch_add(1, Ordering::Relaxed);
                 let reply = PendingReply {
                     sid,
+                    worker,
                     req_id,
                     action: OrderAction::Submit,
                     client_order_id,
+                    status: OrderStatus::Acknowledged,
                     accepted_at: at,
                 };
                 self.append(hub, ev, Some(reply), now);
@@ -389,7 +463,7 @@ impl OrderDesk {
         at: Instant,
         now: Instant,
     ) {
-        let Some(user) = hub.session_user(sid).map(str::to_owned) else {
+        let (Some(user), Some(worker)) = (hub.session_user(sid).map(str::to_owned), hub.session_worker(sid)) else {
             return;
         };
         if self.refuse_failed(hub, sid, req_id, now) {
@@ -415,11 +489,18 @@ impl OrderDesk {
                 if let Some((order_id, side, price)) = prior {
                     self.unrest(order_id, side, price, now);
                 }
+                // The live book has applied the event: its status now is the one the durable book
+                // reaches when this entry is durable (same events, same order).
+                let Some(status) = self.book.get(ev.order_id()).map(|o| o.status) else {
+                    return; // cannot happen: the book just changed this order
+                };
                 let reply = PendingReply {
                     sid,
+                    worker,
                     req_id,
                     action,
                     client_order_id: cid,
+                    status,
                     accepted_at: at,
                 };
                 self.append(hub, ev, Some(reply), now);
@@ -427,9 +508,11 @@ impl OrderDesk {
         }
     }
 
-    /// Journals `ev` (already applied to the live book); its completion comes back as
-    /// `OrderCmd::Journaled`. On a journal failure the desk stops taking orders and the request (if
-    /// any) is answered with `error` UNAVAILABLE.
+    /// Journals `ev` (already applied to the live book). Its completion runs on the journal writer
+    /// thread: once durable, the request's `order.ack` (if it answers one) goes straight to the
+    /// session's worker; then the completion comes back as `OrderCmd::Journaled`. On a journal
+    /// failure the desk stops taking orders and the request (if any) is answered with `error`
+    /// UNAVAILABLE (from the engine thread; no ack).
     fn append(&mut self, hub: &mut Hub, ev: OrderEvent, reply: Option<PendingReply>, now: Instant) {
         let to = reply.as_ref().map(|r| (r.sid, r.req_id));
         if let Some(msg) = &self.failed {
@@ -442,14 +525,11 @@ impl OrderDesk {
         }
         let body = ev.encode();
         let post = Arc::clone(&self.post);
+        let shared = Arc::clone(&self.shared);
         // Blocks only while the journal's bounded queue is full (backpressure), never on fsync.
-        let queued = self.journal.append(body, move |result| {
-            post(OrderCmd::Journaled(Journaled {
-                result,
-                event: ev,
-                reply,
-            }))
-        });
+        let queued = self
+            .journal
+            .append(body, move |result| complete(&post, &shared, result, ev, reply));
         if let Err(e) = queued {
             self.fail(&e);
             if let Some((sid, req_id)) = to {
@@ -464,8 +544,9 @@ impl OrderDesk {
         self.failed.get_or_insert_with(|| e.to_string());
     }
 
-    /// A journal completion: on success the event becomes visible (durable book, trade record,
-    /// blotter) and the request it answers gets its `order.ack`.
+    /// A journal completion (its `order.ack` already went to the worker): on success the event
+    /// becomes visible (durable book, trade record, blotter) and a durable accept is acknowledged;
+    /// on failure the request gets `error` UNAVAILABLE instead.
     fn journaled(&mut self, hub: &mut Hub, mut j: Journaled, now: Instant) {
         let seq = match j.result {
             Ok(seq) => seq,
@@ -489,7 +570,6 @@ impl OrderDesk {
             return;
         };
         let accepted = matches!(j.event, OrderEvent::Accepted { .. });
-        let durable_status = o.status;
         // Status `new` is never shown: the record and its blotter row appear with the first
         // transition after the accept (normally the acknowledgement), as an image.
         if !accepted {
@@ -504,27 +584,10 @@ impl OrderDesk {
             }
             self.pending.push(publish);
         }
-        let Some(r) = j.reply else { return };
-        let status = if accepted {
+        if accepted && j.reply.is_some() {
             // Durable accept: acknowledge (journaled; its trade record update goes out when durable).
             self.acknowledge(hub, order_id, now);
-            self.book.get(order_id).map_or(durable_status, |o| o.status)
-        } else {
-            durable_status
-        };
-        self.scratch.clear();
-        order_ack(
-            &mut self.scratch,
-            r.req_id,
-            r.action,
-            &r.client_order_id,
-            order_id,
-            seq,
-            status.as_str(),
-        );
-        hub.reply_now(r.sid, &self.scratch, now);
-        let micros = now.saturating_duration_since(r.accepted_at).as_secs_f64() * 1e6;
-        self.shared.record_latency(micros);
+        }
     }
 
     /// New -> Acknowledged in the live book, journaled; the order starts working.
@@ -576,3 +639,6 @@ impl OrderDesk {
         }
     }
 }
+
+#[cfg(test)]
+mod ack_tests;

@@ -40,14 +40,17 @@ fn startup_error(cfg: &OrdersConfig, what: impl std::fmt::Display) -> EngineErro
 }
 
 impl OrderDesk {
-    /// Opens the journal in `cfg.journal_dir` and replays it. `post` sends a command to the engine
-    /// thread (journal completions). Errors (INTERNAL, naming the directory) on I/O failure, real
-    /// corruption, or an entry that is not an order event fitting the state before it.
+    /// Opens the journal in `cfg.journal_dir` and replays it. `post` sends a journal completion to
+    /// the engine thread and its `order.ack` to the worker (on the journal writer thread). Errors
+    /// (INTERNAL, naming the directory) on I/O failure, real corruption, or an entry that is not an
+    /// order event fitting the state before it.
     pub fn open(cfg: OrdersConfig, post: Post) -> Result<OrderDesk, EngineError> {
         let mut opts = JournalOptions::new(&cfg.journal_dir);
         opts.fsync = cfg.journal_fsync;
         opts.clock = Arc::clone(&cfg.clock);
         opts.sync_hook = cfg.sync_hook.clone();
+        let sink = Arc::clone(&post);
+        opts.group_hook = Some(Arc::new(move || sink.group_done()));
         let (journal, report) = Journal::open(opts).map_err(|e| startup_error(&cfg, e))?;
         let limits = OrderLimits {
             max_quantity: cfg.max_quantity,

@@ -23,13 +23,14 @@ mod shutdown;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crossbeam_channel::{Receiver, Select, Sender, TryRecvError};
 
 pub use orders::OrderSubmit;
+use ready::Workers;
 pub use ready::{Drained, Waker, WorkerQueue};
 pub use shutdown::ShutdownReport;
 
@@ -186,7 +187,8 @@ struct Shared {
     ingest_tx: Sender<IngestMsg>,
     /// Bytes queued in the ingest lane (added on send, taken off once the engine thread applied it).
     ingest_bytes: AtomicU64,
-    workers: RwLock<Vec<Option<Arc<WorkerQueue>>>>,
+    /// Ready queues by worker id - 1 (shared with the order desk's ack sink).
+    workers: Arc<Workers>,
     next_sid: AtomicU32,
     stats: AtomicStats,
     thread: Mutex<Option<JoinHandle<()>>>,
@@ -240,11 +242,16 @@ impl Engine {
         let (tx, rx) = crossbeam_channel::unbounded();
         let (ingest_tx, ingest_rx) = crossbeam_channel::unbounded();
         let completions = Arc::new(orders::Completions::default());
+        let workers: Arc<Workers> = Arc::default();
         let mut hub = Hub::new(cfg);
         let desk = match orders {
             None => None,
             Some(oc) => {
-                let post = orders::completion_post(tx.clone(), Arc::clone(&completions));
+                let post = Arc::new(orders::CompletionPost::new(
+                    tx.clone(),
+                    Arc::clone(&completions),
+                    Arc::clone(&workers),
+                ));
                 let mut desk = OrderDesk::open(oc, post)?;
                 desk.restore(&mut hub, Instant::now());
                 Some(desk)
@@ -256,7 +263,7 @@ impl Engine {
             tx,
             ingest_tx,
             ingest_bytes: AtomicU64::new(0),
-            workers: RwLock::new(Vec::new()),
+            workers,
             next_sid: AtomicU32::new(1),
             stats: AtomicStats::default(),
             thread: Mutex::new(None),

@@ -7,12 +7,13 @@ use std::time::Instant;
 
 use crossbeam_channel::Sender;
 
+use super::ready::{self, WorkerQueue, Workers};
 use super::{Engine, Msg};
 use crate::error::{EngineError, Result};
 use crate::hub::ContainerOp;
 use crate::order::{Side, TimeInForce};
 use crate::orders::privacy::is_private;
-use crate::orders::{JournalRecovery, OrderCmd, OrderInput, OrdersShared, Post};
+use crate::orders::{Ack, CompletionSink, JournalRecovery, OrderCmd, OrderInput, OrdersShared};
 use crate::wire::Publish;
 
 /// An `order.submit` as the server decoded it.
@@ -47,20 +48,86 @@ impl Completions {
     }
 }
 
-/// The `Post` the order desk gives the journal: queue the completion, wake the engine thread when
-/// the queue was empty (a non-empty queue already has a `Msg::Completions` on its way).
-pub(super) fn completion_post(tx: Sender<Msg>, completions: Arc<Completions>) -> Post {
-    Arc::new(move |c| {
-        let was_empty = {
-            let mut q = completions.q.lock().unwrap_or_else(|p| p.into_inner());
-            q.push(c);
-            q.len() == 1
-        };
-        if was_empty {
-            // The engine thread is gone only at shutdown: the completion has no one to tell.
-            let _ = tx.send(Msg::Completions);
+/// The desk's completion sink (`CompletionSink`, called on the journal writer thread): a commit
+/// group's completions and acks are gathered, then delivered at the group's end under the
+/// completions lock: completions queued (and one `Msg::Completions` sent when the queue was empty;
+/// a non-empty queue already has one on its way), then acks appended to their workers' ready
+/// queues; then the workers whose queue went non-empty are woken. So the engine thread, which takes
+/// completions under that lock, sees a completion only once its ack is ready (the order's trade
+/// record follows the ack), and the `Msg::Completions` that takes it is queued before anything a
+/// client sends after reading the ack (a cancel right behind the ack finds the order
+/// acknowledged). One engine wake-up and at most one wake-up per worker per group.
+pub(super) struct CompletionPost {
+    tx: Sender<Msg>,
+    completions: Arc<Completions>,
+    workers: Arc<Workers>,
+    /// The group being completed (writer thread only; a mutex for `Sync`, never contended).
+    group: Mutex<Group>,
+}
+
+/// What a commit group's completions produced so far.
+#[derive(Default)]
+struct Group {
+    cmds: Vec<OrderCmd>,
+    /// The acks' frames back to back.
+    data: Vec<u8>,
+    /// Per ack: worker, session, end of its frame in `data`.
+    acks: Vec<(u32, u32, usize)>,
+}
+
+impl CompletionPost {
+    pub(super) fn new(tx: Sender<Msg>, completions: Arc<Completions>, workers: Arc<Workers>) -> Self {
+        CompletionPost {
+            tx,
+            completions,
+            workers,
+            group: Mutex::default(),
         }
-    })
+    }
+}
+
+impl CompletionSink for CompletionPost {
+    fn post(&self, cmd: OrderCmd, ack: Option<Ack<'_>>) {
+        let mut g = self.group.lock().unwrap_or_else(|p| p.into_inner());
+        g.cmds.push(cmd);
+        if let Some(a) = ack {
+            g.data.extend_from_slice(a.frame);
+            let end = g.data.len();
+            g.acks.push((a.worker, a.sid, end));
+        }
+    }
+
+    fn group_done(&self) {
+        let mut g = self.group.lock().unwrap_or_else(|p| p.into_inner());
+        let Group { cmds, data, acks } = &mut *g;
+        if cmds.is_empty() {
+            return;
+        }
+        let mut to_wake: Vec<Arc<WorkerQueue>> = Vec::new();
+        {
+            let mut q = self.completions.q.lock().unwrap_or_else(|p| p.into_inner());
+            if q.is_empty() {
+                // The engine thread is gone only at shutdown: the completions have no one to tell.
+                let _ = self.tx.send(Msg::Completions);
+            }
+            q.append(cmds);
+            let mut start = 0;
+            for &(worker, sid, end) in acks.iter() {
+                if let Some(queue) = ready::push_ack(&self.workers, worker, sid, &data[start..end]) {
+                    if !to_wake.iter().any(|w| Arc::ptr_eq(w, &queue)) {
+                        to_wake.push(queue);
+                    }
+                }
+                start = end;
+            }
+        }
+        data.clear();
+        acks.clear();
+        drop(g);
+        for queue in to_wake {
+            queue.wake();
+        }
+    }
 }
 
 fn private_error(subject: &str, field: String, index: Option<u32>) -> EngineError {

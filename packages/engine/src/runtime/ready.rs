@@ -1,14 +1,34 @@
-//! Per-worker ready queues: flushed frames wait here until the worker `drain`s them.
+//! Per-worker ready queues: flushed frames wait here until the worker `drain`s them. Two threads
+//! fill them: the engine thread (every session's outbox) and the journal writer thread (an
+//! `order.ack` as soon as the fdatasync covering its request returned, `push_ack`). Whichever
+//! push finds the queue empty wakes the worker.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use crate::error::{EngineError, Result};
 use crate::hub::FrameSink;
 
 /// Wakes a worker thread (napi: a non-blocking, unref'd threadsafe function).
 pub trait Waker: Send + Sync {
-    /// Called from the engine thread when the worker's ready queue went empty -> non-empty.
+    /// Called from the engine thread or the journal writer thread when the worker's ready queue
+    /// went empty -> non-empty.
     fn wake(&self);
+}
+
+/// The registered workers' queues, by worker id - 1 (`None`: unregistered).
+pub(super) type Workers = RwLock<Vec<Option<Arc<WorkerQueue>>>>;
+
+/// Appends an `order.ack` frame of session `sid` to worker `worker`'s ready queue; the queue when it
+/// went empty -> non-empty (the caller wakes it). Acks of an unregistered worker are dropped (its
+/// sessions are closed), as are all acks once the workers lock is poisoned.
+pub(super) fn push_ack(workers: &Workers, worker: u32, sid: u32, frame: &[u8]) -> Option<Arc<WorkerQueue>> {
+    let queue = workers
+        .read()
+        .ok()?
+        .get((worker as usize).wrapping_sub(1))
+        .cloned()
+        .flatten()?;
+    queue.push(sid, &[frame], 0).then_some(queue)
 }
 
 /// Everything ready for one worker: frames back to back in `data`, and per entry four u32s in
@@ -46,6 +66,11 @@ impl WorkerQueue {
             return Ok(None);
         }
         Ok(Some(std::mem::take(&mut *r)))
+    }
+
+    /// Wakes the worker.
+    pub(super) fn wake(&self) {
+        self.waker.wake();
     }
 
     /// Appends one entry; true if the queue was empty before.

@@ -2,9 +2,10 @@
 //! handle what was queued before it (a server behind its source can hold millions of commands);
 //! past that the rest is dropped unhandled and counted, so a SIGTERM never waits minutes. Order
 //! requests dropped this way were never journaled (nothing was acknowledged for them); journal
-//! completions dropped are entries already on disk whose `order.ack` no session will read now
-//! (recovery rebuilds them at the next start). The journal writer still completes the appends
-//! queued to it (bounded by its queue) when the desk drops.
+//! completions dropped are entries already on disk (and acknowledged: the writer thread sent their
+//! `order.ack` before posting the completion) whose trade record and blotter change are not
+//! published now (recovery rebuilds them at the next start). The journal writer still completes
+//! the appends queued to it (bounded by its queue) when the desk drops, acks included.
 
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
@@ -23,7 +24,8 @@ pub struct ShutdownReport {
     pub dropped_commands: u64,
     /// Order requests (submit, cancel, amend) dropped unhandled: not journaled, not answered.
     pub dropped_order_requests: u64,
-    /// Journal completions dropped: durable entries whose acks were not sent.
+    /// Journal completions dropped: durable (and acknowledged) entries whose trade record and
+    /// blotter change were not published.
     pub dropped_completions: u64,
 }
 
@@ -35,7 +37,7 @@ impl ShutdownReport {
         }
         Some(format!(
             "engine shutdown: drain deadline passed after {} ms; dropped {} queued commands, {} order \
-             requests (not journaled, not answered) and {} journal completions (on disk, acks not sent)",
+             requests (not journaled, not answered) and {} journal completions (on disk and acknowledged, trade records not updated)",
             self.drained_for.as_millis(),
             self.dropped_commands,
             self.dropped_order_requests,
