@@ -276,9 +276,10 @@ impl std::fmt::Debug for OrderDesk {
 }
 
 /// A journal append's completion, on the writer thread right after the fdatasync covering it:
-/// posted to the engine thread with the `order.ack` of a durable request (see `Post` for the order
-/// the runtime keeps). The writer completes appends in seq order, so a session's acks keep journal
-/// order. A failed append posts no ack (the engine thread answers `error`).
+/// the durable seq counted, then posted with the `order.ack` of a durable request (see
+/// `CompletionSink` for the order the runtime keeps). The writer completes appends in seq order, so
+/// a session's acks keep journal order. A failed append posts no ack (the engine thread answers
+/// `error`).
 fn complete(
     post: &Post,
     shared: &OrdersShared,
@@ -288,6 +289,10 @@ fn complete(
 ) {
     thread_local! {
         static FRAME: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    if let Ok(seq) = &result {
+        // Before the ack leaves: a client that saw an ack never reads an older durable seq in stats.
+        shared.durable_seq.fetch_max(*seq, Ordering::Relaxed);
     }
     let (Ok(seq), Some(r)) = (&result, &reply) else {
         return post.post(OrderCmd::Journaled(Journaled { result, event, reply }), None);
@@ -560,7 +565,6 @@ impl OrderDesk {
                 return;
             }
         };
-        self.shared.durable_seq.fetch_max(seq, Ordering::Relaxed);
         let order_id = j.event.order_id();
         // The event's strings (an accept's user, ids, instrument) move into the durable order.
         let Ok(o) = self.durable.apply_taking(&mut j.event) else {
