@@ -1,7 +1,8 @@
 //! Full engine order path (napi-free): `Engine::order_submit` -> engine thread (validation against
-//! the store, order book) -> journal group commit (fdatasync) -> completion back to the engine
-//! thread -> trade record + blotter publish, acknowledgement journaled -> `order.ack` flushed to
-//! the worker's ready queue -> a worker thread drains it. Orders are paced at a steady rate from one
+//! the store, order book) -> journal group commit (fdatasync) -> on the journal writer thread, at
+//! the end of the group: `order.ack` into the worker's ready queue (the worker woken) and the
+//! completion to the engine thread (trade record + blotter publish, acknowledgement journaled) ->
+//! a worker thread drains the ack. Orders are paced at a steady rate from one
 //! producer thread over 8 sessions (8 users); latency = the order's scheduled creation time -> the
 //! worker sees its `order.ack` (open loop: a late producer is charged to the latency). Also prints
 //! the engine's own accept -> ack-enqueued latency (`take_order_ack_latencies`).
