@@ -9,7 +9,7 @@ import type { EnginePort, OrderSubmitInput } from '../engine-port.js';
 import { setLogSink } from '../log.js';
 import { Session, type Endpoint } from '../session/session.js';
 import type { ConnectionPort, HandlerContext } from './context.js';
-import { dispatchSource, dispatchStream } from './dispatch.js';
+import { dispatchSource, dispatchStream, scanReqId, scanType } from './dispatch.js';
 
 setLogSink(() => {});
 
@@ -191,15 +191,36 @@ describe('stream dispatch', () => {
     t.send(frame('record.unsubscribe', 3, subjects));
     t.send(frame('record.subscribe', 4, subjects));
     expect(t.port.last()).toMatchObject({ code: 'RATE_LIMITED', reqId: 4 });
-    expect((t.port.last() as { message: string }).message).toBe("more than 10 frames per second (limits.requestsPerSec) (this one counts as 10: 100 subjects per frame, limits.subjectsPerToken); 'record.subscribe' was not handled, retry after 600 ms");
-    // 4 left: a small request still passes (1 token), and after 700 ms (3 + 7) the large one does
+    // refused, it still costs its 10 tokens: 4 - 10 = -6, so 16 tokens (1.6 s) until it fits
+    expect((t.port.last() as { message: string }).message).toBe("more than 10 frames per second (limits.requestsPerSec) (this one counts as 10: 100 subjects per frame, limits.subjectsPerToken); 'record.subscribe' was not handled, retry after 1600 ms");
+    // under one token: the next frame is refused without being decoded (its reqId read from the bytes)
     t.send(frame('record.subscribe', 5, ['/FX/EURUSD']));
-    t.advance(700);
+    expect(t.port.last()).toMatchObject({ code: 'RATE_LIMITED', reqId: 5 });
+    expect((t.port.last() as { message: string }).message).toBe("more than 10 frames per second (limits.requestsPerSec); 'record.subscribe' was not handled (refused unread), retry after 700 ms");
+    t.advance(1_600);
     t.send(frame('record.subscribe', 6, subjects));
     expect(t.engine.calls.slice(1).map((c) => [c[0], c[2], (c[3] as string[]).length])).toEqual([
-      ['subscribe', 2, 1000], ['unsubscribe', 3, 1000], ['subscribe', 5, 1], ['subscribe', 6, 1000],
+      ['subscribe', 2, 1000], ['unsubscribe', 3, 1000], ['subscribe', 6, 1000],
     ]);
-    expect(t.session.errors).toBe(1);
+    expect(t.session.errors).toBe(2);
+  });
+
+  it('reads the reqId and type of a frame refused unread from its bytes', () => {
+    const type = (s: string) => scanType(Buffer.from(s));
+    expect(type('{"type":"record.subscribe","reqId":42}')).toBe('record.subscribe');
+    expect(type('{"reqId":1, "type" : "session.ping"}')).toBe('session.ping');
+    expect(type('{"type":"Record<script>"}')).toBeUndefined();
+    expect(type('{"type":1}')).toBeUndefined();
+    expect(type('{"type":"session.ping')).toBeUndefined();
+    expect(type(`{"type":"${'a'.repeat(40)}"}`)).toBeUndefined();
+    const at = (s: string) => scanReqId(Buffer.from(s));
+    expect(at('{"type":"record.subscribe","reqId":42,"subjects":["/A"]}')).toBe(42);
+    expect(at('{ "reqId" :\n 7 , "type":"session.ping"}')).toBe(7);
+    expect(at('{"type":"session.ping","reqId":"x"}')).toBeUndefined();
+    expect(at('{"type":"session.ping"}')).toBeUndefined();
+    expect(at('not json at all')).toBeUndefined();
+    // only the first 256 bytes are looked at
+    expect(at(`{"pad":"${'x'.repeat(300)}","reqId":5}`)).toBeUndefined();
   });
 
   it('counts every frame as one token when limits.subjectsPerToken is 0', async () => {

@@ -48,6 +48,12 @@ function needLogin(ctx: HandlerContext, session: Session, port: ConnectionPort, 
  */
 export function dispatchStream(ctx: HandlerContext, session: Session, port: ConnectionPort, bytes: Uint8Array, isBinary: boolean): void {
   session.requests++;
+  // over the rate whatever the frame is: refused before it is decoded or read by the order fast
+  // path (a flood of large frames costs a byte scan per frame, not a decode)
+  if (session.rate && session.rate.level(ctx.clock.now()) < 1) {
+    refuseUnread(ctx, session, port, bytes);
+    return;
+  }
   // order.submit fast path (handlers/order.ts): the engine reads the frame's bytes; the same
   // checks in the same order (rate, then the order's own) and the same replies as decoded below
   if (!isBinary && session.loggedIn) {
@@ -117,12 +123,75 @@ export function dispatchStream(ctx: HandlerContext, session: Session, port: Conn
  * and returns true: the frame is not handled.
  */
 function overRate(ctx: HandlerContext, session: Session, port: ConnectionPort, type: string, req: number | undefined | Uint8Array, cost = 1): boolean {
-  if (!session.rate || session.rate.take(ctx.clock.now(), cost)) return false;
+  // a weighted request refused still costs its tokens (a debt): repeating it is then refused
+  // undecoded (refuseUnread) until the debt is paid
+  if (!session.rate || (cost > 1 ? session.rate.takeOrOwe(ctx.clock.now(), cost) : session.rate.take(ctx.clock.now()))) return false;
   const reqId = req instanceof Uint8Array ? frameReqId(req) : req;
   const weight = cost > 1 ? ` (this one counts as ${Math.min(cost, session.rate.capacity)}: ${ctx.config.limits.subjectsPerToken} subjects per frame, limits.subjectsPerToken)` : '';
   const message = `more than ${ctx.config.limits.requestsPerSec} frames per second (limits.requestsPerSec)${weight}; '${type}' was not handled, retry after ${session.rate.waitMs(ctx.clock.now(), cost)} ms`;
   replyError(ctx, session, port, reqId === undefined ? { code: 'RATE_LIMITED', message } : { code: 'RATE_LIMITED', reqId, message });
   return true;
+}
+
+/**
+ * RATE_LIMITED for a frame that arrived with the session's bucket under one token, without
+ * decoding it: reqId and type are read from the bytes (`scanReqId`, `scanType`), the reqId left
+ * out when not found. The same reply as `overRate`'s but for "(refused unread)".
+ */
+function refuseUnread(ctx: HandlerContext, session: Session, port: ConnectionPort, bytes: Uint8Array): void {
+  const reqId = scanReqId(bytes);
+  const type = scanType(bytes);
+  const message = `more than ${ctx.config.limits.requestsPerSec} frames per second (limits.requestsPerSec); ${type === undefined ? 'this frame' : `'${type}'`} was not handled (refused unread), retry after ${session.rate!.waitMs(ctx.clock.now())} ms`;
+  replyError(ctx, session, port, reqId === undefined ? { code: 'RATE_LIMITED', message } : { code: 'RATE_LIMITED', reqId, message });
+}
+
+const REQ_ID_KEY = Buffer.from('"reqId"');
+const TYPE_KEY = Buffer.from('"type"');
+
+/** Index just past `key`, whitespace, a colon and whitespace in the first 256 bytes of `bytes`, or -1. */
+function valueAt(bytes: Uint8Array, key: Buffer): number {
+  const end = Math.min(bytes.length, 256);
+  const at = Buffer.from(bytes.buffer, bytes.byteOffset, end).indexOf(key);
+  if (at < 0) return -1;
+  let i = at + key.length;
+  while (i < end && (bytes[i] === 0x20 || bytes[i] === 0x09 || bytes[i] === 0x0a || bytes[i] === 0x0d)) i++;
+  if (bytes[i] !== 0x3a /* ':' */) return -1;
+  i++;
+  while (i < end && (bytes[i] === 0x20 || bytes[i] === 0x09 || bytes[i] === 0x0a || bytes[i] === 0x0d)) i++;
+  return i < end ? i : -1;
+}
+
+/**
+ * The message type after the first `"type"` key in the first 256 bytes of a frame when it is a
+ * string of 1-32 lowercase letters and dots, or undefined; the same caveat as `scanReqId`.
+ */
+export function scanType(bytes: Uint8Array): string | undefined {
+  let i = valueAt(bytes, TYPE_KEY);
+  if (i < 0 || bytes[i] !== 0x22 /* '"' */) return undefined;
+  const start = ++i;
+  const end = Math.min(bytes.length, 256, start + 33);
+  while (i < end && ((bytes[i]! >= 0x61 && bytes[i]! <= 0x7a) || bytes[i] === 0x2e)) i++;
+  if (i === start || i >= end || bytes[i] !== 0x22) return undefined;
+  return Buffer.from(bytes.buffer, bytes.byteOffset + start, i - start).toString('latin1');
+}
+
+/**
+ * The number after the first `"reqId"` key in the first 256 bytes of a frame (whitespace and the
+ * colon skipped; at most 15 digits), or undefined. Not a parser: only for the reply to a frame that
+ * is refused unread, where a wrong guess in a malformed frame costs nothing.
+ */
+export function scanReqId(bytes: Uint8Array): number | undefined {
+  const end = Math.min(bytes.length, 256);
+  let i = valueAt(bytes, REQ_ID_KEY);
+  if (i < 0) return undefined;
+  let n = 0;
+  let digits = 0;
+  while (i < end && bytes[i]! >= 0x30 && bytes[i]! <= 0x39 && digits < 15) {
+    n = n * 10 + (bytes[i]! - 0x30);
+    i++;
+    digits++;
+  }
+  return digits > 0 ? n : undefined;
 }
 
 /** Index of the first non-whitespace byte of a frame, or -1. */

@@ -44,7 +44,18 @@ export class TokenBucket {
     return true;
   }
 
-  /** Tokens available at `nowMs` (0 .. burst, fractional). */
+  /**
+   * Like `take`, but a refused request still costs its tokens: the bucket goes below zero (down to
+   * minus the capacity), so a client that keeps sending what it cannot afford stays refused until
+   * the debt has refilled. For requests whose cost is their work (a subscribe of many subjects).
+   */
+  takeOrOwe(nowMs: number, count: number): boolean {
+    if (this.take(nowMs, count)) return true;
+    this.tokens = Math.max(-this.burst, this.tokens - Math.min(this.burst, Math.max(1, count)));
+    return false;
+  }
+
+  /** Tokens available at `nowMs` (-burst .. burst, fractional; below 0 after `takeOrOwe` refused). */
   level(nowMs: number): number {
     return Math.min(this.burst, this.tokens + (Math.max(0, nowMs - this.last) * this.ratePerSec) / 1000);
   }

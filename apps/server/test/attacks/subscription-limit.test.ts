@@ -39,16 +39,17 @@ describe('subscription limit', () => {
   });
 
   it('subscription churn: 1,000-subject frames cost 10 request tokens each, the rest is RATE_LIMITED; the victim is unaffected', async () => {
-    // 41 tokens: 1 for the login, then 4 frames of 1,000 subjects; 1 token a second refills nothing
-    // the test could wait for, so the 5th to 10th frames are refused
-    const a = await startArena({ limits: { requestsPerSec: 1, requestBurst: 41, subjectsPerToken: 100, maxProtocolErrors: 1000 } });
+    // 45 tokens: 1 for the login, then 4 frames of 1,000 subjects; the 5th is refused with 4 tokens
+    // left and still costs its 10 (-6), so the 6th to 10th are refused unread; 1 token a second
+    // refills nothing the test could wait for
+    const a = await startArena({ limits: { requestsPerSec: 1, requestBurst: 45, subjectsPerToken: 100, maxProtocolErrors: 1000 } });
     const bob = await streamSocket(a.server, 'bob');
     const subjects = Array.from({ length: 1000 }, (_, i) => `/FX/C${i}`);
     for (let r = 1; r <= 10; r++) bob.send({ type: r % 2 === 1 ? 'record.subscribe' : 'record.unsubscribe', reqId: r, subjects });
     for (let r = 5; r <= 10; r++) {
       const e = await nextError(bob, r);
       expect(e.code).toBe('RATE_LIMITED');
-      expect(e.message).toContain('this one counts as 10: 100 subjects per frame, limits.subjectsPerToken');
+      expect(e.message).toContain(r === 5 ? 'this one counts as 10: 100 subjects per frame, limits.subjectsPerToken' : '(refused unread)');
     }
     await bob.next((m) => m.type === 'record.unsubscribed' && m.reqId === 4, 'the 4th frame acked');
     const acked = bob.messages.filter((m) => (m.type === 'record.subscribed' || m.type === 'record.unsubscribed')).map((m) => m.reqId);
