@@ -13,7 +13,9 @@
 //! durable the order is acknowledged (journaled the same way). Working orders are indexed by
 //! instrument; a tick of an instrument (a publish touching `bid`/`ask`) and a periodic
 //! pass run the simulator (`exec.rs`). Trade record publishes and blotter rows that became durable
-//! during a pass go out together at its end (`flush_published`, from `run_due`).
+//! go out together once the engine thread has applied the completions it took at once
+//! (`flush_published`, before its next command: a view created on receipt of an ack lists the
+//! order), and anything left at a pass's end from `run_due`.
 
 mod catalog;
 mod exec;

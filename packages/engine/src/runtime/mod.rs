@@ -715,6 +715,10 @@ fn dispatch(hub: &mut Hub, desk: &mut Option<OrderDesk>, msg: Msg, shared: &Shar
                 for oc in shared.completions.take() {
                     d.handle(hub, oc, now);
                 }
+                // The acks of these are out already: their trade records and blotter rows go in
+                // now, before any later command of this turn (a blotter view created on receipt
+                // of an ack lists the order), not at the pass's end.
+                d.flush_published(hub, now);
             }
         }
         Msg::ViewStats(reply) => {
