@@ -2,25 +2,13 @@
 //! opened and expired in any order must leave the survivors' fan-out, windows and membership
 //! exactly right.
 
+use super::test_rows::{Rec, Rows};
 use super::{Records, ViewSet, ViewsConfig, WindowDiff};
-use crate::filter::{parse, Filter, FilterLimits, Row};
+use crate::filter::{parse, Filter, FilterLimits};
 use crate::value::Value;
 
 /// Records with fields 0 (`p`, a number) and 1 (`q`, a number), by id.
 struct Recs(Vec<[f64; 2]>);
-struct Rec([Value; 2]);
-impl Row for Rec {
-    fn get(&self, f: u32) -> Option<&Value> {
-        self.0.get(f as usize)
-    }
-}
-struct Rows(Vec<Rec>);
-impl Records for Rows {
-    type Row = Rec;
-    fn row(&self, id: u32) -> Option<&Rec> {
-        self.0.get(id as usize)
-    }
-}
 impl Recs {
     fn rows(&self) -> Rows {
         Rows(

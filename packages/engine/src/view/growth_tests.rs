@@ -3,25 +3,12 @@
 //! split and the shards' growths, on both paths a view's row map fills (inserts one by one, and
 //! a view's bulk load).
 
-use super::{Records, ViewSet, ViewsConfig, WindowDiff};
+use super::test_rows::{Rec, Rows};
+use super::{ViewSet, ViewsConfig, WindowDiff};
 use crate::container::id_map::SPLIT_AT;
-use crate::filter::Row;
 use crate::value::Value;
 
-struct Rec([Value; 2]);
-impl Row for Rec {
-    fn get(&self, f: u32) -> Option<&Value> {
-        self.0.get(f as usize)
-    }
-}
-/// Records by id: field 0 `p` (0..50), field 1 `q` (0..7).
-struct Rows(Vec<Rec>);
-impl Records for Rows {
-    type Row = Rec;
-    fn row(&self, id: u32) -> Option<&Rec> {
-        self.0.get(id as usize)
-    }
-}
+// Records by id: field 0 `p` (0..50), field 1 `q` (0..7).
 impl Rows {
     fn num(&self, id: u32, f: usize) -> f64 {
         match self.0[id as usize].0[f] {

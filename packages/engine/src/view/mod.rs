@@ -17,6 +17,8 @@ pub mod row_bytes;
 pub mod set;
 mod shown;
 pub mod sort;
+#[cfg(test)]
+mod test_rows;
 pub mod window;
 
 use std::sync::Arc;
