@@ -11,6 +11,9 @@ pub const USAGE: &str = "usage: tidewire-loadgen-clients --url ws://127.0.0.1:80
 [--clock-epoch-ms E --clock-mono-ms M] [--max-seconds 3600]\n\
    or: tidewire-loadgen-clients --mode views --url ws://127.0.0.1:8080/stream [--light true] [--report-left true] \
 [--response-timeout-ms 30000] [--threads 2] [--max-connecting 128] [--connect-timeout-ms 30000] [--max-frame-bytes 16777216] \
+[--clock-epoch-ms E --clock-mono-ms M] [--max-seconds 3600]\n\
+   or: tidewire-loadgen-clients --mode orders --url ws://127.0.0.1:8080/stream --token T --clients 50 --id-prefix L1 \
+[--tick-ms 0] [--spin-ms 0] [--threads 1] [--connect-timeout-ms 30000] [--max-frame-bytes 16777216] \
 [--clock-epoch-ms E --clock-mono-ms M] [--max-seconds 3600]";
 
 /// What the process simulates.
@@ -20,6 +23,8 @@ pub enum Mode {
     Streams,
     /// View users (`openView` / `closeUser` / `closeAll` / `take` commands, see views.rs).
     Views,
+    /// Order clients (`connect` / `step` / `cpu` / `take` commands, see orders.rs).
+    Orders,
 }
 
 /// Parsed arguments.
@@ -56,6 +61,14 @@ pub struct Args {
     pub report_left: bool,
     /// Views: a `view.create` unanswered after this long fails, ms. @default 30000
     pub response_timeout_ms: f64,
+    /// Orders: trader connections (order `k` is sent by client `k mod clients`).
+    pub clients: u64,
+    /// Orders: client order ids are `<id_prefix>-<k base 36>` (unique per run on one journal).
+    pub id_prefix: String,
+    /// Orders: shortest time between two sends of a socket thread, ms. @default 0 (each order at its due time)
+    pub tick_ms: f64,
+    /// Orders: poll without sleeping when the next order is due within this long, ms. @default 0
+    pub spin_ms: f64,
 }
 
 fn flag(name: &str, value: &str) -> Result<bool, String> {
@@ -86,6 +99,7 @@ impl Args {
         let (mut timeout, mut max_frame, mut max_seconds) = (30_000f64, 16usize << 20, 3600f64);
         let (mut epoch, mut mono) = (None, None);
         let (mut mode, mut light, mut report_left, mut response_timeout) = (Mode::Streams, false, false, 30_000f64);
+        let (mut clients, mut id_prefix, mut tick_ms, mut spin_ms) = (0u64, String::new(), 0f64, 0f64);
         for pair in argv.chunks(2) {
             let (k, v) = (pair[0].as_str(), pair[1].as_str());
             match k {
@@ -108,17 +122,42 @@ impl Args {
                     mode = match v {
                         "streams" => Mode::Streams,
                         "views" => Mode::Views,
-                        _ => return Err(format!("--mode must be streams or views, got {v:?}")),
+                        "orders" => Mode::Orders,
+                        _ => return Err(format!("--mode must be streams, views or orders, got {v:?}")),
                     }
                 }
                 "--light" => light = flag(k, v)?,
                 "--report-left" => report_left = flag(k, v)?,
                 "--response-timeout-ms" => response_timeout = num(k, v)?,
+                "--clients" => clients = num(k, v)?,
+                "--id-prefix" => id_prefix = v.to_string(),
+                "--tick-ms" => tick_ms = num(k, v)?,
+                "--spin-ms" => spin_ms = num(k, v)?,
                 _ => return Err(format!("unknown flag {k:?}")),
             }
         }
-        if mode == Mode::Views {
-            // view users ask for what the TS side sends them, not for records
+        if mode == Mode::Orders {
+            if token.is_none() {
+                return Err("--mode orders needs --token (the clients log in with a session token)".into());
+            }
+            if !(1..=10_000).contains(&clients) {
+                return Err(format!("--clients must be 1..10000, got {clients}"));
+            }
+            let id_ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-');
+            if id_prefix.is_empty() || id_prefix.len() > 40 || !id_prefix.chars().all(id_ok) {
+                return Err(format!(
+                    "--id-prefix must be 1..40 characters of letters, digits and ._:-, got {id_prefix:?}"
+                ));
+            }
+            if !(0.0..=100.0).contains(&tick_ms) {
+                return Err(format!("--tick-ms must be 0..100, got {tick_ms}"));
+            }
+            if !(0.0..=10.0).contains(&spin_ms) {
+                return Err(format!("--spin-ms must be 0..10, got {spin_ms}"));
+            }
+        }
+        if mode != Mode::Streams {
+            // view users and order clients ask for what the TS side sends them, not for records
             prefix = prefix.or(Some(String::new()));
             count = count.or(Some(1));
             subs = subs.or(Some(1));
@@ -186,6 +225,10 @@ impl Args {
             light,
             report_left,
             response_timeout_ms: response_timeout,
+            clients,
+            id_prefix,
+            tick_ms,
+            spin_ms,
         })
     }
 
@@ -254,5 +297,33 @@ mod tests {
             .unwrap_err()
             .contains("--response-timeout-ms"));
         assert!(parse("--url ws://127.0.0.1:9/stream").unwrap_err().contains("--subject-prefix"));
+    }
+
+    #[test]
+    fn orders_mode_checks_its_flags() {
+        let a = parse("--mode orders --url ws://127.0.0.1:9/stream --token T --clients 50 --id-prefix Lx1 --tick-ms 0.1").unwrap();
+        assert_eq!(
+            (a.mode, a.clients, a.id_prefix.as_str(), a.tick_ms, a.spin_ms),
+            (Mode::Orders, 50, "Lx1", 0.1, 0.0)
+        );
+        let base = "--mode orders --url ws://127.0.0.1:9/stream";
+        assert!(parse(&format!("{base} --clients 5 --id-prefix L")).unwrap_err().contains("--token"));
+        assert!(parse(&format!("{base} --token T --id-prefix L")).unwrap_err().contains("--clients"));
+        assert!(parse(&format!("{base} --token T --clients 0 --id-prefix L"))
+            .unwrap_err()
+            .contains("--clients"));
+        assert!(parse(&format!("{base} --token T --clients 5")).unwrap_err().contains("--id-prefix"));
+        assert!(parse(&format!("{base} --token T --clients 5 --id-prefix a/b"))
+            .unwrap_err()
+            .contains("--id-prefix"));
+        assert!(parse(&format!("{base} --token T --clients 5 --id-prefix L --tick-ms -1"))
+            .unwrap_err()
+            .contains("--tick-ms"));
+        assert!(parse(&format!("{base} --token T --clients 5 --id-prefix L --spin-ms 11"))
+            .unwrap_err()
+            .contains("--spin-ms"));
+        assert!(parse(&format!("{base} --token T --clients x --id-prefix L"))
+            .unwrap_err()
+            .contains("--clients"));
     }
 }

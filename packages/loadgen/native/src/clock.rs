@@ -35,6 +35,11 @@ impl Clock {
         Clock::anchored(epoch, monotonic_ms())
     }
 
+    /// The CLOCK_MONOTONIC reading (ms) at which this clock reads `epoch_ms` (timers are armed on it).
+    pub fn monotonic_at(&self, epoch_ms: f64) -> f64 {
+        epoch_ms - self.epoch_at_ms + self.mono_at_ms
+    }
+
     /// Epoch ms now, with sub-millisecond fraction.
     pub fn now_ms(&self) -> f64 {
         self.epoch_at_ms + (monotonic_ms() - self.mono_at_ms)

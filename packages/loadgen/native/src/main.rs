@@ -8,7 +8,8 @@
 //! - out: `{"event":"ready"}` once started, then one answer per command. See
 //!   packages/loadgen/README.md for every field.
 //!
-//! With `--mode views` it simulates view users instead (views.rs documents those commands).
+//! With `--mode views` it simulates view users instead (views.rs documents those commands), with
+//! `--mode orders` the order clients of the orders preset (orders.rs).
 //!
 //! The process exits by itself after `--max-seconds` or when stdin closes.
 
@@ -16,7 +17,13 @@ mod args;
 mod clock;
 mod conn;
 mod link;
+mod order_codec;
+mod order_conn;
+mod order_stats;
+mod order_worker;
+mod orders;
 mod scan;
+mod schedule;
 mod stats;
 mod view_conn;
 mod view_stats;
@@ -78,6 +85,10 @@ fn main() {
 
     if args.mode == args::Mode::Views {
         views::serve(&args);
+        return;
+    }
+    if args.mode == args::Mode::Orders {
+        orders::serve(&args);
         return;
     }
     let (event_tx, event_rx) = mpsc::channel::<Event>();

@@ -1,6 +1,6 @@
 //! A minimal JSON scanner for server frames (a JSON array of message objects) that reads only
 //! what the simulator needs from each message (type, reqId, id, seq, ts, conflated, the number
-//! of `records`, error code/message, heartbeatMs; of view messages viewId, count and the id, seq,
+//! of `records`, error code/message, heartbeatMs; orderId of order.ack, field/rule of order.reject; of view messages viewId, count and the id, seq,
 //! ts, conflated and subject of each row in `rows`, `entered`, `updated` and `left`) and skips
 //! everything else (`fields`, `moved`, subjects of records) without building values. About twice as fast as deserialising with serde on update frames.
 //! Malformed JSON is an error, never a panic; golden frames check it against serde_json.
@@ -27,6 +27,11 @@ pub struct Msg<'a> {
     pub count: Option<u64>,
     /// Rows of a `view.*` message, in frame order: `rows` (view.created), `left`, `entered`, `updated`.
     pub rows: Vec<Row<'a>>,
+    /// `orderId` of `order.ack`.
+    pub order_id: Option<u64>,
+    /// `field` and `rule` of `order.reject` (and `field` of `error`).
+    pub field: Option<Cow<'a, str>>,
+    pub rule: Option<Cow<'a, str>>,
 }
 
 /// Which list of a view message a row came from.
@@ -345,6 +350,9 @@ impl<'a> Scanner<'a> {
                 b"message" => m.message = Some(self.string()?),
                 b"heartbeatMs" => m.heartbeat_ms = Some(self.u64()?),
                 b"viewId" => m.view_id = Some(self.u64()?),
+                b"orderId" if m.ty == "order.ack" => m.order_id = Some(self.u64()?),
+                b"field" if m.ty == "order.reject" || m.ty == "error" => m.field = Some(self.string()?),
+                b"rule" if m.ty == "order.reject" => m.rule = Some(self.string()?),
                 b"count" if m.ty.starts_with("view.") => m.count = Some(self.u64()?),
                 // the server writes `type` first; row lists of other messages are skipped
                 b"rows" if m.ty == "view.created" => self.rows(RowList::Created, &mut m.rows)?,
@@ -525,6 +533,9 @@ mod tests {
                 assert_eq!(m.code.as_deref(), v["code"].as_str());
                 assert_eq!(m.message.as_deref(), v["message"].as_str());
                 assert_eq!(m.heartbeat_ms, v["heartbeatMs"].as_u64());
+                assert_eq!(m.order_id, v["orderId"].as_u64());
+                assert_eq!(m.field.as_deref(), v["field"].as_str());
+                assert_eq!(m.rule.as_deref(), v["rule"].as_str());
             }
         }
     }
