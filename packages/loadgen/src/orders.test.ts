@@ -1,3 +1,4 @@
+import { encodeClientMessage } from '@tidewire/protocol';
 import { describe, expect, it } from 'vitest';
 import { IdSet, idGaps, orderOf } from './orders.js';
 
@@ -10,6 +11,12 @@ describe('orders shape', () => {
     expect(a.instrument).toBe('/BENCH/ORD/45');
     expect(a.price).toBe(135); // bid of instrument 45 is 145
     expect(Number.isInteger(a.quantity) && a.quantity > 0).toBe(true);
+  });
+
+  it('order 7 encodes to the text the Rust simulator sends for it (native/src/order_codec.rs pins the same string)', () => {
+    const o = orderOf(7, 'P');
+    const text = encodeClientMessage({ type: 'order.submit', reqId: 10, clientOrderId: o.clientOrderId, instrument: o.instrument, side: 'buy', quantity: o.quantity, price: o.price, timeInForce: 'day' });
+    expect(text).toBe('{"type":"order.submit","reqId":10,"clientOrderId":"P-7","instrument":"/BENCH/ORD/7","side":"buy","quantity":800,"price":97,"timeInForce":"day"}');
   });
 
   it('counts missing ids between the acknowledged ones', () => {

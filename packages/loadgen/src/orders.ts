@@ -11,7 +11,9 @@
  * order must be answered; the `orderId`s of every ack of the run are checked for gaps (they are
  * gap-free server-wide, so an accepted order never acked, or another trader submitting at the
  * same time, shows up as gaps) and each client's acks for order against its submissions. The server needs `--journal-dir` (orders on) and an orders-per-
- * second limit above the per-user rate (`--orders-per-sec 0` turns the limit off).
+ * second limit above the per-user rate (`--orders-per-sec 0` turns the limit off). With
+ * `engine: 'native'` (or `auto` when built) the Rust simulator holds the clients and paces the
+ * orders (native-orders.ts), with the same report.
  */
 
 import { decodeServerFrame, encodeClientMessage, type RecordPublish, type ServerMessage } from '@tidewire/protocol';
@@ -25,6 +27,7 @@ import { intervalTicks, Pacer, runPaced, workerTicks } from './pacer.js';
 import type { Progress, StepResult, SweepReport } from './runner.js';
 import { startWindow, stepRow } from './step-meter.js';
 import { LoadgenError } from './errors.js';
+import { nativeAvailable } from './native-fleet.js';
 
 /** Instruments the preset publishes. */
 export const ORDER_INSTRUMENTS = 100;
@@ -152,11 +155,41 @@ export interface OrdersOptions {
   tickMs?: number;
   connectTimeoutMs: number;
   responseTimeoutMs: number;
+  /**
+   * Who holds the trader connections: `native` (the Rust simulator, native-orders.ts: its own
+   * timerfd pacing, `pacing` and `tickMs` unused), `node` (`ws` clients in this event loop, paced
+   * by `pacing`), `auto` (native when built). @default 'auto'
+   */
+  engine?: OrderEngine;
+  /** Native: socket threads, each pacing its share of the clients. @default 1 */
+  threads?: number;
+  /** Native: shortest time between two sends of a thread, ms (0: each order at its due time). @default 0 */
+  nativeTickMs?: number;
+  /** Native: poll without sleeping when the next order is due within this long, ms. @default 0 */
+  spinMs?: number;
   onProgress?: (p: Progress) => void;
 }
 
-/** Runs the sweep; closes the feed and every client whatever happens. */
+/** Which simulator holds the order clients: `auto` is the Rust one when built. */
+export type OrderEngine = 'auto' | 'native' | 'node';
+
+/**
+ * Runs the sweep on the engine `o.engine` picks (`params.engine` says which ran); closes the feed
+ * and every client whatever happens. Throws NATIVE_FAILED for `native` when the Rust simulator is
+ * not built.
+ */
 export async function runOrders(o: OrdersOptions): Promise<SweepReport> {
+  const engine = o.engine ?? 'auto';
+  if (engine === 'native' || (engine === 'auto' && nativeAvailable())) {
+    const { runNativeOrders } = await import('./native-orders.js'); // loaded only when used (it imports this module)
+    return runNativeOrders(o);
+  }
+  const report = await runNodeOrders(o);
+  return { ...report, params: { ...report.params, engine: 'node' } };
+}
+
+/** The Node engine: `ws` clients in this event loop, paced by `o.pacing`. */
+async function runNodeOrders(o: OrdersOptions): Promise<SweepReport> {
   const progress = o.onProgress ?? (() => {});
   const feed = await FeedPublisher.connect({ url: o.url, user: o.source.user, password: o.source.password });
   const clients: Client[] = [];

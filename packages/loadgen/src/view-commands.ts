@@ -15,6 +15,7 @@ import { delay, epochNowMs } from './clock.js';
 import { LoadgenError } from './errors.js';
 import { FeedPublisher } from './feed-publisher.js';
 import { FinderData, runFinderResponse } from './finder-response.js';
+import { nativeAvailable } from './native-fleet.js';
 import type { Progress, SweepReport } from './runner.js';
 import { BLOTTER_DEFAULT_STEPS, BLOTTER_NEW_TRADE_PERIOD_S, BLOTTER_PUBLISHED_MEAN_MS, runBlotter } from './blotter.js';
 import { runFinderLatency } from './finder-latency.js';
@@ -60,7 +61,8 @@ export const VIEW_RUN_FLAGS: Record<string, FlagSpec> = {
   'probe-window': { type: 'number', doc: 'finder-latency: rows of a probe\'s window (published probe 300; the view holds ~300)', default: 600 },
   clients: { type: 'number', doc: 'orders: trader connections sharing the order rate (each stays under the server\'s limits.requestsPerSec, or turn that off)', default: 50 },
   pacing: { type: 'string', doc: 'orders: how sends are timed: worker (a ticker thread wakes the event loop when the next order is due, sub-ms) or interval (setInterval 1 ms: sends ~1 ms late, the generator before session 8)', default: 'worker' },
-  'tick-ms': { type: 'number', doc: 'orders: shortest time between two ticks of worker pacing, ms (shorter: sends closer to their schedule, more wake-ups)', default: ORDERS_DEFAULT_TICK_MS },
+  'tick-ms': { type: 'number', doc: `orders: shortest time between two ticks of worker pacing, ms (shorter: sends closer to their schedule, more wake-ups); default ${ORDERS_DEFAULT_TICK_MS}, with --engine native 0 (each order at its due time)` },
+  'spin-ms': { type: 'number', doc: 'orders, native engine: poll without sleeping when the next order is due within this long, ms (less lateness, a busy core)', default: 0 },
   'server-commit': { type: 'string', doc: 'commit of the server under test, recorded in the report (params.commit is the load generator\'s checkout)', default: '' },
   'response-timeout-ms': { type: 'number', doc: 'a view.create (or order) unanswered after this long is counted as failed, ms', default: 30_000 },
 };
@@ -164,11 +166,18 @@ export async function runViewPreset(name: string, p: ParsedFlags, c: ViewRunCont
       const clients = num(p, 'clients', 1, 10_000, true);
       const pacing = p.values.pacing as string;
       if (pacing !== 'worker' && pacing !== 'interval') throw badArgument('--pacing', pacing, 'must be worker or interval');
-      const tickMs = pacing === 'worker' ? num(p, 'tick-ms', 0.05, 100) : 1;
+      const tickGiven = p.values['tick-ms'] !== undefined;
+      const native = engine === 'native' || (engine === 'auto' && nativeAvailable());
+      const tickMs = pacing === 'worker' ? (tickGiven && !native ? num(p, 'tick-ms', 0.05, 100) : ORDERS_DEFAULT_TICK_MS) : 1;
+      // native: each order at its due time unless --tick-ms sets a floor; one socket thread unless --threads says more
+      const nativeTickMs = tickGiven && native ? num(p, 'tick-ms', 0, 100) : 0;
+      const spinMs = num(p, 'spin-ms', 0, 10);
+      const orderThreads = p.explicit.has('threads') ? num(p, 'threads', 1, 64, true) : 1;
       const report = await runOrders({
         url: ctx.url, source, account: { user: p.values.user as string, password: p.values.password as string }, scenario: 'orders',
         params: { url: ctx.url, stepName: 'orders/s', clients, instruments: ORDER_INSTRUMENTS, order: 'limit buy below the bid, day', latency: 'scheduled order creation -> order.ack received (create-to-ack, open loop)', pacing, tickMs, stepSeconds, warmupSeconds, ...ctx.machine },
         steps: rates, stepSeconds, warmupSeconds, clients, pacing, tickMs, connectTimeoutMs, responseTimeoutMs, onProgress: ctx.onProgress,
+        engine, threads: orderThreads, nativeTickMs, spinMs,
       });
       return { report, published: ORDERS_PUBLISHED_MEAN_MS };
     }

@@ -133,9 +133,10 @@ describe('view presets against a real server', () => {
     if (!ordersOn) ctx.skip(); // a server without orders (no orders.journalDir setting)
     const report = await runOrders({
       url, source, account, scenario: 'orders', params: {}, steps: [200], stepSeconds: 2, warmupSeconds: 0.5, clients: 4, pacing,
-      connectTimeoutMs: 10_000, responseTimeoutMs: 10_000, onProgress,
+      connectTimeoutMs: 10_000, responseTimeoutMs: 10_000, engine: 'node', onProgress,
     });
     expectShape(report, 'orders', [200]);
+    expect(report.params.engine).toBe('node');
     const s = report.steps[0]! as unknown as Record<string, number>;
     expect(s.acked).toBe(s.submitted);
     expect(s.submitted).toBeGreaterThanOrEqual(350);
