@@ -78,7 +78,7 @@ describe.skipIf(!nativeAvailable())('orders on the native engine against a real 
       engine: 'native', threads: 2, connectTimeoutMs: 10_000, responseTimeoutMs: 10_000, onProgress,
     });
     expect(notes).toEqual([]);
-    expect(report.params).toMatchObject({ engine: 'native', pacing: 'timerfd', tickMs: 0, threads: 2, stepName: 'orders/s' });
+    expect(report.params).toMatchObject({ engine: 'native', pacing: 'timerfd', tickMs: 0.1, threads: 2, stepName: 'orders/s' });
     expect(report.steps.map((s) => s.step)).toEqual([200, 400]);
     for (const step of report.steps) {
       const s = step as unknown as Record<string, number> & { latencyMs: Record<string, number>; sentToAckMs: Record<string, number>; latencyExtraMs: Record<string, number> };

@@ -22,7 +22,7 @@ import { fetchToken } from './login.js';
 import { NATIVE_BINARY, nativeAvailable } from './native-fleet.js';
 import type { StepResult, SweepReport } from './runner.js';
 import { startWindow, stepRow } from './step-meter.js';
-import { instrumentFields, ORDER_INSTRUMENTS, orderInstrument, type OrdersOptions } from './orders.js';
+import { instrumentFields, NATIVE_ORDERS_DEFAULT_TICK_MS, ORDER_INSTRUMENTS, orderInstrument, type OrdersOptions } from './orders.js';
 
 type Line = Record<string, unknown> & { event: string };
 
@@ -204,7 +204,7 @@ export async function runNativeOrders(o: OrdersOptions): Promise<SweepReport> {
   }
   const progress = o.onProgress ?? (() => {});
   const threads = o.threads ?? 1;
-  const tickMs = o.nativeTickMs ?? 0;
+  const tickMs = o.nativeTickMs ?? NATIVE_ORDERS_DEFAULT_TICK_MS;
   const spinMs = o.spinMs ?? 0;
   const feed = await FeedPublisher.connect({ url: o.url, user: o.source.user, password: o.source.password });
   const steps: StepResult[] = [];

@@ -116,6 +116,12 @@ interface Client {
 export type OrderPacing = 'worker' | 'interval';
 /** Default shortest tick period of `worker` pacing, ms. */
 export const ORDERS_DEFAULT_TICK_MS = 0.25;
+/**
+ * Default shortest time between two sends of a native socket thread, ms: at 20,000 orders/s the
+ * same latency as 0 (every order on its own wake-up) for ~2/3 of the simulator's CPU (31-34% of a
+ * core against 44-50%, docs/benchmarks.md "Session 9: native orders generator").
+ */
+export const NATIVE_ORDERS_DEFAULT_TICK_MS = 0.1;
 
 /** Counters of one window. */
 interface OrderCounters {
@@ -163,7 +169,7 @@ export interface OrdersOptions {
   engine?: OrderEngine;
   /** Native: socket threads, each pacing its share of the clients. @default 1 */
   threads?: number;
-  /** Native: shortest time between two sends of a thread, ms (0: each order at its due time). @default 0 */
+  /** Native: shortest time between two sends of a thread, ms (0: each order at its due time). @default NATIVE_ORDERS_DEFAULT_TICK_MS */
   nativeTickMs?: number;
   /** Native: poll without sleeping when the next order is due within this long, ms. @default 0 */
   spinMs?: number;

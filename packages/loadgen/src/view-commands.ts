@@ -20,7 +20,7 @@ import type { Progress, SweepReport } from './runner.js';
 import { BLOTTER_DEFAULT_STEPS, BLOTTER_NEW_TRADE_PERIOD_S, BLOTTER_PUBLISHED_MEAN_MS, runBlotter } from './blotter.js';
 import { runFinderLatency } from './finder-latency.js';
 import type { ViewEngine } from './view-user-group.js';
-import { ORDERS_DEFAULT_STEPS, ORDERS_DEFAULT_TICK_MS, ORDERS_PUBLISHED_MEAN_MS, ORDER_INSTRUMENTS, runOrders } from './orders.js';
+import { NATIVE_ORDERS_DEFAULT_TICK_MS, ORDERS_DEFAULT_STEPS, ORDERS_DEFAULT_TICK_MS, ORDERS_PUBLISHED_MEAN_MS, ORDER_INSTRUMENTS, runOrders } from './orders.js';
 import {
   FINDER_PUBLISHED_MEAN_MS,
   LATENCY_CONTAINER_SIZE,
@@ -61,7 +61,7 @@ export const VIEW_RUN_FLAGS: Record<string, FlagSpec> = {
   'probe-window': { type: 'number', doc: 'finder-latency: rows of a probe\'s window (published probe 300; the view holds ~300)', default: 600 },
   clients: { type: 'number', doc: 'orders: trader connections sharing the order rate (each stays under the server\'s limits.requestsPerSec, or turn that off)', default: 50 },
   pacing: { type: 'string', doc: 'orders: how sends are timed: worker (a ticker thread wakes the event loop when the next order is due, sub-ms) or interval (setInterval 1 ms: sends ~1 ms late, the generator before session 8)', default: 'worker' },
-  'tick-ms': { type: 'number', doc: `orders: shortest time between two ticks of worker pacing, ms (shorter: sends closer to their schedule, more wake-ups); default ${ORDERS_DEFAULT_TICK_MS}, with --engine native 0 (each order at its due time)` },
+  'tick-ms': { type: 'number', doc: `orders: shortest time between two ticks of worker pacing, ms (shorter: sends closer to their schedule, more wake-ups); default ${ORDERS_DEFAULT_TICK_MS}, with --engine native ${NATIVE_ORDERS_DEFAULT_TICK_MS} (0: each order on its own wake-up)` },
   'spin-ms': { type: 'number', doc: 'orders, native engine: poll without sleeping when the next order is due within this long, ms (less lateness, a busy core)', default: 0 },
   'server-commit': { type: 'string', doc: 'commit of the server under test, recorded in the report (params.commit is the load generator\'s checkout)', default: '' },
   'response-timeout-ms': { type: 'number', doc: 'a view.create (or order) unanswered after this long is counted as failed, ms', default: 30_000 },
@@ -169,8 +169,8 @@ export async function runViewPreset(name: string, p: ParsedFlags, c: ViewRunCont
       const tickGiven = p.values['tick-ms'] !== undefined;
       const native = engine === 'native' || (engine === 'auto' && nativeAvailable());
       const tickMs = pacing === 'worker' ? (tickGiven && !native ? num(p, 'tick-ms', 0.05, 100) : ORDERS_DEFAULT_TICK_MS) : 1;
-      // native: each order at its due time unless --tick-ms sets a floor; one socket thread unless --threads says more
-      const nativeTickMs = tickGiven && native ? num(p, 'tick-ms', 0, 100) : 0;
+      // native: a send floor of 0.1 ms unless --tick-ms says otherwise; one socket thread unless --threads says more
+      const nativeTickMs = tickGiven && native ? num(p, 'tick-ms', 0, 100) : NATIVE_ORDERS_DEFAULT_TICK_MS;
       const spinMs = num(p, 'spin-ms', 0, 10);
       const orderThreads = p.explicit.has('threads') ? num(p, 'threads', 1, 64, true) : 1;
       const report = await runOrders({
