@@ -104,6 +104,19 @@ describe.skipIf(!nativeAvailable())('orders on the native engine against a real 
     }
   }, 60_000);
 
+  it('auto picks the native engine when it is built', async () => {
+    const report = await runOrders({
+      url, source, account, scenario: 'orders', params: {}, steps: [100], stepSeconds: 1, warmupSeconds: 0.2, clients: 2,
+      engine: 'auto', connectTimeoutMs: 10_000, responseTimeoutMs: 10_000, onProgress,
+    });
+    expect(notes).toEqual([]);
+    expect(report.params).toMatchObject({ engine: 'native', threads: 1 });
+    const s = report.steps[0] as unknown as Record<string, number>;
+    expect(s.acked).toBe(s.submitted);
+    expect(s.submitted).toBeGreaterThanOrEqual(99);
+    expect(s.orderIdGaps).toBe(0);
+  }, 30_000);
+
   it('a bad token fails the connect with the server\'s answer; bad flags fail the start', async () => {
     const p = await OrderProcess.start({ url, token: 'not-a-token', clients: 2, idPrefix: 'T1', connectTimeoutMs: 5_000, maxSeconds: 60 });
     try {
