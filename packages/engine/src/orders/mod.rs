@@ -166,8 +166,12 @@ pub struct Ack<'a> {
 pub trait CompletionSink: Send + Sync {
     /// One completion, with the `order.ack` of the request it made durable, if any.
     fn post(&self, cmd: OrderCmd, ack: Option<Ack<'_>>);
-    /// The end of a commit group (every append of it was completed).
-    fn group_done(&self);
+    /// The end of a commit group (every append of it was completed). `durable(seq)` counts the
+    /// group's last durable seq in the stats: the sink calls it once the group's completions are on
+    /// their way to the engine thread and before its acks are delivered, so a client that read an
+    /// ack never sees an older durable seq, and a command sent after reading the durable seq is
+    /// handled after those completions.
+    fn group_done(&self, durable: &dyn Fn(u64));
 }
 
 /// The desk's completion sink.
@@ -225,6 +229,11 @@ impl OrdersShared {
         &self.recovery
     }
 
+    /// Counts `seq` as durable (the journal writer thread, at a commit group's end).
+    fn note_durable(&self, seq: u64) {
+        self.durable_seq.fetch_max(seq, Ordering::Relaxed);
+    }
+
     fn record_latency(&self, micros: f64) {
         let mut q = self.latencies.lock().unwrap_or_else(|p| p.into_inner());
         if q.len() >= MAX_ACK_LATENCIES {
@@ -278,8 +287,8 @@ impl std::fmt::Debug for OrderDesk {
 }
 
 /// A journal append's completion, on the writer thread right after the fdatasync covering it:
-/// the durable seq counted, then posted with the `order.ack` of a durable request (see
-/// `CompletionSink` for the order the runtime keeps). The writer completes appends in seq order, so
+/// posted with the `order.ack` of a durable request (see `CompletionSink` for the order the
+/// runtime keeps; the sink counts the durable seq at the group's end). The writer completes appends in seq order, so
 /// a session's acks keep journal order. A failed append posts no ack (the engine thread answers
 /// `error`).
 fn complete(
@@ -291,10 +300,6 @@ fn complete(
 ) {
     thread_local! {
         static FRAME: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-    }
-    if let Ok(seq) = &result {
-        // Before the ack leaves: a client that saw an ack never reads an older durable seq in stats.
-        shared.durable_seq.fetch_max(*seq, Ordering::Relaxed);
     }
     let (Ok(seq), Some(r)) = (&result, &reply) else {
         return post.post(OrderCmd::Journaled(Journaled { result, event, reply }), None);

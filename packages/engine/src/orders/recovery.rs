@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use super::{privacy, records, OrderDesk, OrdersShared, Post};
@@ -50,7 +50,16 @@ impl OrderDesk {
         opts.clock = Arc::clone(&cfg.clock);
         opts.sync_hook = cfg.sync_hook.clone();
         let sink = Arc::clone(&post);
-        opts.group_hook = Some(Arc::new(move || sink.group_done()));
+        // The stats are made below, after the replay; no group completes before then.
+        let counted: Arc<OnceLock<Arc<OrdersShared>>> = Arc::default();
+        let count = Arc::clone(&counted);
+        opts.group_hook = Some(Arc::new(move || {
+            sink.group_done(&|seq| {
+                if let Some(shared) = count.get() {
+                    shared.note_durable(seq);
+                }
+            })
+        }));
         let (journal, report) = Journal::open(opts).map_err(|e| startup_error(&cfg, e))?;
         let limits = OrderLimits {
             max_quantity: cfg.max_quantity,
@@ -96,6 +105,7 @@ impl OrderDesk {
         shared
             .durable_seq
             .store(journal.durable_seq(), std::sync::atomic::Ordering::Relaxed);
+        let _ = counted.set(Arc::clone(&shared)); // set once, here
         Ok(OrderDesk {
             book,
             durable,

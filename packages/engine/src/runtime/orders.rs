@@ -13,7 +13,7 @@ use crate::error::{EngineError, Result};
 use crate::hub::ContainerOp;
 use crate::order::{Side, TimeInForce};
 use crate::orders::privacy::is_private;
-use crate::orders::{Ack, CompletionSink, JournalRecovery, OrderCmd, OrderInput, OrdersShared};
+use crate::orders::{Ack, CompletionSink, JournalRecovery, Journaled, OrderCmd, OrderInput, OrdersShared};
 use crate::wire::Publish;
 
 /// An `order.submit` as the server decoded it.
@@ -51,12 +51,14 @@ impl Completions {
 /// The desk's completion sink (`CompletionSink`, called on the journal writer thread): a commit
 /// group's completions and acks are gathered, then delivered at the group's end under the
 /// completions lock: completions queued (and one `Msg::Completions` sent when the queue was empty;
-/// a non-empty queue already has one on its way), then acks appended to their workers' ready
-/// queues; then the workers whose queue went non-empty are woken. So the engine thread, which takes
+/// a non-empty queue already has one on its way), then the group's last seq counted as durable in
+/// the stats, then acks appended to their workers' ready queues; then the workers whose queue went
+/// non-empty are woken. So the engine thread, which takes
 /// completions under that lock, sees a completion only once its ack is ready (the order's trade
 /// record follows the ack), and the `Msg::Completions` that takes it is queued before anything a
 /// client sends after reading the ack (a cancel right behind the ack finds the order
-/// acknowledged). One engine wake-up and at most one wake-up per worker per group.
+/// acknowledged) or after reading the durable seq in the stats. One engine wake-up and at most one
+/// wake-up per worker per group.
 pub(super) struct CompletionPost {
     tx: Sender<Msg>,
     completions: Arc<Completions>,
@@ -73,6 +75,8 @@ struct Group {
     data: Vec<u8>,
     /// Per ack: worker, session, end of its frame in `data`.
     acks: Vec<(u32, u32, usize)>,
+    /// The group's last durable seq (0: none).
+    last_seq: u64,
 }
 
 impl CompletionPost {
@@ -89,6 +93,9 @@ impl CompletionPost {
 impl CompletionSink for CompletionPost {
     fn post(&self, cmd: OrderCmd, ack: Option<Ack<'_>>) {
         let mut g = self.group.lock().unwrap_or_else(|p| p.into_inner());
+        if let OrderCmd::Journaled(Journaled { result: Ok(seq), .. }) = &cmd {
+            g.last_seq = g.last_seq.max(*seq);
+        }
         g.cmds.push(cmd);
         if let Some(a) = ack {
             g.data.extend_from_slice(a.frame);
@@ -97,9 +104,14 @@ impl CompletionSink for CompletionPost {
         }
     }
 
-    fn group_done(&self) {
+    fn group_done(&self, durable: &dyn Fn(u64)) {
         let mut g = self.group.lock().unwrap_or_else(|p| p.into_inner());
-        let Group { cmds, data, acks } = &mut *g;
+        let Group {
+            cmds,
+            data,
+            acks,
+            last_seq,
+        } = &mut *g;
         if cmds.is_empty() {
             return;
         }
@@ -111,6 +123,9 @@ impl CompletionSink for CompletionPost {
                 let _ = self.tx.send(Msg::Completions);
             }
             q.append(cmds);
+            if *last_seq > 0 {
+                durable(std::mem::take(last_seq));
+            }
             let mut start = 0;
             for &(worker, sid, end) in acks.iter() {
                 if let Some(queue) = ready::push_ack(&self.workers, worker, sid, &data[start..end]) {
@@ -254,5 +269,41 @@ impl Engine {
     /// True when the engine was started with orders.
     pub fn orders_enabled(&self) -> bool {
         self.shared.orders.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::order::OrderEvent;
+    use crate::orders::Journaled;
+
+    fn completion(seq: u64) -> OrderCmd {
+        OrderCmd::Journaled(Journaled {
+            result: Ok(seq),
+            event: OrderEvent::Acknowledged { order_id: seq, ts: 1 },
+            reply: None,
+        })
+    }
+
+    #[test]
+    fn the_durable_seq_is_counted_once_the_groups_completions_are_on_their_way() {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let completions = Arc::new(Completions::default());
+        let post = CompletionPost::new(tx, Arc::clone(&completions), Arc::default());
+        post.post(completion(7), None);
+        post.post(completion(8), None);
+        let counted = Mutex::new(Vec::new());
+        post.group_done(&|seq| {
+            // The engine thread's wake-up is queued already; the completions lock is still held
+            // (the engine thread takes the completions once the acks are in too).
+            let locked = completions.q.try_lock().is_err();
+            counted.lock().unwrap().push((seq, rx.len(), locked));
+        });
+        assert_eq!(*counted.lock().unwrap(), [(8, 1, true)]);
+        assert!(matches!(rx.try_recv(), Ok(Msg::Completions)));
+        post.group_done(&|seq| counted.lock().unwrap().push((seq, 0, false)));
+        assert_eq!(counted.lock().unwrap().len(), 1, "an empty group counts nothing");
+        assert_eq!(completions.take().len(), 2);
     }
 }
