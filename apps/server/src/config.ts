@@ -95,6 +95,8 @@ export interface Config {
   readonly orders: {
     readonly journalDir: string;
     readonly fsync: boolean;
+    /** Journal commit window, µs (0: off). */
+    readonly commitWindowUs: number;
     readonly maxQuantity: number;
     readonly defaultTick: number;
     readonly simulatorSeed: number;

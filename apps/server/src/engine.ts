@@ -48,6 +48,7 @@ export function engineConfig(config: Config): EngineConfig {
     // orders: an empty journalDir leaves them disabled (the engine then throws UNAVAILABLE)
     journalDir: config.orders.journalDir === '' ? '' : path.resolve(config.orders.journalDir),
     journalFsync: config.orders.fsync,
+    journalCommitWindowUs: config.orders.commitWindowUs,
     orderMaxQuantity: config.orders.maxQuantity,
     orderDefaultTick: config.orders.defaultTick,
     simulatorSeed: config.orders.simulatorSeed,

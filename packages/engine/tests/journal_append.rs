@@ -287,3 +287,52 @@ fn fsync_timing_and_default_epoch_come_from_the_injected_clock() {
     assert_eq!((s.syncs, s.sync_nanos_total, s.sync_nanos_max), (3, 3_000, 1_000));
     j.close().unwrap();
 }
+
+/// Appends bodies `from..from + n` and waits for their acks.
+fn append_and_wait(j: &Journal, from: u64, n: u64) {
+    let (tx, rx) = crossbeam_channel::unbounded();
+    for i in from..from + n {
+        let tx = tx.clone();
+        j.append(body(i), move |r| tx.send(r.map(|_| ())).unwrap()).unwrap();
+    }
+    for _ in 0..n {
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("ack within 10 s")
+            .unwrap();
+    }
+}
+
+#[test]
+fn a_commit_window_gathers_appends_that_follow_a_group_closely() {
+    let dir = TempDir::new("window");
+    let mut o = options(dir.path());
+    o.commit_window = Duration::from_millis(500);
+    let (j, _) = Journal::open(o).unwrap();
+    // The first group: within the window of the writer's start, so it waits for the window.
+    append_and_wait(&j, 1, 1);
+    assert_eq!(j.stats().groups, 1);
+    // Right behind it: the next appends, sent 50 ms apart, all wait for the window and share one
+    // group (with no window each would be written on its own).
+    let (tx, rx) = crossbeam_channel::unbounded();
+    for i in 2..=4u64 {
+        let tx = tx.clone();
+        j.append(body(i), move |r| tx.send(r.unwrap()).unwrap()).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let seqs: Vec<u64> = (0..3)
+        .map(|_| rx.recv_timeout(Duration::from_secs(10)).unwrap())
+        .collect();
+    assert_eq!(seqs, [2, 3, 4], "acks in seq order");
+    assert_eq!(j.stats().groups, 2, "one group for the three");
+    j.close().unwrap();
+
+    // No window: the same three appends 50 ms apart are three groups.
+    let dir = TempDir::new("no-window");
+    let (j, _) = Journal::open(options(dir.path())).unwrap();
+    for i in 1..=3u64 {
+        append_and_wait(&j, i, 1);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(j.stats().groups, 3);
+    j.close().unwrap();
+}

@@ -3,8 +3,10 @@
 //! Loop: block for one append, take whatever else is queued (up to `max_group_records`), encode them
 //! into one buffer, `write_all`, one `fdatasync`, publish the new durable seq, call the sync hook,
 //! then complete every append of the group with its seq, then call the group hook. An append is
-//! acknowledged only after the fdatasync covering it returned. A group starts as soon as the previous one's completions ran:
-//! the writer never waits to fill a group.
+//! acknowledged only after the fdatasync covering it returned. A group starts as soon as the previous one's completions ran,
+//! unless `commit_window` is set: then a group that starts within the window of the previous
+//! group's end keeps gathering appends until the window has passed (under a steady stream each
+//! fdatasync covers more appends; after a quiet spell an append is written at once).
 //!
 //! **Segments** (`spare.rs`). When the next record would pass the tail segment's zero-filled space
 //! (or `segment_bytes`), what is buffered is written and fdatasynced, and the writer switches to the
@@ -27,6 +29,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Completion called once per append, on the writer thread.
 pub(crate) type Done = Box<dyn FnOnce(Result<u64, JournalError>) + Send>;
@@ -54,6 +57,8 @@ pub(crate) struct Writer {
     pub epoch: u64,
     pub segment_bytes: u64,
     pub max_group_records: usize,
+    /// See `JournalOptions::commit_window` (zero: off).
+    pub commit_window: Duration,
     pub next_seq: u64,
     pub tail: Tail,
     pub shared: Arc<Shared>,
@@ -102,12 +107,24 @@ impl Writer {
     pub fn run(mut self, rx: Receiver<Request>) {
         let mut batch: Vec<Request> = Vec::with_capacity(self.max_group_records);
         let mut buf: Vec<u8> = Vec::with_capacity(1 << 20);
+        // When the last group's completions ran (the commit window counts from there).
+        let mut last_end = Instant::now();
         while let Ok(first) = rx.recv() {
             batch.push(first);
             while batch.len() < self.max_group_records {
                 match rx.try_recv() {
                     Ok(r) => batch.push(r),
                     Err(_) => break,
+                }
+            }
+            if !self.commit_window.is_zero() {
+                // A deadline already passed (a quiet spell) returns at once.
+                let deadline = last_end + self.commit_window;
+                while batch.len() < self.max_group_records {
+                    match rx.recv_deadline(deadline) {
+                        Ok(r) => batch.push(r),
+                        Err(_) => break,
+                    }
                 }
             }
             if let Some(message) = self.shared.failure() {
@@ -143,6 +160,7 @@ impl Writer {
                         (r.done)(Ok(first_seq + i as u64));
                     }
                     self.group_done();
+                    last_end = Instant::now();
                     self.timing.complete_nanos = self.clock.now_nanos().saturating_sub(t0);
                     if let Some(hook) = &self.commit_hook {
                         hook(&self.timing);

@@ -47,6 +47,7 @@ impl OrderDesk {
     pub fn open(cfg: OrdersConfig, post: Post) -> Result<OrderDesk, EngineError> {
         let mut opts = JournalOptions::new(&cfg.journal_dir);
         opts.fsync = cfg.journal_fsync;
+        opts.commit_window = cfg.journal_commit_window;
         opts.clock = Arc::clone(&cfg.clock);
         opts.sync_hook = cfg.sync_hook.clone();
         let sink = Arc::clone(&post);
