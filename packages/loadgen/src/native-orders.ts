@@ -10,21 +10,15 @@
  * simulator's CPU is added to `generatorCpuPct` (and reported alone as `usersCpuPct`).
  */
 
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import type { RecordPublish } from '@tidewire/protocol';
-import { clockAnchor, delay, epochNowMs } from './clock.js';
+import { delay, epochNowMs } from './clock.js';
 import { LoadgenError } from './errors.js';
 import { FeedPublisher } from './feed-publisher.js';
 import { waitSeconds } from './finder-latency.js';
 import { mergeEncoded, newLatencyHistogram, summarizeMs, type LatencySummaryMs } from './histogram.js';
-import { fetchToken } from './login.js';
-import { NATIVE_BINARY, nativeAvailable } from './native-fleet.js';
+import { assertNativeBuilt, NativeProcess, simulatorArgs, type NativeLine } from './native-process.js';
 import type { StepResult, SweepReport } from './runner.js';
 import { startWindow, stepRow } from './step-meter.js';
-import { instrumentFields, NATIVE_ORDERS_DEFAULT_TICK_MS, ORDER_INSTRUMENTS, orderInstrument, type OrdersOptions } from './orders.js';
-
-type Line = Record<string, unknown> & { event: string };
+import { NATIVE_ORDERS_DEFAULT_TICK_MS, publishInstrumentsAndLogin, type OrdersOptions } from './orders.js';
 
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 const round2 = (x: number): number => Math.round(x * 100) / 100;
@@ -71,89 +65,30 @@ export interface OrderProcessOptions {
 
 /** The simulator process in orders mode: one answer line per command, in order. */
 export class OrderProcess {
-  private readonly waiting: Array<{ resolve(l: Line): void; reject(e: Error): void }> = [];
-  private stderrTail = '';
-  /** Why the process ended, once it has. */
-  exited: string | undefined;
-
-  private constructor(private readonly child: ChildProcessWithoutNullStreams) {
-    createInterface({ input: child.stdout }).on('line', (text) => {
-      let line: Line;
-      try {
-        line = JSON.parse(text) as Line;
-      } catch {
-        return; // not a protocol line
-      }
-      const w = this.waiting.shift();
-      if (!w) return;
-      if (line.event === 'error') w.reject(new LoadgenError('NATIVE_FAILED', `order simulator: ${String(line.message)}`));
-      else w.resolve(line);
-    });
-    child.stdin.on('error', () => {}); // a write after the exit: the exit handler reports why
-    child.stderr.on('data', (chunk: Buffer) => {
-      this.stderrTail = (this.stderrTail + chunk.toString()).slice(-2000);
-    });
-    const gone = (why: string): void => {
-      this.exited = this.exited ?? why;
-      for (const w of this.waiting.splice(0)) w.reject(new LoadgenError('NATIVE_FAILED', this.exited));
-    };
-    // 'close' comes after stdout and stderr ended: the reason includes everything it printed
-    child.on('close', (code, signal) => gone(`order simulator exited (${signal ?? code})${this.stderrTail ? `: ${this.stderrTail.trim()}` : ''}`));
-    child.on('error', (err) => gone(`order simulator failed: ${err.message}`));
-  }
+  private constructor(private readonly proc: NativeProcess) {}
 
   /** Spawns the simulator and waits for its `ready` line. Throws NATIVE_FAILED when it is not built or does not start. */
   static async start(o: OrderProcessOptions): Promise<OrderProcess> {
-    if (!nativeAvailable()) {
-      throw new LoadgenError('NATIVE_FAILED', `the Rust client simulator is not built (${NATIVE_BINARY}); run \`npm run build -w @tidewire/loadgen\` or use --engine node`);
-    }
-    const anchor = clockAnchor();
-    const p = new OrderProcess(spawn(NATIVE_BINARY, [
+    return new OrderProcess(await NativeProcess.start({ name: 'order simulator', replies: 'order', args: [
+      ...simulatorArgs(o.url, o.connectTimeoutMs, o.maxSeconds),
       '--mode', 'orders',
-      '--url', `${o.url.replace(/\/+$/, '')}/stream`,
       '--token', o.token,
       '--clients', String(o.clients),
       '--id-prefix', o.idPrefix,
       '--threads', String(o.threads ?? 1),
       '--tick-ms', String(o.tickMs ?? 0),
       '--spin-ms', String(o.spinMs ?? 0),
-      '--connect-timeout-ms', String(o.connectTimeoutMs),
-      '--clock-epoch-ms', anchor.epochMs.toFixed(3),
-      '--clock-mono-ms', anchor.monoMs.toFixed(3),
-      '--max-seconds', String(Math.max(1, Math.ceil(o.maxSeconds))),
-    ], { stdio: ['pipe', 'pipe', 'pipe'] }));
-    try {
-      const ready = await p.next(10_000);
-      if (ready.event !== 'ready') throw new LoadgenError('NATIVE_FAILED', `order simulator did not start: ${JSON.stringify(ready)}`);
-    } catch (err) {
-      await p.stop();
-      throw err;
-    }
-    return p;
+    ] }));
   }
 
-  private next(timeoutMs: number): Promise<Line> {
-    if (this.exited) return Promise.reject(new LoadgenError('NATIVE_FAILED', this.exited));
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new LoadgenError('TIMEOUT', `order simulator gave no answer within ${timeoutMs} ms`)), timeoutMs);
-      this.waiting.push({
-        resolve: (l) => {
-          clearTimeout(timer);
-          resolve(l);
-        },
-        reject: (e) => {
-          clearTimeout(timer);
-          reject(e);
-        },
-      });
-    });
+  /** Why the process ended, once it has. */
+  get exited(): string | undefined {
+    return this.proc.exited;
   }
 
   /** Sends `cmd` and resolves with its answer; rejects on an error line, the exit, or after `timeoutMs`. */
-  async call(cmd: Record<string, unknown>, timeoutMs: number): Promise<Line> {
-    const answer = this.next(timeoutMs);
-    this.child.stdin.write(`${JSON.stringify(cmd)}\n`);
-    return answer;
+  call(cmd: Record<string, unknown>, timeoutMs: number): Promise<NativeLine> {
+    return this.proc.call(cmd, timeoutMs);
   }
 
   /** The process's CPU so far (user + system), µs. */
@@ -176,13 +111,8 @@ export class OrderProcess {
   }
 
   /** Asks the process to stop; kills it after 10 s. Idempotent. */
-  async stop(): Promise<void> {
-    if (this.exited || this.child.exitCode !== null || this.child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
-    this.child.stdin.end(`${JSON.stringify({ cmd: 'stop' })}\n`);
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
+  stop(): Promise<void> {
+    return this.proc.stop();
   }
 }
 
@@ -199,9 +129,7 @@ function summaryOf(encoded: string): LatencySummaryMs {
 
 /** Runs the orders sweep on the Rust simulator; closes the feed and the process whatever happens. */
 export async function runNativeOrders(o: OrdersOptions): Promise<SweepReport> {
-  if (!nativeAvailable()) {
-    throw new LoadgenError('NATIVE_FAILED', `the Rust client simulator is not built (${NATIVE_BINARY}); run \`npm run build -w @tidewire/loadgen\` or use --engine node`);
-  }
+  assertNativeBuilt();
   const progress = o.onProgress ?? (() => {});
   const threads = o.threads ?? 1;
   const tickMs = o.nativeTickMs ?? NATIVE_ORDERS_DEFAULT_TICK_MS;
@@ -212,11 +140,7 @@ export async function runNativeOrders(o: OrdersOptions): Promise<SweepReport> {
   const runSeconds = o.steps.length * (o.warmupSeconds + o.stepSeconds + o.responseTimeoutMs / 1000 + 30) + o.connectTimeoutMs / 1000 + 60;
   let proc: OrderProcess | undefined;
   try {
-    const now = epochNowMs();
-    feed.publish(Array.from({ length: ORDER_INSTRUMENTS }, (_, i): RecordPublish => ({ type: 'record.publish', subject: orderInstrument(i), ts: now, image: true, fields: instrumentFields(i) })));
-    await feed.barrier();
-    const token = await fetchToken(o.url, o.account.user, o.account.password);
-    progress({ phase: 'connect', stepIndex: 0, steps: o.steps.length, target: o.clients });
+    const token = await publishInstrumentsAndLogin(o, feed);
     proc = await OrderProcess.start({
       url: o.url, token, clients: o.clients, idPrefix, threads, tickMs, spinMs,
       connectTimeoutMs: o.connectTimeoutMs, maxSeconds: runSeconds,

@@ -8,42 +8,26 @@
  * the source's send times (as the Node users do), then merged into the row histogram.
  */
 
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { encodeClientMessage } from '@tidewire/protocol';
-import { clockAnchor } from './clock.js';
-import { LoadgenError } from './errors.js';
 import { encodeHistogram, mergeEncoded, newLatencyHistogram, recordLatencyMs } from './histogram.js';
-import { NATIVE_BINARY, nativeAvailable } from './native-fleet.js';
+import { assertNativeBuilt, NativeProcess, simulatorArgs, type NativeLine } from './native-process.js';
 import { leftResolver, type GroupOptions, type ViewUserGroup } from './view-user-group.js';
 import type { CreateOutcome, ViewSpec, ViewUsersReport } from './view-users.js';
 
 /** Socket threads of a native view group. @default 2 */
 export const DEFAULT_VIEW_THREADS = 2;
 
-type Line = Record<string, unknown> & { event: string; id?: number };
-
-interface Waiter {
-  resolve(l: Line): void;
-  reject(e: Error): void;
-  timer: ReturnType<typeof setTimeout>;
-}
-
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
-/** The simulator process of one group and its id-tagged replies. */
+/** The simulator process of one group (answers tagged with their command's id) and its rows that left a window. */
 class ViewProcess {
-  private readonly waiting = new Map<number, Waiter>();
-  private nextId = 1;
-  private stderrTail = '';
-  private exited: string | undefined;
+  private readonly proc: NativeProcess;
   private stopped = false;
-  private readonly ready: Promise<void>;
   private readonly leftRows = newLatencyHistogram();
   /** Rows that left a window, timed from the source's send time. */
   private readonly onLeft: ((subject: string, recvMs: number) => void) | undefined;
 
-  constructor(private readonly child: ChildProcessWithoutNullStreams, opts: GroupOptions) {
+  constructor(args: string[], opts: GroupOptions) {
     if (opts.left) {
       const published = leftResolver(opts.left);
       this.onLeft = (subject, recvMs) => {
@@ -52,75 +36,26 @@ class ViewProcess {
         if (at !== undefined && at <= recvMs) recordLatencyMs(this.leftRows, recvMs - at);
       };
     }
-    let readyResolve: () => void = () => {};
-    let readyReject: (e: Error) => void = () => {};
-    this.ready = new Promise<void>((resolve, reject) => {
-      readyResolve = resolve;
-      readyReject = reject;
+    this.proc = new NativeProcess({
+      name: 'view simulator', replies: 'id', args,
+      onEvent: (line) => {
+        if (line.event !== 'left') return false;
+        this.left(line);
+        return true;
+      },
     });
-    this.ready.catch(() => undefined); // surfaced by every call
-    const readyTimer = setTimeout(() => readyReject(new LoadgenError('NATIVE_FAILED', 'view simulator did not start within 10 s')), 10_000);
-    createInterface({ input: child.stdout }).on('line', (text) => {
-      let line: Line;
-      try {
-        line = JSON.parse(text) as Line;
-      } catch {
-        return; // not a protocol line
-      }
-      if (line.event === 'ready') {
-        clearTimeout(readyTimer);
-        readyResolve();
-      } else if (line.event === 'left') this.left(line);
-      else if (typeof line.id === 'number') this.answer(line.id, line);
-    });
-    child.stdin.on('error', () => {}); // a write after the exit: the exit handler reports why
-    child.stderr.on('data', (chunk: Buffer) => {
-      this.stderrTail = (this.stderrTail + chunk.toString()).slice(-2000);
-    });
-    const gone = (why: string): void => {
-      this.exited = why;
-      clearTimeout(readyTimer);
-      const e = new LoadgenError('NATIVE_FAILED', why);
-      readyReject(e);
-      for (const w of this.waiting.values()) {
-        clearTimeout(w.timer);
-        w.reject(e);
-      }
-      this.waiting.clear();
-    };
-    child.on('exit', (code, signal) => gone(`view simulator exited (${signal ?? code})${this.stderrTail ? `: ${this.stderrTail.trim()}` : ''}`));
-    child.on('error', (err) => gone(`view simulator failed: ${err.message}`));
   }
 
-  private left(line: Line): void {
+  private left(line: NativeLine): void {
     if (!this.onLeft || !Array.isArray(line.rows)) return;
     for (const r of line.rows as unknown[]) {
       if (Array.isArray(r) && typeof r[0] === 'string' && typeof r[1] === 'number') this.onLeft(r[0], r[1]);
     }
   }
 
-  private answer(id: number, line: Line): void {
-    const w = this.waiting.get(id);
-    if (!w) return;
-    this.waiting.delete(id);
-    clearTimeout(w.timer);
-    if (line.event === 'error') w.reject(new LoadgenError('NATIVE_FAILED', `view simulator: ${String(line.message)}`));
-    else w.resolve(line);
-  }
-
   /** Sends `cmd` with a fresh id; resolves with its answer, rejects on an error line, exit or timeout. */
-  async call(cmd: Record<string, unknown>, timeoutMs: number): Promise<Line> {
-    await this.ready;
-    if (this.exited) throw new LoadgenError('NATIVE_FAILED', this.exited);
-    const id = this.nextId++;
-    return new Promise<Line>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiting.delete(id);
-        reject(new LoadgenError('TIMEOUT', `view simulator gave no answer to ${String(cmd.cmd)} within ${timeoutMs} ms`));
-      }, timeoutMs);
-      this.waiting.set(id, { resolve, reject, timer });
-      this.child.stdin.write(`${JSON.stringify({ ...cmd, id })}\n`);
-    });
+  call(cmd: Record<string, unknown>, timeoutMs: number): Promise<NativeLine> {
+    return this.proc.call(cmd, timeoutMs);
   }
 
   /** The rows histogram of a take merged with the left rows timed here (then reset). */
@@ -139,13 +74,7 @@ class ViewProcess {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    if (!this.exited) {
-      const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
-      this.child.stdin.end(`${JSON.stringify({ cmd: 'stop' })}\n`);
-      const timer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await this.proc.stop();
     this.leftRows.destroy();
   }
 }
@@ -155,25 +84,17 @@ class ViewProcess {
  * the process exits by itself after `maxSeconds`. Throws NATIVE_FAILED when it is not built.
  */
 export function startNativeViewGroup(opts: GroupOptions, maxSeconds: number, threads = DEFAULT_VIEW_THREADS): ViewUserGroup {
-  if (!nativeAvailable()) {
-    throw new LoadgenError('NATIVE_FAILED', `the Rust client simulator is not built (${NATIVE_BINARY}); run \`npm run build -w @tidewire/loadgen\` or use --engine node`);
-  }
+  assertNativeBuilt();
   const connectTimeoutMs = opts.connectTimeoutMs ?? 30_000;
   const responseTimeoutMs = opts.responseTimeoutMs ?? 30_000;
-  const anchor = clockAnchor();
-  const child = spawn(NATIVE_BINARY, [
+  const p = new ViewProcess([
+    ...simulatorArgs(opts.url, connectTimeoutMs, maxSeconds),
     '--mode', 'views',
-    '--url', `${opts.url.replace(/\/+$/, '')}/stream`,
     '--light', String(opts.light === true),
     '--report-left', String(opts.left !== undefined),
     '--threads', String(Math.max(1, Math.min(64, Math.floor(threads)))),
-    '--connect-timeout-ms', String(connectTimeoutMs),
     '--response-timeout-ms', String(responseTimeoutMs),
-    '--clock-epoch-ms', anchor.epochMs.toFixed(3),
-    '--clock-mono-ms', anchor.monoMs.toFixed(3),
-    '--max-seconds', String(Math.max(1, Math.ceil(maxSeconds))),
-  ], { stdio: ['pipe', 'pipe', 'pipe'] });
-  const p = new ViewProcess(child, opts);
+  ], opts);
   // the simulator settles every open itself within the connect + response timeouts
   const openBoundMs = connectTimeoutMs + responseTimeoutMs + 30_000;
   return {

@@ -27,7 +27,7 @@ import { intervalTicks, Pacer, runPaced, workerTicks } from './pacer.js';
 import type { Progress, StepResult, SweepReport } from './runner.js';
 import { startWindow, stepRow } from './step-meter.js';
 import { LoadgenError } from './errors.js';
-import { nativeAvailable } from './native-fleet.js';
+import { nativeAvailable } from './native-process.js';
 
 /** Instruments the preset publishes. */
 export const ORDER_INSTRUMENTS = 100;
@@ -194,6 +194,20 @@ export async function runOrders(o: OrdersOptions): Promise<SweepReport> {
   return { ...report, params: { ...report.params, engine: 'node' } };
 }
 
+/**
+ * The start of an orders run on either engine: publishes the instruments on `feed` (images),
+ * waits until the server has them, logs `o.account` in and reports the connect phase. Returns the
+ * session token the trader connections log in with.
+ */
+export async function publishInstrumentsAndLogin(o: OrdersOptions, feed: FeedPublisher): Promise<string> {
+  const now = epochNowMs();
+  feed.publish(Array.from({ length: ORDER_INSTRUMENTS }, (_, i): RecordPublish => ({ type: 'record.publish', subject: orderInstrument(i), ts: now, image: true, fields: instrumentFields(i) })));
+  await feed.barrier();
+  const token = await fetchToken(o.url, o.account.user, o.account.password);
+  o.onProgress?.({ phase: 'connect', stepIndex: 0, steps: o.steps.length, target: o.clients });
+  return token;
+}
+
 /** The Node engine: `ws` clients in this event loop, paced by `o.pacing`. */
 async function runNodeOrders(o: OrdersOptions): Promise<SweepReport> {
   const progress = o.onProgress ?? (() => {});
@@ -207,11 +221,7 @@ async function runNodeOrders(o: OrdersOptions): Promise<SweepReport> {
   let histSent: LatencyHistogram = newLatencyHistogram();
   let failure: string | undefined;
   try {
-    const now = epochNowMs();
-    feed.publish(Array.from({ length: ORDER_INSTRUMENTS }, (_, i): RecordPublish => ({ type: 'record.publish', subject: orderInstrument(i), ts: now, image: true, fields: instrumentFields(i) })));
-    await feed.barrier();
-    const token = await fetchToken(o.url, o.account.user, o.account.password);
-    progress({ phase: 'connect', stepIndex: 0, steps: o.steps.length, target: o.clients });
+    const token = await publishInstrumentsAndLogin(o, feed);
     const opened = await bounded(o.clients, 32, () => openClient(o.url, token, o.connectTimeoutMs));
     for (const c of opened) {
       if (typeof c === 'string') throw new LoadgenError('SERVER_REFUSED', `order client could not connect: ${c}`);
