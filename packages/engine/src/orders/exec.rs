@@ -64,10 +64,9 @@ impl OrderDesk {
         }
     }
 
-    /// Call once per engine pass, before the hub flushes: publishes what became durable, then
-    /// executes fresh orders, ticked instruments and (when due) the periodic pass.
+    /// Call once per engine pass, before the hub flushes: executes fresh orders, ticked
+    /// instruments and (when due) the periodic pass.
     pub fn run_due(&mut self, hub: &mut Hub, now: Instant) {
-        self.flush_published(hub, now);
         if self.failed.is_some() {
             return;
         }

@@ -14,8 +14,8 @@
 //! instrument; a tick of an instrument (a publish touching `bid`/`ask`) and a periodic
 //! pass run the simulator (`exec.rs`). Trade record publishes and blotter rows that became durable
 //! go out together once the engine thread has applied the completions it took at once
-//! (`flush_published`, before its next command: a view created on receipt of an ack lists the
-//! order), and anything left at a pass's end from `run_due`.
+//! (`apply_completions`, before its next command: a view created on receipt of an ack lists the
+//! order).
 
 mod catalog;
 mod exec;
@@ -265,10 +265,10 @@ pub struct OrderDesk {
     /// Next periodic pass (while any order works).
     next_pass: Option<Instant>,
     scratch: Vec<u8>,
-    /// Trade record publishes that became durable in this pass (`flush_published`).
+    /// Trade record publishes of the completions being applied (`apply_completions`).
     pending: Vec<Publish>,
-    /// (order id, trade subject) of records shown for the first time in this pass, oldest first
-    /// (the user is the durable order's).
+    /// (order id, trade subject) of records shown for the first time by those completions, oldest
+    /// first (the user is the durable order's).
     pending_rows: Vec<(u64, String)>,
     /// Journal seq of each order's last transition, from the replay; consumed by `restore`.
     restore_seqs: Vec<u64>,
@@ -349,7 +349,17 @@ impl OrderDesk {
         self.cfg.clock.now_nanos() / 1_000_000
     }
 
-    /// Handles one command at `now`.
+    /// Applies journal completions (in journal order), then publishes their trade records and
+    /// blotter rows together (`flush_published`) before the caller's next command: their acks are
+    /// out already, so a blotter view created on receipt of an ack lists the order.
+    pub fn apply_completions(&mut self, hub: &mut Hub, cmds: Vec<OrderCmd>, now: Instant) {
+        for cmd in cmds {
+            self.handle(hub, cmd, now);
+        }
+        self.flush_published(hub, now);
+    }
+
+    /// Handles one command at `now` (a journal completion goes through `apply_completions`).
     pub fn handle(&mut self, hub: &mut Hub, cmd: OrderCmd, now: Instant) {
         match cmd {
             OrderCmd::Submit { sid, req_id, order, at } => self.submit(hub, sid, req_id, order, at, now),
@@ -610,7 +620,7 @@ impl OrderDesk {
         }
     }
 
-    /// Publishes the trade records and blotter rows that became durable during this pass: one
+    /// Publishes the trade records and blotter rows that became durable in `apply_completions`: one
     /// store batch, then per user one container publish whose ops insert the new rows at position
     /// 0 one by one, oldest first, so the blotter ends newest first.
     ///
@@ -618,7 +628,7 @@ impl OrderDesk {
     /// a fixed step below the first member, but a run inserted at positions 0, 1, 2, ... bisects
     /// one gap per row and relabels the whole container (O(n)) after ~32-46 rows; with 100,000
     /// rows in a blotter that relabel was 63% of the engine thread at 7,000 orders/s.
-    pub(super) fn flush_published(&mut self, hub: &mut Hub, now: Instant) {
+    fn flush_published(&mut self, hub: &mut Hub, now: Instant) {
         if !self.pending.is_empty() {
             let batch = std::mem::take(&mut self.pending);
             let received_ms = self.now_ms() as f64;

@@ -712,13 +712,7 @@ fn dispatch(hub: &mut Hub, desk: &mut Option<OrderDesk>, msg: Msg, shared: &Shar
         }
         Msg::Completions => {
             if let Some(d) = desk.as_mut() {
-                for oc in shared.completions.take() {
-                    d.handle(hub, oc, now);
-                }
-                // The acks of these are out already: their trade records and blotter rows go in
-                // now, before any later command of this turn (a blotter view created on receipt
-                // of an ack lists the order), not at the pass's end.
-                d.flush_published(hub, now);
+                d.apply_completions(hub, shared.completions.take(), now);
             }
         }
         Msg::ViewStats(reply) => {
