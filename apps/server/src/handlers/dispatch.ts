@@ -126,11 +126,15 @@ function overRate(ctx: HandlerContext, session: Session, port: ConnectionPort, t
   // a weighted request refused still costs its tokens (a debt): repeating it is then refused
   // undecoded (refuseUnread) until the debt is paid
   if (!session.rate || (cost > 1 ? session.rate.takeOrOwe(ctx.clock.now(), cost) : session.rate.take(ctx.clock.now()))) return false;
-  const reqId = req instanceof Uint8Array ? frameReqId(req) : req;
   const weight = cost > 1 ? ` (this one counts as ${Math.min(cost, session.rate.capacity)}: ${ctx.config.limits.subjectsPerToken} subjects per frame, limits.subjectsPerToken)` : '';
-  const message = `more than ${ctx.config.limits.requestsPerSec} frames per second (limits.requestsPerSec)${weight}; '${type}' was not handled, retry after ${session.rate.waitMs(ctx.clock.now(), cost)} ms`;
-  replyError(ctx, session, port, reqId === undefined ? { code: 'RATE_LIMITED', message } : { code: 'RATE_LIMITED', reqId, message });
+  replyRateLimited(ctx, session, port, req instanceof Uint8Array ? frameReqId(req) : req, `${weight}; '${type}' was not handled`, cost);
   return true;
+}
+
+/** RATE_LIMITED (with `reqId` when known): "more than N frames per second (limits.requestsPerSec)`what`, retry after ...". */
+function replyRateLimited(ctx: HandlerContext, session: Session, port: ConnectionPort, reqId: number | undefined, what: string, cost = 1): void {
+  const message = `more than ${ctx.config.limits.requestsPerSec} frames per second (limits.requestsPerSec)${what}, retry after ${session.rate!.waitMs(ctx.clock.now(), cost)} ms`;
+  replyError(ctx, session, port, reqId === undefined ? { code: 'RATE_LIMITED', message } : { code: 'RATE_LIMITED', reqId, message });
 }
 
 /**
@@ -139,10 +143,8 @@ function overRate(ctx: HandlerContext, session: Session, port: ConnectionPort, t
  * out when not found. The same reply as `overRate`'s but for "(refused unread)".
  */
 function refuseUnread(ctx: HandlerContext, session: Session, port: ConnectionPort, bytes: Uint8Array): void {
-  const reqId = scanReqId(bytes);
   const type = scanType(bytes);
-  const message = `more than ${ctx.config.limits.requestsPerSec} frames per second (limits.requestsPerSec); ${type === undefined ? 'this frame' : `'${type}'`} was not handled (refused unread), retry after ${session.rate!.waitMs(ctx.clock.now())} ms`;
-  replyError(ctx, session, port, reqId === undefined ? { code: 'RATE_LIMITED', message } : { code: 'RATE_LIMITED', reqId, message });
+  replyRateLimited(ctx, session, port, scanReqId(bytes), `; ${type === undefined ? 'this frame' : `'${type}'`} was not handled (refused unread)`);
 }
 
 const REQ_ID_KEY = Buffer.from('"reqId"');
@@ -153,12 +155,16 @@ function valueAt(bytes: Uint8Array, key: Buffer): number {
   const end = Math.min(bytes.length, 256);
   const at = Buffer.from(bytes.buffer, bytes.byteOffset, end).indexOf(key);
   if (at < 0) return -1;
-  let i = at + key.length;
-  while (i < end && (bytes[i] === 0x20 || bytes[i] === 0x09 || bytes[i] === 0x0a || bytes[i] === 0x0d)) i++;
+  let i = skipSpace(bytes, at + key.length, end);
   if (bytes[i] !== 0x3a /* ':' */) return -1;
-  i++;
-  while (i < end && (bytes[i] === 0x20 || bytes[i] === 0x09 || bytes[i] === 0x0a || bytes[i] === 0x0d)) i++;
+  i = skipSpace(bytes, i + 1, end);
   return i < end ? i : -1;
+}
+
+/** Index of the first byte from `i` (before `end`) that is not JSON whitespace, or `end`. */
+function skipSpace(bytes: Uint8Array, i: number, end: number): number {
+  while (i < end && (bytes[i] === 0x20 || bytes[i] === 0x09 || bytes[i] === 0x0a || bytes[i] === 0x0d)) i++;
+  return i;
 }
 
 /**
@@ -196,11 +202,8 @@ export function scanReqId(bytes: Uint8Array): number | undefined {
 
 /** Index of the first non-whitespace byte of a frame, or -1. */
 function firstByte(bytes: Uint8Array): number {
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i]!;
-    if (b !== 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d) return b;
-  }
-  return -1;
+  const i = skipSpace(bytes, 0, bytes.length);
+  return i < bytes.length ? bytes[i]! : -1;
 }
 
 /**

@@ -38,7 +38,7 @@ export class TokenBucket {
       this.tokens = Math.min(this.burst, this.tokens + ((nowMs - this.last) * this.ratePerSec) / 1000);
       this.last = nowMs;
     }
-    const need = Math.min(this.burst, Math.max(1, count));
+    const need = this.cost(count);
     if (this.tokens < need) return false;
     this.tokens -= need;
     return true;
@@ -51,8 +51,13 @@ export class TokenBucket {
    */
   takeOrOwe(nowMs: number, count: number): boolean {
     if (this.take(nowMs, count)) return true;
-    this.tokens = Math.max(-this.burst, this.tokens - Math.min(this.burst, Math.max(1, count)));
+    this.tokens = Math.max(-this.burst, this.tokens - this.cost(count));
     return false;
+  }
+
+  /** Tokens `count` costs: at least 1, at most the capacity (a request never costs more than a full bucket). */
+  private cost(count: number): number {
+    return Math.min(this.burst, Math.max(1, count));
   }
 
   /** Tokens available at `nowMs` (-burst .. burst, fractional; below 0 after `takeOrOwe` refused). */
@@ -73,7 +78,7 @@ export class TokenBucket {
 
   /** Milliseconds until `count` tokens (default 1, capped as in `take`) are there at `nowMs` (0 when they are). */
   waitMs(nowMs: number, count = 1): number {
-    const need = Math.min(this.burst, Math.max(1, count));
+    const need = this.cost(count);
     const have = this.tokens + (Math.max(0, nowMs - this.last) * this.ratePerSec) / 1000;
     return have >= need ? 0 : Math.ceil(((need - have) * 1000) / this.ratePerSec);
   }
