@@ -25,6 +25,7 @@ mod orders;
 mod scan;
 mod schedule;
 mod stats;
+mod user;
 mod view_conn;
 mod view_stats;
 mod view_worker;
@@ -44,6 +45,19 @@ pub(crate) fn emit(value: serde_json::Value) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{value}");
     let _ = out.flush();
+}
+
+/// The JSON command lines of stdin until it ends (or cannot be read): blank lines skipped, a line
+/// that is not JSON answered with an `error` line and skipped.
+pub(crate) fn commands() -> impl Iterator<Item = serde_json::Value> {
+    std::io::stdin().lock().lines().map_while(Result::ok).filter_map(|line| {
+        if line.trim().is_empty() {
+            return None;
+        }
+        serde_json::from_str(&line)
+            .map_err(|e| emit(serde_json::json!({ "event": "error", "message": format!("command is not JSON: {e}") })))
+            .ok()
+    })
 }
 
 fn raise_fd_limit() -> u64 {
@@ -123,19 +137,7 @@ fn main() {
 
     let mut next_user = args.user_offset;
     let mut ready_total = 0u64;
-    let stdin = std::io::stdin();
-    for line in stdin.lock().lines() {
-        let Ok(line) = line else { break };
-        if line.trim().is_empty() {
-            continue;
-        }
-        let cmd: serde_json::Value = match serde_json::from_str(&line) {
-            Ok(v) => v,
-            Err(e) => {
-                emit(serde_json::json!({ "event": "error", "message": format!("command is not JSON: {e}") }));
-                continue;
-            }
-        };
+    for cmd in commands() {
         match cmd.get("cmd").and_then(|c| c.as_str()) {
             Some("connect") => {
                 let Some(n) = cmd.get("users").and_then(|u| u.as_u64()).filter(|n| *n <= 1_000_000) else {

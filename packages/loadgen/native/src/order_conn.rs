@@ -9,31 +9,9 @@ use crate::link::{Connect, Event, Link};
 use crate::order_codec::{encode_submit, order_of};
 use crate::order_stats::OrderStats;
 use crate::scan;
+use crate::user::{UserOutcome, UserState};
 use mio::net::TcpStream;
 use std::collections::VecDeque;
-
-/// Where a connection is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OState {
-    Connecting,
-    Upgrading,
-    LoggingIn,
-    /// Logged in: orders are sent.
-    Live,
-    Closed,
-}
-
-/// What the worker must do after a connection handled an event.
-#[derive(Debug, PartialEq, Eq)]
-pub enum OOutcome {
-    Nothing,
-    LoggedIn,
-    /// The connection ended; `was_live` tells a failed login from a drop.
-    Closed {
-        reason: String,
-        was_live: bool,
-    },
-}
 
 /// An order in flight.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -69,7 +47,7 @@ const FIRST_REQ: u64 = 10;
 /// One trader connection.
 pub struct OrderConn {
     pub link: Link,
-    pub state: OState,
+    pub state: UserState,
     /// When the connection was opened, ms on the run clock (for the connect timeout).
     pub opened_ms: f64,
     token: std::sync::Arc<str>,
@@ -82,7 +60,7 @@ impl OrderConn {
     pub fn new(stream: TcpStream, token: std::sync::Arc<str>, seed: u64, now_ms: f64) -> OrderConn {
         OrderConn {
             link: Link::new(stream, seed, FIRST_REQ),
-            state: OState::Connecting,
+            state: UserState::Connecting,
             opened_ms: now_ms,
             token,
             pending: VecDeque::new(),
@@ -91,15 +69,15 @@ impl OrderConn {
     }
 
     /// Marks the connection closed and says why.
-    pub fn close(&mut self, reason: String) -> OOutcome {
-        let was_live = self.state == OState::Live;
-        self.state = OState::Closed;
-        OOutcome::Closed { reason, was_live }
+    pub fn close(&mut self, reason: String) -> UserOutcome {
+        let was_live = self.state == UserState::Live;
+        self.state = UserState::Closed;
+        UserOutcome::Closed { reason, was_live }
     }
 
     /// Sends a WebSocket close (1000) if logged in and the socket takes it now, then shuts the socket.
     pub fn goodbye(&mut self) {
-        self.link.goodbye(matches!(self.state, OState::LoggingIn | OState::Live));
+        self.link.goodbye(matches!(self.state, UserState::LoggingIn | UserState::Live));
     }
 
     /// Orders in flight: (all, measured).
@@ -116,7 +94,7 @@ impl OrderConn {
 
     /// Encodes and sends order `k` (scheduled at `scheduled_ms`, sent now at `sent_ms`); queued
     /// until the socket takes it. Err: the reason to close with.
-    pub fn submit(&mut self, k: u64, prefix: &str, scheduled_ms: f64, sent_ms: f64, measured: bool, bufs: &mut OrderBufs) -> OOutcome {
+    pub fn submit(&mut self, k: u64, prefix: &str, scheduled_ms: f64, sent_ms: f64, measured: bool, bufs: &mut OrderBufs) -> UserOutcome {
         let req_id = self.link.next_req_id();
         let order = order_of(k, prefix, &mut bufs.id, &mut bufs.instrument);
         encode_submit(&mut bufs.frame, req_id, &order);
@@ -128,28 +106,28 @@ impl OrderConn {
             measured,
         });
         match self.link.flush_or_reason() {
-            Ok(()) => OOutcome::Nothing,
+            Ok(()) => UserOutcome::Nothing,
             Err(reason) => self.close(reason),
         }
     }
 
     /// The socket became writable: finishes the TCP connect (sending the upgrade) and flushes.
-    pub fn on_writable(&mut self, host: &str, path: &str) -> OOutcome {
-        match self.link.on_writable(self.state == OState::Connecting, host, path) {
-            Ok(Connect::Upgrading) => self.state = OState::Upgrading,
+    pub fn on_writable(&mut self, host: &str, path: &str) -> UserOutcome {
+        match self.link.on_writable(self.state == UserState::Connecting, host, path) {
+            Ok(Connect::Upgrading) => self.state = UserState::Upgrading,
             Ok(Connect::Unchanged) => {}
             Err(reason) => return self.close(reason),
         }
-        OOutcome::Nothing
+        UserOutcome::Nothing
     }
 
     /// Sends a heartbeat if one is due.
-    pub fn tick(&mut self, now_ms: f64) -> OOutcome {
-        if self.state != OState::Live {
-            return OOutcome::Nothing;
+    pub fn tick(&mut self, now_ms: f64) -> UserOutcome {
+        if self.state != UserState::Live {
+            return UserOutcome::Nothing;
         }
         match self.link.ping_if_due(now_ms) {
-            Ok(()) => OOutcome::Nothing,
+            Ok(()) => UserOutcome::Nothing,
             Err(reason) => self.close(reason),
         }
     }
@@ -162,8 +140,8 @@ impl OrderConn {
         max_frame_bytes: usize,
         stats: &mut OrderStats,
         answers: &mut Answers,
-    ) -> OOutcome {
-        let mut outcome = OOutcome::Nothing;
+    ) -> UserOutcome {
+        let mut outcome = UserOutcome::Nothing;
         let r = {
             let OrderConn {
                 link,
@@ -182,14 +160,14 @@ impl OrderConn {
             link.on_readable(clock, scratch, max_frame_bytes, |link, event, recv_ms| {
                 match event {
                     Event::Upgraded => {
-                        *user.state = OState::LoggingIn;
+                        *user.state = UserState::LoggingIn;
                         let login = serde_json::json!({ "type": "session.login", "reqId": LOGIN_REQ, "token": &**user.token });
                         link.send_text(&login.to_string());
                     }
                     Event::Frame(_) => {}
                     Event::Message(payload) => {
                         if user.on_frame(link, payload, recv_ms, stats, answers)? {
-                            outcome = OOutcome::LoggedIn;
+                            outcome = UserOutcome::LoggedIn;
                         }
                     }
                 }
@@ -217,7 +195,7 @@ impl OrderConn {
 
 /// The connection's state borrowed apart from its link (the link's read callback gets the link).
 struct User<'a> {
-    state: &'a mut OState,
+    state: &'a mut UserState,
     token: &'a std::sync::Arc<str>,
     pending: &'a mut VecDeque<Pending>,
     last_answered_req: &'a mut u64,
@@ -237,11 +215,11 @@ impl User<'_> {
         let mut logged_in = false;
         for m in msgs {
             let ty = m.ty.as_ref();
-            if *self.state == OState::LoggingIn {
+            if *self.state == UserState::LoggingIn {
                 match ty {
                     "session.loggedIn" if m.req_id == Some(LOGIN_REQ) => {
                         link.start_heartbeat(m.heartbeat_ms.unwrap_or(5000).max(100) as f64, recv_ms);
-                        *self.state = OState::Live;
+                        *self.state = UserState::Live;
                         logged_in = true;
                     }
                     "error" => {
@@ -339,11 +317,11 @@ mod tests {
         std_stream.set_nonblocking(true).expect("nonblocking");
         let (server, _) = listener.accept().expect("accept");
         let mut c = OrderConn::new(TcpStream::from_std(std_stream), std::sync::Arc::from("tok"), 42, 0.0);
-        c.state = OState::LoggingIn;
+        c.state = UserState::LoggingIn;
         let (mut stats, mut answers) = (OrderStats::default(), Answers::default());
         let login = br#"[{"type":"session.loggedIn","reqId":1,"heartbeatMs":1000}]"#;
         assert_eq!(c.on_frame(login, 1.0, &mut stats, &mut answers), Ok(true));
-        assert_eq!(c.state, OState::Live);
+        assert_eq!(c.state, UserState::Live);
         (c, server)
     }
 
@@ -353,7 +331,7 @@ mod tests {
         let (mut stats, mut answers) = (OrderStats::default(), Answers::default());
         let mut bufs = OrderBufs::default();
         // reqIds 10..13: order 10 unmeasured (warm-up), the rest measured
-        assert_eq!(c.submit(5, "P", 100.0, 100.1, false, &mut bufs), OOutcome::Nothing);
+        assert_eq!(c.submit(5, "P", 100.0, 100.1, false, &mut bufs), UserOutcome::Nothing);
         for k in 6..9 {
             c.submit(k, "P", 100.0 + k as f64, 100.5 + k as f64, true, &mut bufs);
         }
@@ -403,7 +381,7 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         let std_stream = std::net::TcpStream::connect(listener.local_addr().expect("addr")).expect("connect");
         let mut c = OrderConn::new(TcpStream::from_std(std_stream), std::sync::Arc::from("bad"), 1, 0.0);
-        c.state = OState::LoggingIn;
+        c.state = UserState::LoggingIn;
         let (mut stats, mut answers) = (OrderStats::default(), Answers::default());
         let r = c.on_frame(
             br#"[{"type":"error","reqId":1,"code":"AUTH_FAILED","message":"bad token"}]"#,

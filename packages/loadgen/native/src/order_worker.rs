@@ -8,9 +8,10 @@
 //! waker); answers go back on the channel each command carries.
 
 use crate::clock::Clock;
-use crate::order_conn::{Answers, OOutcome, OState, OrderBufs, OrderConn};
+use crate::order_conn::{Answers, OrderBufs, OrderConn};
 use crate::order_stats::OrderStats;
 use crate::schedule::{next_tick_ms, Schedule, Share};
+use crate::user::{UserOutcome, UserState};
 use mio::net::TcpStream;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
@@ -152,17 +153,17 @@ struct Loop {
 }
 
 impl Loop {
-    fn settle(&mut self, outcome: OOutcome, slot: usize, poll: &Poll) {
+    fn settle(&mut self, outcome: UserOutcome, slot: usize, poll: &Poll) {
         match outcome {
-            OOutcome::Nothing => {}
-            OOutcome::LoggedIn => {
+            UserOutcome::Nothing => {}
+            UserOutcome::LoggedIn => {
                 self.connecting -= 1;
                 self.live += 1;
                 if let Some((_, r)) = self.connect_reply.as_mut() {
                     r.ready += 1;
                 }
             }
-            OOutcome::Closed { reason, was_live } => {
+            UserOutcome::Closed { reason, was_live } => {
                 let Some(mut c) = self.conns[slot].take() else { return };
                 let _ = poll.registry().deregister(&mut c.link.stream);
                 let _ = c.link.stream.shutdown(std::net::Shutdown::Both);
@@ -241,13 +242,13 @@ pub fn run(mut poll: Poll, spec: OrderWorkerSpec, commands: Receiver<OrderComman
             let Some(conn) = w.conns.get_mut(slot).and_then(|c| c.as_mut()) else {
                 continue;
             };
-            let mut outcome = OOutcome::Nothing;
+            let mut outcome = UserOutcome::Nothing;
             if ev.is_writable() || ev.is_write_closed() || ev.is_error() {
                 outcome = conn.on_writable(&spec.host, &spec.path);
             }
-            if conn.state != OState::Closed && (ev.is_readable() || ev.is_read_closed()) {
+            if conn.state != UserState::Closed && (ev.is_readable() || ev.is_read_closed()) {
                 let o = conn.on_readable(&spec.clock, &mut scratch, spec.max_frame_bytes, &mut w.stats, &mut w.answers);
-                if o != OOutcome::Nothing {
+                if o != UserOutcome::Nothing {
                     outcome = o;
                 }
             }
@@ -315,7 +316,7 @@ pub fn run(mut poll: Poll, spec: OrderWorkerSpec, commands: Receiver<OrderComman
                 let j = s.next;
                 let k = sched.first_k + j;
                 let slot = share.slot_of(share.client_of(k));
-                if let Some(conn) = w.conns[slot].as_mut().filter(|c| c.state == OState::Live) {
+                if let Some(conn) = w.conns[slot].as_mut().filter(|c| c.state == UserState::Live) {
                     let sent_ms = spec.clock.now_ms();
                     let due_ms = sched.due_ms(j);
                     let measured = sched.measured(j);
@@ -345,7 +346,7 @@ pub fn run(mut poll: Poll, spec: OrderWorkerSpec, commands: Receiver<OrderComman
             next_housekeeping = now + HOUSEKEEPING_MS;
             for slot in 0..w.conns.len() {
                 let Some(conn) = w.conns[slot].as_mut() else { continue };
-                let outcome = if conn.state != OState::Live && now - conn.opened_ms > spec.connect_timeout_ms {
+                let outcome = if conn.state != UserState::Live && now - conn.opened_ms > spec.connect_timeout_ms {
                     conn.close(format!(
                         "not logged in after {} ms (stuck in {:?})",
                         spec.connect_timeout_ms, conn.state

@@ -26,26 +26,14 @@ use crate::order_stats::{IdSet, OrderStats};
 use crate::order_worker::{self, ConnectReport, OrderCommand, OrderWorkerReport, OrderWorkerSpec};
 use crate::schedule::{Schedule, Share};
 use crate::view_stats::histogram_base64;
-use crate::{cpu_micros, emit};
-use mio::Waker;
+use crate::{commands, cpu_micros, emit};
 use serde_json::{json, Value};
-use std::io::BufRead;
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-struct Handle {
-    tx: mpsc::Sender<OrderCommand>,
-    waker: Arc<Waker>,
-}
-
-impl Handle {
-    fn send(&self, c: OrderCommand) {
-        let _ = self.tx.send(c);
-        let _ = self.waker.wake();
-    }
-}
+type Handle = crate::worker::Handle<OrderCommand>;
 
 /// The `step` command's schedule; Err names the field.
 pub fn parse_step(cmd: &Value) -> Result<Schedule, String> {
@@ -129,18 +117,7 @@ pub fn serve(args: &Args) {
     let mut ids = IdSet::default();
     let connect_bound = Duration::from_secs_f64(args.connect_timeout_ms / 1000.0 + 10.0);
 
-    for line in std::io::stdin().lock().lines() {
-        let Ok(line) = line else { break };
-        if line.trim().is_empty() {
-            continue;
-        }
-        let cmd: Value = match serde_json::from_str(&line) {
-            Ok(v) => v,
-            Err(e) => {
-                emit(json!({ "event": "error", "message": format!("command is not JSON: {e}") }));
-                continue;
-            }
-        };
+    for cmd in commands() {
         let bad = |message: String| emit(json!({ "event": "error", "message": message }));
         match cmd.get("cmd").and_then(Value::as_str) {
             Some("stop") => break,

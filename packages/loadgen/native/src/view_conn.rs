@@ -7,34 +7,11 @@
 use crate::clock::Clock;
 use crate::link::{Connect, Event, Link};
 use crate::scan::{self, RowList};
+use crate::user::{UserOutcome, UserState};
 use crate::view_stats::ViewStats;
 use mio::net::TcpStream;
 use std::collections::HashMap;
 use std::sync::Arc;
-
-/// Where a view user is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum VState {
-    Connecting,
-    Upgrading,
-    LoggingIn,
-    /// Logged in; view requests are sent as they come.
-    Live,
-    Closed,
-}
-
-/// What the worker must do after a connection handled an event.
-#[derive(Debug, PartialEq, Eq)]
-pub enum VOutcome {
-    Nothing,
-    /// The user just logged in.
-    LoggedIn,
-    /// The connection ended; `was_live` tells a failed login from a drop.
-    Closed {
-        reason: String,
-        was_live: bool,
-    },
-}
 
 /// How one `openView` command ended (answered to the TS side with the command's id).
 #[derive(Debug, Clone, PartialEq)]
@@ -80,7 +57,7 @@ struct RowState {
 pub struct ViewConn {
     /// The socket and frame layer.
     pub link: Link,
-    pub state: VState,
+    pub state: UserState,
     /// The TS side's user index (closeUser names it).
     pub index: u64,
     /// When the connection was opened, ms on the run clock (for the connect timeout).
@@ -105,7 +82,7 @@ impl ViewConn {
     pub fn new(stream: TcpStream, index: u64, token: Arc<str>, seed: u64, now_ms: f64) -> ViewConn {
         ViewConn {
             link: Link::new(stream, seed, 10),
-            state: VState::Connecting,
+            state: UserState::Connecting,
             index,
             opened_ms: now_ms,
             user: ViewUser {
@@ -118,14 +95,14 @@ impl ViewConn {
     }
 
     /// Sends (or queues until the login) a `view.create`: `request` with a fresh reqId.
-    pub fn create_view(&mut self, cmd_id: u64, request: serde_json::Map<String, serde_json::Value>, now_ms: f64) -> VOutcome {
-        if self.state != VState::Live {
+    pub fn create_view(&mut self, cmd_id: u64, request: serde_json::Map<String, serde_json::Value>, now_ms: f64) -> UserOutcome {
+        if self.state != UserState::Live {
             self.user.queued.push((cmd_id, request));
-            return VOutcome::Nothing;
+            return UserOutcome::Nothing;
         }
         self.user.send_create(&mut self.link, cmd_id, request, now_ms);
         match self.link.flush_or_reason() {
-            Ok(()) => VOutcome::Nothing,
+            Ok(()) => UserOutcome::Nothing,
             Err(reason) => self.close(reason),
         }
     }
@@ -142,30 +119,30 @@ impl ViewConn {
 
     /// Sends a WebSocket close (1000) if the socket takes it now, then shuts the socket.
     pub fn goodbye(&mut self) {
-        self.link.goodbye(matches!(self.state, VState::LoggingIn | VState::Live));
+        self.link.goodbye(matches!(self.state, UserState::LoggingIn | UserState::Live));
     }
 
     /// Marks the connection closed and says why.
-    pub fn close(&mut self, reason: String) -> VOutcome {
-        let was_live = self.state == VState::Live;
-        self.state = VState::Closed;
-        VOutcome::Closed { reason, was_live }
+    pub fn close(&mut self, reason: String) -> UserOutcome {
+        let was_live = self.state == UserState::Live;
+        self.state = UserState::Closed;
+        UserOutcome::Closed { reason, was_live }
     }
 
     /// The socket became writable: finishes the TCP connect (sending the upgrade) and flushes.
-    pub fn on_writable(&mut self, spec: &ViewSpec) -> VOutcome {
-        match self.link.on_writable(self.state == VState::Connecting, &spec.host, &spec.path) {
-            Ok(Connect::Upgrading) => self.state = VState::Upgrading,
+    pub fn on_writable(&mut self, spec: &ViewSpec) -> UserOutcome {
+        match self.link.on_writable(self.state == UserState::Connecting, &spec.host, &spec.path) {
+            Ok(Connect::Upgrading) => self.state = UserState::Upgrading,
             Ok(Connect::Unchanged) => {}
             Err(reason) => return self.close(reason),
         }
-        VOutcome::Nothing
+        UserOutcome::Nothing
     }
 
     /// Sends a heartbeat if one is due and fails requests unanswered for `response_timeout_ms`.
-    pub fn tick(&mut self, now_ms: f64, response_timeout_ms: f64, stats: &mut ViewStats, sink: &mut Sink) -> VOutcome {
-        if self.state == VState::Closed {
-            return VOutcome::Nothing;
+    pub fn tick(&mut self, now_ms: f64, response_timeout_ms: f64, stats: &mut ViewStats, sink: &mut Sink) -> UserOutcome {
+        if self.state == UserState::Closed {
+            return UserOutcome::Nothing;
         }
         let pending = &mut self.user.pending;
         let before = pending.len();
@@ -181,19 +158,26 @@ impl ViewConn {
         });
         stats.timeouts += (before - pending.len()) as u64;
         match self.link.ping_if_due(now_ms) {
-            Ok(()) => VOutcome::Nothing,
+            Ok(()) => UserOutcome::Nothing,
             Err(reason) => self.close(reason),
         }
     }
 
     /// Reads everything the socket has (edge-triggered), handling each complete message.
-    pub fn on_readable(&mut self, spec: &ViewSpec, clock: &Clock, scratch: &mut [u8], stats: &mut ViewStats, sink: &mut Sink) -> VOutcome {
-        let mut outcome = VOutcome::Nothing;
+    pub fn on_readable(
+        &mut self,
+        spec: &ViewSpec,
+        clock: &Clock,
+        scratch: &mut [u8],
+        stats: &mut ViewStats,
+        sink: &mut Sink,
+    ) -> UserOutcome {
+        let mut outcome = UserOutcome::Nothing;
         let ViewConn { link, state, user, .. } = self;
         let r = link.on_readable(clock, scratch, spec.max_frame_bytes, |link, event, recv_ms| {
             match event {
                 Event::Upgraded => {
-                    *state = VState::LoggingIn;
+                    *state = UserState::LoggingIn;
                     let login = serde_json::json!({ "type": "session.login", "reqId": LOGIN_REQ, "token": &*user.token });
                     link.send_text(&login.to_string());
                 }
@@ -202,7 +186,7 @@ impl ViewConn {
                     stats.frames += 1;
                     stats.bytes += payload.len() as u64;
                     let o = user.on_frame(link, state, spec, payload, recv_ms, stats, sink)?;
-                    if o != VOutcome::Nothing {
+                    if o != UserOutcome::Nothing {
                         outcome = o;
                     }
                 }
@@ -217,7 +201,14 @@ impl ViewConn {
 
     /// Handles one whole message as `on_readable` does (the tests feed frames directly).
     #[cfg(test)]
-    fn on_frame(&mut self, spec: &ViewSpec, payload: &[u8], at: f64, stats: &mut ViewStats, sink: &mut Sink) -> Result<VOutcome, String> {
+    fn on_frame(
+        &mut self,
+        spec: &ViewSpec,
+        payload: &[u8],
+        at: f64,
+        stats: &mut ViewStats,
+        sink: &mut Sink,
+    ) -> Result<UserOutcome, String> {
         self.user.on_frame(&mut self.link, &mut self.state, spec, payload, at, stats, sink)
     }
 }
@@ -239,16 +230,16 @@ impl ViewUser {
     fn on_frame(
         &mut self,
         link: &mut Link,
-        state: &mut VState,
+        state: &mut UserState,
         spec: &ViewSpec,
         payload: &[u8],
         recv_ms: f64,
         stats: &mut ViewStats,
         sink: &mut Sink,
-    ) -> Result<VOutcome, String> {
+    ) -> Result<UserOutcome, String> {
         // light users neither time nor sequence-check row traffic (the Node light users do not even
         // decode it); here scanning is cheap enough to count the rows received
-        if spec.light && *state == VState::Live && !contains(payload, b"\"view.created\"") && !contains(payload, b"\"error\"") {
+        if spec.light && *state == UserState::Live && !contains(payload, b"\"view.created\"") && !contains(payload, b"\"error\"") {
             let msgs = scan::scan_frame(payload).map_err(|e| format!("bad JSON frame from server: {e}"))?;
             for r in msgs.iter().flat_map(|m| m.rows.iter()) {
                 match r.list {
@@ -257,21 +248,21 @@ impl ViewUser {
                     RowList::Updated => stats.updated += 1,
                 }
             }
-            return Ok(VOutcome::Nothing);
+            return Ok(UserOutcome::Nothing);
         }
         let msgs = scan::scan_frame(payload).map_err(|e| format!("bad JSON frame from server: {e}"))?;
-        let mut outcome = VOutcome::Nothing;
+        let mut outcome = UserOutcome::Nothing;
         for m in msgs {
             match m.ty.as_ref() {
-                "session.loggedIn" if m.req_id == Some(LOGIN_REQ) && *state == VState::LoggingIn => {
+                "session.loggedIn" if m.req_id == Some(LOGIN_REQ) && *state == UserState::LoggingIn => {
                     link.start_heartbeat(m.heartbeat_ms.unwrap_or(5000).max(100) as f64, recv_ms);
-                    *state = VState::Live;
-                    outcome = VOutcome::LoggedIn;
+                    *state = UserState::Live;
+                    outcome = UserOutcome::LoggedIn;
                     for (cmd_id, request) in std::mem::take(&mut self.queued) {
                         self.send_create(link, cmd_id, request, recv_ms);
                     }
                 }
-                "error" if *state == VState::LoggingIn => {
+                "error" if *state == UserState::LoggingIn => {
                     let code = m.code.as_deref().unwrap_or("?");
                     return Err(format!("login failed: {code}: {}", m.message.as_deref().unwrap_or("")));
                 }
@@ -398,7 +389,7 @@ mod tests {
         let std_stream = std::net::TcpStream::connect(listener.local_addr().expect("addr")).expect("connect");
         std_stream.set_nonblocking(true).expect("nonblocking");
         let mut c = ViewConn::new(TcpStream::from_std(std_stream), 7, Arc::from("tok"), 42, 0.0);
-        c.state = VState::LoggingIn;
+        c.state = UserState::LoggingIn;
         let spec = ViewSpec {
             host: "h".into(),
             path: "/stream".into(),
@@ -417,9 +408,9 @@ mod tests {
     fn answers_a_create_and_times_checks_and_hands_back_rows() {
         let (mut c, spec, _l) = live_user(false);
         let (mut stats, mut sink) = (ViewStats::default(), Sink::default());
-        assert_eq!(c.create_view(5, request(), 1.0), VOutcome::Nothing); // queued until the login
+        assert_eq!(c.create_view(5, request(), 1.0), UserOutcome::Nothing); // queued until the login
         let login = br#"[{"type":"session.loggedIn","reqId":1,"heartbeatMs":1000}]"#;
-        assert_eq!(c.on_frame(&spec, login, 100.0, &mut stats, &mut sink), Ok(VOutcome::LoggedIn));
+        assert_eq!(c.on_frame(&spec, login, 100.0, &mut stats, &mut sink), Ok(UserOutcome::LoggedIn));
         let req_id = c.user.pending[0].req_id;
         let created = format!(
             r#"[{{"type":"view.created","reqId":{req_id},"viewId":3,"count":2,"rows":[{{"index":0,"id":1,"subject":"/C/a","seq":4,"ts":90,"fields":{{}}}},{{"index":1,"id":2,"subject":"/C/b","seq":1,"ts":95,"fields":{{}}}}]}}]"#

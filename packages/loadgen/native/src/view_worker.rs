@@ -4,7 +4,8 @@
 //! never holds up the command loop or another worker.
 
 use crate::clock::Clock;
-use crate::view_conn::{CreateResult, Sink, VOutcome, VState, ViewConn, ViewSpec};
+use crate::user::{UserOutcome, UserState};
+use crate::view_conn::{CreateResult, Sink, ViewConn, ViewSpec};
 use crate::view_stats::ViewStats;
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
@@ -89,14 +90,14 @@ struct Loop {
 
 impl Loop {
     /// Applies a connection's outcome: counts it, fails its requests and drops closed ones.
-    fn settle(&mut self, outcome: VOutcome, idx: usize, poll: &Poll) {
+    fn settle(&mut self, outcome: UserOutcome, idx: usize, poll: &Poll) {
         match outcome {
-            VOutcome::Nothing => {}
-            VOutcome::LoggedIn => {
+            UserOutcome::Nothing => {}
+            UserOutcome::LoggedIn => {
                 self.connecting -= 1;
                 self.live += 1;
             }
-            VOutcome::Closed { reason, was_live } => {
+            UserOutcome::Closed { reason, was_live } => {
                 let Some(mut c) = self.conns[idx].take() else { return };
                 let _ = poll.registry().deregister(&mut c.link.stream);
                 c.fail_all(&reason, &mut self.sink);
@@ -119,7 +120,7 @@ impl Loop {
         let Some(mut c) = self.conns[idx].take() else { return };
         let _ = poll.registry().deregister(&mut c.link.stream);
         c.goodbye();
-        if c.state == VState::Live {
+        if c.state == UserState::Live {
             self.live -= 1;
         } else {
             self.connecting -= 1;
@@ -161,13 +162,13 @@ pub fn run(mut poll: Poll, spec: ViewWorkerSpec, commands: Receiver<ViewCommand>
             let Some(conn) = w.conns.get_mut(idx).and_then(|c| c.as_mut()) else {
                 continue;
             };
-            let mut outcome = VOutcome::Nothing;
+            let mut outcome = UserOutcome::Nothing;
             if ev.is_writable() || ev.is_write_closed() || ev.is_error() {
                 outcome = conn.on_writable(&spec.conn);
             }
-            if conn.state != VState::Closed && (ev.is_readable() || ev.is_read_closed()) {
+            if conn.state != UserState::Closed && (ev.is_readable() || ev.is_read_closed()) {
                 let o = conn.on_readable(&spec.conn, &spec.clock, &mut scratch, &mut w.stats, &mut w.sink);
-                if o != VOutcome::Nothing {
+                if o != UserOutcome::Nothing {
                     outcome = o;
                 }
             }
@@ -255,7 +256,7 @@ pub fn run(mut poll: Poll, spec: ViewWorkerSpec, commands: Receiver<ViewCommand>
             next_housekeeping = now + HOUSEKEEPING_MS;
             for idx in 0..w.conns.len() {
                 let Some(conn) = w.conns[idx].as_mut() else { continue };
-                let outcome = if conn.state != VState::Live && now - conn.opened_ms > spec.connect_timeout_ms {
+                let outcome = if conn.state != UserState::Live && now - conn.opened_ms > spec.connect_timeout_ms {
                     conn.close(format!(
                         "user {} not logged in after {} ms (stuck in {:?})",
                         conn.index, spec.connect_timeout_ms, conn.state

@@ -22,27 +22,14 @@ use crate::args::Args;
 use crate::view_conn::ViewSpec;
 use crate::view_stats::{histogram_base64, ViewStats};
 use crate::view_worker::{self, OpenView, ViewCommand, ViewWorkerReport, ViewWorkerSpec};
-use crate::{cpu_micros, emit};
-use mio::Waker;
+use crate::{commands, cpu_micros, emit};
 use serde_json::{json, Value};
-use std::io::BufRead;
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-/// A worker's command channel and waker.
-struct Handle {
-    tx: mpsc::Sender<ViewCommand>,
-    waker: Arc<Waker>,
-}
-
-impl Handle {
-    fn send(&self, c: ViewCommand) {
-        let _ = self.tx.send(c);
-        let _ = self.waker.wake();
-    }
-}
+type Handle = crate::worker::Handle<ViewCommand>;
 
 /// A `view.create` request text from the TS side, checked: a JSON object of type `view.create`.
 pub fn parse_request(text: &str) -> Result<serde_json::Map<String, Value>, String> {
@@ -106,18 +93,7 @@ pub fn serve(args: &Args) {
     let reply_timeout = Duration::from_secs(30);
     let n = workers.len() as u64;
 
-    for line in std::io::stdin().lock().lines() {
-        let Ok(line) = line else { break };
-        if line.trim().is_empty() {
-            continue;
-        }
-        let cmd: Value = match serde_json::from_str(&line) {
-            Ok(v) => v,
-            Err(e) => {
-                emit(json!({ "event": "error", "message": format!("command is not JSON: {e}") }));
-                continue;
-            }
-        };
+    for cmd in commands() {
         let id = cmd.get("id").and_then(Value::as_u64);
         let bad = |message: String| emit(json!({ "event": "error", "id": id, "message": message }));
         let name = cmd.get("cmd").and_then(Value::as_str);

@@ -55,6 +55,20 @@ const WAKER: Token = Token(usize::MAX);
 const HOUSEKEEPING_MS: f64 = 200.0;
 
 /// Creates the poll and its waker (the main thread keeps the waker to wake the loop).
+/// A worker thread's command channel and the waker of its poll (views and orders modes).
+pub struct Handle<C> {
+    pub tx: std::sync::mpsc::Sender<C>,
+    pub waker: Arc<Waker>,
+}
+
+impl<C> Handle<C> {
+    /// Queues `c` and wakes the worker (a worker already gone is not an error here).
+    pub fn send(&self, c: C) {
+        let _ = self.tx.send(c);
+        let _ = self.waker.wake();
+    }
+}
+
 pub fn new_poll() -> std::io::Result<(Poll, Arc<Waker>)> {
     let poll = Poll::new()?;
     let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
