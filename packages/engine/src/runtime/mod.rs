@@ -391,13 +391,9 @@ impl Engine {
 
     /// Opens a session whose frames go to `worker`; returns its id at once (from 1).
     pub fn open_session(&self, worker: u32, user: &str, tier: &str) -> Result<u32> {
-        let known = self
-            .shared
-            .workers
-            .read()
-            .map_err(|_| internal("workers"))?
-            .get((worker as usize).wrapping_sub(1))
-            .is_some_and(Option::is_some);
+        let workers = self.shared.workers.read().map_err(|_| internal("workers"))?;
+        let known = ready::queue_of(&workers, worker).is_some();
+        drop(workers);
         if !known {
             return Err(EngineError::NotFound {
                 message: format!("no registered worker with id {worker}"),
@@ -524,13 +520,9 @@ impl Engine {
 
     /// Takes everything ready for `worker`; `None` when nothing is. `NOT_FOUND` for an unknown worker.
     pub fn drain(&self, worker: u32) -> Result<Option<Drained>> {
-        let queue = self
-            .shared
-            .workers
-            .read()
-            .map_err(|_| internal("workers"))?
-            .get((worker as usize).wrapping_sub(1))
-            .and_then(Option::clone);
+        let workers = self.shared.workers.read().map_err(|_| internal("workers"))?;
+        let queue = ready::queue_of(&workers, worker).cloned();
+        drop(workers);
         match queue {
             Some(q) => q.take(),
             None => Err(EngineError::NotFound {

@@ -18,16 +18,17 @@ pub trait Waker: Send + Sync {
 /// The registered workers' queues, by worker id - 1 (`None`: unregistered).
 pub(super) type Workers = RwLock<Vec<Option<Arc<WorkerQueue>>>>;
 
+/// The queue of worker `worker` (ids from 1) in `workers`; `None` when it is not registered.
+#[inline]
+pub(super) fn queue_of(workers: &[Option<Arc<WorkerQueue>>], worker: u32) -> Option<&Arc<WorkerQueue>> {
+    workers.get((worker as usize).wrapping_sub(1))?.as_ref()
+}
+
 /// Appends an `order.ack` frame of session `sid` to worker `worker`'s ready queue; the queue when it
 /// went empty -> non-empty (the caller wakes it). Acks of an unregistered worker are dropped (its
 /// sessions are closed), as are all acks once the workers lock is poisoned.
 pub(super) fn push_ack(workers: &Workers, worker: u32, sid: u32, frame: &[u8]) -> Option<Arc<WorkerQueue>> {
-    let queue = workers
-        .read()
-        .ok()?
-        .get((worker as usize).wrapping_sub(1))
-        .cloned()
-        .flatten()?;
+    let queue = queue_of(&workers.read().ok()?, worker)?.clone();
     queue.push(sid, &[frame], 0).then_some(queue)
 }
 
@@ -104,7 +105,7 @@ impl QueueSink {
 
     pub(super) fn wake(&mut self) {
         for w in self.to_wake.drain(..) {
-            if let Some(Some(q)) = self.workers.get((w as usize).wrapping_sub(1)) {
+            if let Some(q) = queue_of(&self.workers, w) {
                 q.waker.wake();
             }
         }
@@ -114,7 +115,7 @@ impl QueueSink {
 impl FrameSink for QueueSink {
     fn frame(&mut self, worker: u32, sid: u32, parts: &[&[u8]], close_code: u16) {
         // Frames of an unregistered worker's sessions are dropped (the sessions are closing).
-        if let Some(Some(q)) = self.workers.get((worker as usize).wrapping_sub(1)) {
+        if let Some(q) = queue_of(&self.workers, worker) {
             if q.push(sid, parts, close_code) && !self.to_wake.contains(&worker) {
                 self.to_wake.push(worker);
             }
