@@ -382,9 +382,9 @@ impl Hub {
         self.session_by_sid(sid).map(|s| &*s.user)
     }
 
-    /// The worker that owns session `sid`; `None` when there is no such session.
-    pub fn session_worker(&self, sid: u32) -> Option<u32> {
-        self.session_by_sid(sid).map(|s| s.worker)
+    /// The user of session `sid` and the worker that owns it; `None` when there is no such session.
+    pub fn session_user_and_worker(&self, sid: u32) -> Option<(&str, u32)> {
+        self.session_by_sid(sid).map(|s| (&*s.user, s.worker))
     }
 
     /// Queues `msg` (one encoded server message) for session `sid` as a control message and makes

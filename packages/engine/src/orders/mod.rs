@@ -424,7 +424,7 @@ impl OrderDesk {
     }
 
     fn submit(&mut self, hub: &mut Hub, sid: u32, req_id: u32, order: OrderInput, at: Instant, now: Instant) {
-        let (Some(user), Some(worker)) = (hub.session_user(sid).map(str::to_owned), hub.session_worker(sid)) else {
+        let Some((user, worker)) = hub.session_user_and_worker(sid).map(|(u, w)| (u.to_owned(), w)) else {
             return; // the session closed meanwhile: nobody to answer
         };
         if self.refuse_failed(hub, sid, req_id, now) {
@@ -485,7 +485,7 @@ impl OrderDesk {
         at: Instant,
         now: Instant,
     ) {
-        let (Some(user), Some(worker)) = (hub.session_user(sid).map(str::to_owned), hub.session_worker(sid)) else {
+        let Some((user, worker)) = hub.session_user_and_worker(sid).map(|(u, w)| (u.to_owned(), w)) else {
             return;
         };
         if self.refuse_failed(hub, sid, req_id, now) {
