@@ -11,7 +11,7 @@ use crate::clock::Clock;
 use crate::order_conn::{Answers, OrderBufs, OrderConn};
 use crate::order_stats::OrderStats;
 use crate::schedule::{next_tick_ms, Schedule, Share};
-use crate::user::{UserOutcome, UserState};
+use crate::user::{UserCounts, UserOutcome, UserState};
 use mio::net::TcpStream;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
@@ -141,12 +141,9 @@ struct Sending {
 
 struct Loop {
     conns: Vec<Option<OrderConn>>,
-    connecting: u64,
+    users: UserCounts,
     stats: OrderStats,
     answers: Answers,
-    live: u64,
-    dropped: u64,
-    drop_reason: Option<String>,
     /// Measured orders in flight on connections that closed since the previous take.
     closed_unanswered: u64,
     connect_reply: Option<(Sender<ConnectReport>, ConnectReport)>,
@@ -157,8 +154,7 @@ impl Loop {
         match outcome {
             UserOutcome::Nothing => {}
             UserOutcome::LoggedIn => {
-                self.connecting -= 1;
-                self.live += 1;
+                self.users.logged_in();
                 if let Some((_, r)) = self.connect_reply.as_mut() {
                     r.ready += 1;
                 }
@@ -168,22 +164,15 @@ impl Loop {
                 let _ = poll.registry().deregister(&mut c.link.stream);
                 let _ = c.link.stream.shutdown(std::net::Shutdown::Both);
                 self.closed_unanswered += c.forget_pending(); // never answered now: lost, as the Node engine counts them
-                if was_live {
-                    self.live -= 1;
-                    self.dropped += 1;
-                    self.drop_reason = Some(reason);
-                } else {
-                    self.connecting -= 1;
-                    if let Some((_, r)) = self.connect_reply.as_mut() {
-                        r.failed += 1;
-                        if r.errors.len() < 5 && !r.errors.contains(&reason) {
-                            r.errors.push(reason);
-                        }
+                if let (Some(reason), Some((_, r))) = (self.users.closed(reason, was_live), self.connect_reply.as_mut()) {
+                    r.failed += 1;
+                    if r.errors.len() < 5 && !r.errors.contains(&reason) {
+                        r.errors.push(reason);
                     }
                 }
             }
         }
-        if self.connecting == 0 {
+        if self.users.connecting == 0 {
             if let Some((tx, r)) = self.connect_reply.take() {
                 let _ = tx.send(r);
             }
@@ -204,12 +193,9 @@ pub fn run(mut poll: Poll, spec: OrderWorkerSpec, commands: Receiver<OrderComman
     let share = spec.share;
     let mut w = Loop {
         conns: share.owned_clients().map(|_| None).collect(),
-        connecting: 0,
+        users: UserCounts::default(),
         stats: OrderStats::default(),
         answers: Answers::default(),
-        live: 0,
-        dropped: 0,
-        drop_reason: None,
         closed_unanswered: 0,
         connect_reply: None,
     };
@@ -285,9 +271,9 @@ pub fn run(mut poll: Poll, spec: OrderWorkerSpec, commands: Receiver<OrderComman
                         }
                         let seed = c.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ now.to_bits();
                         w.conns[slot] = Some(OrderConn::new(stream, spec.token.clone(), seed, now));
-                        w.connecting += 1;
+                        w.users.connecting += 1;
                     }
-                    if w.connecting == 0 {
+                    if w.users.connecting == 0 {
                         let _ = reply.send(report);
                     } else {
                         w.connect_reply = Some((reply, report));
@@ -373,9 +359,9 @@ pub fn run(mut poll: Poll, spec: OrderWorkerSpec, commands: Receiver<OrderComman
                         stats: std::mem::take(&mut w.stats),
                         answers: std::mem::take(&mut w.answers),
                         unanswered,
-                        live: w.live,
-                        dropped: std::mem::take(&mut w.dropped),
-                        drop_reason: w.drop_reason.take(),
+                        live: w.users.live,
+                        dropped: std::mem::take(&mut w.users.dropped),
+                        drop_reason: w.users.drop_reason.take(),
                     });
                 }
             }

@@ -203,13 +203,7 @@ pub fn serve(args: &Args) {
             other => bad(format!("unknown cmd {other:?}: expected connect, step, cpu, take or stop")),
         }
     }
-    for (h, _) in &workers {
-        h.send(OrderCommand::Stop);
-    }
-    for (_, join) in workers {
-        let _ = join.join();
-    }
-    emit(json!({ "event": "stopped" }));
+    crate::worker::stop_all(workers, || OrderCommand::Stop);
 }
 
 #[cfg(test)]

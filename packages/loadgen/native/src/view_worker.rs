@@ -4,7 +4,7 @@
 //! never holds up the command loop or another worker.
 
 use crate::clock::Clock;
-use crate::user::{UserOutcome, UserState};
+use crate::user::{UserCounts, UserOutcome, UserState};
 use crate::view_conn::{CreateResult, Sink, ViewConn, ViewSpec};
 use crate::view_stats::ViewStats;
 use mio::net::TcpStream;
@@ -80,11 +80,8 @@ struct Loop {
     conns: Vec<Option<ViewConn>>,
     free: Vec<usize>,
     by_index: HashMap<u64, usize>,
-    connecting: usize,
+    users: UserCounts,
     stats: ViewStats,
-    live: u64,
-    dropped: u64,
-    drop_reason: Option<String>,
     sink: Sink,
 }
 
@@ -93,23 +90,14 @@ impl Loop {
     fn settle(&mut self, outcome: UserOutcome, idx: usize, poll: &Poll) {
         match outcome {
             UserOutcome::Nothing => {}
-            UserOutcome::LoggedIn => {
-                self.connecting -= 1;
-                self.live += 1;
-            }
+            UserOutcome::LoggedIn => self.users.logged_in(),
             UserOutcome::Closed { reason, was_live } => {
                 let Some(mut c) = self.conns[idx].take() else { return };
                 let _ = poll.registry().deregister(&mut c.link.stream);
                 c.fail_all(&reason, &mut self.sink);
                 self.by_index.remove(&c.index);
                 self.free.push(idx);
-                if was_live {
-                    self.live -= 1;
-                    self.dropped += 1;
-                    self.drop_reason = Some(reason);
-                } else {
-                    self.connecting -= 1;
-                }
+                self.users.closed(reason, was_live); // a failed connect was answered by fail_all
             }
         }
     }
@@ -120,11 +108,7 @@ impl Loop {
         let Some(mut c) = self.conns[idx].take() else { return };
         let _ = poll.registry().deregister(&mut c.link.stream);
         c.goodbye();
-        if c.state == UserState::Live {
-            self.live -= 1;
-        } else {
-            self.connecting -= 1;
-        }
+        self.users.left(c.state == UserState::Live);
         c.fail_all("user closed", &mut self.sink);
         self.by_index.remove(&c.index);
         self.free.push(idx);
@@ -137,11 +121,8 @@ pub fn run(mut poll: Poll, spec: ViewWorkerSpec, commands: Receiver<ViewCommand>
         conns: Vec::new(),
         free: Vec::new(),
         by_index: HashMap::new(),
-        connecting: 0,
+        users: UserCounts::default(),
         stats: ViewStats::default(),
-        live: 0,
-        dropped: 0,
-        drop_reason: None,
         sink: Sink::default(),
     };
     let mut queue: VecDeque<OpenView> = VecDeque::new();
@@ -203,9 +184,9 @@ pub fn run(mut poll: Poll, spec: ViewWorkerSpec, commands: Receiver<ViewCommand>
                     emit_sink(&mut w.sink); // rows that left reach the TS side before the take answer
                     let _ = reply.send(ViewWorkerReport {
                         stats: std::mem::take(&mut w.stats),
-                        live: w.live,
-                        dropped: std::mem::take(&mut w.dropped),
-                        drop_reason: w.drop_reason.take(),
+                        live: w.users.live,
+                        dropped: std::mem::take(&mut w.users.dropped),
+                        drop_reason: w.users.drop_reason.take(),
                     });
                 }
                 Ok(ViewCommand::Stop) | Err(TryRecvError::Disconnected) => break 'outer,
@@ -213,7 +194,7 @@ pub fn run(mut poll: Poll, spec: ViewWorkerSpec, commands: Receiver<ViewCommand>
             }
         }
         let now = spec.clock.now_ms();
-        while w.connecting < spec.max_connecting {
+        while w.users.connecting < spec.max_connecting {
             let Some(o) = queue.pop_front() else { break };
             if w.by_index.contains_key(&o.index) {
                 w.sink
@@ -250,7 +231,7 @@ pub fn run(mut poll: Poll, spec: ViewWorkerSpec, commands: Receiver<ViewCommand>
             let _ = conn.create_view(o.cmd_id, o.request, now); // queued until the login
             w.conns[idx] = Some(conn);
             w.by_index.insert(o.index, idx);
-            w.connecting += 1;
+            w.users.connecting += 1;
         }
         if now >= next_housekeeping {
             next_housekeeping = now + HOUSEKEEPING_MS;

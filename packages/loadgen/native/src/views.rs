@@ -173,13 +173,7 @@ pub fn serve(args: &Args) {
             )),
         }
     }
-    for (h, _) in &workers {
-        h.send(ViewCommand::Stop);
-    }
-    for (_, join) in workers {
-        let _ = join.join();
-    }
-    emit(json!({ "event": "stopped" }));
+    crate::worker::stop_all(workers, || ViewCommand::Stop);
 }
 
 #[cfg(test)]

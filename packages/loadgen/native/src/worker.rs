@@ -69,6 +69,18 @@ impl<C> Handle<C> {
     }
 }
 
+/// Sends `stop()` to every worker, waits for their threads, then says `stopped` (the views and
+/// orders modes' end).
+pub fn stop_all<C>(workers: Vec<(Handle<C>, std::thread::JoinHandle<()>)>, stop: impl Fn() -> C) {
+    for (h, _) in &workers {
+        h.send(stop());
+    }
+    for (_, join) in workers {
+        let _ = join.join();
+    }
+    crate::emit(serde_json::json!({ "event": "stopped" }));
+}
+
 pub fn new_poll() -> std::io::Result<(Poll, Arc<Waker>)> {
     let poll = Poll::new()?;
     let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
