@@ -44,7 +44,8 @@ describe('admin views table', () => {
     expect(first.body.views).toHaveLength(1);
     const v = first.body.views[0] as AdminViewInfo;
     expect(v).toMatchObject({ container: C, tier: 'T1', filter: 'bid >= 5', sort: 'name desc', rows: 15, subscribers: 1, updatesPerSec: null, updates: 0 });
-    expect(v.lastRecomputeUs).toBeGreaterThanOrEqual(0);
+    // the build filtered and sorted 15 of the container's rows: measurably more than nothing
+    expect(Number.isInteger(v.lastRecomputeUs) && v.lastRecomputeUs > 0).toBe(true);
 
     // Ten row updates, one per source frame (each its own engine flush), then a second listing.
     for (let k = 0; k < 10; k++) source.publish([delta('/AV/7', { bid: 7 + k / 100 }, 2000 + k)]);

@@ -1,8 +1,7 @@
-import { existsSync } from 'node:fs';
 import { CloseCodes, decodeSourceServerFrame, encodeSourceFrame, type RecordPublish, type RecordUpdate } from '@tidewire/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import { workerEntry } from '../src/transport/workers.js';
 import { closeAll, sourceSocket, startTestServer, streamSocket, waitFor, type RawSocket } from './helpers.js';
+import { workerBuilt } from './built.js';
 
 afterEach(closeAll);
 
@@ -140,7 +139,7 @@ describe('source flow control over real sockets', () => {
   });
 
   // needs the compiled worker (npx tsc -b apps/server), like workers.test.ts
-  it.skipIf(!existsSync(workerEntry()))('sums the pauses of sources on two transport workers in /api/health and /metrics', async () => {
+  it.skipIf(!workerBuilt())('sums the pauses of sources on two transport workers in /api/health and /metrics', async () => {
     const server = await startTestServer({ server: { workers: 2 }, limits: { sourceHighWaterBytes: 1024, sourceLowWaterBytes: 512, sourceOverrunBytes: 8 * 1024 * 1024 } });
     const sources = await Promise.all([1, 2, 3, 4].map(() => sourceSocket(server)));
     const flows = sources.map(flowOf);

@@ -1,21 +1,13 @@
-import { existsSync } from 'node:fs';
 import type { RecordUpdate } from '@tidewire/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import { workerEntry } from '../src/transport/workers.js';
 import { closeAll, delta, image, sourceSocket, startTestServer, streamSockets, waitFor } from './helpers.js';
+import { workerBuilt } from './built.js';
 
 afterEach(closeAll);
 
-function built(): boolean {
-  try {
-    return existsSync(workerEntry());
-  } catch {
-    return false;
-  }
-}
 
 // needs the compiled worker: npx tsc -b apps/server
-describe.skipIf(!built())('multi-worker transport (workers: 2)', () => {
+describe.skipIf(!workerBuilt())('multi-worker transport (workers: 2)', () => {
   it('spreads connections over both workers on one port and delivers to clients on both', async () => {
     const server = await startTestServer({ server: { workers: 2 } });
     const source = await sourceSocket(server);

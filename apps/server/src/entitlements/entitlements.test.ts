@@ -45,11 +45,9 @@ describe('patterns', () => {
   it('stays fast on hostile subjects (capped wildcards)', () => {
     const p = compilePattern('/a/**/*a*a*a*a/**', 'u');
     const subject = `/a/${'a/'.repeat(120)}aaaa/b`;
-    const t0 = performance.now();
+    // not timed: a backtracking blow-up would hang here, and the answers must still be right
     expect(p.test(subject)).toBe(true);
     expect(p.test(`/b${subject}`)).toBe(false);
-    // measured, not asserted as a timing: the call returned at all (a blow-up would hang the test)
-    expect(performance.now() - t0).toBeGreaterThanOrEqual(0);
   });
 });
 

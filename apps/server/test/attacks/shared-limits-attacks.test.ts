@@ -5,13 +5,13 @@
  * the server-wide gate's queue get a typed busy error.
  */
 
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { workerEntry } from '../../src/transport/workers.js';
 import { closeAll, RawSocket, streamSocket, wsUrl } from '../helpers.js';
 import { closeArenas, nextError, startArena, waitFor } from './harness.js';
+import { workerBuilt } from '../built.js';
 
 afterEach(async () => {
   await closeAll();
@@ -22,13 +22,6 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-function built(): boolean {
-  try {
-    return existsSync(workerEntry());
-  } catch {
-    return false;
-  }
-}
 
 /** Workers of the sessions of `user` (from the admin metrics sample). */
 async function workersOf(a: Awaited<ReturnType<typeof startArena>>, user: string): Promise<Set<number>> {
@@ -37,7 +30,7 @@ async function workersOf(a: Awaited<ReturnType<typeof startArena>>, user: string
 }
 
 // needs the compiled worker: npx tsc -b apps/server
-describe.skipIf(!built())('server-wide limits across transport workers (workers: 2)', () => {
+describe.skipIf(!workerBuilt())('server-wide limits across transport workers (workers: 2)', () => {
   it('password logins per address are counted over both workers', async () => {
     const a = await startArena({ server: { workers: 2 }, limits: { loginsPerSecPerIp: 2 } });
     // 16 connections: the kernel spreads them over both workers (all on one: p = 2^-15)

@@ -4,27 +4,19 @@
  * and a reload reaches the sessions of every worker.
  */
 
-import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { workerEntry } from '../../src/transport/workers.js';
 import { closeAll, RawSocket, streamSocket, testConfig, waitFor, wsUrl } from '../helpers.js';
 import { closeArenas, nextError, startArena } from './harness.js';
+import { workerBuilt } from '../built.js';
 
 afterEach(async () => {
   await closeAll();
   await closeArenas();
 });
 
-function built(): boolean {
-  try {
-    return existsSync(workerEntry());
-  } catch {
-    return false;
-  }
-}
 
 // needs the compiled worker: npx tsc -b apps/server
-describe.skipIf(!built())('attacks across transport workers (workers: 2)', () => {
+describe.skipIf(!workerBuilt())('attacks across transport workers (workers: 2)', () => {
   it('the per-user limit counts sessions on both workers; a reload reaches both', async () => {
     const a = await startArena({ server: { workers: 2 }, limits: { maxConnectionsPerUser: 16 } });
     // 16 sessions of bob: the kernel spreads them over both workers (all on one: p = 2^-15)
