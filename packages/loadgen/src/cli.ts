@@ -5,7 +5,7 @@
  */
 
 import { flagHelp, parseFlags, type FlagSpec, type ParsedFlags } from './args.js';
-import { CLIENTS_FLAGS, RUN_FLAGS, SOURCE_FLAGS, clientsCommand, runCommand, sourceCommand } from './commands.js';
+import { BARE_SERVER_FLAGS, CLIENTS_FLAGS, RUN_FLAGS, SOURCE_FLAGS, bareServerCommand, clientsCommand, runCommand, sourceCommand } from './commands.js';
 import { LoadgenError } from './errors.js';
 import { FANOUT_PRESETS, PRESET_NAMES } from './presets.js';
 import { FINDER_SOURCE_FLAGS, USERS_CONFIG_FLAGS, VIEW_PRESETS, finderSourceCommand, usersConfigCommand } from './view-commands.js';
@@ -46,6 +46,12 @@ const COMMANDS: Record<string, Command> = {
     usage: 'tidewire-loadgen users-config --out bench-users.json [--tiers 10] [--password bench123]',
     flags: USERS_CONFIG_FLAGS,
     run: usersConfigCommand,
+  },
+  'bare-server': {
+    summary: 'the bare-transport baseline: a minimal uWebSockets.js topic pub/sub server with the same protocol shape (no records, batching or auth)',
+    usage: 'tidewire-loadgen bare-server [--port 0] [--seconds 3600]',
+    flags: BARE_SERVER_FLAGS,
+    run: bareServerCommand,
   },
   run: {
     summary: 'run a benchmark preset: source + clients on one clock, sweeping users',

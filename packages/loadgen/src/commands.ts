@@ -11,6 +11,8 @@ import { delay, epochNowMs } from './clock.js';
 import { DEFAULT_URL, resolveTarget, type FlagSpec, type ParsedFlags } from './args.js';
 import { LoadgenError, badArgument } from './errors.js';
 import { applyBatching, type AppliedBatching } from './server-batching.js';
+import { startBareProcess } from './bare-process.js';
+import { startBareServer } from './bare-server.js';
 import { FANOUT_PRESETS, PRESET_NAMES, type FanoutPreset } from './presets.js';
 import { progressPrinter } from './progress.js';
 import { renderHtml } from './report-html.js';
@@ -18,7 +20,7 @@ import { renderTable } from './report-table.js';
 import { checkSweep, runSweep, type SweepReport } from './runner.js';
 import { checkServer } from './server-metrics.js';
 import { SourcePublisher } from './source.js';
-import { checkPrefix } from './subjects.js';
+import { checkAssign, checkPrefix } from './subjects.js';
 import { VIEW_PRESETS, VIEW_RUN_FLAGS, runViewPreset } from './view-commands.js';
 
 const common: Record<string, FlagSpec> = {
@@ -36,6 +38,7 @@ const clientFlags: Record<string, FlagSpec> = {
   user: { type: 'string', doc: 'trader account of the simulated users', default: 'alice' },
   password: { type: 'string', doc: 'its password', default: 'alice123' },
   'connect-timeout-ms': { type: 'number', doc: 'a user not logged in, subscribed and imaged by then fails, ms', default: 30_000 },
+  assign: { type: 'string', doc: 'where each user\'s records sit: spread (updates evenly spaced in time, each its own frame), block (consecutive records: one burst per period), random', default: 'spread' },
 };
 
 /** Flags of `source`. */
@@ -71,6 +74,7 @@ export const RUN_FLAGS: Record<string, FlagSpec> = {
   'admin-password': { type: 'string', doc: 'its password', default: 'admin123' },
   'source-user': { type: 'string', doc: 'source account', default: 'feed' },
   'source-password': { type: 'string', doc: 'its password', default: 'feed123' },
+  baseline: { type: 'string', doc: 'fan-out presets: also run the same sweep, first, against the bare-transport baseline (bare: a minimal uWebSockets.js topic pub/sub server in its own process on 127.0.0.1) and report ours beside it', default: '' },
   ...VIEW_RUN_FLAGS,
 };
 
@@ -162,9 +166,9 @@ export async function clientsCommand(p: ParsedFlags): Promise<number> {
   await ensureServer(target.url);
   const report = await runSweep({
     scenario: 'clients',
-    params: { url: target.url, subjectCount, subsPerUser, ratePerSubject: p.values.rate, stepSeconds: p.values['step-seconds'], warmupSeconds: p.values['warmup-seconds'], ...machine() },
+    params: { url: target.url, subjectCount, subsPerUser, assign: checkAssign(p.values.assign), ratePerSubject: p.values.rate, stepSeconds: p.values['step-seconds'], warmupSeconds: p.values['warmup-seconds'], ...machine() },
     fleet: {
-      url: target.url, user: str(p, 'user'), password: str(p, 'password'), subjectPrefix: checkPrefix(str(p, 'prefix')), subjectCount, subsPerUser,
+      url: target.url, user: str(p, 'user'), password: str(p, 'password'), subjectPrefix: checkPrefix(str(p, 'prefix')), subjectCount, subsPerUser, assign: checkAssign(p.values.assign),
       threads: num(p, 'threads', 0, 64, true), connectTimeoutMs: num(p, 'connect-timeout-ms', 100, 600_000), maxSeconds: 86_400,
     },
     ratePerSubject: num(p, 'rate', 0, 10_000),
@@ -177,6 +181,39 @@ export async function clientsCommand(p: ParsedFlags): Promise<number> {
   writeOutputs(p, report);
   return 0;
 }
+
+/** Checks `--baseline`: '' (none) or 'bare', which has no batching to set. */
+function checkBaseline(value: unknown, burstMaxMs: number): '' | 'bare' {
+  if (value === undefined || value === '') return '';
+  if (value !== 'bare') throw badArgument('--baseline', value, "must be 'bare' or empty");
+  if (burstMaxMs !== 0) throw badArgument('--baseline', value, `needs --burst-max-ms 0: the bare baseline has no batching (got ${burstMaxMs})`);
+  return 'bare';
+}
+
+/** `tidewire-loadgen bare-server`: the bare-transport baseline on 127.0.0.1 until SIGTERM or `--seconds`. */
+export async function bareServerCommand(p: ParsedFlags): Promise<number> {
+  const server = await startBareServer(num(p, 'port', 0, 65_535, true));
+  process.stdout.write(`listening on ${server.url}\n`);
+  const seconds = num(p, 'seconds', 1, 86_400);
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, seconds * 1000);
+    const stop = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  });
+  server.close();
+  process.stderr.write(`bare server: ${JSON.stringify(server.stats())}\n`);
+  return 0;
+}
+
+/** Flags of `bare-server`. */
+export const BARE_SERVER_FLAGS: Record<string, FlagSpec> = {
+  port: { type: 'number', doc: 'port on 127.0.0.1 (0: any free port, printed)', default: 0 },
+  seconds: { type: 'number', doc: 'exit after this long, s (a bound for unattended runs)', default: 3600 },
+};
 
 /** Options of a fan-out preset run, resolved from flags (exported for the integration test). */
 export function presetSweepParams(preset: FanoutPreset, p: ParsedFlags): { messageBytes: number; burstMaxMs: number; steps: number[] } {
@@ -214,24 +251,23 @@ export async function runCommand(p: ParsedFlags): Promise<number> {
   if (!preset.messageBytes.includes(messageBytes)) process.stderr.write(`note: ${preset.name} is published with message bytes ${preset.messageBytes.join('/')}; running with ${messageBytes}\n`);
   if (!preset.burstMaxMs.includes(burstMaxMs)) process.stderr.write(`note: ${preset.name} is published with burst-max ${preset.burstMaxMs.join('/')} ms; labelled ${burstMaxMs}\n`);
   checkSweep(steps, p.values['step-seconds'] as number, p.values['warmup-seconds'] as number);
+  const baseline = checkBaseline(p.values.baseline, burstMaxMs);
   await ensureServer(target.url);
-  const batching = await setServerBatching(target.url, str(p, 'admin-user'), str(p, 'admin-password'), burstMaxMs);
-  const prefix = `/BENCH/${preset.name}`;
-  let report: SweepReport;
-  try {
-    report = await runSweep({
+  const sweep = (url: string, serverBatching: AppliedBatching | undefined): Promise<SweepReport> => {
+    const prefix = `/BENCH/${preset.name}`;
+    return runSweep({
       scenario: preset.name,
       params: {
-        url: target.url, subjectCount: preset.subjectCount, ratePerSubject: preset.ratePerSubject, subsPerUser: preset.subsPerUser, messageBytes,
-        burstMaxMs, serverBatchingVerified: batching !== undefined, serverBatching: batching?.inForce ?? null, stepSeconds: p.values['step-seconds'], warmupSeconds: p.values['warmup-seconds'], ...machine(),
+        url, subjectCount: preset.subjectCount, ratePerSubject: preset.ratePerSubject, subsPerUser: preset.subsPerUser, assign: checkAssign(p.values.assign), messageBytes,
+        burstMaxMs, serverBatchingVerified: serverBatching !== undefined, serverBatching: serverBatching?.inForce ?? null, stepSeconds: p.values['step-seconds'], warmupSeconds: p.values['warmup-seconds'], ...machine(),
       },
       source: {
-        url: target.url, user: str(p, 'source-user'), password: str(p, 'source-password'), subjectPrefix: prefix,
+        url, user: str(p, 'source-user'), password: str(p, 'source-password'), subjectPrefix: prefix,
         subjectCount: preset.subjectCount, ratePerSubject: preset.ratePerSubject, messageBytes,
       },
       fleet: {
-        url: target.url, user: str(p, 'user'), password: str(p, 'password'), subjectPrefix: prefix, subjectCount: preset.subjectCount,
-        subsPerUser: preset.subsPerUser, threads: num(p, 'threads', 0, 64, true), connectTimeoutMs: num(p, 'connect-timeout-ms', 100, 600_000), maxSeconds: 86_400,
+        url, user: str(p, 'user'), password: str(p, 'password'), subjectPrefix: prefix, subjectCount: preset.subjectCount,
+        subsPerUser: preset.subsPerUser, assign: checkAssign(p.values.assign), threads: num(p, 'threads', 0, 64, true), connectTimeoutMs: num(p, 'connect-timeout-ms', 100, 600_000), maxSeconds: 86_400,
       },
       ratePerSubject: preset.ratePerSubject,
       steps,
@@ -240,9 +276,29 @@ export async function runCommand(p: ParsedFlags): Promise<number> {
       engine: engine(p),
       onProgress: progressPrinter(),
     });
+  };
+  let base: SweepReport | undefined;
+  let bareUrl = '';
+  if (baseline === 'bare') {
+    // the baseline first, in its own process, then ours: the same preset and steps in one sitting
+    const stepS = (p.values['step-seconds'] as number) + (p.values['warmup-seconds'] as number) + 60;
+    const bare = await startBareProcess(steps.length * stepS + 120);
+    process.stderr.write(`bare baseline: ${bare.url} (pid ${bare.pid})\n`);
+    try {
+      base = await sweep(bare.url, undefined);
+      bareUrl = bare.url;
+    } finally {
+      await bare.stop();
+    }
+  }
+  const batching = await setServerBatching(target.url, str(p, 'admin-user'), str(p, 'admin-password'), burstMaxMs);
+  let report: SweepReport;
+  try {
+    report = await sweep(target.url, batching);
   } finally {
     await batching?.restore();
   }
+  if (base) report.baseline = { kind: 'bare', url: bareUrl, steps: base.steps };
   writeOutputs(p, report, burstMaxMs === 0 && messageBytes === preset.messageBytes[0] ? preset.publishedMeanMs : undefined);
   return 0;
 }

@@ -6,6 +6,8 @@
  * end-to-end latency the same way.
  */
 
+import type { SubjectAssign } from './subjects.js';
+
 /** What every fleet needs to know. */
 export interface FleetOptions {
   /** Server base URL, e.g. `ws://127.0.0.1:8080`; users connect to `/stream`. */
@@ -24,6 +26,8 @@ export interface FleetOptions {
   subjectCount: number;
   /** Records per user (1..subjectCount). */
   subsPerUser: number;
+  /** Where each user's records sit in the index space (subjects.ts). @default 'spread' */
+  assign?: SubjectAssign;
   /** Socket threads (native: per process; node: worker threads, 0 = in this thread). @default 2 */
   threads: number;
   /** A user not ready (logged in, subscribed, every image received) after this long fails, ms. @default 30000 */

@@ -43,6 +43,7 @@ export async function startNativeFleet(opts: NativeFleetOptions): Promise<Client
       '--subject-prefix', opts.subjectPrefix,
       '--subject-count', String(opts.subjectCount),
       '--subs-per-user', String(opts.subsPerUser),
+      '--assign', opts.assign ?? 'spread',
       '--user-offset', String(processes.length * perProcess),
       '--threads', String(Math.max(1, opts.threads)),
     ] });

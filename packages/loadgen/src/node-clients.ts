@@ -63,7 +63,7 @@ export class ClientGroup extends StreamGroup<User> {
       login: opts.token ? { token: opts.token } : { user: opts.user, password: opts.password },
       timeoutMs: opts.connectTimeoutMs,
       timeoutText: `not ready after ${opts.connectTimeoutMs} ms`,
-      make: (ws) => ({ ...newStreamUser(ws), acked: 0, seq: new SeqTracker(), subjects: subjectsForUser(opts.subjectPrefix, index, opts.subsPerUser, opts.subjectCount) }),
+      make: (ws) => ({ ...newStreamUser(ws), acked: 0, seq: new SeqTracker(), subjects: subjectsForUser(opts.subjectPrefix, index, opts.subsPerUser, opts.subjectCount, opts.assign ?? 'spread') }),
     });
   }
 

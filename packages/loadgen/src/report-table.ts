@@ -58,5 +58,30 @@ export function renderTable(report: SweepReport, published?: Readonly<Record<num
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padStart(widths[i] as number)).join(' | ')} |`;
   const sep = `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`;
-  return [`${report.scenario} ${JSON.stringify(report.params)}`, line(head), sep, ...rows.map(line)].join('\n');
+  const table = [`${report.scenario} ${JSON.stringify(report.params)}`, line(head), sep, ...rows.map(line)].join('\n');
+  return report.baseline ? `${table}\n\n${renderBaseline(report)}` : table;
+}
+
+/** Server CPU per delivered message, µs (null when the server's CPU is unknown or nothing arrived). */
+export function serverMicrosPerMessage(s: StepResult): number | null {
+  if (s.serverCpuPct === null || s.deliveredPerSec <= 0) return null;
+  return Math.round(((s.serverCpuPct / 100) * 1e6 * 100) / s.deliveredPerSec) / 100;
+}
+
+const ratio = (a: number | null, b: number | null): number | null => (a === null || b === null || b === 0 ? null : Math.round((a / b) * 100) / 100);
+
+/** Ours beside the baseline of the same run, step by step: mean latency and server CPU per message, with the ratios. */
+export function renderBaseline(report: SweepReport): string {
+  const base = report.baseline!;
+  const head = ['users', 'mean ms', `${base.kind} mean ms`, 'mean ratio', 'server µs/msg', `${base.kind} µs/msg`, 'CPU/msg ratio', 'server CPU %', `${base.kind} CPU %`];
+  const rows = report.steps.map((s) => {
+    const b = base.steps.find((x) => x.step === s.step);
+    const ours = serverMicrosPerMessage(s);
+    const theirs = b ? serverMicrosPerMessage(b) : null;
+    return [fmt(s.step), fmt(s.latencyMs.mean), fmt(b?.latencyMs.mean ?? null), fmt(ratio(s.latencyMs.mean, b?.latencyMs.mean ?? null), 2), fmt(ours, 2), fmt(theirs, 2), fmt(ratio(ours, theirs), 2), fmt(s.serverCpuPct, 1), fmt(b?.serverCpuPct ?? null, 1)];
+  });
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padStart(widths[i] as number)).join(' | ')} |`;
+  const sep = `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`;
+  return [`beside the ${base.kind} baseline (${base.url}, same preset, same sitting)`, line(head), sep, ...rows.map(line)].join('\n');
 }

@@ -40,6 +40,8 @@ export interface SweepReport {
   scenario: string;
   params: Record<string, unknown>;
   steps: StepResult[];
+  /** The same sweep against a baseline server in the same sitting (`run <preset> --baseline bare`). */
+  baseline?: { kind: 'bare'; url: string; steps: StepResult[] };
 }
 
 /** What the user sees while it runs (progress.ts draws it). */

@@ -44,6 +44,8 @@ pub struct Args {
     pub subject_count: u64,
     /// Records each user subscribes to (<= subject_count).
     pub subs_per_user: u64,
+    /// Where each user's records sit in the index space (`--assign`). @default spread
+    pub assign: Assign,
     /// Global index of this process's first user (several processes share one run).
     pub user_offset: u64,
     /// Socket-loop threads. @default 2
@@ -95,6 +97,7 @@ impl Args {
         let mut token = None;
         let mut prefix = None;
         let (mut count, mut subs) = (None, None);
+        let mut assign = Assign::Spread;
         let (mut offset, mut threads, mut max_connecting) = (0u64, 2usize, 64usize);
         let (mut timeout, mut max_frame, mut max_seconds) = (30_000f64, 16usize << 20, 3600f64);
         let (mut epoch, mut mono) = (None, None);
@@ -110,6 +113,7 @@ impl Args {
                 "--subject-prefix" => prefix = Some(v.to_string()),
                 "--subject-count" => count = Some(num::<u64>(k, v)?),
                 "--subs-per-user" => subs = Some(num::<u64>(k, v)?),
+                "--assign" => assign = Assign::parse(v)?,
                 "--user-offset" => offset = num(k, v)?,
                 "--threads" => threads = num(k, v)?,
                 "--max-connecting" => max_connecting = num(k, v)?,
@@ -215,6 +219,7 @@ impl Args {
             subject_prefix: prefix,
             subject_count: count,
             subs_per_user: subs,
+            assign,
             user_offset: offset,
             threads,
             max_connecting,
@@ -232,12 +237,12 @@ impl Args {
         })
     }
 
-    /// The subjects user `user` subscribes to: S consecutive records starting at user * S, modulo
-    /// the subject count, so every record gets the same number of subscribers when
-    /// users * S is a multiple of the count (the TS `subjectsForUser` is the same rule).
+    /// The subjects user `user` subscribes to, placed by `assign` (the TS `subjectsForUser` in
+    /// src/subjects.ts is the same rule, and pins the same examples).
     pub fn subjects_for(&self, user: u64) -> Vec<String> {
-        (0..self.subs_per_user)
-            .map(|j| format!("{}/{}", self.subject_prefix, (user * self.subs_per_user + j) % self.subject_count))
+        indexes_for(user, self.subs_per_user, self.subject_count, self.assign)
+            .into_iter()
+            .map(|i| format!("{}/{}", self.subject_prefix, i))
             .collect()
     }
 
@@ -254,6 +259,65 @@ impl Args {
     }
 }
 
+/// Where a user's records sit in the record index space (the source updates records in index
+/// order, evenly over each period, so this decides how a user's updates arrive in time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Assign {
+    /// Records `(u + j * stride) % count`, stride = count / S: updates evenly spaced in time.
+    Spread,
+    /// S consecutive records from `u * S`: one burst per period.
+    Block,
+    /// S distinct records drawn by Floyd's sampling over mulberry32 seeded by the user index.
+    Random,
+}
+
+impl Assign {
+    fn parse(v: &str) -> Result<Assign, String> {
+        match v {
+            "spread" => Ok(Assign::Spread),
+            "block" => Ok(Assign::Block),
+            "random" => Ok(Assign::Random),
+            _ => Err(format!("--assign must be spread, block or random, got {v:?}")),
+        }
+    }
+}
+
+/// The record indexes user `user` (global, 0-based) subscribes to: `subs` of `0..count`.
+pub fn indexes_for(user: u64, subs: u64, count: u64, assign: Assign) -> Vec<u64> {
+    match assign {
+        Assign::Block => (0..subs).map(|j| (user * subs + j) % count).collect(),
+        Assign::Spread => {
+            let stride = (count / subs).max(1);
+            (0..subs).map(|j| (user + j * stride) % count).collect()
+        }
+        Assign::Random => {
+            let mut next = mulberry32(user as u32);
+            let mut out = Vec::with_capacity(subs as usize);
+            let mut chosen = std::collections::HashSet::with_capacity(subs as usize);
+            for j in count - subs..count {
+                // the same integer draw as the TypeScript rule: floor(x * (j + 1) / 2^32)
+                let t = (u64::from(next()) * (j + 1)) >> 32;
+                let pick = if chosen.contains(&t) { j } else { t };
+                chosen.insert(pick);
+                out.push(pick);
+            }
+            out
+        }
+    }
+}
+
+/// mulberry32, the 32-bit PRNG of the TypeScript rule.
+fn mulberry32(seed: u32) -> impl FnMut() -> u32 {
+    let mut a = seed;
+    move || {
+        a = a.wrapping_add(0x6d2b_79f5);
+        let mut t = a;
+        t = (t ^ (t >> 15)).wrapping_mul(t | 1);
+        t ^= t.wrapping_add((t ^ (t >> 7)).wrapping_mul(t | 61));
+        t ^ (t >> 14)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,7 +331,33 @@ mod tests {
         let a = parse("--url ws://127.0.0.1:9/stream --subject-prefix /BENCH/x --subject-count 10 --subs-per-user 4").unwrap();
         assert_eq!(a.path, "/stream");
         assert_eq!(a.addr.port(), 9);
+        assert_eq!(a.subjects_for(2), vec!["/BENCH/x/2", "/BENCH/x/4", "/BENCH/x/6", "/BENCH/x/8"]);
+    }
+
+    #[test]
+    fn assigns_like_the_typescript_rule() {
+        assert_eq!(indexes_for(2, 4, 10, Assign::Block), [8, 9, 0, 1]);
+        assert_eq!(indexes_for(2, 4, 10, Assign::Spread), [2, 4, 6, 8]);
+        assert_eq!(indexes_for(3, 4, 100, Assign::Spread), [3, 28, 53, 78]);
+        assert_eq!(indexes_for(5, 4, 10, Assign::Random), [4, 6, 1, 9]);
+        assert_eq!(indexes_for(12345, 6, 1000, Assign::Random), [974, 305, 482, 816, 508, 347]);
+        let a = parse("--subject-prefix /BENCH/x --subject-count 10 --subs-per-user 4 --assign block").unwrap();
         assert_eq!(a.subjects_for(2), vec!["/BENCH/x/8", "/BENCH/x/9", "/BENCH/x/0", "/BENCH/x/1"]);
+        assert!(parse("--subject-prefix /x --subject-count 1 --subs-per-user 1 --assign zig")
+            .unwrap_err()
+            .contains("--assign"));
+    }
+
+    #[test]
+    fn random_assignment_is_distinct_and_in_range() {
+        for user in 0..200 {
+            let got = indexes_for(user, 30, 100, Assign::Random);
+            let mut sorted = got.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(sorted.len(), 30, "user {user}: {got:?}");
+            assert!(got.iter().all(|&i| i < 100));
+        }
     }
 
     #[test]
