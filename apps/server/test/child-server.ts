@@ -28,10 +28,12 @@ export interface ChildServer {
 
 const running = new Set<ChildServer>();
 
-/** Starts `node dist/main.js --host 127.0.0.1 --port 0 ...args` and waits (bounded) until it listens. */
+/** Starts `node dist/main.js --host 127.0.0.1 --port 0 --login-timeout-ms 120000 ...args` and waits (bounded) until it listens. */
 export async function startChildServer(args: string[], timeoutMs = 20_000): Promise<ChildServer> {
   if (!existsSync(SERVER_MAIN)) throw new Error(`${SERVER_MAIN} is missing: build the server first (npm run build)`);
-  const proc = spawn(process.execPath, [SERVER_MAIN, '--host', '127.0.0.1', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // a generous login deadline: password logins queue at the scrypt gate, and with both cores busy
+  // the 10 s default cut test sockets with 4001 (a test's own --login-timeout-ms comes later and wins)
+  const proc = spawn(process.execPath, [SERVER_MAIN, '--host', '127.0.0.1', '--port', '0', '--login-timeout-ms', '120000', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   for (const stream of [proc.stdout!, proc.stderr!]) {
     let rest = '';

@@ -36,8 +36,11 @@ const BASE: Record<string, Record<string, unknown>> = {
   // tests use made-up subjects (/A/B, /EQ/ONE): grant them all; the attack suite (test/attacks)
   // passes `auth: { roles: {} }` to test the default rules
   auth: { roles: TEST_ROLES },
-  // tests log in by password in bursts; the login rate has its own attack test
-  limits: { loginsPerSecPerIp: 0 },
+  // tests log in by password in bursts; the login rate has its own attack test. A password login
+  // waits its turn at the one-at-a-time scrypt gate: with both cores busy (parallel test files)
+  // that wait passed the 10 s default and the server cut sockets mid-test with 4001. The login
+  // deadline has its own tests (errors.test.ts, input-attacks.test.ts), which set it.
+  limits: { loginsPerSecPerIp: 0, loginTimeoutMs: 120_000 },
 };
 
 /** Deep-merges `overrides` into the test defaults. */
