@@ -1,10 +1,13 @@
-import { memo, useLayoutEffect, useRef } from 'react';
+import type { OrderSide } from '@tidewire/protocol';
+import { memo, useLayoutEffect, useRef, useState } from 'react';
 import { useConnection } from '../../connection/ConnectionProvider.js';
-import { useRecord } from '../../connection/hooks.js';
+import { useConnectionSnapshot, useRecord } from '../../connection/hooks.js';
+import { failureOutcome } from '../blotter/order-outcome.js';
 import type { RecordSnapshot } from '../../connection/record-store.js';
 import { FLASH_MS, flashDirection, type FlashDirection } from './flash.js';
 import { displayPair, fxSubject, pipDecimalsOf } from './fx-pairs.js';
 import { formatPrice, formatSigned, formatSpreadPips, pipDecimalsFor, signOf, splitPrice } from './price-format.js';
+import { tileClick, tileDefaultQuantity, tileOutcome, type TileOutcome } from './tile-trade.js';
 
 /**
  * Plays a short green/red flash on a tile side: fades the side's coloured overlay out by opacity.
@@ -18,29 +21,36 @@ function flash(side: HTMLElement | null, direction: FlashDirection | undefined):
   overlay.animate([{ opacity: 1 }, { opacity: 0 }], { duration: FLASH_MS, easing: 'ease-out' });
 }
 
-/** One side of the tile: label, big-figure/pips/pipette price. */
+/** One side of the tile: label, big-figure/pips/pipette price; a click trades at that price. */
 function PriceSide({
   side,
   value,
   pipDecimals,
   pair,
   elementRef,
+  onTrade,
+  disabled,
 }: {
   side: 'bid' | 'ask';
   value: unknown;
   pipDecimals: number;
   pair: string;
-  elementRef: React.RefObject<HTMLDivElement | null>;
+  elementRef: React.RefObject<HTMLButtonElement | null>;
+  onTrade: () => void;
+  disabled: boolean;
 }) {
   const parts = splitPrice(value, pipDecimals);
   const label = side === 'bid' ? 'Sell' : 'Buy';
   const text = parts === undefined ? 'no price' : parts.bigFigure + parts.pips + parts.pipette;
   return (
-    <div
+    <button
+      type="button"
       ref={elementRef}
       className={`fx-side fx-${side}`}
       data-testid={`fx-${side}`}
-      aria-label={`${label} ${displayPair(pair)} ${text}`}
+      aria-label={`${label} ${displayPair(pair)} at ${text}`}
+      onClick={onTrade}
+      disabled={disabled || parts === undefined}
     >
       {/* First child on purpose: flash() animates it. */}
       <span className="fx-flash" aria-hidden="true" />
@@ -54,7 +64,28 @@ function PriceSide({
           <span className="fx-pipette">{parts.pipette}</span>
         </span>
       )}
-    </div>
+    </button>
+  );
+}
+
+/** The tile's last order: what was sent, its order id once acknowledged, or why it failed before that. */
+interface TileOrder {
+  readonly side: OrderSide;
+  readonly quantity: number;
+  readonly orderId?: number;
+  /** Set until the trade record takes over (sending, or a failure before the ack). */
+  readonly outcome: TileOutcome;
+}
+
+/** The outcome line of the tile's last order: from its trade record once acknowledged. */
+function TileOrderLine({ order, user, decimals }: { order: TileOrder; user: string | undefined; decimals: number }) {
+  const subject = order.orderId !== undefined && user !== undefined ? `/TRADE/${user}/${order.orderId}` : '';
+  const trade = useRecord(subject);
+  const outcome = order.orderId === undefined ? order.outcome : tileOutcome(order.side, order.quantity, trade?.status === 'live' ? trade.fields : undefined, decimals);
+  return (
+    <p className={`fx-outcome fx-outcome-${outcome.tone}`} data-testid="fx-outcome" role="status">
+      {outcome.text}
+    </p>
   );
 }
 
@@ -74,8 +105,12 @@ function statusText(record: RecordSnapshot | undefined): string | undefined {
 export const FxTile = memo(function FxTile({ pair }: { pair: string }) {
   const connection = useConnection();
   const record = useRecord(fxSubject(pair));
-  const bidRef = useRef<HTMLDivElement>(null);
-  const askRef = useRef<HTMLDivElement>(null);
+  const bidRef = useRef<HTMLButtonElement>(null);
+  const askRef = useRef<HTMLButtonElement>(null);
+  const [quantityText, setQuantityText] = useState(() => tileDefaultQuantity(pair).toLocaleString('en-US'));
+  const [confirm, setConfirm] = useState<{ side: OrderSide; summary: string } | undefined>(undefined);
+  const [order, setOrder] = useState<TileOrder | undefined>(undefined);
+  const { session } = useConnectionSnapshot();
   const previous = useRef<{ seq: number; bid: unknown; ask: unknown }>({ seq: 0, bid: undefined, ask: undefined });
 
   const fields = record?.fields ?? {};
@@ -93,6 +128,30 @@ export const FxTile = memo(function FxTile({ pair }: { pair: string }) {
 
   const status = statusText(record);
   const changeTone = signOf(fields.change);
+  const decimals = typeof fields.decimals === 'number' ? fields.decimals : pipDecimals + 1;
+
+  /** Sends the click's order, or asks for a confirm first when it is large. */
+  const trade = (side: OrderSide, confirmed: boolean): void => {
+    const click = tileClick(pair, side, quantityText, fields, decimals);
+    if (click.kind === 'invalid') {
+      setConfirm(undefined);
+      setOrder({ side, quantity: 0, outcome: { tone: 'failed', text: click.message } });
+      return;
+    }
+    if (click.confirm && !confirmed) {
+      setConfirm({ side, summary: click.summary });
+      return;
+    }
+    setConfirm(undefined);
+    const quantity = click.order.quantity;
+    const sent: TileOrder = { side, quantity, outcome: tileOutcome(side, quantity, undefined, decimals) };
+    setOrder(sent);
+    connection.submitOrder(click.order).then(
+      (ack) => setOrder((current) => (current === sent ? { ...sent, orderId: ack.orderId } : current)),
+      (error: unknown) => setOrder((current) => (current === sent ? { ...sent, outcome: { tone: 'failed', text: failureOutcome(error).text } } : current)),
+    );
+  };
+  const tradable = status === undefined && confirm === undefined;
   return (
     <article className={`fx-tile${status === undefined ? '' : ' fx-tile-idle'}`} data-testid={`fx-tile-${pair}`} aria-label={displayPair(pair)}>
       <header className="fx-tile-header">
@@ -105,9 +164,35 @@ export const FxTile = memo(function FxTile({ pair }: { pair: string }) {
         </span>
       </header>
       <div className="fx-quote">
-        <PriceSide side="bid" value={fields.bid} pipDecimals={pipDecimals} pair={pair} elementRef={bidRef} />
-        <PriceSide side="ask" value={fields.ask} pipDecimals={pipDecimals} pair={pair} elementRef={askRef} />
+        <PriceSide side="bid" value={fields.bid} pipDecimals={pipDecimals} pair={pair} elementRef={bidRef} onTrade={() => trade('sell', false)} disabled={!tradable} />
+        <PriceSide side="ask" value={fields.ask} pipDecimals={pipDecimals} pair={pair} elementRef={askRef} onTrade={() => trade('buy', false)} disabled={!tradable} />
       </div>
+      <div className="fx-trade-row">
+        <label className="fx-amount">
+          <span className="fx-amount-label">{pair.slice(0, 3)}</span>
+          <input
+            className="fx-amount-input"
+            data-testid="fx-amount"
+            aria-label={`Amount of ${pair.slice(0, 3)} to trade on ${displayPair(pair)}`}
+            inputMode="decimal"
+            value={quantityText}
+            onChange={(e) => setQuantityText(e.target.value)}
+            onFocus={(e) => e.target.select()}
+          />
+        </label>
+        {confirm !== undefined && (
+          <span className="fx-confirm" role="alertdialog" aria-label="Confirm a large order" data-testid="fx-confirm">
+            <span className="fx-confirm-text">{confirm.summary}?</span>
+            <button type="button" className="fx-confirm-yes" data-testid="fx-confirm-yes" onClick={() => trade(confirm.side, true)} autoFocus>
+              Confirm
+            </button>
+            <button type="button" className="fx-confirm-no" data-testid="fx-confirm-no" onClick={() => setConfirm(undefined)}>
+              Cancel
+            </button>
+          </span>
+        )}
+      </div>
+      {order !== undefined && confirm === undefined && <TileOrderLine order={order} user={session?.user} decimals={decimals} />}
       <footer className="fx-tile-footer">
         {status === undefined ? (
           <>
