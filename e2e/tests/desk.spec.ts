@@ -29,6 +29,7 @@ test('alice logs in and sees FX tiles tick', async ({ page }, testInfo) => {
   await expect(pill).toHaveAttribute('data-state', 'loggedIn');
   await expect(page.getByTestId('session-user')).toContainText('alice');
   await expect(page.getByTestId('session-tier')).toHaveText(/\S+/);
+  await expect(page).toHaveTitle('FX tiles · Tidewire');
 
   // A tile gets its image, then its bid moves: wait on the rendered value, never on time.
   const bid = page.getByTestId('fx-tile-EURUSD').getByTestId('fx-bid').locator('.fx-price');

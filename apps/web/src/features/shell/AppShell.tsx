@@ -3,7 +3,7 @@ import { FxTilesPage } from '../fx/FxTilesPage.js';
 import { useConnectionSnapshot } from '../../connection/hooks.js';
 import { ComingLater } from './ComingLater.js';
 import { ConnectionBanner } from './ConnectionBanner.js';
-import { ROUTES, hashOf, routeFromHash, type RouteId } from './routes.js';
+import { ROUTES, hashOf, pageTitle, routeFromHash, routesFor, type RouteId } from './routes.js';
 import { TopBar } from './TopBar.js';
 
 // AG Grid is most of the bundle: load it when the watchlist is first opened, not at login.
@@ -29,14 +29,17 @@ function useHashRoute(): RouteId {
 /** Top bar, navigation and the current page. */
 export function AppShell() {
   const route = useHashRoute();
-  const { state } = useConnectionSnapshot();
+  const { state, session } = useConnectionSnapshot();
   const spec = ROUTES.find((r) => r.id === route);
+  useEffect(() => {
+    document.title = pageTitle(route);
+  }, [route]);
   return (
     // Not logged in (reconnecting/closed): what is on screen is the last known state, so dim it.
     <div className={state === 'loggedIn' ? 'shell' : 'shell shell-stale'}>
       <TopBar />
       <nav className="nav" aria-label="Main">
-        {ROUTES.map((r) => (
+        {routesFor(session?.role).map((r) => (
           <a
             key={r.id}
             href={hashOf(r.id)}

@@ -1,9 +1,12 @@
-import { useLatency } from '../../connection/hooks.js';
+import { useConnectionSnapshot, useLatency } from '../../connection/hooks.js';
 import { latencyView } from './latency-view.js';
 
 /** Live origin -> receipt latency (mean / p99 ms), refreshed every second; details in the tooltip. */
 export function LatencyIndicator() {
-  const view = latencyView(useLatency(1000));
+  const latency = useLatency(1000);
+  // while not logged in the figures would be the last connection's: show none
+  const { state } = useConnectionSnapshot();
+  const view = latencyView(state === 'loggedIn' ? latency : undefined);
   return (
     <span className={`latency tone-${view.tone}`} title={view.title} data-testid="latency" aria-label={`Latency mean ${view.mean} milliseconds, p99 ${view.p99} milliseconds`}>
       <span className="latency-label">latency</span>

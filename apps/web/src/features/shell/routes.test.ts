@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_ROUTE, ROUTES, ROUTE_IDS, hashOf, routeFromHash } from './routes.js';
+import { DEFAULT_ROUTE, ROUTES, ROUTE_IDS, hashOf, pageTitle, routeFromHash, routesFor } from './routes.js';
 
 describe('routes', () => {
   it('maps hashes to pages and back', () => {
@@ -14,5 +14,14 @@ describe('routes', () => {
   });
   it('lists every page once in navigation', () => {
     expect(ROUTES.map((r) => r.id)).toEqual([...ROUTE_IDS]);
+  });
+  it('shows the admin console in the navigation of admins only', () => {
+    expect(routesFor('admin').map((r) => r.id)).toContain('admin');
+    expect(routesFor('trader').map((r) => r.id)).toEqual(['fx', 'watchlist', 'finder', 'blotter']);
+    expect(routesFor(undefined).map((r) => r.id)).not.toContain('admin');
+  });
+  it('titles each page', () => {
+    expect(pageTitle('blotter')).toBe('Blotter · Tidewire');
+    expect(pageTitle('fx')).toBe('FX tiles · Tidewire');
   });
 });

@@ -24,6 +24,17 @@ export const ROUTES: readonly RouteSpec[] = [
   { id: 'admin', label: 'Admin' },
 ];
 
+/** The navigation entries a role sees: the admin console only for admins. */
+export function routesFor(role: string | undefined): readonly RouteSpec[] {
+  return ROUTES.filter((r) => r.id !== 'admin' || role === 'admin');
+}
+
+/** The browser tab title of a page: `Blotter · Tidewire`. */
+export function pageTitle(route: RouteId): string {
+  const spec = ROUTES.find((r) => r.id === route);
+  return spec === undefined ? 'Tidewire' : `${spec.label} · Tidewire`;
+}
+
 /** The page shown for an empty or unknown hash. */
 export const DEFAULT_ROUTE: RouteId = 'fx';
 

@@ -172,7 +172,7 @@ export function WatchlistPage() {
           <button type="submit" className="button-primary" data-testid="watchlist-add">
             Add
           </button>
-          <span className="page-hint">{subjects.length} subjects</span>
+          <span className="page-hint">{subjects.length === 1 ? '1 subject' : `${subjects.length} subjects`}</span>
         </form>
       </div>
       {inputError !== undefined && (
