@@ -42,7 +42,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   { path: 'server.host', type: 'string', env: 'HOST', flag: 'host', default: '127.0.0.1', unit: 'address',
     doc: 'Interface the HTTP/WebSocket server listens on; `0.0.0.0` for all interfaces.' },
   { path: 'server.port', type: 'int', env: 'PORT', flag: 'port', default: 8080, min: 0, max: 65535, unit: 'port',
-    doc: 'TCP port; 0 picks a free port (tests).' },
+    doc: 'TCP port; 0 picks a free port (tests). A port another process listens on stops the start (exit 1, docs/operations.md).' },
   { path: 'server.workers', type: 'int', env: 'TIDEWIRE_WORKERS', flag: 'workers',
     default: () => Math.min(2, Math.max(1, os.availableParallelism())), min: 1, max: 64, unit: 'threads',
     doc: 'Transport worker threads, each a uWebSockets.js app on the same port (SO_REUSEPORT); 1 runs the transport on the main thread.' },

@@ -10,6 +10,7 @@ import { ConfigError, helpText, loadConfig, parseArgs, processEnv } from './conf
 import { CHECKOUT_JOURNAL_DIR } from './config-spec.js';
 import { log } from './log.js';
 import { startServer } from './server.js';
+import { PortInUseError } from './transport/port-guard.js';
 
 /** A shutdown signal this soon after the first is the same request delivered twice, ms. */
 const REPEATED_SIGNAL_MS = 1_000;
@@ -39,7 +40,16 @@ async function main(): Promise<number> {
     throw err;
   }
   const reloadConfig = () => loadConfig({ argv, env: processEnv(), overrides: COMMAND_DEFAULTS });
-  const server = await startServer(config, { reloadConfig });
+  let server;
+  try {
+    server = await startServer(config, { reloadConfig });
+  } catch (err) {
+    if (err instanceof PortInUseError) {
+      console.error(`tidewire: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  }
   console.log(`Tidewire listening on ${server.url} (stream: ${server.url.replace('http', 'ws')}/stream)`);
   await new Promise<void>((resolve) => {
     let stoppingSince = -1;

@@ -444,6 +444,8 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
         uptimeMs: Math.round(clock.now() - startedAt),
         // logged-in sessions of the whole server (all workers), from the engine
         sessions: stats.sessions,
+        // which process answered: two servers on one port would show two (port-guard.ts prevents it)
+        pid: process.pid,
         worker: opts.index,
         workers: config.server.workers,
         // open WebSockets on the worker that answered (logged in or not)
