@@ -127,7 +127,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   { path: 'admin.auditDir', type: 'string', env: 'TIDEWIRE_AUDIT_DIR', flag: 'audit-dir', default: 'audit', unit: 'path',
     doc: 'Directory of the admin audit log (`admin-audit.jsonl`: one JSON line per settings change or kick, with who, when, old and new values); created on the first write. Relative paths resolve against the working directory.' },
   { path: 'auth.tokenSecret', type: 'string', env: 'TIDEWIRE_TOKEN_SECRET', flag: 'token-secret', default: '', unit: 'secret',
-    doc: 'HMAC-SHA256 key for session tokens (at least 16 characters); empty: a random secret per start (tokens then do not survive a restart; logged as such).' },
+    doc: 'HMAC-SHA256 key for session tokens (at least 16 characters); empty: a random secret per start (tokens then do not survive a restart; logged as such). With a fixed secret, tokens of users whose password is unchanged survive restarts (docs/security.md).' },
   { path: 'auth.tokenTtlMs', type: 'int', env: 'TIDEWIRE_TOKEN_TTL_MS', flag: 'token-ttl-ms', default: 8 * 3_600_000, min: 1000, max: 30 * 24 * 3_600_000, unit: 'ms',
     doc: 'Lifetime of a session token.' },
   { path: 'auth.demoUsers', type: 'bool', env: 'TIDEWIRE_DEMO_USERS', flag: 'demo-users', default: true, unit: 'on/off',
