@@ -21,6 +21,22 @@ test('a wrong password shows the server error and stays on the login page', asyn
   await expect(page.getByTestId('status-pill')).toHaveCount(0);
 });
 
+test('a reload with a token the server refuses shows a plain "session expired" on the login page', async ({ page }) => {
+  await logIn(page, 'alice', 'alice123');
+  await expect(page.getByTestId('status-pill')).toHaveText('connected');
+  // what a restart with another token secret does to the token this tab kept: its signature no longer matches
+  await page.evaluate(() => {
+    const stored = JSON.parse(sessionStorage.getItem('tidewire.session') ?? '{}') as { token: string };
+    const [payload] = stored.token.split('.');
+    sessionStorage.setItem('tidewire.session', JSON.stringify({ ...stored, token: `${payload}.c2lnbmVkLWJ5LWFub3RoZXItc2VjcmV0` }));
+  });
+  await page.reload();
+  const error = page.getByTestId('login-error');
+  await expect(error).toHaveText('Your session has expired, please log in again.');
+  await expect(page.getByTestId('login-form')).toBeVisible();
+  await expect(page.getByTestId('status-pill')).toHaveCount(0);
+});
+
 test('alice logs in and sees FX tiles tick', async ({ page }, testInfo) => {
   await logIn(page, 'alice', 'alice123');
 

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SETTINGS, type SettingSpec } from './config-spec.js';
+import { CHECKOUT_JOURNAL_DIR, SETTINGS, type SettingSpec } from './config-spec.js';
 import { parseGrants, parseRoleGrants, type Grants, type RoleGrants } from './entitlements/entitlements.js';
 
 /** Roles a user can have. */
@@ -188,13 +188,22 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
   return result;
 }
 
-/** Help text listing every flag with its env variable and default. */
-export function helpText(): string {
+/** What `--help` prints as the default of `auth.tokenSecret` (the value itself is random per start). */
+export const GENERATED_SECRET_HELP = 'a random secret per start (tokens do not survive a restart)';
+
+/**
+ * Help text listing every flag with its env variable and the default that applies: the value of
+ * `defaults` (loadCommandConfig with no flags, file or environment: paths resolved against the
+ * working directory, the command's journal directory), not the settings table's raw default.
+ */
+export function helpText(defaults: Config): string {
   const lines = ['Usage: tidewire-server [--config file.json] [flags]', '', 'Flags (env variable, default):'];
   for (const s of SETTINGS) {
-    const def = typeof s.default === 'function' ? s.default() : s.default;
+    const value = s.path === 'auth.tokenSecret' && defaults.auth.tokenSecretGenerated
+      ? GENERATED_SECRET_HELP
+      : JSON.stringify(getPath(defaults as unknown as Record<string, unknown>, s.path));
     const flag = s.type === 'bool' ? `--${s.flag} / --no-${s.flag}` : `--${s.flag} <${s.unit}>`;
-    lines.push(`  ${flag.padEnd(44)} ${s.env}, default ${JSON.stringify(def)}`);
+    lines.push(`  ${flag.padEnd(44)} ${s.env}, default ${value}`);
   }
   lines.push('  --config <path>                              TIDEWIRE_CONFIG, JSON file with the same nested keys');
   lines.push('  --hash-password <password>                   print a scrypt hash for auth.users and exit');
@@ -376,6 +385,17 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   if (!auth.demoUsers && users.length === 0) throw new ConfigError('auth.users is empty and auth.demoUsers is false: nobody could log in');
 
   return deepFreeze(out as unknown as Config);
+}
+
+/**
+ * Defaults of the `tidewire-server` command that embedded servers (`loadConfig`, tests) do not
+ * get: orders on, journaled in `.data/journal` of this checkout.
+ */
+export const COMMAND_OVERRIDES: Readonly<Record<string, Record<string, unknown>>> = Object.freeze({ orders: Object.freeze({ journalDir: CHECKOUT_JOURNAL_DIR }) });
+
+/** The configuration of the `tidewire-server` command: loadConfig over COMMAND_OVERRIDES. */
+export function loadCommandConfig(sources: Omit<ConfigSources, 'overrides'> = {}): Config {
+  return loadConfig({ ...sources, overrides: COMMAND_OVERRIDES });
 }
 
 function randomHex(): string {

@@ -6,16 +6,13 @@
  */
 
 import { hashPassword } from './auth/passwords.js';
-import { ConfigError, helpText, loadConfig, parseArgs, processEnv } from './config.js';
-import { CHECKOUT_JOURNAL_DIR } from './config-spec.js';
+import { ConfigError, helpText, loadCommandConfig, parseArgs, processEnv } from './config.js';
 import { log } from './log.js';
 import { startServer } from './server.js';
+import { PortInUseError } from './transport/port-guard.js';
 
 /** A shutdown signal this soon after the first is the same request delivered twice, ms. */
 const REPEATED_SIGNAL_MS = 1_000;
-
-/** Defaults of the command that embedded servers do not get: orders on, journaled in this checkout. */
-const COMMAND_DEFAULTS = { orders: { journalDir: CHECKOUT_JOURNAL_DIR } };
 
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
@@ -23,14 +20,15 @@ async function main(): Promise<number> {
   try {
     const args = parseArgs(argv);
     if (args.help) {
-      console.log(helpText());
+      // the defaults that apply: no flags, no config file, no environment
+      console.log(helpText(loadCommandConfig()));
       return 0;
     }
     if (args.hashPassword !== undefined) {
       console.log(await hashPassword(args.hashPassword));
       return 0;
     }
-    config = loadConfig({ argv, env: processEnv(), overrides: COMMAND_DEFAULTS });
+    config = loadCommandConfig({ argv, env: processEnv() });
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`tidewire: bad configuration: ${err.message}`);
@@ -38,8 +36,17 @@ async function main(): Promise<number> {
     }
     throw err;
   }
-  const reloadConfig = () => loadConfig({ argv, env: processEnv(), overrides: COMMAND_DEFAULTS });
-  const server = await startServer(config, { reloadConfig });
+  const reloadConfig = () => loadCommandConfig({ argv, env: processEnv() });
+  let server;
+  try {
+    server = await startServer(config, { reloadConfig });
+  } catch (err) {
+    if (err instanceof PortInUseError) {
+      console.error(`tidewire: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  }
   console.log(`Tidewire listening on ${server.url} (stream: ${server.url.replace('http', 'ws')}/stream)`);
   await new Promise<void>((resolve) => {
     let stoppingSince = -1;

@@ -16,6 +16,7 @@ import { METRICS_INTERVAL_MS, MetricsCenter } from './metrics/center.js';
 import { preciseClock, type Clock } from './session/clock.js';
 import { startTransport, type TransportHandle } from './transport/transport.js';
 import { freePort } from './transport/free-port.js';
+import { claimPort, type PortClaim } from './transport/port-guard.js';
 import { startWorkerTransports } from './transport/workers.js';
 import { SharedCounter } from './limits/shared-counter.js';
 import type { AuthReloadResult } from './transport/auth-reload.js';
@@ -64,6 +65,18 @@ export interface StartOptions {
 /** Starts a server for `config`; resolves when it listens. */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const clock = options.clock ?? preciseClock;
+  // an explicit port is claimed before anything else: a port another process holds stops the
+  // start with PortInUseError before any work or log line (port-guard.ts says why uWS cannot tell)
+  const claim = config.server.port === 0 ? undefined : await claimPort(config.server.host, config.server.port);
+  try {
+    return await startClaimed(config, clock, options, claim);
+  } catch (err) {
+    await claim?.release();
+    throw err;
+  }
+}
+
+async function startClaimed(config: Config, clock: Clock, options: StartOptions, claim: PortClaim | undefined): Promise<RunningServer> {
   const users = await buildUsers(config);
   if (config.auth.tokenSecretGenerated) log('info', 'auth.secret', { source: 'random per start (set TIDEWIRE_TOKEN_SECRET to keep tokens valid across restarts)' });
   const engine = createEngine(config);
@@ -81,21 +94,27 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     feed.start();
   }
   let transport: TransportHandle | undefined;
-  // port 0: pick a free port first (see free-port.ts); retry if another process took it meanwhile
+  // port 0: pick a free port first (see free-port.ts) and claim it; retry if another process took it meanwhile
   for (let attempt = 1; !transport; attempt++) {
-    const port = config.server.port === 0 ? await freePort(config.server.host) : config.server.port;
-    const portConfig: Config = port === config.server.port ? config : { ...config, server: { ...config.server, port } };
     try {
+      if (config.server.port === 0) claim = await claimPort(config.server.host, await freePort(config.server.host));
+      const port = claim!.port;
+      const portConfig: Config = port === config.server.port ? config : { ...config, server: { ...config.server, port } };
       transport = config.server.workers === 1
         ? await startTransport({ config: portConfig, users, engine, clock, index: 0, port, control: admin, connections })
         : await startWorkerTransports(portConfig, users, engine.id, admin, connections);
     } catch (err) {
-      if (config.server.port === 0 && attempt < 5) continue;
+      if (config.server.port === 0) {
+        await claim?.release();
+        claim = undefined;
+        if (attempt < 5) continue;
+      }
       feed?.stop();
       engine.shutdown();
       throw err;
     }
   }
+  const portClaim = claim!;
   const running = transport;
   admin.setKicker((sid, reason) => running.kick(sid, reason));
   if (options.reloadConfig) {
@@ -138,8 +157,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   };
   const metricsTimer = setInterval(() => void collectMetrics(), METRICS_INTERVAL_MS);
   metricsTimer.unref();
-  const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
-  const url = `http://${host}:${transport.port}`;
+  const urlHost = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
+  const url = `http://${urlHost}:${transport.port}`;
   log('info', 'server.ready', { url, workers: config.server.workers, demo: config.demo.enabled, users: users.length });
   let closing: Promise<void> | undefined;
   return {
@@ -156,6 +175,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         clearInterval(metricsTimer);
         feed?.stop();
         await transport.close();
+        await portClaim.release();
         // bounded: queued work is handled for the engine's drain budget, the rest is dropped and counted
         const dropped = engine.shutdown();
         if (dropped) log('warn', 'engine.shutdownDropped', { detail: dropped });

@@ -1,7 +1,7 @@
 import type { ErrorMessage } from '@tidewire/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { closeAll, delta, image, RawSocket, sourceSocket, startTestServer, streamSocket, waitFor, wsUrl } from './helpers.js';
+import { closeAll, delta, image, logLines, RawSocket, sourceSocket, startTestServer, streamSocket, waitFor, wsUrl } from './helpers.js';
 
 afterEach(closeAll);
 
@@ -45,6 +45,25 @@ describe('bad input gets a typed error and the session keeps working', () => {
     expect(closed.code).toBe(1009);
     expect(closed.reason).toMatch(/exceeds the limit of 1024 bytes/);
     bystander.send({ type: 'session.ping', reqId: 2, ts: 1 });
+    await bystander.next((m) => m.type === 'session.pong', 'bystander pong');
+  });
+
+  it('answers a binary frame with BAD_FRAME and keeps the session; invalid UTF-8 in a text frame is cut (1006) as docs/protocol.md says', async () => {
+    const server = await startTestServer();
+    const bystander = await streamSocket(server, 'bob');
+    const s = await streamSocket(server);
+    s.ws.send(Buffer.from(JSON.stringify({ type: 'session.ping', reqId: 2, ts: 1 })), { binary: true });
+    expect(await s.next(isError, 'binary frame error')).toMatchObject({ code: 'BAD_FRAME', message: expect.stringContaining('binary frames are not accepted') });
+    s.send({ type: 'session.ping', reqId: 3, ts: 1 });
+    await s.next((m) => m.type === 'session.pong' && m.reqId === 3, 'pong after the binary frame');
+    const answered = s.messages.length;
+    // {"type":"session.ping" with a lone continuation byte (0x80) in the middle of a string
+    const invalid = Buffer.concat([Buffer.from('{"type":"session.ping","reqId":4,"ts":1,"x":"'), Buffer.from([0x80]), Buffer.from('"}')]);
+    s.ws.send(invalid, { binary: false });
+    expect((await s.waitClosed()).code).toBe(1006);
+    expect(s.messages).toHaveLength(answered);
+    await waitFor(() => logLines.some((l) => / session\.close .*user=alice .*code=1006 reason="Received invalid UTF-8"/.test(l)), 'the close logged with its reason');
+    bystander.send({ type: 'session.ping', reqId: 5, ts: 1 });
     await bystander.next((m) => m.type === 'session.pong', 'bystander pong');
   });
 

@@ -44,9 +44,11 @@ async function deriveLowPriority(password: string, salt: Buffer, params: ScryptP
   return derive(password, salt, params);
 }
 
-/** Hashes `password` with a fresh 16-byte salt. Runs on the libuv thread pool (does not block the loop). */
-export async function hashPassword(password: string, params: ScryptParams = DEFAULT_SCRYPT): Promise<string> {
-  const salt = randomBytes(16);
+/**
+ * Hashes `password` with `salt` (default: a fresh random 16 bytes; the demo users pass a fixed one,
+ * users.ts). Runs on the libuv thread pool (does not block the loop).
+ */
+export async function hashPassword(password: string, params: ScryptParams = DEFAULT_SCRYPT, salt: Buffer = randomBytes(16)): Promise<string> {
   const key = await derive(password, salt, params);
   return `scrypt$${params.N}$${params.r}$${params.p}$${salt.toString('base64')}$${key.toString('base64')}`;
 }

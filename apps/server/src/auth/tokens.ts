@@ -2,7 +2,9 @@
  * Signed session tokens: `<payload base64url>.<HMAC-SHA256 base64url>`, payload
  * `{"u":user,"exp":epochMs,"iat":epochMs,"pw":tag}`. Stateless: any worker (and, with a configured
  * secret, any restart) can verify them. `pw` is a tag of the user's password hash at issue time:
- * after a password change (config reload) older tokens no longer log in.
+ * after a password change (config reload, or a restart with a new hash) older tokens no longer log
+ * in. The hash, and so the tag, stays the same while the user is unchanged: config-file users keep
+ * theirs in the file, demo users are hashed with a fixed salt (users.ts `demoSalt`).
  */
 
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';

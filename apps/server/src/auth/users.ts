@@ -4,8 +4,9 @@
  * transport worker.
  */
 
+import { createHash } from 'node:crypto';
 import type { Config, Role, UserEntry } from '../config.js';
-import { hashPassword } from './passwords.js';
+import { DEFAULT_SCRYPT, hashPassword } from './passwords.js';
 
 /** Demo users and their passwords (documented in the README). */
 export const DEMO_USERS: ReadonlyArray<{ user: string; password: string; role: Role; tier: string }> = [
@@ -18,9 +19,19 @@ export const DEMO_USERS: ReadonlyArray<{ user: string; password: string; role: R
 // hashed once per process: tests start many servers
 let demoHashes: Promise<UserEntry[]> | undefined;
 
+/**
+ * The salt of a demo user's hash: fixed per user name, so every start makes the same hash and the
+ * user's tokens (bound to a tag of the hash, tokens.ts) survive a restart with the same
+ * `auth.tokenSecret`. A random salt guards unknown passwords against precomputed tables; these
+ * passwords are published (README), so a fixed salt gives nothing away.
+ */
+export function demoSalt(user: string): Buffer {
+  return createHash('sha256').update(`tidewire demo user ${user}`).digest().subarray(0, 16);
+}
+
 function demoEntries(): Promise<UserEntry[]> {
   demoHashes ??= Promise.all(
-    DEMO_USERS.map(async (u) => ({ user: u.user, role: u.role, tier: u.tier, passwordHash: await hashPassword(u.password) })),
+    DEMO_USERS.map(async (u) => ({ user: u.user, role: u.role, tier: u.tier, passwordHash: await hashPassword(u.password, DEFAULT_SCRYPT, demoSalt(u.user)) })),
   );
   return demoHashes;
 }

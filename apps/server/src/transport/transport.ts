@@ -380,16 +380,18 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
         } catch (err) {
           log('error', 'session.fault', { ...session.logFields(), error: String(err) });
         }
+        // uWS's own reason when it cut the connection (1006 "Received invalid UTF-8"), else the peer's
+        const reason = Buffer.from(message).toString('utf8') || undefined;
         if (prior !== 'loggedIn' && session.requests === 0) {
           // never one complete frame (a slowloris that uWS cuts after 8 dripped reads and that
           // reconnects at once, a probe): counted, and logged at the 1st, 10th, 100th... of this
           // transport, not as one formatted line posted to the main thread per reconnect cycle
           framelessCloses++;
-          if (isPowerOfTen(framelessCloses)) log('info', 'session.framelessClose', { ...session.logFields(), endpoint, code, address: conn.address, count: framelessCloses });
+          if (isPowerOfTen(framelessCloses)) log('info', 'session.framelessClose', { ...session.logFields(), endpoint, code, reason, address: conn.address, count: framelessCloses });
           return;
         }
         log('info', 'session.close', {
-          ...session.logFields(), endpoint, code, reason: Buffer.from(message).toString('utf8') || undefined,
+          ...session.logFields(), endpoint, code, reason,
           wasLoggedIn: prior === 'loggedIn', requests: session.requests, errors: session.errors,
         });
       },
@@ -442,6 +444,8 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
         uptimeMs: Math.round(clock.now() - startedAt),
         // logged-in sessions of the whole server (all workers), from the engine
         sessions: stats.sessions,
+        // which process answered: two servers on one port would show two (port-guard.ts prevents it)
+        pid: process.pid,
         worker: opts.index,
         workers: config.server.workers,
         // open WebSockets on the worker that answered (logged in or not)

@@ -2,7 +2,7 @@ import { encodeServerFrame, type ClientMessage, type ServerMessage } from '@tide
 import { TidewireClient, type WebSocketConstructor } from '@tidewire/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
-import { Connection, toConnectionError, type ConnectionSnapshot } from './connection.js';
+import { Connection, SESSION_EXPIRED, toConnectionError, type ConnectionSnapshot } from './connection.js';
 import { manualScheduler } from './manual-scheduler.test-support.js';
 import type { RecordSnapshot } from './record-store.js';
 import { SESSION_STORAGE_KEY, type StorageLike } from './session-token.js';
@@ -194,7 +194,9 @@ describe('Connection', () => {
     connection.logout();
     storage.data.set(SESSION_STORAGE_KEY, JSON.stringify({ user: 'alice', token: 'forged', expiresAt: Date.now() + 60_000 }));
     await connection.resume();
-    expect(connection.getSnapshot()).toMatchObject({ phase: 'loggedOut', loginError: { code: 'BAD_TOKEN' } });
+    // the server's message names the mechanism; the login page gets one plain sentence
+    expect(connection.getSnapshot()).toMatchObject({ phase: 'loggedOut', loginError: SESSION_EXPIRED });
+    expect(SESSION_EXPIRED).toEqual({ code: 'BAD_TOKEN', message: 'Your session has expired, please log in again.', plain: true });
     expect(storage.data.size).toBe(0);
   });
 

@@ -31,7 +31,16 @@ export type LoginPhase = 'loggedOut' | 'loggingIn' | 'loggedIn';
 export interface ConnectionError {
   readonly code: string;
   readonly message: string;
+  /** `message` is a plain sentence of ours for the user, shown without the code. */
+  readonly plain?: boolean;
 }
+
+/**
+ * What the login page says when the server refused the token kept for this tab (it expired, the
+ * server restarted with another secret, the password changed): the server's message names the
+ * mechanism, which is not the user's concern.
+ */
+export const SESSION_EXPIRED: ConnectionError = Object.freeze({ code: 'BAD_TOKEN', message: 'Your session has expired, please log in again.', plain: true });
 
 /** Everything the shell shows about the connection. Immutable: a new object on every change. */
 export interface ConnectionSnapshot {
@@ -190,7 +199,7 @@ export class Connection {
   /**
    * Logs in again with the token kept from an earlier login in this tab (page reload). Does
    * nothing when no unexpired token is stored; a refused token is forgotten and the login page
-   * shows why.
+   * shows SESSION_EXPIRED (other failures, e.g. the server unreachable, with their own message).
    */
   async resume(): Promise<void> {
     const stored = readStoredSession(this.options.storage, this.now());
@@ -233,7 +242,8 @@ export class Connection {
       if (generation !== this.generation) return;
       this.teardown();
       if ('token' in auth) clearStoredSession(this.options.storage);
-      this.set({ ...LOGGED_OUT, loginError: toConnectionError(error) });
+      const loginError = toConnectionError(error);
+      this.set({ ...LOGGED_OUT, loginError: 'token' in auth && loginError.code === 'BAD_TOKEN' ? SESSION_EXPIRED : loginError });
     }
   }
 

@@ -2,7 +2,10 @@ import { useState, type FormEvent } from 'react';
 import { useConnection } from '../../connection/ConnectionProvider.js';
 import { useConnectionSnapshot } from '../../connection/hooks.js';
 
-/** User/password form; shows the server's error (e.g. BAD_CREDENTIALS) when a login fails. */
+/**
+ * User/password form; shows the server's error (e.g. BAD_CREDENTIALS) when a login fails, or a
+ * plain sentence of ours (a refused stored token: "Your session has expired...").
+ */
 export function LoginPage() {
   const connection = useConnection();
   const { phase, loginError } = useConnectionSnapshot();
@@ -50,7 +53,11 @@ export function LoginPage() {
         </label>
         {loginError !== undefined && (
           <p className="login-error" role="alert" data-testid="login-error">
-            <strong>{loginError.code}</strong> {loginError.message}
+            {loginError.plain === true ? loginError.message : (
+              <>
+                <strong>{loginError.code}</strong> {loginError.message}
+              </>
+            )}
           </p>
         )}
         <button type="submit" className="button-primary" disabled={busy || user.trim() === '' || password === ''} data-testid="login-submit">
