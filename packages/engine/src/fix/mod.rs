@@ -12,3 +12,4 @@
 //!   application of the acceptance test mode.
 
 pub mod codec;
+pub mod dictionary;
