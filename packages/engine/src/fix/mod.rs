@@ -11,6 +11,7 @@
 //!   the [`acceptor::Application`] trait the order gateway implements, and the echo
 //!   application of the acceptance test mode.
 
+pub mod acceptor;
 pub mod codec;
 pub mod dictionary;
 pub mod session;

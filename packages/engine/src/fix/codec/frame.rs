@@ -49,12 +49,14 @@ pub enum Frame {
 
 const BEGIN: &[u8] = b"8=FIX";
 
-/// A receive buffer that yields framed messages. Reuses its buffer; it grows only up to the
-/// largest message plus one read.
+/// A receive buffer that yields framed messages. Reuses its buffer (bytes are read straight
+/// into it); it grows only up to the largest message plus one read.
 #[derive(Debug)]
 pub struct Framer {
+    /// Allocated and zeroed once; `start..end` holds unframed bytes.
     buf: Vec<u8>,
     start: usize,
+    end: usize,
     max_body: usize,
 }
 
@@ -62,50 +64,54 @@ impl Framer {
     /// A framer that treats a BodyLength above `max_body` bytes as garbled.
     pub fn new(max_body: usize) -> Framer {
         Framer {
-            buf: Vec::with_capacity(8192),
+            buf: vec![0; 16 * 1024],
             start: 0,
+            end: 0,
             max_body,
+        }
+    }
+
+    /// Makes room for at least `n` more bytes after `end`.
+    fn reserve(&mut self, n: usize) {
+        if self.start > 0 && (self.start == self.end || self.buf.len() - self.end < n) {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        if self.buf.len() - self.end < n {
+            let len = (self.end + n).next_power_of_two();
+            self.buf.resize(len, 0);
         }
     }
 
     /// Appends received bytes.
     pub fn push(&mut self, data: &[u8]) {
-        self.compact();
-        self.buf.extend_from_slice(data);
+        self.reserve(data.len());
+        self.buf[self.end..self.end + data.len()].copy_from_slice(data);
+        self.end += data.len();
     }
 
     /// Reads once from `r` straight into the buffer; returns the bytes read (0 at end of stream).
     pub fn read_from(&mut self, r: &mut impl Read) -> io::Result<usize> {
-        self.compact();
-        let len = self.buf.len();
-        let room = (self.max_body + 64).clamp(4096, 65_536);
-        self.buf.resize(len + room, 0);
-        let res = r.read(&mut self.buf[len..]);
-        let n = *res.as_ref().unwrap_or(&0);
-        self.buf.truncate(len + n);
-        res
+        self.reserve(4096);
+        let n = r.read(&mut self.buf[self.end..])?;
+        self.end += n;
+        Ok(n)
     }
 
     /// The buffered bytes; [`Frame::Message`] ranges index into this.
     pub fn bytes(&self) -> &[u8] {
-        &self.buf
+        &self.buf[..self.end]
     }
 
     /// Bytes received but not yet framed.
     pub fn pending(&self) -> usize {
-        self.buf.len() - self.start
-    }
-
-    fn compact(&mut self) {
-        if self.start > 0 && (self.start == self.buf.len() || self.start >= self.buf.len() / 2) {
-            self.buf.drain(..self.start);
-            self.start = 0;
-        }
+        self.end - self.start
     }
 
     /// The next complete message or dropped region; `None` when more bytes are needed.
     pub fn next_frame(&mut self) -> Option<Frame> {
-        let data = &self.buf[self.start..];
+        let data = &self.buf[self.start..self.end];
         let Some(at) = find(data, BEGIN) else {
             // keep a tail that may be the start of a BeginString split across reads
             let keep = (1..BEGIN.len())
@@ -139,7 +145,7 @@ impl Framer {
     /// Ok(Some(end)) for a complete frame, Ok(None) if incomplete, Err((reason, resume)) if garbled.
     fn frame_at_start(&self) -> Result<Option<usize>, (GarbledReason, usize)> {
         let s = self.start;
-        let data = &self.buf[s..];
+        let data = &self.buf[s..self.end];
         let skip = (GarbledReason::BadBodyLength, s + 1);
         // BeginString value: up to 16 bytes
         let Some(soh1) = data.iter().take(24).position(|&b| b == SOH) else {

@@ -225,6 +225,16 @@ impl Dictionary {
         tag > 0 && contains(self.t.header, tag as u32)
     }
 
+    /// True if `tag` is the NumInGroup field of a repeating group of `msg_type` (at any depth).
+    pub fn is_group_count(&self, msg_type: &[u8], tag: i32) -> bool {
+        fn walk(members: &[Member], tag: i32) -> bool {
+            members
+                .iter()
+                .any(|m| m.group.is_some_and(|g| m.tag as i32 == tag || walk(g.members, tag)))
+        }
+        self.message(msg_type).is_some_and(|m| walk(m.members, tag))
+    }
+
     /// True if `tag` is a trailer field.
     pub fn is_trailer_field(&self, tag: i32) -> bool {
         tag > 0 && contains(self.t.trailer, tag as u32)

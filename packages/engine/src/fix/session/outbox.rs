@@ -61,6 +61,21 @@ impl Outbox {
         })
     }
 
+    /// Appends a message given as MsgType, encoded extra header fields and encoded body fields.
+    pub fn push_encoded(&mut self, msg_type: &[u8], header: &[u8], body: &[u8]) {
+        let t = self.types.len();
+        self.types.extend_from_slice(msg_type);
+        let h = self.header.len();
+        self.header.extend_from_slice(header);
+        let b = self.body.len();
+        self.body.extend_from_slice(body);
+        self.entries.push(Entry {
+            msg_type: t..self.types.len(),
+            header: h..self.header.len(),
+            body: b..self.body.len(),
+        });
+    }
+
     /// Empties the outbox, keeping its buffers.
     pub fn clear(&mut self) {
         self.types.clear();
