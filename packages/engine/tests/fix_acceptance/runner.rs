@@ -1,6 +1,7 @@
 //! Plays one acceptance definition against an acceptor.
 //!
-//! Steps (one per line, `#` comments): `iCONNECT` / `i2,CONNECT` opens a connection; `I<msg>`
+//! Steps (one per line, `#` comments): `iCONNECT` / `i2,CONNECT` opens a connection,
+//! `i1,DISCONNECT` closes one; `I<msg>`
 //! sends (BodyLength and CheckSum filled in unless given, `10=0` sent as `10=000`, `<TIME>`,
 //! `<TIME-N>`, `<TIME+N>` replaced by now shifted by N x 1.1 s; a line that does not start with
 //! `8=FIX` is sent as it is); `E<msg>` expects the next message from the acceptor; `eDISCONNECT`
@@ -89,6 +90,9 @@ pub fn run(text: &str, addr: SocketAddr) -> Result<(), String> {
                         closed: false,
                     },
                 );
+            }
+            "i" if body == "DISCONNECT" => {
+                clients.remove(&id);
             }
             "I" => {
                 let msg = expand(rest);

@@ -128,7 +128,9 @@ impl Session {
     }
 
     fn next_logon(&mut self, msg: &Message<'_>, seq: u64, now: Now, app: &mut dyn SessionApp) {
-        if self.st.logon_received {
+        // a second Logon is only a sequence reset (ResetSeqNumFlag=Y) of the live session
+        let relogon = self.st.logon_received;
+        if relogon && !msg.flag(tag::RESET_SEQ_NUM_FLAG) {
             self.disconnect("Logon received on a session that is already logged on");
             return;
         }
@@ -141,6 +143,8 @@ impl Session {
                 self.fail(&e);
                 return;
             }
+            self.queue.clear();
+            self.st.resend_range = None;
         }
         if !self.credentials_ok(msg) {
             self.reject_logon(msg, "Invalid Logon message: Username/Password rejected", now);
@@ -187,7 +191,9 @@ impl Session {
         if let Some(n) = peer_expects.filter(|&n| n < next_sender) {
             self.resend(n, next_sender - 1, now);
         }
-        app.on_logon();
+        if !relogon {
+            app.on_logon();
+        }
     }
 
     fn credentials_ok(&self, msg: &Message<'_>) -> bool {

@@ -251,3 +251,18 @@ fn invalid_messages_get_session_rejects_naming_the_tag() {
     );
     assert_eq!(h.s.next_target_seq(), 4);
 }
+
+#[test]
+fn logon_with_reset_flag_resets_a_live_session() {
+    let mut h = h42();
+    h.logon();
+    h.send("0", "");
+    h.send("1", "112=1|");
+    h.seq = 1;
+    assert_eq!(h.send("A", "98=0|108=30|141=Y|"), vec!["35=A|34=1|98=0|108=30|141=Y"]);
+    assert_eq!(h.send("1", "112=2|"), vec!["35=0|34=2|112=2"]);
+    assert_eq!(h.app.logons, 1);
+    // without the flag a second Logon ends the connection
+    h.send("A", "98=0|108=30|");
+    assert!(h.s.disconnect_reason().is_some());
+}
