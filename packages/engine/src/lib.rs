@@ -6,6 +6,7 @@ pub mod chunked;
 pub mod container;
 pub mod error;
 pub mod filter;
+pub mod fix;
 pub mod intern;
 pub mod journal;
 pub mod order;

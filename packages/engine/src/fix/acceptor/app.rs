@@ -1,0 +1,269 @@
+//! What the order gateway implements: the [`Application`] trait, typed views of the order
+//! messages, and [`SessionHandle`] for sending later messages (execution reports) from any
+//! thread.
+
+use super::slot::SessionSlot;
+use crate::fix::codec::Message;
+use crate::fix::session::{BusinessReject, Outbox};
+use std::sync::Arc;
+
+/// Identifies a session: FIX version and the two CompIDs.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SessionId {
+    /// `FIX.4.2` or `FIX.4.4`.
+    pub begin_string: String,
+    /// Our CompID.
+    pub sender_comp_id: String,
+    /// The counterparty's CompID.
+    pub target_comp_id: String,
+}
+
+impl std::fmt::Display for SessionId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}->{}",
+            self.begin_string, self.sender_comp_id, self.target_comp_id
+        )
+    }
+}
+
+/// The application behind the acceptor. Called on the session's connection thread with the
+/// session locked: answer through `reply` (sent right after the callback, in order); use the
+/// [`SessionHandle`] only from other threads (later execution reports). An `Err` answers the
+/// message with a BusinessMessageReject. The defaults refuse everything as an unsupported
+/// message type.
+pub trait Application: Send + Sync + 'static {
+    /// The session logged on.
+    fn on_logon(&self, _session: &SessionHandle) {}
+
+    /// The logged-on session ended.
+    fn on_logout(&self, _session: &SessionHandle) {}
+
+    /// NewOrderSingle (35=D).
+    fn on_new_order(
+        &self,
+        _order: &NewOrderSingle<'_>,
+        _reply: &mut Outbox,
+        _session: &SessionHandle,
+    ) -> Result<(), BusinessReject> {
+        Err(BusinessReject::unsupported_message_type())
+    }
+
+    /// OrderCancelRequest (35=F).
+    fn on_cancel(
+        &self,
+        _cancel: &OrderCancelRequest<'_>,
+        _reply: &mut Outbox,
+        _session: &SessionHandle,
+    ) -> Result<(), BusinessReject> {
+        Err(BusinessReject::unsupported_message_type())
+    }
+
+    /// OrderCancelReplaceRequest (35=G).
+    fn on_replace(
+        &self,
+        _replace: &OrderCancelReplaceRequest<'_>,
+        _reply: &mut Outbox,
+        _session: &SessionHandle,
+    ) -> Result<(), BusinessReject> {
+        Err(BusinessReject::unsupported_message_type())
+    }
+
+    /// Any other application message type.
+    fn on_message(
+        &self,
+        _msg: &Message<'_>,
+        _reply: &mut Outbox,
+        _session: &SessionHandle,
+    ) -> Result<(), BusinessReject> {
+        Err(BusinessReject::unsupported_message_type())
+    }
+}
+
+/// Sends messages on one session from any thread, and names the session and its user.
+#[derive(Clone)]
+pub struct SessionHandle {
+    pub(super) slot: Arc<SessionSlot>,
+}
+
+impl std::fmt::Debug for SessionHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SessionHandle({})", self.slot.id)
+    }
+}
+
+impl SessionHandle {
+    /// The session's identity.
+    pub fn id(&self) -> &SessionId {
+        &self.slot.id
+    }
+
+    /// The Tidewire user this session trades as.
+    pub fn user(&self) -> &str {
+        &self.slot.user
+    }
+
+    /// Sends the messages in `messages` (in order) with the next sequence numbers. They are
+    /// stored for resends; while the session is not logged on they are delivered by the
+    /// counterparty's ResendRequest after its next Logon. Must not be called from inside an
+    /// [`Application`] callback of the same session (use `reply` there).
+    pub fn send(&self, messages: &Outbox) {
+        self.slot.send(messages);
+    }
+
+    /// True while the session is logged on.
+    pub fn is_logged_on(&self) -> bool {
+        self.slot.is_logged_on()
+    }
+}
+
+/// Side (54).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// 1
+    Buy,
+    /// 2
+    Sell,
+    /// Any other valid value (sell short, cross, ...), kept as its character.
+    Other(u8),
+}
+
+/// OrdType (40).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OrdType {
+    /// 1
+    Market,
+    /// 2
+    Limit,
+    /// Any other valid value, kept as its character.
+    Other(u8),
+}
+
+fn side(msg: &Message<'_>) -> Option<Side> {
+    match msg.get(54)? {
+        b"1" => Some(Side::Buy),
+        b"2" => Some(Side::Sell),
+        [c] => Some(Side::Other(*c)),
+        _ => None,
+    }
+}
+
+fn ord_type(msg: &Message<'_>) -> Option<OrdType> {
+    match msg.get(40)? {
+        b"1" => Some(OrdType::Market),
+        b"2" => Some(OrdType::Limit),
+        [c] => Some(OrdType::Other(*c)),
+        _ => None,
+    }
+}
+
+macro_rules! order_view {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy)]
+        pub struct $name<'a> {
+            msg: Message<'a>,
+        }
+
+        impl<'a> $name<'a> {
+            /// The whole message (every field, for what the accessors do not cover).
+            pub fn message(&self) -> &Message<'a> {
+                &self.msg
+            }
+            /// ClOrdID (11).
+            pub fn cl_ord_id(&self) -> Option<&'a str> {
+                self.msg.get_str(11)
+            }
+            /// Symbol (55).
+            pub fn symbol(&self) -> Option<&'a str> {
+                self.msg.get_str(55)
+            }
+            /// Side (54).
+            pub fn side(&self) -> Option<Side> {
+                side(&self.msg)
+            }
+            /// Account (1).
+            pub fn account(&self) -> Option<&'a str> {
+                self.msg.get_str(1)
+            }
+        }
+    };
+}
+
+order_view!(
+    /// A NewOrderSingle (35=D) that passed the session layer and the data dictionary.
+    NewOrderSingle
+);
+order_view!(
+    /// An OrderCancelRequest (35=F).
+    OrderCancelRequest
+);
+order_view!(
+    /// An OrderCancelReplaceRequest (35=G).
+    OrderCancelReplaceRequest
+);
+
+impl<'a> NewOrderSingle<'a> {
+    /// OrderQty (38) as sent (a decimal).
+    pub fn order_qty(&self) -> Option<&'a str> {
+        self.msg.get_str(38)
+    }
+    /// OrdType (40).
+    pub fn ord_type(&self) -> Option<OrdType> {
+        ord_type(&self.msg)
+    }
+    /// Price (44) as sent (a decimal).
+    pub fn price(&self) -> Option<&'a str> {
+        self.msg.get_str(44)
+    }
+    /// TimeInForce (59), `0` (Day) when absent.
+    pub fn time_in_force(&self) -> u8 {
+        self.msg.get(59).and_then(|v| v.first().copied()).unwrap_or(b'0')
+    }
+}
+
+impl<'a> OrderCancelRequest<'a> {
+    /// OrigClOrdID (41): the order to cancel.
+    pub fn orig_cl_ord_id(&self) -> Option<&'a str> {
+        self.msg.get_str(41)
+    }
+    /// OrderID (37), if the counterparty sent ours.
+    pub fn order_id(&self) -> Option<&'a str> {
+        self.msg.get_str(37)
+    }
+}
+
+impl<'a> OrderCancelReplaceRequest<'a> {
+    /// OrigClOrdID (41): the order to replace.
+    pub fn orig_cl_ord_id(&self) -> Option<&'a str> {
+        self.msg.get_str(41)
+    }
+    /// OrderQty (38), the new total quantity.
+    pub fn order_qty(&self) -> Option<&'a str> {
+        self.msg.get_str(38)
+    }
+    /// Price (44), the new price.
+    pub fn price(&self) -> Option<&'a str> {
+        self.msg.get_str(44)
+    }
+    /// OrdType (40).
+    pub fn ord_type(&self) -> Option<OrdType> {
+        ord_type(&self.msg)
+    }
+}
+
+/// Routes a validated application message to the typed callback.
+pub(super) fn dispatch(
+    app: &dyn Application,
+    msg: &Message<'_>,
+    reply: &mut Outbox,
+    session: &SessionHandle,
+) -> Result<(), BusinessReject> {
+    match msg.msg_type() {
+        b"D" => app.on_new_order(&NewOrderSingle { msg: *msg }, reply, session),
+        b"F" => app.on_cancel(&OrderCancelRequest { msg: *msg }, reply, session),
+        b"G" => app.on_replace(&OrderCancelReplaceRequest { msg: *msg }, reply, session),
+        _ => app.on_message(msg, reply, session),
+    }
+}

@@ -1,0 +1,159 @@
+//! One configured session and the connection currently bound to it.
+
+use super::app::{dispatch, Application, SessionHandle, SessionId};
+use crate::fix::codec::Message;
+use crate::fix::session::{BusinessReject, Clock, Outbox, Session, SessionApp};
+use std::io::Write;
+use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+pub(super) struct Shared {
+    pub session: Session,
+    /// The logged-on connection's socket (for writing); `None` when no connection is bound.
+    pub conn: Option<TcpStream>,
+}
+
+pub(crate) struct SessionSlot {
+    pub id: SessionId,
+    pub user: String,
+    shared: Mutex<Shared>,
+    /// Messages sent through a [`SessionHandle`] while another thread held the session.
+    pending: Mutex<Outbox>,
+    logged_on: AtomicBool,
+    app: Arc<dyn Application>,
+    clock: Arc<dyn Clock>,
+}
+
+/// Adapts the acceptor's [`Application`] to the session's callbacks.
+struct Adapter<'a> {
+    app: &'a dyn Application,
+    handle: &'a SessionHandle,
+}
+
+impl SessionApp for Adapter<'_> {
+    fn on_logon(&mut self) {
+        self.app.on_logon(self.handle);
+    }
+    fn on_logout(&mut self) {
+        self.app.on_logout(self.handle);
+    }
+    fn on_message(&mut self, msg: &Message<'_>, out: &mut Outbox) -> Result<(), BusinessReject> {
+        dispatch(self.app, msg, out, self.handle)
+    }
+}
+
+impl SessionSlot {
+    pub fn new(
+        id: SessionId,
+        user: String,
+        session: Session,
+        app: Arc<dyn Application>,
+        clock: Arc<dyn Clock>,
+    ) -> SessionSlot {
+        SessionSlot {
+            id,
+            user,
+            shared: Mutex::new(Shared { session, conn: None }),
+            pending: Mutex::new(Outbox::new()),
+            logged_on: AtomicBool::new(false),
+            app,
+            clock,
+        }
+    }
+
+    pub fn is_logged_on(&self) -> bool {
+        self.logged_on.load(Ordering::Acquire)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Shared> {
+        // a panic while holding the lock leaves the session as it was: keep serving it
+        self.shared.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` on the locked session with the application adapter, then sends what the
+    /// session produced. Returns `f`'s result and whether the connection must close.
+    pub fn with_session<R>(
+        self: &Arc<Self>,
+        f: impl FnOnce(&mut Shared, &mut dyn SessionApp, crate::fix::session::Now) -> R,
+    ) -> (R, bool) {
+        let handle = SessionHandle { slot: Arc::clone(self) };
+        let mut adapter = Adapter {
+            app: self.app.as_ref(),
+            handle: &handle,
+        };
+        let mut sh = self.lock();
+        let r = f(&mut sh, &mut adapter, self.clock.now());
+        self.drain_pending(&mut sh);
+        let close = self.flush(&mut sh);
+        drop(sh);
+        self.drain();
+        (r, close)
+    }
+
+    /// Queues messages from a [`SessionHandle`] and sends them if the session is free; if not,
+    /// the thread holding it sends them before it lets go.
+    pub fn send(&self, messages: &Outbox) {
+        {
+            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+            for (t, h, b) in messages.iter() {
+                pending.push_encoded(t, h, b);
+            }
+        }
+        self.drain();
+    }
+
+    fn drain(&self) {
+        loop {
+            let empty = self.pending.lock().map(|p| p.is_empty()).unwrap_or(true);
+            if empty {
+                return;
+            }
+            let Ok(mut sh) = self.shared.try_lock() else {
+                return;
+            };
+            self.drain_pending(&mut sh);
+            self.flush(&mut sh);
+        }
+    }
+
+    fn drain_pending(&self, sh: &mut Shared) {
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        if pending.is_empty() {
+            return;
+        }
+        let now = self.clock.now();
+        for (t, h, b) in pending.iter() {
+            sh.session.send_app(t, h, b, now);
+        }
+        pending.clear();
+    }
+
+    /// Makes the store durable, writes the session's output, closes the socket if the session
+    /// decided to disconnect. Returns true if the connection must close.
+    fn flush(&self, sh: &mut Shared) -> bool {
+        let mut close = sh.session.disconnect_reason().is_some();
+        if !sh.session.output().is_empty() {
+            // on disk before the counterparty can see it
+            let synced = sh.session.sync_store();
+            match (&mut sh.conn, synced) {
+                (Some(conn), Ok(())) => {
+                    if conn.write_all(sh.session.output()).is_err() {
+                        close = true;
+                    }
+                }
+                (_, Err(_)) => close = true,
+                (None, Ok(())) => {}
+            }
+            sh.session.clear_output();
+        }
+        self.logged_on
+            .store(sh.session.is_logged_on() && !close, Ordering::Release);
+        if close {
+            if let Some(conn) = &sh.conn {
+                let _ = conn.shutdown(Shutdown::Both);
+            }
+        }
+        close
+    }
+}

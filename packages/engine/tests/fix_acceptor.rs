@@ -1,0 +1,172 @@
+//! The acceptor with a file store and an application that answers later from another thread:
+//! the later ExecutionReport arrives, and after a restart the sequence numbers continue and the
+//! report is resent (PossDupFlag) on request.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::mpsc::{channel, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tidewire_engine::fix::acceptor::{
+    Acceptor, AcceptorConfig, Application, NewOrderSingle, SessionHandle, SessionSettings, Side,
+};
+use tidewire_engine::fix::codec::{Builder, Frame, Framer, Parser};
+use tidewire_engine::fix::dictionary::Dictionary;
+use tidewire_engine::fix::session::{BusinessReject, Outbox, SessionConfig, SystemClock};
+
+/// Acknowledges nothing inline; a worker thread sends the ExecutionReport through the handle.
+struct LaterFills {
+    work: Mutex<Sender<(SessionHandle, String)>>,
+}
+
+impl Application for LaterFills {
+    fn on_new_order(
+        &self,
+        order: &NewOrderSingle<'_>,
+        _reply: &mut Outbox,
+        session: &SessionHandle,
+    ) -> Result<(), BusinessReject> {
+        assert_eq!(order.side(), Some(Side::Buy));
+        assert_eq!(session.user(), "alice");
+        let id = order
+            .cl_ord_id()
+            .ok_or(BusinessReject::conditionally_required(11))?
+            .to_string();
+        self.work
+            .lock()
+            .map_err(|_| BusinessReject::unsupported_message_type())?
+            .send((session.clone(), id))
+            .ok();
+        Ok(())
+    }
+}
+
+fn start(dir: &std::path::Path) -> (Acceptor, std::thread::JoinHandle<()>) {
+    let (tx, rx) = channel::<(SessionHandle, String)>();
+    let worker = std::thread::spawn(move || {
+        for (session, id) in rx {
+            let mut out = Outbox::new();
+            out.message(b"8")
+                .field(37, b"O1")
+                .field(11, id.as_bytes())
+                .field(17, b"E1")
+                .field(20, b"0")
+                .field(150, b"0")
+                .field(39, b"0")
+                .field(55, b"INTC")
+                .field(54, b"1")
+                .field(151, b"100")
+                .field(14, b"0")
+                .field(6, b"0");
+            session.send(&out);
+        }
+    });
+    let settings = SessionSettings {
+        config: SessionConfig::new(Dictionary::fix42(), "TW", "CLIENT"),
+        user: "alice".into(),
+    };
+    let mut cfg = AcceptorConfig::new("127.0.0.1:0".parse().expect("addr"), vec![settings]);
+    cfg.store_dir = Some(dir.to_path_buf());
+    let app = Arc::new(LaterFills { work: Mutex::new(tx) });
+    (
+        Acceptor::start(cfg, app, Arc::new(SystemClock::default())).expect("start"),
+        worker,
+    )
+}
+
+struct Client {
+    s: TcpStream,
+    f: Framer,
+    seq: u64,
+}
+
+impl Client {
+    fn connect(addr: SocketAddr, seq: u64) -> Client {
+        let s = TcpStream::connect(addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+        Client {
+            s,
+            f: Framer::new(1 << 16),
+            seq,
+        }
+    }
+
+    fn send(&mut self, msg_type: &str, fields: &str) {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("time")
+            .as_millis() as i64;
+        let mut b = Builder::new();
+        b.begin(msg_type.as_bytes())
+            .field(49, b"CLIENT")
+            .field(56, b"TW")
+            .field_u64(34, self.seq)
+            .field_timestamp(52, now)
+            .raw(fields.replace('|', "\u{1}").as_bytes());
+        self.seq += 1;
+        self.s.write_all(b.finish(b"FIX.4.2")).expect("write");
+    }
+
+    /// The next message as "tag=value|..." without 8, 9, 10, 49, 52, 56, 122.
+    fn recv(&mut self) -> String {
+        loop {
+            if let Some(Frame::Message(r)) = self.f.next_frame() {
+                let mut p = Parser::new();
+                let m = p.parse(&self.f.bytes()[r]).expect("parses");
+                let parts: Vec<String> = m
+                    .fields()
+                    .filter(|(t, _)| ![8, 9, 10, 49, 52, 56, 122].contains(t))
+                    .map(|(t, v)| format!("{t}={}", String::from_utf8_lossy(v)))
+                    .collect();
+                return parts.join("|");
+            }
+            let n = self.f.read_from(&mut self.s).expect("read");
+            assert!(n > 0, "acceptor closed the connection");
+        }
+    }
+
+    fn closed(&mut self) -> bool {
+        let mut b = [0u8; 64];
+        matches!(self.s.read(&mut b), Ok(0) | Err(_))
+    }
+}
+
+#[test]
+fn later_reports_are_sent_stored_and_resent_after_a_restart() {
+    let dir = std::env::temp_dir().join(format!("tw-fix-acceptor-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (acceptor, worker) = start(&dir);
+    let mut c = Client::connect(acceptor.local_addr(), 1);
+    c.send("A", "98=0|108=30|");
+    assert_eq!(c.recv(), "35=A|34=1|98=0|108=30");
+    c.send("D", "11=ORD1|21=1|40=1|54=1|38=100|55=INTC|60=20240101-10:00:00|");
+    assert_eq!(
+        c.recv(),
+        "35=8|34=2|37=O1|11=ORD1|17=E1|20=0|150=0|39=0|55=INTC|54=1|151=100|14=0|6=0"
+    );
+    // a second connection for the live session is refused; the first one is untouched
+    let mut second = Client::connect(acceptor.local_addr(), 1);
+    second.send("A", "98=0|108=30|");
+    assert!(second.closed());
+    c.send("1", "112=still-here|");
+    assert_eq!(c.recv(), "35=0|34=3|112=still-here");
+    drop(c);
+    acceptor.stop();
+    worker.join().expect("worker");
+
+    let (acceptor, worker) = start(&dir);
+    let mut c = Client::connect(acceptor.local_addr(), 4);
+    c.send("A", "98=0|108=30|");
+    assert_eq!(c.recv(), "35=A|34=4|98=0|108=30");
+    c.send("2", "7=2|16=2|");
+    assert_eq!(
+        c.recv(),
+        "35=8|34=2|43=Y|37=O1|11=ORD1|17=E1|20=0|150=0|39=0|55=INTC|54=1|151=100|14=0|6=0"
+    );
+    c.send("5", "");
+    assert_eq!(c.recv(), "35=5|34=5");
+    assert!(c.closed());
+    acceptor.stop();
+    worker.join().expect("worker");
+    let _ = std::fs::remove_dir_all(&dir);
+}
