@@ -287,6 +287,46 @@ mod tests {
         }
     }
 
+    /// packages/protocol/vectors/orders.json: every vector the fast path takes (`fastPath`) reads
+    /// to exactly the message the protocol decoder gives; every other one, valid or not, is `None`.
+    #[test]
+    fn reads_the_golden_order_frames_as_the_protocol_decoder_does() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../protocol/vectors/orders.json");
+        let text = std::fs::read_to_string(path).expect("order vectors readable");
+        let vectors: serde_json::Value = serde_json::from_str(&text).expect("order vectors are JSON");
+        let (mut taken, mut left) = (0, 0);
+        for v in vectors.as_array().expect("an array of vectors") {
+            let name = v["name"].as_str().expect("name");
+            let got = read_submit(v["frame"].as_str().expect("frame").as_bytes());
+            if !v["fastPath"].as_bool().expect("fastPath") {
+                assert_eq!(got, None, "{name}: the fast path must leave it to the protocol decoder");
+                left += 1;
+                continue;
+            }
+            let m = &v["message"];
+            let s = |k: &str| m[k].as_str().unwrap_or_else(|| panic!("{name}: {k}"));
+            let want = SubmitFrame {
+                req_id: m["reqId"].as_u64().expect("reqId") as u32,
+                client_order_id: s("clientOrderId"),
+                instrument: s("instrument"),
+                side: if s("side") == "buy" { Side::Buy } else { Side::Sell },
+                quantity: m["quantity"].as_f64().expect("quantity"),
+                price: m.get("price").and_then(serde_json::Value::as_f64),
+                time_in_force: match s("timeInForce") {
+                    "day" => TimeInForce::Day,
+                    "ioc" => TimeInForce::Ioc,
+                    _ => TimeInForce::Gtc,
+                },
+            };
+            assert_eq!(got, Some(want), "{name}");
+            taken += 1;
+        }
+        assert!(
+            taken >= 3 && left >= 10,
+            "order vectors: {taken} taken, {left} left to the decoder"
+        );
+    }
+
     #[test]
     fn subject_and_client_order_id_rules_match_the_protocol_patterns() {
         for s in ["/A", "/a/b", "/x@T1", "/_.:-/9"] {
