@@ -763,7 +763,7 @@ function errorCodesMd(schema) {
 }
 
 function closeCodesMd(schema) {
-  return ['| code | name | client reconnects | when |', '|---|---|---|---|', ...schema.closeCodes.map((c) => `| ${c.code} | \`${c.name}\` | ${c.reconnect ? 'yes' : 'no'} | ${cell(c.doc)} |`)].join('\n');
+  return ['| code | name | client reconnects | when |', '|---|---|---|---|', ...[...schema.closeCodes].sort((a, b) => a.code - b.code).map((c) => `| ${c.code} | \`${c.name}\` | ${c.reconnect ? 'yes' : 'no'} | ${cell(c.doc)} |`)].join('\n');
 }
 
 function limitsMd(schema) {
