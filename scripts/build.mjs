@@ -24,6 +24,16 @@ function workspaceManifests() {
     .filter((p) => existsSync(join(root, p)));
 }
 
+/**
+ * Writes the files generated from packages/protocol/schema/protocol.json (TypeScript types, the
+ * Rust crate tidewire-protocol, docs/protocol.md sections). Under CI=true it only checks them and
+ * fails on a difference: a commit must carry what its schema generates.
+ */
+export function generateProtocol() {
+  const check = process.env.CI === 'true' ? ['--check'] : [];
+  run('node', ['packages/protocol/scripts/generate.mjs', ...check]);
+}
+
 function engineBinary() {
   const dir = join(root, 'packages/engine');
   const found = readdirSync(dir).find((f) => f.endsWith('.node'));
@@ -31,7 +41,7 @@ function engineBinary() {
 }
 
 export function buildEngine() {
-  const inputs = ['packages/engine/src', 'packages/engine/Cargo.toml', 'packages/engine/Cargo.lock', 'packages/engine/build.rs'];
+  const inputs = ['packages/engine/src', 'packages/engine/Cargo.toml', 'packages/engine/Cargo.lock', 'packages/engine/build.rs', 'packages/protocol/rust/src', 'packages/protocol/rust/Cargo.toml'];
   if (!stale(inputs, [engineBinary()])) return;
   if (!have('cargo')) {
     console.error('[tidewire] Rust is required to build packages/engine: install it with rustup (https://rustup.rs)');
@@ -48,7 +58,7 @@ export function buildTypeScript() {
 }
 
 export function buildLoadgenNative() {
-  const inputs = ['packages/loadgen/native/src', 'packages/loadgen/native/Cargo.toml', 'packages/loadgen/native/Cargo.lock'];
+  const inputs = ['packages/loadgen/native/src', 'packages/loadgen/native/Cargo.toml', 'packages/loadgen/native/Cargo.lock', 'packages/protocol/rust/src'];
   if (!stale(inputs, ['packages/loadgen/native/target/release/tidewire-loadgen-clients'])) return;
   log('building load generator client simulator (cargo, release)');
   run('cargo', ['build', '--release', '--manifest-path', 'packages/loadgen/native/Cargo.toml']);
@@ -63,6 +73,7 @@ export function buildWeb() {
 
 export function buildAll() {
   ensureInstalled();
+  generateProtocol();
   buildEngine();
   buildTypeScript();
   buildLoadgenNative();

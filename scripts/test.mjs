@@ -46,9 +46,10 @@ function readJson(path) {
 
 buildAll();
 
-// Rust crates: the engine (its napi glue is behind the default `napi` feature; tests build without
-// it) and the load generator's native client simulator.
+// Rust crates: the protocol constants (generated), the engine (its napi glue is behind the default
+// `napi` feature; tests build without it) and the load generator's native client simulator.
 const crates = [
+  { name: 'protocol', manifest: 'packages/protocol/rust/Cargo.toml', testArgs: [] },
   { name: 'engine', manifest: 'packages/engine/Cargo.toml', testArgs: ['--no-default-features'] },
   { name: 'loadgen native', manifest: 'packages/loadgen/native/Cargo.toml', testArgs: [] },
 ];

@@ -1,50 +1,12 @@
 //! `EngineError`: every failure a caller can act on, with the stable protocol code
-//! (packages/protocol/src/codes.ts) it maps to.
+//! (packages/protocol/schema/protocol.json) it maps to.
 
 use thiserror::Error;
 
-/// A stable protocol error code (see packages/protocol/src/codes.ts).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ErrorCode {
-    /// Not valid UTF-8 JSON, or not an object/array where one is required.
-    BadFrame,
-    /// A field is missing, has the wrong type or breaks a rule.
-    BadRequest,
-    /// `type` names no message this endpoint accepts.
-    UnknownType,
-    /// The session's user may not see or publish this subject (private trade records, blotters).
-    NotEntitled,
-    /// A configured limit would be exceeded.
-    LimitExceeded,
-    /// The named engine, worker or session does not exist.
-    NotFound,
-    /// The engine is shut down.
-    Unavailable,
-    /// An engine fault (a thread died); retrying on a new engine may help.
-    Internal,
-}
-
-impl ErrorCode {
-    /// The wire spelling, e.g. `"BAD_REQUEST"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::BadFrame => "BAD_FRAME",
-            ErrorCode::BadRequest => "BAD_REQUEST",
-            ErrorCode::UnknownType => "UNKNOWN_TYPE",
-            ErrorCode::NotEntitled => "NOT_ENTITLED",
-            ErrorCode::LimitExceeded => "LIMIT_EXCEEDED",
-            ErrorCode::NotFound => "NOT_FOUND",
-            ErrorCode::Unavailable => "UNAVAILABLE",
-            ErrorCode::Internal => "INTERNAL",
-        }
-    }
-}
-
-impl std::fmt::Display for ErrorCode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// A stable protocol error code: generated from packages/protocol/schema/protocol.json (the
+/// engine produces `BAD_FRAME`, `BAD_REQUEST`, `UNKNOWN_TYPE`, `NOT_ENTITLED`, `LIMIT_EXCEEDED`,
+/// `NOT_FOUND`, `UNAVAILABLE` and `INTERNAL`).
+pub use tidewire_protocol::ErrorCode;
 
 /// An engine error: one variant per thing a caller can fix. `message` names the field,
 /// the value and the rule; `field`/`index` locate it inside a request or source frame.

@@ -13,17 +13,7 @@ use tidewire_engine::wire::order::{order_ack, order_reject, OrderAction};
 use tidewire_engine::wire::{decode_source_frame, Publish};
 
 fn code_of(s: &str) -> ErrorCode {
-    match s {
-        "BAD_FRAME" => ErrorCode::BadFrame,
-        "BAD_REQUEST" => ErrorCode::BadRequest,
-        "UNKNOWN_TYPE" => ErrorCode::UnknownType,
-        "LIMIT_EXCEEDED" => ErrorCode::LimitExceeded,
-        "NOT_ENTITLED" => ErrorCode::NotEntitled,
-        "NOT_FOUND" => ErrorCode::NotFound,
-        "UNAVAILABLE" => ErrorCode::Unavailable,
-        "INTERNAL" => ErrorCode::Internal,
-        other => panic!("code {other} is not produced by the engine"),
-    }
+    ErrorCode::parse(s).unwrap_or_else(|| panic!("code {s} is not a protocol code"))
 }
 
 fn encode_message(out: &mut Vec<u8>, m: &Map<String, J>) {

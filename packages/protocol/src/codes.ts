@@ -1,3 +1,6 @@
+// Generated from packages/protocol/schema/protocol.json by packages/protocol/scripts/generate.mjs.
+// Do not edit: edit the schema and run `npm run generate -w @tidewire/protocol`.
+
 /**
  * Error codes carried by `error` frames, and WebSocket close codes.
  * `code` is stable and machine-readable; `retryable` says whether sending the same
@@ -5,7 +8,7 @@
  */
 
 export const ErrorCodes = {
-  /** The frame is not valid UTF-8 JSON, or not a JSON object/array where one is required. */
+  /** The frame is not JSON, is a binary frame, or is not a JSON object/array where one is required. A text frame that is not valid UTF-8 is not answered: the WebSocket layer cuts the connection (1006). */
   BAD_FRAME: { retryable: false },
   /** A field is missing, has the wrong type or breaks a rule; `message` names the field and rule. */
   BAD_REQUEST: { retryable: false },
@@ -56,17 +59,31 @@ export const CloseCodes = {
   NORMAL: { code: 1000, reconnect: false },
   /** Server shutting down (SIGINT/SIGTERM); reconnect to another node or later. */
   GOING_AWAY: { code: 1001, reconnect: true },
-  /** A frame was larger than the endpoint's max frame size (closed by the transport). */
+  /**
+   * A frame was larger than the endpoint's max frame size, `limits.maxClientFrameBytes` /
+   * `maxSourceFrameBytes` (closed by the transport, no error frame first). A frame above twice the
+   * limit is cut by uWebSockets.js before the server sees it: the peer gets 1006.
+   */
   FRAME_TOO_LARGE: { code: 1009, reconnect: false },
-  /** No `session.login` within the login timeout. */
+  /**
+   * No successful `session.login` within `limits.loginTimeoutMs`, or (when
+   * `limits.firstFrameTimeoutMs` is set) no complete WebSocket frame that long after the upgrade
+   * (reason `no complete frame within N ms of the upgrade`).
+   */
   LOGIN_TIMEOUT: { code: 4001, reconnect: true },
-  /** The session's token expired or its user was removed/disabled. */
+  /**
+   * The session's token expired or its user was removed/disabled: a config reload removed the user
+   * or changed its password or role.
+   */
   AUTH_REVOKED: { code: 4003, reconnect: false },
   /** The client did not read fast enough: its outbox stayed over the limit; see `reason`. */
   SLOW_CONSUMER: { code: 4008, reconnect: true },
   /** An administrator closed the session; `reason` says why. */
   KICKED: { code: 4010, reconnect: false },
-  /** Too many protocol violations on one connection. */
+  /**
+   * Too many protocol violations on one connection: more than `limits.maxProtocolErrors` error
+   * replies, or `limits.failedLoginsPerConnection` (5) failed logins.
+   */
   PROTOCOL_VIOLATION: { code: 4002, reconnect: false },
   /**
    * A source kept publishing after `source.pause`: more than `limits.sourceOverrunBytes` arrived
@@ -75,7 +92,8 @@ export const CloseCodes = {
   SOURCE_OVERRUN: { code: 4013, reconnect: true },
   /**
    * Over a connection limit: too many connections from this address (`limits.maxConnectionsPerIp`,
-   * at open) or sessions of this user (`limits.maxConnectionsPerUser`, at login); `reason` says which.
+   * at open) or sessions of this user (`limits.maxConnectionsPerUser`, at login, after a
+   * `LIMIT_EXCEEDED` error); `reason` says which.
    */
   TOO_MANY_CONNECTIONS: { code: 4029, reconnect: false },
 } as const;

@@ -1,6 +1,10 @@
+// Generated from packages/protocol/schema/protocol.json by packages/protocol/scripts/generate.mjs.
+// Do not edit: edit the schema and run `npm run generate -w @tidewire/protocol`.
+
 /**
- * Every Tidewire wire message, defined once. Server, client SDK, web app, load generator
- * and the Rust engine (via golden frames in ../vectors) all follow this file.
+ * Every Tidewire wire message, defined once (in ../schema/protocol.json). Server, client SDK, web
+ * app, load generator and the Rust engine (via golden frames in ../vectors and the generated crate
+ * tidewire-protocol) all follow it.
  *
  * Framing (see docs/protocol.md): WebSocket text frames of UTF-8 JSON.
  * - client -> server (`/stream`): one message object per frame.
@@ -14,6 +18,9 @@
  */
 
 import type { ErrorCode } from './codes.js';
+
+// ---------------------------------------------------------------------------------------------
+// Field values
 
 /** A field value: number (IEEE-754 double), string, boolean; `null` in a delta deletes the field. */
 export type FieldValue = number | string | boolean | null;
@@ -30,6 +37,10 @@ export type Fields = Record<string, FieldValue>;
  */
 export type FieldTypes = Record<string, FieldType>;
 
+// ---------------------------------------------------------------------------------------------
+// Sessions: login, heartbeat, token refresh
+// Client -> server on `/stream`; `session.login` and `session.ping` also source -> server on `/source`.
+
 /** Latency a client measured and reports in its heartbeat (`session.ping`). */
 export interface ClientLatencyReport {
   /** Updates measured since the previous report. */
@@ -43,9 +54,6 @@ export interface ClientLatencyReport {
   /** Origin timestamp -> painted on screen (web app only), mean ms. */
   paintMeanMs?: number;
 }
-
-// ---------------------------------------------------------------------------------------------
-// client -> server (and source -> server for the session.* messages)
 
 /** Log in with a password or a token from an earlier `session.loggedIn`. */
 export interface SessionLogin {
@@ -76,56 +84,6 @@ export interface SessionRefresh {
   type: 'session.refresh';
   reqId: number;
 }
-
-/** Subscribe to records. Each subject is acknowledged (possibly as pending) in `record.subscribed`. */
-export interface RecordSubscribe {
-  type: 'record.subscribe';
-  reqId: number;
-  /** 1..MAX_SUBJECTS_PER_REQUEST subjects; duplicates of live subscriptions are acknowledged again with a fresh image. */
-  subjects: string[];
-}
-
-/** Stop receiving records. Unknown or not-subscribed subjects are ignored (idempotent). */
-export interface RecordUnsubscribe {
-  type: 'record.unsubscribe';
-  reqId: number;
-  subjects: string[];
-}
-
-/**
- * Start (`admin.subscribe`) or stop (`admin.unsubscribe`) the live admin metrics stream: one
- * `admin.metrics` per second. Admin role only: traders get NOT_ENTITLED. Subscribing again while
- * subscribed is acknowledged again (idempotent); unsubscribing when not subscribed too.
- */
-export interface AdminSubscribe {
-  type: 'admin.subscribe' | 'admin.unsubscribe';
-  reqId: number;
-}
-
-/** Messages a client may send on `/stream`. */
-export type ClientMessage = SessionLogin | SessionPing | SessionRefresh | RecordSubscribe | RecordUnsubscribe | AdminSubscribe | ViewClientMessage | OrderClientMessage;
-
-// ---------------------------------------------------------------------------------------------
-// source -> server (`/source`, after a `session.login` of a user with role `source`)
-
-/** Publish an image (all fields, replacing the record) or a delta (only changed fields) of a record. */
-export interface RecordPublish {
-  type: 'record.publish';
-  subject: string;
-  /** Origin timestamp, epoch ms (fractions allowed); when omitted, the server's receive time. */
-  ts?: number;
-  /** true: `fields` is the whole record (fields absent are removed). Default false: a delta. */
-  image?: boolean;
-  fields: Fields;
-  /** Types of fields JSON cannot show (timestamps). */
-  types?: FieldTypes;
-}
-
-/** Messages a source may send on `/source` (`container.publish` only as a single-object frame). */
-export type SourceMessage = SessionLogin | SessionPing | RecordPublish | ContainerPublish;
-
-// ---------------------------------------------------------------------------------------------
-// server -> client
 
 /** Login accepted. */
 export interface SessionLoggedIn {
@@ -169,6 +127,9 @@ export interface SessionPong {
   serverTime: number;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Records: subscribe, publish, images and updates
+
 /** One subject's acknowledgement in `record.subscribed`. */
 export interface SubscribedRecord {
   subject: string;
@@ -176,6 +137,34 @@ export interface SubscribedRecord {
   id: number;
   /** true: no source has published this subject yet; its image follows when one does. */
   pending: boolean;
+}
+
+/** Subscribe to records. Each subject is acknowledged (possibly as pending) in `record.subscribed`. */
+export interface RecordSubscribe {
+  type: 'record.subscribe';
+  reqId: number;
+  /** 1..MAX_SUBJECTS_PER_REQUEST subjects; duplicates of live subscriptions are acknowledged again with a fresh image. */
+  subjects: string[];
+}
+
+/** Stop receiving records. Unknown or not-subscribed subjects are ignored (idempotent). */
+export interface RecordUnsubscribe {
+  type: 'record.unsubscribe';
+  reqId: number;
+  subjects: string[];
+}
+
+/** Publish an image (all fields, replacing the record) or a delta (only changed fields) of a record. */
+export interface RecordPublish {
+  type: 'record.publish';
+  subject: string;
+  /** Origin timestamp, epoch ms (fractions allowed); when omitted, the server's receive time. */
+  ts?: number;
+  /** true: `fields` is the whole record (fields absent are removed). Default false: a delta. */
+  image?: boolean;
+  fields: Fields;
+  /** Types of fields JSON cannot show (timestamps). */
+  types?: FieldTypes;
 }
 
 /** Subscription acknowledged; images follow (in the same or a later frame) for every non-pending record. */
@@ -220,19 +209,8 @@ export interface RecordUpdate {
   conflated?: boolean;
 }
 
-/** A request failed, or (without reqId) the connection broke a rule. */
-export interface ErrorMessage {
-  type: 'error';
-  /** The failed request's reqId, when it had a readable one. */
-  reqId?: number;
-  code: ErrorCode;
-  /** Human-readable: names the field, the value and the rule. */
-  message: string;
-  /** Dotted path of the offending field, e.g. `subjects.3`. */
-  field?: string;
-  /** For source frames: index of the offending message in the frame array. */
-  index?: number;
-}
+// ---------------------------------------------------------------------------------------------
+// Admin metrics (admin role only)
 
 /** Latency distribution over one metrics interval, ms. All 0 when `count` is 0. */
 export interface LatencyStatsMs {
@@ -408,6 +386,16 @@ export interface AdminViewInfo {
   lastRecomputeUs: number;
 }
 
+/**
+ * Start (`admin.subscribe`) or stop (`admin.unsubscribe`) the live admin metrics stream: one
+ * `admin.metrics` per second. Admin role only: traders get NOT_ENTITLED. Subscribing again while
+ * subscribed is acknowledged again (idempotent); unsubscribing when not subscribed too.
+ */
+export interface AdminSubscribe {
+  type: 'admin.subscribe' | 'admin.unsubscribe';
+  reqId: number;
+}
+
 /** `admin.subscribe` / `admin.unsubscribe` acknowledged; `admin.metrics` follow every `intervalMs` while subscribed. */
 export interface AdminSubscribed {
   type: 'admin.subscribed' | 'admin.unsubscribed';
@@ -425,6 +413,359 @@ export interface AdminMetrics {
   /** Logged-in sessions, clients and sources (at most 1,000, by session id). */
   sessions: AdminSessionInfo[];
 }
+
+// ---------------------------------------------------------------------------------------------
+// Containers and views
+// Coded by view-codec.ts, pinned by vectors/views.json.
+
+/** One operation of a `container.publish`, applied in order. */
+export type ContainerOp =
+  /** Append these subjects at the end; subjects already members stay where they are. */
+  | { op: 'add'; subjects: string[] }
+  /** Insert these subjects, in order, before position `index` (0-based; `index` >= the member count appends); members already present are moved there. */
+  | { op: 'insertAt'; index: number; subjects: string[] }
+  /** Remove these subjects; non-members are ignored. */
+  | { op: 'remove'; subjects: string[] }
+  /** Remove every member. */
+  | { op: 'clear' };
+
+/** One sort key of a view: a field and a direction. Missing fields sort last both ways. */
+export interface ViewSortKey {
+  field: string;
+  dir: 'asc' | 'desc';
+}
+
+/** The rows of a view a subscriber sees: `size` rows from row `offset` (0-based). */
+export interface ViewWindow {
+  /** First row, 0..MAX_VIEW_OFFSET; past the end is allowed (the window is then empty until rows arrive). */
+  offset: number;
+  /** Rows, 1..MAX_VIEW_WINDOW_ROWS. */
+  size: number;
+}
+
+/** A row entering a window: its position in the view (0-based, not in the window) and the record's full image. */
+export interface ViewRowImage {
+  /** Row index in the whole view. */
+  index: number;
+  /** Server-wide record id (as in `record.image`). */
+  id: number;
+  /** The record's subject (a tier subject such as `/PRODUCT/X@T2` for tiered users). */
+  subject: string;
+  seq: number;
+  /** Origin timestamp of the latest update, epoch ms. */
+  ts: number;
+  fields: Fields;
+  types?: FieldTypes;
+}
+
+/** A row of a window that moved to another index (its fields are unchanged or follow in `updated`). */
+export interface ViewRowMove {
+  index: number;
+  id: number;
+}
+
+/** Changed fields of a row that stayed in the window; updates within one flush are merged (`conflated`). */
+export interface ViewRowUpdate {
+  id: number;
+  seq: number;
+  ts: number;
+  fields: Fields;
+  types?: FieldTypes;
+  conflated?: boolean;
+}
+
+/**
+ * A source changes a container: an ordered set of record subjects (its natural order). The
+ * container is created by its first publish; `ops` (1..MAX_CONTAINER_OPS) apply atomically, in
+ * order. Members need not be published records yet (they count once they are).
+ */
+export interface ContainerPublish {
+  type: 'container.publish';
+  /** The container's subject, e.g. `/CONTAINER/PRODUCTS`. */
+  subject: string;
+  ops: ContainerOp[];
+}
+
+/**
+ * Open a view: the records of `container` that match `filter`, sorted by `sort` (ties keep the
+ * container's order), of which the client sees `window`. Answered by `view.created` or `error`
+ * (a filter that does not parse is BAD_REQUEST with `field: 'filter'` and a message naming the
+ * position and the expected token). Identical requests of users of one tier share one view.
+ */
+export interface ViewCreate {
+  type: 'view.create';
+  reqId: number;
+  /** Container subject. */
+  container: string;
+  /** Filter expression (docs/views.md); omitted or empty: every member. */
+  filter?: string;
+  /** 0..MAX_VIEW_SORT_KEYS keys, each field at most once; omitted or empty: natural order. */
+  sort?: ViewSortKey[];
+  window: ViewWindow;
+}
+
+/** Move a view's window (scrolling). The filter is not recomputed; the next `view.rows` carries this reqId. */
+export interface ViewChange {
+  type: 'view.change';
+  reqId: number;
+  /** From `view.created`. */
+  viewId: number;
+  window: ViewWindow;
+}
+
+/** Close a view; answered by `view.closed`, after which nothing for the view follows. Unknown viewId: NOT_FOUND. */
+export interface ViewClose {
+  type: 'view.close';
+  reqId: number;
+  viewId: number;
+}
+
+/** The view is open: its row count and the rows of the requested window, in view order. */
+export interface ViewCreated {
+  type: 'view.created';
+  reqId: number;
+  /** Per-session id of this subscription; `view.rows`/`view.size`/`view.change`/`view.close` name it. */
+  viewId: number;
+  /** Rows in the whole view (matching members). */
+  count: number;
+  /** The window's rows (`rows[i].index` = window.offset + i). */
+  rows: ViewRowImage[];
+}
+
+/**
+ * Changes of a window since the previous message, tagged with the reqId of the latest
+ * `view.change` (or of the `view.create`): a client drops rows tagged with an older reqId than
+ * its latest move. Apply: remove `left` and `moved` ids, then place `moved` and `entered` rows at
+ * their indexes in ascending order, then apply `updated`. Empty lists are omitted.
+ */
+export interface ViewRows {
+  type: 'view.rows';
+  reqId: number;
+  viewId: number;
+  /** Ids of rows that left the window. */
+  left?: number[];
+  moved?: ViewRowMove[];
+  entered?: ViewRowImage[];
+  updated?: ViewRowUpdate[];
+}
+
+/** The view's row count changed (sent at most once per flush). */
+export interface ViewSize {
+  type: 'view.size';
+  viewId: number;
+  count: number;
+}
+
+/** `view.close` acknowledged; nothing for this viewId follows. */
+export interface ViewClosed {
+  type: 'view.closed';
+  reqId: number;
+  viewId: number;
+}
+
+/** View requests a client sends on `/stream`. */
+export type ViewClientMessage = ViewCreate | ViewChange | ViewClose;
+/** View messages the server sends on `/stream`. */
+export type ViewServerMessage = ViewCreated | ViewRows | ViewSize | ViewClosed;
+
+/** Every view request `type`. */
+export const VIEW_CLIENT_MESSAGE_TYPES = ['view.create', 'view.change', 'view.close'] as const;
+/** Every view message `type` the server sends. */
+export const VIEW_SERVER_MESSAGE_TYPES = ['view.created', 'view.rows', 'view.size', 'view.closed'] as const;
+
+// ---------------------------------------------------------------------------------------------
+// Orders
+// Coded by order-codec.ts, pinned by the order.* entries of vectors/frames.json and vectors/orders.json.
+
+/** Side of an order. */
+export type OrderSide = 'buy' | 'sell';
+
+/** Time in force: `day` (open until end of day), `ioc` (immediate or cancel: one execution, the rest cancelled), `gtc` (good till cancelled). */
+export type TimeInForce = 'day' | 'ioc' | 'gtc';
+
+/**
+ * Status of an order (the engine's `OrderStatus::as_str`): `new` (accepted, not yet durable: never
+ * shown), `acknowledged`, `partiallyFilled`, then one of the final `filled`, `cancelled`, `rejected`.
+ */
+export type OrderStatus = 'new' | 'acknowledged' | 'partiallyFilled' | 'filled' | 'cancelled' | 'rejected';
+
+/**
+ * `statusCode` field of a trade record per status: "in progress" is `statusCode < 10`, "done"
+ * is `statusCode >= 10` (blotter filters use it).
+ */
+export const ORDER_STATUS_CODES: Readonly<Record<OrderStatus, number>> = {
+  new: 1,
+  acknowledged: 2,
+  partiallyFilled: 3,
+  filled: 10,
+  cancelled: 11,
+  rejected: 12,
+};
+
+/** What an `order.ack` / `order.reject` answers. */
+export type OrderAction = 'submit' | 'cancel' | 'amend';
+
+/** Fields an `order.reject` can name (the engine's `RejectField::as_str`). */
+export type OrderRejectField =
+  /** `clientOrderId`. */
+  | 'clientOrderId'
+  /** The user (its id). */
+  | 'user'
+  /** `instrument`. */
+  | 'instrument'
+  /** `quantity`. */
+  | 'quantity'
+  /** `price`. */
+  | 'price'
+  /** The order as a whole (its state). */
+  | 'order';
+
+/**
+ * Rules an `order.reject` can name (the engine's `RejectRule::as_str`). Clients must treat an
+ * unknown rule like any other reject (the engine may add rules).
+ */
+export type OrderRejectRule =
+  /** Empty, or longer than the engine's id limit (64 bytes). */
+  | 'badLength'
+  /** The user already has an order with this client order id. */
+  | 'duplicate'
+  /** No such instrument. */
+  | 'unknownInstrument'
+  /** The user may not trade the instrument. */
+  | 'notEntitled'
+  /** Quantity (or price) not above 0. */
+  | 'notPositive'
+  /** Quantity not a whole number. */
+  | 'notWhole'
+  /** Quantity above `orders.maxQuantity`. */
+  | 'aboveLimit'
+  /** Price not a multiple of the instrument's tick size. */
+  | 'offTick'
+  /** Not a finite number. */
+  | 'notFinite'
+  /** No order with this client order id for this user. */
+  | 'unknownOrder'
+  /** The order is not open (filled, cancelled or rejected). */
+  | 'notOpen'
+  /** Amend quantity not above the filled quantity. */
+  | 'belowFilled'
+  /** A price on an amend of a market order. */
+  | 'marketOrder'
+  /** An amend that changes nothing. */
+  | 'noChange';
+
+/**
+ * Fields of a trade record `/TRADE/<user>/<orderId>` (published by the engine once the transition
+ * that caused them is durable; never tier-mapped). Times are epoch ms.
+ */
+export interface TradeRecordFields {
+  orderId: number;
+  clientOrderId: string;
+  instrument: string;
+  side: OrderSide;
+  quantity: number;
+  /** Limit price; absent or 0 for a market order (see `orderType`). */
+  price?: number;
+  orderType: 'limit' | 'market';
+  timeInForce: TimeInForce;
+  status: OrderStatus;
+  /** ORDER_STATUS_CODES[status]. */
+  statusCode: number;
+  filledQuantity: number;
+  /** Volume-weighted price of the fills; 0 before the first. */
+  averagePrice: number;
+  lastFillQuantity: number;
+  lastFillPrice: number;
+  /** Why the order was cancelled or rejected; "" when none. */
+  reason: string;
+  created: number;
+  updated: number;
+  /** +1 per transition. */
+  version: number;
+  /** Journal seq of the last transition. */
+  seq: number;
+}
+
+/**
+ * Submit a new order (trader and admin roles). Answered by `order.ack` (durable: the journal entry
+ * is on disk) or `order.reject` (nothing changed), or `error` (BAD_REQUEST from the decoder,
+ * NOT_ENTITLED for sources, UNAVAILABLE when the server runs without a journal).
+ */
+export interface OrderSubmit {
+  type: 'order.submit';
+  reqId: number;
+  /** The client's id of the order: 1..64 characters of `[A-Za-z0-9._:-]`, unique per user (a second submit with it: `clientOrderId`/`duplicate`). */
+  clientOrderId: string;
+  /** Instrument subject, e.g. `/FX/EURUSD` (a record with bid/ask fields). */
+  instrument: string;
+  side: OrderSide;
+  /** Finite number here; the engine rejects anything but a whole number 1..`orders.maxQuantity`. */
+  quantity: number;
+  /** Limit price (on the instrument's tick); omitted: a market order. */
+  price?: number;
+  timeInForce: TimeInForce;
+}
+
+/** Cancel an open order (by its client order id). Answered by `order.ack` (status `cancelled`) or `order.reject`. */
+export interface OrderCancel {
+  type: 'order.cancel';
+  reqId: number;
+  clientOrderId: string;
+}
+
+/** Change the quantity and/or limit price of an open order (at least one of them). Answered by `order.ack` or `order.reject`. */
+export interface OrderAmend {
+  type: 'order.amend';
+  reqId: number;
+  clientOrderId: string;
+  /** New total quantity (not below the filled quantity). */
+  quantity?: number;
+  /** New limit price (limit orders only). */
+  price?: number;
+}
+
+/**
+ * The request is durable: sent only after the journal entry that records it was fsynced. `seq`
+ * is that entry's journal sequence number (gap-free, server-wide); `orderId` the engine's id of
+ * the order (gap-free from 1); `status` the order's status after the action.
+ */
+export interface OrderAck {
+  type: 'order.ack';
+  reqId: number;
+  action: OrderAction;
+  clientOrderId: string;
+  orderId: number;
+  seq: number;
+  status: OrderStatus;
+}
+
+/** The request was refused by the order rules; nothing changed and nothing was journaled. */
+export interface OrderReject {
+  type: 'order.reject';
+  reqId: number;
+  action: OrderAction;
+  clientOrderId: string;
+  /** The offending field. */
+  field: OrderRejectField;
+  /** The rule it broke. */
+  rule: OrderRejectRule;
+  /** Human-readable: names the value and the rule. */
+  message: string;
+}
+
+/** Order requests a client sends on `/stream`. */
+export type OrderClientMessage = OrderSubmit | OrderCancel | OrderAmend;
+/** Order replies the server sends on `/stream`. */
+export type OrderServerMessage = OrderAck | OrderReject;
+
+/** Every order request `type`. */
+export const ORDER_CLIENT_MESSAGE_TYPES = ['order.submit', 'order.cancel', 'order.amend'] as const;
+/** Every order reply `type` the server sends. */
+export const ORDER_SERVER_MESSAGE_TYPES = ['order.ack', 'order.reject'] as const;
+
+// ---------------------------------------------------------------------------------------------
+// Source flow control
+// Server -> source on `/source` only.
 
 /**
  * Flow control (server -> source on `/source`): stop publishing. Sent when the engine's queue of
@@ -448,6 +789,40 @@ export interface SourceResume {
   /** Bytes of source frames queued in the engine and not applied yet, when the resume was sent. */
   queuedBytes: number;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+/** A request failed, or (without reqId) the connection broke a rule. */
+export interface ErrorMessage {
+  type: 'error';
+  /** The failed request's reqId, when it had a readable one. */
+  reqId?: number;
+  code: ErrorCode;
+  /** Human-readable: names the field, the value and the rule. */
+  message: string;
+  /** Dotted path of the offending field, e.g. `subjects.3`. */
+  field?: string;
+  /** For source frames: index of the offending message in the frame array. */
+  index?: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every message of an endpoint and direction
+
+/** Messages a client may send on `/stream`. */
+export type ClientMessage =
+  | SessionLogin
+  | SessionPing
+  | SessionRefresh
+  | RecordSubscribe
+  | RecordUnsubscribe
+  | AdminSubscribe
+  | ViewClientMessage
+  | OrderClientMessage;
+
+/** Messages a source may send on `/source` (`container.publish` only as a single-object frame). */
+export type SourceMessage = SessionLogin | SessionPing | RecordPublish | ContainerPublish;
 
 /** Messages the server sends to clients and sources (flow control to sources: `SourceFlowMessage`). */
 export type ServerMessage =
@@ -510,325 +885,3 @@ export const SERVER_MESSAGE_TYPES = [
   'source.resume',
   'error',
 ] as const;
-
-// ---------------------------------------------------------------------------------------------
-// Containers and views (issue 3); coded by view-codec.ts, pinned by vectors/views.json.
-
-/** One operation of a `container.publish`, applied in order. */
-export type ContainerOp =
-  /** Append these subjects at the end; subjects already members stay where they are. */
-  | { op: 'add'; subjects: string[] }
-  /** Insert these subjects, in order, before position `index` (0-based; `index` >= the member count appends); members already present are moved there. */
-  | { op: 'insertAt'; index: number; subjects: string[] }
-  /** Remove these subjects; non-members are ignored. */
-  | { op: 'remove'; subjects: string[] }
-  /** Remove every member. */
-  | { op: 'clear' };
-
-/**
- * A source changes a container: an ordered set of record subjects (its natural order). The
- * container is created by its first publish; `ops` (1..MAX_CONTAINER_OPS) apply atomically, in
- * order. Members need not be published records yet (they count once they are).
- */
-export interface ContainerPublish {
-  type: 'container.publish';
-  /** The container's subject, e.g. `/CONTAINER/PRODUCTS`. */
-  subject: string;
-  ops: ContainerOp[];
-}
-
-/** One sort key of a view: a field and a direction. Missing fields sort last both ways. */
-export interface ViewSortKey {
-  field: string;
-  dir: 'asc' | 'desc';
-}
-
-/** The rows of a view a subscriber sees: `size` rows from row `offset` (0-based). */
-export interface ViewWindow {
-  /** First row, 0..MAX_VIEW_OFFSET; past the end is allowed (the window is then empty until rows arrive). */
-  offset: number;
-  /** Rows, 1..MAX_VIEW_WINDOW_ROWS. */
-  size: number;
-}
-
-/**
- * Open a view: the records of `container` that match `filter`, sorted by `sort` (ties keep the
- * container's order), of which the client sees `window`. Answered by `view.created` or `error`
- * (a filter that does not parse is BAD_REQUEST with `field: 'filter'` and a message naming the
- * position and the expected token). Identical requests of users of one tier share one view.
- */
-export interface ViewCreate {
-  type: 'view.create';
-  reqId: number;
-  /** Container subject. */
-  container: string;
-  /** Filter expression (docs/views.md); omitted or empty: every member. */
-  filter?: string;
-  /** 0..MAX_VIEW_SORT_KEYS keys, each field at most once; omitted or empty: natural order. */
-  sort?: ViewSortKey[];
-  window: ViewWindow;
-}
-
-/** Move a view's window (scrolling). The filter is not recomputed; the next `view.rows` carries this reqId. */
-export interface ViewChange {
-  type: 'view.change';
-  reqId: number;
-  /** From `view.created`. */
-  viewId: number;
-  window: ViewWindow;
-}
-
-/** Close a view; answered by `view.closed`, after which nothing for the view follows. Unknown viewId: NOT_FOUND. */
-export interface ViewClose {
-  type: 'view.close';
-  reqId: number;
-  viewId: number;
-}
-
-/** A row entering a window: its position in the view (0-based, not in the window) and the record's full image. */
-export interface ViewRowImage {
-  /** Row index in the whole view. */
-  index: number;
-  /** Server-wide record id (as in `record.image`). */
-  id: number;
-  /** The record's subject (a tier subject such as `/PRODUCT/X@T2` for tiered users). */
-  subject: string;
-  seq: number;
-  /** Origin timestamp of the latest update, epoch ms. */
-  ts: number;
-  fields: Fields;
-  types?: FieldTypes;
-}
-
-/** A row of a window that moved to another index (its fields are unchanged or follow in `updated`). */
-export interface ViewRowMove {
-  index: number;
-  id: number;
-}
-
-/** Changed fields of a row that stayed in the window; updates within one flush are merged (`conflated`). */
-export interface ViewRowUpdate {
-  id: number;
-  seq: number;
-  ts: number;
-  fields: Fields;
-  types?: FieldTypes;
-  conflated?: boolean;
-}
-
-/** The view is open: its row count and the rows of the requested window, in view order. */
-export interface ViewCreated {
-  type: 'view.created';
-  reqId: number;
-  /** Per-session id of this subscription; `view.rows`/`view.size`/`view.change`/`view.close` name it. */
-  viewId: number;
-  /** Rows in the whole view (matching members). */
-  count: number;
-  /** The window's rows (`rows[i].index` = window.offset + i). */
-  rows: ViewRowImage[];
-}
-
-/**
- * Changes of a window since the previous message, tagged with the reqId of the latest
- * `view.change` (or of the `view.create`): a client drops rows tagged with an older reqId than
- * its latest move. Apply: remove `left` and `moved` ids, then place `moved` and `entered` rows at
- * their indexes in ascending order, then apply `updated`. Empty lists are omitted.
- */
-export interface ViewRows {
-  type: 'view.rows';
-  reqId: number;
-  viewId: number;
-  /** Ids of rows that left the window. */
-  left?: number[];
-  moved?: ViewRowMove[];
-  entered?: ViewRowImage[];
-  updated?: ViewRowUpdate[];
-}
-
-/** The view's row count changed (sent at most once per flush). */
-export interface ViewSize {
-  type: 'view.size';
-  viewId: number;
-  count: number;
-}
-
-/** `view.close` acknowledged; nothing for this viewId follows. */
-export interface ViewClosed {
-  type: 'view.closed';
-  reqId: number;
-  viewId: number;
-}
-
-/** View requests a client sends on `/stream`. */
-export type ViewClientMessage = ViewCreate | ViewChange | ViewClose;
-/** View messages the server sends on `/stream`. */
-export type ViewServerMessage = ViewCreated | ViewRows | ViewSize | ViewClosed;
-
-/** Every view request `type`. */
-export const VIEW_CLIENT_MESSAGE_TYPES = ['view.create', 'view.change', 'view.close'] as const;
-/** Every view message `type` the server sends. */
-export const VIEW_SERVER_MESSAGE_TYPES = ['view.created', 'view.rows', 'view.size', 'view.closed'] as const;
-
-// ---------------------------------------------------------------------------------------------
-// Orders (issue 4); coded by order-codec.ts, pinned by the order.* entries of vectors/frames.json.
-
-/** Side of an order. */
-export type OrderSide = 'buy' | 'sell';
-
-/** Time in force: `day` (open until end of day), `ioc` (immediate or cancel: one execution, the rest cancelled), `gtc` (good till cancelled). */
-export type TimeInForce = 'day' | 'ioc' | 'gtc';
-
-/**
- * Status of an order (the engine's `OrderStatus::as_str`): `new` (accepted, not yet durable: never
- * shown), `acknowledged`, `partiallyFilled`, then one of the final `filled`, `cancelled`, `rejected`.
- */
-export type OrderStatus = 'new' | 'acknowledged' | 'partiallyFilled' | 'filled' | 'cancelled' | 'rejected';
-
-/** What an `order.ack` / `order.reject` answers. */
-export type OrderAction = 'submit' | 'cancel' | 'amend';
-
-/**
- * Submit a new order (trader and admin roles). Answered by `order.ack` (durable: the journal entry
- * is on disk) or `order.reject` (nothing changed), or `error` (BAD_REQUEST from the decoder,
- * NOT_ENTITLED for sources, UNAVAILABLE when the server runs without a journal).
- */
-export interface OrderSubmit {
-  type: 'order.submit';
-  reqId: number;
-  /** The client's id of the order: 1..64 characters of `[A-Za-z0-9._:-]`, unique per user (a second submit with it: `clientOrderId`/`duplicate`). */
-  clientOrderId: string;
-  /** Instrument subject, e.g. `/FX/EURUSD` (a record with bid/ask fields). */
-  instrument: string;
-  side: OrderSide;
-  /** Finite number here; the engine rejects anything but a whole number 1..`orders.maxQuantity`. */
-  quantity: number;
-  /** Limit price (on the instrument's tick); omitted: a market order. */
-  price?: number;
-  timeInForce: TimeInForce;
-}
-
-/** Cancel an open order (by its client order id). Answered by `order.ack` (status `cancelled`) or `order.reject`. */
-export interface OrderCancel {
-  type: 'order.cancel';
-  reqId: number;
-  clientOrderId: string;
-}
-
-/** Change the quantity and/or limit price of an open order (at least one of them). Answered by `order.ack` or `order.reject`. */
-export interface OrderAmend {
-  type: 'order.amend';
-  reqId: number;
-  clientOrderId: string;
-  /** New total quantity (not below the filled quantity). */
-  quantity?: number;
-  /** New limit price (limit orders only). */
-  price?: number;
-}
-
-/** Order requests a client sends on `/stream`. */
-export type OrderClientMessage = OrderSubmit | OrderCancel | OrderAmend;
-
-/**
- * The request is durable: sent only after the journal entry that records it was fsynced. `seq`
- * is that entry's journal sequence number (gap-free, server-wide); `orderId` the engine's id of
- * the order (gap-free from 1); `status` the order's status after the action.
- */
-export interface OrderAck {
-  type: 'order.ack';
-  reqId: number;
-  action: OrderAction;
-  clientOrderId: string;
-  orderId: number;
-  seq: number;
-  status: OrderStatus;
-}
-
-/** Fields an `order.reject` can name (the engine's `RejectField::as_str`). */
-export type OrderRejectField = 'clientOrderId' | 'user' | 'instrument' | 'quantity' | 'price' | 'order';
-
-/**
- * Rules an `order.reject` can name (the engine's `RejectRule::as_str`). Clients must treat an
- * unknown rule like any other reject (the engine may add rules).
- */
-export type OrderRejectRule =
-  | 'badLength'
-  | 'duplicate'
-  | 'unknownInstrument'
-  | 'notEntitled'
-  | 'notPositive'
-  | 'notWhole'
-  | 'aboveLimit'
-  | 'offTick'
-  | 'notFinite'
-  | 'unknownOrder'
-  | 'notOpen'
-  | 'belowFilled'
-  | 'marketOrder'
-  | 'noChange';
-
-/** The request was refused by the order rules; nothing changed and nothing was journaled. */
-export interface OrderReject {
-  type: 'order.reject';
-  reqId: number;
-  action: OrderAction;
-  clientOrderId: string;
-  /** The offending field. */
-  field: OrderRejectField;
-  /** The rule it broke. */
-  rule: OrderRejectRule;
-  /** Human-readable: names the value and the rule. */
-  message: string;
-}
-
-/** Order replies the server sends on `/stream`. */
-export type OrderServerMessage = OrderAck | OrderReject;
-
-/** Every order request `type`. */
-export const ORDER_CLIENT_MESSAGE_TYPES = ['order.submit', 'order.cancel', 'order.amend'] as const;
-/** Every order reply `type` the server sends. */
-export const ORDER_SERVER_MESSAGE_TYPES = ['order.ack', 'order.reject'] as const;
-
-/**
- * `statusCode` field of a trade record per status: "in progress" is `statusCode < 10`, "done"
- * is `statusCode >= 10` (blotter filters use it).
- */
-export const ORDER_STATUS_CODES: Readonly<Record<OrderStatus, number>> = {
-  new: 1,
-  acknowledged: 2,
-  partiallyFilled: 3,
-  filled: 10,
-  cancelled: 11,
-  rejected: 12,
-};
-
-/**
- * Fields of a trade record `/TRADE/<user>/<orderId>` (published by the engine once the transition
- * that caused them is durable; never tier-mapped). Times are epoch ms.
- */
-export interface TradeRecordFields {
-  orderId: number;
-  clientOrderId: string;
-  instrument: string;
-  side: OrderSide;
-  quantity: number;
-  /** Limit price; absent or 0 for a market order (see `orderType`). */
-  price?: number;
-  orderType: 'limit' | 'market';
-  timeInForce: TimeInForce;
-  status: OrderStatus;
-  /** ORDER_STATUS_CODES[status]. */
-  statusCode: number;
-  filledQuantity: number;
-  /** Volume-weighted price of the fills; 0 before the first. */
-  averagePrice: number;
-  lastFillQuantity: number;
-  lastFillPrice: number;
-  /** Why the order was cancelled or rejected; "" when none. */
-  reason: string;
-  created: number;
-  updated: number;
-  /** +1 per transition. */
-  version: number;
-  /** Journal seq of the last transition. */
-  seq: number;
-}

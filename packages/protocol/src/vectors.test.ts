@@ -71,3 +71,42 @@ describe('golden frames', () => {
     expect(result.error.message.length).toBeGreaterThan(0);
   });
 });
+
+/** vectors/orders.json: order.submit frames as the engine's fast path (orders/frame.rs) and the decoder read them. */
+interface OrderVector {
+  name: string;
+  note?: string;
+  frame: string;
+  message?: Record<string, unknown>;
+  error?: { code: string; field?: string; reqId?: number };
+  /** The engine's `read_submit` takes the frame itself (with `message`'s values); else it leaves it to the decoder. */
+  fastPath: boolean;
+}
+
+const orderVectors = JSON.parse(readFileSync(new URL('../vectors/orders.json', import.meta.url), 'utf8')) as OrderVector[];
+
+describe('order fast-path frames', () => {
+  it('every vector is well-formed and uniquely named, with both fast-path outcomes', () => {
+    expect(new Set(orderVectors.map((v) => v.name)).size).toBe(orderVectors.length);
+    for (const v of orderVectors) {
+      expect((v.message === undefined) !== (v.error === undefined), v.name).toBe(true);
+      if (v.fastPath) expect(v.message?.type, v.name).toBe('order.submit');
+    }
+    expect(orderVectors.filter((v) => v.fastPath).length).toBeGreaterThanOrEqual(3);
+    expect(orderVectors.filter((v) => !v.fastPath && v.message !== undefined).length).toBeGreaterThanOrEqual(3);
+    expect(orderVectors.filter((v) => v.error !== undefined).length).toBeGreaterThanOrEqual(10);
+  });
+
+  it.each(orderVectors.map((v) => [v.name, v] as const))('%s decodes as the vector says', (_, v) => {
+    const result = decodeClientMessage(v.frame);
+    if (v.message !== undefined) {
+      expect(result).toEqual(v.message);
+      return;
+    }
+    expect(isDecodeFailure(result)).toBe(true);
+    if (!isDecodeFailure(result)) return;
+    expect(result.error.code).toBe(v.error!.code);
+    expect(result.error.field).toBe(v.error!.field);
+    expect(result.error.reqId).toBe(v.error!.reqId);
+  });
+});

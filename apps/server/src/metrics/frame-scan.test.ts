@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { encodeServerFrame, type ServerMessage } from '@tidewire/protocol';
 import { describe, expect, it } from 'vitest';
 import { scanFrame } from './frame-scan.js';
@@ -52,5 +53,36 @@ describe('scanFrame', () => {
   it('returns 0 for bytes that are not a server frame', () => {
     expect(scanFrame(Buffer.from('slow consumer'), 1, () => undefined)).toBe(0);
     expect(scanFrame(Buffer.alloc(0), 1, () => undefined)).toBe(0);
+  });
+});
+
+/** The valid server-direction golden frames of packages/protocol/vectors (frames.json, views.json). */
+function goldenServerFrames(): { name: string; frame: string; messages: ServerMessage[] }[] {
+  return ['frames.json', 'views.json'].flatMap((file) => {
+    const url = new URL(`../../../../packages/protocol/vectors/${file}`, import.meta.url);
+    const vectors = JSON.parse(readFileSync(url, 'utf8')) as { name: string; direction: string; frame: string; messages?: ServerMessage[] }[];
+    return vectors.filter((v) => v.direction === 'server' && v.messages !== undefined) as { name: string; frame: string; messages: ServerMessage[] }[];
+  });
+}
+
+describe('scanFrame on the golden frames', () => {
+  const frames = goldenServerFrames();
+
+  it('covers record messages, view updates and frames that try to fool it', () => {
+    expect(frames.length).toBeGreaterThanOrEqual(20);
+    expect(frames.map((f) => f.name)).toContain('scan-strings-that-look-like-keys');
+    expect(frames.map((f) => f.name)).toContain('view-rows-updated-rows-with-id-fields');
+  });
+
+  it.each(frames.map((f) => [f.name, f] as const))('%s: counts every message, measures each record message and updated row', (_, f) => {
+    const now = 2_000_000_000_000;
+    const records: number[] = [];
+    const rows: number[] = [];
+    const count = scanFrame(Buffer.from(f.frame), now, (ms) => records.push(ms), (ms) => rows.push(ms));
+    expect(count).toBe(f.messages.length);
+    const wantRecords = f.messages.flatMap((m) => (m.type === 'record.update' || m.type === 'record.image' ? [now - m.ts] : []));
+    const wantRows = f.messages.flatMap((m) => (m.type === 'view.rows' ? (m.updated ?? []).map((r) => now - r.ts) : []));
+    expect(records).toEqual(wantRecords);
+    expect(rows).toEqual(wantRows);
   });
 });

@@ -14,7 +14,7 @@ pub use ostree::OsTree;
 use crate::error::{EngineError, Result};
 
 /// Most members one container may hold. @default 16,777,216 (well past the 1,000,000 required).
-pub const MAX_CONTAINER_MEMBERS: usize = 1 << 24;
+pub const MAX_CONTAINER_MEMBERS: usize = tidewire_protocol::limits::MAX_VIEW_OFFSET;
 
 /// An ordered set of subject ids (each at most once).
 #[derive(Debug, Default, Clone)]

@@ -10,6 +10,7 @@ pub use compile::{Conjunct, Filter, Pred, Row};
 pub use parser::{parse, Expr, Literal, Op};
 
 use crate::error::EngineError;
+use tidewire_protocol::limits::view_limits;
 
 /// Bounds on filter text, checked before and while parsing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,8 +26,8 @@ pub struct FilterLimits {
 impl Default for FilterLimits {
     fn default() -> Self {
         Self {
-            max_len: 4096,
-            max_depth: 32,
+            max_len: view_limits::MAX_FILTER_BYTES,
+            max_depth: view_limits::MAX_FILTER_DEPTH,
             max_in_values: 1024,
         }
     }

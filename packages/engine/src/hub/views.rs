@@ -27,7 +27,7 @@ const TAG_PENDING: u32 = 1;
 const TAG_LIVE: u32 = 2;
 
 /// Views one session may hold open. @default 100 (`VIEW_LIMITS.maxViewsPerSession` in packages/protocol)
-pub const DEFAULT_MAX_VIEWS_PER_SESSION: usize = 100;
+pub const DEFAULT_MAX_VIEWS_PER_SESSION: usize = tidewire_protocol::limits::view_limits::MAX_VIEWS_PER_SESSION;
 
 /// One operation of a `container.publish` (packages/protocol `ContainerOp`).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,6 +1,8 @@
 //! Order model: sides, time in force, statuses, the order record and the requests that create or
 //! change one.
 
+use tidewire_protocol::messages::order_status;
+
 /// Buy or sell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Side {
@@ -50,12 +52,12 @@ impl OrderStatus {
     /// Wire-style name, e.g. `"partiallyFilled"`.
     pub fn as_str(self) -> &'static str {
         match self {
-            OrderStatus::New => "new",
-            OrderStatus::Acknowledged => "acknowledged",
-            OrderStatus::PartiallyFilled => "partiallyFilled",
-            OrderStatus::Filled => "filled",
-            OrderStatus::Rejected => "rejected",
-            OrderStatus::Cancelled => "cancelled",
+            OrderStatus::New => order_status::NEW,
+            OrderStatus::Acknowledged => order_status::ACKNOWLEDGED,
+            OrderStatus::PartiallyFilled => order_status::PARTIALLY_FILLED,
+            OrderStatus::Filled => order_status::FILLED,
+            OrderStatus::Rejected => order_status::REJECTED,
+            OrderStatus::Cancelled => order_status::CANCELLED,
         }
     }
 }

@@ -12,13 +12,12 @@
 //! path never changes what a client sees; it only skips work for the frames every trader sends.
 
 use crate::order::{Side, TimeInForce};
+use tidewire_protocol::messages::{key, kind, order_side, time_in_force};
 
-/// Largest `reqId` (packages/protocol `MAX_REQ_ID`).
-pub const MAX_REQ_ID: u64 = (1 << 31) - 1;
-/// Longest client order id, characters (`MAX_CLIENT_ORDER_ID_CHARS`).
-pub const MAX_CLIENT_ORDER_ID_CHARS: usize = 64;
-/// Longest subject, bytes (`MAX_SUBJECT_BYTES`).
-pub const MAX_SUBJECT_BYTES: usize = 256;
+/// The protocol's limits and syntax rules (tidewire-protocol, generated from
+/// packages/protocol/schema/protocol.json): `CLIENT_ORDER_ID_PATTERN`, `SUBJECT_PATTERN`.
+pub use tidewire_protocol::limits::{MAX_CLIENT_ORDER_ID_CHARS, MAX_REQ_ID, MAX_SUBJECT_BYTES};
+pub use tidewire_protocol::syntax::{is_client_order_id, is_subject};
 
 /// An `order.submit` read by [`read_submit`]; its strings borrow the frame.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -122,37 +121,7 @@ impl<'a> Cursor<'a> {
 fn req_id(token: &str) -> Option<u32> {
     let plain = token.len() <= 10 && token.bytes().all(|b| b.is_ascii_digit());
     let v: u64 = if plain { token.parse().ok()? } else { return None };
-    (v <= MAX_REQ_ID).then_some(v as u32)
-}
-
-/// `CLIENT_ORDER_ID_PATTERN`: 1..64 of `[A-Za-z0-9._:-]`.
-pub fn is_client_order_id(s: &str) -> bool {
-    (1..=MAX_CLIENT_ORDER_ID_CHARS).contains(&s.len())
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'))
-}
-
-/// `SUBJECT_PATTERN` and `MAX_SUBJECT_BYTES`: '/' then non-empty segments of `[A-Za-z0-9_.@:-]`
-/// separated by single '/', no trailing '/'.
-pub fn is_subject(s: &str) -> bool {
-    let b = s.as_bytes();
-    if b.len() < 2 || b.len() > MAX_SUBJECT_BYTES || b[0] != b'/' || b[b.len() - 1] == b'/' {
-        return false;
-    }
-    let mut prev_slash = true;
-    for &c in &b[1..] {
-        if c == b'/' {
-            if prev_slash {
-                return false;
-            }
-            prev_slash = true;
-        } else if c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'@' | b':' | b'-') {
-            prev_slash = false;
-        } else {
-            return false;
-        }
-    }
-    true
+    (v <= u64::from(MAX_REQ_ID)).then_some(v as u32)
 }
 
 const TYPE: u8 = 1;
@@ -181,46 +150,46 @@ pub fn read_submit(frame: &[u8]) -> Option<SubmitFrame<'_>> {
         time_in_force: TimeInForce::Day,
     };
     loop {
-        let key = c.string()?;
+        let name = c.string()?;
         c.eat(b':')?;
-        let bit = match key {
-            "type" => {
-                (c.string()? == "order.submit").then_some(())?;
+        let bit = match name {
+            key::TYPE => {
+                (c.string()? == kind::ORDER_SUBMIT).then_some(())?;
                 TYPE
             }
-            "reqId" => {
+            key::REQ_ID => {
                 out.req_id = req_id(c.number()?)?;
                 REQ_ID
             }
-            "clientOrderId" => {
+            key::CLIENT_ORDER_ID => {
                 out.client_order_id = c.string().filter(|s| is_client_order_id(s))?;
                 CLIENT_ORDER_ID
             }
-            "instrument" => {
+            key::INSTRUMENT => {
                 out.instrument = c.string().filter(|s| is_subject(s))?;
                 INSTRUMENT
             }
-            "side" => {
+            key::SIDE => {
                 out.side = match c.string()? {
-                    "buy" => Side::Buy,
-                    "sell" => Side::Sell,
+                    order_side::BUY => Side::Buy,
+                    order_side::SELL => Side::Sell,
                     _ => return None,
                 };
                 SIDE
             }
-            "quantity" => {
+            key::QUANTITY => {
                 out.quantity = c.finite()?;
                 QUANTITY
             }
-            "price" => {
+            key::PRICE => {
                 out.price = Some(c.finite()?);
                 PRICE
             }
-            "timeInForce" => {
+            key::TIME_IN_FORCE => {
                 out.time_in_force = match c.string()? {
-                    "day" => TimeInForce::Day,
-                    "ioc" => TimeInForce::Ioc,
-                    "gtc" => TimeInForce::Gtc,
+                    time_in_force::DAY => TimeInForce::Day,
+                    time_in_force::IOC => TimeInForce::Ioc,
+                    time_in_force::GTC => TimeInForce::Gtc,
                     _ => return None,
                 };
                 TIME_IN_FORCE
@@ -266,7 +235,7 @@ mod tests {
         let f = read_submit(spaced.as_bytes()).unwrap();
         assert_eq!(
             (f.req_id, f.quantity, f.price, f.side),
-            (MAX_REQ_ID as u32, -5.0, None, Side::Buy)
+            (MAX_REQ_ID, -5.0, None, Side::Buy)
         );
         assert_eq!(f.time_in_force, TimeInForce::Day);
     }
@@ -316,6 +285,46 @@ mod tests {
         for n in 0..GOOD.len() {
             assert_eq!(read_submit(&GOOD.as_bytes()[..n]), None);
         }
+    }
+
+    /// packages/protocol/vectors/orders.json: every vector the fast path takes (`fastPath`) reads
+    /// to exactly the message the protocol decoder gives; every other one, valid or not, is `None`.
+    #[test]
+    fn reads_the_golden_order_frames_as_the_protocol_decoder_does() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../protocol/vectors/orders.json");
+        let text = std::fs::read_to_string(path).expect("order vectors readable");
+        let vectors: serde_json::Value = serde_json::from_str(&text).expect("order vectors are JSON");
+        let (mut taken, mut left) = (0, 0);
+        for v in vectors.as_array().expect("an array of vectors") {
+            let name = v["name"].as_str().expect("name");
+            let got = read_submit(v["frame"].as_str().expect("frame").as_bytes());
+            if !v["fastPath"].as_bool().expect("fastPath") {
+                assert_eq!(got, None, "{name}: the fast path must leave it to the protocol decoder");
+                left += 1;
+                continue;
+            }
+            let m = &v["message"];
+            let s = |k: &str| m[k].as_str().unwrap_or_else(|| panic!("{name}: {k}"));
+            let want = SubmitFrame {
+                req_id: m["reqId"].as_u64().expect("reqId") as u32,
+                client_order_id: s("clientOrderId"),
+                instrument: s("instrument"),
+                side: if s("side") == "buy" { Side::Buy } else { Side::Sell },
+                quantity: m["quantity"].as_f64().expect("quantity"),
+                price: m.get("price").and_then(serde_json::Value::as_f64),
+                time_in_force: match s("timeInForce") {
+                    "day" => TimeInForce::Day,
+                    "ioc" => TimeInForce::Ioc,
+                    _ => TimeInForce::Gtc,
+                },
+            };
+            assert_eq!(got, Some(want), "{name}");
+            taken += 1;
+        }
+        assert!(
+            taken >= 3 && left >= 10,
+            "order vectors: {taken} taken, {left} left to the decoder"
+        );
     }
 
     #[test]

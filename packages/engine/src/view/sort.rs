@@ -13,7 +13,7 @@ use crate::filter::ParseError;
 use crate::value::Value;
 
 /// Most keys in one sort. @default 8
-pub const MAX_SORT_KEYS: usize = 8;
+pub const MAX_SORT_KEYS: usize = tidewire_protocol::limits::MAX_VIEW_SORT_KEYS;
 
 /// One parsed sort key.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

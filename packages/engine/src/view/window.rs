@@ -12,7 +12,7 @@ use rustc_hash::FxHashMap;
 use super::View;
 
 /// Most rows in one window. @default 10,000
-pub const MAX_WINDOW_ROWS: usize = 10_000;
+pub const MAX_WINDOW_ROWS: usize = tidewire_protocol::limits::MAX_VIEW_WINDOW_ROWS;
 
 /// What changed in one window since the previous flush.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

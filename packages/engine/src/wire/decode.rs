@@ -12,8 +12,8 @@ use crate::error::{EngineError, Result};
 use crate::value::{FieldType, Value};
 use std::borrow::Cow;
 
-/// Largest |timestamp| accepted, ms: JavaScript's Date range (±8.64e15).
-const MAX_TIMESTAMP_MS: f64 = 8.64e15;
+// Largest |timestamp| accepted, ms: JavaScript's Date range (±8.64e15).
+use tidewire_protocol::limits::MAX_TIMESTAMP_MS;
 
 /// One field of a publish: name, value (`None` = `null` = delete) and whether `types` named its type.
 #[derive(Debug, Clone, PartialEq)]

@@ -3,6 +3,7 @@
 //! frames in packages/protocol/vectors/frames.json).
 
 use super::encode::{write_str, write_u64};
+use tidewire_protocol::messages::order_action;
 
 /// What an `order.ack` / `order.reject` answers (`OrderAction`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -19,9 +20,9 @@ impl OrderAction {
     /// Wire name: `submit`, `cancel`, `amend`.
     pub fn as_str(self) -> &'static str {
         match self {
-            OrderAction::Submit => "submit",
-            OrderAction::Cancel => "cancel",
-            OrderAction::Amend => "amend",
+            OrderAction::Submit => order_action::SUBMIT,
+            OrderAction::Cancel => order_action::CANCEL,
+            OrderAction::Amend => order_action::AMEND,
         }
     }
 }
@@ -81,6 +82,100 @@ pub fn order_reject(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::order::{OrderStatus, RejectField, RejectRule};
+    use tidewire_protocol::messages::{order_reject_field, order_reject_rule, order_status};
+
+    /// Every variant; the `match` makes a new variant a compile error here until it is listed (and
+    /// added to packages/protocol/schema/protocol.json, which the assertions below check).
+    fn every<T: Copy>(all: &[T], exhaustive: fn(T)) -> Vec<T> {
+        all.iter().for_each(|&v| exhaustive(v));
+        all.to_vec()
+    }
+
+    #[test]
+    fn wire_names_are_the_protocol_schema_values() {
+        let rules = every(
+            &[
+                RejectRule::BadLength,
+                RejectRule::Duplicate,
+                RejectRule::UnknownInstrument,
+                RejectRule::NotEntitled,
+                RejectRule::NotPositive,
+                RejectRule::NotWhole,
+                RejectRule::AboveLimit,
+                RejectRule::OffTick,
+                RejectRule::NotFinite,
+                RejectRule::UnknownOrder,
+                RejectRule::NotOpen,
+                RejectRule::BelowFilled,
+                RejectRule::MarketOrder,
+                RejectRule::NoChange,
+            ],
+            |r| match r {
+                RejectRule::BadLength
+                | RejectRule::Duplicate
+                | RejectRule::UnknownInstrument
+                | RejectRule::NotEntitled
+                | RejectRule::NotPositive
+                | RejectRule::NotWhole
+                | RejectRule::AboveLimit
+                | RejectRule::OffTick
+                | RejectRule::NotFinite
+                | RejectRule::UnknownOrder
+                | RejectRule::NotOpen
+                | RejectRule::BelowFilled
+                | RejectRule::MarketOrder
+                | RejectRule::NoChange => {}
+            },
+        );
+        let names: Vec<&str> = rules.iter().map(|r| r.as_str()).collect();
+        assert_eq!(names, order_reject_rule::ALL, "order reject rules: engine vs schema");
+
+        let fields = every(
+            &[
+                RejectField::ClientOrderId,
+                RejectField::User,
+                RejectField::Instrument,
+                RejectField::Quantity,
+                RejectField::Price,
+                RejectField::Order,
+            ],
+            |f| match f {
+                RejectField::ClientOrderId
+                | RejectField::User
+                | RejectField::Instrument
+                | RejectField::Quantity
+                | RejectField::Price
+                | RejectField::Order => {}
+            },
+        );
+        let names: Vec<&str> = fields.iter().map(|f| f.as_str()).collect();
+        assert_eq!(names, order_reject_field::ALL, "order reject fields: engine vs schema");
+
+        let statuses = every(
+            &[
+                OrderStatus::New,
+                OrderStatus::Acknowledged,
+                OrderStatus::PartiallyFilled,
+                OrderStatus::Filled,
+                OrderStatus::Cancelled,
+                OrderStatus::Rejected,
+            ],
+            |s| match s {
+                OrderStatus::New
+                | OrderStatus::Acknowledged
+                | OrderStatus::PartiallyFilled
+                | OrderStatus::Filled
+                | OrderStatus::Cancelled
+                | OrderStatus::Rejected => {}
+            },
+        );
+        let names: Vec<&str> = statuses.iter().map(|s| s.as_str()).collect();
+        assert_eq!(names, order_status::ALL, "order statuses: engine vs schema");
+
+        let actions = [OrderAction::Submit, OrderAction::Cancel, OrderAction::Amend].map(OrderAction::as_str);
+        assert_eq!(actions.as_slice(), tidewire_protocol::messages::order_action::ALL);
+    }
 
     #[test]
     fn ack_and_reject_follow_the_contract_key_order() {

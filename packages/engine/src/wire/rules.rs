@@ -1,22 +1,14 @@
-//! Wire rules shared by the decoder and the subscription commands; the numbers mirror
-//! packages/protocol/src/limits.ts.
+//! Wire rules shared by the decoder and the subscription commands; the limits and byte classes
+//! are the protocol's (the crate tidewire-protocol, generated from
+//! packages/protocol/schema/protocol.json).
 
-/// Longest subject, bytes (`MAX_SUBJECT_BYTES`).
-pub const MAX_SUBJECT_BYTES: usize = 256;
-/// Longest field name, bytes (`MAX_FIELD_NAME_BYTES`).
-pub const MAX_FIELD_NAME_BYTES: usize = 64;
-/// Most fields one record may hold (`MAX_FIELDS_PER_RECORD`; the 128-bit changed-field mask).
-pub const MAX_FIELDS_PER_RECORD: usize = 128;
-/// Longest string value, UTF-8 bytes (`MAX_STRING_VALUE_BYTES`).
-pub const MAX_STRING_VALUE_BYTES: usize = 4096;
-/// Most subjects in one subscribe/unsubscribe (`MAX_SUBJECTS_PER_REQUEST`).
-pub const MAX_SUBJECTS_PER_REQUEST: usize = 1000;
-/// Most publishes in one source frame (`MAX_PUBLISHES_PER_FRAME`).
-pub const MAX_PUBLISHES_PER_FRAME: usize = 10_000;
-
-fn is_segment_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'@' | b':' | b'-')
-}
+pub use tidewire_protocol::limits::{
+    MAX_FIELDS_PER_RECORD, MAX_FIELD_NAME_BYTES, MAX_PUBLISHES_PER_FRAME, MAX_STRING_VALUE_BYTES,
+    MAX_SUBJECTS_PER_REQUEST, MAX_SUBJECT_BYTES,
+};
+use tidewire_protocol::syntax::{
+    is_field_name_byte, is_field_name_start_byte, is_subject_segment_byte as is_segment_byte,
+};
 
 /// Checks `SUBJECT_PATTERN` (`/seg(/seg)*`, segments of `[A-Za-z0-9_.@:-]`) and the length.
 /// `Err` is the rule broken, phrased to follow "must ...".
@@ -51,13 +43,13 @@ pub fn check_subject(s: &str) -> Result<(), &'static str> {
 pub fn check_field_name(s: &str) -> Result<(), &'static str> {
     let b = s.as_bytes();
     match b.first() {
-        Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {}
+        Some(&c) if is_field_name_start_byte(c) => {}
         _ => return Err("must be a field name starting with a letter or '_'"),
     }
     if b.len() > MAX_FIELD_NAME_BYTES {
         return Err("must be at most 64 bytes");
     }
-    if !b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_') {
+    if !b.iter().all(|&c| is_field_name_byte(c)) {
         return Err("must contain only letters, digits and '_'");
     }
     Ok(())

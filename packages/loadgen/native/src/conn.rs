@@ -6,6 +6,7 @@ use crate::link::{Connect, Event, Link};
 use crate::scan;
 use crate::stats::{SeqTracker, SeqVerdict, Stats};
 use mio::net::TcpStream;
+use tidewire_protocol::messages::kind;
 
 /// Where a connection is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,7 +149,7 @@ impl Subs {
         let mut ready = false;
         for m in msgs {
             match m.ty.as_ref() {
-                "record.update" => {
+                kind::RECORD_UPDATE => {
                     let (Some(id), Some(seq)) = (m.id, m.seq) else { continue };
                     stats.updates += 1;
                     let conflated = m.conflated.unwrap_or(false);
@@ -168,7 +169,7 @@ impl Subs {
                         ready = true;
                     }
                 }
-                "record.image" => {
+                kind::RECORD_IMAGE => {
                     let (Some(id), Some(seq)) = (m.id, m.seq) else { continue };
                     stats.images += 1;
                     self.seq.on_image(id, seq);
@@ -177,13 +178,13 @@ impl Subs {
                         ready = true;
                     }
                 }
-                "session.loggedIn" if m.req_id == Some(LOGIN_REQ) => {
+                kind::SESSION_LOGGED_IN if m.req_id == Some(LOGIN_REQ) => {
                     *state = State::Subscribing;
                     let subscribe = serde_json::json!({ "type": "record.subscribe", "reqId": SUBSCRIBE_REQ, "subjects": self.subjects });
                     link.send_text(&subscribe.to_string());
                     link.start_heartbeat(m.heartbeat_ms.unwrap_or(5000).max(100) as f64, recv_ms);
                 }
-                "record.subscribed" if m.req_id == Some(SUBSCRIBE_REQ) => {
+                kind::RECORD_SUBSCRIBED if m.req_id == Some(SUBSCRIBE_REQ) => {
                     self.acked += m.records.unwrap_or(0);
                     if *state == State::Subscribing && self.is_complete() {
                         *state = State::Ready;

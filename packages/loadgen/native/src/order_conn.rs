@@ -12,6 +12,7 @@ use crate::scan;
 use crate::user::{UserOutcome, UserState};
 use mio::net::TcpStream;
 use std::collections::VecDeque;
+use tidewire_protocol::messages::kind;
 
 /// An order in flight.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -217,7 +218,7 @@ impl User<'_> {
             let ty = m.ty.as_ref();
             if *self.state == UserState::LoggingIn {
                 match ty {
-                    "session.loggedIn" if m.req_id == Some(LOGIN_REQ) => {
+                    kind::SESSION_LOGGED_IN if m.req_id == Some(LOGIN_REQ) => {
                         link.start_heartbeat(m.heartbeat_ms.unwrap_or(5000).max(100) as f64, recv_ms);
                         *self.state = UserState::Live;
                         logged_in = true;
@@ -230,7 +231,7 @@ impl User<'_> {
                 }
                 continue;
             }
-            if ty != "order.ack" && ty != "order.reject" && ty != "error" {
+            if ty != kind::ORDER_ACK && ty != kind::ORDER_REJECT && ty != kind::ERROR {
                 continue;
             }
             // acks come in submission order on one connection: the answer is nearly always the front
@@ -251,7 +252,7 @@ impl User<'_> {
                 stats.out_of_order += 1;
             }
             *self.last_answered_req = (*self.last_answered_req).max(p.req_id);
-            if ty == "order.ack" {
+            if ty == kind::ORDER_ACK {
                 if let Some(id) = m.order_id {
                     answers.order_ids.push(id);
                 }
@@ -260,8 +261,8 @@ impl User<'_> {
                 continue;
             }
             match ty {
-                "order.ack" => stats.on_ack(recv_ms, p.scheduled_ms, p.sent_ms),
-                "order.reject" => {
+                kind::ORDER_ACK => stats.on_ack(recv_ms, p.scheduled_ms, p.sent_ms),
+                kind::ORDER_REJECT => {
                     stats.rejected += 1;
                     stats.last_reject = Some(format!(
                         "{}/{}: {}",

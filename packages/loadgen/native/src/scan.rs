@@ -6,6 +6,7 @@
 //! Malformed JSON is an error, never a panic; golden frames check it against serde_json.
 
 use std::borrow::Cow;
+use tidewire_protocol::messages::kind;
 
 /// The parts of one server message the simulator reads.
 #[derive(Debug, Default, PartialEq)]
@@ -350,15 +351,15 @@ impl<'a> Scanner<'a> {
                 b"message" => m.message = Some(self.string()?),
                 b"heartbeatMs" => m.heartbeat_ms = Some(self.u64()?),
                 b"viewId" => m.view_id = Some(self.u64()?),
-                b"orderId" if m.ty == "order.ack" => m.order_id = Some(self.u64()?),
-                b"field" if m.ty == "order.reject" || m.ty == "error" => m.field = Some(self.string()?),
-                b"rule" if m.ty == "order.reject" => m.rule = Some(self.string()?),
+                b"orderId" if m.ty == kind::ORDER_ACK => m.order_id = Some(self.u64()?),
+                b"field" if m.ty == kind::ORDER_REJECT || m.ty == kind::ERROR => m.field = Some(self.string()?),
+                b"rule" if m.ty == kind::ORDER_REJECT => m.rule = Some(self.string()?),
                 b"count" if m.ty.starts_with("view.") => m.count = Some(self.u64()?),
                 // the server writes `type` first; row lists of other messages are skipped
-                b"rows" if m.ty == "view.created" => self.rows(RowList::Created, &mut m.rows)?,
-                b"entered" if m.ty == "view.rows" => self.rows(RowList::Entered, &mut m.rows)?,
-                b"updated" if m.ty == "view.rows" => self.rows(RowList::Updated, &mut m.rows)?,
-                b"left" if m.ty == "view.rows" => self.rows(RowList::Left, &mut m.rows)?,
+                b"rows" if m.ty == kind::VIEW_CREATED => self.rows(RowList::Created, &mut m.rows)?,
+                b"entered" if m.ty == kind::VIEW_ROWS => self.rows(RowList::Entered, &mut m.rows)?,
+                b"updated" if m.ty == kind::VIEW_ROWS => self.rows(RowList::Updated, &mut m.rows)?,
+                b"left" if m.ty == kind::VIEW_ROWS => self.rows(RowList::Left, &mut m.rows)?,
                 _ => {
                     self.skip_value(1)?;
                 }

@@ -12,6 +12,7 @@ use crate::view_stats::ViewStats;
 use mio::net::TcpStream;
 use std::collections::HashMap;
 use std::sync::Arc;
+use tidewire_protocol::messages::kind;
 
 /// How one `openView` command ended (answered to the TS side with the command's id).
 #[derive(Debug, Clone, PartialEq)]
@@ -254,7 +255,7 @@ impl ViewUser {
         let mut outcome = UserOutcome::Nothing;
         for m in msgs {
             match m.ty.as_ref() {
-                "session.loggedIn" if m.req_id == Some(LOGIN_REQ) && *state == UserState::LoggingIn => {
+                kind::SESSION_LOGGED_IN if m.req_id == Some(LOGIN_REQ) && *state == UserState::LoggingIn => {
                     link.start_heartbeat(m.heartbeat_ms.unwrap_or(5000).max(100) as f64, recv_ms);
                     *state = UserState::Live;
                     outcome = UserOutcome::LoggedIn;
@@ -275,7 +276,7 @@ impl ViewUser {
                     }
                     stats.last_error = Some(text);
                 }
-                "view.created" => {
+                kind::VIEW_CREATED => {
                     let Some(i) = self.pending.iter().position(|p| Some(p.req_id) == m.req_id) else {
                         continue;
                     };
@@ -306,7 +307,7 @@ impl ViewUser {
                         },
                     ));
                 }
-                "view.rows" if !spec.light => {
+                kind::VIEW_ROWS if !spec.light => {
                     let Some(rows) = m.view_id.and_then(|v| self.views.get_mut(&v)) else {
                         continue;
                     };
@@ -348,7 +349,7 @@ impl ViewUser {
                         }
                     }
                 }
-                "view.closed" => {
+                kind::VIEW_CLOSED => {
                     if let Some(v) = m.view_id {
                         self.views.remove(&v);
                     }

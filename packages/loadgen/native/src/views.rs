@@ -28,13 +28,14 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
+use tidewire_protocol::messages::kind;
 
 type Handle = crate::worker::Handle<ViewCommand>;
 
 /// A `view.create` request text from the TS side, checked: a JSON object of type `view.create`.
 pub fn parse_request(text: &str) -> Result<serde_json::Map<String, Value>, String> {
     match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(m)) if m.get("type").and_then(Value::as_str) == Some("view.create") => Ok(m),
+        Ok(Value::Object(m)) if m.get("type").and_then(Value::as_str) == Some(kind::VIEW_CREATE) => Ok(m),
         Ok(_) => Err("'request' must be a view.create object".into()),
         Err(e) => Err(format!("'request' is not JSON: {e}")),
     }
