@@ -702,7 +702,12 @@ export interface OrderSubmit {
   side: OrderSide;
   /** Finite number here; the engine rejects anything but a whole number 1..`orders.maxQuantity`. */
   quantity: number;
-  /** Limit price (on the instrument's tick); omitted: a market order. */
+  /**
+   * Limit price; omitted: a market order. Finite number here; the engine accepts a whole number of
+   * the instrument's ticks (within a millionth of a tick) from its minimum (one tick, or the
+   * record's `minPrice`) to its maximum (`orders.maxPriceTicks` ticks, at most 10^9, or the
+   * record's `maxPrice`): else `price` `notPositive` / `belowLimit` / `aboveLimit` / `offTick`.
+   */
   price?: number;
   timeInForce: TimeInForce;
 }
@@ -721,7 +726,7 @@ export interface OrderAmend {
   clientOrderId: string;
   /** New total quantity (not below the filled quantity). */
   quantity?: number;
-  /** New limit price (limit orders only). */
+  /** New limit price (limit orders only), checked like `OrderSubmit.price`. */
   price?: number;
 }
 
@@ -758,6 +763,7 @@ export type OrderRejectRule =
   | 'notPositive'
   | 'notWhole'
   | 'aboveLimit'
+  | 'belowLimit'
   | 'offTick'
   | 'notFinite'
   | 'unknownOrder'
