@@ -227,8 +227,16 @@ export interface EngineConfig {
   journalCommitWindowUs?: number
   /** Largest quantity of one order; above it: reject quantity/aboveLimit. @default 1000000000 */
   orderMaxQuantity?: number
-  /** Tick of instruments whose record has no numeric `tickSize` field. @default 0.00001 */
+  /**
+   * Tick of instruments whose record has no numeric `tickSize` field (or one outside
+   * 1e-12..1000000), 1e-12..1000000. @default 0.00001
+   */
   orderDefaultTick?: number
+  /**
+   * Highest limit price, in the instrument's ticks, 1..1000000000 (a record's `maxPrice` can
+   * only lower it); above it: reject price/aboveLimit. @default 1000000000
+   */
+  orderMaxPriceTicks?: number
   /** Execution simulator RNG seed (same seed + same ticks = same fills), integer 0..2^53. @default 1 */
   simulatorSeed?: number
   /** Partial fills before an order fills completely (0..100). @default 2 */

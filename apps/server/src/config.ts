@@ -99,6 +99,8 @@ export interface Config {
     readonly commitWindowUs: number;
     readonly maxQuantity: number;
     readonly defaultTick: number;
+    /** Highest limit price, in the instrument's ticks (1..10^9). */
+    readonly maxPriceTicks: number;
     readonly simulatorSeed: number;
     readonly fillIntervalMs: number;
     /** `"HH:MM"` UTC at which open DAY orders expire; empty: never. */

@@ -51,6 +51,7 @@ export function engineConfig(config: Config): EngineConfig {
     journalCommitWindowUs: config.orders.commitWindowUs,
     orderMaxQuantity: config.orders.maxQuantity,
     orderDefaultTick: config.orders.defaultTick,
+    orderMaxPriceTicks: config.orders.maxPriceTicks,
     simulatorSeed: config.orders.simulatorSeed,
     simulatorFillIntervalMs: config.orders.fillIntervalMs,
     endOfDay: config.orders.endOfDay,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::error::{EngineError, Result};
 use crate::journal::{Clock, SyncHook, SystemClock};
-use crate::order::SimulatorConfig;
+use crate::order::{SimulatorConfig, MAX_PRICE_TICKS, MAX_TICK_SIZE, MIN_TICK_SIZE};
 
 /// Batching and throttling of session outboxes (Liberator semantics, see `batch::Burst`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,8 +147,12 @@ pub struct RawConfig {
     pub journal_commit_window_us: Option<f64>,
     /// Largest quantity of one order; above it: reject quantity/aboveLimit. @default 1000000000
     pub order_max_quantity: Option<f64>,
-    /// Tick of instruments whose record has no numeric `tickSize` field. @default 0.00001
+    /// Tick of instruments whose record has no numeric `tickSize` field (or one outside
+    /// 1e-12..1000000), 1e-12..1000000. @default 0.00001
     pub order_default_tick: Option<f64>,
+    /// Highest limit price, in the instrument's ticks, 1..1000000000 (a record's `maxPrice` can
+    /// only lower it); above it: reject price/aboveLimit. @default 1000000000
+    pub order_max_price_ticks: Option<f64>,
     /// Execution simulator RNG seed (same seed + same ticks = same fills), integer 0..2^53. @default 1
     pub simulator_seed: Option<f64>,
     /// Partial fills before an order fills completely (0..100). @default 2
@@ -211,6 +215,8 @@ pub struct OrdersConfig {
     pub max_quantity: u64,
     /// Tick of instruments whose record has no numeric `tickSize` field. Default 0.00001.
     pub default_tick: f64,
+    /// Highest limit price in ticks (`OrderLimits::max_price_ticks`). Default 10^9.
+    pub max_price_ticks: u64,
     /// Execution simulator policy (seed, partial fills).
     pub simulator: SimulatorConfig,
     /// Least time between two executions of one order (so partial fills stay visible). Default 300 ms.
@@ -289,6 +295,7 @@ impl std::fmt::Debug for OrdersConfig {
             .field("journal_commit_window", &self.journal_commit_window)
             .field("max_quantity", &self.max_quantity)
             .field("default_tick", &self.default_tick)
+            .field("max_price_ticks", &self.max_price_ticks)
             .field("simulator", &self.simulator)
             .field("fill_interval", &self.fill_interval)
             .field("pass_interval", &self.pass_interval)
@@ -305,6 +312,7 @@ impl OrdersConfig {
             journal_commit_window: Duration::from_micros(100),
             max_quantity: 1_000_000_000,
             default_tick: 0.00001,
+            max_price_ticks: MAX_PRICE_TICKS,
             simulator: SimulatorConfig::default(),
             fill_interval: Duration::from_millis(300),
             pass_interval: Duration::from_millis(250),
@@ -342,15 +350,18 @@ impl RawConfig {
         c.journal_commit_window = Duration::from_micros(window);
         c.max_quantity = int("orderMaxQuantity", self.order_max_quantity, c.max_quantity, 1, 1 << 53)?;
         if let Some(t) = self.order_default_tick {
-            if !(t.is_finite() && t > 0.0 && t <= 1e6) {
-                return Err(config_error(
-                    "orderDefaultTick",
-                    t,
-                    "must be a number > 0 and <= 1000000",
-                ));
+            if !(MIN_TICK_SIZE..=MAX_TICK_SIZE).contains(&t) {
+                return Err(config_error("orderDefaultTick", t, "must be a number 1e-12..1000000"));
             }
             c.default_tick = t;
         }
+        c.max_price_ticks = int(
+            "orderMaxPriceTicks",
+            self.order_max_price_ticks,
+            c.max_price_ticks,
+            1,
+            MAX_PRICE_TICKS,
+        )?;
         let d = SimulatorConfig::default();
         c.simulator = SimulatorConfig {
             seed: int("simulatorSeed", self.simulator_seed, d.seed, 0, 1 << 53)?,
@@ -436,6 +447,20 @@ mod tests {
         assert_eq!(ok.batching.burst_max, Duration::from_millis(500));
     }
 
+    fn with_tick(r: &RawConfig, t: f64) -> RawConfig {
+        RawConfig {
+            order_default_tick: Some(t),
+            ..r.clone()
+        }
+    }
+
+    fn with_ticks(r: &RawConfig, n: f64) -> RawConfig {
+        RawConfig {
+            order_max_price_ticks: Some(n),
+            ..r.clone()
+        }
+    }
+
     #[test]
     fn orders_config_defaults_and_validation() {
         assert!(
@@ -456,6 +481,9 @@ mod tests {
             (c.max_quantity, c.default_tick, c.journal_fsync, c.journal_commit_window),
             (1_000_000_000, 0.00001, true, Duration::from_micros(100))
         );
+        assert_eq!(c.max_price_ticks, 1_000_000_000);
+        let ticks = with_ticks(&on, 500.0).resolve_orders().unwrap().unwrap();
+        assert_eq!(ticks.max_price_ticks, 500);
         let bad = |r: RawConfig| r.resolve_orders().unwrap_err().field().map(str::to_owned);
         let with = |f: fn(&mut RawConfig)| {
             let mut r = on.clone();
@@ -477,10 +505,13 @@ mod tests {
             bad(with(|r| r.order_max_quantity = Some(0.0))).as_deref(),
             Some("orderMaxQuantity")
         );
-        assert_eq!(
-            bad(with(|r| r.order_default_tick = Some(-1.0))).as_deref(),
-            Some("orderDefaultTick")
-        );
+        for t in [-1.0, 0.0, 1e-13, 2e6, f64::NAN] {
+            let r = with_tick(&on, t);
+            assert_eq!(bad(r).as_deref(), Some("orderDefaultTick"), "{t}");
+        }
+        for n in [0.0, 1.5, 1e9 + 1.0, f64::INFINITY] {
+            assert_eq!(bad(with_ticks(&on, n)).as_deref(), Some("orderMaxPriceTicks"), "{n}");
+        }
         assert_eq!(
             bad(with(|r| r.simulator_min_fraction = Some(1.5))).as_deref(),
             Some("simulatorMinFraction")

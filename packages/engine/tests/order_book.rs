@@ -26,10 +26,17 @@ fn catalog() -> Catalog {
             "/FX/EURUSD",
             Instrument {
                 tick_size: Some(0.0001),
+                ..Instrument::default()
             },
         ),
-        ("/EQ/VOD", Instrument { tick_size: Some(0.25) }),
-        ("/EQ/SECRET", Instrument { tick_size: None }),
+        (
+            "/EQ/VOD",
+            Instrument {
+                tick_size: Some(0.25),
+                ..Instrument::default()
+            },
+        ),
+        ("/EQ/SECRET", Instrument::default()),
     ]))
 }
 
@@ -144,7 +151,7 @@ fn every_submit_reject_names_field_and_rule() {
     let e = b.submit(&req("a", 10.0, Some(1.23456)), &catalog(), 1).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "price (offTick): price 1.23456 is not a multiple of tick 0.0001"
+        "price (offTick): price 1.23456 is not a multiple of tick 0.0001 for /FX/EURUSD (nearest: 1.2345, 1.2346)"
     );
 }
 

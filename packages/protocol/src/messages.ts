@@ -637,8 +637,10 @@ export type OrderRejectRule =
   | 'notPositive'
   /** Quantity not a whole number. */
   | 'notWhole'
-  /** Quantity above `orders.maxQuantity`. */
+  /** Quantity above `orders.maxQuantity`, or price above the instrument's maximum (`orders.maxPriceTicks` ticks or the record's `maxPrice`). */
   | 'aboveLimit'
+  /** Price below the instrument's minimum (one tick, or the record's `minPrice`). */
+  | 'belowLimit'
   /** Price not a multiple of the instrument's tick size. */
   | 'offTick'
   /** Not a finite number. */
@@ -701,7 +703,7 @@ export interface OrderSubmit {
   side: OrderSide;
   /** Finite number here; the engine rejects anything but a whole number 1..`orders.maxQuantity`. */
   quantity: number;
-  /** Limit price (on the instrument's tick); omitted: a market order. */
+  /** Limit price; omitted: a market order. Finite number here; the engine accepts a whole number of the instrument's ticks (within a millionth of a tick) from its minimum (one tick, or the record's `minPrice`) to its maximum (`orders.maxPriceTicks` ticks, at most 10^9, or the record's `maxPrice`): else `price` `notPositive` / `belowLimit` / `aboveLimit` / `offTick`. */
   price?: number;
   timeInForce: TimeInForce;
 }
@@ -720,7 +722,7 @@ export interface OrderAmend {
   clientOrderId: string;
   /** New total quantity (not below the filled quantity). */
   quantity?: number;
-  /** New limit price (limit orders only). */
+  /** New limit price (limit orders only), checked like `order.submit`'s `price`. */
   price?: number;
 }
 

@@ -567,6 +567,7 @@ mod tests {
         fn instrument(&self, subject: &str) -> Option<validate::Instrument> {
             (subject == "/FX/EURUSD").then_some(validate::Instrument {
                 tick_size: Some(0.0001),
+                ..Default::default()
             })
         }
     }

@@ -97,7 +97,8 @@ pub struct NewOrder {
     pub side: Side,
     /// Quantity: a whole number > 0 and <= `OrderLimits::max_quantity`.
     pub quantity: f64,
-    /// Limit price (on the instrument's tick), or `None` for a market order.
+    /// Limit price: a whole number of the instrument's ticks within its range (`PriceGrid`), or
+    /// `None` for a market order.
     pub price: Option<f64>,
     /// Time in force.
     pub time_in_force: TimeInForce,
@@ -108,7 +109,7 @@ pub struct NewOrder {
 pub struct Amend {
     /// New total quantity: whole, > filled quantity, <= max quantity.
     pub quantity: Option<f64>,
-    /// New limit price (limit orders only), on tick.
+    /// New limit price (limit orders only), checked like a new order's.
     pub price: Option<f64>,
 }
 

@@ -1,13 +1,19 @@
 //! Order validation: typed rejects naming the field and the rule. A rejected request changes nothing.
 
 use super::model::{Amend, NewOrder, Order};
+use super::price::{show_number, PriceGrid, MAX_PRICE_TICKS, MAX_TICK_SIZE, MIN_TICK_SIZE};
 use std::fmt;
 
 /// Per-instrument facts the order book needs, answered by the caller's store.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Instrument {
-    /// Price increment; `None` = use `OrderLimits::default_tick`.
+    /// Price increment; `None` (or one outside 1e-12..=1e6) = use `OrderLimits::default_tick`.
     pub tick_size: Option<f64>,
+    /// Lowest limit price (rounded up to a whole tick); `None` = one tick.
+    pub min_price: Option<f64>,
+    /// Highest limit price (rounded down to a whole tick); `None` = `OrderLimits::max_price_ticks`
+    /// ticks. Never above that either.
+    pub max_price: Option<f64>,
 }
 
 /// The caller's view of its instrument catalog and entitlements (the store, the permission layer).
@@ -27,6 +33,9 @@ pub struct OrderLimits {
     pub max_quantity: u64,
     /// Tick for instruments without their own. Default 0.0001.
     pub default_tick: f64,
+    /// Highest limit price of any instrument, in its ticks (1..=[`MAX_PRICE_TICKS`]; an
+    /// instrument's `max_price` can only lower it). Default [`MAX_PRICE_TICKS`] (10^9).
+    pub max_price_ticks: u64,
     /// Longest client order id, user or instrument, bytes. Default 64.
     pub max_id_bytes: usize,
 }
@@ -36,6 +45,7 @@ impl Default for OrderLimits {
         OrderLimits {
             max_quantity: 1_000_000_000,
             default_tick: 0.0001,
+            max_price_ticks: MAX_PRICE_TICKS,
             max_id_bytes: 64,
         }
     }
@@ -85,11 +95,13 @@ pub enum RejectRule {
     NotEntitled,
     /// Quantity <= 0 (or price <= 0).
     NotPositive,
-    /// Not a whole number / not finite.
+    /// Quantity not a whole number.
     NotWhole,
-    /// Quantity above `max_quantity`.
+    /// Quantity above `max_quantity`, or price above the instrument's maximum.
     AboveLimit,
-    /// Price not a multiple of the tick size.
+    /// Price below the instrument's minimum (one tick unless its record says more).
+    BelowLimit,
+    /// Price not a whole number of ticks.
     OffTick,
     /// Not a finite number.
     NotFinite,
@@ -116,6 +128,7 @@ impl RejectRule {
             RejectRule::NotPositive => "notPositive",
             RejectRule::NotWhole => "notWhole",
             RejectRule::AboveLimit => "aboveLimit",
+            RejectRule::BelowLimit => "belowLimit",
             RejectRule::OffTick => "offTick",
             RejectRule::NotFinite => "notFinite",
             RejectRule::UnknownOrder => "unknownOrder",
@@ -134,7 +147,7 @@ pub struct OrderReject {
     pub field: RejectField,
     /// Rule broken.
     pub rule: RejectRule,
-    /// E.g. `price 1.23456 is not a multiple of tick 0.0001`.
+    /// E.g. `price 1e+308 is above the maximum 10000.00000 for /FX/EURUSD`.
     pub message: String,
 }
 
@@ -168,33 +181,36 @@ fn check_id(field: RejectField, value: &str, limits: &OrderLimits) -> Result<(),
 }
 
 /// Quantity: finite, whole, > 0, <= max (`floor` = filled quantity an amend must stay above).
+/// Values show as the client sent them (`1e+308`, `5e-324`), not in Rust's 300-digit notation.
 pub(crate) fn check_quantity(q: f64, floor: u64, limits: &OrderLimits) -> Result<u64, OrderReject> {
     use RejectField::Quantity;
+    let shown = show_number(q);
     if !q.is_finite() {
         return Err(reject(
             Quantity,
             RejectRule::NotFinite,
-            format!("quantity {q} is not a finite number"),
+            format!("quantity {shown} is not a finite number"),
         ));
     }
     if q <= 0.0 {
         return Err(reject(
             Quantity,
             RejectRule::NotPositive,
-            format!("quantity {q} must be > 0"),
+            format!("quantity {shown} must be > 0"),
         ));
     }
     if q.fract() != 0.0 {
         return Err(reject(
             Quantity,
             RejectRule::NotWhole,
-            format!("quantity {q} must be a whole number"),
+            format!("quantity {shown} must be a whole number"),
         ));
     }
     if q > limits.max_quantity as f64 {
-        let msg = format!("quantity {q} is above the limit {}", limits.max_quantity);
+        let msg = format!("quantity {shown} is above the limit {}", limits.max_quantity);
         return Err(reject(Quantity, RejectRule::AboveLimit, msg));
     }
+    // Whole and in 1..=max_quantity (<= 2^53): exact as u64.
     let q = q as u64;
     if q <= floor {
         let msg = format!("quantity {q} must be above the filled quantity {floor}");
@@ -203,31 +219,17 @@ pub(crate) fn check_quantity(q: f64, floor: u64, limits: &OrderLimits) -> Result
     Ok(q)
 }
 
-/// Price: finite, > 0, a multiple of `tick` (within 1e-9 of a tick, relative).
-pub(crate) fn check_price(p: f64, tick: f64) -> Result<f64, OrderReject> {
-    use RejectField::Price;
-    if !p.is_finite() {
-        return Err(reject(
-            Price,
-            RejectRule::NotFinite,
-            format!("price {p} is not a finite number"),
-        ));
-    }
-    if p <= 0.0 {
-        return Err(reject(Price, RejectRule::NotPositive, format!("price {p} must be > 0")));
-    }
-    let ticks = p / tick;
-    if (ticks - ticks.round()).abs() > 1e-9 * ticks.abs().max(1.0) {
-        return Err(reject(
-            Price,
-            RejectRule::OffTick,
-            format!("price {p} is not a multiple of tick {tick}"),
-        ));
-    }
-    Ok(p)
+/// The price grid of `instrument` (`None`: gone from the catalog, so the default tick and band).
+fn grid_of(instrument: Option<Instrument>, limits: &OrderLimits) -> PriceGrid {
+    let i = instrument.unwrap_or_default();
+    let tick = i
+        .tick_size
+        .filter(|t| (MIN_TICK_SIZE..=MAX_TICK_SIZE).contains(t))
+        .unwrap_or(limits.default_tick);
+    PriceGrid::new(tick, limits.max_price_ticks, i.min_price, i.max_price)
 }
 
-/// Validates a new order except the duplicate check (the book does that). Returns (quantity, tick).
+/// Validates a new order except the duplicate check (the book does that). Returns (quantity, price).
 pub(crate) fn check_new(
     req: &NewOrder,
     catalog: &dyn InstrumentCatalog,
@@ -248,9 +250,11 @@ pub(crate) fn check_new(
         return Err(reject(RejectField::Instrument, RejectRule::NotEntitled, msg));
     }
     let quantity = check_quantity(req.quantity, 0, limits)?;
-    let tick = tick_of(instrument, limits);
-    let price = req.price.map(|p| check_price(p, tick)).transpose()?;
-    Ok((quantity, price))
+    if let Some(p) = req.price {
+        grid_of(Some(instrument), limits).ticks(p, &req.instrument)?;
+    }
+    // The price as sent (on tick within the tolerance): what the client asked for, unchanged.
+    Ok((quantity, req.price))
 }
 
 /// Validates an amend of `order`; returns the new (quantity, price).
@@ -278,11 +282,9 @@ pub(crate) fn check_amend(
             ))
         }
         (Some(p), Some(_)) => {
-            // The instrument may have gone from the catalog since: fall back to the default tick.
-            let tick = catalog
-                .instrument(&order.instrument)
-                .map_or(limits.default_tick, |i| tick_of(i, limits));
-            Some(check_price(p, tick)?)
+            // The instrument may have gone from the catalog since: the default tick and band then.
+            grid_of(catalog.instrument(&order.instrument), limits).ticks(p, &order.instrument)?;
+            Some(p)
         }
     };
     if quantity == order.quantity && price == order.price {
@@ -293,10 +295,4 @@ pub(crate) fn check_amend(
         ));
     }
     Ok((quantity, price))
-}
-
-fn tick_of(i: Instrument, limits: &OrderLimits) -> f64 {
-    i.tick_size
-        .filter(|t| t.is_finite() && *t > 0.0)
-        .unwrap_or(limits.default_tick)
 }

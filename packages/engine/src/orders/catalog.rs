@@ -1,5 +1,6 @@
 //! The instrument catalog is the record store: an instrument is a published record with a numeric
 //! `bid` or `ask` field; its tick is its numeric `tickSize` field (else the configured default);
+//! its numeric `minPrice` / `maxPrice` fields narrow the limit prices it accepts (`PriceGrid`);
 //! its live market is its current `bid` / `ask`.
 
 use crate::order::{Instrument, InstrumentCatalog, Quote};
@@ -10,8 +11,12 @@ use crate::value::Value;
 pub const BID: &str = "bid";
 /// Ask field.
 pub const ASK: &str = "ask";
-/// Tick size field (numeric, > 0).
+/// Tick size field (numeric, 1e-12..=1e6; else the default tick applies).
 pub const TICK_SIZE: &str = "tickSize";
+/// Lowest limit price field (numeric, > 0; rounded up to a whole tick).
+pub const MIN_PRICE: &str = "minPrice";
+/// Highest limit price field (numeric, > 0; rounded down to a whole tick).
+pub const MAX_PRICE: &str = "maxPrice";
 
 /// `InstrumentCatalog` over the store (borrowed for one decision).
 pub struct StoreCatalog<'a> {
@@ -59,8 +64,11 @@ impl InstrumentCatalog for StoreCatalog<'_> {
         if self.number(rec, BID).is_none() && self.number(rec, ASK).is_none() {
             return None;
         }
+        let positive = |f| self.number(rec, f).filter(|v| *v > 0.0);
         Some(Instrument {
-            tick_size: self.number(rec, TICK_SIZE).filter(|t| *t > 0.0),
+            tick_size: positive(TICK_SIZE),
+            min_price: positive(MIN_PRICE),
+            max_price: positive(MAX_PRICE),
         })
     }
 }
@@ -85,16 +93,26 @@ mod tests {
         let s = store(
             r#"[{"type":"record.publish","subject":"/FX/EURUSD","image":true,"fields":{"bid":1.1,"ask":1.2,"tickSize":0.0001}},
                 {"type":"record.publish","subject":"/NEWS/1","image":true,"fields":{"headline":"x"}},
-                {"type":"record.publish","subject":"/P/1","image":true,"fields":{"ask":5,"tickSize":"bad"}}]"#,
+                {"type":"record.publish","subject":"/P/1","image":true,"fields":{"ask":5,"tickSize":"bad"}},
+                {"type":"record.publish","subject":"/P/2","image":true,"fields":{"bid":5,"tickSize":0.25,"minPrice":1,"maxPrice":0}}]"#,
         );
         let c = StoreCatalog::new(&s);
         assert_eq!(
             c.instrument("/FX/EURUSD"),
             Some(Instrument {
-                tick_size: Some(0.0001)
+                tick_size: Some(0.0001),
+                ..Instrument::default()
             })
         );
-        assert_eq!(c.instrument("/P/1"), Some(Instrument { tick_size: None }));
+        assert_eq!(c.instrument("/P/1"), Some(Instrument::default()));
+        assert_eq!(
+            c.instrument("/P/2"),
+            Some(Instrument {
+                tick_size: Some(0.25),
+                min_price: Some(1.0),
+                max_price: None, // not > 0: ignored
+            })
+        );
         assert_eq!(c.instrument("/NEWS/1"), None, "no bid/ask: not an instrument");
         assert_eq!(c.instrument("/NOPE"), None);
         assert_eq!(

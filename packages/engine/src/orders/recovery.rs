@@ -65,6 +65,7 @@ impl OrderDesk {
         let limits = OrderLimits {
             max_quantity: cfg.max_quantity,
             default_tick: cfg.default_tick,
+            max_price_ticks: cfg.max_price_ticks,
             ..OrderLimits::default()
         };
         let mut book = OrderBook::new(limits);

@@ -917,8 +917,10 @@ pub mod order_reject_rule {
     pub const NOT_POSITIVE: &str = "notPositive";
     /// `notWhole`: Quantity not a whole number.
     pub const NOT_WHOLE: &str = "notWhole";
-    /// `aboveLimit`: Quantity above `orders.maxQuantity`.
+    /// `aboveLimit`: Quantity above `orders.maxQuantity`, or price above the instrument's maximum (`orders.maxPriceTicks` ticks or the record's `maxPrice`).
     pub const ABOVE_LIMIT: &str = "aboveLimit";
+    /// `belowLimit`: Price below the instrument's minimum (one tick, or the record's `minPrice`).
+    pub const BELOW_LIMIT: &str = "belowLimit";
     /// `offTick`: Price not a multiple of the instrument's tick size.
     pub const OFF_TICK: &str = "offTick";
     /// `notFinite`: Not a finite number.
@@ -943,6 +945,7 @@ pub mod order_reject_rule {
         NOT_POSITIVE,
         NOT_WHOLE,
         ABOVE_LIMIT,
+        BELOW_LIMIT,
         OFF_TICK,
         NOT_FINITE,
         UNKNOWN_ORDER,
