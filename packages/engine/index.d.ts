@@ -220,6 +220,12 @@ export interface EngineConfig {
   /** fdatasync each journal commit group; false only for tests that don't care. @default true */
   journalFsync?: boolean
   /**
+   * When the journal's segment chain is broken (a missing or short segment, a seq gap, damage to
+   * synced records), cut it back to its last consistent seq and start, reporting what was dropped
+   * in `recovery().cutLine`, instead of refusing to start. An explicit recovery step. @default false
+   */
+  journalTruncateToConsistent?: boolean
+  /**
    * Journal commit window, µs (0..10000; 0 = off): a commit group that starts within this long
    * of the previous group's end gathers orders until the window has passed, so under load each
    * fdatasync covers more of them (less CPU), for up to this much added latency. @default 100
@@ -325,6 +331,13 @@ export interface JournalRecovery {
   openOrders: number
   /** `journal: dropped N bytes of torn tail after seq S` when a tail was cut: log it. */
   logLine?: string
+  /** Records dropped by a cut back to the last consistent seq (`journalTruncateToConsistent`). */
+  recordsDropped: number
+  /**
+   * `journal: cut back to seq S (truncate to consistent): <why>; dropped N records: <files>;
+   * saved in <dir>` when the journal was cut: log it.
+   */
+  cutLine?: string
 }
 
 /** An `order.submit` as the server decoded it (shape checked; the engine checks the rules). */

@@ -7,7 +7,7 @@ const load = (sources: Parameters<typeof loadConfig>[0] = {}) => loadConfig({ ra
 
 describe('orders settings', () => {
   it('default to orders off for embedded servers, with the engine defaults otherwise', () => {
-    expect(load().orders).toEqual({ journalDir: '', fsync: true, commitWindowUs: 100, maxQuantity: 1_000_000_000, defaultTick: 0.00001, maxPriceTicks: 1_000_000_000, simulatorSeed: 1, fillIntervalMs: 300, endOfDay: '22:00' });
+    expect(load().orders).toEqual({ journalDir: '', journalTruncateToConsistent: false, fsync: true, commitWindowUs: 100, maxQuantity: 1_000_000_000, defaultTick: 0.00001, maxPriceTicks: 1_000_000_000, simulatorSeed: 1, fillIntervalMs: 300, endOfDay: '22:00' });
   });
 
   it('the command default is .data/journal of this checkout (gitignored)', () => {
@@ -24,10 +24,11 @@ describe('orders settings', () => {
   it('reads every order setting from env and flags', () => {
     const c = load({
       env: { TIDEWIRE_JOURNAL_DIR: 'j', TIDEWIRE_ORDER_DEFAULT_TICK: '0.25', TIDEWIRE_ORDER_MAX_PRICE_TICKS: '40000', TIDEWIRE_SIMULATOR_SEED: '7' },
-      argv: ['--no-journal-fsync', '--journal-commit-window-us', '0', '--order-max-quantity', '5000', '--fill-interval-ms', '20', '--orders-end-of-day', '21:30'],
+      argv: ['--no-journal-fsync', '--journal-truncate-to-consistent', '--journal-commit-window-us', '0', '--order-max-quantity', '5000', '--fill-interval-ms', '20', '--orders-end-of-day', '21:30'],
     });
-    expect(c.orders).toEqual({ journalDir: 'j', fsync: false, commitWindowUs: 0, maxQuantity: 5000, defaultTick: 0.25, maxPriceTicks: 40_000, simulatorSeed: 7, fillIntervalMs: 20, endOfDay: '21:30' });
+    expect(c.orders).toEqual({ journalDir: 'j', journalTruncateToConsistent: true, fsync: false, commitWindowUs: 0, maxQuantity: 5000, defaultTick: 0.25, maxPriceTicks: 40_000, simulatorSeed: 7, fillIntervalMs: 20, endOfDay: '21:30' });
     expect(load({ argv: ['--orders-end-of-day='] }).orders.endOfDay).toBe('');
+    expect(load({ env: { TIDEWIRE_JOURNAL_TRUNCATE_TO_CONSISTENT: 'true' } }).orders.journalTruncateToConsistent).toBe(true);
     expect(load({ argv: ['--order-default-tick', '1e-4'] }).orders.defaultTick).toBe(0.0001);
     expect(load({ overrides: { orders: { defaultTick: 0.5 } } }).orders.defaultTick).toBe(0.5);
     expect(load({ argv: ['--order-max-price-ticks', '1000000'] }).orders.maxPriceTicks).toBe(1_000_000);

@@ -94,6 +94,8 @@ export interface Config {
   /** Orders (issue 4): the journal and the order rules; `journalDir` empty = orders disabled. */
   readonly orders: {
     readonly journalDir: string;
+    /** Cut a broken journal chain back to its last consistent seq (an explicit recovery step). */
+    readonly journalTruncateToConsistent: boolean;
     readonly fsync: boolean;
     /** Journal commit window, µs (0: off). */
     readonly commitWindowUs: number;

@@ -48,6 +48,7 @@ export function engineConfig(config: Config): EngineConfig {
     // orders: an empty journalDir leaves them disabled (the engine then throws UNAVAILABLE)
     journalDir: config.orders.journalDir === '' ? '' : path.resolve(config.orders.journalDir),
     journalFsync: config.orders.fsync,
+    journalTruncateToConsistent: config.orders.journalTruncateToConsistent,
     journalCommitWindowUs: config.orders.commitWindowUs,
     orderMaxQuantity: config.orders.maxQuantity,
     orderDefaultTick: config.orders.defaultTick,
@@ -61,11 +62,14 @@ export function engineConfig(config: Config): EngineConfig {
 /**
  * Logs the journal replay the engine did at construction: always a `journal.recovered` line with
  * the counts (orders enabled), plus the engine's own line (`journal: dropped N bytes of torn tail
- * after seq S`) when a torn or corrupt tail was cut. Nothing when orders are disabled.
+ * after seq S`) when a torn or corrupt tail was cut, and `journal.cut` (error level: records that
+ * may have been acknowledged are gone) when `orders.journalTruncateToConsistent` cut a broken
+ * chain back. Nothing when orders are disabled.
  */
 export function logRecovery(engine: Pick<Engine, 'recovery'>, journalDir: string): void {
   const r = engine.recovery();
   if (r === null || r === undefined) return;
+  if (r.cutLine) log('error', 'journal.cut', { line: r.cutLine, recordsDropped: r.recordsDropped, lastSeq: r.lastSeq });
   if (r.logLine) log('warn', 'journal.tailDropped', { line: r.logLine, bytesDropped: r.bytesDropped, lastSeq: r.lastSeq });
   log('info', 'journal.recovered', {
     dir: path.resolve(journalDir), records: r.records, orders: r.orders, openOrders: r.openOrders, lastSeq: r.lastSeq, bytesDropped: r.bytesDropped,

@@ -28,8 +28,16 @@ export interface ChildServer {
 
 const running = new Set<ChildServer>();
 
-/** Starts `node dist/main.js --host 127.0.0.1 --port 0 --login-timeout-ms 120000 ...args` and waits (bounded) until it listens. */
-export async function startChildServer(args: string[], timeoutMs = 20_000): Promise<ChildServer> {
+/** A spawned server process with its output lines and its exit. */
+interface Spawned {
+  proc: ChildProcess;
+  lines: string[];
+  exited: Promise<number | NodeJS.Signals>;
+  /** The exit code or signal once gone, else undefined. */
+  gone(): number | NodeJS.Signals | undefined;
+}
+
+function spawnServer(args: string[]): Spawned {
   if (!existsSync(SERVER_MAIN)) throw new Error(`${SERVER_MAIN} is missing: build the server first (npm run build)`);
   // a generous login deadline: password logins queue at the scrypt gate, and with both cores busy
   // the 10 s default cut test sockets with 4001 (a test's own --login-timeout-ms comes later and wins)
@@ -43,20 +51,48 @@ export async function startChildServer(args: string[], timeoutMs = 20_000): Prom
       rest = parts.pop()!;
       lines.push(...parts);
     });
+    stream.on('end', () => {
+      if (rest !== '') lines.push(rest);
+    });
   }
   let gone: number | NodeJS.Signals | undefined;
-  const exited = new Promise<number | NodeJS.Signals>((resolve) => proc.on('exit', (code, signal) => resolve((gone = signal ?? code ?? 0))));
+  // 'close': the process exited and both pipes were read to the end (every line is in `lines`)
+  const exited = new Promise<number | NodeJS.Signals>((resolve) => proc.on('close', (code, signal) => resolve((gone = signal ?? code ?? 0))));
+  return { proc, lines, exited, gone: () => gone };
+}
+
+/**
+ * Runs `node dist/main.js --host 127.0.0.1 --port 0 ...args` expecting it to refuse to start:
+ * resolves with its exit code and every line it printed once it exited (bounded by `timeoutMs`);
+ * throws when it started listening instead (and kills it).
+ */
+export async function runChildServerToExit(args: string[], timeoutMs = 20_000): Promise<{ code: number | NodeJS.Signals; lines: string[] }> {
+  const { proc, lines, exited, gone } = spawnServer(args);
+  const listening = () => lines.some((l) => l.startsWith('Tidewire listening on '));
+  try {
+    await waitFor(() => gone() !== undefined || listening(), 'the server to exit', timeoutMs);
+  } finally {
+    if (gone() === undefined) proc.kill('SIGKILL');
+  }
+  const code = await exited;
+  if (listening()) throw new Error(`the server started listening instead of refusing:\n${lines.join('\n')}`);
+  return { code, lines };
+}
+
+/** Starts `node dist/main.js --host 127.0.0.1 --port 0 ...args` and waits (bounded) until it listens. */
+export async function startChildServer(args: string[], timeoutMs = 20_000): Promise<ChildServer> {
+  const { proc, lines, exited, gone } = spawnServer(args);
   let port = 0;
   await waitFor(() => {
     const m = lines.map((l) => /Tidewire listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(l)).find((x) => x !== null);
     if (m) port = Number(m[1]);
-    return port > 0 || gone !== undefined;
+    return port > 0 || gone() !== undefined;
   }, 'the server to listen', timeoutMs);
-  if (port === 0) throw new Error(`the server exited (${String(gone)}) before listening:\n${lines.join('\n')}`);
+  if (port === 0) throw new Error(`the server exited (${String(gone())}) before listening:\n${lines.join('\n')}`);
   const child: ChildServer = {
     proc, lines, port, wsBase: `ws://127.0.0.1:${port}`, exited,
     async stop(signal, stopTimeoutMs = 10_000) {
-      if (gone === undefined) proc.kill(signal);
+      if (gone() === undefined) proc.kill(signal);
       const timer = setTimeout(() => proc.kill('SIGKILL'), stopTimeoutMs);
       const result = await exited;
       clearTimeout(timer);

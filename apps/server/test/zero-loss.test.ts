@@ -8,15 +8,14 @@
  * logs how many bytes it dropped, every order before the tail is intact and the sequence goes on.
  */
 
-import { readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { crc32 } from 'node:zlib';
+import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { TidewireClient, ORDER_STATUS_CODES, type ClientOptions, type OrderAck, type ViewRow } from '@tidewire/client';
 import { encodeSourceFrame, type RecordPublish } from '@tidewire/protocol';
 import WebSocket from 'ws';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { killChildServers, recoveredLine, startChildServer, type ChildServer } from './child-server.js';
 import { RawSocket, closeAll, removeTempDirs, tempDir, waitFor } from './helpers.js';
+import { journalSeqs, lastSegment } from './journal-files.js';
 
 const clients = new Set<TidewireClient>();
 afterEach(async () => {
@@ -242,49 +241,3 @@ describe('zero loss', () => {
     expect(seqs.every((q, i) => q === i + 1), 'journal seqs are 1..n without a gap').toBe(true);
   });
 });
-
-/** One journal segment's valid records: start offsets and seqs, and the end of the last one. */
-interface Segment {
-  path: string;
-  starts: number[];
-  seqs: number[];
-  end: number;
-}
-
-/**
- * Reads a journal segment (docs: `journal-<first seq>.twj`, a 32-byte header, then records of
- * length u32 LE | CRC32 u32 LE of the payload | payload = seq u64 LE | group u64 LE | body; zeros
- * after the last record are preallocated space), stopping at the first invalid record.
- */
-function readSegment(file: string): Segment {
-  const buf = readFileSync(file);
-  const seg: Segment = { path: file, starts: [], seqs: [], end: 32 };
-  // bounded by the file: each step moves past one record of at least 8 bytes
-  for (let at = 32; at + 8 <= buf.length; ) {
-    const len = buf.readUInt32LE(at);
-    if (len < 16 || at + 8 + len > buf.length || crc32(buf.subarray(at + 8, at + 8 + len)) !== buf.readUInt32LE(at + 4)) break;
-    seg.starts.push(at);
-    seg.seqs.push(Number(buf.readBigUInt64LE(at + 8)));
-    at += 8 + len;
-    seg.end = at;
-  }
-  return seg;
-}
-
-function segments(dir: string): string[] {
-  return readdirSync(dir).filter((f) => /^journal-\d{20}\.twj$/.test(f)).sort().map((f) => path.join(dir, f));
-}
-
-/** Every seq held by the journal in `dir`, in file order. */
-function journalSeqs(dir: string): number[] {
-  return segments(dir).flatMap((f) => readSegment(f).seqs);
-}
-
-/** The newest segment: where its last valid record starts and ends, and how many records it holds. */
-function lastSegment(dir: string): { path: string; end: number; lastStart: number; records: number } {
-  const file = segments(dir).at(-1);
-  if (file === undefined) throw new Error(`no journal segment in ${dir}`);
-  const seg = readSegment(file);
-  if (seg.starts.length === 0) throw new Error(`no valid record in ${file}`);
-  return { path: file, end: seg.end, lastStart: seg.starts.at(-1)!, records: seg.seqs.at(-1)! };
-}

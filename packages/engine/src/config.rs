@@ -141,6 +141,10 @@ pub struct RawConfig {
     pub journal_dir: Option<String>,
     /// fdatasync each journal commit group; false only for tests that don't care. @default true
     pub journal_fsync: Option<bool>,
+    /// When the journal's segment chain is broken (a missing or short segment, a seq gap, damage to
+    /// synced records), cut it back to its last consistent seq and start, reporting what was dropped
+    /// in `recovery().cutLine`, instead of refusing to start. An explicit recovery step. @default false
+    pub journal_truncate_to_consistent: Option<bool>,
     /// Journal commit window, µs (0..10000; 0 = off): a commit group that starts within this long
     /// of the previous group's end gathers orders until the window has passed, so under load each
     /// fdatasync covers more of them (less CPU), for up to this much added latency. @default 100
@@ -209,6 +213,9 @@ pub struct OrdersConfig {
     pub journal_dir: PathBuf,
     /// fdatasync per commit group. Default true; false only for tests that do not care.
     pub journal_fsync: bool,
+    /// Cut a broken journal chain back to its last consistent seq instead of refusing to open
+    /// (`JournalOptions::truncate_to_consistent`). Default false.
+    pub journal_truncate_to_consistent: bool,
     /// Journal commit window (`JournalOptions::commit_window`). Default 100 µs.
     pub journal_commit_window: Duration,
     /// Largest quantity of one order. Default 1,000,000,000.
@@ -292,6 +299,7 @@ impl std::fmt::Debug for OrdersConfig {
         f.debug_struct("OrdersConfig")
             .field("journal_dir", &self.journal_dir)
             .field("journal_fsync", &self.journal_fsync)
+            .field("journal_truncate_to_consistent", &self.journal_truncate_to_consistent)
             .field("journal_commit_window", &self.journal_commit_window)
             .field("max_quantity", &self.max_quantity)
             .field("default_tick", &self.default_tick)
@@ -309,6 +317,7 @@ impl OrdersConfig {
         OrdersConfig {
             journal_dir: journal_dir.into(),
             journal_fsync: true,
+            journal_truncate_to_consistent: false,
             journal_commit_window: Duration::from_micros(100),
             max_quantity: 1_000_000_000,
             default_tick: 0.00001,
@@ -340,6 +349,7 @@ impl RawConfig {
         };
         let mut c = OrdersConfig::new(dir);
         c.journal_fsync = self.journal_fsync.unwrap_or(true);
+        c.journal_truncate_to_consistent = self.journal_truncate_to_consistent.unwrap_or(false);
         let window = int(
             "journalCommitWindowUs",
             self.journal_commit_window_us,

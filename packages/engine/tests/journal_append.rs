@@ -94,7 +94,9 @@ fn ack_waits_for_a_blocked_fsync_and_queue_applies_backpressure() {
     let mut o = options(dir.path());
     o.queue_capacity = 2;
     o.max_group_records = 1;
-    o.sync_hook = Some(Arc::new(move |_| {
+    let (inside_tx, inside_rx) = crossbeam_channel::unbounded::<u64>();
+    o.sync_hook = Some(Arc::new(move |seq| {
+        let _ = inside_tx.send(seq);
         let _ = gate_rx.recv_timeout(Duration::from_secs(10));
     }));
     let (j, _) = Journal::open(o).unwrap();
@@ -102,8 +104,9 @@ fn ack_waits_for_a_blocked_fsync_and_queue_applies_backpressure() {
     let a = acked.clone();
     j.append(body(1), move |r| a.store(r.unwrap(), Ordering::SeqCst))
         .unwrap();
-    // The writer is now inside the hook (after fdatasync, before the ack): no ack yet.
-    std::thread::sleep(Duration::from_millis(50));
+    // Wait until the writer is inside the hook (after fdatasync, before the ack): no ack yet, and
+    // append 1 has left the queue.
+    assert_eq!(inside_rx.recv_timeout(Duration::from_secs(10)), Ok(1));
     assert_eq!(
         acked.load(Ordering::SeqCst),
         0,
@@ -184,7 +187,7 @@ fn rotation_splits_segments_and_replay_crosses_them() {
     }
     assert!(j.stats().segments_created >= 3);
     j.close().unwrap();
-    let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap()).collect();
+    let files = util::segments(dir.path());
     assert!(files.len() >= 4);
     assert!(files.iter().all(|f| f.metadata().unwrap().len() <= 4096));
     let (j, report) = Journal::open(o).unwrap();
@@ -243,11 +246,7 @@ fn segments_of_another_epoch_are_refused() {
     j.close().unwrap();
     write_n(b.path(), 1);
     // Move journal b's first segment over journal a's second one (same name, other epoch).
-    let mut segs: Vec<_> = std::fs::read_dir(a.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    segs.sort();
+    let segs = util::segments(a.path());
     let other = util::only_segment(b.path());
     let mut bytes = std::fs::read(&other).unwrap();
     // Re-stamp b's header with a different epoch but a's second segment's first seq.
@@ -306,18 +305,18 @@ fn append_and_wait(j: &Journal, from: u64, n: u64) {
 fn a_commit_window_gathers_appends_that_follow_a_group_closely() {
     let dir = TempDir::new("window");
     let mut o = options(dir.path());
-    o.commit_window = Duration::from_millis(500);
+    // Long enough that the appends below arrive inside it on a busy machine too.
+    o.commit_window = Duration::from_secs(2);
     let (j, _) = Journal::open(o).unwrap();
     // The first group: within the window of the writer's start, so it waits for the window.
     append_and_wait(&j, 1, 1);
     assert_eq!(j.stats().groups, 1);
-    // Right behind it: the next appends, sent 50 ms apart, all wait for the window and share one
-    // group (with no window each would be written on its own).
+    // Right behind it: the next appends all wait for the window and share one group (with no
+    // window the idle writer would take the first of them on its own).
     let (tx, rx) = crossbeam_channel::unbounded();
     for i in 2..=4u64 {
         let tx = tx.clone();
         j.append(body(i), move |r| tx.send(r.unwrap()).unwrap()).unwrap();
-        std::thread::sleep(Duration::from_millis(50));
     }
     let seqs: Vec<u64> = (0..3)
         .map(|_| rx.recv_timeout(Duration::from_secs(10)).unwrap())
@@ -331,8 +330,7 @@ fn a_commit_window_gathers_appends_that_follow_a_group_closely() {
     let (j, _) = Journal::open(options(dir.path())).unwrap();
     for i in 1..=3u64 {
         append_and_wait(&j, i, 1);
-        std::thread::sleep(Duration::from_millis(50));
     }
-    assert_eq!(j.stats().groups, 3);
+    assert_eq!(j.stats().groups, 3, "each append waited for alone: one group each");
     j.close().unwrap();
 }

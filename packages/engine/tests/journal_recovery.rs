@@ -192,11 +192,7 @@ fn corruption_in_a_sealed_segment_is_an_error() {
         j.append_wait(body(i)).unwrap();
     }
     j.close().unwrap();
-    let mut segs: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    segs.sort();
+    let segs = util::segments(dir.path());
     let first = &segs[0];
     let len = std::fs::metadata(first).unwrap().len();
     // Cut the first segment's last record: a "torn tail" in a sealed segment is corruption.

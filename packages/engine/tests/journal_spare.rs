@@ -170,3 +170,29 @@ fn a_damaged_spare_header_in_front_of_synced_records_is_corruption() {
     assert_eq!(std::fs::read(&spare).unwrap().len(), 64 * 1024, "nothing removed");
     assert!(bytes.len() > HEADER_LEN);
 }
+
+#[test]
+fn the_manifest_follows_rotations_into_spares_and_a_deleted_newest_segment_is_refused() {
+    let dir = TempDir::new("spare-manifest");
+    let (j, _) = Journal::open(spare_options(dir.path())).unwrap();
+    let last = append_until_spares(&j, 1, 3);
+    j.close().unwrap();
+    // Closing serves the helper's pending renames and their manifests: the manifest is current.
+    let segs = segments(dir.path());
+    let live = segs.last().unwrap().clone();
+    let live_first: u64 = live.file_name().unwrap().to_str().unwrap()[8..28].parse().unwrap();
+    let manifest = std::fs::read_to_string(dir.path().join(tidewire_engine::journal::MANIFEST_FILE)).unwrap();
+    assert!(manifest.contains(&format!("\nlive {live_first}\n")), "{manifest}");
+    assert_eq!(manifest.matches("\nsealed ").count(), segs.len() - 1, "{manifest}");
+    std::fs::remove_file(&live).unwrap();
+    match Journal::open(spare_options(dir.path())) {
+        Err(JournalError::MissingSegment {
+            path,
+            first_seq,
+            last_seq: None,
+            ..
+        }) => assert_eq!((path, first_seq), (live, live_first)),
+        other => panic!("expected MissingSegment, got {:?}", other.map(|(_, r)| r)),
+    }
+    assert!(last >= live_first);
+}

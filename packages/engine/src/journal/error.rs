@@ -57,6 +57,52 @@ pub enum JournalError {
         /// Version found in its header.
         version: u16,
     },
+    /// Another open journal (another process, or another `Journal::open` in this one) holds the
+    /// directory's lock file: one owner per journal directory.
+    #[error("journal: directory {} is in use by {holder}; one server per journal directory", dir.display())]
+    Locked {
+        /// The journal directory.
+        dir: PathBuf,
+        /// Who holds it, from what the holder wrote into the lock file, e.g.
+        /// `pid 1234 (host db1, started 2026-05-01T09:30:00.250Z)`.
+        holder: String,
+        /// The holder's pid, when it wrote one.
+        pid: Option<u32>,
+    },
+    /// A segment the chain needs is not in the directory: the manifest lists it, or the segments
+    /// around it leave its seqs uncovered.
+    #[error("journal: segment {} is missing: {detail}", path.display())]
+    MissingSegment {
+        /// The file that should be there (`journal-<first seq>.twj`).
+        path: PathBuf,
+        /// First seq it should hold.
+        first_seq: u64,
+        /// Last seq it should hold (`None`: the live segment, open-ended).
+        last_seq: Option<u64>,
+        /// What the manifest says and what was found instead.
+        detail: String,
+    },
+    /// A sealed segment whose records do not end where the next segment starts (per the manifest):
+    /// records were cut off (a short file) or it holds seqs the chain does not expect.
+    #[error("journal: sealed segment {} ends at seq {found_last}, the manifest says it holds seqs {first_seq}..={expected_last} ({})", path.display(), mismatch_note(*expected_last, *found_last))]
+    SegmentMismatch {
+        /// The segment file.
+        path: PathBuf,
+        /// Its first seq.
+        first_seq: u64,
+        /// Last seq the manifest says it holds.
+        expected_last: u64,
+        /// Last seq found in it.
+        found_last: u64,
+    },
+    /// The manifest file cannot be read as one (damaged, or written by another format).
+    #[error("journal: manifest {} is unreadable: {reason}", path.display())]
+    BadManifest {
+        /// The manifest file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
     /// An append body longer than `JournalOptions::max_record_bytes`.
     #[error("journal: record of {len} bytes exceeds max_record_bytes {limit}")]
     RecordTooLarge {
@@ -98,5 +144,14 @@ impl JournalError {
             kind: err.kind(),
             message: err.to_string(),
         }
+    }
+}
+
+/// `"1000 records short"` / `"3 records past its end"`.
+fn mismatch_note(expected_last: u64, found_last: u64) -> String {
+    if found_last < expected_last {
+        format!("{} records short", expected_last - found_last)
+    } else {
+        format!("{} records past its end", found_last - expected_last)
     }
 }

@@ -1,6 +1,8 @@
 //! The durable journal: append-only segment files, gap-free u64 seqs from 1, an epoch per journal
 //! creation, group commit (one fdatasync per group, acknowledgement only after it), recovery that cuts
-//! a torn tail and refuses real corruption, and replay from a seq.
+//! a torn tail and refuses real corruption and lost segments (checked against the manifest, the
+//! journal's record of its own segment chain), one owner per directory (a lock file), and replay
+//! from a seq.
 //!
 //! The journal stores opaque bodies; `order::event` encodes order transitions into them.
 //!
@@ -12,16 +14,22 @@
 //! journal.append(b"order".to_vec(), |acked| { /* Ok(seq): on disk; reply to the client now */ }).unwrap();
 //! ```
 
+mod cut;
 mod error;
 mod format;
+mod lock;
+mod manifest;
 mod recover;
 mod replay;
 mod spare;
 mod timing;
 mod writer;
 
+pub use cut::{ChainCut, DroppedFile};
 pub use error::JournalError;
 pub use format::{FORMAT_VERSION, HEADER_LEN};
+pub use lock::LOCK_FILE;
+pub use manifest::MANIFEST_FILE;
 pub use recover::RecoveryReport;
 pub use replay::{Entry, Replay};
 pub use timing::{CommitHook, CommitTiming};
@@ -101,6 +109,11 @@ pub struct JournalOptions {
     /// Call fdatasync per commit group. Default true; false only for tests and demos that do not
     /// care about power loss (a process crash still loses nothing written: the page cache keeps it).
     pub fsync: bool,
+    /// When the segment chain is broken (a missing or short segment, a seq gap, a foreign epoch, a
+    /// bad record in synced data), cut the journal back to its last consistent seq and report what
+    /// was dropped ([`RecoveryReport::cut`]) instead of refusing to open. An operator's explicit
+    /// recovery step, never a default: dropped records may have been acknowledged. Default false.
+    pub truncate_to_consistent: bool,
 }
 
 impl JournalOptions {
@@ -120,6 +133,7 @@ impl JournalOptions {
             commit_hook: None,
             group_hook: None,
             fsync: true,
+            truncate_to_consistent: false,
         }
     }
 
@@ -214,20 +228,32 @@ pub struct Journal {
     max_record_bytes: u32,
     queue_capacity: usize,
     clock: Arc<dyn Clock>,
+    /// Held while open: one owner per directory. Released after the writer is joined (field order).
+    _lock: lock::DirLock,
 }
 
 impl Journal {
-    /// Opens (or creates) the journal in `options.dir`: recovers every segment (cutting a torn tail,
-    /// see [`RecoveryReport`]), then starts the writer. Errors on real corruption, a seq gap, mixed
-    /// epochs, an unreadable format version, an invalid option or an I/O failure.
+    /// Opens (or creates) the journal in `options.dir`: takes the directory's lock, checks the segment
+    /// chain against the manifest and recovers every segment (cutting a torn tail, see
+    /// [`RecoveryReport`]), records the chain in the manifest, then starts the writer. Errors when
+    /// another open journal holds the directory ([`JournalError::Locked`]), on a missing or short
+    /// segment, real corruption, a seq gap or mixed epochs (unless `truncate_to_consistent`), an
+    /// unreadable format version or manifest, an invalid option or an I/O failure.
     pub fn open(options: JournalOptions) -> Result<(Journal, RecoveryReport), JournalError> {
         options.validate()?;
         let dir = options.dir.clone();
         std::fs::create_dir_all(&dir).map_err(|e| JournalError::io(format!("create dir {}", dir.display()), &e))?;
+        // One reading: the lock file's start time, the cut's directory name, a new journal's epoch.
+        let now = options.clock.now_nanos();
+        let now_ms = now / 1_000_000;
+        let lock = lock::DirLock::acquire(&dir, now_ms)?;
         let max_payload = options.max_record_bytes as usize + format::PAYLOAD_FIXED;
-        let recovered = recover::recover(&dir, max_payload)?;
+        let manifest = manifest::read(&dir)?;
+        let cut = options.truncate_to_consistent.then_some(cut::CutOptions { now_ms });
+        let recovered = recover::recover(&dir, max_payload, manifest.as_ref(), cut.as_ref())?;
         let mut report = recovered.report;
         let next_seq = report.last_seq + 1;
+        let mut chain: Vec<u64> = recovered.segments.iter().map(|s| s.first_seq).collect();
         let (epoch, tail) = match (recovered.epoch, recovered.segments.last()) {
             (Some(epoch), Some(last)) => {
                 let file = std::fs::OpenOptions::new()
@@ -246,13 +272,20 @@ impl Journal {
             }
             (epoch, _) => {
                 // No segment left: a new journal (or only a torn segment creation was found).
-                report.created = epoch.is_none();
-                let epoch = epoch.or(options.epoch).unwrap_or_else(|| options.clock.now_nanos());
+                report.created = epoch.is_none() && report.cut.is_none();
+                let epoch = epoch.or(options.epoch).unwrap_or(now);
                 let tail = writer::create_segment(&dir, epoch, next_seq)?;
+                chain = vec![next_seq];
                 report.segments += 1;
                 (epoch, tail)
             }
         };
+        let manifests = Arc::new(manifest::ManifestStore::new(&dir));
+        let current = manifest::Manifest { epoch, firsts: chain };
+        if manifest.as_ref() != Some(&current) {
+            // A journal from before manifests, a rotation whose manifest a crash cut off, or a cut.
+            manifests.write(&current)?;
+        }
         let shared = Arc::new(Shared {
             durable_seq: AtomicU64::new(report.last_seq),
             groups: AtomicU64::new(0),
@@ -284,7 +317,10 @@ impl Journal {
                 options.segment_bytes,
                 recovered.last_spare,
                 zeros.clone(),
+                manifests.clone(),
             )?,
+            chain: current,
+            manifests,
             pending_rename: None,
             commit_hook: options.commit_hook.clone(),
             group_hook: options.group_hook.clone(),
@@ -310,6 +346,7 @@ impl Journal {
             max_record_bytes: options.max_record_bytes,
             queue_capacity: options.queue_capacity,
             clock: options.clock.clone(),
+            _lock: lock,
         };
         Ok((journal, report))
     }

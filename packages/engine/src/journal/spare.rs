@@ -14,7 +14,8 @@
 //! a one-slot channel. The writer takes it when its tail segment is full (or when the tail grows:
 //! the first segment of a new journal, or a segment that outgrew its spare), writes the segment
 //! header and the group's records into it with one `pwrite`, fdatasyncs, acknowledges, and then asks
-//! the helper to rename it to `journal-<first seq>.twj` (+ directory fsync). Recovery and replay read
+//! the helper to rename it to `journal-<first seq>.twj` (+ directory fsync) and to write the manifest
+//! that lists it (`manifest.rs`). Recovery and replay read
 //! a spare whose header is valid as the segment it is (the rename may not have happened before a
 //! crash); a spare whose header is all zeros is unused and removed at open.
 //!
@@ -26,6 +27,7 @@
 
 use super::error::JournalError;
 use super::format::HEADER_LEN;
+use super::manifest::{Manifest, ManifestStore};
 use super::recover::sync_dir;
 use super::timing::ZeroActivity;
 use crossbeam_channel::{Receiver, Sender};
@@ -87,8 +89,13 @@ pub(crate) struct Spare {
 
 /// Requests from the writer to the helper.
 enum Cmd {
-    /// Rename a taken spare (now holding durable records) to its segment name, fsync the directory.
-    Rename { from: PathBuf, to: PathBuf },
+    /// Rename a taken spare (now holding durable records) to its segment name, fsync the directory,
+    /// then write `manifest` (the chain with the new segment).
+    Rename {
+        from: PathBuf,
+        to: PathBuf,
+        manifest: Manifest,
+    },
 }
 
 /// What the helper thread needs.
@@ -100,6 +107,7 @@ struct Maker {
     stop: Arc<AtomicBool>,
     urgent: Arc<AtomicBool>,
     activity: Arc<ZeroActivity>,
+    manifests: Arc<ManifestStore>,
 }
 
 /// Writes zeros over `[0, len)` of the new file `path` through `direct` (an `O_DIRECT` descriptor)
@@ -210,12 +218,15 @@ impl Maker {
     /// Runs `cmd`; true when it was the rename of `taken` (the writer took that spare).
     fn serve(&self, cmd: Cmd, taken: Option<&Path>) -> bool {
         match cmd {
-            Cmd::Rename { from, to } => {
+            Cmd::Rename { from, to, manifest } => {
                 // A failed rename is harmless: recovery and replay read a spare with a valid header
                 // as the segment it is.
                 if std::fs::rename(&from, &to).is_ok() {
                     let _ = sync_dir(&self.dir);
                 }
+                // The manifest names segments by first seq, so it holds with or without the rename;
+                // a failed write leaves it behind the chain, which recovery accepts.
+                let _ = self.manifests.write(&manifest);
                 taken == Some(from.as_path())
             }
         }
@@ -241,6 +252,7 @@ impl SpareMaker {
         max: u64,
         first_n: u64,
         activity: Arc<ZeroActivity>,
+        manifests: Arc<ManifestStore>,
     ) -> Result<Option<SpareMaker>, JournalError> {
         if first == 0 {
             return Ok(None);
@@ -259,6 +271,7 @@ impl SpareMaker {
             stop: stop.clone(),
             urgent: urgent.clone(),
             activity,
+            manifests,
         };
         let thread = std::thread::Builder::new()
             .name("tidewire-journal-spare".into())
@@ -285,10 +298,11 @@ impl SpareMaker {
         self.urgent.store(true, Ordering::Relaxed);
     }
 
-    /// After the first durable write into a taken spare: rename it to its segment name (`to`).
-    pub fn rename(&self, from: PathBuf, to: PathBuf) {
+    /// After the first durable write into a taken spare: rename it to its segment name (`to`), then
+    /// write `manifest` (the chain that ends in it).
+    pub fn rename(&self, from: PathBuf, to: PathBuf, manifest: Manifest) {
         if let Some(c) = &self.cmds {
-            let _ = c.send(Cmd::Rename { from, to });
+            let _ = c.send(Cmd::Rename { from, to, manifest });
         }
     }
 }
@@ -332,7 +346,8 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("tidewire-spare-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let m = SpareMaker::start(&dir, 64 << 10, 160 << 10, 0, Arc::default())
+        let manifests = Arc::new(ManifestStore::new(&dir));
+        let m = SpareMaker::start(&dir, 64 << 10, 160 << 10, 0, Arc::default(), manifests)
             .unwrap()
             .unwrap();
         let mut sizes = Vec::new();
@@ -345,7 +360,11 @@ mod tests {
                     assert!(bytes.iter().all(|b| *b == 0));
                     sizes.push(s.len);
                     let to = s.path.with_extension("taken");
-                    m.rename(s.path.clone(), to);
+                    let chain = Manifest {
+                        epoch: 1,
+                        firsts: vec![1],
+                    };
+                    m.rename(s.path.clone(), to, chain);
                 }
                 None => break,
             }

@@ -13,12 +13,15 @@
 //! ready spare: the new segment's header goes at the start of the group's buffer, so header and
 //! records take one `pwrite` and one `fdatasync` into blocks that are already allocated and written
 //! (no size change, no file-system journal commit). Once that is durable the helper renames the spare
-//! to `journal-<first seq>.twj`. Without a ready spare the tail grows instead (each commit then also
+//! to `journal-<first seq>.twj` and writes the manifest that lists the new segment (`manifest.rs`).
+//! Without a ready spare the tail grows instead (each commit then also
 //! commits the file system's journal), and past `segment_bytes` a new segment is created and synced
-//! (header, file and directory fsync) on the commit path.
+//! (header, file and directory fsync) on the commit path, followed by its manifest. Either way the
+//! manifest is written only on rotation and only once the segments it lists are durable.
 
 use super::error::JournalError;
 use super::format::{self, SegmentHeader, HEADER_LEN};
+use super::manifest::{Manifest, ManifestStore};
 use super::recover::sync_dir;
 use super::spare::{Spare, SpareMaker};
 use super::timing::{CommitHook, CommitTiming, ZeroActivity};
@@ -70,6 +73,10 @@ pub(crate) struct Writer {
     pub spares: Option<SpareMaker>,
     /// A spare taken in this group, to rename once its first write is durable: (spare path, name).
     pub pending_rename: Option<(PathBuf, PathBuf)>,
+    /// The segment chain (every segment's first seq; the last is the tail).
+    pub chain: Manifest,
+    /// Where manifests are written (shared with the spare helper).
+    pub manifests: Arc<ManifestStore>,
     /// Per-group timing consumer (benches, diagnostics).
     pub commit_hook: Option<CommitHook>,
     /// Called after each group's completions.
@@ -151,7 +158,7 @@ impl Writer {
             match self.commit(&batch, &mut buf) {
                 Ok(()) => {
                     if let (Some((from, to)), Some(m)) = (self.pending_rename.take(), &self.spares) {
-                        m.rename(from, to);
+                        m.rename(from, to, self.chain.clone());
                     }
                     let first_seq = self.next_seq;
                     self.next_seq += batch.len() as u64;
@@ -216,6 +223,11 @@ impl Writer {
                     self.write_sync(buf, seq - 1)?;
                     let t0 = self.clock.now_nanos();
                     self.tail = create_segment(&self.dir, self.epoch, seq)?;
+                    self.chain.firsts.push(seq);
+                    // The previous segment and this one's header are durable. A failed write only
+                    // leaves the manifest behind the chain, which recovery accepts (segments past its
+                    // live one are checked by continuity).
+                    let _ = self.manifests.write(&self.chain);
                     self.timing.rotate_nanos += self.clock.now_nanos().saturating_sub(t0);
                     self.timing.rotations += 1;
                     self.shared.segments_created.fetch_add(1, Ordering::Relaxed);
@@ -255,6 +267,7 @@ impl Writer {
             allocated: spare.len,
         };
         self.pending_rename = Some((spare.path, name));
+        self.chain.firsts.push(first_seq);
         self.timing.rotate_nanos += self.clock.now_nanos().saturating_sub(t0);
         self.timing.rotations += 1;
         self.shared.segments_created.fetch_add(1, Ordering::Relaxed);

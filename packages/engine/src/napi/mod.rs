@@ -77,6 +77,11 @@ pub struct JournalRecovery {
     pub open_orders: f64,
     /// `journal: dropped N bytes of torn tail after seq S` when a tail was cut: log it.
     pub log_line: Option<String>,
+    /// Records dropped by a cut back to the last consistent seq (`journalTruncateToConsistent`).
+    pub records_dropped: f64,
+    /// `journal: cut back to seq S (truncate to consistent): <why>; dropped N records: <files>;
+    /// saved in <dir>` when the journal was cut: log it.
+    pub cut_line: Option<String>,
 }
 
 fn order_side(s: &str) -> crate::error::Result<crate::order::Side> {
@@ -631,6 +636,8 @@ impl JsEngine {
             orders: r.orders as f64,
             open_orders: r.open_orders as f64,
             log_line: r.log_line,
+            records_dropped: r.records_dropped as f64,
+            cut_line: r.cut_line,
         })
     }
 

@@ -1,4 +1,5 @@
-//! Start-up: open the journal (a torn tail is cut and reported), replay it into the live and the
+//! Start-up: open the journal (a torn tail is cut and reported; a broken chain refused, or cut back
+//! when the config asks for it), replay it into the live and the
 //! durable book, then re-create every trade record and blotter (newest first) in the store. Orders
 //! whose accept was durable but whose acknowledgement was not are acknowledged now; working orders
 //! are indexed for the simulator. The journal seq and the order ids continue without gaps.
@@ -31,6 +32,11 @@ pub struct JournalRecovery {
     pub open_orders: u64,
     /// `journal: dropped N bytes of torn tail after seq S` when a tail was cut, for the server's log.
     pub log_line: Option<String>,
+    /// Records dropped by a cut back to the last consistent seq (`journal_truncate_to_consistent`).
+    pub records_dropped: u64,
+    /// `journal: cut back to seq S (truncate to consistent): <why>; dropped N records: <files>;
+    /// saved in <dir>` when the journal was cut, for the server's log.
+    pub cut_line: Option<String>,
 }
 
 fn startup_error(cfg: &OrdersConfig, what: impl std::fmt::Display) -> EngineError {
@@ -47,6 +53,7 @@ impl OrderDesk {
     pub fn open(cfg: OrdersConfig, post: Post) -> Result<OrderDesk, EngineError> {
         let mut opts = JournalOptions::new(&cfg.journal_dir);
         opts.fsync = cfg.journal_fsync;
+        opts.truncate_to_consistent = cfg.journal_truncate_to_consistent;
         opts.commit_window = cfg.journal_commit_window;
         opts.clock = Arc::clone(&cfg.clock);
         opts.sync_hook = cfg.sync_hook.clone();
@@ -98,6 +105,8 @@ impl OrderDesk {
             orders: book.len() as u64,
             open_orders: open,
             log_line: report.log_line(),
+            records_dropped: report.cut.as_ref().map_or(0, |c| c.dropped_records),
+            cut_line: report.cut_line(),
         };
         let shared = Arc::new(OrdersShared {
             recovery,

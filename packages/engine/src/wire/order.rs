@@ -103,6 +103,7 @@ mod tests {
                 RejectRule::NotPositive,
                 RejectRule::NotWhole,
                 RejectRule::AboveLimit,
+                RejectRule::BelowLimit,
                 RejectRule::OffTick,
                 RejectRule::NotFinite,
                 RejectRule::UnknownOrder,
@@ -119,6 +120,7 @@ mod tests {
                 | RejectRule::NotPositive
                 | RejectRule::NotWhole
                 | RejectRule::AboveLimit
+                | RejectRule::BelowLimit
                 | RejectRule::OffTick
                 | RejectRule::NotFinite
                 | RejectRule::UnknownOrder

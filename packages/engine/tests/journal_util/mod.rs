@@ -74,14 +74,40 @@ pub fn reopen_all(dir: &Path) -> (Vec<(u64, Vec<u8>)>, tidewire_engine::journal:
     (all, report)
 }
 
-/// The single segment file of `dir` (panics if there is not exactly one).
+/// The single segment file of `dir` (panics if there is not exactly one segment or any spare).
 pub fn only_segment(dir: &Path) -> PathBuf {
-    let mut v: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
-    assert_eq!(v.len(), 1, "{v:?}");
+    let mut v = segments(dir);
+    assert_eq!((v.len(), spares(dir)), (1, vec![]), "{v:?}");
     v.pop().unwrap()
 }
 
-/// The `journal-*.twj` segment files of `dir`, in seq order (spares and other files left out).
+/// The live segment of `dir`: the segment file (named `journal-*`, or a spare in use: a `spare-*`
+/// with a valid header) holding the highest first seq, chosen by its header, not by its name.
+pub fn live_segment(dir: &Path) -> PathBuf {
+    let mut best: Option<(u64, PathBuf)> = None;
+    for p in segments(dir).into_iter().chain(spares(dir)) {
+        let bytes = std::fs::read(&p).unwrap();
+        if bytes.len() < 32 || bytes[0..4] != *b"TWJ\0" || crc32fast::hash(&bytes[0..28]).to_le_bytes() != bytes[28..32]
+        {
+            continue; // an unused spare (zeros)
+        }
+        let first = u64::from_le_bytes(bytes[16..24].try_into().unwrap());
+        if best.as_ref().is_none_or(|(b, _)| first > *b) {
+            best = Some((first, p));
+        }
+    }
+    best.expect("a segment with a valid header").1
+}
+
+/// `path`'s file length up to its last non-zero byte (the end of its records when what follows
+/// them is preallocated zeros).
+pub fn data_end(path: &Path) -> u64 {
+    let bytes = std::fs::read(path).unwrap();
+    bytes.iter().rposition(|b| *b != 0).map_or(0, |i| i as u64 + 1)
+}
+
+/// The `journal-*.twj` segment files of `dir`, in seq order (the names are zero-padded first seqs;
+/// spares and other files left out).
 pub fn segments(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
