@@ -837,4 +837,5 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.Engine = nativeBinding.Engine
 module.exports.JsEngine = nativeBinding.JsEngine
+module.exports.PublishGrants = nativeBinding.PublishGrants
 module.exports.firstPrivateRefusal = nativeBinding.firstPrivateRefusal
