@@ -46,8 +46,17 @@ export declare class Engine {
   /**
    * Validates a source frame on this thread and queues it; returns the number of publishes.
    * Throws `{code, message, index?, field?}` and accepts nothing when any message is bad.
+   * With `grants` (the source's, compiled at login or reload), a subject they do not permit
+   * refuses the frame NOT_ENTITLED (index and field `subject`), checked while it is decoded.
    */
-  ingest(frame: Buffer | string): number
+  ingest(frame: Buffer | string, grants?: PublishGrants | undefined | null): number
+  /**
+   * Compiles a source's publish rules (`patterns` as configured, its role's then its own: `!`
+   * for deny rules, `{user}` becomes `user`) for `ingest`; `user` and `role` are named in its
+   * refusals. Made once per login and configuration reload, not per frame. Throws BAD_REQUEST
+   * naming the first invalid pattern.
+   */
+  publishGrants(user: string, role: string, patterns: Array<string>): PublishGrants
   /** Everything ready for `workerId`, or null. */
   drain(workerId: number): Drained | null
   /** New batching/throttle settings, from the next message on. */
@@ -141,6 +150,20 @@ export declare class Engine {
   revokeView(sessionId: number, viewId: number, reason: string): void
 }
 export type JsEngine = Engine
+
+/**
+ * The subjects one source may publish, compiled (its role's and its own `publish` rules); made
+ * by `Engine.publishGrants` only.
+ */
+export declare class PublishGrants {
+  /**
+   * False when the rules grant every subject the engine lets any source publish (`/**`, at
+   * most minus `/TRADE` and `/BLOTTER`): frames are then not checked.
+   */
+  get checks(): boolean
+  /** True when the source may publish `subject`. */
+  permits(subject: string): boolean
+}
 
 /** Batching settings for `setBatching` (all required), ms. */
 export interface BatchingConfig {

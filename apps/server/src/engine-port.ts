@@ -4,13 +4,13 @@
  * the value types are the engine's own (generated there), not copies.
  */
 
-import type { Drained, OrderSubmitInput, SessionViewInfo } from '@tidewire/engine';
+import type { Drained, OrderSubmitInput, PublishGrants, SessionViewInfo } from '@tidewire/engine';
 import type { ContainerOp } from '@tidewire/protocol';
 import type { EngineViewStat } from './admin/views-table.js';
 import type { ContainerMembersList } from './entitlements/member-check.js';
 
 // OrderSubmitInput: no price is a market order; a null price is refused by napi (pass none)
-export type { OrderSubmitInput, SessionViewInfo } from '@tidewire/engine';
+export type { OrderSubmitInput, PublishGrants, SessionViewInfo } from '@tidewire/engine';
 
 /** One `drain()` result: frames for this worker's sessions (per entry of `index`: session id, offset, length, close code; 0: send as a text frame, else close with it, data = reason). */
 export type DrainedFrames = Drained;
@@ -68,8 +68,18 @@ export interface EnginePort {
   orderCancel(sessionId: number, reqId: number, clientOrderId: string): void;
   /** Amends the session user's open order (null leaves quantity / price as is); replies as orderSubmit. */
   orderAmend(sessionId: number, reqId: number, clientOrderId: string, quantity?: number | null, price?: number | null): void;
-  /** Validates and enqueues a source frame; returns publishes accepted; throws {code, message, index?, field?}. */
-  ingest(frame: Buffer | string): number;
+  /**
+   * Compiles a source's publish rules (`patterns`: its role's then its own, as configured) for
+   * `ingest`; `user` and `role` are named in its refusals. Made once per login and config reload
+   * (handlers/source.ts publishGrantsOf). Throws {code: 'BAD_REQUEST'} naming an invalid pattern.
+   */
+  publishGrants(user: string, role: string, patterns: string[]): PublishGrants;
+  /**
+   * Validates and enqueues a source frame; returns publishes accepted; throws {code, message,
+   * index?, field?}. With `grants`, a subject they do not permit refuses the whole frame
+   * NOT_ENTITLED (`index`, `field: 'subject'`), checked while the engine decodes it.
+   */
+  ingest(frame: Buffer | string, grants?: PublishGrants | null): number;
   /**
    * What sources sent that the engine has not applied yet (frames, UTF-8 bytes): drives source
    * flow control (handlers/source.ts). Absent in unit-test fakes: flow control is then off.

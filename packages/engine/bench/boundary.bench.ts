@@ -3,7 +3,8 @@
  * `npm run build -w @tidewire/engine`): `npx vitest bench --run packages/engine`.
  *
  * - ingest: one call per source frame of 100 publishes (parse + validate on this thread, then
- *   one channel send), as a string and as a Buffer.
+ *   one channel send), as a string and as a Buffer, and as a Buffer from a source whose publish
+ *   grants are checked while decoding (`/FX/**` minus one prefix).
  * - round trip: ingest 100 updates fanned out to 100 sessions, wait for the worker wake-up,
  *   drain everything with one call (one Buffer + one Uint32Array for all sessions' frames).
  */
@@ -32,6 +33,7 @@ const frameBuffer = Buffer.from(frame);
 console.log(`source frame: 100 publishes, ${frameBuffer.length} bytes`);
 
 const ingestOnly = new Engine();
+const grants = ingestOnly.publishGrants('feed', 'source', ['/FX/**', '!/FX/SECRET/**']);
 const engine = new Engine({ burstMaxMs: 0 });
 let wake: (() => void) | undefined;
 const worker = engine.registerWorker(() => wake?.());
@@ -71,6 +73,9 @@ describe('napi boundary', () => {
   });
   bench('ingest 100 publishes (Buffer)', () => {
     ingestOnly.ingest(frameBuffer);
+  });
+  bench('ingest 100 publishes (Buffer, grants checked)', () => {
+    ingestOnly.ingest(frameBuffer, grants);
   });
   bench('ingest 100 updates -> 100 sessions -> one drain', async () => {
     await roundTrip();

@@ -3,14 +3,16 @@
 //!
 //! First a table, per frame shape: thread CPU time per publish (median of 7 rounds, each
 //! bounded to 4,000 frames and 2 s) and heap allocations per publish (a counting global
-//! allocator). Thread CPU time (`/proc/thread-self/schedstat`) rather than wall time, so the
+//! allocator); the fx and single shapes also with a source's publish grants that need checking
+//! (`/FX/**` minus one prefix, as a narrowed source role). Thread CPU time (`/proc/thread-self/schedstat`) rather than wall time, so the
 //! numbers stay comparable on a loaded machine. Then criterion's wall-clock run of the first
 //! shape. `-- --table` prints the table only.
 
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
-use tidewire_engine::wire::decode_source_frame;
+use tidewire_engine::wire::decode::decode_source_frame_as;
+use tidewire_engine::wire::{decode_source_frame, PublishGrants};
 
 #[path = "support/counting_alloc.rs"]
 mod counting_alloc;
@@ -66,12 +68,12 @@ fn thread_cpu_ns() -> u64 {
 }
 
 /// (CPU ns per publish, allocations per publish) of one round of at most `frames` decodes.
-fn round(text: &str, per_frame: usize, frames: usize) -> (f64, f64) {
+fn round(text: &str, grants: Option<&PublishGrants>, per_frame: usize, frames: usize) -> (f64, f64) {
     let deadline = Instant::now() + Duration::from_secs(2);
     let (cpu0, allocs0) = (thread_cpu_ns(), allocations());
     let mut done = 0;
     while done < frames && (done % 64 != 0 || Instant::now() < deadline) {
-        let batch = decode_source_frame(std::hint::black_box(text)).expect("bench frame decodes");
+        let batch = decode_source_frame_as(std::hint::black_box(text), grants).expect("bench frame decodes");
         assert_eq!(batch.len(), per_frame);
         drop(std::hint::black_box(batch));
         done += 1;
@@ -85,15 +87,18 @@ fn round(text: &str, per_frame: usize, frames: usize) -> (f64, f64) {
 fn table() {
     println!("| frame | bytes/publish | CPU ns/publish (median of 7) | min | allocs/publish |");
     println!("|---|---|---|---|---|");
+    let grants = PublishGrants::compile("feed", "source", &["/FX/**", "!/FX/SECRET/**"]).expect("valid rules");
     let shapes = [
-        ("fx 100 x 4 numbers", fx_frame(), 100),
-        ("blotter 100 x 7 mixed", blotter_frame(), 100),
-        ("single object", single_frame(), 1),
+        ("fx 100 x 4 numbers", fx_frame(), None, 100),
+        ("fx 100 x 4 numbers, grants checked", fx_frame(), Some(&grants), 100),
+        ("blotter 100 x 7 mixed", blotter_frame(), None, 100),
+        ("single object", single_frame(), None, 1),
+        ("single object, grants checked", single_frame(), Some(&grants), 1),
     ];
-    for (name, text, n) in shapes {
+    for (name, text, grants, n) in shapes {
         let frames = 400_000 / n.max(1) / 10;
-        round(&text, n, frames.min(400)); // warm-up
-        let mut rounds: Vec<(f64, f64)> = (0..7).map(|_| round(&text, n, frames)).collect();
+        round(&text, grants, n, frames.min(400)); // warm-up
+        let mut rounds: Vec<(f64, f64)> = (0..7).map(|_| round(&text, grants, n, frames)).collect();
         rounds.sort_by(|a, b| a.0.total_cmp(&b.0));
         println!(
             "| {name} | {} | {:.0} | {:.0} | {:.2} |",

@@ -127,4 +127,22 @@ describe('engine addon', () => {
     engine.shutdown();
     expect(() => engine.ingest('[]')).toThrow(expect.objectContaining({ code: 'UNAVAILABLE' }));
   });
+
+  it("checks a source's compiled publish grants while decoding its frames", () => {
+    const engine = new Engine();
+    engines.push(engine);
+    const grants = engine.publishGrants('feed', 'source', ['/FX/**', '!/FX/SECRET']);
+    expect(grants.checks).toBe(true);
+    expect([grants.permits('/FX/EURUSD'), grants.permits('/FX/SECRET'), grants.permits('/PRODUCT/X')]).toEqual([true, false, false]);
+    const frame = (...subjects: string[]) => JSON.stringify(subjects.map((subject) => ({ type: 'record.publish', subject, fields: { x: 1 } })));
+    expect(engine.ingest(Buffer.from(frame('/FX/A', '/FX/B')), grants)).toBe(2);
+    expect(() => engine.ingest(Buffer.from(frame('/FX/A', '/PRODUCT/X')), grants)).toThrow(expect.objectContaining({
+      code: 'NOT_ENTITLED', index: 1, field: 'subject',
+      message: "user 'feed' (role source) may not publish '/PRODUCT/X'; nothing in this frame was applied",
+    }));
+    expect(engine.ingest(frame('/PRODUCT/X'))).toBe(1); // no grants: not checked
+    expect(engine.stats().publishesIn).toBe(3);
+    expect(engine.publishGrants('feed', 'source', ['/**', '!/TRADE/**', '!/BLOTTER/**']).checks).toBe(false);
+    expect(() => engine.publishGrants('feed', 'source', ['/ok', 'FX/*'])).toThrow(expect.objectContaining({ code: 'BAD_REQUEST', field: 'patterns' }));
+  });
 });

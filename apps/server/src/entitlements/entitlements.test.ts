@@ -69,11 +69,10 @@ describe('Entitlements', () => {
     expect(e.canPublish(feed, '/TRADE/alice/1')).toBe(false);
     expect(e.canPublish(feed, '/BLOTTER/alice')).toBe(false);
     expect(e.canSubscribe(feed, '/FX/EURUSD')).toBe(false);
-    expect(e.allowsEverything(feed, 'publish')).toBe(false);
-    expect(e.allowsEverything(feed, 'publish', new Set(['!/TRADE/**', '!/BLOTTER/**']))).toBe(true);
-    expect(e.allowsEverything(user('narrow', 'source', { publish: ['!/FX/**'] }), 'publish', new Set(['!/TRADE/**', '!/BLOTTER/**']))).toBe(false);
-    const open = new Entitlements({ ...DEFAULT_ROLE_GRANTS, source: { publish: ['/**'] } });
-    expect(open.allowsEverything(feed, 'publish')).toBe(true);
+    expect(e.patterns(feed, 'publish')).toEqual(['/**', '!/TRADE/**', '!/BLOTTER/**']);
+    // the role's rules, then the user's own, as configured
+    expect(e.patterns(user('narrow', 'source', { publish: ['!/FX/**', '/U/{user}'] }), 'publish')).toEqual(['/**', '!/TRADE/**', '!/BLOTTER/**', '!/FX/**', '/U/{user}']);
+    expect(e.patterns(feed, 'order')).toEqual([]);
   });
 
   it('adds per-user grants and denies to the role', () => {

@@ -158,10 +158,9 @@ export class Entitlements {
   private compile(user: UserEntry): CompiledUser {
     let c = this.compiled.get(user);
     if (c) return c;
-    const role = this.roles[user.role] ?? {};
     c = {} as CompiledUser;
     for (const action of ACTIONS) {
-      const patterns = [...(role[action] ?? []), ...(user.grants?.[action] ?? [])].map((p) => compilePattern(p, user.user));
+      const patterns = this.patterns(user, action).map((p) => compilePattern(p, user.user));
       c[action] = { allow: patterns.filter((p) => !p.deny), deny: patterns.filter((p) => p.deny) };
     }
     this.compiled.set(user, c);
@@ -177,13 +176,12 @@ export class Entitlements {
   }
 
   /**
-   * True when `user`'s rules allow `action` on every subject (`/**`) except, at most, what
-   * `alsoEnforced` denies (deny patterns the caller knows are enforced elsewhere): checks can be
-   * skipped. Meant for publish (tiers do not apply to it).
+   * `user`'s rules for `action` as configured: its role's patterns, then its own (`!` for deny
+   * rules, `{user}` not replaced). The engine compiles the publish rules of each source session
+   * (handlers/source.ts publishGrantsOf) and checks them while it decodes the source's frames.
    */
-  allowsEverything(user: UserEntry, action: Action, alsoEnforced: ReadonlySet<string> = new Set()): boolean {
-    const c = this.compile(user)[action];
-    return c.allow.some((p) => p.text === '/**') && c.deny.every((p) => alsoEnforced.has(p.text));
+  patterns(user: UserEntry, action: Action): string[] {
+    return [...(this.roles[user.role]?.[action] ?? []), ...(user.grants?.[action] ?? [])];
   }
 
   /**

@@ -5,7 +5,7 @@ import { hashPassword } from '../auth/passwords.js';
 import { UserDirectory } from '../auth/users.js';
 import { issueToken, passwordTag } from '../auth/tokens.js';
 import { createSecurity } from '../entitlements/security.js';
-import type { EnginePort, OrderSubmitInput } from '../engine-port.js';
+import type { EnginePort, OrderSubmitInput, PublishGrants } from '../engine-port.js';
 import { setLogSink } from '../log.js';
 import { Session, type Endpoint } from '../session/session.js';
 import type { ConnectionPort, HandlerContext } from './context.js';
@@ -44,8 +44,15 @@ class FakeEngine implements EnginePort {
   closeSession(sid: number): void { this.calls.push(['close', sid]); }
   subscribe(sid: number, reqId: number, subjects: string[]): void { this.calls.push(['subscribe', sid, reqId, subjects]); }
   unsubscribe(sid: number, reqId: number, subjects: string[]): void { this.calls.push(['unsubscribe', sid, reqId, subjects]); }
-  ingest(frame: Buffer | string): number {
+  publishGrants(user: string, role: string, patterns: string[]): PublishGrants {
+    this.calls.push(['publishGrants', user, role, patterns]);
+    return { checks: true, permits: () => true };
+  }
+  /** The grants each ingest call was given, in call order. */
+  ingestGrants: unknown[] = [];
+  ingest(frame: Buffer | string, grants?: PublishGrants | null): number {
     if (this.ingestError) throw this.ingestError;
+    this.ingestGrants.push(grants);
     this.calls.push(['ingest', frame.toString()]);
     return 1;
   }
@@ -267,6 +274,20 @@ describe('source dispatch', () => {
       ' [{"type":"record.publish","subject":"/A","fields":{"x":1}}]',
       '{"type":"record.publish","subject":"/B","fields":{"y":"z"}}',
     ]);
+  });
+
+  it("compiles the source's publish rules once at login and hands them to every ingest", async () => {
+    const t = setup('source');
+    t.send('{"type":"session.login","reqId":1,"user":"feed","password":"feed123"}');
+    await t.until(() => t.session.loggedIn);
+    const compiled = t.engine.calls.filter((c) => c[0] === 'publishGrants');
+    expect(compiled).toEqual([['publishGrants', 'feed', 'source', ['/**', '!/TRADE/**', '!/BLOTTER/**']]]);
+    t.send('[{"type":"record.publish","subject":"/A","fields":{"x":1}}]');
+    t.send('{"type":"record.publish","subject":"/B","fields":{"y":"z"}}');
+    expect(t.engine.ingestGrants).toHaveLength(2);
+    expect(t.engine.ingestGrants[0]).toBeDefined();
+    expect(t.engine.ingestGrants[1]).toBe(t.engine.ingestGrants[0]);
+    expect(t.engine.calls.filter((c) => c[0] === 'publishGrants')).toHaveLength(1);
   });
 
   it('turns engine ingest errors into error frames naming index and field', async () => {

@@ -1,7 +1,8 @@
 /**
  * What a config reload (new users, passwords, rules) does to the open sessions of one transport:
  * a session whose user is gone, or whose password hash or role changed, is closed with 4003
- * AUTH_REVOKED; the other sessions get their user's new record (new per-user grants), and each
+ * AUTH_REVOKED; the other sessions get their user's new record (new per-user grants; a source's
+ * publish grants are compiled again for the engine, which checks its frames against them), and each
  * subscription their rules no longer grant is removed: one NOT_ENTITLED `error` per subject
  * (field `subject`, the message names it), then the engine's `record.unsubscribed` with reqId 0.
  * Then the open views of the remaining sessions are listed by the engine, and each view whose
@@ -24,6 +25,7 @@ import type { Config, UserEntry } from '../config.js';
 import type { EnginePort, SessionViewInfo } from '../engine-port.js';
 import { DEMO_TIERS } from '../feeds/demo-views.js';
 import type { ConnectionPort, HandlerContext } from '../handlers/context.js';
+import { compilePublishGrants } from '../handlers/publish-grants.js';
 import { log } from '../log.js';
 import type { Session } from '../session/session.js';
 
@@ -119,6 +121,8 @@ export async function applyAuthReload(ctx: HandlerContext, conns: ReadonlyArray<
       continue;
     }
     session.user = fresh;
+    // the engine checks this source's frames against the reloaded rules from its next frame on
+    compilePublishGrants(ctx, session);
     kept.set(session.sessionId!, conn);
     result.removedSubscriptions += removeSubscriptions(ctx, session, port, fresh);
   }

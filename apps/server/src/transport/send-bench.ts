@@ -25,7 +25,7 @@ import { encodeServerFrame, type ViewRowUpdate } from '@tidewire/protocol';
 import type { AdminControl } from '../admin/control.js';
 import { hashPassword } from '../auth/passwords.js';
 import { loadConfig, type UserEntry } from '../config.js';
-import type { DrainedFrames, TransportEngine } from '../engine-port.js';
+import type { DrainedFrames, PublishGrants, TransportEngine } from '../engine-port.js';
 import { setLogSink } from '../log.js';
 import { preciseClock } from '../session/clock.js';
 import { startTransport } from './transport.js';
@@ -143,6 +143,9 @@ class FakeEngine implements TransportEngine {
   orderSubmit(): void {}
   orderCancel(): void {}
   orderAmend(): void {}
+  publishGrants(): PublishGrants {
+    return { checks: false, permits: () => true };
+  }
   ingest(): number {
     return 0;
   }

@@ -250,6 +250,20 @@ describe('entitlement attacks', () => {
     await survived(a);
   });
 
+  it('a source with narrower rules sending a deeply nested frame: BAD_FRAME, then its frames are still checked and applied', async () => {
+    const a = await startArena({ auth: { roles: { source: { publish: ['/FX/**'] } } } });
+    // 2,000,000 bytes, nested 1,000,000 deep: refused by the engine's decoder at its depth limit
+    a.source.send(`${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}`);
+    const e = await nextError(a.source);
+    expect(e).toMatchObject({ code: 'BAD_FRAME' });
+    expect(e.message).toContain('recursion limit');
+    a.source.send(`[{"type":"record.publish","subject":"/FX/A","fields":{"x":${'['.repeat(100_000)}${']'.repeat(100_000)}}}]`);
+    await a.source.next((m) => m.type === 'error' && m !== e && m.code === 'BAD_FRAME', 'BAD_FRAME for the nested field');
+    a.source.send('[{"type":"record.publish","subject":"/PRODUCT/X","fields":{"bid":2}}]');
+    expect(await a.source.next((m) => m.type === 'error' && m.code === 'NOT_ENTITLED', 'outside the grants')).toMatchObject({ index: 0, field: 'subject' });
+    await survived(a); // a granted frame (/FX/EURUSD) still reaches the victim
+  });
+
   it('a reload closes sessions of a changed password (4003) and removes subscriptions no longer granted', async () => {
     const cheap = { N: 1024, r: 8, p: 1 };
     const carol = { user: 'carol', role: 'trader', tier: 'T1', passwordHash: await hashPassword('carol123', cheap) };

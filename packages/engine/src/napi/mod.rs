@@ -2,6 +2,7 @@
 //! `runtime::Engine`, converts back. No logic lives here.
 
 mod error;
+mod grants;
 mod orders;
 mod privacy;
 
@@ -492,13 +493,36 @@ impl JsEngine {
 
     /// Validates a source frame on this thread and queues it; returns the number of publishes.
     /// Throws `{code, message, index?, field?}` and accepts nothing when any message is bad.
+    /// With `grants` (the source's, compiled at login or reload), a subject they do not permit
+    /// refuses the frame NOT_ENTITLED (index and field `subject`), checked while it is decoded.
     #[napi]
-    pub fn ingest(&self, env: Env, frame: Either<Buffer, String>) -> napi::Result<u32> {
+    pub fn ingest(
+        &self,
+        env: Env,
+        frame: Either<Buffer, String>,
+        grants: Option<&grants::PublishGrants>,
+    ) -> napi::Result<u32> {
+        let grants = grants.map(|g| &g.inner);
         let n = match &frame {
-            Either::A(buf) => self.inner.ingest(buf),
-            Either::B(text) => self.inner.ingest_str(text),
+            Either::A(buf) => self.inner.ingest_as(buf, grants),
+            Either::B(text) => self.inner.ingest_str_as(text, grants),
         };
         n.map(|n| n as u32).map_err(|e| to_js(&env, e))
+    }
+
+    /// Compiles a source's publish rules (`patterns` as configured, its role's then its own: `!`
+    /// for deny rules, `{user}` becomes `user`) for `ingest`; `user` and `role` are named in its
+    /// refusals. Made once per login and configuration reload, not per frame. Throws BAD_REQUEST
+    /// naming the first invalid pattern.
+    #[napi]
+    pub fn publish_grants(
+        &self,
+        env: Env,
+        user: String,
+        role: String,
+        patterns: Vec<String>,
+    ) -> napi::Result<grants::PublishGrants> {
+        grants::compile(&env, &user, &role, &patterns)
     }
 
     /// Everything ready for `workerId`, or null.

@@ -38,7 +38,8 @@ use crate::config::{BatchingConfig, EngineConfig, OrdersConfig};
 use crate::error::{EngineError, Result};
 use crate::hub::{Command, ContainerOp, Hub, HubStats};
 use crate::orders::{OrderCmd, OrderDesk, OrdersShared};
-use crate::wire::decode_source_frame;
+use crate::wire::decode::decode_source_frame_as;
+use crate::wire::PublishGrants;
 
 /// Control commands (sessions, subscriptions, views, orders) handled per pass at most.
 pub const MAX_COMMANDS_PER_PASS: usize = 4096;
@@ -485,6 +486,13 @@ impl Engine {
     /// Decodes and validates a source frame on the calling thread, then queues it. Returns the
     /// number of publishes accepted; a bad frame is rejected whole.
     pub fn ingest(&self, frame: &[u8]) -> Result<usize> {
+        self.ingest_as(frame, None)
+    }
+
+    /// `ingest` of a frame from a source with publish `grants`: a subject they do not permit
+    /// refuses the frame whole (`NOT_ENTITLED`, checked while the frame is decoded:
+    /// wire::decode_source_frame_as).
+    pub fn ingest_as(&self, frame: &[u8], grants: Option<&PublishGrants>) -> Result<usize> {
         if self.is_shut() {
             return Err(EngineError::Unavailable {
                 engine_id: self.shared.id,
@@ -494,17 +502,22 @@ impl Engine {
             message: format!("frame is not valid UTF-8: {e}"),
             index: None,
         })?;
-        self.ingest_str(text)
+        self.ingest_str_as(text, grants)
     }
 
     /// `ingest` of a frame that is already a string.
     pub fn ingest_str(&self, text: &str) -> Result<usize> {
+        self.ingest_str_as(text, None)
+    }
+
+    /// `ingest_as` of a frame that is already a string.
+    pub fn ingest_str_as(&self, text: &str, grants: Option<&PublishGrants>) -> Result<usize> {
         if self.is_shut() {
             return Err(EngineError::Unavailable {
                 engine_id: self.shared.id,
             });
         }
-        let batch = decode_source_frame(text)?;
+        let batch = decode_source_frame_as(text, grants)?;
         orders::refuse_private_publishes(&batch)?;
         let n = batch.len();
         if n == 0 {

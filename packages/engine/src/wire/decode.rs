@@ -3,6 +3,7 @@
 //! rejected if any message is bad; the error names the message `index` and the `field`.
 
 use super::field_name::FieldName;
+use super::grants::PublishGrants;
 use super::json::{self, Json};
 use super::rules::{
     check_field_name, check_subject, show, show_str, MAX_FIELDS_PER_RECORD, MAX_PUBLISHES_PER_FRAME,
@@ -51,10 +52,23 @@ pub struct Publish {
 /// pass by `scan`; any other frame, valid or not, by the tree decoder, which alone words errors.
 /// An invalid frame is therefore scanned up to its first problem, then parsed again.
 pub fn decode_source_frame(text: &str) -> Result<Vec<Publish>> {
-    if let Some(batch) = super::scan::decode_plain(text) {
+    decode_source_frame_as(text, None)
+}
+
+/// [`decode_source_frame`] for a source with publish `grants`: besides every rule, each
+/// message's subject must be granted, else the frame is refused `NOT_ENTITLED` (naming the
+/// message index, 0 for a single object, and `subject`) before any other rule is checked, as
+/// the server refused it. `None` (or grants that allow everything): no grants check.
+///
+/// Cost: the same single parse as an ungranted frame (the scanner checks each subject as it
+/// reads it; the tree decoder walks the parsed messages once). Nesting deeper than serde_json's
+/// recursion limit (128) is refused `BAD_FRAME` while parsing, before anything deeper is built.
+pub fn decode_source_frame_as(text: &str, grants: Option<&PublishGrants>) -> Result<Vec<Publish>> {
+    let grants = grants.filter(|g| g.checks());
+    if let Some(batch) = super::scan::decode_plain(text, grants) {
         return Ok(batch);
     }
-    decode_source_frame_tree(text)
+    decode_tree(text, grants)
 }
 
 /// The tree decoder: parses the whole frame into a `Json` tree, then validates each message.
@@ -62,10 +76,18 @@ pub fn decode_source_frame(text: &str) -> Result<Vec<Publish>> {
 /// is that function's slow path, the source of every error, and the reference the tests hold
 /// the one-pass scanner to.
 pub fn decode_source_frame_tree(text: &str) -> Result<Vec<Publish>> {
+    decode_tree(text, None)
+}
+
+/// The tree decoder with `grants` (already known to need checking).
+fn decode_tree(text: &str, grants: Option<&PublishGrants>) -> Result<Vec<Publish>> {
     let root = json::parse(text).map_err(|e| EngineError::BadFrame {
         message: format!("frame is not valid JSON: {e}"),
         index: None,
     })?;
+    if let Some(g) = grants {
+        refuse_ungranted(&root, g)?;
+    }
     match root {
         Json::Arr(items) => {
             if items.is_empty() || items.len() > MAX_PUBLISHES_PER_FRAME {
@@ -93,6 +115,27 @@ pub fn decode_source_frame_tree(text: &str) -> Result<Vec<Publish>> {
             index: None,
         }),
     }
+}
+
+/// `NOT_ENTITLED` for the first message (of an array, or the single object: index 0) whose
+/// subject is a valid subject `grants` does not permit. The subject is the last `subject` key's,
+/// as `JSON.parse` reads it (a repeated key is refused later anyway). Malformed subjects are left
+/// to the rules (`BAD_REQUEST`).
+fn refuse_ungranted(root: &Json<'_>, grants: &PublishGrants) -> Result<()> {
+    let items = match root {
+        Json::Arr(items) => items.as_slice(),
+        obj @ Json::Obj(_) => std::slice::from_ref(obj),
+        _ => &[],
+    };
+    for (i, item) in items.iter().enumerate() {
+        let Json::Obj(entries) = item else { continue };
+        if let Some((_, Json::Str(subject))) = entries.iter().rev().find(|(k, _)| k == "subject") {
+            if check_subject(subject).is_ok() && !grants.permits(subject) {
+                return Err(grants.refusal(subject, i as u32));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn bad(index: Option<u32>, field: &str, message: String) -> EngineError {
@@ -600,6 +643,71 @@ mod tests {
             many.join(",")
         );
         assert_eq!(err(&too_many).1.as_deref(), Some("fields"));
+    }
+
+    #[test]
+    fn grants_refuse_the_first_ungranted_subject_before_other_rules() {
+        let grants = PublishGrants::compile("feed", "source", &["/FX/**", "!/FX/SECRET"]).expect("valid rules");
+        let msg = |subject: &str| format!(r#"{{"type":"record.publish","subject":"{subject}","fields":{{"x":1}}}}"#);
+        let refused = |frame: &str| decode_source_frame_as(frame, Some(&grants)).expect_err("refused");
+        let ok = format!("[{},{}]", msg("/FX/A"), msg("/FX/B"));
+        assert_eq!(decode_source_frame_as(&ok, Some(&grants)).map(|v| v.len()), Ok(2));
+        // one pass (scanner) and tree (an escape in a key) give the same refusal
+        for frame in [
+            format!("[{},{},{}]", msg("/FX/A"), msg("/PRODUCT/X"), msg("/FX/SECRET")),
+            format!(
+                r#"[{},{{"type":"record.publish","\u0073ubject":"/PRODUCT/X","fields":{{}}}}]"#,
+                msg("/FX/A")
+            ),
+            // grants are checked before the other rules: a later message's error does not win
+            format!(
+                "[{},{},{}]",
+                msg("/FX/A"),
+                msg("/PRODUCT/X"),
+                r#"{"type":"record.publish","subject":"/FX/C","fields":{"x":[]}}"#
+            ),
+            format!(
+                "[{},{}]",
+                r#"{"type":"record.publish","subject":"/FX/C","fields":{"x":[]}}"#,
+                msg("/PRODUCT/X")
+            ),
+        ] {
+            let e = refused(&frame);
+            assert_eq!(
+                (e.code(), e.field(), e.index()),
+                (ErrorCode::NotEntitled, Some("subject"), Some(1)),
+                "{frame}"
+            );
+            assert_eq!(
+                e.to_string(),
+                "user 'feed' (role source) may not publish '/PRODUCT/X'; nothing in this frame was applied"
+            );
+        }
+        // a single object: index 0, as the server named it
+        assert_eq!(refused(&msg("/FX/SECRET")).index(), Some(0));
+        // a malformed subject is a rule error, not a grants refusal
+        assert_eq!(refused(&msg("PRODUCT")).code(), ErrorCode::BadRequest);
+        // grants that allow everything are not checked; without grants nothing is
+        let all = PublishGrants::compile("feed", "source", &["/**", "!/TRADE/**"]).expect("valid rules");
+        assert!(decode_source_frame_as(&msg("/PRODUCT/X"), Some(&all)).is_ok());
+        assert!(decode_source_frame(&msg("/PRODUCT/X")).is_ok());
+    }
+
+    /// Hostile nesting with grants: refused BAD_FRAME at serde_json's recursion limit, the same
+    /// answer and cost as without grants (nothing deeper than the limit is built).
+    #[test]
+    fn deep_nesting_is_refused_at_the_recursion_limit() {
+        let grants = PublishGrants::compile("feed", "source", &["/FX/**"]).expect("valid rules");
+        let deep = "[".repeat(1_000_000) + &"]".repeat(1_000_000);
+        let prefix = r#"[{"type":"record.publish","subject":"/FX/A","fields":{"x":"#;
+        let inner = format!("{prefix}{}{}}}}}]", "[".repeat(200_000), "]".repeat(200_000));
+        for frame in [deep.as_str(), inner.as_str()] {
+            for g in [None, Some(&grants)] {
+                let e = decode_source_frame_as(frame, g).expect_err("refused");
+                assert_eq!(e.code(), ErrorCode::BadFrame);
+                assert!(e.to_string().contains("recursion limit exceeded"), "{e}");
+            }
+        }
     }
 
     #[test]

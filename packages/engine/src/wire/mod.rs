@@ -5,6 +5,7 @@
 pub mod decode;
 pub mod encode;
 pub mod field_name;
+pub mod grants;
 pub mod json;
 pub mod order;
 pub mod rules;
@@ -13,3 +14,4 @@ pub mod view;
 
 pub use decode::{decode_source_frame, decode_source_frame_tree, PubField, Publish};
 pub use field_name::FieldName;
+pub use grants::PublishGrants;

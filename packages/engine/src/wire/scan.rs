@@ -18,6 +18,7 @@ use std::cell::RefCell;
 
 use super::decode::{retype, PubField, Publish};
 use super::field_name::FieldName;
+use super::grants::PublishGrants;
 use super::rules::{
     check_field_name, check_subject, MAX_FIELDS_PER_RECORD, MAX_FIELD_NAME_BYTES, MAX_PUBLISHES_PER_FRAME,
     MAX_STRING_VALUE_BYTES, MAX_SUBJECT_BYTES,
@@ -55,7 +56,9 @@ thread_local! {
 
 /// Decodes `text` when it is a valid source frame the scanner handles; `None` otherwise (the
 /// frame may still be valid: the tree decoder decides). Never panics, bounded by the text length.
-pub(super) fn decode_plain(text: &str) -> Option<Vec<Publish>> {
+/// With `grants`, a subject they do not permit declines the frame too (the tree decoder words
+/// the refusal).
+pub(super) fn decode_plain(text: &str, grants: Option<&PublishGrants>) -> Option<Vec<Publish>> {
     SCRATCH.with(|s| {
         let Ok(mut s) = s.try_borrow_mut() else {
             return None; // Re-entered (cannot happen: nothing here calls back). Be safe anyway.
@@ -64,6 +67,7 @@ pub(super) fn decode_plain(text: &str) -> Option<Vec<Publish>> {
             text,
             b: text.as_bytes(),
             i: 0,
+            grants,
         };
         let out = scan.frame(&mut s);
         s.clear();
@@ -126,6 +130,8 @@ struct Scan<'a> {
     text: &'a str,
     b: &'a [u8],
     i: usize,
+    /// The source's publish grants, when they need checking.
+    grants: Option<&'a PublishGrants>,
 }
 
 impl<'a> Scan<'a> {
@@ -381,6 +387,9 @@ impl<'a> Scan<'a> {
                     }
                     "subject" => {
                         subject = self.subject()?;
+                        if self.grants.is_some_and(|g| !g.permits(subject)) {
+                            return None;
+                        }
                         key::SUBJECT
                     }
                     "ts" => {
@@ -528,6 +537,21 @@ impl<'a> Scan<'a> {
 mod tests {
     use super::super::decode::decode_source_frame_tree;
     use super::*;
+
+    /// The scanner without grants (shadows the glob-imported one).
+    fn decode_plain(text: &str) -> Option<Vec<Publish>> {
+        super::decode_plain(text, None)
+    }
+
+    #[test]
+    fn grants_decline_a_subject_they_do_not_permit() {
+        let grants = PublishGrants::compile("feed", "source", &["/FX/**"]).expect("valid rules");
+        let frame = |subject: &str| format!(r#"{{"type":"record.publish","subject":"{subject}","fields":{{"x":1}}}}"#);
+        let both = format!("[{},{}]", frame("/FX/A"), frame("/FX/B"));
+        assert_eq!(super::decode_plain(&both, Some(&grants)).map(|v| v.len()), Some(2));
+        assert!(super::decode_plain(&format!("[{},{}]", frame("/FX/A"), frame("/PRODUCT/B")), Some(&grants)).is_none());
+        assert!(super::decode_plain(&frame("/PRODUCT/B"), None).is_some());
+    }
 
     /// Asserts that the scanner answers `text` (a plain valid frame) exactly as the tree decoder
     /// does, bit for bit (`{:?}` tells -0.0 from 0.0).
