@@ -47,7 +47,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     default: () => Math.min(2, Math.max(1, os.availableParallelism())), min: 1, max: 64, unit: 'threads',
     doc: 'Transport worker threads, each a uWebSockets.js app on the same port (SO_REUSEPORT); 1 runs the transport on the main thread.' },
   { path: 'server.workerSemiSpaceMb', type: 'int', env: 'TIDEWIRE_WORKER_SEMI_SPACE_MB', flag: 'worker-semi-space-mb', default: 0, min: 1, max: 256, zeroMeansOff: true, unit: 'MiB',
-    doc: 'Young-generation semi-space of each transport worker thread, fixed from its start: a scavenge (a pause of that thread) runs once per this much allocated, so twice the size halves them; each worker commits about twice this (two semi-spaces); 0 (the default) leaves V8\'s (grows with survival up to 16 MiB): at Low 19,900 users 32 MiB halved the scavenges but gave a mean of 3.5-6.3 ms over 3 runs against 3.9-4.1 ms over 2 with 0 (docs/benchmarks.md, session 5); ignored with `server.workers` 1.' },
+    doc: 'Young-generation semi-space of each transport worker thread, fixed from its start: a scavenge (a pause of that thread) runs once per this much allocated, so twice the size halves them; each worker commits about twice this (two semi-spaces); 0 (the default) leaves V8\'s (grows with survival up to 16 MiB); a larger one halves the scavenges but did not lower the fan-out mean in our runs (docs/bench-history/2026-11-23-quiet-b92afe4.md); ignored with `server.workers` 1.' },
   { path: 'server.webRoot', type: 'string', env: 'TIDEWIRE_WEB_ROOT', flag: 'web-root', default: '', unit: 'path',
     doc: 'Directory of the built web app served at `/`; empty means `apps/web/dist` of this checkout. Relative paths resolve against the working directory.' },
   { path: 'demo.enabled', type: 'bool', env: 'TIDEWIRE_DEMO', flag: 'demo', default: true, unit: 'on/off',
@@ -132,7 +132,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     doc: 'Lifetime of a session token.' },
   { path: 'auth.demoUsers', type: 'bool', env: 'TIDEWIRE_DEMO_USERS', flag: 'demo-users', default: true, unit: 'on/off',
     doc: 'Accept the demo users alice/alice123, bob/bob123 (traders), admin/admin123 (admin), feed/feed123 (source).' },
-  // orders (issue 4): the journal and the order rules, passed to the engine
+  // orders: the journal and the order rules, passed to the engine
   { path: 'orders.journalDir', type: 'string', env: 'TIDEWIRE_JOURNAL_DIR', flag: 'journal-dir', default: '', unit: 'path',
     doc: 'Directory of the order journal (created if missing; one server per directory); empty: orders disabled (`order.*` requests get UNAVAILABLE). The `tidewire-server` command (`npm start`) defaults it to `.data/journal` of this checkout; servers embedded with `loadConfig()` (tests) have it empty unless set. Relative paths resolve against the working directory.' },
   { path: 'orders.fsync', type: 'bool', env: 'TIDEWIRE_JOURNAL_FSYNC', flag: 'journal-fsync', default: true, unit: 'on/off',

@@ -91,7 +91,7 @@ export interface Config {
     readonly sourceOverrunBytes: number;
   };
   readonly session: { readonly heartbeatMs: number; readonly idleTimeoutSec: number };
-  /** Orders (issue 4): the journal and the order rules; `journalDir` empty = orders disabled. */
+  /** Orders: the journal and the order rules; `journalDir` empty = orders disabled. */
   readonly orders: {
     readonly journalDir: string;
     /** Cut a broken journal chain back to its last consistent seq (an explicit recovery step). */

@@ -1,5 +1,5 @@
 /**
- * Orders end to end (issue 4): real server (real engine with a journal in a fresh temp directory,
+ * Orders end to end: real server (real engine with a journal in a fresh temp directory,
  * real uWS) on 127.0.0.1 port 0, instruments published through /source, the client SDK as the
  * trader. Covers ack with seq, every reject rule with field/rule, cancel/amend, trade record and
  * blotter progressing to filled, privacy, roles, and a server without a journal.

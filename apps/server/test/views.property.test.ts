@@ -1,5 +1,5 @@
 /**
- * Property test of views end to end (issue 3): random container contents, random record updates
+ * Property test of views end to end: random container contents, random record updates
  * (incl. deleted fields), inserts, removes and window moves go through a real server over real
  * sockets; at each quiescent point the client's window (diffs applied with the SDK's
  * `applyViewRows`) equals slice(sort(filter(container))) computed here, rows' fields included,

@@ -1,5 +1,5 @@
 /**
- * Zero-loss tests (issue 4): the server runs as a child process with its journal in a fresh temp
+ * Zero-loss tests: the server runs as a child process with its journal in a fresh temp
  * directory. (1) Four clients submit orders at a steady rate (~200/s each) while a source ticks
  * the market so orders fill; the server is killed with SIGKILL mid-stream and restarted on the same
  * journal; every acknowledged order must be there in a state at or beyond the last state its

@@ -1,4 +1,4 @@
-//! Long fuzz run of the engine's untrusted-input parsers (issue 6): `wire::decode_source_frame`
+//! Long fuzz run of the engine's untrusted-input parsers: `wire::decode_source_frame`
 //! and `filter::parse` + `Filter::compile` + `matches`, on seeded random inputs (random bytes,
 //! mutated golden frames, deep nesting, huge numbers, lone surrogates, filter token soup).
 //! Every call runs under `catch_unwind`; a panic, an untyped error or a call slower than the

@@ -1,4 +1,4 @@
-//! Fuzz properties (issue 6, "Hostile input"): the source-frame decoder and the filter parser /
+//! Fuzz properties (docs/security.md, "Fuzzing"): the source-frame decoder and the filter parser /
 //! compiler never panic on any input, and reject with a typed error. Short proptest runs here;
 //! the long run (a million inputs each) is `cargo run --release --no-default-features --example
 //! fuzz_decoders -- 1000000` (docs/security.md).

@@ -1,4 +1,4 @@
-//! Differential fuzz (issue 6): the engine's source-frame decoder must give the verdict the
+//! Differential fuzz: the engine's source-frame decoder must give the verdict the
 //! TypeScript decoder (`decodeSourceFrame`, packages/protocol) recorded for the same seeded
 //! mutations of the golden frames: accept (same message count) or reject with the same code,
 //! field and index. The corpus is written by packages/protocol/src/decode.fuzz.test.ts.

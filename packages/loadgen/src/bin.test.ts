@@ -1,5 +1,5 @@
 /**
- * `npx tidewire-loadgen` is the documented command line (issue 7): npm links the package's bin at
+ * `npx tidewire-loadgen` is the documented command line: npm links the package's bin at
  * install time, before the build, so the linked file must exist in a fresh clone. This runs the
  * linked command from the repository root, as a user would.
  */

@@ -31,7 +31,7 @@ import { nativeAvailable } from './native-process.js';
 
 /** Instruments the preset publishes. */
 export const ORDER_INSTRUMENTS = 100;
-/** Default steps, orders/s (issue 4). */
+/** Default steps, orders/s. */
 export const ORDERS_DEFAULT_STEPS: readonly number[] = [1_000, 5_000, 10_000, 20_000];
 /** Published (STAC 2007, one server) mean create-to-ack, ms, per orders/s. */
 export const ORDERS_PUBLISHED_MEAN_MS: Readonly<Record<number, number>> = { 6000: 0.519 };
@@ -119,7 +119,7 @@ export const ORDERS_DEFAULT_TICK_MS = 0.25;
 /**
  * Default shortest time between two sends of a native socket thread, ms: at 20,000 orders/s the
  * same latency as 0 (every order on its own wake-up) for ~2/3 of the simulator's CPU (31-34% of a
- * core against 44-50%, docs/benchmarks.md "Session 9: native orders generator").
+ * core against 44-50%, docs/bench-history/2026-11-23-native-orders-generator-1b1ae0d.md).
  */
 export const NATIVE_ORDERS_DEFAULT_TICK_MS = 0.1;
 

@@ -60,7 +60,7 @@ export const VIEW_RUN_FLAGS: Record<string, FlagSpec> = {
   probes: { type: 'number', doc: 'finder-latency: probe users (window over the whole view) that measure row latency, spread over the views', default: 20 },
   'probe-window': { type: 'number', doc: 'finder-latency: rows of a probe\'s window (published probe 300; the view holds ~300)', default: 600 },
   clients: { type: 'number', doc: 'orders: trader connections sharing the order rate (each stays under the server\'s limits.requestsPerSec, or turn that off)', default: 50 },
-  pacing: { type: 'string', doc: 'orders: how sends are timed: worker (a ticker thread wakes the event loop when the next order is due, sub-ms) or interval (setInterval 1 ms: sends ~1 ms late, the generator before session 8)', default: 'worker' },
+  pacing: { type: 'string', doc: 'orders: how sends are timed: worker (a ticker thread wakes the event loop when the next order is due, sub-ms) or interval (setInterval 1 ms: sends ~1 ms late)', default: 'worker' },
   'tick-ms': { type: 'number', doc: `orders: shortest time between two ticks of worker pacing, ms (shorter: sends closer to their schedule, more wake-ups); default ${ORDERS_DEFAULT_TICK_MS}, with --engine native ${NATIVE_ORDERS_DEFAULT_TICK_MS} (0: each order on its own wake-up)` },
   'spin-ms': { type: 'number', doc: 'orders, native engine: poll without sleeping when the next order is due within this long, ms (less lateness, a busy core)', default: 0 },
   'server-commit': { type: 'string', doc: 'commit of the server under test, recorded in the report (params.commit is the load generator\'s checkout)', default: '' },

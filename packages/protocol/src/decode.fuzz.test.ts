@@ -1,5 +1,5 @@
 /**
- * Fuzzing the decoders of untrusted input (issue 6, "Hostile input"): random strings, random JSON
+ * Fuzzing the decoders of untrusted input (docs/security.md, "Fuzzing"): random strings, random JSON
  * values and mutations of the golden frames (byte flips, truncation, deep nesting, huge numbers,
  * unicode, duplicate keys). `decodeClientMessage`, `decodeSourceMessage` and `decodeSourceFrame`
  * must never throw and must return a typed `DecodeFailure`; `decodeServerFrame` may only throw

@@ -1,5 +1,5 @@
 /**
- * What the demo feed publishes for views (issue 3): containers over its records
+ * What the demo feed publishes for views: containers over its records
  * (`/CONTAINER/PRODUCTS` with every product, `/CONTAINER/FX`, one `/CONTAINER/SECTOR/<sector>`
  * per sector) and price tiers over the catalog: T1 is the constituent records themselves, T2 and
  * T3 are tiered records `/PRODUCT/X@T2` / `@T3` with the same mid and a wider spread (x2, x3).

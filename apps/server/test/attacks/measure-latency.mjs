@@ -16,7 +16,7 @@
  * Attacker priority (`--nice`): the attacker process runs on the same 2 cores as the server and
  * the victims, so at equal priority its own CPU (a client loop the server never sees) moves the
  * victims as much as the server's work for it: the controls (the same client loop into a sink in
- * the attacker's own process) showed it. Issue 6's criterion is about the server isolating users
+ * the attacker's own process) showed it. The criterion is about the server isolating users
  * from an attacker, who in production runs on another machine. `idle` starts the attacker child
  * under `chrt --idle 0 nice -n 19` (SCHED_IDLE, every thread of it from exec): it gets only CPU
  * that the server and the victims leave and is preempted as soon as one of them wakes, while the
