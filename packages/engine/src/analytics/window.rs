@@ -3,12 +3,13 @@
 //!
 //! Numbers: running sums are Neumaier-compensated (Kahan-Babuska): adding a value and later
 //! subtracting it leaves no drift worth the name, even when magnitudes mix (1e12 then 0.01).
-//! `stddev` keeps its sums shifted by a per-column reference value (close to the data, so the
-//! sum of squares does not cancel catastrophically) and, because the data can walk away from
-//! that reference, re-picks the reference and recomputes its two sums from the window every
-//! window-length evictions (O(n) every n evictions: O(1) amortized). A window that becomes empty
-//! resets every sum to exactly zero. A sum that overflowed (not finite) is recomputed from the
-//! window when a value leaves it.
+//! `stddev` keeps Σ(x-r) and Σ(x-r)² with the reference r one of the values in the window, so
+//! every |x-r| is at most the window's range and the sum of squares cannot cancel
+//! catastrophically (a shift far from the data, e.g. the first price of a walk, loses all digits
+//! of a small variance). When the reference's event leaves, the newest value becomes the
+//! reference and the two sums are recomputed from the window: O(n) once per n evictions at
+//! most, O(1) amortized. A window that becomes empty resets every sum to exactly zero; a sum
+//! that overflowed (not finite) is recomputed from the window when a value leaves it.
 
 use std::collections::VecDeque;
 
@@ -87,8 +88,9 @@ pub(crate) struct Col {
     sum: Sum,
     /// Events in the window that have the field.
     n: u64,
-    /// Stddev only: the reference value, Σ(x-r) and Σ(x-r)².
+    /// Stddev only: the reference value r (the value of event `ref_seq`), Σ(x-r) and Σ(x-r)².
     shift: f64,
+    ref_seq: u64,
     dsum: Sum,
     dsq: Sum,
     min: Option<Mono<true>>,
@@ -140,8 +142,6 @@ pub(crate) struct Window {
     len: u64,
     /// Seq of the next event (the oldest in the window is `next_seq - len`).
     next_seq: u64,
-    /// Evictions since the stddev references were last re-picked.
-    evictions: u64,
     cols: Box<[Col]>,
     /// (price column, volume column) per vwap, and its sums.
     pairs: Box<[(usize, usize)]>,
@@ -178,7 +178,6 @@ impl Window {
             head: 0,
             len: 0,
             next_seq: 0,
-            evictions: 0,
             cols,
             pairs: pairs.into(),
             prods: vec![Prod::default(); pairs.len()].into(),
@@ -195,13 +194,15 @@ impl Window {
     #[inline]
     pub fn push(&mut self, x: &[f64]) {
         debug_assert_eq!(x.len(), self.width);
+        if let Kind::Length(n) = self.kind {
+            if self.len == n as u64 {
+                self.evict();
+            }
+        }
         let seq = self.next_seq;
         self.next_seq += 1;
         match self.kind {
             Kind::Length(n) => {
-                if self.len == n as u64 {
-                    self.evict();
-                }
                 let mut tail = self.head + self.len as usize;
                 if tail >= n {
                     tail -= n;
@@ -226,6 +227,7 @@ impl Window {
             }
             if col.n == 0 && col.stddev {
                 col.shift = v;
+                col.ref_seq = seq;
             }
             col.n += 1;
             col.sum.add(v);
@@ -266,7 +268,7 @@ impl Window {
         }
         let seq = self.next_seq - self.len;
         let w = self.width;
-        let mut overflowed = false;
+        let mut recompute = false;
         for (c, col) in self.cols.iter_mut().enumerate() {
             let v = value(self.kind, &self.ring, &self.fifo, self.head, 0, w, c);
             if v.is_nan() {
@@ -274,11 +276,12 @@ impl Window {
             }
             col.n -= 1;
             col.sum.add(-v);
-            overflowed |= !col.sum.finite();
+            recompute |= !col.sum.finite();
             if col.stddev {
                 let d = v - col.shift;
                 col.dsum.add(-d);
                 col.dsq.add(-(d * d));
+                recompute |= seq == col.ref_seq;
             }
             if let Some(m) = &mut col.min {
                 m.evict(seq);
@@ -294,7 +297,7 @@ impl Window {
                 p.pv.add(-(pa * vb));
                 p.v.add(-vb);
                 p.n -= 1;
-                overflowed |= !p.pv.finite() || !p.v.finite();
+                recompute |= !p.pv.finite() || !p.v.finite();
             }
         }
         match self.kind {
@@ -309,10 +312,9 @@ impl Window {
             }
         }
         self.len -= 1;
-        self.evictions += 1;
         if self.len == 0 {
             self.reset_sums();
-        } else if overflowed || (self.evictions >= self.len.max(64) && self.cols.iter().any(|c| c.stddev)) {
+        } else if recompute {
             self.recompute();
         }
     }
@@ -326,7 +328,6 @@ impl Window {
         for p in self.prods.iter_mut() {
             *p = Prod::default();
         }
-        self.evictions = 0;
     }
 
     /// Column `c` of the `k`-th oldest event in the window.
@@ -335,21 +336,21 @@ impl Window {
         value(self.kind, &self.ring, &self.fifo, self.head, k, self.width, c)
     }
 
-    /// Recomputes every sum from the window's events and re-picks the stddev references (each
-    /// column's mean).
+    /// Recomputes every sum from the window's events; a stddev column's reference becomes its
+    /// newest value.
     fn recompute(&mut self) {
         let len = self.len as usize;
+        let first_seq = self.next_seq - self.len;
         for c in 0..self.width {
             let mut sum = Sum::default();
+            let (mut shift, mut ref_seq) = (0.0, first_seq);
             for k in 0..len {
                 let v = self.at(k, c);
                 if !v.is_nan() {
                     sum.add(v);
+                    (shift, ref_seq) = (v, first_seq + k as u64);
                 }
             }
-            let n = self.cols[c].n;
-            let shift = if n > 0 { sum.value() / n as f64 } else { 0.0 };
-            let shift = if shift.is_finite() { shift } else { 0.0 };
             let (mut dsum, mut dsq) = (Sum::default(), Sum::default());
             if self.cols[c].stddev {
                 for k in 0..len {
@@ -365,6 +366,7 @@ impl Window {
             col.sum = sum;
             if col.stddev {
                 col.shift = shift;
+                col.ref_seq = ref_seq;
                 col.dsum = dsum;
                 col.dsq = dsq;
             }
@@ -382,7 +384,6 @@ impl Window {
             self.prods[i].pv = pv;
             self.prods[i].v = v;
         }
-        self.evictions = 0;
     }
 
     /// Column `c` of the oldest event in the window (`None`: empty, or the event lacks it).
