@@ -308,7 +308,9 @@ impl Window {
                 }
             }
             _ => {
-                self.fifo.drain(..w);
+                for _ in 0..w {
+                    self.fifo.pop_front();
+                }
             }
         }
         self.len -= 1;
