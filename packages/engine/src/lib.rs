@@ -2,6 +2,7 @@
 //! batching, throttling/conflation and slow-consumer bounds, run on one engine thread.
 //! `napi` (default feature) is the only place Node is touched.
 
+pub mod analytics;
 pub mod chunked;
 pub mod container;
 pub mod error;
