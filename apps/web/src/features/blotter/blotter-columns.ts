@@ -7,14 +7,14 @@
 
 /** Width of each column in px (the reason: its minimum); the grid's column defs use these. */
 export const COLUMN_WIDTHS: Readonly<Record<string, number>> = {
-  created: 100,
+  created: 92,
   instrumentLabel: 92,
-  side: 52,
-  quantity: 84,
+  side: 48,
+  quantity: 92,
   price: 80,
   notional: 104,
-  status: 100,
-  filledQuantity: 84,
+  status: 112,
+  filledQuantity: 92,
   averagePrice: 80,
   lastFill: 150,
   timeInForce: 50,
