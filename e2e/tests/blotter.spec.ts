@@ -16,6 +16,8 @@ test.beforeAll(async ({ request }) => {
 
 /** Opens the app, logs in through the form and opens the blotter. */
 async function openBlotter(page: Page, user: string, password: string): Promise<void> {
+  // wide enough for every column (narrower windows hide some: blotter-layout.spec.ts); these tests read the ids
+  await page.setViewportSize({ width: 1920, height: 1000 });
   await page.goto(serverUrl());
   await page.getByLabel('User').fill(user);
   await page.getByLabel('Password').fill(password);

@@ -79,6 +79,8 @@ test('the watchlist streams rows in place and takes typed subjects', async ({ pa
   await expect(bid).toHaveText(/^\d+\.\d{5}$/);
   const first = await bid.textContent();
   await expect(bid).not.toHaveText(first ?? '');
+  // a moved price carries its direction: its change flash is green up, red down
+  await expect(bid).toHaveClass(/\bmove-(up|down)\b/);
 
   // Products stream too (the default list holds the first products of the demo catalog, seed 1).
   await expect(page.locator('.ag-row[row-id="/PRODUCT/CH9U47146984"] [col-id="status"]')).toHaveText('live');
@@ -95,6 +97,13 @@ test('the watchlist streams rows in place and takes typed subjects', async ({ pa
 
   await page.getByRole('button', { name: 'Remove /FX/USDCAD' }).click();
   await expect(page.locator('.ag-row[row-id="/FX/USDCAD"]')).toHaveCount(0);
+
+  // or found by name with the ticket's instrument search
+  const search = page.getByLabel('Search by name');
+  await search.click();
+  await search.fill('usd/cad');
+  await page.locator('[data-testid="ticket-instrument-option"][data-subject="/FX/USDCAD"]').click();
+  await expect(added).toHaveText(/^\d+\.\d{5}$/);
 
   const shot = testInfo.outputPath('watchlist.png');
   await page.screenshot({ path: shot });

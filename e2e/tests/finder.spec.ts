@@ -56,6 +56,11 @@ async function codesAt(grid: Locator, from: number, n: number): Promise<string[]
   return out;
 }
 
+/** Scrolls every scrollable element under `root` back to the top. */
+function scrollToTop(root: Element): void {
+  for (const el of root.querySelectorAll('*')) if (el.scrollTop > 0) el.scrollTop = 0;
+}
+
 /** Scrolls every vertically scrollable element of the grid to its end (AG Grid's body scroller). */
 function scrollToEnd(root: Element): void {
   for (const el of root.querySelectorAll('*')) {
@@ -135,14 +140,26 @@ test('bob filters, sorts and scrolls the product finder; rows and count match th
     await page.screenshot({ path: shot });
     await testInfo.attach('product-finder', { path: shot, contentType: 'image/png' });
 
-    // a bad expression shows the server's error with its position
+    // a bad expression shows the server's error with its position, and is not applied: the
+    // count and the rows stay those of the last good query
+    const countBefore = await page.getByTestId('finder-count').getAttribute('data-count');
+    const shownCodes = () => grid.locator('.ag-row [col-id="code"]').allTextContents();
+    const codesBefore = await shownCodes();
+    expect(codesBefore.length).toBeGreaterThan(0);
     await page.getByTestId('finder-expression').fill('bid >= ');
     await expect(page.getByTestId('finder-error')).toContainText(/BAD_REQUEST.*filter at \d+: expected a value after '>='/);
+    await expect(page.getByTestId('finder-error')).toContainText('not applied');
+    await expect(page.getByTestId('finder-expression')).toHaveAttribute('aria-invalid', 'true');
+    await expect(page.getByTestId('finder-count')).toHaveAttribute('data-count', countBefore ?? '');
+    expect(await shownCodes()).toEqual(codesBefore);
+    await expect(page.getByTestId('finder-filter')).not.toHaveAttribute('data-filter', /bid >=/);
 
     // Escape clears the expression: the search alone applies again, the error goes
     await page.getByTestId('finder-expression').press('Escape');
     await expect(page.getByTestId('finder-expression')).toHaveValue('');
     await expect(page.getByTestId('finder-error')).toHaveCount(0);
+    // the grid kept its place (the bad expression never replaced the query): back to the top
+    await grid.evaluate(scrollToTop);
     await expectMatchesServer(page, grid, client);
 
     // double-clicking a product opens the blotter with it in the order ticket, live prices in

@@ -1,19 +1,25 @@
-import type { ColDef, ICellRendererParams, RowClassParams, RowClassRules, ValueFormatterParams } from 'ag-grid-community';
+import type { ColDef, ICellRendererParams, RowClassParams, RowClassRules, ValueGetterParams } from 'ag-grid-community';
 import { AgGridReact } from 'ag-grid-react';
-import { useCallback, useEffect } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
+import type { ViewRow } from '@tidewire/client';
 import { useServerViewGrid, type ServerViewQuery } from '../server-view-grid/use-server-view-grid.js';
 import { gridTheme } from '../watchlist/grid-setup.js';
-import { formatTime } from '../watchlist/watchlist-row.js';
-import { chipFilter, type BlotterChip } from './blotter-query.js';
+import { COLUMN_WIDTHS, columnsToHide, hiddenColumns } from './blotter-columns.js';
+import { blotterFilter, type BlotterChip, type BlotterFilters } from './blotter-query.js';
 import {
   fillRatio,
   formatAveragePrice,
+  formatDateTime,
   formatLastFill,
+  formatNotional,
   formatOrderPrice,
+  formatOrderTime,
   formatQuantity,
   formatSide,
   formatTimeInForce,
   isOpenOrder,
+  notionalOf,
+  rowDecimals,
   statusClass,
   statusLabel,
   statusTone,
@@ -39,11 +45,15 @@ export interface BlotterGridContext {
   amend(row: BlotterRow): void;
   /** clientOrderId of the order whose amend form is open; undefined when none. */
   readonly amending: string | undefined;
+  /** Price decimals per instrument subject (from the instrument records); rows of others use their own guess. */
+  readonly decimals: ReadonlyMap<string, number>;
 }
 
-type Formatter = (p: ValueFormatterParams<BlotterRow>) => string;
+type Getter = ValueGetterParams<BlotterRow, unknown, BlotterGridContext>;
 const NUM = ['cell-num', 'ag-right-aligned-cell'];
-const qty: Formatter = (p) => formatQuantity(typeof p.value === 'number' ? p.value : undefined);
+const qty = (p: { value: unknown }) => formatQuantity(typeof p.value === 'number' ? p.value : undefined);
+/** The row with its instrument's price decimals (a price cell's input); undefined for a row not loaded yet. */
+const priced = (p: Getter): BlotterRow | undefined => (p.data === undefined ? undefined : { ...p.data, decimals: rowDecimals(p.data, p.context.decimals) });
 
 /** Status pill coloured per status. */
 function StatusCell(params: ICellRendererParams<BlotterRow>) {
@@ -83,45 +93,61 @@ function ActionsCell(params: ICellRendererParams<BlotterRow, unknown, BlotterGri
         disabled={busy}
         onClick={() => params.context.amend(row)}
         aria-label={`Amend order ${row.clientOrderId}`}
+        title="Amend (double-click or Enter on the row)"
         data-testid="blotter-amend"
         data-client-order-id={row.clientOrderId}
       >
-        Amend
+        <span aria-hidden="true">✎</span>
       </button>
       <button
         type="button"
         className="grid-cancel"
         disabled={busy}
         onClick={() => params.context.cancel(row)}
-        aria-label={`Cancel order ${row.clientOrderId}`}
+        aria-label={busy ? `Cancelling order ${row.clientOrderId}` : `Cancel order ${row.clientOrderId}`}
+        title={busy ? 'Cancelling…' : 'Cancel order'}
+        aria-busy={busy}
         data-testid="blotter-cancel"
         data-client-order-id={row.clientOrderId}
       >
-        {busy ? 'Cancelling…' : 'Cancel'}
+        <span aria-hidden="true">{busy ? '…' : '✕'}</span>
       </button>
     </span>
   );
 }
 
-// Column ids are trade record field names (plus derived ones); the server decides the order.
-// What a trader scans first (instrument, side, size, price, status, fills) fits beside the ticket
-// at 1280 px; ids and the reason follow.
+// Column ids are trade record field names (plus derived ones); widths and which columns give way
+// on a narrow grid are in blotter-columns.ts.
+const W = COLUMN_WIDTHS;
 const COLUMNS: ColDef<BlotterRow>[] = [
-  { field: 'created', headerName: 'Time', width: 128, valueFormatter: (p) => (typeof p.value === 'number' ? formatTime(p.value) : ''), cellClass: 'cell-num', pinned: 'left' },
-  { field: 'instrumentLabel', headerName: 'Instrument', width: 124, cellClass: 'cell-subject', tooltipField: 'instrument' },
-  { field: 'side', headerName: 'Side', width: 58, valueFormatter: (p) => formatSide(p.value as BlotterRow['side']), cellClass: (p) => `side-cell side-cell-${String(p.value)}` },
-  { field: 'quantity', headerName: 'Qty', width: 104, type: 'rightAligned', valueFormatter: qty, cellClass: NUM, enableCellChangeFlash: true },
-  { colId: 'price', headerName: 'Price', width: 90, type: 'rightAligned', valueGetter: (p) => (p.data === undefined ? '' : formatOrderPrice(p.data)), cellClass: NUM, enableCellChangeFlash: true },
-  { field: 'status', headerName: 'Status', width: 124, cellRenderer: StatusCell, enableCellChangeFlash: true },
-  { field: 'filledQuantity', headerName: 'Filled', width: 104, type: 'rightAligned', cellRenderer: FilledCell, cellClass: NUM, enableCellChangeFlash: true },
-  { colId: 'averagePrice', headerName: 'Avg px', width: 96, type: 'rightAligned', valueGetter: (p) => (p.data === undefined ? '' : formatAveragePrice(p.data)), cellClass: NUM, enableCellChangeFlash: true },
-  { colId: 'lastFill', headerName: 'Last fill', width: 160, type: 'rightAligned', valueGetter: (p) => (p.data === undefined ? '' : formatLastFill(p.data)), cellClass: NUM, enableCellChangeFlash: true },
-  { field: 'timeInForce', headerName: 'TIF', width: 56, valueFormatter: (p) => formatTimeInForce(String(p.value ?? '')) },
-  { field: 'orderId', headerName: 'Order', width: 70, cellClass: NUM, type: 'rightAligned' },
-  { field: 'clientOrderId', headerName: 'Client id', width: 140, cellClass: 'cell-mono', tooltipField: 'clientOrderId' },
-  { field: 'reason', headerName: 'Reason', flex: 1, minWidth: 140, tooltipField: 'reason', cellClass: 'cell-reason' },
-  { colId: 'actions', headerName: '', width: 150, cellRenderer: ActionsCell, pinned: 'right', resizable: false },
+  {
+    field: 'created', headerName: 'Time', width: W.created, pinned: 'left', cellClass: 'cell-num',
+    headerTooltip: 'Time of day today, the date for earlier days; hover a cell for both',
+    valueFormatter: (p) => formatOrderTime(typeof p.value === 'number' ? p.value : undefined, Date.now()),
+    tooltipValueGetter: (p) => formatDateTime(typeof p.value === 'number' ? p.value : undefined),
+  },
+  { field: 'instrumentLabel', headerName: 'Instrument', width: W.instrumentLabel, cellClass: 'cell-subject', tooltipField: 'instrument' },
+  { field: 'side', headerName: 'Side', width: W.side, valueFormatter: (p) => formatSide(p.value as BlotterRow['side']), cellClass: (p) => `side-cell side-cell-${String(p.value)}` },
+  { field: 'quantity', headerName: 'Qty', width: W.quantity, type: 'rightAligned', valueFormatter: qty, cellClass: NUM, enableCellChangeFlash: true },
+  { colId: 'price', headerName: 'Price', width: W.price, type: 'rightAligned', valueGetter: (p: Getter) => { const r = priced(p); return r === undefined ? '' : formatOrderPrice(r); }, cellClass: NUM, enableCellChangeFlash: true },
+  {
+    colId: 'notional', headerName: 'Notional', width: W.notional, type: 'rightAligned', cellClass: NUM, enableCellChangeFlash: true,
+    headerTooltip: 'Quantity x limit price; for a market order, filled x average price',
+    valueGetter: (p: Getter) => (p.data === undefined ? '' : formatNotional(notionalOf(p.data))),
+  },
+  { field: 'status', headerName: 'Status', width: W.status, cellRenderer: StatusCell, enableCellChangeFlash: true },
+  { field: 'filledQuantity', headerName: 'Filled', width: W.filledQuantity, type: 'rightAligned', cellRenderer: FilledCell, cellClass: NUM, enableCellChangeFlash: true },
+  { colId: 'averagePrice', headerName: 'Avg px', width: W.averagePrice, type: 'rightAligned', valueGetter: (p: Getter) => { const r = priced(p); return r === undefined ? '' : formatAveragePrice(r); }, cellClass: NUM, enableCellChangeFlash: true },
+  { colId: 'lastFill', headerName: 'Last fill', flex: 1, minWidth: W.lastFill, type: 'rightAligned', valueGetter: (p: Getter) => { const r = priced(p); return r === undefined ? '' : formatLastFill(r); }, cellClass: NUM, enableCellChangeFlash: true },
+  { field: 'timeInForce', headerName: 'TIF', width: W.timeInForce, valueFormatter: (p) => formatTimeInForce(String(p.value ?? '')) },
+  { field: 'orderId', headerName: 'Order', width: W.orderId, cellClass: NUM, type: 'rightAligned' },
+  { field: 'clientOrderId', headerName: 'Client id', width: W.clientOrderId, cellClass: 'cell-mono', tooltipField: 'clientOrderId' },
+  { field: 'reason', headerName: 'Reason', flex: 1, minWidth: W.reason, tooltipField: 'reason', cellClass: 'cell-reason' },
+  { colId: 'actions', headerName: '', headerTooltip: 'Amend / Cancel', width: W.actions, cellRenderer: ActionsCell, pinned: 'right', resizable: false },
 ];
+
+/** The app's grid theme with tighter cell padding: the trading columns fit a 1024 px window. */
+const blotterTheme = gridTheme.withParams({ cellHorizontalPadding: 10 });
 
 const DEFAULT_COLUMN: ColDef<BlotterRow> = { sortable: false, resizable: true, suppressHeaderMenuButton: true, suppressMovable: false };
 
@@ -144,20 +170,39 @@ const ROW_CLASS_RULES: RowClassRules<BlotterRow> = {
 export function BlotterGrid({
   container,
   chip,
+  filters,
+  chosenColumns,
+  onHiddenColumns,
   context,
+  onInstrument,
   onCount,
   onError,
 }: {
   container: string;
   chip: BlotterChip;
+  /** Instrument and side filters, added to the chip's. */
+  filters: BlotterFilters;
+  /** Columns the trader chose to show (true) or hide (false) whatever the width. */
+  chosenColumns: ReadonlyMap<string, boolean>;
+  /** The hidden column ids, comma-separated, whenever they change. */
+  onHiddenColumns(ids: string): void;
   context: BlotterGridContext;
+  /** Called with the instrument subject of each row read (to learn its decimals). */
+  onInstrument(subject: string): void;
   onCount(count: number | undefined): void;
   onError(message: string | undefined): void;
 }) {
-  const query = useCallback((): ServerViewQuery => ({ filter: chipFilter(chip), sort: [] }), [chip]);
+  const query = useCallback((): ServerViewQuery => ({ filter: blotterFilter(chip, filters), sort: [] }), [chip, filters]);
+  const latestOnInstrument = useRef(onInstrument);
+  latestOnInstrument.current = onInstrument;
+  const toRow = useCallback((r: ViewRow) => {
+    const row = toBlotterRow(r);
+    latestOnInstrument.current(row.instrument);
+    return row;
+  }, []);
   const { gridProps, apiRef } = useServerViewGrid<BlotterRow>({
     container,
-    toRow: toBlotterRow,
+    toRow,
     query,
     onCount,
     onError,
@@ -171,15 +216,46 @@ export function BlotterGrid({
     if (row !== undefined && isOpenOrder(row) && row.clientOrderId !== '') context.amend(row);
   };
   // a cancel starting or ending, or the amend form opening or closing, changes only the action cells
-  useEffect(() => apiRef.current?.refreshCells({ columns: ['actions'], force: true }), [apiRef, context]);
+  useEffect(() => apiRef.current?.refreshCells({ columns: ['actions'], force: true }), [apiRef, context.cancelling, context.amending]);
+  // an instrument's decimals arrived: its prices print again
+  useEffect(() => apiRef.current?.refreshCells({ columns: ['price', 'averagePrice', 'lastFill'], force: true }), [apiRef, context.decimals]);
+
+  // columns that do not fit the grid's width give way (blotter-columns.ts)
+  const box = useRef<HTMLDivElement>(null);
+  const [autoHidden, setAutoHidden] = useState<string>('');
+  const hidden = columnsToHide(autoHidden === '' ? [] : autoHidden.split(','), chosenColumns).join(',');
+  const hiddenNow = useRef(hidden);
+  hiddenNow.current = hidden;
+  useEffect(() => {
+    const el = box.current;
+    if (el === null) return undefined;
+    const observer = new ResizeObserver(() => setAutoHidden(hiddenColumns(el.clientWidth).join(',')));
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, []);
+  // reads the ref, not `hidden`: also called from onGridReady, whose handler may be an older render's
+  const applyHidden = useCallback(() => {
+    const api = apiRef.current;
+    if (api === undefined) return;
+    const gone = new Set(hiddenNow.current === '' ? [] : hiddenNow.current.split(','));
+    const ids = COLUMNS.map((c) => c.colId ?? String(c.field));
+    api.setColumnsVisible(ids.filter((id) => !gone.has(id)), true);
+    api.setColumnsVisible([...gone], false);
+  }, [apiRef]);
+  useEffect(applyHidden, [applyHidden, hidden]);
+  useEffect(() => onHiddenColumns(hidden), [onHiddenColumns, hidden]);
 
   return (
-    <div className="blotter-grid" data-testid="blotter-grid">
+    <div className="blotter-grid" data-testid="blotter-grid" data-hidden-columns={hidden} ref={box}>
       <AgGridReact<BlotterRow>
-        theme={gridTheme}
+        theme={blotterTheme}
         columnDefs={COLUMNS}
         defaultColDef={DEFAULT_COLUMN}
         {...gridProps}
+        onGridReady={(e) => {
+          gridProps.onGridReady(e);
+          applyHidden();
+        }}
         context={context}
         rowClassRules={ROW_CLASS_RULES}
         onCellDoubleClicked={(e) => {
@@ -194,7 +270,7 @@ export function BlotterGrid({
         cellFlashDuration={500}
         cellFadeDuration={700}
         animateRows={false}
-        // 14 columns: render them all, so every cell of a visible row is in the DOM (find-in-page, tests)
+        // 15 columns: render them all, so every cell of a visible row is in the DOM (find-in-page, tests)
         suppressColumnVirtualisation
         tooltipShowDelay={300}
         overlayNoRowsTemplate="<span class='blotter-empty'>No orders here yet</span>"

@@ -1,9 +1,13 @@
 import { blotterSubject } from '@tidewire/protocol';
 import { useCallback, useMemo, useRef, useState, type KeyboardEvent } from 'react';
+import { useConnection } from '../../connection/ConnectionProvider.js';
 import { useConnectionSnapshot } from '../../connection/hooks.js';
+import { useDebounced } from '../server-view-grid/use-debounced.js';
 import { useViewCounts } from '../server-view-grid/use-view-counts.js';
-import { BLOTTER_CHIPS, DEFAULT_CHIP, chipFilter, type BlotterChip } from './blotter-query.js';
-import type { BlotterRow } from './blotter-row.js';
+import { CHOOSABLE_COLUMNS } from './blotter-columns.js';
+import { blotterCsv, readAllRows } from './blotter-export.js';
+import { BLOTTER_CHIPS, DEFAULT_CHIP, SIDE_FILTERS, blotterFilter, type BlotterChip, type BlotterFilters, type SideFilter } from './blotter-query.js';
+import { toBlotterRow, type BlotterRow } from './blotter-row.js';
 import { AmendPanel } from './AmendPanel.js';
 import { BlotterGrid, type BlotterGridContext } from './BlotterGrid.js';
 import { ackOutcome, failureOutcome, type OrderOutcome } from './order-outcome.js';
@@ -11,10 +15,23 @@ import { useOrderPort } from './order-port.js';
 import { OutcomeLine } from './OutcomeLine.js';
 import { OrderTicket } from './OrderTicket.js';
 import { instrumentFromHash } from './ticket-link.js';
+import { useInstrumentDecimals } from './use-instrument-decimals.js';
 import './blotter.css';
 
-/** The chips' server filters, in BLOTTER_CHIPS order (stable: the count views stay open). */
-const CHIP_FILTERS: readonly string[] = BLOTTER_CHIPS.map((c) => chipFilter(c.id));
+/** Quiet time after typing in the instrument filter before the grid asks again, ms. */
+const FILTER_DEBOUNCE_MS = 250;
+
+/** Saves `text` as a file named `name` through a temporary link. */
+function download(name: string, text: string): void {
+  const url = URL.createObjectURL(new Blob([text], { type: 'text/csv;charset=utf-8' }));
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = name;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  URL.revokeObjectURL(url);
+}
 
 /**
  * Trade blotter: the order ticket beside a live grid of the user's own orders (`/BLOTTER/<me>`,
@@ -22,14 +39,25 @@ const CHIP_FILTERS: readonly string[] = BLOTTER_CHIPS.map((c) => chipFilter(c.id
  * counts (one-row count views); the count beside them is the shown chip's row count on the server; open orders have Amend (opens the amend form above the grid)
  * and Cancel buttons (double-click also amends), whose answers (ack or reject) show above the
  * grid. Escape closes the amend form, then dismisses the cancel answer. A `#/blotter?instrument=`
- * link (ticket-link.ts) opens the ticket on that instrument.
+ * link (ticket-link.ts) opens the ticket on that instrument. Instrument text and side narrow the
+ * grid and the chip counts on the server; Export CSV saves every order of that filter.
  */
 export function BlotterPage() {
   const { session } = useConnectionSnapshot();
   const orders = useOrderPort();
   // `#/blotter?instrument=...` (a product double-clicked in the finder) opens the ticket on it
   const [linked] = useState(() => instrumentFromHash(window.location.hash));
+  const connection = useConnection();
   const [chip, setChip] = useState<BlotterChip>(DEFAULT_CHIP);
+  const [instrumentText, setInstrumentText] = useState('');
+  const [side, setSide] = useState<SideFilter>('any');
+  const typedInstrument = useDebounced(instrumentText, FILTER_DEBOUNCE_MS);
+  const filters = useMemo<BlotterFilters>(() => ({ instrument: typedInstrument, side }), [typedInstrument, side]);
+  const { decimals, note } = useInstrumentDecimals();
+  const [exporting, setExporting] = useState(false);
+  const [gridHidden, setGridHidden] = useState('');
+  const [chosenColumns, setChosenColumns] = useState<ReadonlyMap<string, boolean>>(new Map());
+  const chooseColumn = (id: string, show: boolean) => setChosenColumns((chosen) => new Map(chosen).set(id, show));
   const [count, setCount] = useState<number | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
   const [cancelling, setCancelling] = useState<ReadonlySet<string>>(new Set());
@@ -59,11 +87,28 @@ export function BlotterPage() {
     [orders],
   );
   const amendingId = amending?.clientOrderId;
-  const context = useMemo<BlotterGridContext>(() => ({ cancel, cancelling, amend, amending: amendingId }), [cancel, cancelling, amend, amendingId]);
+  const context = useMemo<BlotterGridContext>(() => ({ cancel, cancelling, amend, amending: amendingId, decimals }), [cancel, cancelling, amend, amendingId, decimals]);
 
   const user = session?.user ?? '';
   const container = user === '' ? undefined : blotterSubject(user);
-  const chipCounts = useViewCounts(container, CHIP_FILTERS);
+  // the chips' server filters with the instrument and side, in BLOTTER_CHIPS order
+  const chipFilters = useMemo(() => BLOTTER_CHIPS.map((c) => blotterFilter(c.id, filters)), [filters]);
+  const chipCounts = useViewCounts(container, chipFilters);
+  const exportCsv = () => {
+    if (container === undefined || exporting) return;
+    setExporting(true);
+    readAllRows((request, handler) => connection.view(request, handler), container, blotterFilter(chip, filters))
+      .then(
+        (rows) => {
+          const orders = rows.map(toBlotterRow);
+          for (const o of orders) note(o.instrument);
+          download(`blotter-${user}-${chip}.csv`, blotterCsv(orders, decimals));
+          setError(undefined);
+        },
+        (e: unknown) => setError(`Export failed: ${e instanceof Error ? e.message : String(e)}`),
+      )
+      .finally(() => setExporting(false));
+  };
   const pickChip = (next: BlotterChip) => {
     if (next === chip) return;
     setChip(next);
@@ -100,7 +145,44 @@ export function BlotterPage() {
           <span className="blotter-count" data-testid="blotter-count" data-count={count ?? ''} aria-live="polite">
             {count === undefined ? '…' : `${count.toLocaleString('en-US')} ${count === 1 ? 'order' : 'orders'}`}
           </span>
-          <span className="page-hint">{container ?? ''}</span>
+          <span className="page-hint blotter-container">{container ?? ''}</span>
+        </div>
+        <div className="blotter-filters" role="group" aria-label="Filter orders">
+          <input
+            className="picker-input blotter-filter-instrument"
+            type="search"
+            placeholder="Instrument (e.g. EUR/USD)"
+            aria-label="Filter by instrument"
+            value={instrumentText}
+            onChange={(e) => setInstrumentText(e.target.value)}
+            data-testid="blotter-filter-instrument"
+          />
+          <select className="picker-input blotter-filter-side" aria-label="Filter by side" value={side} onChange={(e) => setSide(e.target.value as SideFilter)} data-testid="blotter-filter-side">
+            {SIDE_FILTERS.map((s) => (
+              <option key={s.id} value={s.id}>
+                {s.label}
+              </option>
+            ))}
+          </select>
+          <details className="blotter-columns" data-testid="blotter-columns">
+            <summary className="chip" title="Columns that do not fit are hidden; tick one to show it anyway">
+              Columns
+            </summary>
+            <div className="blotter-columns-list">
+              {CHOOSABLE_COLUMNS.map((c) => {
+                const hidden = gridHidden.split(',').includes(c.id);
+                return (
+                  <label key={c.id}>
+                    <input type="checkbox" checked={!hidden} onChange={(e) => chooseColumn(c.id, e.target.checked)} data-testid={`blotter-column-${c.id}`} />
+                    {c.label}
+                  </label>
+                );
+              })}
+            </div>
+          </details>
+          <button type="button" className="chip blotter-export" onClick={exportCsv} disabled={container === undefined || exporting} title="Save every order of this filter as CSV" data-testid="blotter-export">
+            {exporting ? 'Exporting…' : 'Export CSV'}
+          </button>
         </div>
         {error !== undefined && (
           <p className="inline-error" role="alert" data-testid="blotter-error">
@@ -119,7 +201,7 @@ export function BlotterPage() {
         {container === undefined ? (
           <p className="page-hint">No blotter for this session.</p>
         ) : (
-          <BlotterGrid key={container} container={container} chip={chip} context={context} onCount={setCount} onError={setError} />
+          <BlotterGrid key={container} container={container} chip={chip} filters={filters} chosenColumns={chosenColumns} onHiddenColumns={setGridHidden} context={context} onInstrument={note} onCount={setCount} onError={setError} />
         )}
       </div>
     </section>

@@ -47,3 +47,52 @@ export function chipFilter(chip: BlotterChip): string {
       return `statusCode >= ${DONE_STATUS_CODE}`;
   }
 }
+
+/** Side filter of the blotter: both sides, or one. */
+export type SideFilter = 'any' | 'buy' | 'sell';
+
+/** Side choices in display order. */
+export const SIDE_FILTERS: readonly { readonly id: SideFilter; readonly label: string }[] = [
+  { id: 'any', label: 'Both sides' },
+  { id: 'buy', label: 'Buy' },
+  { id: 'sell', label: 'Sell' },
+];
+
+/** Filters the blotter adds to a chip: instrument text as typed ('' = every instrument) and side. */
+export interface BlotterFilters {
+  readonly instrument: string;
+  readonly side: SideFilter;
+}
+
+export const NO_FILTERS: BlotterFilters = { instrument: '', side: 'any' };
+
+/** A filter-language string literal of `text` (quotes and backslashes escaped). */
+function quoted(text: string): string {
+  return `"${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+}
+
+/**
+ * The server filter of typed instrument text: `instrument icontains "<text>"` with slashes and
+ * spaces dropped, so `EUR/USD`, `eurusd` and `eur` all match `/FX/EURUSD`; '' for blank text.
+ */
+export function instrumentFilter(typed: string): string {
+  const text = typed.replace(/[\s/]+/g, '');
+  return text === '' ? '' : `instrument icontains ${quoted(text)}`;
+}
+
+/** The server filter of a side choice: '' for both, else `side = "buy"` / `side = "sell"`. */
+export function sideFilter(side: SideFilter): string {
+  return side === 'any' ? '' : `side = ${quoted(side)}`;
+}
+
+/** `parts` that are not empty, joined with `and` (each parenthesised when there are several). */
+export function allOf(parts: readonly string[]): string {
+  const used = parts.filter((p) => p !== '');
+  if (used.length <= 1) return used[0] ?? '';
+  return used.map((p) => `(${p})`).join(' and ');
+}
+
+/** The blotter's server filter: the chip's, the instrument's and the side's, all of them. */
+export function blotterFilter(chip: BlotterChip, filters: BlotterFilters): string {
+  return allOf([chipFilter(chip), instrumentFilter(filters.instrument), sideFilter(filters.side)]);
+}

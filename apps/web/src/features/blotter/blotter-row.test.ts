@@ -3,14 +3,20 @@ import {
   decimalPlaces,
   fillRatio,
   formatAveragePrice,
+  formatDateTime,
   formatLastFill,
+  formatNotional,
+  formatOrderTime,
   formatOrderPrice,
   formatQuantity,
   formatSide,
   formatTimeInForce,
+  instrumentDecimals,
   instrumentLabel,
   isOpenOrder,
+  notionalOf,
   priceDecimalsOf,
+  rowDecimals,
   statusClass,
   statusLabel,
   statusTone,
@@ -116,10 +122,63 @@ describe('formatting', () => {
     const row = toBlotterRow(trade(LIMIT));
     expect(formatOrderPrice(row)).toBe('1.08520');
     expect(formatLastFill(row)).toBe('250,000 @ 1.08515');
-    expect(formatAveragePrice(row)).toBe('1.085150');
+    expect(formatAveragePrice(row)).toBe('1.08515');
     expect(formatAveragePrice({ ...row, filledQuantity: 0 })).toBe('');
     expect(fillRatio(row)).toBe(0.25);
     expect(fillRatio({ filledQuantity: 5, quantity: 0 })).toBe(0);
     expect(fillRatio({ filledQuantity: 5, quantity: 2 })).toBe(1);
+  });
+});
+
+describe('instrument decimals', () => {
+  it('come from the tick size, else the decimals field, else the asset class', () => {
+    expect(instrumentDecimals({ tickSize: 0.01, decimals: 5 })).toBe(2);
+    expect(instrumentDecimals({ tickSize: 0.001 })).toBe(3);
+    expect(instrumentDecimals({ decimals: 3 })).toBe(3);
+    expect(instrumentDecimals({ assetClass: 'Equity' })).toBe(2);
+    expect(instrumentDecimals({ tickSize: 0.00001 })).toBe(5);
+  });
+  it('print every price of a row alike once the instrument is known', () => {
+    // an equity with tick 0.01: the limit, the fill and the average all get 2 decimals
+    const row = toBlotterRow(trade({ ...LIMIT, instrument: '/PRODUCT/X', price: 0.6, lastFillPrice: 9.99999, averagePrice: 0.6, filledQuantity: 10, lastFillQuantity: 10 }));
+    expect(row.decimals).toBe(5); // the guess from the fill's digits
+    const known = new Map([['/PRODUCT/X', instrumentDecimals({ tickSize: 0.01 })]]);
+    const shown = { ...row, decimals: rowDecimals(row, known) };
+    expect(formatOrderPrice(shown)).toBe('0.60');
+    expect(formatAveragePrice(shown)).toBe('0.60');
+    expect(formatLastFill(shown)).toBe('10 @ 10.00');
+    // an instrument not known yet keeps the row's guess
+    expect(rowDecimals(row, new Map())).toBe(5);
+  });
+});
+
+describe('notional', () => {
+  it('is quantity x limit price, or filled x average for a market order', () => {
+    const limit = toBlotterRow(trade(LIMIT));
+    expect(notionalOf(limit)).toBeCloseTo(1_000_000 * 1.0852, 6);
+    expect(formatNotional(notionalOf(limit))).toBe('1,085,200');
+    const market = { orderType: 'market' as const, quantity: 100, price: undefined, filledQuantity: 40, averagePrice: 12.5 };
+    expect(notionalOf(market)).toBe(500);
+    expect(formatNotional(500)).toBe('500.00');
+    expect(notionalOf({ ...market, filledQuantity: 0 })).toBeUndefined();
+    expect(notionalOf({ ...market, filledQuantity: undefined })).toBeUndefined();
+    expect(formatNotional(undefined)).toBe('');
+  });
+});
+
+describe('order time', () => {
+  const at = (y: number, mo: number, d: number, h: number, mi: number, s = 0, ms = 0) => new Date(y, mo - 1, d, h, mi, s, ms).getTime();
+  it('is the time of day today, the date on earlier days, with the year in other years', () => {
+    const now = at(2026, 11, 28, 9, 30);
+    expect(formatOrderTime(at(2026, 11, 28, 8, 5, 9, 42), now)).toBe('08:05:09');
+    expect(formatOrderTime(at(2026, 11, 27, 23, 59, 1), now)).toBe('27 Nov');
+    expect(formatOrderTime(at(2025, 12, 31, 10, 0), now)).toBe('31 Dec 25');
+    expect(formatOrderTime(at(2009, 1, 2, 10, 0), now)).toBe('2 Jan 09');
+    expect(formatOrderTime(undefined, now)).toBe('');
+    expect(formatOrderTime(0, now)).toBe('');
+  });
+  it('has a full form for tooltips and exports', () => {
+    expect(formatDateTime(at(2026, 1, 2, 3, 4, 5, 6))).toBe('2026-01-02 03:04:05.006');
+    expect(formatDateTime(undefined)).toBe('');
   });
 });

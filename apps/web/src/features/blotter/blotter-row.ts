@@ -9,6 +9,7 @@
 import { ORDER_STATUS_CODES, type OrderSide, type OrderStatus } from '@tidewire/protocol';
 import { displayPair } from '../fx/fx-pairs.js';
 import { DONE_STATUS_CODE } from './blotter-query.js';
+import { tickDecimals, tickOf } from './ticket-form.js';
 
 /** Colour family of a status: the grid's status cell and the row's left edge use it. */
 export type StatusTone = 'working' | 'partial' | 'filled' | 'cancelled' | 'rejected' | 'unknown';
@@ -50,7 +51,10 @@ export interface BlotterRow {
   readonly updated: number | undefined;
   /** Journal seq of the last transition. */
   readonly seq: number | undefined;
-  /** Price decimals for this row's prices (see priceDecimalsOf). */
+  /**
+   * Price decimals guessed from this row's own prices (see priceDecimalsOf): used only until the
+   * instrument record says its decimals (see rowDecimals).
+   */
   readonly decimals: number;
 }
 
@@ -216,13 +220,66 @@ export function formatOrderPrice(row: Pick<BlotterRow, 'orderType' | 'price' | '
   return formatPrice(row.price, row.decimals);
 }
 
-/**
- * Average fill price, one decimal more than the row's prices (an average of fills at 1.08523 and
- * 1.08524 is 1.085235); empty until something filled.
- */
+/** Average fill price with the row's decimals (the instrument's); empty until something filled. */
 export function formatAveragePrice(row: Pick<BlotterRow, 'averagePrice' | 'filledQuantity' | 'decimals'>): string {
   if (row.filledQuantity === undefined || row.filledQuantity <= 0) return '';
-  return formatPrice(row.averagePrice, Math.min(MAX_DECIMALS + 1, row.decimals + 1));
+  return formatPrice(row.averagePrice, row.decimals);
+}
+
+/**
+ * Price decimals of an instrument record: those of its tick (`tickSize`, else its `decimals`
+ * field or asset class: the ticket's tickOf), so every price of the instrument prints alike.
+ */
+export function instrumentDecimals(fields: Readonly<Record<string, unknown>>): number {
+  return tickDecimals(tickOf(fields));
+}
+
+/** Decimals for a row's prices: its instrument's when known (`known`, by subject), else the row's guess. */
+export function rowDecimals(row: Pick<BlotterRow, 'instrument' | 'decimals'>, known: ReadonlyMap<string, number>): number {
+  return known.get(row.instrument) ?? row.decimals;
+}
+
+/**
+ * Notional of an order in the price's currency: quantity x limit price for a limit order; for a
+ * market order (no price) filled quantity x average fill price once something filled; else undefined.
+ */
+export function notionalOf(row: Pick<BlotterRow, 'orderType' | 'quantity' | 'price' | 'filledQuantity' | 'averagePrice'>): number | undefined {
+  if (row.orderType === 'limit' && row.quantity !== undefined && row.price !== undefined) return row.quantity * row.price;
+  if (row.filledQuantity !== undefined && row.filledQuantity > 0 && row.averagePrice !== undefined) return row.filledQuantity * row.averagePrice;
+  return undefined;
+}
+
+/** Notional as a grouped whole amount (`1,085,200`); amounts under 1,000 keep 2 decimals (`6.00`). */
+export function formatNotional(value: number | undefined): string {
+  if (value === undefined) return '';
+  const digits = Math.abs(value) < 1000 ? 2 : 0;
+  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/**
+ * An order's time in local time, short enough for a narrow column: `HH:MM:SS` when it is on the
+ * same day as `now`, else its date, `27 Nov` (`31 Dec 25` in another year); '' when missing.
+ * The full date and time is formatDateTime's (the cell's tooltip).
+ */
+export function formatOrderTime(epochMs: number | undefined, now: number): string {
+  if (epochMs === undefined || !Number.isFinite(epochMs) || epochMs <= 0) return '';
+  const d = new Date(epochMs);
+  const today = new Date(now);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const sameDay = d.getFullYear() === today.getFullYear() && d.getMonth() === today.getMonth() && d.getDate() === today.getDate();
+  if (sameDay) return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  const day = `${d.getDate()} ${MONTHS[d.getMonth()]!}`;
+  return d.getFullYear() === today.getFullYear() ? day : `${day} ${pad(d.getFullYear() % 100)}`;
+}
+
+/** The full local date and time (`2026-11-27 14:05:09.123`) for a tooltip or an export; '' when missing. */
+export function formatDateTime(epochMs: number | undefined): string {
+  if (epochMs === undefined || !Number.isFinite(epochMs) || epochMs <= 0) return '';
+  const d = new Date(epochMs);
+  const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
 }
 
 /** The last fill: `250,000 @ 1.08523`, or an empty cell when nothing filled yet. */

@@ -1,6 +1,7 @@
 import type { ColDef, IGetRowsParams, ValueFormatterParams } from 'ag-grid-community';
 import { AgGridReact } from 'ag-grid-react';
-import { useCallback, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
+import { useConnection } from '../../connection/ConnectionProvider.js';
 import { useConnectionSnapshot } from '../../connection/hooks.js';
 import { formatSigned, signOf } from '../fx/price-format.js';
 import { gridTheme } from '../watchlist/grid-setup.js';
@@ -34,7 +35,7 @@ const NUMBER_FILTER = {
 
 // Column ids are the record's field names: the grid's filter and sort models map onto them.
 const COLUMNS: ColDef<FinderRow>[] = [
-  { colId: 'rank', headerName: '#', width: 60, sortable: false, filter: false, valueGetter: (p) => (p.data === undefined ? '' : p.data.rank + 1), cellClass: NUM },
+  { colId: 'rank', headerName: '#', width: 76, sortable: false, filter: false, valueGetter: (p) => (p.data === undefined ? '' : p.data.rank + 1), cellClass: NUM },
   { field: 'code', headerName: 'Code', width: 126, pinned: 'left', cellClass: 'cell-subject', ...TEXT_FILTER },
   { field: 'description', headerName: 'Description', flex: 1, minWidth: 130, tooltipField: 'description', ...TEXT_FILTER },
   { field: 'sector', headerName: 'Sector', width: 104, ...TEXT_FILTER },
@@ -68,18 +69,67 @@ function trade(row: FinderRow | undefined): void {
 }
 
 /**
+ * The expression in force: `typed` once the server accepted it as a filter (a one-row probe view
+ * of the catalog), else the last accepted one, so a bad expression never empties the grid. Also
+ * why `typed` is not in force (the server's `CODE: message`, or the finder's own complaint);
+ * undefined when it is.
+ */
+function useAcceptedExpression(typed: string): { applied: string; problem: string | undefined } {
+  const connection = useConnection();
+  const { session } = useConnectionSnapshot();
+  const [applied, setApplied] = useState('');
+  const [problem, setProblem] = useState<string | undefined>(undefined);
+  useEffect(() => {
+    if (typed.trim() === '' || typed === applied) {
+      if (typed.trim() === '') setApplied('');
+      setProblem(undefined);
+      return undefined;
+    }
+    let filter: string;
+    try {
+      filter = buildFilter({ quickSearch: '', columns: {}, expression: typed });
+    } catch (e) {
+      setProblem(e instanceof Error ? e.message : String(e));
+      return undefined;
+    }
+    let done = false;
+    const handle = connection.view(
+      { container: PRODUCTS, filter, window: { offset: 0, size: 1 } },
+      {
+        onRows: () => {
+          if (done) return;
+          done = true;
+          setApplied(typed);
+          setProblem(undefined);
+        },
+        onError: (e) => {
+          if (done) return;
+          done = true;
+          setProblem(`${e.code}: ${e.message}`);
+        },
+      },
+    );
+    return () => handle?.close();
+    // `session`: a new login brings a new client
+  }, [connection, session, typed, applied]);
+  return { applied, problem };
+}
+
+/**
  * Product finder: a server view of `/CONTAINER/PRODUCTS` in AG Grid's infinite row model. The
  * quick search, the column filters and a free-form expression become the server filter; header
  * clicks (shift for more keys) the server sort; scrolling moves the server window. Only the
  * blocks around the visible rows are in the browser; the visible rows stream live. Double-clicking
- * a product (or Enter on its focused row) opens the blotter with it in the order ticket.
+ * a product (or Enter on its focused row) opens the blotter with it in the order ticket. An
+ * expression the server refuses is marked and not applied: the grid and its count keep the last result.
  */
 export function FinderPage() {
   const { session } = useConnectionSnapshot();
   const [search, setSearch] = useState('');
   const [expression, setExpression] = useState('');
   const quick = useDebounced(search, TYPING_DEBOUNCE_MS);
-  const expr = useDebounced(expression, TYPING_DEBOUNCE_MS);
+  const typedExpr = useDebounced(expression, TYPING_DEBOUNCE_MS);
+  const { applied: expr, problem: exprProblem } = useAcceptedExpression(typedExpr);
   const [count, setCount] = useState<number | undefined>(undefined);
   const [sent, setSent] = useState<{ filter: string; sort: string } | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
@@ -145,7 +195,8 @@ export function FinderPage() {
               }
             }}
             title="Escape clears"
-            aria-invalid={error !== undefined}
+            aria-invalid={exprProblem !== undefined || error !== undefined}
+            aria-describedby={exprProblem === undefined ? undefined : 'finder-expression-error'}
             data-testid="finder-expression"
           />
           <span className="finder-count" data-testid="finder-count" data-count={count ?? ''}>
@@ -157,7 +208,13 @@ export function FinderPage() {
           <span className="page-hint">Double-click or Enter on a product to trade it</span>
         </div>
       </div>
-      {error !== undefined && (
+      {exprProblem !== undefined && (
+        <p id="finder-expression-error" className="inline-error finder-error" role="alert" data-testid="finder-error">
+          {exprProblem}
+          <span className="finder-error-note">{expr === '' ? '  (not applied: showing the products without it)' : `  (not applied: showing the results of ${expr})`}</span>
+        </p>
+      )}
+      {exprProblem === undefined && error !== undefined && (
         <p className="inline-error finder-error" role="alert" data-testid="finder-error">
           {error}
         </p>

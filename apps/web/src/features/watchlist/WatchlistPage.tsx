@@ -5,8 +5,11 @@ import { useConnectionSnapshot, useRecordStream } from '../../connection/hooks.j
 import type { RecordSnapshot } from '../../connection/record-store.js';
 import { formatSigned, signOf } from '../fx/price-format.js';
 import { gridTheme } from './grid-setup.js';
-import { formatCellPrice, formatTime, formatVolume, rowFromSnapshot, type WatchlistRow } from './watchlist-row.js';
+import { formatCellPrice, formatTime, formatVolume, rowFromSnapshot, withMoves, type MovingField, type WatchlistRow } from './watchlist-row.js';
 import { loadWatchlist, parseSubjectInput, saveWatchlist } from './watchlist-subjects.js';
+import { InstrumentPicker } from '../blotter/InstrumentPicker.js';
+// the instrument picker's list styles
+import '../blotter/blotter.css';
 
 /** Browser localStorage when usable (the watchlist outlives the session, per user). */
 function localStore(): Storage | undefined {
@@ -22,6 +25,8 @@ const price: Formatter = (p) => formatCellPrice(p.value as number | undefined, p
 /** A colDef's own cellClass replaces its type's, so numeric cells restate the right alignment. */
 const NUM_RIGHT = ['cell-num', 'ag-right-aligned-cell'];
 const toneClass = (p: CellClassParams<WatchlistRow>) => `tone-${signOf(p.value)}`;
+/** A price cell's classes: its last move's direction colours its change flash green (up) or red (down). */
+const moving = (field: MovingField) => (p: CellClassParams<WatchlistRow>) => [...NUM_RIGHT, `move-${p.data?.moves[field] ?? 'none'}`];
 
 /** The row's remove button; `context.remove` comes from the page. */
 function RemoveCell(params: ICellRendererParams<WatchlistRow, unknown, { remove(subject: string): void }>) {
@@ -45,9 +50,9 @@ function RemoveCell(params: ICellRendererParams<WatchlistRow, unknown, { remove(
 const COLUMNS: ColDef<WatchlistRow>[] = [
   { field: 'subject', headerName: 'Subject', pinned: 'left', width: 190, enableCellChangeFlash: false, cellClass: 'cell-subject' },
   { field: 'name', headerName: 'Name', flex: 1, minWidth: 140, enableCellChangeFlash: false, tooltipField: 'name' },
-  { field: 'bid', headerName: 'Bid', width: 100, type: 'rightAligned', valueFormatter: price, cellClass: NUM_RIGHT },
-  { field: 'ask', headerName: 'Ask', width: 100, type: 'rightAligned', valueFormatter: price, cellClass: NUM_RIGHT },
-  { field: 'last', headerName: 'Last / mid', width: 104, type: 'rightAligned', valueFormatter: price, cellClass: NUM_RIGHT },
+  { field: 'bid', headerName: 'Bid', width: 100, type: 'rightAligned', valueFormatter: price, cellClass: moving('bid') },
+  { field: 'ask', headerName: 'Ask', width: 100, type: 'rightAligned', valueFormatter: price, cellClass: moving('ask') },
+  { field: 'last', headerName: 'Last / mid', width: 104, type: 'rightAligned', valueFormatter: price, cellClass: moving('last') },
   {
     field: 'change',
     headerName: 'Change',
@@ -96,6 +101,8 @@ export function WatchlistPage() {
   const [api, setApi] = useState<GridApi<WatchlistRow> | undefined>(undefined);
   /** Subjects that have a row in the grid (including adds still queued in async transactions). */
   const inGrid = useRef(new Set<string>());
+  /** The last row of each subject in the grid (the previous prices, for the up/down flash). */
+  const lastRows = useRef(new Map<string, WatchlistRow>());
 
   useEffect(() => saveWatchlist(localStore(), user, subjects), [user, subjects]);
 
@@ -105,7 +112,10 @@ export function WatchlistPage() {
     const wanted = new Set(subjects);
     const gone = [...inGrid.current].filter((subject) => !wanted.has(subject));
     if (gone.length === 0) return;
-    for (const subject of gone) inGrid.current.delete(subject);
+    for (const subject of gone) {
+      inGrid.current.delete(subject);
+      lastRows.current.delete(subject);
+    }
     api.applyTransactionAsync({ remove: gone.map((subject) => ({ subject }) as WatchlistRow) });
   }, [api, subjects]);
 
@@ -115,7 +125,8 @@ export function WatchlistPage() {
       const add: WatchlistRow[] = [];
       const update: WatchlistRow[] = [];
       for (const snapshot of changed) {
-        const row = rowFromSnapshot(snapshot);
+        const row = withMoves(lastRows.current.get(snapshot.subject), rowFromSnapshot(snapshot));
+        lastRows.current.set(row.subject, row);
         if (inGrid.current.has(row.subject)) update.push(row);
         else {
           inGrid.current.add(row.subject);
@@ -132,16 +143,20 @@ export function WatchlistPage() {
   const remove = useCallback((subject: string) => setSubjects((list) => list.filter((s) => s !== subject)), []);
   const context = useMemo(() => ({ remove }), [remove]);
 
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    const parsed = parseSubjectInput(input, subjects);
+  /** Adds typed text (a subject or a code) or a picked subject; false with the reason shown when it cannot be added. */
+  const add = (text: string): boolean => {
+    const parsed = parseSubjectInput(text, subjects);
     if (!parsed.ok) {
       setInputError(parsed.message);
-      return;
+      return false;
     }
     setSubjects((list) => [...list, parsed.subject]);
-    setInput('');
     setInputError(undefined);
+    return true;
+  };
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (add(input)) setInput('');
   };
 
   const onGridReady = useCallback((event: GridReadyEvent<WatchlistRow>) => {
@@ -174,6 +189,12 @@ export function WatchlistPage() {
           </button>
           <span className="page-hint">{subjects.length === 1 ? '1 subject' : `${subjects.length} subjects`}</span>
         </form>
+        <div className="watchlist-search" data-testid="watchlist-search">
+          <label htmlFor="watchlist-search-input" className="visually-hidden">
+            Search by name
+          </label>
+          <InstrumentPicker value={undefined} onPick={(picked) => add(picked.subject)} inputId="watchlist-search-input" invalid={false} describedBy={undefined} />
+        </div>
       </div>
       {inputError !== undefined && (
         <p id="watchlist-subject-error" className="inline-error" role="alert" data-testid="watchlist-error">

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RecordSnapshot } from '../../connection/record-store.js';
-import { formatCellPrice, formatTime, formatVolume, priceDecimals, rowFromSnapshot } from './watchlist-row.js';
+import { formatCellPrice, formatTime, formatVolume, priceDecimals, rowFromSnapshot, withMoves } from './watchlist-row.js';
 
 const snapshot = (partial: Partial<RecordSnapshot>): RecordSnapshot => ({
   subject: '/X',
@@ -46,5 +46,19 @@ describe('cell formatting', () => {
     expect(formatVolume(undefined)).toBe('');
     expect(formatTime(0)).toBe('');
     expect(formatTime(new Date(2026, 0, 2, 3, 4, 5, 6).getTime())).toBe('03:04:05.006');
+  });
+});
+
+describe('price moves', () => {
+  const snap = (bid: number | undefined, ask: number) => rowFromSnapshot(snapshot({ subject: '/FX/EURUSD', fields: bid === undefined ? { ask } : { bid, ask } }));
+  it('record which way each price moved, keeping the last direction while it stands still', () => {
+    const first = withMoves(undefined, snap(1.1, 1.2));
+    expect(first.moves).toEqual({});
+    const second = withMoves(first, snap(1.2, 1.1));
+    expect(second.moves).toEqual({ bid: 'up', ask: 'down' });
+    const third = withMoves(second, snap(1.2, 1.15));
+    expect(third.moves).toEqual({ bid: 'up', ask: 'up', last: 'up' }); // the mid moved up too
+    // a price that disappears does not move
+    expect(withMoves(third, snap(undefined, 1.15)).moves).toEqual(third.moves);
   });
 });

@@ -4,6 +4,11 @@
  */
 
 import type { RecordSnapshot, RecordStatus } from '../../connection/record-store.js';
+import { flashDirection, type FlashDirection } from '../fx/flash.js';
+
+/** The price fields that flash green up / red down when they move. */
+export const MOVING_FIELDS = ['bid', 'ask', 'last'] as const;
+export type MovingField = (typeof MOVING_FIELDS)[number];
 
 /** A grid row: the subject (row id) and the fields the columns show. */
 export interface WatchlistRow {
@@ -25,6 +30,8 @@ export interface WatchlistRow {
   decimals: number;
   /** Origin timestamp of the latest update, epoch ms; 0 before the first image. */
   ts: number;
+  /** Which way each price last moved (its cell flashes in that colour); none before its first move. */
+  moves: Readonly<Partial<Record<MovingField, FlashDirection>>>;
 }
 
 /** A number field, or undefined when missing or not a finite number. */
@@ -61,7 +68,22 @@ export function rowFromSnapshot(snapshot: RecordSnapshot): WatchlistRow {
     volume: num(f.volume),
     decimals: priceDecimals(f),
     ts: snapshot.ts,
+    moves: {},
   };
+}
+
+/**
+ * `next` with the direction each price moved since `previous` (the same row's last state); a
+ * price that did not move keeps its last direction, so its cell's colour class stays put.
+ */
+export function withMoves(previous: WatchlistRow | undefined, next: WatchlistRow): WatchlistRow {
+  if (previous === undefined) return next;
+  const moves: Partial<Record<MovingField, FlashDirection>> = { ...previous.moves };
+  for (const field of MOVING_FIELDS) {
+    const moved = flashDirection(previous[field], next[field]);
+    if (moved !== undefined) moves[field] = moved;
+  }
+  return { ...next, moves };
 }
 
 /** A price with the row's decimals, or an empty cell. */
