@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { ViewRows } from '@tidewire/protocol';
 import { describe, expect, it } from 'vitest';
-import { applyViewRows, type ViewRow } from './views.js';
+import { applyViewRows, Views, type ViewRow } from './views.js';
 
 const row = (id: number, index: number): ViewRow => ({ index, id, subject: `/R/${id}`, seq: 1, ts: 0, fields: { v: id } });
 
@@ -45,5 +45,29 @@ describe('applyViewRows', () => {
     expect(rows[2]).toMatchObject({ seq: 2, ts: 7, fields: { w: 1 } });
     expect(rows[2]!.fields).not.toHaveProperty('v');
     expect([...updated]).toEqual([2]);
+  });
+});
+
+describe('Views', () => {
+  it('reports rows changed by a diff of an earlier window with the next call (a grid patching `updated` stays current)', () => {
+    let next = 1;
+    const sent: unknown[] = [];
+    const views = new Views({ loggedIn: () => true, send: (m) => (sent.push(m), true), takeReqId: () => next++, report: (e) => { throw e; } });
+    const calls: Array<{ ids: number[]; updated: number[]; v: unknown }> = [];
+    const handle = views.add({ container: '/C', window: { offset: 0, size: 2 } }, {
+      onRows: (rows, _count, updated) => calls.push({ ids: rows.map((r) => r.id), updated: [...updated].sort(), v: rows.find((r) => r.id === 7)?.fields.v }),
+    });
+    const image = (id: number, index: number) => ({ index, id, subject: `/R/${id}`, seq: 1, ts: 0, fields: { v: 0 } });
+    views.deliver({ type: 'view.created', reqId: 1, viewId: 3, count: 2, rows: [image(7, 0), image(8, 1)] });
+    handle.move(0, 3); // view.change reqId 2 is in flight
+    // a fill of row 7, tagged with the create's reqId: applied, no call (an outdated window)
+    views.deliver({ type: 'view.rows', reqId: 1, viewId: 3, updated: [{ id: 7, seq: 2, ts: 1, fields: { v: 5 } }] });
+    expect(calls).toHaveLength(1);
+    // the answer to the move brings a third row and nothing about row 7
+    views.deliver({ type: 'view.rows', reqId: 2, viewId: 3, entered: [image(9, 2)] });
+    expect(calls[1]).toEqual({ ids: [7, 8, 9], updated: [7], v: 5 });
+    // reported once
+    views.deliver({ type: 'view.rows', reqId: 2, viewId: 3, updated: [{ id: 8, seq: 2, ts: 2, fields: { v: 1 } }] });
+    expect(calls[2]!.updated).toEqual([8]);
   });
 });

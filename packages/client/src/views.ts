@@ -35,7 +35,9 @@ export interface ViewHandler {
   /**
    * The window changed: `rows` in view order (`rows[i].index` = offset + i; fewer than `size`
    * at the end of the view), `count` rows in the whole view, `updated` ids of rows whose fields
-   * changed in this message (for flashing). `rows` is the SDK's array: copy it to keep it.
+   * changed since the last call (for flashing and for patching a grid in place: it includes rows
+   * changed by diffs of an earlier window, which were applied without a call). `rows` is the
+   * SDK's array: copy it to keep it.
    */
   onRows(rows: readonly ViewRow[], count: number, updated: ReadonlySet<number>): void;
   /** The server refused the view (bad filter, unknown view, limit) or a request failed. */
@@ -73,6 +75,11 @@ class OpenView implements ViewHandle {
   latestReq = -1;
   /** Window offset the server used for diffs tagged with each reqId still in flight. */
   readonly offsets = new Map<number, number>();
+  /**
+   * Ids of rows whose fields a diff of an earlier window changed (applied, no call): reported with
+   * the next call, or a grid patching only `updated` rows would show them stale.
+   */
+  readonly missed = new Set<number>();
   closed = false;
   /** `move()` before `view.created`: send the window once the view exists. */
   moveAfterCreate = false;
@@ -227,6 +234,7 @@ export class Views {
     for (const r of v.offsets.keys()) if (r !== m.reqId && r !== v.latestReq && r < m.reqId) v.offsets.delete(r);
     const updated = applyViewRows(v.rows, offset, m);
     if (m.reqId === v.latestReq) this.notify(v, updated);
+    else for (const id of updated) v.missed.add(id);
   }
 
   /** An `error` reply: true when it answered a view request (reported to that view). */
@@ -252,8 +260,13 @@ export class Views {
 
   private notify(v: OpenView, updated: ReadonlySet<number>): void {
     if (v.closed) return;
+    let all = updated;
+    if (v.missed.size > 0) {
+      all = new Set([...v.missed, ...updated]);
+      v.missed.clear();
+    }
     try {
-      v.handler.onRows(v.rows, v.count, updated);
+      v.handler.onRows(v.rows, v.count, all);
     } catch (e) {
       this.port.report(e);
     }
