@@ -104,50 +104,6 @@ export async function startChildServer(args: string[], timeoutMs = 20_000): Prom
   return child;
 }
 
-/** What a server process that ended by itself printed, and its exit code. */
-export interface EndedServer {
-  readonly code: number | NodeJS.Signals;
-  /** Every line it printed (stdout and stderr), in order of arrival. */
-  readonly lines: string[];
-}
-
-/**
- * Runs `node dist/main.js --host 127.0.0.1 ...args` expecting it to end by itself (a refused
- * start): resolves with its exit code and output; kills it and rejects when it is still running
- * after `timeoutMs` (bounded: it listened instead).
- */
-export async function runChildServerToExit(args: string[], timeoutMs = 20_000): Promise<EndedServer> {
-  if (!existsSync(SERVER_MAIN)) throw new Error(`${SERVER_MAIN} is missing: build the server first (npm run build)`);
-  const proc = spawn(process.execPath, [SERVER_MAIN, '--host', '127.0.0.1', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines: string[] = [];
-  const ended: Array<Promise<void>> = [];
-  for (const stream of [proc.stdout!, proc.stderr!]) {
-    let rest = '';
-    stream.setEncoding('utf8');
-    stream.on('data', (chunk: string) => {
-      const parts = (rest + chunk).split('\n');
-      rest = parts.pop()!;
-      lines.push(...parts);
-    });
-    ended.push(new Promise((resolve) => stream.on('end', () => {
-      if (rest !== '') lines.push(rest);
-      resolve();
-    })));
-  }
-  const exited = new Promise<number | NodeJS.Signals>((resolve) => proc.on('exit', (code, signal) => resolve(signal ?? code ?? 0)));
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
-  const code = await Promise.race([exited, timedOut]);
-  clearTimeout(timer);
-  if (code === 'timeout') {
-    proc.kill('SIGKILL');
-    await exited;
-    throw new Error(`the server was still running after ${timeoutMs} ms:\n${lines.join('\n')}`);
-  }
-  await Promise.all(ended);
-  return { code, lines };
-}
-
 /** Kills every child server still running (afterEach). */
 export async function killChildServers(): Promise<void> {
   await Promise.all([...running].map((c) => c.stop('SIGKILL')));

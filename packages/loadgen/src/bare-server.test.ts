@@ -49,7 +49,7 @@ describe('bare baseline server', () => {
     const ours: SweepReport = { ...report, baseline: { kind: 'bare', url: bare.url, steps: report.steps } };
     const table = renderTable(ours);
     expect(table).toMatch(/beside the bare baseline/);
-    expect(table).toMatch(/\| +1 \| +[0-9.]+ \| +[0-9.]+ \| +1 \|/); // the same steps on both sides: ratios 1
+    expect(table).toMatch(/\| +1 \| +[0-9.,]+ \| +[0-9.,]+ \| +1 \|/); // the same steps on both sides: ratios 1
     const perMsg = serverMicrosPerMessage(s!);
     expect(perMsg === null || perMsg > 0).toBe(true);
   });
