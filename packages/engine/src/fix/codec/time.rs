@@ -1,6 +1,8 @@
 //! FIX UTC time formats: UTCTimestamp (`YYYYMMDD-HH:MM:SS[.sss]`), UTCTimeOnly, UTCDateOnly,
 //! LocalMktDate and MonthYear, without any clock access (the session passes time in).
 
+use crate::filter::time::{civil_from_days, days_from_civil};
+
 /// Appends `utc_ms` (milliseconds since the Unix epoch) as `YYYYMMDD-HH:MM:SS.sss`.
 pub fn push_utc_timestamp(out: &mut Vec<u8>, utc_ms: i64) {
     let days = utc_ms.div_euclid(86_400_000);
@@ -118,30 +120,6 @@ fn push_digits(out: &mut Vec<u8>, n: u64, width: u32) {
         out.push(b'0' + (n / div % 10) as u8);
         div /= 10;
     }
-}
-
-// Howard Hinnant's days_from_civil / civil_from_days (proleptic Gregorian).
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = i64::from((m + 9) % 12);
-    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 #[cfg(test)]

@@ -313,9 +313,10 @@ impl Session {
     }
 
     fn put_u64(&mut self, tag: u32, value: u64) {
-        let mut digits = [0u8; 20];
-        let n = format_u64(value, &mut digits);
-        self.put(tag, &digits[..n]);
+        crate::fix::codec::push_u64(&mut self.body, u64::from(tag));
+        self.body.push(b'=');
+        crate::fix::codec::push_u64(&mut self.body, value);
+        self.body.push(crate::fix::codec::SOH);
     }
 
     /// Sends `msg_type` with the body in `self.body` and no extra header fields.
@@ -372,22 +373,6 @@ impl Session {
         // sequence numbers or sent messages could not be kept: stop rather than lose them
         self.disconnect(&format!("session store failed: {e}"));
     }
-}
-
-fn format_u64(mut n: u64, out: &mut [u8; 20]) -> usize {
-    let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
-    loop {
-        i -= 1;
-        tmp[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    let len = tmp.len() - i;
-    out[..len].copy_from_slice(&tmp[i..]);
-    len
 }
 
 #[cfg(test)]
