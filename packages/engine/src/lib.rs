@@ -4,6 +4,7 @@
 
 pub mod analytics;
 pub mod chunked;
+pub mod cluster;
 pub mod container;
 pub mod error;
 pub mod filter;
