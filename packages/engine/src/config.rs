@@ -170,9 +170,51 @@ pub struct RawConfig {
     /// UTC time `"HH:MM"` at which open DAY orders expire (cancelled, reason `endOfDay`, journaled
     /// like a cancel); unset or empty = never. @default unset
     pub end_of_day: Option<String>,
+    /// Cluster mode: NATS server URLs (`nats://host:port`); unset or empty = one process, no
+    /// NATS. @default unset
+    pub cluster_urls: Option<Vec<String>>,
+    /// Cluster mode: this node's name, unique in the cluster. @default the host name
+    pub cluster_node: Option<String>,
+    /// Cluster mode: the cluster's name (prefix of its NATS subjects, stream and buckets).
+    /// @default "tidewire"
+    pub cluster_name: Option<String>,
+    /// Cluster mode: replicas of the order stream (3 for a 3-server NATS cluster). @default 3
+    pub cluster_replicas: Option<f64>,
+    /// Cluster mode: longest wait for NATS on an order before it is answered `UNAVAILABLE`.
+    /// @default 2000
+    pub cluster_request_timeout_ms: Option<f64>,
 }
 
 impl RawConfig {
+    /// Cluster settings, or `None` without `cluster_urls` (one process). `host` names the node
+    /// when `cluster_node` is unset.
+    pub fn resolve_cluster(&self, host: &str) -> Result<Option<crate::cluster::ClusterConfig>> {
+        let urls: Vec<String> = self
+            .cluster_urls
+            .iter()
+            .flatten()
+            .map(|u| u.trim().to_owned())
+            .filter(|u| !u.is_empty())
+            .collect();
+        if urls.is_empty() {
+            return Ok(None);
+        }
+        let mut c =
+            crate::cluster::ClusterConfig::new(urls, self.cluster_node.clone().unwrap_or_else(|| host.to_owned()));
+        if let Some(name) = &self.cluster_name {
+            c.name = name.clone();
+        }
+        c.replicas = int("clusterReplicas", self.cluster_replicas, c.replicas as u64, 1, 5)? as usize;
+        c.request_timeout = ms(
+            "clusterRequestTimeoutMs",
+            self.cluster_request_timeout_ms,
+            c.request_timeout,
+        )?;
+        c.validate()
+            .map_err(|e| EngineError::bad_request(e.to_string(), Some("cluster"), None))?;
+        Ok(Some(c))
+    }
+
     /// Validates every value (an error names the setting, the value and the rule) and fills defaults.
     pub fn resolve(&self) -> Result<EngineConfig> {
         let d = EngineConfig::default();
