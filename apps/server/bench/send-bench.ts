@@ -12,7 +12,7 @@
  * interleaved with the others': a JS thread lagging behind the engine), so P frames per session
  * per drain.
  *
- * `node apps/server/dist/transport/send-bench.js --sessions 2500 --frames-per-sec 10 --seconds 10`
+ * `npm run bench:send -w @tidewire/server --  --sessions 2500 --frames-per-sec 10 --seconds 10`
  * prints one JSON line: frames/s, CPU % of one core, CPU µs per frame, event-loop utilisation.
  * Not a test: it asserts nothing; compare runs of two commits on the same machine.
  */
@@ -22,13 +22,13 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { encodeServerFrame, type ViewRowUpdate } from '@tidewire/protocol';
-import type { AdminControl } from '../admin/control.js';
-import { hashPassword } from '../auth/passwords.js';
-import { loadConfig, type UserEntry } from '../config.js';
-import type { DrainedFrames, PublishGrants, TransportEngine } from '../engine-port.js';
-import { setLogSink } from '../log.js';
-import { preciseClock } from '../session/clock.js';
-import { startTransport } from './transport.js';
+import type { AdminControl } from '../dist/admin/control.js';
+import { hashPassword } from '../dist/auth/passwords.js';
+import { loadConfig, type UserEntry } from '../dist/config.js';
+import type { DrainedFrames, PublishGrants, TransportEngine } from '../dist/engine-port.js';
+import { setLogSink } from '../dist/log.js';
+import { preciseClock } from '../dist/session/clock.js';
+import { startTransport } from '../dist/transport/transport.js';
 
 /** Engine tick of the fake engine, ms (the batch of one tick is one drain). */
 const TICK_MS = 10;
