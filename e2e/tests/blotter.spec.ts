@@ -183,6 +183,47 @@ test('invalid orders show the server reject: quantity 0, a price off tick', asyn
   await expect(outcome).toHaveCount(0);
 });
 
+test('the ticket sizes by instrument type, asks before a large order, and shows a risk reject', async ({ page }, testInfo) => {
+  await openBlotter(page, 'alice', 'alice123');
+  // a share ("... Ord Shs") opens with 100 units; an FX pair with 1,000,000 (base currency)
+  const input = page.getByTestId('ticket-instrument');
+  await input.click();
+  await input.fill('Ord Shs');
+  await page.getByTestId('ticket-instrument-option').first().click();
+  await expect(page.getByTestId('ticket-ask').locator('.quote-price')).toHaveText(/^\d+\.\d+$/);
+  await expect(page.getByTestId('ticket-quantity')).toHaveValue('100');
+  await pickInstrument(page, 'eurus', '/FX/EURUSD');
+  await expect(page.getByTestId('ticket-quantity')).toHaveValue('1,000,000');
+  const outcome = page.getByTestId('ticket-outcome');
+
+  // 20 m is above the 10 m that needs a confirm: nothing is sent until the trader says so
+  await page.getByTestId('ticket-quantity').fill('20m');
+  await page.getByTestId('ticket-type-market').click();
+  await page.getByTestId('ticket-submit').click();
+  await expect(page.getByTestId('ticket-confirm-text')).toContainText('Buy 20,000,000 EUR/USD, notional ');
+  await expect(page.getByTestId('ticket-submit')).toBeDisabled();
+  await page.getByTestId('ticket-confirm-no').click();
+  await expect(page.getByTestId('ticket-confirm')).toHaveCount(0);
+  await expect(outcome).toHaveCount(0);
+  await page.getByTestId('ticket-submit').click();
+  await page.getByTestId('ticket-confirm-yes').click();
+  await expect(outcome).toHaveAttribute('data-kind', 'ack');
+  testInfo.annotations.push({ type: 'large order', description: 'confirmed, then acknowledged' });
+
+  // the server's collar: a buy limit 3% above the ask is refused with its rule named
+  await page.getByTestId('ticket-quantity').fill('1m');
+  await page.getByTestId('ticket-type-limit').click();
+  const price = page.getByTestId('ticket-price');
+  await expect(price).toHaveValue(/^\d+\.\d{5}$/);
+  const ask = Number(await price.inputValue());
+  await price.fill((ask * 1.03).toFixed(5));
+  await page.getByTestId('ticket-submit').click();
+  await expect(outcome).toHaveAttribute('data-kind', 'reject');
+  await expect(outcome).toHaveAttribute('data-field', 'price');
+  await expect(outcome).toHaveAttribute('data-rule', 'collar');
+  await expect(outcome.getByTestId('ticket-outcome-text')).toHaveText(/^Rejected: price \(collar\): buy limit .+ above the ask .+ \(collar 1%\)$/);
+});
+
 test('chips filter on the server; an open order is cancelled from its row', async ({ page }, testInfo) => {
   const client = await nodeClient('alice', 'alice123');
   const container = blotterSubject('alice');

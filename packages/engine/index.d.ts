@@ -281,6 +281,27 @@ export interface EngineConfig {
    * like a cancel); unset or empty = never. @default unset
    */
   endOfDay?: string
+  /** Pre-trade risk rules per instrument type, first match wins (`order::risk`). @default none */
+  riskRules?: Array<RawRiskRule>
+  /**
+   * Cluster mode: NATS server URLs (`nats://host:port`); unset or empty = one process, no
+   * NATS. @default unset
+   */
+  clusterUrls?: Array<string>
+  /** Cluster mode: this node's name, unique in the cluster. @default the host name */
+  clusterNode?: string
+  /**
+   * Cluster mode: the cluster's name (prefix of its NATS subjects, stream and buckets).
+   * @default "tidewire"
+   */
+  clusterName?: string
+  /** Cluster mode: replicas of the order stream (3 for a 3-server NATS cluster). @default 3 */
+  clusterReplicas?: number
+  /**
+   * Cluster mode: longest wait for NATS on an order before it is answered `UNAVAILABLE`.
+   * @default 2000
+   */
+  clusterRequestTimeoutMs?: number
 }
 
 /** Engine counters (cumulative) and gauges (current). */
@@ -385,6 +406,20 @@ export interface PrivateRefusal {
   index: number
   /** The engine's NOT_ENTITLED message naming the subject. */
   message: string
+}
+
+/** One pre-trade risk rule as JavaScript passes it (`orders.risk` in the server's config). */
+export interface RawRiskRule {
+  /** Instruments of this type: a subject pattern (`/FX/*`, `/EQ/**`). */
+  pattern: string
+  /** Collar around the touch, percent (a buy limit above ask x (1 + pct/100) is refused). */
+  collarPct?: number
+  /** Largest notional (quantity x price) of one order. */
+  maxNotional?: number
+  /** Largest open notional of one user over the instruments of this type. */
+  maxOpenNotional?: number
+  /** Orders on a quote older than this are refused (`stale`). */
+  maxQuoteAgeMs?: number
 }
 
 /** One open view of a session (`Engine.sessionViews`), as a rule reload re-checks it. */

@@ -1,13 +1,13 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, DEMO_RISK_RULES, loadConfig } from './config.js';
 import { CHECKOUT_JOURNAL_DIR } from './config-spec.js';
 
 const load = (sources: Parameters<typeof loadConfig>[0] = {}) => loadConfig({ randomSecret: () => 's'.repeat(32), ...sources });
 
 describe('orders settings', () => {
   it('default to orders off for embedded servers, with the engine defaults otherwise', () => {
-    expect(load().orders).toEqual({ journalDir: '', journalTruncateToConsistent: false, fsync: true, commitWindowUs: 100, maxQuantity: 1_000_000_000, defaultTick: 0.00001, maxPriceTicks: 1_000_000_000, simulatorSeed: 1, fillIntervalMs: 300, endOfDay: '22:00' });
+    expect(load().orders).toEqual({ journalDir: '', journalTruncateToConsistent: false, fsync: true, commitWindowUs: 100, maxQuantity: 1_000_000_000, defaultTick: 0.00001, maxPriceTicks: 1_000_000_000, simulatorSeed: 1, fillIntervalMs: 300, endOfDay: '22:00', risk: DEMO_RISK_RULES });
   });
 
   it('the command default is .data/journal of this checkout (gitignored)', () => {
@@ -26,7 +26,7 @@ describe('orders settings', () => {
       env: { TIDEWIRE_JOURNAL_DIR: 'j', TIDEWIRE_ORDER_DEFAULT_TICK: '0.25', TIDEWIRE_ORDER_MAX_PRICE_TICKS: '40000', TIDEWIRE_SIMULATOR_SEED: '7' },
       argv: ['--no-journal-fsync', '--journal-truncate-to-consistent', '--journal-commit-window-us', '0', '--order-max-quantity', '5000', '--fill-interval-ms', '20', '--orders-end-of-day', '21:30'],
     });
-    expect(c.orders).toEqual({ journalDir: 'j', journalTruncateToConsistent: true, fsync: false, commitWindowUs: 0, maxQuantity: 5000, defaultTick: 0.25, maxPriceTicks: 40_000, simulatorSeed: 7, fillIntervalMs: 20, endOfDay: '21:30' });
+    expect(c.orders).toEqual({ journalDir: 'j', journalTruncateToConsistent: true, fsync: false, commitWindowUs: 0, maxQuantity: 5000, defaultTick: 0.25, maxPriceTicks: 40_000, simulatorSeed: 7, fillIntervalMs: 20, endOfDay: '21:30', risk: DEMO_RISK_RULES });
     expect(load({ argv: ['--orders-end-of-day='] }).orders.endOfDay).toBe('');
     expect(load({ env: { TIDEWIRE_JOURNAL_TRUNCATE_TO_CONSISTENT: 'true' } }).orders.journalTruncateToConsistent).toBe(true);
     expect(load({ argv: ['--order-default-tick', '1e-4'] }).orders.defaultTick).toBe(0.0001);
@@ -46,5 +46,22 @@ describe('orders settings', () => {
     expect(() => load({ argv: ['--journal-commit-window-us', '10001'] })).toThrow(new ConfigError('--journal-commit-window-us must be an integer 0..10000, got "10001"'));
     expect(() => load({ argv: ['--orders-end-of-day', '24:00'] })).toThrow(new ConfigError('--orders-end-of-day must be "HH:MM" (UTC, 00:00..23:59) or empty, got "24:00"'));
     expect(() => load({ overrides: { orders: { endOfDay: '9:30' } } })).toThrow(ConfigError);
+  });
+
+  it('takes risk rules from the config file; the demo feed has its own, a server without it none', () => {
+    expect(load({ argv: ['--no-demo'] }).orders.risk).toEqual([]);
+    const risk = [{ pattern: '/EQ/**', collarPct: 2.5, maxNotional: 1e6, maxOpenNotional: 5e6, maxQuoteAgeMs: 10_000 }, { pattern: '/FX/*', maxNotional: 2e7 }];
+    expect(load({ overrides: { orders: { risk } } }).orders.risk).toEqual(risk);
+    // an empty list turns the demo's rules off
+    expect(load({ overrides: { orders: { risk: [] } } }).orders.risk).toEqual([]);
+  });
+
+  it('refuses a bad risk rule, naming the rule and the key', () => {
+    const bad = (risk: unknown) => () => load({ overrides: { orders: { risk } } });
+    expect(bad({ pattern: '/FX/*' })).toThrow('orders.risk must be an array of {pattern, collarPct?, maxNotional?, maxOpenNotional?, maxQuoteAgeMs?}');
+    expect(bad([{ pattern: 'FX' }])).toThrow('orders.risk.0.pattern must be a subject pattern starting with "/", got "FX"');
+    expect(bad([{ pattern: '/FX/*', collarPct: 0 }])).toThrow('orders.risk.0.collarPct must be a number above 0, got 0');
+    expect(bad([{ pattern: '/FX/*' }, { pattern: '/EQ/*', maxQuoteAgeMs: 1.5 }])).toThrow('orders.risk.1.maxQuoteAgeMs must be a whole number of ms above 0, got 1.5');
+    expect(bad([{ pattern: '/FX/*', maxNotionl: 5 }])).toThrow('orders.risk.0: unknown key "maxNotionl"');
   });
 });

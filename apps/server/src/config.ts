@@ -107,6 +107,8 @@ export interface Config {
     readonly fillIntervalMs: number;
     /** `"HH:MM"` UTC at which open DAY orders expire; empty: never. */
     readonly endOfDay: string;
+    /** Pre-trade risk rules per instrument type, first match wins (config file `orders.risk`). */
+    readonly risk: readonly RiskRule[];
   };
   /** Admin console: `auditDir` is absolute after loading. */
   readonly admin: { readonly auditDir: string };
@@ -267,6 +269,7 @@ function validateFileShape(file: Record<string, unknown>, origin: string): void 
     known.get(section)!.add(key);
   }
   known.get('auth')!.add('users').add('roles');
+  known.get('orders')!.add('risk');
   for (const [section, value] of Object.entries(file)) {
     const keys = known.get(section);
     if (!keys) throw new ConfigError(`${origin}: unknown section "${section}" (known: ${[...known.keys()].join(', ')})`);
@@ -275,6 +278,56 @@ function validateFileShape(file: Record<string, unknown>, origin: string): void 
       if (!keys.has(key)) throw new ConfigError(`${origin}: unknown setting "${section}.${key}" (known: ${[...keys].join(', ')})`);
     }
   }
+}
+
+/** One pre-trade risk rule (`orders.risk`): limits of the instruments `pattern` matches. */
+export interface RiskRule {
+  /** Subject pattern of the instrument type (`/FX/*`, `/EQ/**`). */
+  readonly pattern: string;
+  /** A buy limit more than this many percent above the ask (a sell below the bid) is refused. */
+  readonly collarPct?: number;
+  /** Largest notional (quantity x price; a market order at the touch) of one order. */
+  readonly maxNotional?: number;
+  /** Largest open notional of one user over the instruments of this type. */
+  readonly maxOpenNotional?: number;
+  /** Orders on a quote not updated within this many ms are refused. */
+  readonly maxQuoteAgeMs?: number;
+}
+
+/** Rules of the demo feed's instruments (FX pairs tick several times a second). */
+export const DEMO_RISK_RULES: readonly RiskRule[] = [
+  { pattern: '/FX/*', collarPct: 1, maxNotional: 50_000_000, maxOpenNotional: 250_000_000, maxQuoteAgeMs: 30_000 },
+  { pattern: '/PRODUCT/*', collarPct: 5, maxNotional: 5_000_000, maxOpenNotional: 25_000_000 },
+];
+
+function validateRiskRules(raw: unknown, origin: string): RiskRule[] {
+  const shape = '{pattern, collarPct?, maxNotional?, maxOpenNotional?, maxQuoteAgeMs?}';
+  if (!Array.isArray(raw)) throw new ConfigError(`${origin} orders.risk must be an array of ${shape}`);
+  return raw.map((r: unknown, i) => {
+    const at = `${origin} orders.risk.${i}`;
+    if (!r || typeof r !== 'object' || Array.isArray(r)) throw new ConfigError(`${at} must be an object ${shape}`);
+    const { pattern, collarPct, maxNotional, maxOpenNotional, maxQuoteAgeMs, ...rest } = r as Record<string, unknown>;
+    const extra = Object.keys(rest)[0];
+    if (extra !== undefined) throw new ConfigError(`${at}: unknown key "${extra}" (known: pattern, collarPct, maxNotional, maxOpenNotional, maxQuoteAgeMs)`);
+    if (typeof pattern !== 'string' || !pattern.startsWith('/')) throw new ConfigError(`${at}.pattern must be a subject pattern starting with "/", got ${JSON.stringify(pattern)}`);
+    const positive = (name: string, v: unknown, whole = false): number | undefined => {
+      if (v === undefined) return undefined;
+      if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || (whole && !Number.isInteger(v))) {
+        throw new ConfigError(`${at}.${name} must be ${whole ? 'a whole number of ms' : 'a number'} above 0, got ${JSON.stringify(v)}`);
+      }
+      return v;
+    };
+    const rule: { -readonly [K in keyof RiskRule]: RiskRule[K] } = { pattern };
+    const c = positive('collarPct', collarPct);
+    if (c !== undefined) rule.collarPct = c;
+    const n = positive('maxNotional', maxNotional);
+    if (n !== undefined) rule.maxNotional = n;
+    const o = positive('maxOpenNotional', maxOpenNotional);
+    if (o !== undefined) rule.maxOpenNotional = o;
+    const a = positive('maxQuoteAgeMs', maxQuoteAgeMs, true);
+    if (a !== undefined) rule.maxQuoteAgeMs = a;
+    return rule;
+  });
 }
 
 function validateUsers(raw: unknown, origin: string): UserEntry[] {
@@ -358,13 +411,19 @@ export function loadConfig(sources: ConfigSources = {}): Config {
 
   let users: UserEntry[] = [];
   let roles: RoleGrants | string = parseRoleGrants(undefined, '');
+  let risk: RiskRule[] | undefined;
   for (const layer of layers) {
+    const rawRisk = getPath(layer.data, 'orders.risk');
+    if (rawRisk !== undefined) risk = validateRiskRules(rawRisk, layer.origin);
     const raw = getPath(layer.data, 'auth.users');
     if (raw !== undefined) users = validateUsers(raw, layer.origin);
     const rawRoles = getPath(layer.data, 'auth.roles');
     if (rawRoles !== undefined) roles = parseRoleGrants(rawRoles, `${layer.origin} auth.roles`);
     if (typeof roles === 'string') throw new ConfigError(roles);
   }
+
+  // the demo feed's instruments get the demo's rules unless the config file sets its own
+  out.orders!.risk = risk ?? (out.demo!.enabled ? DEMO_RISK_RULES : []);
 
   const server = out.server!;
   server.webRoot = server.webRoot === '' ? DEFAULT_WEB_ROOT : path.resolve(String(server.webRoot));

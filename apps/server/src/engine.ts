@@ -56,6 +56,7 @@ export function engineConfig(config: Config): EngineConfig {
     simulatorSeed: config.orders.simulatorSeed,
     simulatorFillIntervalMs: config.orders.fillIntervalMs,
     endOfDay: config.orders.endOfDay,
+    riskRules: config.orders.risk.map((r) => ({ ...r })),
   };
 }
 

@@ -170,6 +170,8 @@ pub struct RawConfig {
     /// UTC time `"HH:MM"` at which open DAY orders expire (cancelled, reason `endOfDay`, journaled
     /// like a cancel); unset or empty = never. @default unset
     pub end_of_day: Option<String>,
+    /// Pre-trade risk rules per instrument type, first match wins (`order::risk`). @default none
+    pub risk_rules: Option<Vec<RawRiskRule>>,
     /// Cluster mode: NATS server URLs (`nats://host:port`); unset or empty = one process, no
     /// NATS. @default unset
     pub cluster_urls: Option<Vec<String>>,
@@ -247,6 +249,40 @@ impl RawConfig {
     }
 }
 
+/// One pre-trade risk rule as JavaScript passes it (`orders.risk` in the server's config).
+#[cfg_attr(feature = "napi", napi_derive::napi(object))]
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RawRiskRule {
+    /// Instruments of this type: a subject pattern (`/FX/*`, `/EQ/**`).
+    pub pattern: String,
+    /// Collar around the touch, percent (a buy limit above ask x (1 + pct/100) is refused).
+    pub collar_pct: Option<f64>,
+    /// Largest notional (quantity x price) of one order.
+    pub max_notional: Option<f64>,
+    /// Largest open notional of one user over the instruments of this type.
+    pub max_open_notional: Option<f64>,
+    /// Orders on a quote older than this are refused (`stale`).
+    pub max_quote_age_ms: Option<f64>,
+}
+
+impl RawRiskRule {
+    fn resolve(&self) -> Result<crate::order::RiskRule> {
+        let bad = |m: String| EngineError::bad_request(format!("'riskRules': {m}"), Some("riskRules"), None);
+        let pattern = crate::analytics::pattern::Pattern::parse(&self.pattern).map_err(bad)?;
+        let age = match self.max_quote_age_ms {
+            None => None,
+            Some(v) => Some(int("riskRules.maxQuoteAgeMs", Some(v), 0, 1, 86_400_000)?),
+        };
+        Ok(crate::order::RiskRule {
+            pattern,
+            collar_pct: self.collar_pct,
+            max_notional: self.max_notional,
+            max_open_notional: self.max_open_notional,
+            max_quote_age_ms: age,
+        })
+    }
+}
+
 /// Orders: the journal, validation limits and the execution simulator. An engine started with
 /// one has orders enabled (see `runtime::Engine::start_with_orders`).
 #[derive(Clone)]
@@ -279,6 +315,8 @@ pub struct OrdersConfig {
     /// When open DAY orders expire (cancelled with reason `endOfDay`, journaled like a cancel), in
     /// UTC by `clock`. Default `None`: DAY orders never expire (napi: `endOfDay` unset or empty).
     pub end_of_day: Option<EndOfDay>,
+    /// Pre-trade risk rules (collar, notional limits, stale quotes). Default none.
+    pub risk: crate::order::RiskRules,
 }
 
 /// Milliseconds in a day.
@@ -370,6 +408,7 @@ impl OrdersConfig {
             clock: Arc::new(SystemClock),
             sync_hook: None,
             end_of_day: None,
+            risk: crate::order::RiskRules::default(),
         }
     }
 }
@@ -414,6 +453,14 @@ impl RawConfig {
             1,
             MAX_PRICE_TICKS,
         )?;
+        let rules = self
+            .risk_rules
+            .iter()
+            .flatten()
+            .map(RawRiskRule::resolve)
+            .collect::<Result<Vec<_>>>()?;
+        c.risk = crate::order::RiskRules::new(rules)
+            .map_err(|m| EngineError::bad_request(format!("'riskRules': {m}"), Some("riskRules"), None))?;
         let d = SimulatorConfig::default();
         c.simulator = SimulatorConfig {
             seed: int("simulatorSeed", self.simulator_seed, d.seed, 0, 1 << 53)?,

@@ -654,7 +654,15 @@ export type OrderRejectRule =
   /** A price on an amend of a market order. */
   | 'marketOrder'
   /** An amend that changes nothing. */
-  | 'noChange';
+  | 'noChange'
+  /** A limit price further through the live market (above the ask for a buy, below the bid for a sell) than the instrument type's `collarPct` (`orders.risk`). */
+  | 'collar'
+  /** Notional (quantity x limit price, or x the touch for a market order) above the instrument type's `maxNotional`, or a market order with no market to value it (`orders.risk`). */
+  | 'maxNotional'
+  /** The user's open notional over the instrument type would pass its `maxOpenNotional` (`orders.risk`). */
+  | 'openNotional'
+  /** The instrument's quote was not updated within the instrument type's `maxQuoteAgeMs` (`orders.risk`). */
+  | 'stale';
 
 /**
  * Fields of a trade record `/TRADE/<user>/<orderId>` (published by the engine once the transition

@@ -8,6 +8,7 @@
 use super::client_ids::ClientIds;
 use super::event::{DecodeError, OrderEvent};
 use super::model::{Amend, CancelReason, NewOrder, Order, OrderStatus, Quote, Side, TimeInForce};
+use super::risk::{self, Exposure, Proposed, RiskRules};
 use super::simulator::{Decision, ExecutionSimulator};
 use super::validate::{self, reject, InstrumentCatalog, OrderLimits, OrderReject, RejectField, RejectRule};
 use crate::chunked::ChunkedVec;
@@ -55,6 +56,8 @@ pub enum RebuildError {
 pub struct Checked {
     quantity: u64,
     price: Option<f64>,
+    /// The price its notional counts at (risk.rs): the limit, or a market order's touch.
+    reference: f64,
 }
 
 /// All orders, by id and by (user, client order id).
@@ -66,6 +69,10 @@ pub struct OrderBook {
     /// user -> client order id -> order id (nested so lookups need no allocation; per user in
     /// shards that grow one at a time, `client_ids.rs`).
     by_client: FxHashMap<String, ClientIds>,
+    /// Pre-trade risk rules (empty: none checked; the durable book has none).
+    risk: RiskRules,
+    /// Open notional per user and rule, kept as events apply (`risk.rs`).
+    exposure: Exposure,
 }
 
 impl OrderBook {
@@ -75,7 +82,30 @@ impl OrderBook {
             limits,
             orders: ChunkedVec::default(),
             by_client: FxHashMap::default(),
+            risk: RiskRules::default(),
+            exposure: Exposure::default(),
         }
+    }
+
+    /// Checks new orders and amends against `rules` from now on; the open notional of the orders
+    /// already in the book is counted again (limit orders at their limit, market orders at their
+    /// average fill price).
+    pub fn set_risk(&mut self, rules: RiskRules) {
+        self.risk = rules;
+        self.exposure = Exposure::default();
+        for o in self.orders.iter().filter(|o| o.status.is_open()) {
+            self.exposure.sync(&self.risk, o);
+        }
+    }
+
+    /// The risk rules.
+    pub fn risk(&self) -> &RiskRules {
+        &self.risk
+    }
+
+    /// Open notional per user and rule.
+    pub fn exposure(&self) -> &Exposure {
+        &self.exposure
     }
 
     /// Rebuilds a book from journal entries holding encoded [`OrderEvent`]s (in seq order).
@@ -150,7 +180,26 @@ impl OrderBook {
             let msg = format!("user {} already has an order {}", req.user, req.client_order_id);
             return Err(reject(RejectField::ClientOrderId, RejectRule::Duplicate, msg));
         }
-        Ok(Checked { quantity, price })
+        let reference = if self.risk.is_empty() {
+            0.0
+        } else {
+            let proposed = Proposed {
+                user: &req.user,
+                instrument: &req.instrument,
+                side: req.side,
+                open_quantity: quantity,
+                quantity,
+                price,
+                price_changed: true,
+                held: 0.0,
+            };
+            risk::check(&self.risk, &self.exposure, &proposed, &catalog.market(&req.instrument))?
+        };
+        Ok(Checked {
+            quantity,
+            price,
+            reference,
+        })
     }
 
     /// The accepting half of [`Self::submit`]: `req` (checked by [`Self::check_submit`]) becomes
@@ -168,7 +217,13 @@ impl OrderBook {
             price: checked.price,
             time_in_force: req.time_in_force,
         };
-        self.apply_ok(ev)
+        let ev = self.apply_ok(ev)?;
+        if checked.price.is_none() && checked.reference > 0.0 {
+            if let Some(o) = self.orders.len().checked_sub(1).and_then(|i| self.orders.get(i)) {
+                self.exposure.set_reference(&self.risk, o, checked.reference);
+            }
+        }
+        Ok(ev)
     }
 
     /// New -> Acknowledged (after the acceptance is durable).
@@ -207,6 +262,19 @@ impl OrderBook {
     ) -> Result<OrderEvent, OrderReject> {
         let o = self.owned(user, client_order_id)?;
         let (quantity, price) = validate::check_amend(o, amend, catalog, &self.limits)?;
+        if !self.risk.is_empty() {
+            let proposed = Proposed {
+                user,
+                instrument: &o.instrument,
+                side: o.side,
+                open_quantity: quantity - o.filled_quantity,
+                quantity,
+                price,
+                price_changed: price != o.price,
+                held: self.exposure.held(o.order_id),
+            };
+            risk::check(&self.risk, &self.exposure, &proposed, &catalog.market(&o.instrument))?;
+        }
         let order_id = o.order_id;
         self.apply_ok(OrderEvent::Amended {
             order_id,
@@ -401,6 +469,7 @@ impl OrderBook {
             }
         }
         o.version += 1;
+        self.exposure.sync(&self.risk, o);
         Ok(o)
     }
 
@@ -433,7 +502,7 @@ impl OrderBook {
                 .or_default()
                 .insert(client_order_id.clone(), order_id),
         };
-        self.orders.push(Order {
+        let o = self.orders.push(Order {
             order_id,
             user,
             client_order_id,
@@ -451,7 +520,9 @@ impl OrderBook {
             created_ms: ts,
             updated_ms: ts,
             version: 1,
-        })
+        });
+        self.exposure.sync(&self.risk, o);
+        o
     }
 
     fn apply_ok(&mut self, ev: OrderEvent) -> Result<OrderEvent, OrderReject> {

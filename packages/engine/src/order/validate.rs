@@ -24,6 +24,10 @@ pub trait InstrumentCatalog {
     fn entitled(&self, _user: &str, _subject: &str) -> bool {
         true
     }
+    /// The live market of `subject` for the risk checks. Default: none known.
+    fn market(&self, _subject: &str) -> super::risk::Market {
+        super::risk::Market::default()
+    }
 }
 
 /// Limits applied by validation.
@@ -115,6 +119,14 @@ pub enum RejectRule {
     MarketOrder,
     /// An amend that changes nothing.
     NoChange,
+    /// A limit price further through the live market than the instrument type's collar.
+    Collar,
+    /// Notional (quantity x price) of the order above the instrument type's maximum.
+    MaxNotional,
+    /// The user's open notional over the instrument type would pass its maximum.
+    OpenNotional,
+    /// The instrument's quote is stale (not updated within the instrument type's maximum age).
+    Stale,
 }
 
 impl RejectRule {
@@ -136,6 +148,10 @@ impl RejectRule {
             RejectRule::BelowFilled => "belowFilled",
             RejectRule::MarketOrder => "marketOrder",
             RejectRule::NoChange => "noChange",
+            RejectRule::Collar => "collar",
+            RejectRule::MaxNotional => "maxNotional",
+            RejectRule::OpenNotional => "openNotional",
+            RejectRule::Stale => "stale",
         }
     }
 }

@@ -3,7 +3,7 @@
 //! its numeric `minPrice` / `maxPrice` fields narrow the limit prices it accepts (`PriceGrid`);
 //! its live market is its current `bid` / `ask`.
 
-use crate::order::{Instrument, InstrumentCatalog, Quote};
+use crate::order::{Instrument, InstrumentCatalog, Market, Quote};
 use crate::store::{Record, Store};
 use crate::value::Value;
 
@@ -21,12 +21,22 @@ pub const MAX_PRICE: &str = "maxPrice";
 /// `InstrumentCatalog` over the store (borrowed for one decision).
 pub struct StoreCatalog<'a> {
     store: &'a Store,
+    /// Now, ms since the epoch, for the age of a quote (`None`: ages unknown).
+    now_ms: Option<u64>,
 }
 
 impl<'a> StoreCatalog<'a> {
     /// A catalog reading `store`.
     pub fn new(store: &'a Store) -> Self {
-        StoreCatalog { store }
+        StoreCatalog { store, now_ms: None }
+    }
+
+    /// The same catalog answering quote ages as of `now_ms` (ms since the epoch).
+    pub fn at(self, now_ms: u64) -> Self {
+        StoreCatalog {
+            now_ms: Some(now_ms),
+            ..self
+        }
     }
 
     fn record(&self, subject: &str) -> Option<&'a Record> {
@@ -56,6 +66,19 @@ impl<'a> StoreCatalog<'a> {
 }
 
 impl InstrumentCatalog for StoreCatalog<'_> {
+    /// The quote and the age of the record's last update (its origin `ts`; a `ts` in the future
+    /// counts as age 0).
+    fn market(&self, subject: &str) -> Market {
+        let age_ms = match (self.now_ms, self.record(subject)) {
+            (Some(now), Some(rec)) if rec.ts.is_finite() => Some(now.saturating_sub(rec.ts.max(0.0) as u64)),
+            _ => None,
+        };
+        Market {
+            quote: self.quote(subject),
+            age_ms,
+        }
+    }
+
     fn instrument(&self, subject: &str) -> Option<Instrument> {
         if super::privacy::is_private(subject) {
             return None; // trade records and blotters are not instruments

@@ -446,7 +446,7 @@ impl OrderDesk {
                 rule: RejectRule::NotEntitled,
                 message,
             }),
-            Ok(()) => self.book.check_submit(&req, &StoreCatalog::new(hub.store())),
+            Ok(()) => self.book.check_submit(&req, &StoreCatalog::new(hub.store()).at(ts)),
         };
         let checked = match decided {
             Ok(checked) => checked,
@@ -499,7 +499,8 @@ impl OrderDesk {
             None => (OrderAction::Cancel, self.book.cancel(&user, &cid, ts)),
             Some(a) => (
                 OrderAction::Amend,
-                self.book.amend(&user, &cid, a, &StoreCatalog::new(hub.store()), ts),
+                self.book
+                    .amend(&user, &cid, a, &StoreCatalog::new(hub.store()).at(ts), ts),
             ),
         };
         match decided {

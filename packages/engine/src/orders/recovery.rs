@@ -97,6 +97,7 @@ impl OrderDesk {
             last_seq_of[idx] = entry.seq;
             records_replayed += 1;
         }
+        book.set_risk(cfg.risk.clone());
         let open = book.open_orders().count() as u64;
         let recovery = JournalRecovery {
             records: records_replayed,

@@ -111,6 +111,10 @@ mod tests {
                 RejectRule::BelowFilled,
                 RejectRule::MarketOrder,
                 RejectRule::NoChange,
+                RejectRule::Collar,
+                RejectRule::MaxNotional,
+                RejectRule::OpenNotional,
+                RejectRule::Stale,
             ],
             |r| match r {
                 RejectRule::BadLength
@@ -127,7 +131,11 @@ mod tests {
                 | RejectRule::NotOpen
                 | RejectRule::BelowFilled
                 | RejectRule::MarketOrder
-                | RejectRule::NoChange => {}
+                | RejectRule::NoChange
+                | RejectRule::Collar
+                | RejectRule::MaxNotional
+                | RejectRule::OpenNotional
+                | RejectRule::Stale => {}
             },
         );
         let names: Vec<&str> = rules.iter().map(|r| r.as_str()).collect();

@@ -935,6 +935,14 @@ pub mod order_reject_rule {
     pub const MARKET_ORDER: &str = "marketOrder";
     /// `noChange`: An amend that changes nothing.
     pub const NO_CHANGE: &str = "noChange";
+    /// `collar`: A limit price further through the live market (above the ask for a buy, below the bid for a sell) than the instrument type's `collarPct` (`orders.risk`).
+    pub const COLLAR: &str = "collar";
+    /// `maxNotional`: Notional (quantity x limit price, or x the touch for a market order) above the instrument type's `maxNotional`, or a market order with no market to value it (`orders.risk`).
+    pub const MAX_NOTIONAL: &str = "maxNotional";
+    /// `openNotional`: The user's open notional over the instrument type would pass its `maxOpenNotional` (`orders.risk`).
+    pub const OPEN_NOTIONAL: &str = "openNotional";
+    /// `stale`: The instrument's quote was not updated within the instrument type's `maxQuoteAgeMs` (`orders.risk`).
+    pub const STALE: &str = "stale";
 
     /// Every value, in schema order.
     pub const ALL: &[&str] = &[
@@ -953,5 +961,9 @@ pub mod order_reject_rule {
         BELOW_FILLED,
         MARKET_ORDER,
         NO_CHANGE,
+        COLLAR,
+        MAX_NOTIONAL,
+        OPEN_NOTIONAL,
+        STALE,
     ];
 }

@@ -7,6 +7,7 @@ import { InstrumentPicker } from './InstrumentPicker.js';
 import { ackOutcome, failureOutcome, type OrderOutcome } from './order-outcome.js';
 import type { OrderPort } from './order-port.js';
 import { OutcomeLine } from './OutcomeLine.js';
+import { defaultsFor, needsConfirm, notionalOf } from '../trading/trading-defaults.js';
 import {
   INITIAL_TICKET,
   TIME_IN_FORCE_CHOICES,
@@ -54,6 +55,10 @@ export function OrderTicket({ orders, initialInstrument }: { orders: OrderPort; 
   const [state, setState] = useState<TicketState>(() => (initialInstrument === undefined ? INITIAL_TICKET : { ...INITIAL_TICKET, instrument: initialInstrument }));
   // the price follows the market (instrument, side) until the trader types one
   const [priceTouched, setPriceTouched] = useState(false);
+  // the quantity is the instrument type's default until the trader types one
+  const [quantityTouched, setQuantityTouched] = useState(false);
+  /** A large order waiting for the trader's second look (the fat-finger guard). */
+  const [confirm, setConfirm] = useState<{ order: OrderRequest & { clientOrderId: string }; summary: string } | undefined>(undefined);
   const [busy, setBusy] = useState(false);
   const [outcome, setOutcome] = useState<OrderOutcome | undefined>(undefined);
   const [roundTripMs, setRoundTripMs] = useState<number | undefined>(undefined);
@@ -90,6 +95,7 @@ export function OrderTicket({ orders, initialInstrument }: { orders: OrderPort; 
 
   const pickInstrument = (instrument: TicketInstrument) => {
     setPriceTouched(false);
+    setConfirm(undefined);
     // the new instrument's market arrives with its record: the price is filled when it does
     update({ instrument, priceText: '' });
     setOutcome(undefined);
@@ -99,8 +105,11 @@ export function OrderTicket({ orders, initialInstrument }: { orders: OrderPort; 
   // a limit price the trader has not typed or stepped follows the market (ask to buy, bid to sell)
   const following = state.orderType === 'limit' && !priceTouched;
   const shownPrice = following ? prefill(state.side, market) : state.priceText;
-  /** The ticket as the trader sees it (a following price included): what hints judge and submit sends. */
-  const shown: TicketState = { ...state, priceText: shownPrice };
+  // a EUR 43 stock opens with 100 units, an FX pair with 1,000,000 (trading-defaults.ts)
+  const defaults = defaultsFor(state.instrument?.subject ?? '/FX/', record?.status === 'live' ? record.fields : undefined);
+  const shownQuantity = quantityTouched ? state.quantityText : defaults.quantity.toLocaleString('en-US');
+  /** The ticket as the trader sees it (following price and default quantity included): what hints judge and submit sends. */
+  const shown: TicketState = { ...state, priceText: shownPrice, quantityText: shownQuantity };
   const hints = ticketHints(shown, market);
   const blocked = isBlocked(hints);
 
@@ -119,6 +128,7 @@ export function OrderTicket({ orders, initialInstrument }: { orders: OrderPort; 
   };
   /** Quantity as the trader will read it back: `1m` becomes `1,000,000` when leaving the field. */
   const tidyQuantity = () => {
+    if (!quantityTouched) return;
     const q = parseQuantity(state.quantityText);
     if (Number.isInteger(q) && q > 0) update({ quantityText: q.toLocaleString('en-US') });
   };
@@ -149,11 +159,29 @@ export function OrderTicket({ orders, initialInstrument }: { orders: OrderPort; 
     const order = ticketOrder(shown);
     if (order === undefined || submitting.current) return;
     orderCount.current += 1;
-    send({ ...order, clientOrderId: newClientOrderId(Date.now(), orderCount.current) });
+    const withId = { ...order, clientOrderId: newClientOrderId(Date.now(), orderCount.current) };
+    // the notional at the limit, or for a market order at the touch it would trade at
+    const price = order.price ?? (market === undefined ? undefined : marketPriceFor(order.side, market));
+    const fields = record?.status === 'live' ? record.fields : undefined;
+    if (price !== undefined && needsConfirm(order.instrument, order.quantity, price, fields)) {
+      const notional = notionalOf(order.quantity, price);
+      setOutcome(undefined);
+      setConfirm({
+        order: withId,
+        summary: `${order.side === 'buy' ? 'Buy' : 'Sell'} ${order.quantity.toLocaleString('en-US')} ${state.instrument?.label ?? order.instrument}, notional ${Math.round(notional).toLocaleString('en-US')}`,
+      });
+      return;
+    }
+    send(withId);
   };
 
   const onFormKey = (e: KeyboardEvent<HTMLFormElement>) => {
     if (e.defaultPrevented) return; // the instrument list took it
+    if (e.key === 'Escape' && confirm !== undefined) {
+      e.preventDefault();
+      setConfirm(undefined);
+      return;
+    }
     if (e.key === 'Escape' && outcome !== undefined) {
       e.preventDefault();
       setOutcome(undefined);
@@ -218,8 +246,12 @@ export function OrderTicket({ orders, initialInstrument }: { orders: OrderPort; 
         className="ticket-input cell-num"
         inputMode="decimal"
         autoComplete="off"
-        value={state.quantityText}
-        onChange={(e) => update({ quantityText: e.target.value })}
+        value={shownQuantity}
+        onChange={(e) => {
+          setQuantityTouched(true);
+          setConfirm(undefined);
+          update({ quantityText: e.target.value });
+        }}
         onBlur={tidyQuantity}
         aria-invalid={hints.some((h) => h.field === 'quantity' && h.blocking && h.missing !== true)}
         aria-describedby={hintId('quantity')}
@@ -287,9 +319,31 @@ export function OrderTicket({ orders, initialInstrument }: { orders: OrderPort; 
         ))}
       </select>
 
-      <button type="submit" className={`ticket-submit submit-${state.side}`} disabled={blocked || busy} data-testid="ticket-submit">
+      <button type="submit" className={`ticket-submit submit-${state.side}`} disabled={blocked || busy || confirm !== undefined} data-testid="ticket-submit">
         {busy ? 'Sending…' : submitLabel(shown)}
       </button>
+
+      {confirm !== undefined && (
+        <div className="ticket-confirm" role="alertdialog" aria-label="Confirm a large order" data-testid="ticket-confirm">
+          <span className="ticket-confirm-text" data-testid="ticket-confirm-text">{`${confirm.summary}: above the ${defaults.confirmNotional.toLocaleString('en-US')} that needs a confirm. Send it?`}</span>
+          <button
+            type="button"
+            className={`ticket-submit submit-${confirm.order.side}`}
+            data-testid="ticket-confirm-yes"
+            autoFocus
+            onClick={() => {
+              const { order } = confirm;
+              setConfirm(undefined);
+              send(order);
+            }}
+          >
+            Send
+          </button>
+          <button type="button" className="button-quiet" data-testid="ticket-confirm-no" onClick={() => setConfirm(undefined)}>
+            Cancel
+          </button>
+        </div>
+      )}
 
       {outcome !== undefined && (
         <OutcomeLine
