@@ -44,6 +44,9 @@ test('an admin sees live charts and kicking a session disconnects it', async ({ 
   await expect(admin.getByTestId('chart-messages').locator('figcaption')).toContainText(/in [1-9]\d*/);
   await expect(admin.getByTestId('chart-cpu').locator('canvas')).toHaveCount(1);
   await expect(latency.locator('figcaption')).toContainText(/mean \d/);
+  // latency charts are log scale: one spike does not flatten the median and p99 lines
+  await expect(latency).toHaveAttribute('data-scale', 'log');
+  await expect(admin.getByTestId('chart-cpu')).toHaveAttribute('data-scale', 'linear');
 
   // alice connects elsewhere; the admin kicks her session from the grid
   const alice = await loggedInPage(browser, 'alice', 'alice123');
@@ -51,6 +54,13 @@ test('an admin sees live charts and kicking a session disconnects it', async ({ 
   const row = admin.locator('[data-testid="admin-sessions"] .ag-row', { hasText: 'alice' });
   await expect(row).toHaveCount(1, { timeout: 15_000 });
   await row.getByRole('button', { name: 'Kick' }).click();
+  // nothing happens before the confirm; Cancel leaves alice connected
+  await expect(admin.getByTestId('kick-confirm')).toContainText('of alice');
+  await admin.getByTestId('kick-confirm-no').click();
+  await expect(admin.getByTestId('kick-confirm')).toHaveCount(0);
+  await expect(alice.getByTestId('status-pill')).toHaveText('connected');
+  await row.getByRole('button', { name: 'Kick' }).click();
+  await admin.getByTestId('kick-confirm-yes').click();
   await expect(admin.getByTestId('admin-notice')).toContainText('kicked: e2e maintenance');
   await expect(alice.getByTestId('connection-banner')).toContainText('closed');
   await expect(alice.getByTestId('status-pill')).toHaveAttribute('data-state', 'closed');

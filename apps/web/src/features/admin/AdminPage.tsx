@@ -106,7 +106,11 @@ export function AdminPage() {
     };
   }, [isAdmin, session?.sessionId]);
 
-  const onKick = useCallback((s: AdminSessionInfo) => {
+  /** The session a Kick click picked, waiting for the admin's confirm. */
+  const [pendingKick, setPendingKick] = useState<AdminSessionInfo | undefined>(undefined);
+  const onKick = useCallback((s: AdminSessionInfo) => setPendingKick(s), []);
+  const confirmKick = useCallback((s: AdminSessionInfo) => {
+    setPendingKick(undefined);
     const o = api.current;
     if (!o) return;
     kickSession(o, s.sessionId, kickReason).then(
@@ -146,6 +150,17 @@ export function AdminPage() {
             </label>
             {notice !== undefined && <span className="page-hint" role="status" data-testid="admin-notice">{notice}</span>}
           </div>
+          {pendingKick !== undefined && (
+            <div className="admin-kick-confirm" role="alertdialog" aria-label="Confirm the kick" data-testid="kick-confirm">
+              <span>{`Disconnect session ${pendingKick.sessionId} of ${pendingKick.user} (${pendingKick.address}) with "${kickReason}"?`}</span>
+              <button type="button" className="button-danger" autoFocus onClick={() => confirmKick(pendingKick)} data-testid="kick-confirm-yes">
+                Kick
+              </button>
+              <button type="button" className="button-quiet" onClick={() => setPendingKick(undefined)} data-testid="kick-confirm-no">
+                Cancel
+              </button>
+            </div>
+          )}
           <SessionsGrid sessions={sessions} onKick={onKick} selfSessionId={session?.sessionId} />
         </div>
         <SettingsPanel current={latest?.batching} onApply={onApply} />

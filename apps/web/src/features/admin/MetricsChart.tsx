@@ -20,7 +20,8 @@ export function MetricsChart({ spec, samples }: { spec: ChartSpec; samples: read
       height: HEIGHT,
       legend: { show: true },
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: true } },
+      // latency charts: log10 y axis, so the mean and p99 stay readable beside a 1,000x spike
+      scales: spec.log === true ? { x: { time: true }, y: { distr: 3, log: 10 } } : { x: { time: true } },
       axes: [
         { stroke: '#8fa3ba', grid: { stroke: '#1e2b3b' }, ticks: { stroke: '#1e2b3b' } },
         { stroke: '#8fa3ba', grid: { stroke: '#1e2b3b' }, ticks: { stroke: '#1e2b3b' }, size: 56 },
@@ -39,11 +40,11 @@ export function MetricsChart({ spec, samples }: { spec: ChartSpec; samples: read
 
   const last = samples.at(-1);
   return (
-    <figure className="admin-chart" data-testid={`chart-${spec.id}`} data-points={samples.length}>
+    <figure className="admin-chart" data-testid={`chart-${spec.id}`} data-points={samples.length} data-scale={spec.log === true ? 'log' : 'linear'}>
       <figcaption>
         <span>{spec.title}</span>
         <span className="page-hint">
-          {last === undefined ? 'no data yet' : spec.series.map((s) => `${s.label} ${s.value(last)}`).join(' · ')} ({spec.unit})
+          {last === undefined ? 'no data yet' : spec.series.map((s) => `${s.label} ${s.value(last)}`).join(' · ')} ({spec.unit}{spec.log === true ? ', log scale' : ''})
         </span>
       </figcaption>
       <div ref={host} />

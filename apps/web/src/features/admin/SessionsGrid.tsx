@@ -26,6 +26,8 @@ function KickButton(p: ICellRendererParams<AdminSessionInfo> & { onKick: KickHan
 /** Logged-in sessions (refreshed every second) with a kick button per row. */
 export function SessionsGrid({ sessions, onKick, selfSessionId }: { sessions: AdminSessionInfo[]; onKick: KickHandler; selfSessionId: number | undefined }) {
   const columns: ColDef<AdminSessionInfo>[] = [
+    // first and pinned: the kick button is reachable without scrolling sideways at any width
+    { headerName: '', colId: 'kick', width: 96, pinned: 'left', cellRenderer: KickButton, cellRendererParams: { onKick, self: selfSessionId }, sortable: false },
     { field: 'sessionId', headerName: 'id', width: 80 },
     { field: 'user', width: 100 },
     { field: 'role', width: 90 },
@@ -38,7 +40,6 @@ export function SessionsGrid({ sessions, onKick, selfSessionId }: { sessions: Ad
     { field: 'queuedBytes', headerName: 'queued B', width: 100 },
     { field: 'clientLatencyMs', headerName: 'client ms mean/p99/max', valueFormatter: latency, width: 210 },
     { field: 'worker', width: 80 },
-    { headerName: '', width: 90, cellRenderer: KickButton, cellRendererParams: { onKick, self: selfSessionId }, sortable: false },
   ];
   return (
     <div className="admin-sessions" data-testid="admin-sessions">

@@ -1,6 +1,6 @@
 import type { AdminMetricsSample } from '@tidewire/protocol';
 import { describe, expect, it } from 'vitest';
-import { CHARTS, WINDOW_MS, chartData, mergeSamples } from './metrics-window.js';
+import { CHARTS, LOG_FLOOR, WINDOW_MS, chartData, mergeSamples } from './metrics-window.js';
 
 const stats = { count: 1, mean: 1, p50: 1, p99: 2, max: 3 };
 function sample(at: number, cpuPercent = 10): AdminMetricsSample {
@@ -29,5 +29,15 @@ describe('chartData', () => {
     expect(chartData(latency, [sample(1000), sample(2000)])).toEqual([[1, 2], [1, 1], [1, 1], [2, 2], [3, 3]]);
     const memory = CHARTS.find((c) => c.id === 'memory')!;
     expect(chartData(memory, [sample(1000)])).toEqual([[1], [100], [10]]);
+  });
+
+  it('draws a value not above 0 at the floor of a log chart, and as is on a linear one', () => {
+    const latency = CHARTS.find((c) => c.id === 'latency')!;
+    expect(latency.log).toBe(true);
+    const zero = { ...sample(1000), latencyMs: { count: 0, mean: 0, p50: 0, p99: 0, max: 0 } };
+    expect(chartData(latency, [zero])).toEqual([[1], [LOG_FLOOR], [LOG_FLOOR], [LOG_FLOOR], [LOG_FLOOR]]);
+    const cpu = CHARTS.find((c) => c.id === 'cpu')!;
+    expect(cpu.log).toBeUndefined();
+    expect(chartData(cpu, [sample(1000, 0)])).toEqual([[1], [0]]);
   });
 });

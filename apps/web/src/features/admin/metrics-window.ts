@@ -23,6 +23,8 @@ export interface ChartSpec {
   id: string;
   title: string;
   unit: string;
+  /** Logarithmic y axis: a spike 1,000x the median leaves the median and p99 lines readable. */
+  log?: boolean;
   series: ReadonlyArray<{ label: string; value: (s: AdminMetricsSample) => number }>;
 }
 
@@ -30,19 +32,19 @@ const MB = 1024 * 1024;
 
 /** The console's charts, in display order. */
 export const CHARTS: readonly ChartSpec[] = [
-  { id: 'latency', title: 'Latency: origin -> socket write', unit: 'ms', series: [
+  { id: 'latency', log: true, title: 'Latency: origin -> socket write', unit: 'ms', series: [
     { label: 'mean', value: (s) => s.latencyMs.mean },
     { label: 'p50', value: (s) => s.latencyMs.p50 },
     { label: 'p99', value: (s) => s.latencyMs.p99 },
     { label: 'max', value: (s) => s.latencyMs.max },
   ] },
-  { id: 'client', title: 'Client-reported latency (origin -> receipt, paint)', unit: 'ms', series: [
+  { id: 'client', log: true, title: 'Client-reported latency (origin -> receipt, paint)', unit: 'ms', series: [
     { label: 'mean', value: (s) => s.clientLatencyMs.mean },
     { label: 'p99', value: (s) => s.clientLatencyMs.p99 },
     { label: 'max', value: (s) => s.clientLatencyMs.max },
     { label: 'paint', value: (s) => s.clientPaintMeanMs },
   ] },
-  { id: 'views-orders', title: 'View updates and order acks', unit: 'ms', series: [
+  { id: 'views-orders', log: true, title: 'View updates and order acks', unit: 'ms', series: [
     { label: 'view mean', value: (s) => s.viewUpdateMs.mean },
     { label: 'view p99', value: (s) => s.viewUpdateMs.p99 },
     { label: 'ack mean', value: (s) => s.orderAckMs.mean },
@@ -63,13 +65,20 @@ export const CHARTS: readonly ChartSpec[] = [
     { label: 'sessions', value: (s) => s.sessions },
     { label: 'connections', value: (s) => s.connections },
   ] },
-  { id: 'loop', title: 'Event-loop lag (worst thread)', unit: 'ms', series: [
+  { id: 'loop', log: true, title: 'Event-loop lag (worst thread)', unit: 'ms', series: [
     { label: 'p99', value: (s) => s.eventLoopLagMs.p99 },
     { label: 'max', value: (s) => s.eventLoopLagMs.max },
   ] },
 ];
 
-/** uPlot data of a chart: x = seconds since epoch, then one column per series. */
+/** Smallest value a log chart draws (a 0 ms latency would be minus infinity on a log axis). */
+export const LOG_FLOOR = 0.001;
+
+/**
+ * uPlot data of a chart: x = seconds since epoch, then one column per series. On a log chart a
+ * value not above 0 is drawn at LOG_FLOOR (no point has no place on a log axis).
+ */
 export function chartData(spec: ChartSpec, samples: readonly AdminMetricsSample[]): number[][] {
-  return [samples.map((s) => s.at / 1000), ...spec.series.map((series) => samples.map(series.value))];
+  const read = spec.log === true ? (v: number) => (v > LOG_FLOOR ? v : LOG_FLOOR) : (v: number) => v;
+  return [samples.map((s) => s.at / 1000), ...spec.series.map((series) => samples.map((s) => read(series.value(s))))];
 }
