@@ -111,7 +111,7 @@ export interface Config {
     readonly risk: readonly RiskRule[];
   };
   /** Admin console: `auditDir` is absolute after loading. */
-  readonly admin: { readonly auditDir: string };
+  readonly admin: { readonly auditDir: string; readonly metricsToken: string; readonly metricsPublic: boolean };
   readonly auth: {
     /** Never empty after loading: a random hex secret when none was configured. */
     readonly tokenSecret: string;
@@ -431,6 +431,8 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const admin = out.admin!;
   if (String(admin.auditDir).trim() === '') throw new ConfigError('TIDEWIRE_AUDIT_DIR / admin.auditDir must not be empty');
   admin.auditDir = path.resolve(String(admin.auditDir));
+  const metricsToken = String(admin.metricsToken);
+  if (metricsToken !== '' && metricsToken.length < 16) throw new ConfigError(`TIDEWIRE_METRICS_TOKEN / admin.metricsToken must be at least 16 characters, got ${metricsToken.length}`);
 
   const batching = out.batching!;
   if ((batching.burstMaxMs as number) > 0 && (batching.burstMaxMs as number) < (batching.burstMinMs as number)) {

@@ -17,7 +17,7 @@ afterEach(closeAll);
 
 async function adminServer(overrides: Record<string, Record<string, unknown>> = {}): Promise<{ server: RunningServer; auditDir: string }> {
   const auditDir = mkdtempSync(path.join(os.tmpdir(), 'tw-audit-'));
-  const server = await startTestServer({ ...overrides, admin: { auditDir } });
+  const server = await startTestServer({ ...overrides, admin: { ...overrides.admin, auditDir } });
   return { server, auditDir };
 }
 
@@ -65,6 +65,33 @@ describe('admin API', () => {
     expect(await api(server, 'POST', `/api/admin/sessions/${trader.sessionId}/kick`, trader.token, {})).toMatchObject({ status: 403 });
     expect(await api(server, 'POST', '/api/admin/settings', trader.token, { burstMaxMs: 500 })).toMatchObject({ status: 403 });
     expect(trader.socket.closed).toBeUndefined();
+  });
+
+  it('keeps /metrics behind a token unless admin.metricsPublic is on', async () => {
+    const metricsToken = 'scraper-token-0123456789';
+    const { server } = await adminServer({ admin: { metricsPublic: false, metricsToken } });
+    const trader = await login(server, 'alice');
+    const admin = await login(server, 'admin');
+    const get = async (auth?: string) => {
+      const res = await fetch(`${server.url}/metrics`, { headers: auth === undefined ? {} : { authorization: `Bearer ${auth}` } });
+      return { status: res.status, text: await res.text(), challenge: res.headers.get('www-authenticate') };
+    };
+    const anonymous = await get();
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.challenge).toBe('Bearer realm="tidewire-metrics"');
+    expect(JSON.parse(anonymous.text)).toMatchObject({ error: 'NOT_LOGGED_IN' });
+    expect(JSON.parse((await get('wrong-token-wrong-token')).text)).toMatchObject({ error: 'BAD_TOKEN' });
+    expect((await get('wrong-token-wrong-token')).status).toBe(403);
+    const traderRead = await get(trader.token);
+    expect(traderRead.status).toBe(403);
+    expect(JSON.parse(traderRead.text)).toMatchObject({ error: 'NOT_ENTITLED' });
+    for (const token of [metricsToken, admin.token]) {
+      const ok = await get(token);
+      expect(ok.status).toBe(200);
+      expect(ok.text).toContain('# TYPE ');
+    }
+    const open = await adminServer({ admin: { metricsPublic: true } });
+    expect((await fetch(`${open.server.url}/metrics`)).status).toBe(200);
   });
 
   it('answers an admin with the latest sample, the history and the sessions', async () => {

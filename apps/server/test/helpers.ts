@@ -41,6 +41,8 @@ const BASE: Record<string, Record<string, unknown>> = {
   // that wait passed the 10 s default and the server cut sockets mid-test with 4001. The login
   // deadline has its own tests (errors.test.ts, input-attacks.test.ts), which set it.
   limits: { loginsPerSecPerIp: 0, loginTimeoutMs: 120_000 },
+  // tests read /metrics without a token; its access rules have their own test (admin.test.ts)
+  admin: { metricsPublic: true },
 };
 
 /** Deep-merges `overrides` into the test defaults. */

@@ -1,6 +1,7 @@
 /**
  * HTTP endpoints of the admin console and metrics:
- * - `GET /metrics`: Prometheus text (no auth: counts only, no user data).
+ * - `GET /metrics`: Prometheus text; needs `Authorization: Bearer <admin.metricsToken>` or an
+ *   admin session token, unless `admin.metricsPublic` (401 without a token, 403 with a wrong one).
  * - `GET /api/admin/metrics[?since=<at>]`: latest sample, 5-minute history (only samples after
  *   `since` when given: a polling console fetches each sample once), sessions.
  * - `GET /api/admin/sessions`; `POST /api/admin/sessions/<id>/kick` `{"reason": "..."}`.
@@ -12,6 +13,7 @@
  * 401 without or with a bad token, 403 for other roles. Errors are `{error, message}` JSON.
  */
 
+import { timingSafeEqual } from 'node:crypto';
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import type { AdminMetricsSample, AdminSessionInfo, SourceFlowSample } from '@tidewire/protocol';
 import type { UserDirectory } from '../auth/users.js';
@@ -79,6 +81,25 @@ function authorize(deps: AdminHttpDeps, req: HttpRequest): string | AdminError {
   if (claims.passwordTag !== passwordTag(user.passwordHash)) return new AdminError(401, 'BAD_TOKEN', `the bearer token was issued before the password of '${user.user}' changed; log in again`);
   if (user.role !== 'admin') return new AdminError(403, 'NOT_ENTITLED', `user '${user.user}' has role '${user.role}'; the admin API needs the admin role`);
   return user.user;
+}
+
+/** Why `/metrics` is refused to this request, or undefined when it may read it. */
+function metricsRefusal(deps: AdminHttpDeps, req: HttpRequest): AdminError | undefined {
+  if (deps.config.admin.metricsPublic) return undefined;
+  const m = /^Bearer\s+(\S+)$/i.exec(req.getHeader('authorization'));
+  const expected = deps.config.admin.metricsToken;
+  if (m && expected !== '' && sameSecret(m[1]!, expected)) return undefined;
+  if (!m) return new AdminError(401, 'NOT_LOGGED_IN', "send 'Authorization: Bearer <token>' with admin.metricsToken or an admin's session token");
+  const who = authorize(deps, req);
+  if (who instanceof AdminError) return new AdminError(who.status === 401 ? 403 : who.status, who.code, `${who.message} (or send admin.metricsToken)`);
+  return undefined;
+}
+
+/** Constant-time comparison of two secrets. */
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 function fail(json: Json, err: unknown, what: string): void {
@@ -151,7 +172,13 @@ export function addAdminRoutes(app: TemplatedApp, deps: AdminHttpDeps): Template
     handler(who, json);
   });
   return app
-    .get('/metrics', (res) => deps.guard(res, () => {
+    .get('/metrics', (res, req) => deps.guard(res, () => {
+      const refused = metricsRefusal(deps, req);
+      if (refused !== undefined) {
+        res.writeStatus(STATUS[refused.status]!).writeHeader('Content-Type', 'application/json; charset=utf-8')
+          .writeHeader('WWW-Authenticate', 'Bearer realm="tidewire-metrics"').end(JSON.stringify({ error: refused.code, message: refused.message }));
+        return;
+      }
       res.writeStatus('200 OK').writeHeader('Content-Type', PROMETHEUS_CONTENT_TYPE).writeHeader('Cache-Control', 'no-cache').end(renderPrometheus(deps.latest()));
     }))
     .get('/api/admin/metrics', (res, req) => {
