@@ -127,6 +127,9 @@ test('alice buys EUR/USD at market: the ticket shows the ack, the blotter row re
   // Enter in a field submits the ticket
   const { orderId, clientOrderId } = await submitAndAck(page, testInfo, 'enter');
   await expectTopRowFilled(page, orderId, clientOrderId, /^MKT$/);
+  // the fill is also a notice, whichever page the trader is on
+  const notice = page.locator(`[data-testid="notice"][data-order-id="${orderId}"][data-tone="fill"]`).last();
+  await expect(notice).toContainText(new RegExp(`^Filled: Buy 1,000,000 EUR/USD #${orderId}`));
 });
 
 test('alice buys EUR/USD with a marketable limit: the ticket shows the ack, the blotter row reaches filled', async ({ page }, testInfo) => {

@@ -3,6 +3,7 @@ import { FxTilesPage } from '../fx/FxTilesPage.js';
 import { useConnectionSnapshot } from '../../connection/hooks.js';
 import { ComingLater } from './ComingLater.js';
 import { ConnectionBanner } from './ConnectionBanner.js';
+import { Notifications } from '../notifications/Notifications.js';
 import { ROUTES, hashOf, pageTitle, routeFromHash, routesFor, type RouteId } from './routes.js';
 import { TopBar } from './TopBar.js';
 
@@ -53,6 +54,7 @@ export function AppShell() {
       </nav>
       <main className="page" data-testid={`page-${route}`}>
         <ConnectionBanner />
+        <Notifications />
         {route === 'fx' && <FxTilesPage />}
         {route === 'watchlist' && (
           <Suspense fallback={<p className="page-hint">Loading the watchlist…</p>}>
