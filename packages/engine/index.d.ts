@@ -412,6 +412,11 @@ export interface PrivateRefusal {
 export interface RawRiskRule {
   /** Instruments of this type: a subject pattern (`/FX/*`, `/EQ/**`). */
   pattern: string
+  /**
+   * `"price"` (default): notional = quantity x price; `"quantity"`: notional = quantity (FX
+   * amounts in the base currency).
+   */
+  notionalBasis?: string
   /** Collar around the touch, percent (a buy limit above ask x (1 + pct/100) is refused). */
   collarPct?: number
   /** Largest notional (quantity x price) of one order. */

@@ -50,7 +50,7 @@ describe('orders settings', () => {
 
   it('takes risk rules from the config file; the demo feed has its own, a server without it none', () => {
     expect(load({ argv: ['--no-demo'] }).orders.risk).toEqual([]);
-    const risk = [{ pattern: '/EQ/**', collarPct: 2.5, maxNotional: 1e6, maxOpenNotional: 5e6, maxQuoteAgeMs: 10_000 }, { pattern: '/FX/*', maxNotional: 2e7 }];
+    const risk = [{ pattern: '/EQ/**', collarPct: 2.5, maxNotional: 1e6, maxOpenNotional: 5e6, maxQuoteAgeMs: 10_000 }, { pattern: '/FX/*', notionalBasis: 'quantity', maxNotional: 2e7 }];
     expect(load({ overrides: { orders: { risk } } }).orders.risk).toEqual(risk);
     // an empty list turns the demo's rules off
     expect(load({ overrides: { orders: { risk: [] } } }).orders.risk).toEqual([]);
@@ -58,7 +58,8 @@ describe('orders settings', () => {
 
   it('refuses a bad risk rule, naming the rule and the key', () => {
     const bad = (risk: unknown) => () => load({ overrides: { orders: { risk } } });
-    expect(bad({ pattern: '/FX/*' })).toThrow('orders.risk must be an array of {pattern, collarPct?, maxNotional?, maxOpenNotional?, maxQuoteAgeMs?}');
+    expect(bad({ pattern: '/FX/*' })).toThrow('orders.risk must be an array of {pattern, notionalBasis?, collarPct?, maxNotional?, maxOpenNotional?, maxQuoteAgeMs?}');
+    expect(bad([{ pattern: '/FX/*', notionalBasis: 'base' }])).toThrow('orders.risk.0.notionalBasis must be "price" or "quantity", got "base"');
     expect(bad([{ pattern: 'FX' }])).toThrow('orders.risk.0.pattern must be a subject pattern starting with "/", got "FX"');
     expect(bad([{ pattern: '/FX/*', collarPct: 0 }])).toThrow('orders.risk.0.collarPct must be a number above 0, got 0');
     expect(bad([{ pattern: '/FX/*' }, { pattern: '/EQ/*', maxQuoteAgeMs: 1.5 }])).toThrow('orders.risk.1.maxQuoteAgeMs must be a whole number of ms above 0, got 1.5');

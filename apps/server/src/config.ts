@@ -284,6 +284,8 @@ function validateFileShape(file: Record<string, unknown>, origin: string): void 
 export interface RiskRule {
   /** Subject pattern of the instrument type (`/FX/*`, `/EQ/**`). */
   readonly pattern: string;
+  /** `price` (default): notional = quantity x price; `quantity`: the amount itself (FX base currency). */
+  readonly notionalBasis?: 'price' | 'quantity';
   /** A buy limit more than this many percent above the ask (a sell below the bid) is refused. */
   readonly collarPct?: number;
   /** Largest notional (quantity x price; a market order at the touch) of one order. */
@@ -296,19 +298,20 @@ export interface RiskRule {
 
 /** Rules of the demo feed's instruments (FX pairs tick several times a second). */
 export const DEMO_RISK_RULES: readonly RiskRule[] = [
-  { pattern: '/FX/*', collarPct: 1, maxNotional: 50_000_000, maxOpenNotional: 250_000_000, maxQuoteAgeMs: 30_000 },
+  { pattern: '/FX/*', notionalBasis: 'quantity', collarPct: 1, maxNotional: 50_000_000, maxOpenNotional: 250_000_000, maxQuoteAgeMs: 30_000 },
   { pattern: '/PRODUCT/*', collarPct: 5, maxNotional: 5_000_000, maxOpenNotional: 25_000_000 },
 ];
 
 function validateRiskRules(raw: unknown, origin: string): RiskRule[] {
-  const shape = '{pattern, collarPct?, maxNotional?, maxOpenNotional?, maxQuoteAgeMs?}';
+  const shape = '{pattern, notionalBasis?, collarPct?, maxNotional?, maxOpenNotional?, maxQuoteAgeMs?}';
   if (!Array.isArray(raw)) throw new ConfigError(`${origin} orders.risk must be an array of ${shape}`);
   return raw.map((r: unknown, i) => {
     const at = `${origin} orders.risk.${i}`;
     if (!r || typeof r !== 'object' || Array.isArray(r)) throw new ConfigError(`${at} must be an object ${shape}`);
-    const { pattern, collarPct, maxNotional, maxOpenNotional, maxQuoteAgeMs, ...rest } = r as Record<string, unknown>;
+    const { pattern, notionalBasis, collarPct, maxNotional, maxOpenNotional, maxQuoteAgeMs, ...rest } = r as Record<string, unknown>;
     const extra = Object.keys(rest)[0];
-    if (extra !== undefined) throw new ConfigError(`${at}: unknown key "${extra}" (known: pattern, collarPct, maxNotional, maxOpenNotional, maxQuoteAgeMs)`);
+    if (extra !== undefined) throw new ConfigError(`${at}: unknown key "${extra}" (known: pattern, notionalBasis, collarPct, maxNotional, maxOpenNotional, maxQuoteAgeMs)`);
+    if (notionalBasis !== undefined && notionalBasis !== 'price' && notionalBasis !== 'quantity') throw new ConfigError(`${at}.notionalBasis must be "price" or "quantity", got ${JSON.stringify(notionalBasis)}`);
     if (typeof pattern !== 'string' || !pattern.startsWith('/')) throw new ConfigError(`${at}.pattern must be a subject pattern starting with "/", got ${JSON.stringify(pattern)}`);
     const positive = (name: string, v: unknown, whole = false): number | undefined => {
       if (v === undefined) return undefined;
@@ -318,6 +321,7 @@ function validateRiskRules(raw: unknown, origin: string): RiskRule[] {
       return v;
     };
     const rule: { -readonly [K in keyof RiskRule]: RiskRule[K] } = { pattern };
+    if (notionalBasis !== undefined) rule.notionalBasis = notionalBasis;
     const c = positive('collarPct', collarPct);
     if (c !== undefined) rule.collarPct = c;
     const n = positive('maxNotional', maxNotional);

@@ -255,6 +255,9 @@ impl RawConfig {
 pub struct RawRiskRule {
     /// Instruments of this type: a subject pattern (`/FX/*`, `/EQ/**`).
     pub pattern: String,
+    /// `"price"` (default): notional = quantity x price; `"quantity"`: notional = quantity (FX
+    /// amounts in the base currency).
+    pub notional_basis: Option<String>,
     /// Collar around the touch, percent (a buy limit above ask x (1 + pct/100) is refused).
     pub collar_pct: Option<f64>,
     /// Largest notional (quantity x price) of one order.
@@ -273,8 +276,18 @@ impl RawRiskRule {
             None => None,
             Some(v) => Some(int("riskRules.maxQuoteAgeMs", Some(v), 0, 1, 86_400_000)?),
         };
+        let basis = match self.notional_basis.as_deref() {
+            None | Some("price") => crate::order::NotionalBasis::Price,
+            Some("quantity") => crate::order::NotionalBasis::Quantity,
+            Some(other) => {
+                return Err(bad(format!(
+                    "notionalBasis must be \"price\" or \"quantity\", got {other:?}"
+                )))
+            }
+        };
         Ok(crate::order::RiskRule {
             pattern,
+            basis,
             collar_pct: self.collar_pct,
             max_notional: self.max_notional,
             max_open_notional: self.max_open_notional,

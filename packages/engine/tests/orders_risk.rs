@@ -11,12 +11,13 @@ use journal_util::TempDir;
 use orders_util::{order, orders_config, Rig};
 use serde_json::Value;
 use tidewire_engine::analytics::pattern::Pattern;
-use tidewire_engine::order::{RiskRule, RiskRules, Side};
+use tidewire_engine::order::{NotionalBasis, RiskRule, RiskRules, Side};
 
 fn rules() -> RiskRules {
     RiskRules::new(vec![
         RiskRule {
             pattern: Pattern::parse("/FX/*").unwrap(),
+            basis: NotionalBasis::Price,
             collar_pct: Some(1.0),
             max_notional: Some(5_000_000.0),
             max_open_notional: Some(8_000_000.0),
@@ -24,6 +25,7 @@ fn rules() -> RiskRules {
         },
         RiskRule {
             pattern: Pattern::parse("/EQ/**").unwrap(),
+            basis: NotionalBasis::Price,
             collar_pct: None,
             max_notional: Some(1_000.0),
             max_open_notional: None,

@@ -22,6 +22,6 @@ pub use client_ids::ClientIds;
 pub use event::{DecodeError, OrderEvent, EVENT_VERSION};
 pub use model::{Amend, CancelReason, NewOrder, Order, OrderStatus, Quote, Side, TimeInForce};
 pub use price::{decimals_of, show_number, PriceGrid, MAX_PRICE_TICKS, MAX_TICK_SIZE, MIN_TICK_SIZE, TICK_TOLERANCE};
-pub use risk::{Exposure, Market, RiskRule, RiskRules};
+pub use risk::{Exposure, Market, NotionalBasis, RiskRule, RiskRules};
 pub use simulator::{Decision, ExecutionSimulator, SimulatorConfig};
 pub use validate::{Instrument, InstrumentCatalog, OrderLimits, OrderReject, RejectField, RejectRule};

@@ -11,7 +11,9 @@
 //!
 //! Open notional of a user: the remaining quantity of each of their open orders times its price
 //! (a limit order's limit; a market order's touch when it was accepted), over every instrument a
-//! rule with `max_open_notional` matches. It is kept incrementally by [`Exposure`] as the book
+//! rule with `max_open_notional` matches. With `NotionalBasis::Quantity` (FX, where limits are
+//! amounts of the base currency) notional is the quantity itself. It is kept incrementally by
+//! [`Exposure`] as the book
 //! applies events. An open market order rebuilt from the journal has no recorded touch and counts
 //! at its average fill price (0 before its first fill).
 
@@ -22,11 +24,23 @@ use super::price::show_number;
 use super::validate::{reject, OrderReject, RejectField, RejectRule};
 use crate::analytics::pattern::Pattern;
 
+/// What an order's notional is measured in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NotionalBasis {
+    /// Quantity x price, in the instrument's price units (shares, bonds).
+    #[default]
+    Price,
+    /// The quantity itself (FX: an amount of the base currency, whatever the pair's price).
+    Quantity,
+}
+
 /// Limits of one instrument type (unset = not checked).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RiskRule {
     /// Instruments of this type.
     pub pattern: Pattern,
+    /// What `max_notional` and `max_open_notional` are measured in.
+    pub basis: NotionalBasis,
     /// A buy limit more than this many percent above the ask (a sell limit below the bid) is
     /// refused: `collar`.
     pub collar_pct: Option<f64>,
@@ -181,17 +195,30 @@ pub fn check(rules: &RiskRules, exposure: &Exposure, p: &Proposed<'_>, market: &
         }
         return Ok(0.0);
     };
+    // With a quantity basis an order counts 1 per unit (the reference its exposure keeps).
+    let reference = match rule.basis {
+        NotionalBasis::Price => reference,
+        NotionalBasis::Quantity => 1.0,
+    };
     if let Some(max) = rule.max_notional {
         let notional = p.quantity as f64 * reference;
         if notional > max {
-            let msg = format!(
-                "notional {} ({} x {}) is above the limit {} for {}",
-                show_number(notional),
-                p.quantity,
-                show_number(reference),
-                show_number(max),
-                p.instrument
-            );
+            let msg = match rule.basis {
+                NotionalBasis::Price => format!(
+                    "notional {} ({} x {}) is above the limit {} for {}",
+                    show_number(notional),
+                    p.quantity,
+                    show_number(reference),
+                    show_number(max),
+                    p.instrument
+                ),
+                NotionalBasis::Quantity => format!(
+                    "amount {} is above the limit {} for {}",
+                    p.quantity,
+                    show_number(max),
+                    p.instrument
+                ),
+            };
             return Err(reject(RejectField::Quantity, RejectRule::MaxNotional, msg));
         }
     }
@@ -256,9 +283,12 @@ impl Exposure {
             return;
         };
         let stored = entry.map_or(0.0, |e| e.1);
-        let price = order
-            .price
-            .unwrap_or(if stored > 0.0 { stored } else { order.average_price });
+        let price = match rules.rules.get(index).map(|r| r.basis) {
+            Some(NotionalBasis::Quantity) => 1.0,
+            _ => order
+                .price
+                .unwrap_or(if stored > 0.0 { stored } else { order.average_price }),
+        };
         let old = entry.map_or(0.0, |e| e.2);
         let new = order.remaining() as f64 * price;
         let per_rule = self.by_user.entry(order.user.clone()).or_default();
@@ -283,6 +313,7 @@ mod tests {
     fn rules() -> RiskRules {
         RiskRules::new(vec![RiskRule {
             pattern: Pattern::parse("/FX/*").unwrap(),
+            basis: NotionalBasis::Price,
             collar_pct: Some(2.0),
             max_notional: Some(1_000_000.0),
             max_open_notional: Some(1_500_000.0),
@@ -402,9 +433,40 @@ mod tests {
     }
 
     #[test]
+    fn a_quantity_basis_counts_amounts_whatever_the_price() {
+        let r = RiskRules::new(vec![RiskRule {
+            pattern: Pattern::parse("/FX/*").unwrap(),
+            basis: NotionalBasis::Quantity,
+            collar_pct: None,
+            max_notional: Some(5_000_000.0),
+            max_open_notional: Some(8_000_000.0),
+            max_quote_age_ms: None,
+        }])
+        .unwrap();
+        let mut e = Exposure::default();
+        let jpy = market(150.0, 150.02, 0);
+        // 2 M USD/JPY at 150 is 300 M yen but 2 M dollars: within 5 M.
+        let mut p = proposed(Side::Buy, 2_000_000, Some(150.0));
+        p.instrument = "/FX/USDJPY";
+        assert_eq!(check(&r, &e, &p, &jpy), Ok(1.0));
+        p.quantity = 6_000_000;
+        p.open_quantity = 6_000_000;
+        let big = check(&r, &e, &p, &jpy).unwrap_err();
+        assert_eq!(big.message, "amount 6000000 is above the limit 5000000 for /FX/USDJPY");
+        let mut o = order(3, 4_000_000, Some(150.0));
+        o.instrument = "/FX/USDJPY".into();
+        e.sync(&r, &o);
+        assert_eq!(e.open("alice", 0), 4_000_000.0);
+        p.quantity = 4_500_000;
+        p.open_quantity = 4_500_000;
+        assert_eq!(check(&r, &e, &p, &jpy).unwrap_err().rule, RejectRule::OpenNotional);
+    }
+
+    #[test]
     fn bad_rules_are_refused_by_name() {
         let bad = RiskRules::new(vec![RiskRule {
             pattern: Pattern::parse("/FX/*").unwrap(),
+            basis: NotionalBasis::Price,
             collar_pct: Some(-1.0),
             max_notional: None,
             max_open_notional: None,
