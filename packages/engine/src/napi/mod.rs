@@ -289,6 +289,32 @@ impl napi::Task for ContainerMembersTask {
     }
 }
 
+/// Creates a server statement off the JS thread (`Engine.createServerStatement`).
+pub struct ServerStatementTask {
+    engine: runtime::Engine,
+    name: String,
+    text: String,
+}
+
+impl napi::Task for ServerStatementTask {
+    type Output = String;
+    type JsValue = String;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        self.engine
+            .create_server_statement(
+                std::mem::take(&mut self.name),
+                std::mem::take(&mut self.text),
+                std::time::Duration::from_secs(5),
+            )
+            .map_err(|e| napi::Error::new(Status::GenericFailure, format!("{}: {e}", e.code().as_str())))
+    }
+
+    fn resolve(&mut self, _env: Env, out: Self::Output) -> napi::Result<Self::JsValue> {
+        Ok(out)
+    }
+}
+
 /// Waits off the JS thread until the engine applied every ingest frame queued before it (`Engine.ingestBarrier`).
 pub struct IngestBarrierTask {
     engine: runtime::Engine,
@@ -470,6 +496,54 @@ impl JsEngine {
         self.inner
             .view_close(session_id, req_id, view_id)
             .map_err(|e| to_js(&env, e))
+    }
+
+    /// `statement.create` for the session, within its user's quota (`maxCount` statements,
+    /// `maxCost` window events per key summed: the server's `statements` settings);
+    /// `statement.created` or an `error` arrives in the session's frames.
+    #[napi]
+    #[allow(clippy::too_many_arguments)]
+    pub fn statement_create(
+        &self,
+        env: Env,
+        session_id: u32,
+        req_id: u32,
+        name: String,
+        text: String,
+        max_count: u32,
+        max_cost: f64,
+    ) -> napi::Result<()> {
+        let quota = crate::hub::StatementQuota {
+            max_count,
+            max_cost: max_cost.clamp(0.0, u64::MAX as f64) as u64,
+        };
+        self.inner
+            .statement_create(session_id, req_id, name, text, quota)
+            .map_err(|e| to_js(&env, e))
+    }
+
+    /// `statement.close`: releases one of the session's references to statement `name`.
+    #[napi]
+    pub fn statement_close(&self, env: Env, session_id: u32, req_id: u32, name: String) -> napi::Result<()> {
+        self.inner
+            .statement_close(session_id, req_id, name)
+            .map_err(|e| to_js(&env, e))
+    }
+
+    /// Creates a server statement (the config's `statements`), held for the engine's life;
+    /// resolves to its canonical text, rejects with `CODE: message` (a parse error names its
+    /// column: `BAD_REQUEST: statement at 14: ...`).
+    #[napi]
+    pub fn create_server_statement(
+        &self,
+        name: String,
+        text: String,
+    ) -> napi::bindgen_prelude::AsyncTask<ServerStatementTask> {
+        napi::bindgen_prelude::AsyncTask::new(ServerStatementTask {
+            engine: self.inner.clone(),
+            name,
+            text,
+        })
     }
 
     /// Applies a source's `container.publish` (ops in order). Throws `{code, message, field}` for
