@@ -37,6 +37,20 @@ export declare class Engine {
   /** Closes view `viewId`; `view.closed` (or an `error`) arrives in the session's frames. */
   viewClose(sessionId: number, reqId: number, viewId: number): void
   /**
+   * `statement.create` for the session, within its user's quota (`maxCount` statements,
+   * `maxCost` window events per key summed: the server's `statements` settings);
+   * `statement.created` or an `error` arrives in the session's frames.
+   */
+  statementCreate(sessionId: number, reqId: number, name: string, text: string, maxCount: number, maxCost: number): void
+  /** `statement.close`: releases one of the session's references to statement `name`. */
+  statementClose(sessionId: number, reqId: number, name: string): void
+  /**
+   * Creates a server statement (the config's `statements`), held for the engine's life;
+   * resolves to its canonical text, rejects with `CODE: message` (a parse error names its
+   * column: `BAD_REQUEST: statement at 14: ...`).
+   */
+  createServerStatement(name: string, text: string): Promise<unknown>
+  /**
    * Applies a source's `container.publish` (ops in order). Throws `{code, message, field}` for
    * an unknown op name (nothing applied).
    */

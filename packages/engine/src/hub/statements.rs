@@ -219,9 +219,14 @@ impl Hub {
         per_key[row.key as usize] = ids;
     }
 
-    /// The id of `/STAT/<name>/<key>`, a member of `/STAT/<name>` from now on.
+    /// The id of `/STAT/<name>/<key>`, a member of `/STAT/<name>` from now on unless it is a
+    /// tier variant (last segment `X@T`: the result of a tier record is the tier variant of `X`'s
+    /// result, which a session of tier T sees in its place, as in any container).
     fn result_record(&mut self, name: &str, key: &str) -> u32 {
         let rid = self.store.subject_id(&analytics::result_subject(name, key));
+        if key.rsplit('/').next().is_some_and(|last| last.contains('@')) {
+            return rid;
+        }
         let c = self.store.subject_id(&format!("{STAT_PREFIX}{name}"));
         if !self.views.container(c).is_some_and(|k| k.contains(rid)) {
             // only the container's member limit can refuse: the record still exists

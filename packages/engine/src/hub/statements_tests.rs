@@ -357,3 +357,47 @@ fn a_session_closes_only_what_it_created() {
         "the server's reference stays"
     );
 }
+
+#[test]
+fn a_tier_sessions_view_of_a_statement_shows_its_tiers_results() {
+    let now = Instant::now();
+    let mut hub = Hub::new(EngineConfig::default());
+    hub.create_server_statement("v", "select last(price) as px from /MKT/*", now)
+        .unwrap();
+    trade(&mut hub, "/MKT/A", 1.0, 1.0, now);
+    trade(&mut hub, "/MKT/A@T2", 2.0, 1.0, now);
+    let members = hub.container_members(&["/STAT/v".into()]);
+    assert_eq!(
+        members[0].members,
+        ["/STAT/v/MKT/A"],
+        "the tier variant is not a member"
+    );
+    hub.handle(
+        Command::OpenSession {
+            sid: 1,
+            worker: 0,
+            user: "t2user".into(),
+            tier: "T2".into(),
+        },
+        now,
+    );
+    hub.handle(
+        Command::ViewCreate {
+            sid: 1,
+            req_id: 1,
+            container: "/STAT/v".into(),
+            filter: String::new(),
+            sort: String::new(),
+            offset: 0,
+            size: 10,
+        },
+        now,
+    );
+    let m = take(&mut hub, 1, now);
+    assert_eq!(m[0]["count"], 1, "{m:?}");
+    assert_eq!(
+        m[0]["rows"][0]["subject"], "/STAT/v/MKT/A@T2",
+        "the T2 result in A's place"
+    );
+    assert_eq!(m[0]["rows"][0]["fields"]["px"], 2.0);
+}

@@ -289,6 +289,15 @@ impl napi::Task for ContainerMembersTask {
     }
 }
 
+/// What a statement reads (`Engine.statementStream`): a subject pattern or a container.
+#[napi(object)]
+pub struct StatementStream {
+    /// The subject pattern (`/MKT/*`), when the statement reads one.
+    pub pattern: Option<String>,
+    /// The container subject, when the statement reads `container <subject>`.
+    pub container: Option<String>,
+}
+
 /// Creates a server statement off the JS thread (`Engine.createServerStatement`).
 pub struct ServerStatementTask {
     engine: runtime::Engine,
@@ -528,6 +537,26 @@ impl JsEngine {
         self.inner
             .statement_close(session_id, req_id, name)
             .map_err(|e| to_js(&env, e))
+    }
+
+    /// The stream statement `text` reads, parsed exactly as `statementCreate` will parse it (the
+    /// server checks the user's rules on it first). Throws BAD_REQUEST (`field: "statement"`,
+    /// the message naming the column) for a statement that does not parse. Pure: no engine work.
+    #[napi]
+    pub fn statement_stream(&self, env: Env, text: String) -> napi::Result<StatementStream> {
+        match crate::analytics::parse(&text, &crate::analytics::AnalyticsLimits::default()) {
+            Ok(st) => Ok(match st.source {
+                crate::analytics::Source::Pattern(p) => StatementStream {
+                    pattern: Some(p.as_str().to_owned()),
+                    container: None,
+                },
+                crate::analytics::Source::Container(c) => StatementStream {
+                    pattern: None,
+                    container: Some(c),
+                },
+            }),
+            Err(e) => Err(to_js(&env, e.into_engine_error("statement"))),
+        }
     }
 
     /// Creates a server statement (the config's `statements`), held for the engine's life;
