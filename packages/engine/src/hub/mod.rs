@@ -152,7 +152,7 @@ pub enum Command {
         name: String,
         /// Statement text.
         text: String,
-        /// The user's bounds (the server's `statements` settings).
+        /// The user's bounds (the server's `limits.maxStatementsPerUser`, `limits.maxStatementCostPerUser`).
         quota: StatementQuota,
     },
     /// `statement.close`: releases one of the session's references to statement `name`;

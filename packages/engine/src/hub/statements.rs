@@ -417,14 +417,14 @@ impl Hub {
         let (count, spent) = self.statements.by_user.get(&*user).copied().unwrap_or((0, 0));
         if count >= quota.max_count {
             let message = format!(
-                "user '{user}' holds {count} statements; at most {} are allowed per user (statements.maxPerUser): close one first",
+                "user '{user}' holds {count} statements; at most {} are allowed per user (limits.maxStatementsPerUser): close one first",
                 quota.max_count
             );
             return self.send_error(slot, req_id, limit_error(message), now);
         }
         if spent + cost > quota.max_cost {
             let message = format!(
-                "this statement costs {cost} (its window's events per key) and user '{user}' holds {spent}; at most {} per user (statements.maxCostPerUser)",
+                "this statement costs {cost} (its window's events per key) and user '{user}' holds {spent}; at most {} per user (limits.maxStatementCostPerUser)",
                 quota.max_cost
             );
             return self.send_error(slot, req_id, limit_error(message), now);

@@ -317,7 +317,10 @@ fn refusals_are_error_frames_naming_what_to_fix() {
     assert_eq!(m[1]["type"], "statement.created");
     assert_eq!((&m[2]["reqId"], &m[2]["code"]), (&3.into(), &"LIMIT_EXCEEDED".into()));
     assert!(
-        m[2]["message"].as_str().unwrap().contains("statements.maxCostPerUser"),
+        m[2]["message"]
+            .as_str()
+            .unwrap()
+            .contains("limits.maxStatementCostPerUser"),
         "{m:?}"
     );
     assert_eq!((&m[3]["code"], &m[3]["field"]), (&"NOT_FOUND".into(), &"name".into()));

@@ -508,7 +508,7 @@ impl JsEngine {
     }
 
     /// `statement.create` for the session, within its user's quota (`maxCount` statements,
-    /// `maxCost` window events per key summed: the server's `statements` settings);
+    /// `maxCost` window events per key summed: the server's `limits.maxStatement*` settings);
     /// `statement.created` or an `error` arrives in the session's frames.
     #[napi]
     #[allow(clippy::too_many_arguments)]
