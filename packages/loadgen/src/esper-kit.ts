@@ -149,7 +149,23 @@ export interface KitStepResult {
   generatorCpuPct: number;
   /** Times the server paused the source in the step (flow control). */
   sourcePauses: number;
+  /**
+   * Events due in the window but not sent: the server had paused the source or had not read
+   * `MAX_IN_FLIGHT_BYTES` yet (it cannot take the rate; `sentPerSec` is then what it took).
+   */
+  skipped: number;
 }
+
+/**
+ * Bytes the source may have sent that the engine has not applied yet (known from pongs of pings
+ * sent every `ACK_EVERY_BYTES`: on `/source` a pong follows every frame before it); past it due
+ * events are skipped (counted). An open loop that queued them would only measure its own queue,
+ * and a source that outran `source.pause` would be closed with 4013. Below the server's default
+ * source high-water mark (8 MiB).
+ */
+export const MAX_IN_FLIGHT_BYTES = 6 * 1024 * 1024;
+/** A ping (an ingest barrier) after every this many bytes sent. */
+export const ACK_EVERY_BYTES = 512 * 1024;
 
 /** The report of `run esper-kit`. */
 export interface KitReport {
@@ -287,6 +303,12 @@ async function runStep(o: KitOptions, mode: KitMode, rate: number, events: KitEv
   const until = measureFrom + o.stepSeconds * 1000;
   let sent = 0;
   let sentInWindow = 0;
+  let skipped = 0;
+  // bytes sent, bytes the engine has applied (from pongs), and where the next ping goes
+  let sentBytes = 0;
+  let appliedBytes = 0;
+  let nextAck = ACK_EVERY_BYTES;
+  let failure: unknown;
   let before: Awaited<ReturnType<typeof sampleServer>> | undefined;
   let cpuBefore = 0;
   let resultsBefore = 0;
@@ -299,10 +321,26 @@ async function runStep(o: KitOptions, mode: KitMode, rate: number, events: KitEv
     tickMs: 0.5,
     ticks: workerTicks,
     send: (due, now) => {
-      // at most 2,000 events per frame: a late tick is caught up in several frames
-      for (let left = due.count; left > 0; left -= 2000) source.send(events.frame(Math.min(2000, left), now));
-      sent += due.count;
-      if (now >= measureFrom) sentInWindow += due.count;
+      if (source.isPaused || sentBytes - appliedBytes > MAX_IN_FLIGHT_BYTES) {
+        if (now >= measureFrom) skipped += due.count;
+      } else {
+        // at most 2,000 events per frame: a late tick is caught up in several frames
+        for (let left = due.count; left > 0; left -= 2000) {
+          const frame = events.frame(Math.min(2000, left), now);
+          source.send(frame);
+          sentBytes += frame.length;
+        }
+        sent += due.count;
+        if (now >= measureFrom) sentInWindow += due.count;
+        if (sentBytes >= nextAck) {
+          const mark = sentBytes;
+          nextAck = sentBytes + ACK_EVERY_BYTES;
+          source.barrier('esper-kit flow window').then(
+            () => { appliedBytes = Math.max(appliedBytes, mark); },
+            (e: unknown) => { failure ??= e; },
+          );
+        }
+      }
       if (now >= measureFrom && !trader.measuring) {
         trader.measuring = true;
         trader.hist.reset();
@@ -313,6 +351,7 @@ async function runStep(o: KitOptions, mode: KitMode, rate: number, events: KitEv
     },
   });
   await loop.done;
+  if (failure !== undefined) throw failure;
   const after = await sampleServer(o.url);
   const cpuAfter = cpuHere();
   trader.measuring = false;
@@ -330,6 +369,7 @@ async function runStep(o: KitOptions, mode: KitMode, rate: number, events: KitEv
     serverCpuPct: before ? cpuPercent(before, after) : null,
     generatorCpuPct: Math.round(((cpuAfter - cpuBefore) / 1000 / (windowS * 1000)) * 1000) / 10,
     sourcePauses: flow.sourcePauses,
+    skipped,
   };
   o.onProgress(`${mode} @ ${rate}: sent ${result.sentPerSec}/s, server ${result.ingestPerSec ?? '-'}/s, latency mean ${result.latencyMs.mean} ms p99 ${result.latencyMs.p99} ms (${sent} events)`);
   return result;
@@ -337,9 +377,9 @@ async function runStep(o: KitOptions, mode: KitMode, rate: number, events: KitEv
 
 /** The report as a text table. */
 export function renderKitTable(r: KitReport): string {
-  const head = ['mode', 'target ev/s', 'sent ev/s', 'server ev/s', 'results/s', 'mean ms', 'p50 ms', 'p99 ms', 'max ms', 'server CPU %', 'gen CPU %', 'pauses'];
+  const head = ['mode', 'target ev/s', 'sent ev/s', 'server ev/s', 'results/s', 'mean ms', 'p50 ms', 'p99 ms', 'max ms', 'server CPU %', 'gen CPU %', 'pauses', 'skipped'];
   const rows = r.steps.map((s) => [
-    s.mode, s.targetPerSec, s.sentPerSec, s.ingestPerSec ?? '-', s.resultsPerSec, s.latencyMs.mean, s.latencyMs.p50, s.latencyMs.p99, s.latencyMs.max, s.serverCpuPct ?? '-', s.generatorCpuPct, s.sourcePauses,
+    s.mode, s.targetPerSec, s.sentPerSec, s.ingestPerSec ?? '-', s.resultsPerSec, s.latencyMs.mean, s.latencyMs.p50, s.latencyMs.p99, s.latencyMs.max, s.serverCpuPct ?? '-', s.generatorCpuPct, s.sourcePauses, s.skipped,
   ].map((v) => (typeof v === 'number' && Number.isInteger(v) && v >= 1000 ? v.toLocaleString('en-US') : String(v))));
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');
