@@ -37,6 +37,26 @@ export declare class Engine {
   /** Closes view `viewId`; `view.closed` (or an `error`) arrives in the session's frames. */
   viewClose(sessionId: number, reqId: number, viewId: number): void
   /**
+   * `statement.create` for the session, within its user's quota (`maxCount` statements,
+   * `maxCost` window events per key summed: the server's `limits.maxStatement*` settings);
+   * `statement.created` or an `error` arrives in the session's frames.
+   */
+  statementCreate(sessionId: number, reqId: number, name: string, text: string, maxCount: number, maxCost: number): void
+  /** `statement.close`: releases one of the session's references to statement `name`. */
+  statementClose(sessionId: number, reqId: number, name: string): void
+  /**
+   * The stream statement `text` reads, parsed exactly as `statementCreate` will parse it (the
+   * server checks the user's rules on it first). Throws BAD_REQUEST (`field: "statement"`,
+   * the message naming the column) for a statement that does not parse. Pure: no engine work.
+   */
+  statementStream(text: string): StatementStream
+  /**
+   * Creates a server statement (the config's `statements`), held for the engine's life;
+   * resolves to its canonical text, rejects with `CODE: message` (a parse error names its
+   * column: `BAD_REQUEST: statement at 14: ...`).
+   */
+  createServerStatement(name: string, text: string): Promise<unknown>
+  /**
    * Applies a source's `container.publish` (ops in order). Throws `{code, message, field}` for
    * an unknown op name (nothing applied).
    */
@@ -437,6 +457,14 @@ export interface SessionViewInfo {
   container: string
   /** Tier the view computes on (empty: the constituents themselves). */
   tier: string
+}
+
+/** What a statement reads (`Engine.statementStream`): a subject pattern or a container. */
+export interface StatementStream {
+  /** The subject pattern (`/MKT/*`), when the statement reads one. */
+  pattern?: string
+  /** The container subject, when the statement reads `container <subject>`. */
+  container?: string
 }
 
 /** One materialised view (the admin views table). */

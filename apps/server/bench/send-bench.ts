@@ -143,6 +143,11 @@ class FakeEngine implements TransportEngine {
   orderSubmit(): void {}
   orderCancel(): void {}
   orderAmend(): void {}
+  statementStream(): { pattern: string } {
+    return { pattern: '/FX/*' };
+  }
+  statementCreate(): void {}
+  statementClose(): void {}
   publishGrants(): PublishGrants {
     return { checks: false, permits: () => true };
   }

@@ -25,6 +25,14 @@ export interface UserEntry {
   grants?: Grants;
 }
 
+/** A server statement from the config file (`statements`): started with the server, held while it runs. */
+export interface StatementEntry {
+  /** Statement name: its results are `/STAT/<name>/<key>`, in the container `/STAT/<name>`. */
+  name: string;
+  /** Statement text (docs/analytics.md). */
+  statement: string;
+}
+
 /** The validated, frozen server configuration. Every field is documented in docs/configuration.md. */
 export interface Config {
   readonly server: {
@@ -83,6 +91,10 @@ export interface Config {
     readonly maxFilterBytes: number;
     /** Orders per second per user, all workers; 0: off. */
     readonly ordersPerSecPerUser: number;
+    /** Statement references one user may hold (`statement.create`). */
+    readonly maxStatementsPerUser: number;
+    /** Sum of one user's statements' costs (window events per key). */
+    readonly maxStatementCostPerUser: number;
     /** Source flow control: engine ingest queue (bytes, all sources) above which a publishing source gets `source.pause`. */
     readonly sourceHighWaterBytes: number;
     /** Queued bytes below which every paused source gets `source.resume` (<= sourceHighWaterBytes). */
@@ -123,6 +135,8 @@ export interface Config {
     /** Grants per role: `auth.roles` of the config file over the defaults (entitlements.ts). */
     readonly roles: RoleGrants;
   };
+  /** Server statements (config file `statements`), created at start; names are unique. */
+  readonly statements: readonly StatementEntry[];
 }
 
 /** Thrown for any invalid setting; `message` is what startup prints. */
@@ -271,8 +285,9 @@ function validateFileShape(file: Record<string, unknown>, origin: string): void 
   known.get('auth')!.add('users').add('roles');
   known.get('orders')!.add('risk');
   for (const [section, value] of Object.entries(file)) {
+    if (section === 'statements') continue; // an array, validated by validateStatements
     const keys = known.get(section);
-    if (!keys) throw new ConfigError(`${origin}: unknown section "${section}" (known: ${[...known.keys()].join(', ')})`);
+    if (!keys) throw new ConfigError(`${origin}: unknown section "${section}" (known: ${[...known.keys(), 'statements'].join(', ')})`);
     if (!value || typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(`${origin}: "${section}" must be an object`);
     for (const key of Object.keys(value)) {
       if (!keys.has(key)) throw new ConfigError(`${origin}: unknown setting "${section}.${key}" (known: ${[...keys].join(', ')})`);
@@ -359,6 +374,26 @@ function validateUsers(raw: unknown, origin: string): UserEntry[] {
   });
 }
 
+/** Statement names: one subject segment (`/STAT/<name>/<key>`). */
+const STATEMENT_NAME = /^[A-Za-z0-9_.@:-]{1,64}$/;
+
+function validateStatements(raw: unknown, origin: string): StatementEntry[] {
+  if (!Array.isArray(raw)) throw new ConfigError(`${origin} statements must be an array of {name, statement}`);
+  const seen = new Set<string>();
+  return raw.map((s: unknown, i) => {
+    const at = `${origin} statements.${i}`;
+    if (!s || typeof s !== 'object' || Array.isArray(s)) throw new ConfigError(`${at} must be an object {name, statement}`);
+    const { name, statement, ...rest } = s as Record<string, unknown>;
+    const extra = Object.keys(rest)[0];
+    if (extra !== undefined) throw new ConfigError(`${at}: unknown key "${extra}" (known: name, statement)`);
+    if (typeof name !== 'string' || !STATEMENT_NAME.test(name)) throw new ConfigError(`${at}.name must be 1..64 characters of [A-Za-z0-9_.@:-], got ${JSON.stringify(name)}`);
+    if (seen.has(name)) throw new ConfigError(`${at}.name "${name}" is listed twice`);
+    seen.add(name);
+    if (typeof statement !== 'string' || statement.trim() === '') throw new ConfigError(`${at}.statement must be a non-empty statement (docs/analytics.md), got ${JSON.stringify(statement)}`);
+    return { name, statement };
+  });
+}
+
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object') {
     for (const v of Object.values(value)) deepFreeze(v);
@@ -416,9 +451,11 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   let users: UserEntry[] = [];
   let roles: RoleGrants | string = parseRoleGrants(undefined, '');
   let risk: RiskRule[] | undefined;
+  let statements: StatementEntry[] = [];
   for (const layer of layers) {
     const rawRisk = getPath(layer.data, 'orders.risk');
     if (rawRisk !== undefined) risk = validateRiskRules(rawRisk, layer.origin);
+    if (layer.data.statements !== undefined) statements = validateStatements(layer.data.statements, layer.origin);
     const raw = getPath(layer.data, 'auth.users');
     if (raw !== undefined) users = validateUsers(raw, layer.origin);
     const rawRoles = getPath(layer.data, 'auth.roles');
@@ -453,6 +490,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   auth.roles = roles;
   if (!auth.demoUsers && users.length === 0) throw new ConfigError('auth.users is empty and auth.demoUsers is false: nobody could log in');
 
+  (out as Record<string, unknown>).statements = statements;
   return deepFreeze(out as unknown as Config);
 }
 

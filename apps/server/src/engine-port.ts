@@ -4,7 +4,7 @@
  * the value types are the engine's own (generated there), not copies.
  */
 
-import type { Drained, OrderSubmitInput, PublishGrants, SessionViewInfo } from '@tidewire/engine';
+import type { Drained, OrderSubmitInput, PublishGrants, SessionViewInfo, StatementStream } from '@tidewire/engine';
 import type { ContainerOp } from '@tidewire/protocol';
 import type { EngineViewStat } from './admin/views-table.js';
 import type { ContainerMembersList } from './entitlements/member-check.js';
@@ -57,6 +57,20 @@ export interface EnginePort {
    * not re-checkable (their sessions closed with 4003) and denies no container.
    */
   containerMembers?(containers: string[]): Promise<ContainerMembersList[]>;
+  /**
+   * The stream statement `text` reads (`pattern` or `container`), parsed exactly as
+   * `statementCreate` will; throws {code: 'BAD_REQUEST', field: 'statement', message naming the
+   * column} for a statement that does not parse. Pure: no engine work.
+   */
+  statementStream(text: string): StatementStream;
+  /**
+   * `statement.create` for the session, within its user's quota (`maxCount` statements,
+   * `maxCost` window events per key, summed); `statement.created` or an `error` arrives through
+   * drain (docs/analytics.md).
+   */
+  statementCreate(sessionId: number, reqId: number, name: string, text: string, maxCount: number, maxCost: number): void;
+  /** Releases one of the session's references to statement `name`; `statement.closed` or NOT_FOUND through drain. */
+  statementClose(sessionId: number, reqId: number, name: string): void;
   /** Applies a validated `container.publish` (ops in order). */
   containerPublish(subject: string, ops: ContainerOp[]): void;
   /**

@@ -11,6 +11,7 @@ import { buildUsers } from './auth/users.js';
 import { createEngine, type ServerEngine } from './engine.js';
 import { DemoFeed, heldByBacklog } from './feeds/demo.js';
 import { DEMO_TIERS } from './feeds/demo-views.js';
+import { serverStatements, startServerStatements } from './analytics/server-statements.js';
 import { log } from './log.js';
 import { METRICS_INTERVAL_MS, MetricsCenter } from './metrics/center.js';
 import { preciseClock, type Clock } from './session/clock.js';
@@ -84,6 +85,13 @@ async function startClaimed(config: Config, clock: Clock, options: StartOptions,
   const connections = SharedCounter.allocate();
   const audit = new AuditLog(config.admin.auditDir);
   const admin = new MainAdminControl(config.batching, engine, audit, clock);
+  // statements run before the first publish, so their results cover the whole feed
+  try {
+    await startServerStatements(engine, serverStatements(config));
+  } catch (err) {
+    engine.shutdown();
+    throw err;
+  }
   // images are published before the port opens, so the first clients see a full catalog
   let feed: DemoFeed | undefined;
   if (config.demo.enabled) {

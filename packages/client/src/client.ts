@@ -24,6 +24,7 @@ import { Views, type ViewHandle, type ViewHandler, type ViewRequest } from './vi
 import { TidewireError } from './errors.js';
 import { LatencyTracker } from './latency.js';
 import { Orders, type OrderAmendment, type OrderRequest } from './orders.js';
+import { Statements, type StatementInfo } from './statements.js';
 import { SubscriptionTable, type Listener } from './subscriptions.js';
 import type {
   ClientOptions,
@@ -105,6 +106,12 @@ export class TidewireClient {
     report: (e) => this.emitError(new TidewireError('HANDLER_FAILED', `a view handler threw: ${String(e)}`, { cause: e })),
   });
   private readonly orders: Orders;
+  private readonly statements = new Statements({
+    loggedIn: () => this.currentState === 'loggedIn',
+    takeReqId: () => this.takeReqId(),
+    request: (m) => this.request(m),
+    report: (e) => this.emitError(e),
+  });
   private readonly stateListeners = new Set<StateListener>();
   private readonly errorListeners = new Set<ErrorListener>();
 
@@ -291,6 +298,22 @@ export class TidewireClient {
     return this.orders.amend(clientOrderId, change);
   }
 
+  /**
+   * Starts statement `name` (docs/analytics.md) on the server; its results are the records
+   * `/STAT/<name>/<key>`, members of `info.container` (open a `view` over it, or subscribe).
+   * Created again after each reconnect (the server's statements belong to a session). Rejects as
+   * described in statements.ts: a parse error is BAD_REQUEST with `field: 'statement'` (read its
+   * column with `statementColumn(error)`). Not queued while logged out: DISCONNECTED.
+   */
+  createStatement(name: string, statement: string): Promise<StatementInfo> {
+    return this.statements.create(name, statement);
+  }
+
+  /** Releases one reference to statement `name` (created by this client); NOT_FOUND when it holds none. */
+  closeStatement(name: string): Promise<void> {
+    return this.statements.close(name);
+  }
+
   /** Closes the connection for good (code 1000): no reconnect; in-flight requests reject with CLOSED. */
   close(): void {
     this.wanted = false;
@@ -303,6 +326,7 @@ export class TidewireClient {
     this.rejectRequests(new TidewireError('CLOSED', 'the client was closed'));
     this.table.reset();
     this.viewSet.reset();
+    this.statements.reset();
     this.currentSession = undefined;
     this.token = undefined;
     this.setState('closed');
@@ -425,6 +449,7 @@ export class TidewireClient {
     this.flush();
     this.admin.onLoggedIn();
     this.viewSet.onLoggedIn();
+    this.statements.onLoggedIn();
     return info;
   }
 

@@ -8,6 +8,7 @@ export { TidewireError, type ClientErrorCode, type TidewireErrorCode, type Tidew
 export { backoffDelayMs } from './backoff.js';
 export type { AdminMetricsHandler, AdminMetricsStream } from './admin-stream.js';
 export { OrderRejectedError, type OrderAmendment, type OrderRequest } from './orders.js';
+export { statementColumn, type StatementInfo } from './statements.js';
 export { applyViewRows, type ViewHandle, type ViewHandler, type ViewRequest, type ViewRow } from './views.js';
 export type * from './types.js';
 export type {

@@ -10,6 +10,7 @@ use tidewire_engine::error::ErrorCode;
 use tidewire_engine::value::Value;
 use tidewire_engine::wire::encode::{self, SubscribedRef};
 use tidewire_engine::wire::order::{order_ack, order_reject, OrderAction};
+use tidewire_engine::wire::statement::{statement_closed, statement_created};
 use tidewire_engine::wire::{decode_source_frame, Publish};
 
 fn code_of(s: &str) -> ErrorCode {
@@ -105,6 +106,11 @@ fn encode_message(out: &mut Vec<u8>, m: &Map<String, J>) {
                 );
             }
         }
+        "statement.created" => {
+            let s = |k: &str| m[k].as_str().expect(k);
+            statement_created(out, u32_of("reqId"), s("name"), s("statement"), s("container"));
+        }
+        "statement.closed" => statement_closed(out, u32_of("reqId"), m["name"].as_str().expect("name")),
         // Messages the Node server encodes itself (session.*): not the engine's.
         _ => {}
     }
@@ -121,6 +127,8 @@ fn is_engine_message(m: &Map<String, J>) -> bool {
                 | "error"
                 | "order.ack"
                 | "order.reject"
+                | "statement.created"
+                | "statement.closed"
         )
     )
 }
@@ -129,6 +137,7 @@ fn is_engine_message(m: &Map<String, J>) -> bool {
 fn server_vectors_encode_byte_for_byte() {
     let mut checked = 0;
     let mut orders = 0;
+    let mut statements = 0;
     // Vectors with `error` are invalid server frames for the TS decoder: nothing to encode.
     for v in vectors("frames.json")
         .iter()
@@ -145,9 +154,14 @@ fn server_vectors_encode_byte_for_byte() {
             objs.iter()
                 .any(|m| m["type"].as_str().is_some_and(|t| t.starts_with("order."))),
         );
+        statements += usize::from(
+            objs.iter()
+                .any(|m| m["type"].as_str().is_some_and(|t| t.starts_with("statement."))),
+        );
     }
     assert!(checked >= 5, "only {checked} server vectors checked");
     assert!(orders >= 3, "only {orders} order.* server vectors checked");
+    assert!(statements >= 2, "only {statements} statement.* server vectors checked");
 }
 
 fn publish_json(p: &Publish) -> J {

@@ -22,6 +22,7 @@ import { checkServer } from './server-metrics.js';
 import { SourcePublisher } from './source.js';
 import { checkAssign, checkPrefix } from './subjects.js';
 import { VIEW_PRESETS, VIEW_RUN_FLAGS, runViewPreset } from './view-commands.js';
+import { ESPER_PRESET, ESPER_RUN_FLAGS, esperKitCommand } from './esper-command.js';
 
 const common: Record<string, FlagSpec> = {
   url: { type: 'string', doc: 'server base URL (ws://host:port); non-loopback hosts only when given here', default: DEFAULT_URL },
@@ -76,6 +77,7 @@ export const RUN_FLAGS: Record<string, FlagSpec> = {
   'source-password': { type: 'string', doc: 'its password', default: 'feed123' },
   baseline: { type: 'string', doc: 'fan-out presets: also run the same sweep, first, against the bare-transport baseline (bare: a minimal uWebSockets.js topic pub/sub server in its own process on 127.0.0.1) and report ours beside it', default: '' },
   ...VIEW_RUN_FLAGS,
+  ...ESPER_RUN_FLAGS,
 };
 
 function str(p: ParsedFlags, name: string): string {
@@ -227,6 +229,12 @@ export function presetSweepParams(preset: FanoutPreset, p: ParsedFlags): { messa
 export async function runCommand(p: ParsedFlags): Promise<number> {
   const name = p.positionals[0];
   const preset = name === undefined ? undefined : FANOUT_PRESETS[name];
+  if (name === ESPER_PRESET) {
+    const target = resolveTarget(str(p, 'url'), p.explicit.has('url'));
+    process.stderr.write(`${target.note}\n`);
+    await ensureServer(target.url);
+    return esperKitCommand(p, target.url, machine());
+  }
   if (name !== undefined && VIEW_PRESETS[name] !== undefined) {
     const target = resolveTarget(str(p, 'url'), p.explicit.has('url'));
     process.stderr.write(`${target.note}\n`);
@@ -244,7 +252,7 @@ export async function runCommand(p: ParsedFlags): Promise<number> {
     writeOutputs(p, result.report, result.published);
     return 0;
   }
-  if (!preset) throw badArgument('run <preset>', name ?? null, `must be one of: ${[...PRESET_NAMES, ...Object.keys(VIEW_PRESETS)].join(', ')}`);
+  if (!preset) throw badArgument('run <preset>', name ?? null, `must be one of: ${[...PRESET_NAMES, ...Object.keys(VIEW_PRESETS), ESPER_PRESET].join(', ')}`);
   const target = resolveTarget(str(p, 'url'), p.explicit.has('url'));
   process.stderr.write(`${target.note}\n`);
   const { messageBytes, burstMaxMs, steps } = presetSweepParams(preset, p);

@@ -23,6 +23,7 @@ import {
 } from './messages.js';
 import { ProtocolError, type DecodeFailure } from './result.js';
 import { checkOrderRequest } from './order-codec.js';
+import { checkStatementRequest } from './statement-codec.js';
 import { checkContainerPublish, checkViewRequest } from './view-codec.js';
 import {
   Violation,
@@ -158,6 +159,9 @@ export function decodeClientMessage(text: string): ClientMessage | DecodeFailure
       case 'order.cancel':
       case 'order.amend':
         return checkOrderRequest(m);
+      case 'statement.create':
+      case 'statement.close':
+        return checkStatementRequest(m);
       default:
         checkKeys(m, SUBSCRIBE_KEYS);
         checkSubjects(m.subjects);

@@ -31,6 +31,7 @@ import type {
 } from './messages.js';
 
 import { orderOrderReply, orderOrderRequest } from './order-codec.js';
+import { orderStatementReply, orderStatementRequest } from './statement-codec.js';
 import { orderContainerPublish, orderView, orderViewRequest, type Ordered } from './view-codec.js';
 
 function login(m: SessionLogin): Ordered {
@@ -182,6 +183,9 @@ function orderClient(m: ClientMessage): Ordered {
     case 'order.cancel':
     case 'order.amend':
       return orderOrderRequest(m);
+    case 'statement.create':
+    case 'statement.close':
+      return orderStatementRequest(m);
   }
 }
 
@@ -216,6 +220,9 @@ function orderServer(m: SourceServerMessage): Ordered {
     case 'order.ack':
     case 'order.reject':
       return orderOrderReply(m);
+    case 'statement.created':
+    case 'statement.closed':
+      return orderStatementReply(m);
     case 'source.pause':
       return { type: m.type, queuedBytes: m.queuedBytes, overrunBytes: m.overrunBytes };
     case 'source.resume':

@@ -11,3 +11,4 @@ export { decodeClientMessage, decodeServerFrame, decodeSourceFrame, decodeSource
 export { encodeClientMessage, encodeServerFrame, encodeSourceFrame, encodeSourceMessage } from './encode.js';
 export { decodeContainerPublish, decodeViewRequest, encodeContainerPublish, encodeViewFrame, encodeViewRequest } from './view-codec.js';
 export { blotterSubject, decodeOrderRequest, encodeOrderFrame, encodeOrderRequest, isClientOrderId, tradeSubject } from './order-codec.js';
+export { isStatementName, statementContainer, statementErrorColumn, statementSubject, STATEMENT_NAME_PATTERN } from './statement-codec.js';

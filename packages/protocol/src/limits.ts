@@ -41,6 +41,12 @@ export const MAX_CLIENT_ORDER_ID_CHARS = 64;
 export const TRADE_SUBJECT_PREFIX = '/TRADE/';
 /** Subject prefix of blotter containers: `/BLOTTER/<user>` (readable by that user only). */
 export const BLOTTER_SUBJECT_PREFIX = '/BLOTTER/';
+/** Longest statement text, UTF-8 bytes (the engine's `AnalyticsLimits::max_text_bytes`). */
+export const MAX_STATEMENT_BYTES = 4096;
+/** Longest statement name, characters (all ASCII, so also bytes): a subject segment. */
+export const MAX_STATEMENT_NAME_CHARS = 64;
+/** Subject prefix of statement results: records `/STAT/<name>/<key>` in containers `/STAT/<name>`, published by the engine only. */
+export const STAT_SUBJECT_PREFIX = '/STAT/';
 
 /** Subject syntax: '/' then segments of [A-Za-z0-9_.@:-], separated by '/'. */
 export const SUBJECT_PATTERN = /^\/[A-Za-z0-9_.@:-]+(?:\/[A-Za-z0-9_.@:-]+)*$/;

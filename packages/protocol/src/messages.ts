@@ -774,6 +774,67 @@ export const ORDER_CLIENT_MESSAGE_TYPES = ['order.submit', 'order.cancel', 'orde
 export const ORDER_SERVER_MESSAGE_TYPES = ['order.ack', 'order.reject'] as const;
 
 // ---------------------------------------------------------------------------------------------
+// Analytics statements
+// Coded by statement-codec.ts, pinned by the statement.* entries of vectors/frames.json. Grammar, semantics and result records: docs/analytics.md.
+
+/**
+ * Start a statement (docs/analytics.md): its results are the records `/STAT/<name>/<key>`, members of
+ * the container `/STAT/<name>`. Answered by `statement.created` or `error`: a statement that does not
+ * parse is BAD_REQUEST with `field: 'statement'` and a message naming the column (`statement at 14:
+ * expected ...`); a stream the user may not read is NOT_ENTITLED; past the user's quota,
+ * LIMIT_EXCEEDED. The same name with the same statement adds a reference; identical statements
+ * are computed once.
+ */
+export interface StatementCreate {
+  type: 'statement.create';
+  reqId: number;
+  /** 1..MAX_STATEMENT_NAME_CHARS of `[A-Za-z0-9_.@:-]` (a subject segment). */
+  name: string;
+  /** Statement text, 1..MAX_STATEMENT_BYTES UTF-8 bytes. */
+  statement: string;
+}
+
+/**
+ * Release one of this session's references to statement `name` (a session's statements are
+ * released when it closes). Answered by `statement.closed`; a name the session holds no reference
+ * to: NOT_FOUND. When a name's last reference goes, each of its records gets a last update deleting
+ * every field and leaves the container `/STAT/<name>`.
+ */
+export interface StatementClose {
+  type: 'statement.close';
+  reqId: number;
+  name: string;
+}
+
+/** The statement runs: subscribe to its records or open a view over its container. */
+export interface StatementCreated {
+  type: 'statement.created';
+  reqId: number;
+  name: string;
+  /** The canonical text (docs/analytics.md), which identical statements share. */
+  statement: string;
+  /** `/STAT/<name>`: the container of the statement's result records. */
+  container: string;
+}
+
+/** `statement.close` acknowledged. */
+export interface StatementClosed {
+  type: 'statement.closed';
+  reqId: number;
+  name: string;
+}
+
+/** Statement requests a client sends on `/stream`. */
+export type StatementClientMessage = StatementCreate | StatementClose;
+/** Statement replies the server sends on `/stream`. */
+export type StatementServerMessage = StatementCreated | StatementClosed;
+
+/** Every statement request `type`. */
+export const STATEMENT_CLIENT_MESSAGE_TYPES = ['statement.create', 'statement.close'] as const;
+/** Every statement reply `type` the server sends. */
+export const STATEMENT_SERVER_MESSAGE_TYPES = ['statement.created', 'statement.closed'] as const;
+
+// ---------------------------------------------------------------------------------------------
 // Source flow control
 // Server -> source on `/source` only.
 
@@ -829,7 +890,8 @@ export type ClientMessage =
   | RecordUnsubscribe
   | AdminSubscribe
   | ViewClientMessage
-  | OrderClientMessage;
+  | OrderClientMessage
+  | StatementClientMessage;
 
 /** Messages a source may send on `/source` (`container.publish` only as a single-object frame). */
 export type SourceMessage = SessionLogin | SessionPing | RecordPublish | ContainerPublish;
@@ -847,6 +909,7 @@ export type ServerMessage =
   | AdminMetrics
   | ViewServerMessage
   | OrderServerMessage
+  | StatementServerMessage
   | ErrorMessage;
 
 /** Flow-control messages the server sends on `/source` only (never to clients on `/stream`). */
@@ -870,6 +933,8 @@ export const CLIENT_MESSAGE_TYPES = [
   'order.submit',
   'order.cancel',
   'order.amend',
+  'statement.create',
+  'statement.close',
 ] as const;
 /** Every `type` a source may send on `/source`. */
 export const SOURCE_MESSAGE_TYPES = ['session.login', 'session.ping', 'record.publish', 'container.publish'] as const;
@@ -891,6 +956,8 @@ export const SERVER_MESSAGE_TYPES = [
   'view.closed',
   'order.ack',
   'order.reject',
+  'statement.created',
+  'statement.closed',
   'source.pause',
   'source.resume',
   'error',

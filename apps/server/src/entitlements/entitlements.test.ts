@@ -145,3 +145,32 @@ describe('checkOrder', () => {
     expect(checkOrder(security, alice, '/FX/EURUSD', 6, 500)).toBeUndefined();
   });
 });
+
+describe('statement entitlements', () => {
+  const e = new Entitlements(DEFAULT_ROLE_GRANTS);
+  const alice = user('alice', 'trader');
+  const bob = user('bob', 'trader');
+  it('lets traders run statements over the market data they see, by default', () => {
+    expect(e.statementRefusal(alice, 'v', '/PRODUCT/*', false, [alice, bob])).toBeUndefined();
+    expect(e.statementRefusal(alice, 'v', '/CONTAINER/FX', true, [alice, bob])).toBeUndefined();
+    expect(e.statementRefusal(alice, 'v', '/MKT/*', false, [])).toMatch(/may not run statements over every subject of '\/MKT\/\*'/);
+    expect(e.statementRefusal(user('feed', 'source'), 'v', '/PRODUCT/*', false, [])).toMatch(/may not run statements over/);
+  });
+
+  it('needs every subject of the stream: a deny rule inside it refuses', () => {
+    const carol = user('carol', 'trader', { subscribe: ['!/PRODUCT/SECRET*'] });
+    expect(e.statementRefusal(carol, 'v', '/PRODUCT/*', false, [])).toMatch(/may not subscribe to every subject/);
+    expect(e.statementRefusal(carol, 'v', '/PRODUCT/PUBLIC*', false, [])).toBeUndefined();
+  });
+
+  it('refuses a stream a reader of the results may not see, and private namespaces', () => {
+    const dave = user('dave', 'trader', { subscribe: ['!/PRODUCT/SECRET*'] });
+    expect(e.statementRefusal(alice, 'v', '/PRODUCT/*', false, [alice, dave])).toMatch(/user 'dave' may subscribe to the results \/STAT\/v\/\.\.\. but not to every subject of '\/PRODUCT\/\*'/);
+    // a user who may read no result of 'v' is not a reader
+    const eve = user('eve', 'trader', { subscribe: ['!/STAT/**', '!/PRODUCT/**'] });
+    expect(e.statementRefusal(alice, 'v', '/PRODUCT/*', false, [alice, eve])).toBeUndefined();
+    const all = new Entitlements({ ...DEFAULT_ROLE_GRANTS, trader: { subscribe: ['/**'], statement: ['/**'] } });
+    expect(all.statementRefusal(alice, 'v', '/**', false, [])).toMatch(/trade records or blotters/);
+    expect(all.statementRefusal(alice, 'v', '/TRADE/alice/*', false, [])).toMatch(/private to their user/);
+  });
+});

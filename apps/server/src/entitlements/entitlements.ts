@@ -7,13 +7,14 @@
  */
 
 import type { Role, UserEntry } from '../config.js';
+import { covers, intersects } from './pattern-algebra.js';
 import { compilePattern, patternError, type CompiledPattern } from './patterns.js';
 
 /** What a rule grants. */
-export type Action = 'subscribe' | 'publish' | 'order';
+export type Action = 'subscribe' | 'publish' | 'order' | 'statement';
 
 /** Every action, in documentation order. */
-export const ACTIONS: readonly Action[] = ['subscribe', 'publish', 'order'];
+export const ACTIONS: readonly Action[] = ['subscribe', 'publish', 'order', 'statement'];
 
 /** Patterns per action; an absent action grants nothing. */
 export interface Grants {
@@ -23,22 +24,28 @@ export interface Grants {
   readonly publish?: readonly string[];
   /** Instruments (record subjects) a user may order. */
   readonly order?: readonly string[];
+  /** Streams (subject patterns, containers) a user may run statements over (docs/analytics.md). */
+  readonly statement?: readonly string[];
 }
 
 /** Grants of each role. */
 export type RoleGrants = Readonly<Record<Role, Grants>>;
 
-/** Market data every trader sees, their own blotter and trades. */
-const TRADER_SUBSCRIBE = ['/FX/**', '/PRODUCT/**', '/CONTAINER/**', '/BLOTTER/{user}', '/TRADE/{user}/**'];
+/** Market data every trader sees, statement results, their own blotter and trades. */
+const TRADER_SUBSCRIBE = ['/FX/**', '/PRODUCT/**', '/CONTAINER/**', '/STAT/**', '/BLOTTER/{user}', '/TRADE/{user}/**'];
+
+/** Streams traders may run statements over: the market data they see. */
+const TRADER_STATEMENT = ['/FX/**', '/PRODUCT/**', '/CONTAINER/**'];
 
 /**
  * Role grants when `auth.roles` does not name the role: traders and admins see market data,
- * containers and their own blotter and trades and may order FX and products; sources publish
- * everything except trades and blotters (the order flow writes those).
+ * containers, statement results and their own blotter and trades, may order FX and products and
+ * run statements over market data; sources publish everything except trades and blotters (the
+ * order flow writes those; the engine refuses `/STAT/` itself).
  */
 export const DEFAULT_ROLE_GRANTS: RoleGrants = {
-  trader: { subscribe: TRADER_SUBSCRIBE, order: ['/FX/*', '/PRODUCT/*'] },
-  admin: { subscribe: TRADER_SUBSCRIBE, order: ['/FX/*', '/PRODUCT/*'] },
+  trader: { subscribe: TRADER_SUBSCRIBE, order: ['/FX/*', '/PRODUCT/*'], statement: TRADER_STATEMENT },
+  admin: { subscribe: TRADER_SUBSCRIBE, order: ['/FX/*', '/PRODUCT/*'], statement: TRADER_STATEMENT },
   source: { publish: ['/**', '!/TRADE/**', '!/BLOTTER/**'] },
 };
 
@@ -51,7 +58,7 @@ export const MAX_PATTERNS_PER_ACTION = 1000;
  * in a ConfigError with the origin).
  */
 export function parseGrants(raw: unknown, at: string): Grants | string {
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return `${at} must be an object {subscribe?, publish?, order?} of pattern arrays`;
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return `${at} must be an object {subscribe?, publish?, order?, statement?} of pattern arrays`;
   const out: Record<string, string[]> = {};
   for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
     if (!(ACTIONS as readonly string[]).includes(key)) return `${at}: unknown action "${key}" (known: ${ACTIONS.join(', ')})`;
@@ -89,9 +96,9 @@ interface CompiledAction {
 
 type CompiledUser = Record<Action, CompiledAction>;
 
-/** The verb of `action` for messages: "subscribe to", "publish", "order". */
+/** The verb of `action` for messages: "subscribe to", "publish", "order", "run statements over". */
 function verb(action: Action): string {
-  return action === 'subscribe' ? 'subscribe to' : action;
+  return action === 'subscribe' ? 'subscribe to' : action === 'statement' ? 'run statements over' : action;
 }
 
 /**
@@ -205,6 +212,53 @@ export class Entitlements {
    */
   canOrder(user: UserEntry, instrument: string): boolean {
     return this.can(user, 'order', instrument);
+  }
+
+  /**
+   * True when every subject of `pattern` (or the container `pattern`, when `container`) is
+   * allowed to `user` for `action`: an allow rule covers it and no deny rule may match any of
+   * its subjects (pattern-algebra.ts). A container is checked as a subject (views: granted whole).
+   */
+  coversStream(user: UserEntry, action: Action, pattern: string, container: boolean): boolean {
+    if (container) return action === 'subscribe' ? this.canSubscribe(user, pattern) : this.can(user, action, pattern);
+    const c = this.compile(user)[action];
+    const text = (p: CompiledPattern) => (p.deny ? p.text.slice(1) : p.text).split('{user}').join(user.user);
+    if (!c.allow.some((p) => covers(text(p), pattern))) return false;
+    return !c.deny.some((p) => intersects(text(p), pattern));
+  }
+
+  /**
+   * Why `user` may not run statement `name` over `stream` (a pattern, or a container when
+   * `container`), or undefined when it may: its `statement` and `subscribe` rules must both allow
+   * the whole stream, and every user of `readers` who may subscribe to the results
+   * (`/STAT/<name>/...`) must be able to subscribe to the whole stream too, so results never show
+   * a reader what its rules hide (docs/analytics.md "Entitlements").
+   */
+  statementRefusal(user: UserEntry, name: string, stream: string, container: boolean, readers: Iterable<UserEntry>): string | undefined {
+    const what = container ? `the container '${stream}'` : `every subject of '${stream}'`;
+    const privateRoot = ['/TRADE/**', '/BLOTTER/**', '/TRADE', '/BLOTTER'].find((p) => intersects(p, stream));
+    if (privateRoot !== undefined) return `'${stream}' may reach trade records or blotters (${privateRoot}), which are private to their user: no statement may read them`;
+    for (const action of ['statement', 'subscribe'] as const) {
+      if (!this.coversStream(user, action, stream, container)) {
+        return `user '${user.user}' (role ${user.role}) may not ${verb(action)} ${what} (its '${action}' rules, docs/security.md)`;
+      }
+    }
+    const results = `/STAT/${name}/**`;
+    for (const reader of readers) {
+      if (reader.user === user.user || !this.mayRead(reader, results)) continue;
+      if (!this.coversStream(reader, 'subscribe', stream, container)) {
+        return `user '${reader.user}' may subscribe to the results /STAT/${name}/... but not to ${what}: a statement named '${name}' over it would show them what their rules hide`;
+      }
+    }
+    return undefined;
+  }
+
+  /** True when some subject of `pattern` may be allowed to `user` for subscribe (an allow rule meets it, no deny rule covers it). */
+  private mayRead(user: UserEntry, pattern: string): boolean {
+    const c = this.compile(user).subscribe;
+    const text = (p: CompiledPattern) => (p.deny ? p.text.slice(1) : p.text).split('{user}').join(user.user);
+    if (!c.allow.some((p) => intersects(text(p), pattern))) return false;
+    return !c.deny.some((p) => covers(text(p), pattern));
   }
 
   /** Index of the first subject `user` may not `action`, or -1 when all are allowed. */

@@ -1,7 +1,8 @@
 /**
  * Demo product catalog: bonds and equities (`/PRODUCT/<ISIN>`) with static reference data
  * (code, description, issuer, currency, sector, rating, maturity, coupon) and dynamic prices
- * (bid, ask, last, change, volume). Codes are ISIN-shaped with a valid check digit.
+ * (bid, ask, last, change, volume, and lastQty: the quantity the latest update traded at `last`).
+ * Codes are ISIN-shaped with a valid check digit.
  */
 
 import type { RecordPublish } from '@tidewire/protocol';
@@ -45,6 +46,8 @@ interface ProductState {
   open: number;
   last: number;
   volume: number;
+  /** Quantity traded at `last` by the latest update (the demo's trades: what VWAP weighs). */
+  lastQty: number;
 }
 
 /** The product part of the demo feed. */
@@ -92,7 +95,7 @@ export class ProductCatalog {
       this.products.push({
         subject: `/PRODUCT/${code}`, bond, decimals: bond ? 3 : 2,
         spreadFrac: bond ? this.rng.range(0.0005, 0.004) : this.rng.range(0.0002, 0.002),
-        open, last: open, volume: 0,
+        open, last: open, volume: 0, lastQty: 0,
       });
     }
     this.liquid = Math.max(1, Math.min(count, Math.ceil(count / 50)));
@@ -125,7 +128,8 @@ export class ProductCatalog {
       const p = this.products[i]!;
       const vol = p.bond ? 0.0004 : 0.002;
       p.last = Math.max(10 ** -p.decimals, roundTo(p.last * (1 + vol * this.rng.gaussian()), p.decimals));
-      p.volume += (p.bond ? 10_000 : 100) * (1 + this.rng.int(50));
+      p.lastQty = (p.bond ? 10_000 : 100) * (1 + this.rng.int(50));
+      p.volume += p.lastQty;
       out.push({ type: 'record.publish', subject: p.subject, ts, fields: this.prices(p) });
     }
     return out;
@@ -139,6 +143,7 @@ export class ProductCatalog {
       last: p.last,
       change: roundTo(p.last - p.open, p.decimals),
       volume: p.volume,
+      lastQty: p.lastQty,
     };
   }
 }

@@ -71,6 +71,12 @@ class FakeEngine implements EnginePort {
   orderAmend(sid: number, reqId: number, clientOrderId: string, quantity?: number | null, price?: number | null): void {
     this.calls.push(['orderAmend', sid, reqId, clientOrderId, quantity, price]);
   }
+  // statements run over real sockets in test/statements.test.ts
+  statementStream(): { pattern: string } { return { pattern: '/FX/*' }; }
+  statementCreate(sid: number, reqId: number, name: string, text: string, maxCount: number, maxCost: number): void {
+    this.calls.push(['statementCreate', sid, reqId, name, text, maxCount, maxCost]);
+  }
+  statementClose(sid: number, reqId: number, name: string): void { this.calls.push(['statementClose', sid, reqId, name]); }
 }
 
 let users: UserEntry[];

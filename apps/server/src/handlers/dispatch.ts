@@ -12,6 +12,7 @@ import { replyError } from './errors.js';
 import { handleAdminStream } from './admin.js';
 import { frameReqId, handleOrder, orderFrameInstrument, submitFrame } from './order.js';
 import { handleSubscribe, handleUnsubscribe } from './record.js';
+import { handleStatementClose, handleStatementCreate } from './statement.js';
 import { handleLogin, handlePing, handleRefresh } from './session.js';
 import { handlePublish, handleSourcePing } from './source.js';
 import { handleContainerPublish, handleViewChange, handleViewClose, handleViewCreate } from './view.js';
@@ -112,6 +113,12 @@ export function dispatchStream(ctx: HandlerContext, session: Session, port: Conn
     case 'order.cancel':
     case 'order.amend':
       if (!needLogin(ctx, session, port, m.type, m.reqId)) handleOrder(ctx, session, port, m);
+      return;
+    case 'statement.create':
+      if (!needLogin(ctx, session, port, m.type, m.reqId)) handleStatementCreate(ctx, session, port, m);
+      return;
+    case 'statement.close':
+      if (!needLogin(ctx, session, port, m.type, m.reqId)) handleStatementClose(ctx, session, port, m);
       return;
   }
 }

@@ -15,6 +15,7 @@ import {
   type OrderAmendment,
   type OrderRequest,
   type SessionInfo,
+  type StatementInfo,
   TidewireError,
   type ViewHandle,
   type ViewHandler,
@@ -161,6 +162,20 @@ export class Connection {
    */
   amendOrder(clientOrderId: string, change: OrderAmendment): Promise<OrderAck> {
     return this.client?.amendOrder(clientOrderId, change) ?? Promise.reject(new TidewireError('DISCONNECTED', 'not logged in: the amend was not sent'));
+  }
+
+  /**
+   * Starts a statement (client SDK `createStatement`): resolves with its name, canonical text and
+   * result container; rejects with the server's refusal (a parse error: field `statement`, its
+   * column in the message) or DISCONNECTED when logged out.
+   */
+  createStatement(name: string, statement: string): Promise<StatementInfo> {
+    return this.client?.createStatement(name, statement) ?? Promise.reject(new TidewireError('DISCONNECTED', 'not logged in: the statement was not sent'));
+  }
+
+  /** Releases a statement this client created (client SDK `closeStatement`). */
+  closeStatement(name: string): Promise<void> {
+    return this.client?.closeStatement(name) ?? Promise.reject(new TidewireError('DISCONNECTED', 'not logged in: the close was not sent'));
   }
 
   /** Origin -> receipt latency measured by the client; undefined while logged out. */

@@ -10,8 +10,8 @@
 //! - `set`: [`StatementSet`]: many statements, identical ones computed once, events routed by
 //!   subject and by the filter's `field = 'text'` conjunct, time driven by the caller's clock.
 //!
-//! Not wired to the hub yet: the caller feeds [`StatementSet::on_record`] with each applied
-//! publish and [`StatementSet::advance`] with the engine clock, and publishes the result rows of
+//! The hub (`hub/statements.rs`) feeds [`StatementSet::on_record`] with each applied source
+//! publish and [`StatementSet::advance`] with the engine clock, and applies the result rows of
 //! an [`Output`] as `/STAT/<name>/<key>` records.
 
 mod lexer;

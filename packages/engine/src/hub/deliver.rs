@@ -250,10 +250,11 @@ impl Hub {
         }
     }
 
-    /// Fires every timer due at `now`: releases throttled updates, flushes due outboxes into
-    /// `sink`, closes slow consumers.
+    /// Fires every timer due at `now`: expires statements' time windows, releases throttled
+    /// updates, flushes due outboxes into `sink`, closes slow consumers.
     pub fn run_due(&mut self, now: Instant, sink: &mut dyn FrameSink) {
         self.expire_views(now);
+        self.run_statement_timers(now);
         while let Some(&Reverse((at, slot))) = self.timers.peek() {
             if at > now {
                 break;

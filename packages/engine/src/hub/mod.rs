@@ -8,11 +8,13 @@
 
 mod deliver;
 mod members;
+mod statements;
 mod subscribe;
 mod tiers;
 mod views;
 
 pub use members::ContainerMembers;
+pub use statements::{is_stat_subject, statement_cost, StatementQuota, STAT_PREFIX};
 pub use subscribe::SessionView;
 pub use views::{ContainerOp, ViewStat, DEFAULT_MAX_VIEWS_PER_SESSION};
 
@@ -140,6 +142,29 @@ pub enum Command {
         /// The error message (names the view, its container and the rule).
         reason: String,
     },
+    /// `statement.create`: `statement.created` or an error frame (docs/analytics.md).
+    StatementCreate {
+        /// Session id.
+        sid: u32,
+        /// Request id echoed in the reply.
+        req_id: u32,
+        /// Statement name (a subject segment: `/STAT/<name>/<key>`).
+        name: String,
+        /// Statement text.
+        text: String,
+        /// The user's bounds (the server's `limits.maxStatementsPerUser`, `limits.maxStatementCostPerUser`).
+        quota: StatementQuota,
+    },
+    /// `statement.close`: releases one of the session's references to statement `name`;
+    /// `statement.closed` or an error frame (NOT_FOUND when the session holds none).
+    StatementClose {
+        /// Session id.
+        sid: u32,
+        /// Request id echoed in the reply.
+        req_id: u32,
+        /// Statement name.
+        name: String,
+    },
     /// The worker went away: close all its sessions.
     CloseWorker {
         /// Worker id.
@@ -236,6 +261,7 @@ pub struct Hub {
     max_views_per_session: usize,
     changed_ids: Vec<u32>,
     diffs: Vec<crate::view::WindowDiff>,
+    statements: statements::HubStatements,
 }
 
 impl Hub {
@@ -263,6 +289,7 @@ impl Hub {
             max_views_per_session: DEFAULT_MAX_VIEWS_PER_SESSION,
             changed_ids: Vec::new(),
             diffs: Vec::new(),
+            statements: statements::HubStatements::default(),
         }
     }
 
@@ -277,8 +304,7 @@ impl Hub {
             } => self.open_session(sid, worker, &user, &tier, now),
             Command::CloseSession { sid } => {
                 if let Some(slot) = self.by_sid.get(&sid).copied() {
-                    self.drop_session_views(slot, now);
-                    self.remove_session(slot);
+                    self.drop_session(slot, now);
                 }
             }
             Command::ContainerPublish { subject, ops } => self.container_publish(&subject, &ops, now),
@@ -320,6 +346,14 @@ impl Hub {
             Command::Unsubscribe { sid, req_id, subjects } => self.unsubscribe(sid, req_id, &subjects, now),
             Command::SetBlocked { sid, blocked } => self.set_blocked(sid, blocked, now),
             Command::Publish { batch, received_ms } => self.publish(&batch, received_ms, now),
+            Command::StatementCreate {
+                sid,
+                req_id,
+                name,
+                text,
+                quota,
+            } => self.session_statement_create(sid, req_id, &name, &text, quota, now),
+            Command::StatementClose { sid, req_id, name } => self.session_statement_close(sid, req_id, &name, now),
             Command::SetBatching(b) => {
                 self.cfg.batching = b;
                 for s in self.sessions.iter_mut().flatten() {
@@ -335,8 +369,7 @@ impl Hub {
                     .map(|(i, _)| i as u32)
                     .collect();
                 for slot in slots {
-                    self.drop_session_views(slot, now);
-                    self.remove_session(slot);
+                    self.drop_session(slot, now);
                 }
             }
         }
@@ -371,10 +404,12 @@ impl Hub {
     /// Earliest pending timer (may be stale: waking early is harmless).
     pub fn next_deadline(&self) -> Option<Instant> {
         let t = self.timers.peek().map(|Reverse((t, _))| *t);
-        match (t, self.views_expire_at) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.views_expire_at, self.statements.next_due()]
+            .into_iter()
+            .fold(t, |a, b| match (a, b) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            })
     }
 
     /// The login name of session `sid`, if it is open.
@@ -422,8 +457,7 @@ impl Hub {
     fn open_session(&mut self, sid: u32, worker: u32, user: &str, tier: &str, now: Instant) {
         if let Some(old) = self.by_sid.get(&sid).copied() {
             // A reused id replaces the old session rather than leaking it.
-            self.drop_session_views(old, now);
-            self.remove_session(old);
+            self.drop_session(old, now);
         }
         let session = Session::new(sid, worker, user, tier, &self.cfg.batching);
         let slot = match self.free.pop() {
@@ -438,6 +472,15 @@ impl Hub {
         };
         self.by_sid.insert(sid, slot);
         self.stats.sessions += 1;
+    }
+
+    /// Session `slot` is going: its views and statements are released, then the session.
+    fn drop_session(&mut self, slot: u32, now: Instant) {
+        self.drop_session_views(slot, now);
+        if let Some(sid) = self.sessions.get(slot as usize).and_then(Option::as_ref).map(|s| s.sid) {
+            self.drop_session_statements(sid, now);
+        }
+        self.remove_session(slot);
     }
 
     fn remove_session(&mut self, slot: u32) {
@@ -475,6 +518,10 @@ impl Hub {
     }
 
     fn publish(&mut self, batch: &[Publish], received_ms: f64, now: Instant) {
+        let statements = self.statements.active();
+        if statements {
+            self.statements.note_wall(now, received_ms);
+        }
         for p in batch {
             if self.store.apply(p, received_ms, &mut self.applied).is_err() {
                 // Only the field limit can fail here; the frame was validated on ingest.
@@ -482,19 +529,9 @@ impl Hub {
                 continue;
             }
             self.stats.publishes_applied += 1;
-            if self.applied.created && !self.tiers.is_empty() {
-                self.tier_record_created(self.applied.id);
-            }
-            self.views_record_updated();
-            let id = self.applied.id;
-            ensure_list(&mut self.subs, id);
-            let created = self.applied.created;
-            if !self.subs[id as usize - 1].slots.is_empty() {
-                self.encode_publish(id, created);
-                self.fan_out(id, created, self.applied.mask, now);
-            }
-            if created {
-                self.retarget_tier_subscribers(id, now);
+            self.after_apply(now);
+            if statements {
+                self.feed_statements(self.applied.id, now);
             }
         }
         while let Some(slot) = self.to_conflate.pop() {
@@ -502,6 +539,24 @@ impl Hub {
         }
         if !self.window_owner.is_empty() {
             self.flush_views(now);
+        }
+    }
+
+    /// Delivers the record update just applied (`self.applied`): views, subscribers, tiers.
+    fn after_apply(&mut self, now: Instant) {
+        if self.applied.created && !self.tiers.is_empty() {
+            self.tier_record_created(self.applied.id);
+        }
+        self.views_record_updated();
+        let id = self.applied.id;
+        ensure_list(&mut self.subs, id);
+        let created = self.applied.created;
+        if !self.subs[id as usize - 1].slots.is_empty() {
+            self.encode_publish(id, created);
+            self.fan_out(id, created, self.applied.mask, now);
+        }
+        if created {
+            self.retarget_tier_subscribers(id, now);
         }
     }
 

@@ -90,6 +90,7 @@ impl Hub {
         for op in ops {
             match op {
                 ContainerOp::Clear => {
+                    self.statement_members_cleared(c);
                     self.views.clear(c);
                     self.mirror_clear(c);
                 }
@@ -98,6 +99,7 @@ impl Hub {
                         if let Some(id) = self.store.lookup(s) {
                             if self.views.remove(c, id).is_some() {
                                 self.mirror_remove(c, id);
+                                self.statement_member(c, id, false);
                             }
                         }
                     }
@@ -109,7 +111,10 @@ impl Hub {
                         if !member {
                             // Only the member limit can fail: the op is cut there.
                             match self.views.insert(c, None, id, &self.store) {
-                                Ok(pos) => self.mirror_insert(c, pos, id),
+                                Ok(pos) => {
+                                    self.mirror_insert(c, pos, id);
+                                    self.statement_member(c, id, true);
+                                }
                                 Err(_) => break,
                             }
                         }
@@ -121,6 +126,7 @@ impl Hub {
                         let id = self.store.subject_id(s);
                         if let Some(old) = self.views.remove(c, id) {
                             self.mirror_remove(c, id);
+                            self.statement_member(c, id, false);
                             if old < at {
                                 at -= 1;
                             }
@@ -129,6 +135,7 @@ impl Hub {
                         match self.views.insert(c, Some(at.min(len)), id, &self.store) {
                             Ok(pos) => {
                                 self.mirror_insert(c, pos, id);
+                                self.statement_member(c, id, true);
                                 at = pos + 1;
                             }
                             Err(_) => break,

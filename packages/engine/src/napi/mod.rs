@@ -289,6 +289,41 @@ impl napi::Task for ContainerMembersTask {
     }
 }
 
+/// What a statement reads (`Engine.statementStream`): a subject pattern or a container.
+#[napi(object)]
+pub struct StatementStream {
+    /// The subject pattern (`/MKT/*`), when the statement reads one.
+    pub pattern: Option<String>,
+    /// The container subject, when the statement reads `container <subject>`.
+    pub container: Option<String>,
+}
+
+/// Creates a server statement off the JS thread (`Engine.createServerStatement`).
+pub struct ServerStatementTask {
+    engine: runtime::Engine,
+    name: String,
+    text: String,
+}
+
+impl napi::Task for ServerStatementTask {
+    type Output = String;
+    type JsValue = String;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        self.engine
+            .create_server_statement(
+                std::mem::take(&mut self.name),
+                std::mem::take(&mut self.text),
+                std::time::Duration::from_secs(5),
+            )
+            .map_err(|e| napi::Error::new(Status::GenericFailure, format!("{}: {e}", e.code().as_str())))
+    }
+
+    fn resolve(&mut self, _env: Env, out: Self::Output) -> napi::Result<Self::JsValue> {
+        Ok(out)
+    }
+}
+
 /// Waits off the JS thread until the engine applied every ingest frame queued before it (`Engine.ingestBarrier`).
 pub struct IngestBarrierTask {
     engine: runtime::Engine,
@@ -470,6 +505,74 @@ impl JsEngine {
         self.inner
             .view_close(session_id, req_id, view_id)
             .map_err(|e| to_js(&env, e))
+    }
+
+    /// `statement.create` for the session, within its user's quota (`maxCount` statements,
+    /// `maxCost` window events per key summed: the server's `limits.maxStatement*` settings);
+    /// `statement.created` or an `error` arrives in the session's frames.
+    #[napi]
+    #[allow(clippy::too_many_arguments)]
+    pub fn statement_create(
+        &self,
+        env: Env,
+        session_id: u32,
+        req_id: u32,
+        name: String,
+        text: String,
+        max_count: u32,
+        max_cost: f64,
+    ) -> napi::Result<()> {
+        let quota = crate::hub::StatementQuota {
+            max_count,
+            max_cost: max_cost.clamp(0.0, u64::MAX as f64) as u64,
+        };
+        self.inner
+            .statement_create(session_id, req_id, name, text, quota)
+            .map_err(|e| to_js(&env, e))
+    }
+
+    /// `statement.close`: releases one of the session's references to statement `name`.
+    #[napi]
+    pub fn statement_close(&self, env: Env, session_id: u32, req_id: u32, name: String) -> napi::Result<()> {
+        self.inner
+            .statement_close(session_id, req_id, name)
+            .map_err(|e| to_js(&env, e))
+    }
+
+    /// The stream statement `text` reads, parsed exactly as `statementCreate` will parse it (the
+    /// server checks the user's rules on it first). Throws BAD_REQUEST (`field: "statement"`,
+    /// the message naming the column) for a statement that does not parse. Pure: no engine work.
+    #[napi]
+    pub fn statement_stream(&self, env: Env, text: String) -> napi::Result<StatementStream> {
+        match crate::analytics::parse(&text, &crate::analytics::AnalyticsLimits::default()) {
+            Ok(st) => Ok(match st.source {
+                crate::analytics::Source::Pattern(p) => StatementStream {
+                    pattern: Some(p.as_str().to_owned()),
+                    container: None,
+                },
+                crate::analytics::Source::Container(c) => StatementStream {
+                    pattern: None,
+                    container: Some(c),
+                },
+            }),
+            Err(e) => Err(to_js(&env, e.into_engine_error("statement"))),
+        }
+    }
+
+    /// Creates a server statement (the config's `statements`), held for the engine's life;
+    /// resolves to its canonical text, rejects with `CODE: message` (a parse error names its
+    /// column: `BAD_REQUEST: statement at 14: ...`).
+    #[napi]
+    pub fn create_server_statement(
+        &self,
+        name: String,
+        text: String,
+    ) -> napi::bindgen_prelude::AsyncTask<ServerStatementTask> {
+        napi::bindgen_prelude::AsyncTask::new(ServerStatementTask {
+            engine: self.inner.clone(),
+            name,
+            text,
+        })
     }
 
     /// Applies a source's `container.publish` (ops in order). Throws `{code, message, field}` for

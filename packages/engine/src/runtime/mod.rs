@@ -20,6 +20,7 @@
 mod orders;
 mod ready;
 mod shutdown;
+mod statements;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -64,6 +65,8 @@ enum Msg {
     SessionViews(Vec<u32>, Sender<Vec<crate::hub::SessionView>>),
     /// Answer with these containers' members (empty: every container; a rule reload re-checks them).
     ContainerMembers(Vec<String>, Sender<Vec<crate::hub::ContainerMembers>>),
+    /// Create a server statement (name, text); answer with its canonical text or the error.
+    ServerStatement(String, String, Sender<Result<String>>),
     /// Ingest lane only: every ingest frame queued before it has been applied; answer (a source's
     /// barrier, `Engine::ingest_barrier`).
     IngestBarrier(Sender<()>),
@@ -471,6 +474,7 @@ impl Engine {
     /// A source's (validated) `container.publish`.
     pub fn container_publish(&self, subject: String, ops: Vec<ContainerOp>) -> Result<()> {
         orders::refuse_private_container(&subject, &ops)?;
+        statements::refuse_stat_container(&subject)?;
         let bytes = subject.len() + ops.iter().map(op_bytes).sum::<usize>();
         self.send_ingest(Command::ContainerPublish { subject, ops }, bytes)
     }
@@ -519,6 +523,7 @@ impl Engine {
         }
         let batch = decode_source_frame_as(text, grants)?;
         orders::refuse_private_publishes(&batch)?;
+        statements::refuse_stat_publishes(&batch)?;
         let n = batch.len();
         if n == 0 {
             return Ok(0);
@@ -728,6 +733,9 @@ fn dispatch(hub: &mut Hub, desk: &mut Option<OrderDesk>, msg: Msg, shared: &Shar
         }
         Msg::ContainerMembers(containers, reply) => {
             let _ = reply.send(hub.container_members(&containers)); // the asker may have given up waiting
+        }
+        Msg::ServerStatement(name, text, reply) => {
+            let _ = reply.send(hub.create_server_statement(&name, &text, now)); // the asker may have given up waiting
         }
         Msg::IngestBarrier(reply) => {
             let _ = reply.send(()); // the asker may have given up waiting

@@ -98,6 +98,7 @@ impl Stopping {
                 Ok(Msg::ViewStats(_))
                 | Ok(Msg::SessionViews(..))
                 | Ok(Msg::ContainerMembers(..))
+                | Ok(Msg::ServerStatement(..))
                 | Ok(Msg::IngestBarrier(_))
                 | Ok(Msg::Shutdown) => {}
                 Err(_) => break,

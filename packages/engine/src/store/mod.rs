@@ -191,6 +191,53 @@ impl Store {
         out.created = created;
         result
     }
+
+    /// Merges engine-made fields into record `id` (an interned subject) without a `Publish`:
+    /// `fields` are (field id from [`Store::field_id`], value or `None` to delete); `image`
+    /// deletes every field not named. `seq` += 1, `ts` = `ts`. Allocation-free once the record
+    /// has its slots (result records of statements rewrite the same fields on every event).
+    /// `LIMIT_EXCEEDED` (record unchanged) past `MAX_FIELDS_PER_RECORD` fields, like `apply`.
+    pub fn apply_fields(
+        &mut self,
+        id: u32,
+        image: bool,
+        fields: &[(u32, Option<Value>)],
+        ts: f64,
+        out: &mut Applied,
+    ) -> Result<()> {
+        out.changed.clear();
+        out.mask = 0;
+        out.layout_changed = false;
+        out.id = id;
+        let Some(idx) = (id as usize).checked_sub(1).filter(|&i| i < self.subjects.len()) else {
+            return Err(EngineError::NotFound {
+                message: format!("no subject with id {id}"),
+            });
+        };
+        let created = self.records[idx].is_none();
+        let subject = self.subjects.name(id);
+        let rec = self.records[idx].get_or_insert_with(|| Record {
+            seq: 0,
+            ts: 0.0,
+            slots: Vec::new(),
+            layout: 0,
+        });
+        let items = fields.iter().map(|(n, v)| (*n, v.as_ref(), true));
+        let result = merge_fields(rec, subject, image, items, out);
+        match &result {
+            Ok(()) => {
+                rec.seq += 1;
+                rec.ts = ts;
+                if created {
+                    self.live += 1;
+                }
+            }
+            Err(_) if created => self.records[idx] = None,
+            Err(_) => {}
+        }
+        out.created = created;
+        result
+    }
 }
 
 /// Interns the field names of `p` into `names`, which holds the previous publish's ids: a name
@@ -219,16 +266,28 @@ fn find(rec: &Record, name: u32, hint: usize) -> Option<usize> {
 
 /// Merges publish `p` (field names interned as `names`) into `rec`; see [`Store::apply`].
 fn merge(rec: &mut Record, p: &Publish, names: &[u32], default_ts: f64, out: &mut Applied) -> Result<()> {
+    let fields = p.fields.iter().zip(names).map(|(f, &n)| (n, f.value.as_ref(), f.typed));
+    merge_fields(rec, &p.subject, p.image, fields, out)?;
+    rec.seq += 1;
+    rec.ts = p.ts.unwrap_or(default_ts);
+    Ok(())
+}
+
+/// Merges `fields` (interned name, value or `None` to delete, typed) into `rec` as an image
+/// (`image`: absent fields are deleted) or a delta; `subject` names the record in the error.
+/// Leaves `seq` and `ts` to the caller.
+fn merge_fields<'v, I>(rec: &mut Record, subject: &str, image: bool, fields: I, out: &mut Applied) -> Result<()>
+where
+    I: Iterator<Item = (u32, Option<&'v Value>, bool)> + Clone,
+{
     {
-        let new_slots = p
-            .fields
-            .iter()
-            .zip(names)
+        let new_slots = fields
+            .clone()
             .enumerate()
-            .filter(|(i, (f, &n))| (p.image || f.value.is_some()) && find(rec, n, *i).is_none())
+            .filter(|(i, (n, v, _))| (image || v.is_some()) && find(rec, *n, *i).is_none())
             .count();
         if rec.slots.len() + new_slots > MAX_FIELDS_PER_RECORD {
-            if p.image {
+            if image {
                 // Everything not in the image goes anyway: start from a clean layout.
                 rec.slots.clear();
             } else {
@@ -236,8 +295,7 @@ fn merge(rec: &mut Record, p: &Publish, names: &[u32], default_ts: f64, out: &mu
                 if live + new_slots > MAX_FIELDS_PER_RECORD {
                     return Err(EngineError::LimitExceeded {
                         message: format!(
-                            "record '{}' would hold {} fields; a record holds at most {MAX_FIELDS_PER_RECORD}",
-                            p.subject,
+                            "record '{subject}' would hold {} fields; a record holds at most {MAX_FIELDS_PER_RECORD}",
                             live + new_slots
                         ),
                     });
@@ -253,24 +311,24 @@ fn merge(rec: &mut Record, p: &Publish, names: &[u32], default_ts: f64, out: &mu
             rec.slots.reserve_exact(new_slots);
         }
 
-        for (i, (f, &name)) in p.fields.iter().zip(names).enumerate() {
+        for (i, (name, value, typed)) in fields.enumerate() {
             let pos = match find(rec, name, i) {
                 Some(i) => i,
-                None if f.value.is_none() => continue, // deleting a field the record never had
+                None if value.is_none() => continue, // deleting a field the record never had
                 None => {
                     rec.slots.push(Slot { name, value: None });
                     rec.slots.len() - 1
                 }
             };
             let slot = &mut rec.slots[pos];
-            if f.value.is_none() && slot.value.is_none() && !p.image {
+            if value.is_none() && slot.value.is_none() && !image {
                 continue;
             }
-            match (&f.value, &slot.value) {
+            match (value, &slot.value) {
                 // An untyped integral number keeps a timestamp field a timestamp: sources
                 // name `types` in images and leave them out of deltas.
                 (Some(Value::Number(n)), Some(Value::Timestamp(_)))
-                    if !f.typed && n.fract() == 0.0 && n.abs() <= 8.64e15 =>
+                    if !typed && n.fract() == 0.0 && n.abs() <= 8.64e15 =>
                 {
                     slot.value = Some(Value::Timestamp(*n as i64));
                 }
@@ -283,13 +341,13 @@ fn merge(rec: &mut Record, p: &Publish, names: &[u32], default_ts: f64, out: &mu
                         old.assign(new);
                     }
                 }
-                _ => slot.value = f.value.clone(),
+                _ => slot.value = value.cloned(),
             }
             // Slot positions are < MAX_FIELDS_PER_RECORD (128), so they fit a u8 and the mask.
             out.changed.push(pos as u8);
             out.mask |= 1u128 << pos;
         }
-        if p.image {
+        if image {
             for (pos, slot) in rec.slots.iter_mut().enumerate() {
                 if out.mask & (1u128 << pos) == 0 && slot.value.is_some() {
                     slot.value = None;
@@ -299,8 +357,6 @@ fn merge(rec: &mut Record, p: &Publish, names: &[u32], default_ts: f64, out: &mu
             }
         }
     }
-    rec.seq += 1;
-    rec.ts = p.ts.unwrap_or(default_ts);
     Ok(())
 }
 
@@ -457,6 +513,30 @@ mod tests {
         let img: Vec<(&str, Option<Value>)> = names[2..130].iter().map(|n| (n.as_str(), num(3.0))).collect();
         s.apply(&publish("/A", true, &img), 0.0, &mut a).unwrap();
         assert_eq!(fields(&s, 1).len(), 128);
+    }
+
+    #[test]
+    fn engine_fields_merge_as_images_without_a_publish() {
+        let mut s = Store::new();
+        let mut a = Applied::default();
+        let id = s.subject_id("/STAT/x/A");
+        let (n, v) = (s.field_id("n"), s.field_id("vwap"));
+        s.apply_fields(id, true, &[(n, num(1.0)), (v, num(2.5))], 7.0, &mut a)
+            .unwrap();
+        assert!(a.created);
+        assert_eq!(fields(&s, id), [("n".into(), num(1.0)), ("vwap".into(), num(2.5))]);
+        s.apply_fields(id, true, &[(n, num(0.0)), (v, None)], 8.0, &mut a)
+            .unwrap();
+        assert!(!a.created);
+        assert_eq!(a.changed, [0, 1]);
+        assert_eq!(fields(&s, id), [("n".into(), num(0.0))]);
+        s.apply_fields(id, true, &[], 9.0, &mut a).unwrap();
+        assert_eq!(fields(&s, id), []);
+        let rec = s.get(id).unwrap();
+        assert_eq!((rec.seq, rec.ts), (3, 9.0));
+        assert_eq!(s.len(), 1);
+        let e = s.apply_fields(99, true, &[], 0.0, &mut a).unwrap_err();
+        assert_eq!(e.code(), crate::error::ErrorCode::NotFound);
     }
 
     #[test]

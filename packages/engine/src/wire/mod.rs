@@ -10,6 +10,7 @@ pub mod json;
 pub mod order;
 pub mod rules;
 mod scan;
+pub mod statement;
 pub mod view;
 
 pub use decode::{decode_source_frame, decode_source_frame_tree, PubField, Publish};

@@ -55,6 +55,15 @@ pub const TRADE_SUBJECT_PREFIX: &str = "/TRADE/";
 /// Subject prefix of blotter containers: `/BLOTTER/<user>` (readable by that user only). Unit: subject prefix.
 pub const BLOTTER_SUBJECT_PREFIX: &str = "/BLOTTER/";
 
+/// Longest statement text, UTF-8 bytes (the engine's `AnalyticsLimits::max_text_bytes`). Unit: bytes.
+pub const MAX_STATEMENT_BYTES: usize = 4096;
+
+/// Longest statement name, characters (all ASCII, so also bytes): a subject segment. Unit: characters.
+pub const MAX_STATEMENT_NAME_CHARS: usize = 64;
+
+/// Subject prefix of statement results: records `/STAT/<name>/<key>` in containers `/STAT/<name>`, published by the engine only. Unit: subject prefix.
+pub const STAT_SUBJECT_PREFIX: &str = "/STAT/";
+
 /// `DEFAULT_LIMITS`: Defaults of the configurable limits (server config `limits.*`).
 pub mod default_limits {
     /// Largest client frame, bytes; above it the transport closes with 1009. Unit: bytes.

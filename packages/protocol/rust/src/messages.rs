@@ -68,6 +68,14 @@ pub mod kind {
     pub const ORDER_ACK: &str = "order.ack";
     /// `order.reject` (`OrderReject`, server->client on /stream).
     pub const ORDER_REJECT: &str = "order.reject";
+    /// `statement.create` (`StatementCreate`, client->server on /stream).
+    pub const STATEMENT_CREATE: &str = "statement.create";
+    /// `statement.close` (`StatementClose`, client->server on /stream).
+    pub const STATEMENT_CLOSE: &str = "statement.close";
+    /// `statement.created` (`StatementCreated`, server->client on /stream).
+    pub const STATEMENT_CREATED: &str = "statement.created";
+    /// `statement.closed` (`StatementClosed`, server->client on /stream).
+    pub const STATEMENT_CLOSED: &str = "statement.closed";
     /// `source.pause` (`SourcePause`, server->client on /source).
     pub const SOURCE_PAUSE: &str = "source.pause";
     /// `source.resume` (`SourceResume`, server->client on /source).
@@ -108,6 +116,10 @@ pub mod kind {
         ORDER_AMEND,
         ORDER_ACK,
         ORDER_REJECT,
+        STATEMENT_CREATE,
+        STATEMENT_CLOSE,
+        STATEMENT_CREATED,
+        STATEMENT_CLOSED,
         SOURCE_PAUSE,
         SOURCE_RESUME,
         ERROR,
@@ -214,6 +226,10 @@ pub mod key {
     pub const RULE: &str = "rule";
     /// `message`.
     pub const MESSAGE: &str = "message";
+    /// `name`.
+    pub const NAME: &str = "name";
+    /// `statement`.
+    pub const STATEMENT: &str = "statement";
     /// `queuedBytes`.
     pub const QUEUED_BYTES: &str = "queuedBytes";
     /// `overrunBytes`.
@@ -773,6 +789,54 @@ pub mod order_reject {
     /// The keys it always carries.
     pub const REQUIRED: &[&str] =
         &[key::TYPE, key::REQ_ID, key::ACTION, key::CLIENT_ORDER_ID, key::FIELD, key::RULE, key::MESSAGE];
+}
+
+/// `StatementCreate`: `statement.create`.
+pub mod statement_create {
+    use super::{key, kind};
+
+    /// Its `type` values.
+    pub const TYPES: &[&str] = &[kind::STATEMENT_CREATE];
+    /// Every key, in canonical (wire) order.
+    pub const KEYS: &[&str] = &[key::TYPE, key::REQ_ID, key::NAME, key::STATEMENT];
+    /// The keys it always carries.
+    pub const REQUIRED: &[&str] = &[key::TYPE, key::REQ_ID, key::NAME, key::STATEMENT];
+}
+
+/// `StatementClose`: `statement.close`.
+pub mod statement_close {
+    use super::{key, kind};
+
+    /// Its `type` values.
+    pub const TYPES: &[&str] = &[kind::STATEMENT_CLOSE];
+    /// Every key, in canonical (wire) order.
+    pub const KEYS: &[&str] = &[key::TYPE, key::REQ_ID, key::NAME];
+    /// The keys it always carries.
+    pub const REQUIRED: &[&str] = &[key::TYPE, key::REQ_ID, key::NAME];
+}
+
+/// `StatementCreated`: `statement.created`.
+pub mod statement_created {
+    use super::{key, kind};
+
+    /// Its `type` values.
+    pub const TYPES: &[&str] = &[kind::STATEMENT_CREATED];
+    /// Every key, in canonical (wire) order.
+    pub const KEYS: &[&str] = &[key::TYPE, key::REQ_ID, key::NAME, key::STATEMENT, key::CONTAINER];
+    /// The keys it always carries.
+    pub const REQUIRED: &[&str] = &[key::TYPE, key::REQ_ID, key::NAME, key::STATEMENT, key::CONTAINER];
+}
+
+/// `StatementClosed`: `statement.closed`.
+pub mod statement_closed {
+    use super::{key, kind};
+
+    /// Its `type` values.
+    pub const TYPES: &[&str] = &[kind::STATEMENT_CLOSED];
+    /// Every key, in canonical (wire) order.
+    pub const KEYS: &[&str] = &[key::TYPE, key::REQ_ID, key::NAME];
+    /// The keys it always carries.
+    pub const REQUIRED: &[&str] = &[key::TYPE, key::REQ_ID, key::NAME];
 }
 
 /// `SourcePause`: `source.pause`.

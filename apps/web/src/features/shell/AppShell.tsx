@@ -13,6 +13,8 @@ const WatchlistPage = lazy(async () => ({ default: (await import('../watchlist/W
 const FinderPage = lazy(async () => ({ default: (await import('../finder/FinderPage.js')).FinderPage }));
 // AG Grid again (shared chunk): loaded when the blotter is first opened
 const BlotterPage = lazy(async () => ({ default: (await import('../blotter/BlotterPage.js')).BlotterPage }));
+// AG Grid again (shared chunk): loaded when the analytics page is first opened
+const AnalyticsPage = lazy(async () => ({ default: (await import('../analytics/AnalyticsPage.js')).AnalyticsPage }));
 // uPlot and AG Grid: loaded when an admin first opens the console
 const AdminPage = lazy(async () => ({ default: (await import('../admin/AdminPage.js')).AdminPage }));
 
@@ -69,6 +71,11 @@ export function AppShell() {
         {route === 'blotter' && (
           <Suspense fallback={<p className="page-hint">Loading the blotter…</p>}>
             <BlotterPage />
+          </Suspense>
+        )}
+        {route === 'analytics' && (
+          <Suspense fallback={<p className="page-hint">Loading analytics…</p>}>
+            <AnalyticsPage />
           </Suspense>
         )}
         {route === 'admin' && (

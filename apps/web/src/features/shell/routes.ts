@@ -10,7 +10,7 @@ export interface RouteSpec {
 }
 
 /** Page ids, in navigation order. */
-export const ROUTE_IDS = ['fx', 'watchlist', 'finder', 'blotter', 'admin'] as const;
+export const ROUTE_IDS = ['fx', 'watchlist', 'finder', 'blotter', 'analytics', 'admin'] as const;
 
 /** A page id. */
 export type RouteId = (typeof ROUTE_IDS)[number];
@@ -21,6 +21,7 @@ export const ROUTES: readonly RouteSpec[] = [
   { id: 'watchlist', label: 'Watchlist' },
   { id: 'finder', label: 'Product finder' },
   { id: 'blotter', label: 'Blotter' },
+  { id: 'analytics', label: 'Analytics' },
   { id: 'admin', label: 'Admin' },
 ];
 

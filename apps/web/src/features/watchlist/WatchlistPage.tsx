@@ -5,7 +5,7 @@ import { useConnectionSnapshot, useRecordStream } from '../../connection/hooks.j
 import type { RecordSnapshot } from '../../connection/record-store.js';
 import { formatSigned, signOf } from '../fx/price-format.js';
 import { gridTheme } from './grid-setup.js';
-import { formatCellPrice, formatTime, formatVolume, rowFromSnapshot, withMoves, type MovingField, type WatchlistRow } from './watchlist-row.js';
+import { formatCellPrice, formatTime, formatVolume, rowFromSnapshot, subjectOfVwap, vwapOf, vwapSubject, withMoves, type MovingField, type WatchlistRow } from './watchlist-row.js';
 import { loadWatchlist, parseSubjectInput, saveWatchlist } from './watchlist-subjects.js';
 import { InstrumentPicker } from '../blotter/InstrumentPicker.js';
 // the instrument picker's list styles
@@ -69,6 +69,15 @@ const COLUMNS: ColDef<WatchlistRow>[] = [
     valueFormatter: (p) => (p.value === undefined ? '' : formatSigned(p.value, 2, '%')),
     cellClass: (p) => [...NUM_RIGHT, toneClass(p)],
   },
+  {
+    field: 'vwap',
+    headerName: 'VWAP',
+    width: 96,
+    type: 'rightAligned',
+    valueFormatter: price,
+    cellClass: NUM_RIGHT,
+    headerTooltip: 'Volume-weighted average of last since the server started (the server statement vwap)',
+  },
   { field: 'volume', headerName: 'Volume', width: 110, type: 'rightAligned', valueFormatter: (p) => formatVolume(p.value as number | undefined), cellClass: NUM_RIGHT },
   { field: 'ts', headerName: 'Updated', width: 118, valueFormatter: (p) => formatTime(p.value as number), cellClass: 'cell-num', enableCellChangeFlash: false },
   {
@@ -103,6 +112,8 @@ export function WatchlistPage() {
   const inGrid = useRef(new Set<string>());
   /** The last row of each subject in the grid (the previous prices, for the up/down flash). */
   const lastRows = useRef(new Map<string, WatchlistRow>());
+  /** The latest VWAP of each product (its result record may arrive before the product's own). */
+  const vwaps = useRef(new Map<string, number | undefined>());
 
   useEffect(() => saveWatchlist(localStore(), user, subjects), [user, subjects]);
 
@@ -115,6 +126,7 @@ export function WatchlistPage() {
     for (const subject of gone) {
       inGrid.current.delete(subject);
       lastRows.current.delete(subject);
+      vwaps.current.delete(subject);
     }
     api.applyTransactionAsync({ remove: gone.map((subject) => ({ subject }) as WatchlistRow) });
   }, [api, subjects]);
@@ -125,7 +137,18 @@ export function WatchlistPage() {
       const add: WatchlistRow[] = [];
       const update: WatchlistRow[] = [];
       for (const snapshot of changed) {
-        const row = withMoves(lastRows.current.get(snapshot.subject), rowFromSnapshot(snapshot));
+        const product = subjectOfVwap(snapshot.subject);
+        if (product !== undefined) {
+          vwaps.current.set(product, vwapOf(snapshot));
+          const last = lastRows.current.get(product);
+          if (last !== undefined && inGrid.current.has(product)) {
+            const row = { ...last, vwap: vwapOf(snapshot) };
+            lastRows.current.set(product, row);
+            update.push(row);
+          }
+          continue;
+        }
+        const row = withMoves(lastRows.current.get(snapshot.subject), { ...rowFromSnapshot(snapshot), vwap: vwaps.current.get(snapshot.subject) });
         lastRows.current.set(row.subject, row);
         if (inGrid.current.has(row.subject)) update.push(row);
         else {
@@ -138,7 +161,9 @@ export function WatchlistPage() {
     },
     [api],
   );
-  useRecordStream(api === undefined ? [] : subjects, onChanged);
+  // each product's VWAP result record beside it (the server's vwap statement)
+  const streamed = useMemo(() => [...subjects, ...subjects.flatMap((s) => vwapSubject(s) ?? [])], [subjects]);
+  useRecordStream(api === undefined ? [] : streamed, onChanged);
 
   const remove = useCallback((subject: string) => setSubjects((list) => list.filter((s) => s !== subject)), []);
   const context = useMemo(() => ({ remove }), [remove]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RecordSnapshot } from '../../connection/record-store.js';
-import { formatCellPrice, formatTime, formatVolume, priceDecimals, rowFromSnapshot, withMoves } from './watchlist-row.js';
+import { formatCellPrice, formatTime, formatVolume, priceDecimals, rowFromSnapshot, subjectOfVwap, vwapSubject, withMoves } from './watchlist-row.js';
 
 const snapshot = (partial: Partial<RecordSnapshot>): RecordSnapshot => ({
   subject: '/X',
@@ -60,5 +60,13 @@ describe('price moves', () => {
     expect(third.moves).toEqual({ bid: 'up', ask: 'up', last: 'up' }); // the mid moved up too
     // a price that disappears does not move
     expect(withMoves(third, snap(undefined, 1.15)).moves).toEqual(third.moves);
+  });
+
+  it('pairs products with their VWAP result records', () => {
+    expect(vwapSubject('/PRODUCT/XS1')).toBe('/STAT/vwap/PRODUCT/XS1');
+    expect(vwapSubject('/FX/EURUSD')).toBeUndefined();
+    expect(subjectOfVwap('/STAT/vwap/PRODUCT/XS1')).toBe('/PRODUCT/XS1');
+    expect(subjectOfVwap('/STAT/other/PRODUCT/XS1')).toBeUndefined();
+    expect(subjectOfVwap('/PRODUCT/XS1')).toBeUndefined();
   });
 });

@@ -26,6 +26,8 @@ export interface WatchlistRow {
   /** Percent change since open (FX only). */
   changePct: number | undefined;
   volume: number | undefined;
+  /** The demo statement's VWAP of `last` (its record `/STAT/vwap/PRODUCT/...`); undefined for FX and until it arrives. */
+  vwap: number | undefined;
   /** Price decimals for this instrument. */
   decimals: number;
   /** Origin timestamp of the latest update, epoch ms; 0 before the first image. */
@@ -66,10 +68,30 @@ export function rowFromSnapshot(snapshot: RecordSnapshot): WatchlistRow {
     change: num(f.change),
     changePct: num(f.changePct),
     volume: num(f.volume),
+    vwap: undefined,
     decimals: priceDecimals(f),
     ts: snapshot.ts,
     moves: {},
   };
+}
+
+/** The server statement whose results fill the VWAP column (the demo's `vwap`, docs/analytics.md). */
+export const VWAP_STATEMENT = 'vwap';
+const VWAP_PREFIX = `/STAT/${VWAP_STATEMENT}`;
+
+/** The VWAP result record of a watchlist subject (products only: FX pairs trade no volume), else undefined. */
+export function vwapSubject(subject: string): string | undefined {
+  return subject.startsWith('/PRODUCT/') ? `${VWAP_PREFIX}${subject}` : undefined;
+}
+
+/** The watchlist subject a VWAP result record belongs to, or undefined for any other subject. */
+export function subjectOfVwap(subject: string): string | undefined {
+  return subject.startsWith(`${VWAP_PREFIX}/PRODUCT/`) ? subject.slice(VWAP_PREFIX.length) : undefined;
+}
+
+/** The VWAP a result snapshot carries (undefined before its first trade or when the record is refused). */
+export function vwapOf(snapshot: RecordSnapshot): number | undefined {
+  return num(snapshot.fields.vwap);
 }
 
 /**
