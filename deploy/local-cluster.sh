@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A local Tidewire cluster in one command: 3 nats-server processes (one JetStream cluster) and
-# 2 Tidewire nodes on 127.0.0.1, data under one directory, Ctrl-C stops them all.
+# 2 Tidewire nodes on 127.0.0.1, data under one directory, Ctrl-C stops them all. A process
+# killed meanwhile (a failover drill) is reported; the rest keep running.
 #
-#   deploy/local-cluster.sh [--dir DIR] [--nats-port P] [--port P] [--nodes N] [--fresh]
+#   deploy/local-cluster.sh [--dir DIR] [--nats-port P] [--port P] [--nodes N] [--fresh] [-- node flags]
 #   npm run cluster -- [same flags]       (builds what is stale first)
 #
 # --dir DIR      data directory (NATS stores, journals, audit logs, logs, the token secret);
@@ -12,10 +13,12 @@
 # --port P       HTTP/WebSocket port of the first Tidewire node; node i takes P+i (default 8081)
 # --nodes N      Tidewire nodes (default 2)
 # --fresh        delete DIR first
+# -- flags       passed to every Tidewire node (e.g. -- --config bench-users.json --orders-per-sec 0)
 #
 # Needs nats-server on the PATH (Debian: apt-get install nats-server) and a built server
 # (npm run build). Node tw1 runs the demo feed; the others none (they see its records through
-# the cluster). Logs: DIR/logs/*.log. docs/operations.md, "Running a cluster", explains each part.
+# the cluster). Logs: DIR/logs/*.log; each node's pid: DIR/<node>.pid. docs/operations.md,
+# "Running a cluster", explains each part.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -31,7 +34,8 @@ while [ $# -gt 0 ]; do
     --port) port="$2"; shift 2 ;;
     --nodes) nodes="$2"; shift 2 ;;
     --fresh) fresh=1; shift ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --) shift; break ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) echo "local-cluster: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -49,6 +53,7 @@ mkdir -p "$dir/logs"
 dir="$(cd "$dir" && pwd)"
 
 pids=()
+names=()
 stop_all() {
   trap - INT TERM EXIT
   echo
@@ -84,6 +89,7 @@ cluster { name: tidewire-local
 EOF
   nats-server -c "$dir/nats/$name.conf" >>"$dir/logs/nats-$name.log" 2>&1 &
   pids+=($!)
+  names+=("nats-server $name")
   urls="$urls${urls:+,}nats://127.0.0.1:$((nats_port + i))"
 done
 
@@ -107,12 +113,14 @@ for ((i=1; i<=nodes; i++)); do
   node "$main" --host 127.0.0.1 --port "$p" "${demo[@]}" \
     --cluster "$urls" --cluster-node "$name" --cluster-name tidewire-local \
     --token-secret-file "$secret" \
-    --journal-dir "$dir/$name/journal" --audit-dir "$dir/$name/audit" \
+    --journal-dir "$dir/$name/journal" --audit-dir "$dir/$name/audit" "$@" \
     >>"$dir/logs/$name.log" 2>&1 &
   pids+=($!)
+  names+=("node $name")
   servers="$servers${servers:+,}127.0.0.1:$p"
   # wait until it listens (bounded: 60 s), or report its log if it stopped
   pid=$!
+  echo "$pid" > "$dir/$name.pid"   # for failover drills: kill -9 $(cat DIR/tw1.pid)
   for _ in $(seq 1 300); do
     grep -q "Tidewire listening on" "$dir/logs/$name.log" 2>/dev/null && break
     kill -0 "$pid" 2>/dev/null || { echo "[cluster] node $name stopped:" >&2; tail -n 20 "$dir/logs/$name.log" >&2; exit 1; }
@@ -124,7 +132,15 @@ done
 
 echo "[cluster] web app with failover: http://127.0.0.1:$port/?servers=$servers"
 echo "[cluster] data: $dir   logs: $dir/logs   Ctrl-C stops everything"
-# returns when any process exits; Ctrl-C runs stop_all
-wait -n "${pids[@]}" || true
-echo "[cluster] a process exited on its own: see $dir/logs" >&2
-exit 1
+# runs until Ctrl-C (stop_all); a process that dies (a failover drill: kill -9 $(cat DIR/tw1.pid))
+# is reported, and the others keep running
+declare -A reported=()
+while true; do
+  for ((i=0; i<${#pids[@]}; i++)); do
+    if [ -z "${reported[$i]:-}" ] && ! kill -0 "${pids[$i]}" 2>/dev/null; then
+      reported[$i]=1
+      echo "[cluster] ${names[$i]} (pid ${pids[$i]}) exited: see $dir/logs; the others keep running" >&2
+    fi
+  done
+  sleep 1
+done

@@ -75,7 +75,7 @@ export function failoverSummary(r: FailoverReport): string {
     `failover: ${x.ok ? 'PASS' : 'FAIL'} (killed ${String(r.params.killUrl)} via ${String(r.params.kill)})`,
     `  submitted ${x.submitted}, acknowledged ${x.acknowledged}, rejected ${x.rejected}, in doubt ${x.inDoubt} (${x.inDoubtLanded} landed), not sent while disconnected ${r.notSent}`,
     `  lost ${x.lost}${x.lostExamples.length > 0 ? ` (e.g. ${x.lostExamples.join(', ')})` : ''}, duplicates ${x.duplicates}, blotter rows ${x.blotterRows}, orderId gaps ${x.orderIdGaps}`,
-    `  resumed: ${x.notResumed === 0 ? `all traders, slowest ${x.maxResumeMs} ms after the kill` : `${x.notResumed} trader(s) never did`}${x.lastReject ? `; last rejection: ${x.lastReject}` : ''}`,
+    `  resumed: ${x.notResumed === 0 ? `all traders, slowest ${Math.round(x.maxResumeMs ?? 0)} ms after the kill` : `${x.notResumed} trader(s) never did`}${x.lastReject ? `; last rejection: ${x.lastReject}` : ''}`,
     ...x.traders.map((t) => `  trader ${t.trader} on ${t.node}${t.onKilledNode ? ' (killed)' : ''}: ${t.acknowledged}/${t.submitted} acknowledged, resumed ${t.resumedMs === null ? 'never' : `${Math.round(t.resumedMs)} ms`} after the kill`),
   ];
   return lines.join('\n');
