@@ -37,6 +37,12 @@ export interface SettingSpec {
 
 const MIB = 1024 * 1024;
 
+/** A name usable as one NATS subject token (`cluster.node`, `cluster.name`). */
+const CLUSTER_NAME_RE = /^[A-Za-z0-9_-]{1,64}$/;
+const CLUSTER_NAME_RE_OR_EMPTY = /^(?:[A-Za-z0-9_-]{1,64})?$/;
+/** Empty, or comma-separated `nats://` / `tls://` URLs with a host and a port (spaces around commas allowed). */
+const CLUSTER_URLS_RE = /^(?:\s*(?:nats|tls):\/\/[^\s,/]+:\d{1,5}\s*(?:,\s*(?:nats|tls):\/\/[^\s,/]+:\d{1,5}\s*)*)?$/;
+
 /** Every setting except `auth.users` (an array, config file only). Order = documentation order. */
 export const SETTINGS: readonly SettingSpec[] = [
   { path: 'server.host', type: 'string', env: 'HOST', flag: 'host', default: '127.0.0.1', unit: 'address',
@@ -136,6 +142,8 @@ export const SETTINGS: readonly SettingSpec[] = [
     doc: '`GET /metrics` without a token, for a server whose port only a trusted network reaches; off: 401 without a token, 403 with a wrong one.' },
   { path: 'auth.tokenSecret', type: 'string', env: 'TIDEWIRE_TOKEN_SECRET', flag: 'token-secret', default: '', unit: 'secret',
     doc: 'HMAC-SHA256 key for session tokens (at least 16 characters); empty: a random secret per start (tokens then do not survive a restart; logged as such). With a fixed secret, tokens of users whose password is unchanged survive restarts (docs/security.md).' },
+  { path: 'auth.tokenSecretFile', type: 'string', env: 'TIDEWIRE_TOKEN_SECRET_FILE', flag: 'token-secret-file', default: '', unit: 'path',
+    doc: 'File holding `auth.tokenSecret` (its first line; at least 16 characters), so the secret stays off command lines and out of the config file; not together with `auth.tokenSecret`. In cluster mode every node needs the same secret (one of the two settings), else a node refuses the tokens the others issued. Relative paths resolve against the working directory.' },
   { path: 'auth.tokenTtlMs', type: 'int', env: 'TIDEWIRE_TOKEN_TTL_MS', flag: 'token-ttl-ms', default: 8 * 3_600_000, min: 1000, max: 30 * 24 * 3_600_000, unit: 'ms',
     doc: 'Lifetime of a session token.' },
   { path: 'auth.demoUsers', type: 'bool', env: 'TIDEWIRE_DEMO_USERS', flag: 'demo-users', default: true, unit: 'on/off',
@@ -162,6 +170,20 @@ export const SETTINGS: readonly SettingSpec[] = [
   { path: 'orders.endOfDay', type: 'string', env: 'TIDEWIRE_ORDERS_END_OF_DAY', flag: 'orders-end-of-day', default: '22:00', unit: 'HH:MM UTC',
     pattern: { re: /^(?:|(?:[01]\d|2[0-3]):[0-5]\d)$/, says: '"HH:MM" (UTC, 00:00..23:59) or empty' },
     doc: 'When open DAY orders expire: each is cancelled with reason `endOfDay`, journaled like a cancel (also on the first pass after a restart across it); GTC orders stay. Empty: DAY orders never expire.' },
+  // cluster: several nodes on one NATS cluster (JetStream), passed to the engine
+  { path: 'cluster.urls', type: 'string', env: 'TIDEWIRE_CLUSTER', flag: 'cluster', default: '', unit: 'URLs',
+    pattern: { re: CLUSTER_URLS_RE, says: 'empty or comma-separated NATS URLs (nats://host:port, tls://host:port)' },
+    doc: 'Cluster mode: the NATS servers of the cluster, comma-separated (`nats://10.0.0.1:4222,nats://10.0.0.2:4222,nats://10.0.0.3:4222`); the node connects to any of them and fails over to the rest. Empty (the default): one process, no NATS. Cluster mode needs a shared token secret (`auth.tokenSecret` or `auth.tokenSecretFile`; the server refuses to start without one) and the same users on every node (docs/operations.md, "Running a cluster").' },
+  { path: 'cluster.node', type: 'string', env: 'TIDEWIRE_CLUSTER_NODE', flag: 'cluster-node', default: '', unit: 'name',
+    pattern: { re: CLUSTER_NAME_RE_OR_EMPTY, says: 'empty or 1..64 characters of [A-Za-z0-9_-]' },
+    doc: 'This node\'s name, unique in the cluster (it names the node in NATS subjects, logs and metrics); empty: the host name, with characters other than [A-Za-z0-9_-] replaced by `-`. Two nodes with one name break the cluster: give each its own.' },
+  { path: 'cluster.name', type: 'string', env: 'TIDEWIRE_CLUSTER_NAME', flag: 'cluster-name', default: 'tidewire', unit: 'name',
+    pattern: { re: CLUSTER_NAME_RE, says: '1..64 characters of [A-Za-z0-9_-]' },
+    doc: 'The cluster\'s name: prefix of every NATS subject, stream and key-value bucket it uses, so several clusters can share one NATS system; every node of a cluster has the same.' },
+  { path: 'cluster.replicas', type: 'int', env: 'TIDEWIRE_CLUSTER_REPLICAS', flag: 'cluster-replicas', default: 3, min: 1, max: 5, unit: 'replicas',
+    doc: 'Replicas of the order stream in JetStream: an order is acknowledged once a majority of them holds it. 3 for a 3-server NATS cluster (survives the loss of one server); 1 only with a single NATS server (no replication). At most the number of NATS servers.' },
+  { path: 'cluster.requestTimeoutMs', type: 'int', env: 'TIDEWIRE_CLUSTER_REQUEST_TIMEOUT_MS', flag: 'cluster-request-timeout-ms', default: 2000, min: 100, max: 60_000, unit: 'ms',
+    doc: 'Longest wait for NATS on an order (the stream\'s quorum, a forwarded request) before it is answered `UNAVAILABLE` and not acknowledged; the client may re-send it with the same `clientOrderId` (a duplicate is refused).' },
 ];
 
 /** `orders.journalDir` of the `tidewire-server` command: `.data/journal` of this checkout (gitignored). */

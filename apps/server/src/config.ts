@@ -5,6 +5,7 @@
  */
 
 import { readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CHECKOUT_JOURNAL_DIR, SETTINGS, type SettingSpec } from './config-spec.js';
@@ -122,6 +123,20 @@ export interface Config {
     /** Pre-trade risk rules per instrument type, first match wins (config file `orders.risk`). */
     readonly risk: readonly RiskRule[];
   };
+  /**
+   * Cluster mode (docs/operations.md, "Running a cluster"): on when `urls` is not empty. `node` is
+   * never empty after loading (the host name when unset).
+   */
+  readonly cluster: {
+    /** NATS server URLs, split and trimmed; empty: one process, no NATS. */
+    readonly urls: readonly string[];
+    readonly node: string;
+    readonly name: string;
+    /** Replicas of the order stream (1..5). */
+    readonly replicas: number;
+    /** Longest wait for NATS on an order before UNAVAILABLE, ms. */
+    readonly requestTimeoutMs: number;
+  };
   /** Admin console: `auditDir` is absolute after loading. */
   readonly admin: { readonly auditDir: string; readonly metricsToken: string; readonly metricsPublic: boolean };
   readonly auth: {
@@ -129,6 +144,8 @@ export interface Config {
     readonly tokenSecret: string;
     /** True when `tokenSecret` was generated at startup (tokens do not survive a restart). */
     readonly tokenSecretGenerated: boolean;
+    /** File the secret was read from (absolute), or empty when none was given. */
+    readonly tokenSecretFile: string;
     readonly tokenTtlMs: number;
     readonly demoUsers: boolean;
     readonly users: readonly UserEntry[];
@@ -154,6 +171,8 @@ export interface ConfigSources {
   overrides?: Readonly<Record<string, unknown>>;
   /** Random hex for a generated token secret (tests inject it). */
   randomSecret?: () => string;
+  /** This machine's host name: the default `cluster.node` (tests inject it). @default os.hostname() */
+  hostname?: () => string;
 }
 
 /** Flags that are not settings. */
@@ -480,10 +499,29 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     throw new ConfigError(`batching.burstMaxMs (${batching.burstMaxMs}) must be 0 (off) or >= batching.burstMinMs (${batching.burstMinMs})`);
   }
 
+  const cluster = out.cluster!;
+  cluster.urls = String(cluster.urls).split(',').map((u) => u.trim()).filter((u) => u !== '');
+  if (cluster.node === '') cluster.node = nodeNameOf((sources.hostname ?? os.hostname)());
+
   const auth = out.auth!;
-  const secret = String(auth.tokenSecret);
+  const secretFile = String(auth.tokenSecretFile);
+  let secret = String(auth.tokenSecret);
+  if (secretFile !== '') {
+    if (secret !== '') throw new ConfigError('auth.tokenSecret and auth.tokenSecretFile are both set: give the secret one way');
+    auth.tokenSecretFile = path.resolve(secretFile);
+    secret = readSecretFile(auth.tokenSecretFile as string);
+  }
   const generated = secret === '';
-  if (!generated && secret.length < 16) throw new ConfigError(`TIDEWIRE_TOKEN_SECRET / auth.tokenSecret must be at least 16 characters, got ${secret.length}`);
+  if (!generated && secret.length < 16) {
+    const origin = secretFile === '' ? 'TIDEWIRE_TOKEN_SECRET / auth.tokenSecret' : `auth.tokenSecretFile ${auth.tokenSecretFile}: the secret`;
+    throw new ConfigError(`${origin} must be at least 16 characters, got ${secret.length}`);
+  }
+  if (generated && (cluster.urls as string[]).length > 0) {
+    throw new ConfigError(
+      'cluster mode (cluster.urls) needs a token secret shared by every node: set auth.tokenSecretFile (--token-secret-file, TIDEWIRE_TOKEN_SECRET_FILE) ' +
+        'or auth.tokenSecret to the same secret on each node; with a secret generated per start each node would refuse the tokens of the others',
+    );
+  }
   auth.tokenSecret = generated ? (sources.randomSecret ?? randomHex)() : secret;
   auth.tokenSecretGenerated = generated;
   auth.users = users;
@@ -503,6 +541,25 @@ export const COMMAND_OVERRIDES: Readonly<Record<string, Record<string, unknown>>
 /** The configuration of the `tidewire-server` command: loadConfig over COMMAND_OVERRIDES. */
 export function loadCommandConfig(sources: Omit<ConfigSources, 'overrides'> = {}): Config {
   return loadConfig({ ...sources, overrides: COMMAND_OVERRIDES });
+}
+
+/** A host name as a cluster node name: characters outside [A-Za-z0-9_-] become `-`, at most 64. */
+export function nodeNameOf(hostname: string): string {
+  const name = hostname.replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 64);
+  return name === '' ? 'node' : name;
+}
+
+/** The first line of the token secret file (a trailing newline or CR is not part of the secret). */
+function readSecretFile(file: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`auth.tokenSecretFile ${file}: cannot read (${(err as Error).message})`);
+  }
+  const secret = (text.split(/\r?\n/, 1)[0] ?? '').trim();
+  if (secret === '') throw new ConfigError(`auth.tokenSecretFile ${file}: the first line is empty (the file must hold the secret)`);
+  return secret;
 }
 
 function randomHex(): string {

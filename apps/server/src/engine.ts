@@ -57,6 +57,16 @@ export function engineConfig(config: Config): EngineConfig {
     simulatorFillIntervalMs: config.orders.fillIntervalMs,
     endOfDay: config.orders.endOfDay,
     riskRules: config.orders.risk.map((r) => ({ ...r })),
+    // cluster: the engine runs one process without NATS unless clusterUrls is set
+    ...(config.cluster.urls.length === 0
+      ? {}
+      : {
+          clusterUrls: [...config.cluster.urls],
+          clusterNode: config.cluster.node,
+          clusterName: config.cluster.name,
+          clusterReplicas: config.cluster.replicas,
+          clusterRequestTimeoutMs: config.cluster.requestTimeoutMs,
+        }),
   };
 }
 

@@ -80,6 +80,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
 async function startClaimed(config: Config, clock: Clock, options: StartOptions, claim: PortClaim | undefined): Promise<RunningServer> {
   const users = await buildUsers(config);
   if (config.auth.tokenSecretGenerated) log('info', 'auth.secret', { source: 'random per start (set TIDEWIRE_TOKEN_SECRET to keep tokens valid across restarts)' });
+  if (config.cluster.urls.length > 0) {
+    log('info', 'cluster.mode', { node: config.cluster.node, cluster: config.cluster.name, nats: config.cluster.urls.join(','), replicas: config.cluster.replicas });
+  }
   const engine = createEngine(config);
   // one connection-count table for every transport worker (limits.maxConnectionsPer*)
   const connections = SharedCounter.allocate();

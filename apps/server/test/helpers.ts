@@ -236,8 +236,15 @@ export async function sourceSocket(server: RunningServer): Promise<RawSocket & {
 
 /** An SDK client on the server's /stream with `ws` as its WebSocket (not yet connected). */
 export function sdkClient(server: RunningServer, options: Partial<ClientOptions> = {}): TidewireClient {
+  return sdkClientOf({ url: wsUrl(server, '/stream'), ...options });
+}
+
+/**
+ * An SDK client with `ws` as its WebSocket and the test defaults (alice, fast reconnects) under
+ * `options` (which name `url` or `urls`); not yet connected; `closeAll` closes it.
+ */
+export function sdkClientOf(options: Partial<ClientOptions> & ({ url: string } | { urls: readonly string[] })): TidewireClient {
   const c = new TidewireClient({
-    url: wsUrl(server, '/stream'),
     WebSocket: WebSocket as unknown as ClientOptions['WebSocket'],
     credentials: { user: 'alice', password: 'alice123' },
     reconnect: { initialDelayMs: 20, maxDelayMs: 200 },

@@ -120,6 +120,17 @@ describe('TidewireClient: connect and login', () => {
     else expect(make).not.toThrow();
     expect(() => new TidewireClient({ url: 'http://x', WebSocket })).toThrow(TidewireError);
   });
+
+  it('takes url or urls, each ws(s), and names the bad one', () => {
+    const make = (options: Omit<ConstructorParameters<typeof TidewireClient>[0], 'WebSocket'>) => () => new TidewireClient({ ...options, WebSocket });
+    expect(make({ url: 'ws://a/stream', urls: ['ws://b/stream'] })).toThrow(new TidewireError('BAD_REQUEST', "give 'url' or 'urls', not both"));
+    expect(make({ urls: [] })).toThrow(new TidewireError('BAD_REQUEST', "'urls' ([]) must be a non-empty array of ws:// or wss:// URLs"));
+    expect(make({ urls: ['ws://a/stream', 'http://b/stream'] })).toThrow(new TidewireError('BAD_REQUEST', `'urls[1]' ("http://b/stream") must start with ws:// or wss://`));
+    expect(make({})).toThrow(new TidewireError('BAD_REQUEST', "'url' (undefined) must start with ws:// or wss://"));
+    const c = make({ urls: ['ws://a/stream', 'wss://b/stream'] })();
+    expect(c.url).toBe('ws://a/stream');
+    expect(c.stats()).toMatchObject({ reconnects: 0, failovers: 0 });
+  });
 });
 
 describe('TidewireClient: subscriptions', () => {

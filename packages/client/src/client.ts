@@ -65,9 +65,31 @@ const FINAL_CLOSE_CODES: ReadonlySet<number> = new Set(
     .map((c) => c.code),
 );
 
-/** A client of one Tidewire server. See packages/client/README.md for the lifecycle. */
+/** The URLs of `options` (`url` or `urls`); throws BAD_REQUEST naming the bad one. */
+function serverUrls(options: ClientOptions): readonly string[] {
+  if (options.url !== undefined && options.urls !== undefined) {
+    throw new TidewireError('BAD_REQUEST', "give 'url' or 'urls', not both");
+  }
+  if (options.urls !== undefined && (!Array.isArray(options.urls) || options.urls.length === 0)) {
+    throw new TidewireError('BAD_REQUEST', `'urls' (${JSON.stringify(options.urls)}) must be a non-empty array of ws:// or wss:// URLs`);
+  }
+  const urls = options.urls ?? [options.url];
+  urls.forEach((url, i) => {
+    if (typeof url !== 'string' || !/^wss?:\/\//.test(url)) {
+      const name = options.urls === undefined ? "'url'" : `'urls[${i}]'`;
+      throw new TidewireError('BAD_REQUEST', `${name} (${JSON.stringify(url)}) must start with ws:// or wss://`);
+    }
+  });
+  return Object.freeze([...(urls as string[])]);
+}
+
+/** A client of one Tidewire server, or of the nodes of a cluster (`urls`). See packages/client/README.md for the lifecycle. */
 export class TidewireClient {
-  private readonly url: string;
+  /** Server URLs, tried round-robin from `urlIndex`. */
+  private readonly urls: readonly string[];
+  private urlIndex = 0;
+  /** URL of the last connection that logged in (a re-login elsewhere is a failover). */
+  private loggedInUrl: string | undefined;
   private readonly WebSocketImpl: WebSocketConstructor;
   private credentials: { user: string; password: string } | undefined;
   private readonly reconnectPolicy: { initialDelayMs: number; maxDelayMs: number; maxAttempts: number } | false;
@@ -90,6 +112,7 @@ export class TidewireClient {
     orphans: 0,
     badFrames: 0,
     reconnects: 0,
+    failovers: 0,
     rttMs: undefined,
   };
   private readonly table: SubscriptionTable;
@@ -135,15 +158,12 @@ export class TidewireClient {
     if (impl === undefined) {
       throw new TidewireError('BAD_REQUEST', "no global WebSocket here: pass options.WebSocket (in Node: WebSocket from 'ws')");
     }
-    if (typeof options.url !== 'string' || !/^wss?:\/\//.test(options.url)) {
-      throw new TidewireError('BAD_REQUEST', `'url' (${JSON.stringify(options.url)}) must start with ws:// or wss://`);
-    }
+    this.urls = serverUrls(options);
     const r = options.reconnect === false ? false : (options.reconnect ?? {});
     this.reconnectPolicy =
       r === false
         ? false
         : { initialDelayMs: r.initialDelayMs ?? 250, maxDelayMs: r.maxDelayMs ?? 10_000, maxAttempts: r.maxAttempts ?? Infinity };
-    this.url = options.url;
     this.WebSocketImpl = impl;
     this.credentials = options.credentials;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
@@ -153,6 +173,11 @@ export class TidewireClient {
       { loggedIn: () => this.currentState === 'loggedIn', takeReqId: () => this.takeReqId(), request: (m) => this.request(m) },
       this.clock(),
     );
+  }
+
+  /** The server URL the client is connected to, or will try next. */
+  get url(): string {
+    return this.urls[this.urlIndex]!;
   }
 
   /** Where the connection is; see ConnectionState. */
@@ -361,7 +386,7 @@ export class TidewireClient {
 
   private async loginNow(auth: LoginAuth): Promise<SessionInfo> {
     try {
-      if (this.ws === undefined || this.ws.readyState !== OPEN) await this.open('connecting');
+      if (this.ws === undefined || this.ws.readyState !== OPEN) await this.openFirst();
       return await this.authenticate(auth);
     } catch (e) {
       const error = e instanceof TidewireError ? e : new TidewireError('CONNECTION_FAILED', String(e), { cause: e });
@@ -370,14 +395,36 @@ export class TidewireClient {
     }
   }
 
-  /** Opens a socket; resolves when open. Rejects CONNECTION_FAILED / TIMEOUT (the socket is dropped). */
+  /**
+   * The first connect: each URL once, in order from the current one, until one opens. Rejects
+   * with the last URL's CONNECTION_FAILED / TIMEOUT (naming every URL tried), or at once when the
+   * attempt was aborted (close(), a newer login).
+   */
+  private async openFirst(): Promise<void> {
+    const tried: string[] = [];
+    for (let i = 0; ; i++) {
+      try {
+        await this.open('connecting');
+        return;
+      } catch (e) {
+        const failed = e instanceof TidewireError && (e.code === 'CONNECTION_FAILED' || e.code === 'TIMEOUT');
+        if (!failed || !this.wanted || this.urls.length === 1) throw e;
+        tried.push(e.message);
+        if (i + 1 >= this.urls.length) throw new TidewireError(e.code, `no server answered: ${tried.join('; ')}`, { cause: e });
+        this.urlIndex = (this.urlIndex + 1) % this.urls.length;
+      }
+    }
+  }
+
+  /** Opens a socket to the current URL; resolves when open. Rejects CONNECTION_FAILED / TIMEOUT (the socket is dropped). */
   private open(state: 'connecting' | 'reconnecting'): Promise<void> {
+    const url = this.url;
     return new Promise((resolve, reject) => {
       let ws: WebSocketLike;
       try {
-        ws = new this.WebSocketImpl(this.url);
+        ws = new this.WebSocketImpl(url);
       } catch (e) {
-        reject(new TidewireError('CONNECTION_FAILED', `cannot open ${this.url}: ${String(e)}`, { cause: e }));
+        reject(new TidewireError('CONNECTION_FAILED', `cannot open ${url}: ${String(e)}`, { cause: e }));
         return;
       }
       const previous = this.ws;
@@ -390,7 +437,7 @@ export class TidewireClient {
         this.abortOpen = undefined;
         if (this.ws === ws) this.ws = undefined;
         this.detach(ws, 1000, 'open timed out');
-        reject(new TidewireError('TIMEOUT', `${this.url} did not open within ${this.requestTimeoutMs} ms`));
+        reject(new TidewireError('TIMEOUT', `${url} did not open within ${this.requestTimeoutMs} ms`));
       }, this.requestTimeoutMs);
       // a newer open() (a login() during a reconnect) settles this one instead of leaving it hanging
       this.abortOpen = (error) => {
@@ -413,7 +460,7 @@ export class TidewireClient {
         if (!opened) this.abortOpen = undefined;
         if (!opened) {
           this.ws = undefined;
-          reject(new TidewireError('CONNECTION_FAILED', `cannot open ${this.url} (close code ${event.code})`));
+          reject(new TidewireError('CONNECTION_FAILED', `cannot open ${url} (close code ${event.code})`));
           return;
         }
         this.onSocketClosed({ code: event.code, reason: event.reason });
@@ -440,6 +487,7 @@ export class TidewireClient {
     this.currentSession = info;
     this.token = info.token;
     this.everLoggedIn = true;
+    this.loggedInUrl = this.url;
     this.attempts = 0;
     this.setState('loggedIn');
     this.startHeartbeat(info.heartbeatMs);
@@ -474,7 +522,11 @@ export class TidewireClient {
       return this.finish({ ...detail, reason: `gave up after ${policy.maxAttempts} reconnect attempts` });
     }
     this.setState('reconnecting', detail);
-    const delay = backoffDelayMs(this.attempts, policy.initialDelayMs, policy.maxDelayMs);
+    // several URLs: every attempt goes to the next one (the current one just failed), and the
+    // backoff grows per round over all of them, so a dead node costs one short delay, not a doubling
+    const n = this.urls.length;
+    this.urlIndex = (this.urlIndex + 1) % n;
+    const delay = backoffDelayMs(Math.ceil(this.attempts / n), policy.initialDelayMs, policy.maxDelayMs);
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
       void this.reconnect();
@@ -489,8 +541,10 @@ export class TidewireClient {
       return;
     }
     try {
+      const previousUrl = this.loggedInUrl;
       await this.relogin();
       this.counters.reconnects++;
+      if (this.url !== previousUrl) this.counters.failovers++;
     } catch (e) {
       const error = e instanceof TidewireError ? e : new TidewireError('INTERNAL', String(e), { cause: e });
       if (this.ws === undefined || !this.wanted || this.userLogin !== undefined) return; // already handled

@@ -44,14 +44,22 @@ export interface ReconnectOptions {
   initialDelayMs?: number;
   /** Cap of the delay, ms. @default 10000 */
   maxDelayMs?: number;
-  /** Attempts before giving up (state `closed`). @default Infinity */
+  /** Attempts before giving up (state `closed`); with `urls`, each URL tried counts one. @default Infinity */
   maxAttempts?: number;
 }
 
-/** Options of `new TidewireClient(...)`. */
+/** Options of `new TidewireClient(...)`: `url` or `urls`, not both. */
 export interface ClientOptions {
-  /** `ws://host:port/stream` or `wss://...`. */
-  url: string;
+  /** `ws://host:port/stream` or `wss://...`: one server. */
+  url?: string;
+  /**
+   * Several servers (the nodes of a cluster), each `ws://host:port/stream` or `wss://...`. The
+   * client connects to the first that answers, in this order; when its connection dies (a close, a
+   * failed open, a heartbeat timeout) it moves on to the next URL, round-robin, re-logs in with its
+   * token and resubscribes everything (records, views, the admin stream). Backoff applies per round
+   * over all URLs, so the first retry goes to the next URL within `reconnect.initialDelayMs`.
+   */
+  urls?: readonly string[];
   /** WebSocket constructor. @default globalThis.WebSocket (Node 20 has none: pass `ws`'s WebSocket) */
   WebSocket?: WebSocketConstructor;
   /** Used by `connect()` and on every reconnect (the session token is tried first). */
@@ -144,6 +152,8 @@ export interface ClientStats {
   badFrames: number;
   /** Successful re-logins after a dropped connection. */
   reconnects: number;
+  /** Of `reconnects`, those on another URL than the connection that dropped (`urls` only). */
+  failovers: number;
   /** Round-trip time of the latest ping, ms. */
   rttMs: number | undefined;
 }

@@ -118,3 +118,10 @@ export function resolveTarget(url: string, explicit: boolean): Target {
   const note = loopback ? `target ${base} (loopback${explicit ? ', from --url' : ', default'})` : `target ${base} (NOT loopback: another machine, given explicitly by --url)`;
   return { url: base, note };
 }
+
+/** Several targets: `--url ws://a:8081,ws://b:8082` (each checked as `resolveTarget`), in order. */
+export function resolveTargets(urls: string, explicit: boolean): { urls: string[]; note: string } {
+  const targets = urls.split(',').map((u) => u.trim()).filter((u) => u !== '').map((u) => resolveTarget(u, explicit));
+  if (targets.length === 0) throw badArgument('--url', urls, 'must name at least one server');
+  return { urls: targets.map((t) => t.url), note: targets.map((t) => t.note).join('; ') };
+}

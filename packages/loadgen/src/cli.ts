@@ -5,6 +5,7 @@
  */
 
 import { flagHelp, parseFlags, type FlagSpec, type ParsedFlags } from './args.js';
+import { FAILOVER_DOC } from './failover-command.js';
 import { BARE_SERVER_FLAGS, CLIENTS_FLAGS, RUN_FLAGS, SOURCE_FLAGS, bareServerCommand, clientsCommand, runCommand, sourceCommand } from './commands.js';
 import { LoadgenError } from './errors.js';
 import { FANOUT_PRESETS, PRESET_NAMES } from './presets.js';
@@ -21,7 +22,7 @@ interface Command {
 const presetList = PRESET_NAMES.map((n) => {
   const p = FANOUT_PRESETS[n]!;
   return `  ${n.padEnd(21)} ${p.subjectCount} records x ${p.ratePerSubject}/s, ${p.subsPerUser} per user, ${p.messageBytes.join('/')} B, burst-max ${p.burstMaxMs.join('/')} ms; steps ${p.defaultSteps.join(',')}`;
-}).join('\n') + `\n${Object.entries(VIEW_PRESETS).map(([n, doc]) => `  ${n.padEnd(21)} ${doc}`).join('\n')}\n  ${ESPER_PRESET.padEnd(21)} ${ESPER_HELP}`;
+}).join('\n') + `\n${Object.entries(VIEW_PRESETS).map(([n, doc]) => `  ${n.padEnd(21)} ${doc}`).join('\n')}\n  ${ESPER_PRESET.padEnd(21)} ${ESPER_HELP}\n  ${'failover'.padEnd(21)} ${FAILOVER_DOC}`;
 
 const COMMANDS: Record<string, Command> = {
   source: {

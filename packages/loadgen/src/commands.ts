@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { delay, epochNowMs } from './clock.js';
-import { DEFAULT_URL, resolveTarget, type FlagSpec, type ParsedFlags } from './args.js';
+import { DEFAULT_URL, resolveTarget, resolveTargets, type FlagSpec, type ParsedFlags } from './args.js';
 import { LoadgenError, badArgument } from './errors.js';
 import { applyBatching, type AppliedBatching } from './server-batching.js';
 import { startBareProcess } from './bare-process.js';
@@ -21,6 +21,7 @@ import { checkSweep, runSweep, type SweepReport } from './runner.js';
 import { checkServer } from './server-metrics.js';
 import { SourcePublisher } from './source.js';
 import { checkAssign, checkPrefix } from './subjects.js';
+import { FAILOVER_FLAGS, failoverCommand } from './failover-command.js';
 import { VIEW_PRESETS, VIEW_RUN_FLAGS, runViewPreset } from './view-commands.js';
 import { ESPER_PRESET, ESPER_RUN_FLAGS, esperKitCommand } from './esper-command.js';
 
@@ -78,6 +79,7 @@ export const RUN_FLAGS: Record<string, FlagSpec> = {
   baseline: { type: 'string', doc: 'fan-out presets: also run the same sweep, first, against the bare-transport baseline (bare: a minimal uWebSockets.js topic pub/sub server in its own process on 127.0.0.1) and report ours beside it', default: '' },
   ...VIEW_RUN_FLAGS,
   ...ESPER_RUN_FLAGS,
+  ...FAILOVER_FLAGS,
 };
 
 function str(p: ParsedFlags, name: string): string {
@@ -235,24 +237,28 @@ export async function runCommand(p: ParsedFlags): Promise<number> {
     await ensureServer(target.url);
     return esperKitCommand(p, target.url, machine());
   }
+  if (name === 'failover') return failoverCommand(p);
   if (name !== undefined && VIEW_PRESETS[name] !== undefined) {
-    const target = resolveTarget(str(p, 'url'), p.explicit.has('url'));
+    // orders takes several servers (the nodes of a cluster); the other presets one
+    const targets = resolveTargets(str(p, 'url'), p.explicit.has('url'));
+    if (targets.urls.length > 1 && name !== 'orders') throw badArgument('--url', str(p, 'url'), `names ${targets.urls.length} servers: only the orders and failover presets take several`);
+    const target = { url: targets.urls[0]!, urls: targets.urls, note: targets.note };
     process.stderr.write(`${target.note}\n`);
-    await ensureServer(target.url);
+    for (const url of target.urls) await ensureServer(url);
     // batching only when asked for: these presets run on the server's own setting otherwise
     const burstMaxMs = p.explicit.has('burst-max-ms') ? num(p, 'burst-max-ms', 0, 60_000, true) : undefined;
     const batching = burstMaxMs === undefined ? undefined : await setServerBatching(target.url, str(p, 'admin-user'), str(p, 'admin-password'), burstMaxMs);
     const extra = burstMaxMs === undefined ? {} : { burstMaxMs, serverBatchingVerified: batching !== undefined, serverBatching: batching?.inForce ?? null };
     let result: Awaited<ReturnType<typeof runViewPreset>>;
     try {
-      result = await runViewPreset(name, p, { url: target.url, machine: { ...extra, ...machine() }, onProgress: progressPrinter() });
+      result = await runViewPreset(name, p, { url: target.url, urls: target.urls, machine: { ...extra, ...machine() }, onProgress: progressPrinter() });
     } finally {
       await batching?.restore();
     }
     writeOutputs(p, result.report, result.published);
     return 0;
   }
-  if (!preset) throw badArgument('run <preset>', name ?? null, `must be one of: ${[...PRESET_NAMES, ...Object.keys(VIEW_PRESETS), ESPER_PRESET].join(', ')}`);
+  if (!preset) throw badArgument('run <preset>', name ?? null, `must be one of: ${[...PRESET_NAMES, ...Object.keys(VIEW_PRESETS), ESPER_PRESET, 'failover'].join(', ')}`);
   const target = resolveTarget(str(p, 'url'), p.explicit.has('url'));
   process.stderr.write(`${target.note}\n`);
   const { messageBytes, burstMaxMs, steps } = presetSweepParams(preset, p);

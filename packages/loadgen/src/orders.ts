@@ -141,7 +141,13 @@ const round2 = (x: number): number => Math.round(x * 100) / 100;
 
 /** Options of `runOrders`. */
 export interface OrdersOptions {
+  /** The server the instruments are published on, whose CPU the steps report, and the first of `urls`. */
   url: string;
+  /**
+   * Every server the traders connect to (the nodes of a cluster): client `c` on `urls[c mod n]`, so
+   * the order rate splits evenly; Node engine only. @default [url]
+   */
+  urls?: readonly string[];
   source: { user: string; password: string };
   account: { user: string; password: string };
   scenario: string;
@@ -186,7 +192,9 @@ export type OrderEngine = 'auto' | 'native' | 'node';
  */
 export async function runOrders(o: OrdersOptions): Promise<SweepReport> {
   const engine = o.engine ?? 'auto';
-  if (engine === 'native' || (engine === 'auto' && nativeAvailable())) {
+  const several = (o.urls?.length ?? 1) > 1;
+  if (several && engine === 'native') throw new LoadgenError('BAD_ARGUMENT', `the native order simulator connects to one server, not ${o.urls!.length}: use the node engine`);
+  if (!several && (engine === 'native' || (engine === 'auto' && nativeAvailable()))) {
     const { runNativeOrders } = await import('./native-orders.js'); // loaded only when used (it imports this module)
     return runNativeOrders(o);
   }
@@ -222,7 +230,9 @@ async function runNodeOrders(o: OrdersOptions): Promise<SweepReport> {
   let failure: string | undefined;
   try {
     const token = await publishInstrumentsAndLogin(o, feed);
-    const opened = await bounded(o.clients, 32, () => openClient(o.url, token, o.connectTimeoutMs));
+    const urls = o.urls ?? [o.url];
+    // client j on urls[j mod n]; order k goes to client k mod clients: the rate splits over the servers
+    const opened = await bounded(o.clients, 32, (j) => openClient(urls[j % urls.length]!, token, o.connectTimeoutMs));
     for (const c of opened) {
       if (typeof c === 'string') throw new LoadgenError('SERVER_REFUSED', `order client could not connect: ${c}`);
       clients.push(c);

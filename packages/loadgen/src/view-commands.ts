@@ -78,6 +78,8 @@ function num(p: ParsedFlags, name: string, min: number, max: number, integer = f
 /** Shared context the commands pass in. */
 export interface ViewRunContext {
   url: string;
+  /** Every server of `--url` (several: the nodes of a cluster; only `orders` takes more than one). @default [url] */
+  urls?: readonly string[];
   machine: Record<string, unknown>;
   onProgress: (p: Progress) => void;
 }
@@ -167,17 +169,20 @@ export async function runViewPreset(name: string, p: ParsedFlags, c: ViewRunCont
       const pacing = p.values.pacing as string;
       if (pacing !== 'worker' && pacing !== 'interval') throw badArgument('--pacing', pacing, 'must be worker or interval');
       const tickGiven = p.values['tick-ms'] !== undefined;
-      const native = engine === 'native' || (engine === 'auto' && nativeAvailable());
+      const urls = ctx.urls ?? [ctx.url];
+      // the Rust simulator connects to one server: several nodes run on the Node engine
+      if (urls.length > 1 && engine === 'native') throw badArgument('--engine', engine, `must be node or auto with several --url servers (the native simulator takes one), got ${urls.length}`);
+      const native = urls.length === 1 && (engine === 'native' || (engine === 'auto' && nativeAvailable()));
       const tickMs = pacing === 'worker' ? (tickGiven && !native ? num(p, 'tick-ms', 0.05, 100) : ORDERS_DEFAULT_TICK_MS) : 1;
       // native: a send floor of 0.1 ms unless --tick-ms says otherwise; one socket thread unless --threads says more
       const nativeTickMs = tickGiven && native ? num(p, 'tick-ms', 0, 100) : NATIVE_ORDERS_DEFAULT_TICK_MS;
       const spinMs = num(p, 'spin-ms', 0, 10);
       const orderThreads = p.explicit.has('threads') ? num(p, 'threads', 1, 64, true) : 1;
       const report = await runOrders({
-        url: ctx.url, source, account: { user: p.values.user as string, password: p.values.password as string }, scenario: 'orders',
-        params: { url: ctx.url, stepName: 'orders/s', clients, instruments: ORDER_INSTRUMENTS, order: 'limit buy below the bid, day', latency: 'scheduled order creation -> order.ack received (create-to-ack, open loop)', pacing, tickMs, stepSeconds, warmupSeconds, ...ctx.machine },
+        url: ctx.url, urls, source, account: { user: p.values.user as string, password: p.values.password as string }, scenario: 'orders',
+        params: { url: ctx.url, urls, stepName: 'orders/s', clients, instruments: ORDER_INSTRUMENTS, order: 'limit buy below the bid, day', latency: 'scheduled order creation -> order.ack received (create-to-ack, open loop)', pacing, tickMs, stepSeconds, warmupSeconds, ...ctx.machine },
         steps: rates, stepSeconds, warmupSeconds, clients, pacing, tickMs, connectTimeoutMs, responseTimeoutMs, onProgress: ctx.onProgress,
-        engine, threads: orderThreads, nativeTickMs, spinMs,
+        engine: native ? engine : 'node', threads: orderThreads, nativeTickMs, spinMs,
       });
       return { report, published: ORDERS_PUBLISHED_MEAN_MS };
     }

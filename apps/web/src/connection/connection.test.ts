@@ -105,7 +105,7 @@ async function setup(url?: string) {
   const storage = memoryStorage();
   const scheduler = manualScheduler();
   const connection = new Connection({
-    url: url ?? server.url,
+    urls: [url ?? server.url],
     storage,
     scheduler,
     createClient: (options) =>

@@ -56,10 +56,13 @@ export interface ConnectionSnapshot {
   readonly closeDetail: { readonly code?: number; readonly reason?: string } | undefined;
 }
 
-/** Options of a Connection; everything but `url` exists for tests and non-browser hosts. */
+/** Options of a Connection; everything but `urls` exists for tests and non-browser hosts. */
 export interface ConnectionOptions {
-  /** `ws(s)://host/stream` (see streamUrl()). */
-  url: string;
+  /**
+   * `ws(s)://host/stream` of every server the tab may use, first tried first (see streamUrls()):
+   * the SDK moves to the next when its connection dies, logging in again with the token.
+   */
+  urls: readonly string[];
   /** Keeps the token across reloads; default: none (every reload asks for a password). */
   storage?: StorageLike;
   /** Builds the SDK client; default `new TidewireClient(options)` with the global WebSocket. */
@@ -235,7 +238,7 @@ export class Connection {
     this.teardown();
     let client: TidewireClient;
     try {
-      client = this.createClient({ url: this.options.url, ...('token' in auth ? {} : { credentials: auth }) });
+      client = this.createClient({ urls: this.options.urls, ...('token' in auth ? {} : { credentials: auth }) });
     } catch (error) {
       this.set({ ...LOGGED_OUT, loginError: toConnectionError(error) });
       return;

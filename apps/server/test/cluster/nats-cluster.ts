@@ -1,0 +1,256 @@
+/**
+ * A real NATS cluster with JetStream on 127.0.0.1 for cluster tests: `size` nats-server
+ * processes (3 by default), each with its own client, route and monitor ports and its own store
+ * directory under one temp directory, configured like the engine's tests/nats_util. Servers can be
+ * killed (SIGKILL) and started again on the same ports and store; the monitor endpoints tell
+ * health (`/healthz`) and who leads a stream (`/jsz?streams=true`). Needs `nats-server` on the PATH
+ * (`.ci/run` installs Debian's): `natsAvailable()` says whether it is, and under `CI=true` its
+ * absence throws instead of letting a suite skip.
+ */
+
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { waitForAsync } from '../helpers.js';
+
+/** Whether `nats-server` runs here; under `CI=true` a missing one throws (CI must install it). */
+export function natsAvailable(): boolean {
+  const r = spawnSync('nats-server', ['--version'], { encoding: 'utf8', timeout: 10_000 });
+  const ok = r.status === 0;
+  if (!ok && process.env.CI === 'true') throw new Error('nats-server is not on the PATH under CI=true (.ci/run installs it)');
+  return ok;
+}
+
+/** A free TCP port on 127.0.0.1 (bound, then released for the server to take). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** One server of the cluster. */
+export interface NatsServer {
+  /** `n0`, `n1`, ...: the JetStream peer name (`/jsz` names leaders by it). */
+  readonly name: string;
+  readonly clientPort: number;
+  readonly routePort: number;
+  readonly monitorPort: number;
+  /** `nats://127.0.0.1:<clientPort>`. */
+  readonly url: string;
+  readonly storeDir: string;
+  readonly confPath: string;
+  /** Its stderr (nats-server logs there), appended across restarts. */
+  readonly logPath: string;
+}
+
+/** What `/jsz?streams=true` says about one stream. */
+export interface StreamInfo {
+  name: string;
+  /** Name of the server leading the stream's raft group; absent while there is none. */
+  leader?: string;
+  /** The other replicas and whether each is current. */
+  replicas: Array<{ name: string; current: boolean }>;
+  messages: number;
+  lastSeq: number;
+}
+
+interface JszStream {
+  name: string;
+  cluster?: { leader?: string; replicas?: Array<{ name: string; current?: boolean }> };
+  state?: { messages?: number; last_seq?: number };
+}
+
+interface Jsz {
+  meta_cluster?: { leader?: string };
+  account_details?: Array<{ stream_detail?: JszStream[] }>;
+}
+
+const clusters = new Set<NatsCluster>();
+
+/** Default bound of the waits here, ms: a cold JetStream cluster elects its meta leader in seconds. */
+const READY_MS = 60_000;
+
+/** A NATS JetStream cluster of real processes; `stop()` kills them and removes the directory. */
+export class NatsCluster {
+  readonly servers: readonly NatsServer[];
+  private readonly procs: Array<ChildProcess | undefined>;
+  private readonly exits: Array<Promise<void> | undefined>;
+
+  private constructor(readonly dir: string, servers: NatsServer[]) {
+    this.servers = servers;
+    this.procs = servers.map(() => undefined);
+    this.exits = servers.map(() => undefined);
+  }
+
+  /** Writes the configs, starts every server and waits (bounded) until each is healthy. */
+  static async start(options: { size?: number; clusterName?: string; readyTimeoutMs?: number } = {}): Promise<NatsCluster> {
+    const size = options.size ?? 3;
+    const dir = mkdtempSync(path.join(tmpdir(), 'tidewire-nats-'));
+    const servers: NatsServer[] = [];
+    for (let i = 0; i < size; i++) {
+      const [clientPort, routePort, monitorPort] = [await freePort(), await freePort(), await freePort()];
+      servers.push({
+        name: `n${i}`, clientPort, routePort, monitorPort, url: `nats://127.0.0.1:${clientPort}`,
+        storeDir: path.join(dir, `store-${i}`), confPath: path.join(dir, `n${i}.conf`), logPath: path.join(dir, `n${i}.log`),
+      });
+    }
+    const routes = servers.map((s) => `nats-route://127.0.0.1:${s.routePort}`).join(', ');
+    for (const s of servers) {
+      mkdirSync(s.storeDir, { recursive: true });
+      writeFileSync(s.confPath, natsConfig(s, options.clusterName ?? 'tw-test', routes));
+    }
+    const cluster = new NatsCluster(dir, servers);
+    clusters.add(cluster);
+    try {
+      for (let i = 0; i < size; i++) cluster.spawn(i);
+      await cluster.waitHealthy(options.readyTimeoutMs ?? READY_MS);
+    } catch (err) {
+      await cluster.stop();
+      throw err;
+    }
+    return cluster;
+  }
+
+  /** The client URLs, in server order. */
+  urls(): string[] {
+    return this.servers.map((s) => s.url);
+  }
+
+  /** Index of the server named `name` (-1 when none). */
+  indexOf(name: string): number {
+    return this.servers.findIndex((s) => s.name === name);
+  }
+
+  /** Whether server `i` is running (started and not killed). */
+  running(i: number): boolean {
+    return this.procs[i] !== undefined;
+  }
+
+  /** Kills server `i` with SIGKILL and waits until the process is gone (its store stays). */
+  async kill(i: number): Promise<void> {
+    const proc = this.procs[i];
+    if (proc === undefined) return;
+    proc.kill('SIGKILL');
+    await this.exits[i];
+  }
+
+  /** Starts server `i` again on its ports and store and waits (bounded) until it is healthy. */
+  async restart(i: number, timeoutMs = READY_MS): Promise<void> {
+    await this.kill(i);
+    this.spawn(i);
+    await this.waitHealthy(timeoutMs);
+  }
+
+  /** Waits until every running server answers `/healthz` with `ok` (JetStream current). */
+  async waitHealthy(timeoutMs = READY_MS): Promise<void> {
+    for (let i = 0; i < this.servers.length; i++) {
+      if (!this.running(i)) continue;
+      const s = this.servers[i]!;
+      await waitForAsync(async () => {
+        if (!this.running(i)) throw new Error(`nats-server ${s.name} exited while starting (log: ${s.logPath})`);
+        return (await this.monitor(i, '/healthz'))?.status === 'ok';
+      }, `nats-server ${s.name} healthy (log: ${s.logPath})`, timeoutMs);
+    }
+  }
+
+  /** The stream `stream` as the running server `i` sees it, or undefined (unknown, or no answer). */
+  async streamOn(i: number, stream: string): Promise<StreamInfo | undefined> {
+    const jsz = (await this.monitor(i, '/jsz?streams=true')) as Jsz | undefined;
+    const found = jsz?.account_details?.flatMap((a) => a.stream_detail ?? []).find((d) => d.name === stream);
+    if (found === undefined) return undefined;
+    return {
+      name: found.name,
+      ...(found.cluster?.leader ? { leader: found.cluster.leader } : {}),
+      replicas: (found.cluster?.replicas ?? []).map((r) => ({ name: r.name, current: r.current === true })),
+      messages: found.state?.messages ?? 0,
+      lastSeq: found.state?.last_seq ?? 0,
+    };
+  }
+
+  /**
+   * The leader of `stream` once every running server that holds the stream names the same
+   * running server as its leader (a new leader is agreed on, not one server's stale view),
+   * optionally one other than `notName` (the leader just killed). Bounded by `timeoutMs`.
+   */
+  async waitStreamLeader(stream: string, options: { notName?: string; timeoutMs?: number } = {}): Promise<string> {
+    let leader: string | undefined;
+    await waitForAsync(async () => {
+      const views = await Promise.all(this.servers.map((_, i) => (this.running(i) ? this.streamOn(i, stream) : undefined)));
+      const names = new Set(views.filter((v) => v !== undefined).map((v) => v.leader));
+      const [only] = names;
+      if (names.size !== 1 || only === undefined || only === options.notName) return false;
+      const index = this.indexOf(only);
+      if (index < 0 || !this.running(index)) return false;
+      leader = only;
+      return true;
+    }, `a leader of stream ${stream}${options.notName ? ` other than ${options.notName}` : ''}`, options.timeoutMs ?? READY_MS);
+    return leader!;
+  }
+
+  /** The JetStream meta leader as running server `i` sees it. */
+  async metaLeader(i: number): Promise<string | undefined> {
+    return ((await this.monitor(i, '/jsz')) as Jsz | undefined)?.meta_cluster?.leader;
+  }
+
+  /** Kills every server and removes the directory (stores, configs, logs). */
+  async stop(): Promise<void> {
+    await Promise.all(this.servers.map((_, i) => this.kill(i)));
+    clusters.delete(this);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private spawn(i: number): void {
+    const s = this.servers[i]!;
+    const log = createWriteStream(s.logPath, { flags: 'a' });
+    const proc = spawn('nats-server', ['-c', s.confPath], { stdio: ['ignore', 'ignore', 'pipe'] });
+    proc.stderr!.pipe(log);
+    this.procs[i] = proc;
+    this.exits[i] = new Promise<void>((resolve) => {
+      proc.once('close', () => {
+        if (this.procs[i] === proc) this.procs[i] = undefined;
+        log.end();
+        resolve();
+      });
+      proc.once('error', () => {
+        if (this.procs[i] === proc) this.procs[i] = undefined;
+        resolve();
+      });
+    });
+  }
+
+  /** GET `pathAndQuery` on server `i`'s monitor port as JSON; undefined when it does not answer. */
+  private async monitor(i: number, pathAndQuery: string): Promise<Record<string, unknown> | undefined> {
+    try {
+      const res = await fetch(`http://127.0.0.1:${this.servers[i]!.monitorPort}${pathAndQuery}`, { signal: AbortSignal.timeout(2_000) });
+      return (await res.json()) as Record<string, unknown>;
+    } catch {
+      return undefined; // down, starting, or busy: the caller polls again
+    }
+  }
+}
+
+/** The config file of server `s` (the same shape as the engine's tests/nats_util). */
+export function natsConfig(s: NatsServer, clusterName: string, routes: string): string {
+  return [
+    `server_name: ${s.name}`,
+    `listen: 127.0.0.1:${s.clientPort}`,
+    `http: 127.0.0.1:${s.monitorPort}`,
+    `jetstream { store_dir: ${JSON.stringify(s.storeDir)} }`,
+    `cluster { name: ${clusterName}`,
+    ` listen: 127.0.0.1:${s.routePort}`,
+    ` routes: [${routes}] }`,
+    '',
+  ].join('\n');
+}
+
+/** Stops every cluster still running (a test file's afterAll/afterEach). */
+export async function stopNatsClusters(): Promise<void> {
+  await Promise.all([...clusters].map((c) => c.stop()));
+}
