@@ -281,6 +281,25 @@ export interface EngineConfig {
    * like a cancel); unset or empty = never. @default unset
    */
   endOfDay?: string
+  /**
+   * Cluster mode: NATS server URLs (`nats://host:port`); unset or empty = one process, no
+   * NATS. @default unset
+   */
+  clusterUrls?: Array<string>
+  /** Cluster mode: this node's name, unique in the cluster. @default the host name */
+  clusterNode?: string
+  /**
+   * Cluster mode: the cluster's name (prefix of its NATS subjects, stream and buckets).
+   * @default "tidewire"
+   */
+  clusterName?: string
+  /** Cluster mode: replicas of the order stream (3 for a 3-server NATS cluster). @default 3 */
+  clusterReplicas?: number
+  /**
+   * Cluster mode: longest wait for NATS on an order before it is answered `UNAVAILABLE`.
+   * @default 2000
+   */
+  clusterRequestTimeoutMs?: number
 }
 
 /** Engine counters (cumulative) and gauges (current). */
@@ -323,6 +342,34 @@ export interface EngineStats {
   journalDurableSeq: number
   /** DAY orders expired at an end of day (`endOfDay`) since start. */
   ordersExpired: number
+  /** Cluster mode: batch messages of this node's record changes sent (one per engine pass). */
+  clusterBatchesSent: number
+  /** Cluster mode: record changes and container ops sent in them. */
+  clusterRecordsSent: number
+  /** Cluster mode: bytes of every message sent on NATS for records. */
+  clusterBytesSent: number
+  /** Cluster mode: batch messages received from other nodes. */
+  clusterBatchesReceived: number
+  /** Cluster mode: record changes and container ops received in them. */
+  clusterRecordsReceived: number
+  /** Cluster mode: bytes of every record message received from other nodes. */
+  clusterBytesReceived: number
+  /** Cluster mode: snapshot and image requests sent (a gap or a late join). */
+  clusterImageRequestsSent: number
+  /** Cluster mode: snapshot and image requests answered. */
+  clusterImageRequestsAnswered: number
+  /** Cluster mode: gaps seen (healed with a snapshot or an image). */
+  clusterGaps: number
+  /** Cluster mode: batches dropped while NATS did not take them (healed once it does). */
+  clusterBatchesDropped: number
+  /** Cluster mode: local publishes refused (the subject is owned by another live node). */
+  clusterPublishesRefused: number
+  /** Cluster mode: messages from other nodes that could not be read. */
+  clusterDecodeErrors: number
+  /** Cluster mode: remote changes to subjects this node owns (two nodes publishing one subject). */
+  clusterConflicts: number
+  /** Cluster mode (gauge): other nodes heard from within the owner timeout (3 s). */
+  clusterPeers: number
 }
 
 /**
