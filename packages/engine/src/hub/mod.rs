@@ -8,6 +8,7 @@
 
 mod deliver;
 mod members;
+mod remote;
 mod statements;
 mod subscribe;
 mod tiers;
@@ -262,6 +263,8 @@ pub struct Hub {
     changed_ids: Vec<u32>,
     diffs: Vec<crate::view::WindowDiff>,
     statements: statements::HubStatements,
+    /// Cluster record replication (`remote.rs`); `None` on a single node.
+    records: Option<Box<crate::cluster::records::Replica>>,
 }
 
 impl Hub {
@@ -290,6 +293,7 @@ impl Hub {
             changed_ids: Vec::new(),
             diffs: Vec::new(),
             statements: statements::HubStatements::default(),
+            records: None,
         }
     }
 
@@ -523,17 +527,68 @@ impl Hub {
             self.statements.note_wall(now, received_ms);
         }
         for p in batch {
-            if self.store.apply(p, received_ms, &mut self.applied).is_err() {
-                // Only the field limit can fail here; the frame was validated on ingest.
-                self.stats.publishes_rejected += 1;
+            // Cluster mode: this node's own publishes are captured for the other nodes, except
+            // the order desk's (every node derives those from the replicated order stream).
+            let captured = match self.records.as_deref_mut() {
+                Some(r) if !crate::orders::privacy::is_private(&p.subject) => {
+                    let id = self.store.subject_id(&p.subject);
+                    if !r.admit(id, &p.subject) {
+                        continue;
+                    }
+                    true
+                }
+                _ => false,
+            };
+            if !self.apply_one(p, received_ms, None, false, now) {
                 continue;
             }
-            self.stats.publishes_applied += 1;
-            self.after_apply(now);
+            if captured {
+                if let (Some(r), Some(rec)) = (self.records.as_deref_mut(), self.store.get(self.applied.id)) {
+                    r.capture(p, rec.seq, rec.ts);
+                }
+            }
             if statements {
+                // after the capture: statement results reuse `applied`
                 self.feed_statements(self.applied.id, now);
             }
         }
+        self.publish_tail(now);
+    }
+
+    /// Merges one publish into the store (with `seq` when another node applied it first) and
+    /// delivers it: to subscribers (an image when it created the record or `as_image`), views
+    /// and tiers. False when the store refused it.
+    fn apply_one(&mut self, p: &Publish, received_ms: f64, seq: Option<u64>, as_image: bool, now: Instant) -> bool {
+        let applied = match seq {
+            None => self.store.apply(p, received_ms, &mut self.applied),
+            Some(seq) => self.store.apply_with_seq(p, seq, received_ms, &mut self.applied),
+        };
+        if applied.is_err() {
+            // Only the field limit can fail here; the frame was validated on ingest.
+            self.stats.publishes_rejected += 1;
+            return false;
+        }
+        self.stats.publishes_applied += 1;
+        if self.applied.created && !self.tiers.is_empty() {
+            self.tier_record_created(self.applied.id);
+        }
+        self.views_record_updated();
+        let id = self.applied.id;
+        ensure_list(&mut self.subs, id);
+        let created = self.applied.created;
+        if !self.subs[id as usize - 1].slots.is_empty() {
+            let image = created || as_image;
+            self.encode_publish(id, image);
+            self.fan_out(id, image, self.applied.mask, now);
+        }
+        if created {
+            self.retarget_tier_subscribers(id, now);
+        }
+        true
+    }
+
+    /// After a batch of publishes: slow sessions start conflating, views flush.
+    fn publish_tail(&mut self, now: Instant) {
         while let Some(slot) = self.to_conflate.pop() {
             self.start_conflation(slot);
         }

@@ -87,6 +87,14 @@ impl Hub {
             return; // validated on ingest; the hub trusts no caller but has no one to tell
         }
         let c = self.store.subject_id(subject);
+        if let Some(r) = self.records.as_deref_mut() {
+            if !crate::orders::privacy::is_private(subject) {
+                if !r.admit(c, subject) {
+                    return;
+                }
+                r.capture_container(subject, ops);
+            }
+        }
         for op in ops {
             match op {
                 ContainerOp::Clear => {

@@ -238,6 +238,34 @@ pub struct EngineStats {
     pub journal_durable_seq: f64,
     /// DAY orders expired at an end of day (`endOfDay`) since start.
     pub orders_expired: f64,
+    /// Cluster mode: batch messages of this node's record changes sent (one per engine pass).
+    pub cluster_batches_sent: f64,
+    /// Cluster mode: record changes and container ops sent in them.
+    pub cluster_records_sent: f64,
+    /// Cluster mode: bytes of every message sent on NATS for records.
+    pub cluster_bytes_sent: f64,
+    /// Cluster mode: batch messages received from other nodes.
+    pub cluster_batches_received: f64,
+    /// Cluster mode: record changes and container ops received in them.
+    pub cluster_records_received: f64,
+    /// Cluster mode: bytes of every record message received from other nodes.
+    pub cluster_bytes_received: f64,
+    /// Cluster mode: snapshot and image requests sent (a gap or a late join).
+    pub cluster_image_requests_sent: f64,
+    /// Cluster mode: snapshot and image requests answered.
+    pub cluster_image_requests_answered: f64,
+    /// Cluster mode: gaps seen (healed with a snapshot or an image).
+    pub cluster_gaps: f64,
+    /// Cluster mode: batches dropped while NATS did not take them (healed once it does).
+    pub cluster_batches_dropped: f64,
+    /// Cluster mode: local publishes refused (the subject is owned by another live node).
+    pub cluster_publishes_refused: f64,
+    /// Cluster mode: messages from other nodes that could not be read.
+    pub cluster_decode_errors: f64,
+    /// Cluster mode: remote changes to subjects this node owns (two nodes publishing one subject).
+    pub cluster_conflicts: f64,
+    /// Cluster mode (gauge): other nodes heard from within the owner timeout (3 s).
+    pub cluster_peers: f64,
 }
 
 /// One open view of a session (`Engine.sessionViews`), as a rule reload re-checks it.
@@ -400,7 +428,11 @@ impl JsEngine {
         let raw = config.unwrap_or_default();
         let cfg = raw.resolve().map_err(|e| to_js(&env, e))?;
         let orders = raw.resolve_orders().map_err(|e| to_js(&env, e))?;
-        let inner = runtime::Engine::start_with_orders(cfg, orders).map_err(|e| to_js(&env, e))?;
+        let cluster = raw
+            .resolve_cluster(&runtime::host_name())
+            .and_then(|c| c.map(runtime::ClusterStart::connect).transpose())
+            .map_err(|e| to_js(&env, e))?;
+        let inner = runtime::Engine::start_with_cluster(cfg, orders, cluster).map_err(|e| to_js(&env, e))?;
         Ok(JsEngine { inner })
     }
 
@@ -667,6 +699,7 @@ impl JsEngine {
     #[napi]
     pub fn stats(&self) -> EngineStats {
         let s = self.inner.stats();
+        let c = s.cluster_records;
         EngineStats {
             publishes_in: s.publishes_in as f64,
             deliveries: s.deliveries as f64,
@@ -687,6 +720,20 @@ impl JsEngine {
             orders_open: s.orders_open as f64,
             journal_durable_seq: s.journal_durable_seq as f64,
             orders_expired: s.orders_expired as f64,
+            cluster_batches_sent: c.batches_sent as f64,
+            cluster_records_sent: c.records_sent as f64,
+            cluster_bytes_sent: c.bytes_sent as f64,
+            cluster_batches_received: c.batches_received as f64,
+            cluster_records_received: c.records_received as f64,
+            cluster_bytes_received: c.bytes_received as f64,
+            cluster_image_requests_sent: c.image_requests_sent as f64,
+            cluster_image_requests_answered: c.image_requests_answered as f64,
+            cluster_gaps: c.gaps as f64,
+            cluster_batches_dropped: c.batches_dropped as f64,
+            cluster_publishes_refused: c.publishes_refused as f64,
+            cluster_decode_errors: c.decode_errors as f64,
+            cluster_conflicts: c.conflicts as f64,
+            cluster_peers: c.peers as f64,
         }
     }
 

@@ -17,6 +17,7 @@
 //! Between passes the thread sleeps until either lane has work or the next timer is due.
 //! Engines are registered by id so worker threads can `Engine::attach(id)`.
 
+mod cluster;
 mod orders;
 mod ready;
 mod shutdown;
@@ -30,6 +31,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crossbeam_channel::{Receiver, Select, Sender, TryRecvError};
 
+pub use cluster::{host_name, ClusterStart};
 pub use orders::OrderSubmit;
 use ready::Workers;
 pub use ready::{Drained, Waker, WorkerQueue};
@@ -70,6 +72,8 @@ enum Msg {
     /// Ingest lane only: every ingest frame queued before it has been applied; answer (a source's
     /// barrier, `Engine::ingest_barrier`).
     IngestBarrier(Sender<()>),
+    /// Ingest lane: a message from another cluster node (`cluster::records`).
+    Records(crate::cluster::records::Inbound),
     Shutdown,
 }
 
@@ -123,6 +127,9 @@ pub struct EngineStats {
     pub journal_durable_seq: u64,
     /// DAY orders expired at an end of day since start.
     pub orders_expired: u64,
+    /// Cluster mode: what this node sent to and received from the other nodes (all zero on a
+    /// single node).
+    pub cluster_records: crate::cluster::records::RecordsCounters,
 }
 
 #[derive(Default)]
@@ -205,6 +212,8 @@ struct Shared {
     stopping: shutdown::Stopping,
     /// `EngineConfig::shutdown_drain`.
     shutdown_drain: std::time::Duration,
+    /// Cluster record replication; `None` on a single node.
+    records: Option<crate::cluster::records::RecordsReplicator>,
 }
 
 fn registry() -> &'static Mutex<HashMap<u32, Arc<Shared>>> {
@@ -238,10 +247,25 @@ impl Engine {
         Engine::start_with_orders(cfg, None)
     }
 
+    /// `start_with_orders` in cluster mode when `cluster` is given: records and containers are
+    /// replicated with the other nodes on its link (`cluster::records`). Errors (INTERNAL, naming
+    /// NATS) when the subscriptions fail.
+    pub fn start_with_cluster(
+        cfg: EngineConfig,
+        orders: Option<OrdersConfig>,
+        cluster: Option<ClusterStart>,
+    ) -> Result<Engine> {
+        Engine::start_all(cfg, orders, cluster)
+    }
+
     /// Like `start`, with orders enabled when `orders` is given: the journal is opened and replayed
     /// here (trade records and blotters re-created before the engine serves anything; see
     /// `recovery()`). Errors (INTERNAL, naming journalDir) when the journal cannot be opened or replayed.
     pub fn start_with_orders(cfg: EngineConfig, orders: Option<OrdersConfig>) -> Result<Engine> {
+        Engine::start_all(cfg, orders, None)
+    }
+
+    fn start_all(cfg: EngineConfig, orders: Option<OrdersConfig>, cluster: Option<ClusterStart>) -> Result<Engine> {
         cfg.batching.validate()?;
         let (tx, rx) = crossbeam_channel::unbounded();
         let (ingest_tx, ingest_rx) = crossbeam_channel::unbounded();
@@ -261,6 +285,23 @@ impl Engine {
                 Some(desk)
             }
         };
+        let records = match cluster {
+            None => None,
+            Some(c) => {
+                let lane = ingest_tx.clone();
+                let sink: crate::cluster::records::EngineSink = Box::new(move |m, _bytes| {
+                    lane.send(IngestMsg {
+                        cmd: Msg::Records(m),
+                        bytes: 0,
+                    })
+                    .is_ok()
+                });
+                let (replicator, replica) = crate::cluster::records::start(c.link, c.records, sink)
+                    .map_err(|e| EngineError::Internal { message: e.to_string() })?;
+                hub.install_records(replica);
+                Some(replicator)
+            }
+        };
         let id = NEXT_ENGINE_ID.fetch_add(1, Ordering::Relaxed);
         let shared = Arc::new(Shared {
             id,
@@ -276,6 +317,7 @@ impl Engine {
             completions,
             stopping: shutdown::Stopping::default(),
             shutdown_drain: cfg.shutdown_drain,
+            records,
         });
         shared.stats.publish(&hub.stats());
         let for_thread = Arc::clone(&shared);
@@ -475,6 +517,9 @@ impl Engine {
     pub fn container_publish(&self, subject: String, ops: Vec<ContainerOp>) -> Result<()> {
         orders::refuse_private_container(&subject, &ops)?;
         statements::refuse_stat_container(&subject)?;
+        if let Some(r) = &self.shared.records {
+            r.owners().check_container(&subject, &ops)?;
+        }
         let bytes = subject.len() + ops.iter().map(op_bytes).sum::<usize>();
         self.send_ingest(Command::ContainerPublish { subject, ops }, bytes)
     }
@@ -524,6 +569,9 @@ impl Engine {
         let batch = decode_source_frame_as(text, grants)?;
         orders::refuse_private_publishes(&batch)?;
         statements::refuse_stat_publishes(&batch)?;
+        if let Some(r) = &self.shared.records {
+            r.owners().check_publishes(&batch)?;
+        }
         let n = batch.len();
         if n == 0 {
             return Ok(0);
@@ -644,6 +692,9 @@ impl Engine {
             s.journal_durable_seq = os.journal_durable_seq;
             s.orders_expired = os.expired;
         }
+        if let Some(r) = &self.shared.records {
+            s.cluster_records = r.counters();
+        }
         s
     }
 
@@ -687,6 +738,9 @@ impl Engine {
                     message: format!("engine {} thread panicked", self.shared.id),
                 });
             }
+        }
+        if let Some(r) = &self.shared.records {
+            r.stop();
         }
         registry()
             .lock()
@@ -740,6 +794,7 @@ fn dispatch(hub: &mut Hub, desk: &mut Option<OrderDesk>, msg: Msg, shared: &Shar
         Msg::IngestBarrier(reply) => {
             let _ = reply.send(()); // the asker may have given up waiting
         }
+        Msg::Records(m) => hub.records_inbound(m, now),
         Msg::Shutdown => {}
     }
 }
@@ -901,6 +956,7 @@ fn run(mut hub: Hub, mut desk: Option<OrderDesk>, lanes: &Lanes, shared: &Shared
         if let Some(d) = desk.as_mut() {
             d.run_due(&mut hub, Instant::now());
         }
+        hub.records_end_pass();
         hub.run_due(Instant::now(), &mut sink);
         sink.wake();
         shared.stats.publish(&hub.stats());

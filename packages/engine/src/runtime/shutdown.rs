@@ -84,6 +84,10 @@ impl Stopping {
                     cmd: Msg::IngestBarrier(_),
                     ..
                 }) => {} // its asker sees the reply channel close
+                // Another node's change: healed by a snapshot if this node comes back.
+                Ok(super::IngestMsg {
+                    cmd: Msg::Records(_), ..
+                }) => {}
                 Ok(_) => r.dropped_commands += 1,
                 Err(_) => break,
             }
@@ -100,6 +104,7 @@ impl Stopping {
                 | Ok(Msg::ContainerMembers(..))
                 | Ok(Msg::ServerStatement(..))
                 | Ok(Msg::IngestBarrier(_))
+                | Ok(Msg::Records(_))
                 | Ok(Msg::Shutdown) => {}
                 Err(_) => break,
             }

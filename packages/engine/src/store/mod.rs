@@ -238,6 +238,19 @@ impl Store {
         out.created = created;
         result
     }
+
+    /// [`Store::apply`] of a publish another cluster node applied first (`cluster::records`): the
+    /// record ends with that node's `seq` and `ts` instead of its own seq + 1, so every node shows
+    /// one seq. The caller checks continuity (a delta applies only on `seq - 1`); an image may jump.
+    pub fn apply_with_seq(&mut self, p: &Publish, seq: u64, ts: f64, out: &mut Applied) -> Result<()> {
+        self.apply(p, ts, out)?;
+        let idx = out.id as usize - 1;
+        if let Some(rec) = self.records[idx].as_mut() {
+            rec.seq = seq;
+            rec.ts = ts;
+        }
+        Ok(())
+    }
 }
 
 /// Interns the field names of `p` into `names`, which holds the previous publish's ids: a name
@@ -580,5 +593,23 @@ mod tests {
         );
         assert_eq!(s.field_name(s.field_lookup("last").unwrap()), "last");
         assert_eq!(s.field_lookup("nope"), None);
+    }
+
+    #[test]
+    fn apply_with_seq_takes_the_given_seq_and_ts() {
+        let mut s = Store::new();
+        let mut a = Applied::default();
+        s.apply_with_seq(&publish("/A", true, &[("bid", num(1.0))]), 41, 5.0, &mut a)
+            .unwrap();
+        assert!(a.created);
+        assert_eq!((s.get(1).unwrap().seq, s.get(1).unwrap().ts), (41, 5.0));
+        s.apply_with_seq(&publish("/A", false, &[("bid", num(2.0))]), 42, 6.0, &mut a)
+            .unwrap();
+        assert_eq!(a.changed, [0]);
+        assert_eq!((s.get(1).unwrap().seq, s.get(1).unwrap().ts), (42, 6.0));
+        // A local publish afterwards continues from the given seq.
+        s.apply(&publish("/A", false, &[("bid", num(3.0))]), 0.0, &mut a)
+            .unwrap();
+        assert_eq!(s.get(1).unwrap().seq, 43);
     }
 }
