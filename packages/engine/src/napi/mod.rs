@@ -238,6 +238,14 @@ pub struct EngineStats {
     pub journal_durable_seq: f64,
     /// DAY orders expired at an end of day (`endOfDay`) since start.
     pub orders_expired: f64,
+    /// Cluster mode: 1 while this node is the order leader (decides orders), else 0.
+    pub order_leader: f64,
+    /// Cluster mode: last order stream seq applied to this node's order book and blotters.
+    pub order_stream_seq: f64,
+    /// Cluster mode: order requests forwarded to the leader since start.
+    pub orders_forwarded: f64,
+    /// Cluster mode: order stream publishes that failed since start (no quorum, timed out, fenced).
+    pub order_publish_failures: f64,
 }
 
 /// One open view of a session (`Engine.sessionViews`), as a rule reload re-checks it.
@@ -350,6 +358,29 @@ impl Waker for JsWaker {
     }
 }
 
+/// This machine's host name (the default cluster node name): `$HOSTNAME`, else /etc/hostname.
+fn host_name() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|h| {
+            // A node name is a NATS subject token: `web-1.example.com` -> `web-1-example-com`.
+            h.trim()
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                        c
+                    } else {
+                        '-'
+                    }
+                })
+                .take(64)
+                .collect::<String>()
+        })
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "node".to_owned())
+}
+
 /// The Tidewire engine: one engine thread per instance; `Engine.attach(id)` gives worker
 /// threads a handle on the same one.
 #[napi(js_name = "Engine")]
@@ -364,8 +395,13 @@ impl JsEngine {
     pub fn new(env: Env, config: Option<RawConfig>) -> napi::Result<Self> {
         let raw = config.unwrap_or_default();
         let cfg = raw.resolve().map_err(|e| to_js(&env, e))?;
-        let orders = raw.resolve_orders().map_err(|e| to_js(&env, e))?;
-        let inner = runtime::Engine::start_with_orders(cfg, orders).map_err(|e| to_js(&env, e))?;
+        let cluster = raw.resolve_cluster(&host_name()).map_err(|e| to_js(&env, e))?;
+        let orders = match cluster {
+            None => raw.resolve_orders(),
+            Some(_) => raw.resolve_cluster_orders().map(Some),
+        }
+        .map_err(|e| to_js(&env, e))?;
+        let inner = runtime::Engine::start_node(cfg, orders, cluster).map_err(|e| to_js(&env, e))?;
         Ok(JsEngine { inner })
     }
 
@@ -584,6 +620,10 @@ impl JsEngine {
             orders_open: s.orders_open as f64,
             journal_durable_seq: s.journal_durable_seq as f64,
             orders_expired: s.orders_expired as f64,
+            order_leader: s.order_leader as f64,
+            order_stream_seq: s.order_stream_seq as f64,
+            orders_forwarded: s.orders_forwarded as f64,
+            order_publish_failures: s.order_publish_failures as f64,
         }
     }
 

@@ -34,6 +34,8 @@ use ready::Workers;
 pub use ready::{Drained, Waker, WorkerQueue};
 pub use shutdown::ShutdownReport;
 
+use crate::cluster::orders::ClusterOrderStats;
+use crate::cluster::{ClusterConfig, ClusterError, Link};
 use crate::config::{BatchingConfig, EngineConfig, OrdersConfig};
 use crate::error::{EngineError, Result};
 use crate::hub::{Command, ContainerOp, Hub, HubStats};
@@ -120,6 +122,14 @@ pub struct EngineStats {
     pub journal_durable_seq: u64,
     /// DAY orders expired at an end of day since start.
     pub orders_expired: u64,
+    /// Cluster mode: 1 while this node is the order leader (decides), else 0.
+    pub order_leader: u64,
+    /// Cluster mode: last order stream seq applied to this node's order book.
+    pub order_stream_seq: u64,
+    /// Cluster mode: order requests forwarded to the leader since start.
+    pub orders_forwarded: u64,
+    /// Cluster mode: order stream publishes that failed since start (timed out, fenced, no quorum).
+    pub order_publish_failures: u64,
 }
 
 #[derive(Default)]
@@ -202,6 +212,25 @@ struct Shared {
     stopping: shutdown::Stopping,
     /// `EngineConfig::shutdown_drain`.
     shutdown_drain: std::time::Duration,
+    /// Cluster mode: the node's NATS link (shared by every cluster part).
+    cluster: Option<Arc<Link>>,
+    /// Cluster mode with orders: the desk's cluster counters.
+    cluster_orders: Option<Arc<ClusterOrderStats>>,
+}
+
+/// Connects this node's cluster link (the one NATS connection every cluster part shares).
+/// BAD_REQUEST on bad settings, UNAVAILABLE-like INTERNAL naming the URLs when no server answers.
+pub fn cluster_link(cfg: ClusterConfig) -> Result<Arc<Link>> {
+    Link::connect(cfg).map(Arc::new).map_err(cluster_error)
+}
+
+fn cluster_error(e: ClusterError) -> EngineError {
+    match e {
+        ClusterError::Config(m) => EngineError::bad_request(m, Some("cluster"), None),
+        other => EngineError::Internal {
+            message: other.to_string(),
+        },
+    }
 }
 
 fn registry() -> &'static Mutex<HashMap<u32, Arc<Shared>>> {
@@ -239,6 +268,26 @@ impl Engine {
     /// here (trade records and blotters re-created before the engine serves anything; see
     /// `recovery()`). Errors (INTERNAL, naming journalDir) when the journal cannot be opened or replayed.
     pub fn start_with_orders(cfg: EngineConfig, orders: Option<OrdersConfig>) -> Result<Engine> {
+        Engine::start_node(cfg, orders, None)
+    }
+
+    /// Like `start_with_orders`, in cluster mode when `cluster` is given: the node's link is
+    /// connected (`cluster_link`) and, with orders, the desk decides through the replicated order
+    /// stream instead of the local journal (`orders.journal_dir` is not used): it creates the
+    /// stream and the lease bucket if missing and rebuilds its books from the stream in the
+    /// background (docs/architecture.md, "Cluster mode: orders"). Errors as `cluster_link`, or
+    /// INTERNAL when the stream cannot be set up within the connect timeout.
+    pub fn start_node(
+        cfg: EngineConfig,
+        orders: Option<OrdersConfig>,
+        cluster: Option<ClusterConfig>,
+    ) -> Result<Engine> {
+        let link = cluster.map(cluster_link).transpose()?;
+        Engine::start_on(cfg, orders, link)
+    }
+
+    /// `start_node` on an already connected link (`None`: one process).
+    pub fn start_on(cfg: EngineConfig, orders: Option<OrdersConfig>, link: Option<Arc<Link>>) -> Result<Engine> {
         cfg.batching.validate()?;
         let (tx, rx) = crossbeam_channel::unbounded();
         let (ingest_tx, ingest_rx) = crossbeam_channel::unbounded();
@@ -253,9 +302,22 @@ impl Engine {
                     Arc::clone(&completions),
                     Arc::clone(&workers),
                 ));
-                let mut desk = OrderDesk::open(oc, post)?;
-                desk.restore(&mut hub, Instant::now());
-                Some(desk)
+                match &link {
+                    None => {
+                        let mut desk = OrderDesk::open(oc, post)?;
+                        desk.restore(&mut hub, Instant::now());
+                        Some(desk)
+                    }
+                    Some(link) => {
+                        let to_engine_tx = tx.clone();
+                        let to_engine: crate::cluster::orders::ToEngine = Arc::new(move |cmd| {
+                            // The engine thread is gone only at shutdown: nothing to tell then.
+                            let _ = to_engine_tx.send(Msg::Order(cmd));
+                        });
+                        let desk_link = crate::cluster::orders::start(link, to_engine).map_err(cluster_error)?;
+                        Some(OrderDesk::clustered(oc, post, desk_link))
+                    }
+                }
             }
         };
         let id = NEXT_ENGINE_ID.fetch_add(1, Ordering::Relaxed);
@@ -273,6 +335,8 @@ impl Engine {
             completions,
             stopping: shutdown::Stopping::default(),
             shutdown_drain: cfg.shutdown_drain,
+            cluster_orders: desk.as_ref().and_then(|d| d.cluster_stats().cloned()),
+            cluster: link,
         });
         shared.stats.publish(&hub.stats());
         let for_thread = Arc::clone(&shared);
@@ -316,6 +380,11 @@ impl Engine {
     /// This engine's id.
     pub fn id(&self) -> u32 {
         self.shared.id
+    }
+
+    /// Cluster mode: this node's NATS link (`None` for one process).
+    pub fn cluster(&self) -> Option<&Arc<Link>> {
+        self.shared.cluster.as_ref()
     }
 
     fn send(&self, cmd: Command) -> Result<()> {
@@ -638,6 +707,13 @@ impl Engine {
             s.orders_open = os.open;
             s.journal_durable_seq = os.journal_durable_seq;
             s.orders_expired = os.expired;
+        }
+        if let Some(c) = &self.shared.cluster_orders {
+            let r = Ordering::Relaxed;
+            s.order_leader = u64::from(c.leader.load(r));
+            s.order_stream_seq = c.applied_seq.load(r);
+            s.orders_forwarded = c.forwarded.load(r);
+            s.order_publish_failures = c.publish_failures.load(r);
         }
         s
     }
