@@ -173,7 +173,16 @@ fn check_complete(r: &Rig, user: &str, acked: &BTreeMap<String, u64>) {
     let ids: BTreeSet<u64> = acked.values().copied().collect();
     assert_eq!(ids.len(), acked.len(), "an id acked twice: {acked:?}");
     let max = *ids.iter().max().unwrap_or(&0);
+    let deadline = Instant::now() + CLUSTER_WAIT;
     eventually(CLUSTER_WAIT, "every order in the blotter", || {
+        if Instant::now() + Duration::from_millis(10) > deadline {
+            // The last poll: say what is missing.
+            eprintln!(
+                "acked {acked:?}, blotter {:?}, {:?}",
+                blotter(r, user),
+                r.engine.stats()
+            );
+        }
         let rows = blotter(r, user);
         let got: BTreeSet<u64> = rows.iter().filter_map(|s| s.rsplit('/').next()?.parse().ok()).collect();
         rows.len() == got.len()

@@ -39,6 +39,9 @@ use crate::wire::encode;
 /// is replaced after at most this long.
 pub const LEASE: Duration = Duration::from_secs(1);
 
+/// A consumer that delivered nothing for this long checks whether the stream went on without it.
+const CONSUMER_QUIET: Duration = Duration::from_secs(1);
+
 /// Most stream messages handed to the engine thread in one command.
 const APPLY_BATCH: usize = 1024;
 
@@ -348,7 +351,13 @@ async fn ensure(js: &jetstream::Context, link: &Link, names: &Names) -> Result<k
 /// spawns the tasks. Stream events from seq 1 and election results go to `to_engine`.
 pub fn start(link: &Arc<Link>, to_engine: ToEngine) -> Result<DeskLink, ClusterError> {
     let names = Names::new(link);
-    let js = link.jetstream();
+    let js = {
+        // Stream publishes and API calls time out after the cluster's request timeout.
+        let _in_runtime = link.handle().enter();
+        jetstream::ContextBuilder::new()
+            .timeout(link.config().request_timeout)
+            .build(link.client().clone())
+    };
     let kv = link
         .handle()
         .block_on(ensure(&js, link, &names))
@@ -483,6 +492,14 @@ async fn consumer(js: jetstream::Context, names: Names, to_engine: ToEngine, mut
             let first = tokio::select! {
                 m = messages.next() => m,
                 r = stop.changed() => if r.is_err() { return } else { continue },
+                _ = tokio::time::sleep(CONSUMER_QUIET) => {
+                    // Quiet: if the stream went on without us (our consumer died with its server
+                    // and the client's own recreation is backing off), start over from here.
+                    match stream_last_seq(&js, &names).await {
+                        Some(last) if last > delivered => break,
+                        _ => continue,
+                    }
+                }
             };
             let Some(Ok(first)) = first else { break };
             let mut batch = Vec::new();
@@ -523,6 +540,12 @@ async fn consumer(js: jetstream::Context, names: Names, to_engine: ToEngine, mut
     }
 }
 
+/// The order stream's last seq (`None`: not answered).
+async fn stream_last_seq(js: &jetstream::Context, names: &Names) -> Option<u64> {
+    let s = js.get_stream(&names.stream).await.ok()?;
+    s.get_info().await.ok().map(|i| i.state.last_sequence)
+}
+
 /// The lease: refresh it while held, else try to take it; while held by a desk that is not
 /// deciding yet, tell it the stream's last seq to catch up to (`Promote`).
 async fn election(
@@ -555,12 +578,8 @@ async fn election(
         if held.is_none() || *active.borrow() {
             continue;
         }
-        let last = match js.get_stream(&names.stream).await {
-            Ok(s) => match s.get_info().await {
-                Ok(info) => info.state.last_sequence,
-                Err(_) => continue,
-            },
-            Err(_) => continue,
+        let Some(last) = stream_last_seq(&js, &names).await else {
+            continue;
         };
         if last == 0 {
             // Every publish is fenced on a last seq >= 1: store the genesis message first (once
