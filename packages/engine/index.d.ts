@@ -281,6 +281,25 @@ export interface EngineConfig {
    * like a cancel); unset or empty = never. @default unset
    */
   endOfDay?: string
+  /**
+   * Cluster mode: NATS server URLs (`nats://host:port`); unset or empty = one process, no
+   * NATS. @default unset
+   */
+  clusterUrls?: Array<string>
+  /** Cluster mode: this node's name, unique in the cluster. @default the host name */
+  clusterNode?: string
+  /**
+   * Cluster mode: the cluster's name (prefix of its NATS subjects, stream and buckets).
+   * @default "tidewire"
+   */
+  clusterName?: string
+  /** Cluster mode: replicas of the order stream (3 for a 3-server NATS cluster). @default 3 */
+  clusterReplicas?: number
+  /**
+   * Cluster mode: longest wait for NATS on an order before it is answered `UNAVAILABLE`.
+   * @default 2000
+   */
+  clusterRequestTimeoutMs?: number
 }
 
 /** Engine counters (cumulative) and gauges (current). */
@@ -323,6 +342,14 @@ export interface EngineStats {
   journalDurableSeq: number
   /** DAY orders expired at an end of day (`endOfDay`) since start. */
   ordersExpired: number
+  /** Cluster mode: 1 while this node is the order leader (decides orders), else 0. */
+  orderLeader: number
+  /** Cluster mode: last order stream seq applied to this node's order book and blotters. */
+  orderStreamSeq: number
+  /** Cluster mode: order requests forwarded to the leader since start. */
+  ordersForwarded: number
+  /** Cluster mode: order stream publishes that failed since start (no quorum, timed out, fenced). */
+  orderPublishFailures: number
 }
 
 /**
