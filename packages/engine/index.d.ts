@@ -342,34 +342,14 @@ export interface EngineStats {
   journalDurableSeq: number
   /** DAY orders expired at an end of day (`endOfDay`) since start. */
   ordersExpired: number
-  /** Cluster mode: batch messages of this node's record changes sent (one per engine pass). */
-  clusterBatchesSent: number
-  /** Cluster mode: record changes and container ops sent in them. */
-  clusterRecordsSent: number
-  /** Cluster mode: bytes of every message sent on NATS for records. */
-  clusterBytesSent: number
-  /** Cluster mode: batch messages received from other nodes. */
-  clusterBatchesReceived: number
-  /** Cluster mode: record changes and container ops received in them. */
-  clusterRecordsReceived: number
-  /** Cluster mode: bytes of every record message received from other nodes. */
-  clusterBytesReceived: number
-  /** Cluster mode: snapshot and image requests sent (a gap or a late join). */
-  clusterImageRequestsSent: number
-  /** Cluster mode: snapshot and image requests answered. */
-  clusterImageRequestsAnswered: number
-  /** Cluster mode: gaps seen (healed with a snapshot or an image). */
-  clusterGaps: number
-  /** Cluster mode: batches dropped while NATS did not take them (healed once it does). */
-  clusterBatchesDropped: number
-  /** Cluster mode: local publishes refused (the subject is owned by another live node). */
-  clusterPublishesRefused: number
-  /** Cluster mode: messages from other nodes that could not be read. */
-  clusterDecodeErrors: number
-  /** Cluster mode: remote changes to subjects this node owns (two nodes publishing one subject). */
-  clusterConflicts: number
-  /** Cluster mode (gauge): other nodes heard from within the owner timeout (3 s). */
-  clusterPeers: number
+  /** Cluster mode: 1 while this node is the order leader (decides orders), else 0. */
+  orderLeader: number
+  /** Cluster mode: last order stream seq applied to this node's order book and blotters. */
+  orderStreamSeq: number
+  /** Cluster mode: order requests forwarded to the leader since start. */
+  ordersForwarded: number
+  /** Cluster mode: order stream publishes that failed since start (no quorum, timed out, fenced). */
+  orderPublishFailures: number
 }
 
 /**

@@ -441,6 +441,16 @@ impl RawConfig {
         let Some(dir) = self.journal_dir.as_deref().filter(|d| !d.is_empty()) else {
             return Ok(None);
         };
+        self.orders_in(dir).map(Some)
+    }
+
+    /// Orders settings in cluster mode: orders are always on (the replicated order stream replaces
+    /// the journal, so `journalDir` and the journal settings are not used).
+    pub fn resolve_cluster_orders(&self) -> Result<OrdersConfig> {
+        self.orders_in("")
+    }
+
+    fn orders_in(&self, dir: &str) -> Result<OrdersConfig> {
         let mut c = OrdersConfig::new(dir);
         c.journal_fsync = self.journal_fsync.unwrap_or(true);
         c.journal_truncate_to_consistent = self.journal_truncate_to_consistent.unwrap_or(false);
@@ -504,7 +514,7 @@ impl RawConfig {
             None | Some("") => None,
             Some(s) => Some(EndOfDay::parse(s)?),
         };
-        Ok(Some(c))
+        Ok(c)
     }
 }
 

@@ -266,6 +266,14 @@ pub struct EngineStats {
     pub cluster_conflicts: f64,
     /// Cluster mode (gauge): other nodes heard from within the owner timeout (3 s).
     pub cluster_peers: f64,
+    /// Cluster mode: 1 while this node is the order leader (decides orders), else 0.
+    pub order_leader: f64,
+    /// Cluster mode: last order stream seq applied to this node's order book and blotters.
+    pub order_stream_seq: f64,
+    /// Cluster mode: order requests forwarded to the leader since start.
+    pub orders_forwarded: f64,
+    /// Cluster mode: order stream publishes that failed since start (no quorum, timed out, fenced).
+    pub order_publish_failures: f64,
 }
 
 /// One open view of a session (`Engine.sessionViews`), as a rule reload re-checks it.
@@ -427,12 +435,13 @@ impl JsEngine {
     pub fn new(env: Env, config: Option<RawConfig>) -> napi::Result<Self> {
         let raw = config.unwrap_or_default();
         let cfg = raw.resolve().map_err(|e| to_js(&env, e))?;
-        let orders = raw.resolve_orders().map_err(|e| to_js(&env, e))?;
-        let cluster = raw
-            .resolve_cluster(&runtime::host_name())
-            .and_then(|c| c.map(runtime::ClusterStart::connect).transpose())
-            .map_err(|e| to_js(&env, e))?;
-        let inner = runtime::Engine::start_with_cluster(cfg, orders, cluster).map_err(|e| to_js(&env, e))?;
+        let cluster = raw.resolve_cluster(&runtime::host_name()).map_err(|e| to_js(&env, e))?;
+        let orders = match cluster {
+            None => raw.resolve_orders(),
+            Some(_) => raw.resolve_cluster_orders().map(Some),
+        }
+        .map_err(|e| to_js(&env, e))?;
+        let inner = runtime::Engine::start_node(cfg, orders, cluster).map_err(|e| to_js(&env, e))?;
         Ok(JsEngine { inner })
     }
 
@@ -734,6 +743,10 @@ impl JsEngine {
             cluster_decode_errors: c.decode_errors as f64,
             cluster_conflicts: c.conflicts as f64,
             cluster_peers: c.peers as f64,
+            order_leader: s.order_leader as f64,
+            order_stream_seq: s.order_stream_seq as f64,
+            orders_forwarded: s.orders_forwarded as f64,
+            order_publish_failures: s.order_publish_failures as f64,
         }
     }
 

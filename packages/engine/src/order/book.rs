@@ -61,7 +61,7 @@ pub struct Checked {
 }
 
 /// All orders, by id and by (user, client order id).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct OrderBook {
     limits: OrderLimits,
     /// By id (index = id - 1), in chunks that never move as the book grows.

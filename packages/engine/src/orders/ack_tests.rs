@@ -41,6 +41,7 @@ fn reply(action: OrderAction, status: OrderStatus) -> PendingReply {
         client_order_id: "c-1".into(),
         status,
         accepted_at: Instant::now(),
+        remote: None,
     }
 }
 

@@ -57,6 +57,9 @@ impl OrderDesk {
     /// When `run_due` next has periodic work: the execution pass while any order works, the end of
     /// day check while DAY expiry is on (None: nothing scheduled).
     pub fn next_deadline(&self) -> Option<Instant> {
+        if !self.deciding() {
+            return None; // a cluster follower runs no simulator and no expiry
+        }
         // Ticked instruments are executed at the end of the pass that saw the tick.
         match (self.next_pass, self.end_of_day_deadline()) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -67,7 +70,7 @@ impl OrderDesk {
     /// Call once per engine pass, before the hub flushes: executes fresh orders, ticked
     /// instruments and (when due) the periodic pass.
     pub fn run_due(&mut self, hub: &mut Hub, now: Instant) {
-        if self.failed.is_some() {
+        if self.failed.is_some() || !self.deciding() {
             return;
         }
         self.expire_due(hub, now);

@@ -18,6 +18,7 @@
 //! order).
 
 mod catalog;
+pub mod cluster;
 mod exec;
 mod expiry;
 pub mod frame;
@@ -48,6 +49,7 @@ use crate::order::{
 use crate::wire::encode;
 use crate::wire::order::{order_ack, order_reject, OrderAction};
 use crate::wire::Publish;
+use cluster::{ClusterCmd, ClusterState, RemoteRequest};
 
 /// Most ack latencies kept for `take_ack_latencies` (oldest dropped past it).
 pub const MAX_ACK_LATENCIES: usize = 65_536;
@@ -87,6 +89,9 @@ pub struct PendingReply {
     pub status: OrderStatus,
     /// When the request was accepted (for the accept -> ack latency).
     pub accepted_at: Instant,
+    /// Cluster mode: the NATS reply subject of a request forwarded by another node (`sid` and
+    /// `worker` are then 0); `None`: a session of this engine.
+    pub remote: Option<Arc<str>>,
 }
 
 /// A journal completion, posted back to the engine thread.
@@ -142,6 +147,8 @@ pub enum OrderCmd {
     },
     /// A journal append completed.
     Journaled(Journaled),
+    /// Cluster mode: the order stream, the lease, forwarded requests and their answers.
+    Cluster(ClusterCmd),
 }
 
 /// An encoded `order.ack` frame for session `sid`, owned by `worker`.
@@ -249,7 +256,8 @@ pub struct OrderDesk {
     book: OrderBook,
     /// What is durable (and published): events applied as their journal acks arrive.
     durable: OrderBook,
-    journal: Journal,
+    /// Where decided events go: the local journal, or (cluster mode) the order stream.
+    log: OrderLog,
     sim: ExecutionSimulator,
     cfg: OrdersConfig,
     post: Post,
@@ -280,7 +288,7 @@ impl std::fmt::Debug for OrderDesk {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OrderDesk")
             .field("orders", &self.book.len())
-            .field("durable_seq", &self.journal.durable_seq())
+            .field("durable_seq", &self.shared.durable_seq.load(Ordering::Relaxed))
             .field("failed", &self.failed)
             .finish_non_exhaustive()
     }
@@ -309,19 +317,47 @@ fn complete(
     FRAME.with_borrow_mut(|frame| {
         frame.clear();
         frame.push(b'['); // a server frame is an array of messages
-        order_ack(
-            frame,
-            r.req_id,
-            r.action,
-            &r.client_order_id,
-            event.order_id(),
-            *seq,
-            r.status.as_str(),
-        );
+        ack_message(frame, r, event.order_id(), *seq);
         frame.push(b']');
     });
     let cmd = OrderCmd::Journaled(Journaled { result, event, reply });
     FRAME.with_borrow(|frame| post.post(cmd, Some(Ack { worker, sid, frame })));
+}
+
+/// Where the desk's decided events go (`OrderDesk::append`).
+enum OrderLog {
+    /// One process: the local journal (group commit, fdatasync).
+    Journal(Journal),
+    /// Cluster mode: the replicated order stream, with the node's role (`cluster.rs`).
+    Stream(Box<ClusterState>),
+}
+
+/// Whom a request's answers go to.
+#[derive(Debug, Clone)]
+pub(crate) struct To {
+    /// Local session (0 for a forwarded request).
+    sid: u32,
+    /// Cluster mode: the reply subject of a request another node forwarded.
+    remote: Option<Arc<str>>,
+}
+
+impl To {
+    fn local(sid: u32) -> To {
+        To { sid, remote: None }
+    }
+}
+
+/// Encodes the `order.ack` answering `r` (one message, no frame brackets).
+fn ack_message(out: &mut Vec<u8>, r: &PendingReply, order_id: u64, seq: u64) {
+    order_ack(
+        out,
+        r.req_id,
+        r.action,
+        &r.client_order_id,
+        order_id,
+        seq,
+        r.status.as_str(),
+    );
 }
 
 fn reply_error(out: &mut Vec<u8>, req_id: u32, message: &str) {
@@ -362,13 +398,23 @@ impl OrderDesk {
     /// Handles one command at `now` (a journal completion goes through `apply_completions`).
     pub fn handle(&mut self, hub: &mut Hub, cmd: OrderCmd, now: Instant) {
         match cmd {
-            OrderCmd::Submit { sid, req_id, order, at } => self.submit(hub, sid, req_id, order, at, now),
+            OrderCmd::Submit { sid, req_id, order, at } => {
+                if !self.forward(hub, sid, req_id, || RemoteRequest::Submit(order.clone())) {
+                    let user = hub.session_user_and_worker(sid).map(|(u, _)| u.to_owned());
+                    self.submit(hub, To::local(sid), user, req_id, order, at, now);
+                }
+            }
             OrderCmd::Cancel {
                 sid,
                 req_id,
                 client_order_id,
                 at,
-            } => self.change(hub, sid, req_id, client_order_id, None, at, now),
+            } => {
+                if !self.forward(hub, sid, req_id, || RemoteRequest::Cancel(client_order_id.clone())) {
+                    let user = hub.session_user_and_worker(sid).map(|(u, _)| u.to_owned());
+                    self.change(hub, To::local(sid), user, req_id, client_order_id, None, at, now);
+                }
+            }
             OrderCmd::Amend {
                 sid,
                 req_id,
@@ -376,16 +422,20 @@ impl OrderDesk {
                 quantity,
                 price,
                 at,
-            } => self.change(
-                hub,
-                sid,
-                req_id,
-                client_order_id,
-                Some(Amend { quantity, price }),
-                at,
-                now,
-            ),
+            } => {
+                let forwarded = self.forward(hub, sid, req_id, || RemoteRequest::Amend {
+                    client_order_id: client_order_id.clone(),
+                    quantity,
+                    price,
+                });
+                if !forwarded {
+                    let user = hub.session_user_and_worker(sid).map(|(u, _)| u.to_owned());
+                    let amend = Some(Amend { quantity, price });
+                    self.change(hub, To::local(sid), user, req_id, client_order_id, amend, at, now);
+                }
+            }
             OrderCmd::Journaled(j) => self.journaled(hub, j, now),
+            OrderCmd::Cluster(c) => self.cluster(hub, c, now),
         }
     }
 
@@ -393,7 +443,7 @@ impl OrderDesk {
     fn reject(
         &mut self,
         hub: &mut Hub,
-        sid: u32,
+        to: &To,
         req_id: u32,
         action: OrderAction,
         cid: &str,
@@ -411,23 +461,52 @@ impl OrderDesk {
             r.rule.as_str(),
             &r.message,
         );
-        hub.reply_now(sid, &self.scratch, now);
+        self.answer(hub, to, now);
+    }
+
+    /// Sends the message in `scratch` to `to` (a local session, or the node that forwarded it).
+    fn answer(&mut self, hub: &mut Hub, to: &To, now: Instant) {
+        match (&to.remote, &self.log) {
+            (Some(reply), OrderLog::Stream(c)) => c.replier.send(reply, self.scratch.clone()),
+            (Some(_), OrderLog::Journal(_)) => {} // forwarded requests exist in cluster mode only
+            (None, _) => hub.reply_now(to.sid, &self.scratch, now),
+        }
     }
 
     /// Answers with `error` UNAVAILABLE when the journal failed earlier; true when it did.
-    fn refuse_failed(&mut self, hub: &mut Hub, sid: u32, req_id: u32, now: Instant) -> bool {
+    fn refuse_failed(&mut self, hub: &mut Hub, to: &To, req_id: u32, now: Instant) -> bool {
         let Some(msg) = &self.failed else { return false };
         let msg = format!("orders are unavailable: {msg}");
         reply_error(&mut self.scratch, req_id, &msg);
-        hub.reply_now(sid, &self.scratch, now);
+        self.answer(hub, to, now);
         true
     }
 
-    fn submit(&mut self, hub: &mut Hub, sid: u32, req_id: u32, order: OrderInput, at: Instant, now: Instant) {
-        let Some((user, worker)) = hub.session_user_and_worker(sid).map(|(u, w)| (u.to_owned(), w)) else {
+    /// The worker of local session `to.sid` (0 for a forwarded request).
+    fn worker_of(hub: &Hub, to: &To) -> u32 {
+        match to.remote {
+            Some(_) => 0,
+            None => hub.session_user_and_worker(to.sid).map_or(0, |(_, w)| w),
+        }
+    }
+
+    /// `order.submit` of `user` (`None`: the local session closed meanwhile, nobody to answer).
+    #[allow(clippy::too_many_arguments)]
+    fn submit(
+        &mut self,
+        hub: &mut Hub,
+        to: To,
+        user: Option<String>,
+        req_id: u32,
+        order: OrderInput,
+        at: Instant,
+        now: Instant,
+    ) {
+        let Some(user) = user else {
             return; // the session closed meanwhile: nobody to answer
         };
-        if self.refuse_failed(hub, sid, req_id, now) {
+        let worker = Self::worker_of(hub, &to);
+        if self.refuse_failed(hub, &to, req_id, now) {
             return;
         }
         let req = NewOrder {
@@ -450,23 +529,24 @@ impl OrderDesk {
         };
         let checked = match decided {
             Ok(checked) => checked,
-            Err(r) => return self.reject(hub, sid, req_id, OrderAction::Submit, &req.client_order_id, &r, now),
+            Err(r) => return self.reject(hub, &to, req_id, OrderAction::Submit, &req.client_order_id, &r, now),
         };
         // The request's strings move into the event (the reply keeps a copy of the client id).
         let client_order_id = req.client_order_id.clone();
         match self.book.accept_checked(req, checked, ts) {
-            Err(r) => self.reject(hub, sid, req_id, OrderAction::Submit, &client_order_id, &r, now),
+            Err(r) => self.reject(hub, &to, req_id, OrderAction::Submit, &client_order_id, &r, now),
             Ok(ev) => {
                 self.shared.accepted.fetch_add(1, Ordering::Relaxed);
                 self.shared.open.fetch_add(1, Ordering::Relaxed);
                 let reply = PendingReply {
-                    sid,
+                    sid: to.sid,
                     worker,
                     req_id,
                     action: OrderAction::Submit,
                     client_order_id,
                     status: OrderStatus::Acknowledged,
                     accepted_at: at,
+                    remote: to.remote,
                 };
                 self.append(hub, ev, Some(reply), now);
             }
@@ -478,17 +558,17 @@ impl OrderDesk {
     fn change(
         &mut self,
         hub: &mut Hub,
-        sid: u32,
+        to: To,
+        user: Option<String>,
         req_id: u32,
         cid: String,
         amend: Option<Amend>,
         at: Instant,
         now: Instant,
     ) {
-        let Some((user, worker)) = hub.session_user_and_worker(sid).map(|(u, w)| (u.to_owned(), w)) else {
-            return;
-        };
-        if self.refuse_failed(hub, sid, req_id, now) {
+        let Some(user) = user else { return };
+        let worker = Self::worker_of(hub, &to);
+        if self.refuse_failed(hub, &to, req_id, now) {
             return;
         }
         let ts = self.now_ms();
@@ -504,7 +584,7 @@ impl OrderDesk {
             ),
         };
         match decided {
-            Err(r) => self.reject(hub, sid, req_id, action, &cid, &r, now),
+            Err(r) => self.reject(hub, &to, req_id, action, &cid, &r, now),
             Ok(ev) => {
                 if action == OrderAction::Cancel {
                     self.shared.open.fetch_sub(1, Ordering::Relaxed);
@@ -518,13 +598,14 @@ impl OrderDesk {
                     return; // cannot happen: the book just changed this order
                 };
                 let reply = PendingReply {
-                    sid,
+                    sid: to.sid,
                     worker,
                     req_id,
                     action,
                     client_order_id: cid,
                     status,
                     accepted_at: at,
+                    remote: to.remote,
                 };
                 self.append(hub, ev, Some(reply), now);
             }
@@ -537,28 +618,36 @@ impl OrderDesk {
     /// failure the desk stops taking orders and the request (if any) is answered with `error`
     /// UNAVAILABLE (from the engine thread; no ack).
     fn append(&mut self, hub: &mut Hub, ev: OrderEvent, reply: Option<PendingReply>, now: Instant) {
-        let to = reply.as_ref().map(|r| (r.sid, r.req_id));
+        let to = reply.as_ref().map(|r| {
+            let to = To {
+                sid: r.sid,
+                remote: r.remote.clone(),
+            };
+            (to, r.req_id)
+        });
         if let Some(msg) = &self.failed {
             let msg = format!("orders are unavailable: {msg}");
-            if let Some((sid, req_id)) = to {
+            if let Some((to, req_id)) = to {
                 reply_error(&mut self.scratch, req_id, &msg);
-                hub.reply_now(sid, &self.scratch, now);
+                self.answer(hub, &to, now);
             }
             return;
         }
         let body = ev.encode();
         let post = Arc::clone(&self.post);
         let shared = Arc::clone(&self.shared);
+        let journal = match &mut self.log {
+            OrderLog::Journal(j) => j,
+            OrderLog::Stream(c) => return c.publish(body, post, shared, ev, reply),
+        };
         // Blocks only while the journal's bounded queue is full (backpressure), never on fsync.
-        let queued = self
-            .journal
-            .append(body, move |result| complete(&post, &shared, result, ev, reply));
+        let queued = journal.append(body, move |result| complete(&post, &shared, result, ev, reply));
         if let Err(e) = queued {
             self.fail(&e);
-            if let Some((sid, req_id)) = to {
+            if let Some((to, req_id)) = to {
                 let msg = format!("orders are unavailable: {e}");
                 reply_error(&mut self.scratch, req_id, &msg);
-                hub.reply_now(sid, &self.scratch, now);
+                self.answer(hub, &to, now);
             }
         }
     }
@@ -584,32 +673,43 @@ impl OrderDesk {
             }
         };
         let order_id = j.event.order_id();
-        // The event's strings (an accept's user, ids, instrument) move into the durable order.
-        let Ok(o) = self.durable.apply_taking(&mut j.event) else {
+        if self.apply_durable(seq, &mut j.event).is_err() {
             // Cannot happen: durable events arrive in journal order and were valid in the live book.
             self.failed
                 .get_or_insert_with(|| format!("journal seq {seq} does not fit the durable book"));
             return;
-        };
+        }
         let accepted = matches!(j.event, OrderEvent::Accepted { .. });
+        if accepted && j.reply.is_some() {
+            // Durable accept: acknowledge (journaled; its trade record update goes out when durable).
+            self.acknowledge(hub, order_id, now);
+        }
+    }
+
+    /// Applies durable event `ev` (stored at `seq`) to the durable book and queues its trade
+    /// record and blotter change (`flush_published`). The event's strings (an accept's user, ids,
+    /// instrument) move into the durable order. Returns whether the order was open before and
+    /// after; `Err` when the event does not fit the durable book.
+    fn apply_durable(&mut self, seq: u64, ev: &mut OrderEvent) -> Result<(bool, bool), ()> {
+        let order_id = ev.order_id();
+        let was_open = self.durable.get(order_id).is_some_and(|o| o.status.is_open());
+        let o = self.durable.apply_taking(ev).map_err(|_| ())?;
+        let open = o.status.is_open();
         // Status `new` is never shown: the record and its blotter row appear with the first
         // transition after the accept (normally the acknowledgement), as an image.
-        if !accepted {
+        if !matches!(ev, OrderEvent::Accepted { .. }) {
             let first = o.version == 2;
             let publish = if first {
                 records::image(o, seq)
             } else {
-                records::delta(o, seq, &j.event)
+                records::delta(o, seq, ev)
             };
             if first {
                 self.pending_rows.push((order_id, publish.subject.clone()));
             }
             self.pending.push(publish);
         }
-        if accepted && j.reply.is_some() {
-            // Durable accept: acknowledge (journaled; its trade record update goes out when durable).
-            self.acknowledge(hub, order_id, now);
-        }
+        Ok((was_open, open))
     }
 
     /// New -> Acknowledged in the live book, journaled; the order starts working.

@@ -10,7 +10,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-use super::{privacy, records, OrderDesk, OrdersShared, Post};
+use super::{privacy, records, OrderDesk, OrderLog, OrdersShared, Post};
 use crate::config::OrdersConfig;
 use crate::error::EngineError;
 use crate::hub::{Command, ContainerOp, Hub};
@@ -121,7 +121,7 @@ impl OrderDesk {
         Ok(OrderDesk {
             book,
             durable,
-            journal,
+            log: OrderLog::Journal(journal),
             sim: ExecutionSimulator::new(cfg.simulator),
             cfg,
             post,
@@ -174,6 +174,12 @@ impl OrderDesk {
                 now,
             );
         }
+        self.resume_open(hub, now);
+    }
+
+    /// Acknowledges the live book's orders left New (accept durable, acknowledgement not) and
+    /// indexes its working orders for the simulator (at start, or when this node starts deciding).
+    pub(super) fn resume_open(&mut self, hub: &mut Hub, now: Instant) {
         let ids: Vec<(u64, OrderStatus)> = self.book.open_orders().map(|o| (o.order_id, o.status)).collect();
         for (id, status) in ids {
             if status == OrderStatus::New {

@@ -30,12 +30,24 @@ impl ClusterStart {
 }
 
 /// This machine's host name (the default cluster node name): `$HOSTNAME`, else /etc/hostname,
-/// else `node`.
+/// else `node`. A node name is a NATS subject token: `web-1.example.com` -> `web-1-example-com`.
 pub fn host_name() -> String {
     let from_env = std::env::var("HOSTNAME").ok().filter(|h| !h.trim().is_empty());
     from_env
         .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
-        .map(|h| h.trim().to_owned())
+        .map(|h| {
+            h.trim()
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                        c
+                    } else {
+                        '-'
+                    }
+                })
+                .take(64)
+                .collect::<String>()
+        })
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "node".to_owned())
 }

@@ -37,6 +37,8 @@ use ready::Workers;
 pub use ready::{Drained, Waker, WorkerQueue};
 pub use shutdown::ShutdownReport;
 
+use crate::cluster::orders::ClusterOrderStats;
+use crate::cluster::{ClusterConfig, ClusterError, Link};
 use crate::config::{BatchingConfig, EngineConfig, OrdersConfig};
 use crate::error::{EngineError, Result};
 use crate::hub::{Command, ContainerOp, Hub, HubStats};
@@ -130,6 +132,14 @@ pub struct EngineStats {
     /// Cluster mode: what this node sent to and received from the other nodes (all zero on a
     /// single node).
     pub cluster_records: crate::cluster::records::RecordsCounters,
+    /// Cluster mode: 1 while this node is the order leader (decides), else 0.
+    pub order_leader: u64,
+    /// Cluster mode: last order stream seq applied to this node's order book.
+    pub order_stream_seq: u64,
+    /// Cluster mode: order requests forwarded to the leader since start.
+    pub orders_forwarded: u64,
+    /// Cluster mode: order stream publishes that failed since start (timed out, fenced, no quorum).
+    pub order_publish_failures: u64,
 }
 
 #[derive(Default)]
@@ -214,6 +224,25 @@ struct Shared {
     shutdown_drain: std::time::Duration,
     /// Cluster record replication; `None` on a single node.
     records: Option<crate::cluster::records::RecordsReplicator>,
+    /// Cluster mode: the node's NATS link (shared by every cluster part).
+    cluster: Option<Arc<Link>>,
+    /// Cluster mode with orders: the desk's cluster counters.
+    cluster_orders: Option<Arc<ClusterOrderStats>>,
+}
+
+/// Connects this node's cluster link (the one NATS connection every cluster part shares).
+/// BAD_REQUEST on bad settings, UNAVAILABLE-like INTERNAL naming the URLs when no server answers.
+pub fn cluster_link(cfg: ClusterConfig) -> Result<Arc<Link>> {
+    Link::connect(cfg).map(Arc::new).map_err(cluster_error)
+}
+
+fn cluster_error(e: ClusterError) -> EngineError {
+    match e {
+        ClusterError::Config(m) => EngineError::bad_request(m, Some("cluster"), None),
+        other => EngineError::Internal {
+            message: other.to_string(),
+        },
+    }
 }
 
 fn registry() -> &'static Mutex<HashMap<u32, Arc<Shared>>> {
@@ -265,7 +294,34 @@ impl Engine {
         Engine::start_all(cfg, orders, None)
     }
 
+    /// Like `start_with_orders`, in cluster mode when `cluster` is given: the node's link is
+    /// connected (`cluster_link`), records and containers are replicated with the other nodes
+    /// (`cluster::records`) and, with orders, the desk decides through the replicated order
+    /// stream instead of the local journal (`orders.journal_dir` is not used): it creates the
+    /// stream and the lease bucket if missing and rebuilds its books from the stream in the
+    /// background (docs/architecture.md, "Cluster mode"). Errors as `cluster_link`, or INTERNAL
+    /// when the stream or the subscriptions cannot be set up within the connect timeout.
+    pub fn start_node(
+        cfg: EngineConfig,
+        orders: Option<OrdersConfig>,
+        cluster: Option<ClusterConfig>,
+    ) -> Result<Engine> {
+        let link = cluster.map(cluster_link).transpose()?;
+        Engine::start_on(cfg, orders, link)
+    }
+
+    /// `start_node` on an already connected link (`None`: one process), with the default record
+    /// replication settings.
+    pub fn start_on(cfg: EngineConfig, orders: Option<OrdersConfig>, link: Option<Arc<Link>>) -> Result<Engine> {
+        let cluster = link.map(|link| ClusterStart {
+            link,
+            records: crate::cluster::records::RecordsConfig::default(),
+        });
+        Engine::start_all(cfg, orders, cluster)
+    }
+
     fn start_all(cfg: EngineConfig, orders: Option<OrdersConfig>, cluster: Option<ClusterStart>) -> Result<Engine> {
+        let link = cluster.as_ref().map(|c| Arc::clone(&c.link));
         cfg.batching.validate()?;
         let (tx, rx) = crossbeam_channel::unbounded();
         let (ingest_tx, ingest_rx) = crossbeam_channel::unbounded();
@@ -280,9 +336,22 @@ impl Engine {
                     Arc::clone(&completions),
                     Arc::clone(&workers),
                 ));
-                let mut desk = OrderDesk::open(oc, post)?;
-                desk.restore(&mut hub, Instant::now());
-                Some(desk)
+                match &link {
+                    None => {
+                        let mut desk = OrderDesk::open(oc, post)?;
+                        desk.restore(&mut hub, Instant::now());
+                        Some(desk)
+                    }
+                    Some(link) => {
+                        let to_engine_tx = tx.clone();
+                        let to_engine: crate::cluster::orders::ToEngine = Arc::new(move |cmd| {
+                            // The engine thread is gone only at shutdown: nothing to tell then.
+                            let _ = to_engine_tx.send(Msg::Order(cmd));
+                        });
+                        let desk_link = crate::cluster::orders::start(link, to_engine).map_err(cluster_error)?;
+                        Some(OrderDesk::clustered(oc, post, desk_link))
+                    }
+                }
             }
         };
         let records = match cluster {
@@ -318,6 +387,8 @@ impl Engine {
             stopping: shutdown::Stopping::default(),
             shutdown_drain: cfg.shutdown_drain,
             records,
+            cluster_orders: desk.as_ref().and_then(|d| d.cluster_stats().cloned()),
+            cluster: link,
         });
         shared.stats.publish(&hub.stats());
         let for_thread = Arc::clone(&shared);
@@ -361,6 +432,11 @@ impl Engine {
     /// This engine's id.
     pub fn id(&self) -> u32 {
         self.shared.id
+    }
+
+    /// Cluster mode: this node's NATS link (`None` for one process).
+    pub fn cluster(&self) -> Option<&Arc<Link>> {
+        self.shared.cluster.as_ref()
     }
 
     fn send(&self, cmd: Command) -> Result<()> {
@@ -694,6 +770,13 @@ impl Engine {
         }
         if let Some(r) = &self.shared.records {
             s.cluster_records = r.counters();
+        }
+        if let Some(c) = &self.shared.cluster_orders {
+            let r = Ordering::Relaxed;
+            s.order_leader = u64::from(c.leader.load(r));
+            s.order_stream_seq = c.applied_seq.load(r);
+            s.orders_forwarded = c.forwarded.load(r);
+            s.order_publish_failures = c.publish_failures.load(r);
         }
         s
     }

@@ -49,7 +49,11 @@ pub fn orders_config(dir: &Path) -> OrdersConfig {
 
 impl Rig {
     pub fn start(cfg: OrdersConfig) -> Rig {
-        let engine = Engine::start_with_orders(EngineConfig::default(), Some(cfg)).unwrap();
+        Rig::on(Engine::start_with_orders(EngineConfig::default(), Some(cfg)).unwrap())
+    }
+
+    /// A rig on a running engine.
+    pub fn on(engine: Engine) -> Rig {
         let signal = Arc::new(Signal::default());
         let worker = engine
             .register_worker(Box::new(SignalWaker(Arc::clone(&signal))))
@@ -102,7 +106,12 @@ impl Rig {
     /// Waits (bounded by `WAIT`) until a received message of `sid` matches; returns it and removes
     /// every message before it.
     pub fn wait(&mut self, sid: u32, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + WAIT;
+        self.wait_within(WAIT, sid, what, pred)
+    }
+
+    /// `wait`, bounded by `within`.
+    pub fn wait_within(&mut self, within: Duration, sid: u32, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + within;
         loop {
             self.pump();
             if let Some(i) = self.msgs.iter().position(|(s, m)| *s == sid && pred(m)) {
@@ -127,7 +136,12 @@ impl Rig {
 
     /// Waits until the engine's condition holds (polled on each wake and every 20 ms).
     pub fn until(&mut self, what: &str, cond: impl Fn(&Engine) -> bool) {
-        let deadline = Instant::now() + WAIT;
+        self.until_within(WAIT, what, cond)
+    }
+
+    /// `until`, bounded by `within`.
+    pub fn until_within(&mut self, within: Duration, what: &str, cond: impl Fn(&Engine) -> bool) {
+        let deadline = Instant::now() + within;
         while !cond(&self.engine) {
             self.pump();
             let now = Instant::now();

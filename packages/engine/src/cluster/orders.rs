@@ -1,0 +1,767 @@
+//! The NATS side of the replicated order desk (docs/architecture.md, "Cluster mode: orders").
+//!
+//! - Stream `<name>_ORDERS` (subjects `<name>.orders.>`, file storage, `replicas`): the desk's
+//!   decided order events, each on the subject of the term that decided it
+//!   (`<name>.orders.ev.<node>.<term>`), after one `<name>.orders.genesis` message (so every
+//!   publish can be fenced on a last seq >= 1).
+//! - KV bucket `<name>_desk` (history 1, `max_age` = `LEASE`): key `leader` is the lease. The holder
+//!   refreshes it with `update(revision)` every `LEASE / 4`; the others try `create` as often.
+//! - Requests of sessions on a node that does not lead go to `<name>.desk.req` as core NATS
+//!   requests (reply subject `<name>.desk.rep.<node>.<id>`); only the active leader subscribes,
+//!   and it answers each with the one message the session gets (`order.ack`, `order.reject` or
+//!   `error`).
+//!
+//! Tasks on the link's runtime: the publisher (pipelined stream publishes, completions in publish
+//! order), the consumer (an ordered push consumer from the last applied seq + 1, batches sent to
+//! the engine thread), the election, the request server (leader) and the forwarder (followers).
+//! They all end when the desk's `DeskLink` is dropped (the engine thread ended).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_nats::jetstream::message::PublishMessage;
+use async_nats::jetstream::{self, context::PublishErrorKind, kv, stream};
+use bytes::Bytes;
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+use tokio::sync::{mpsc, watch};
+
+use super::{ClusterError, Link};
+use crate::error::ErrorCode;
+use crate::order::{Side, TimeInForce};
+use crate::orders::cluster::{ClusterCmd, RemoteRequest, StreamEvent};
+use crate::orders::{OrderCmd, OrderInput};
+use crate::wire::encode;
+
+/// How long the order lease lives without a refresh: a leader that stops (killed, cut off)
+/// is replaced after at most this long.
+pub const LEASE: Duration = Duration::from_secs(1);
+
+/// A consumer that delivered nothing for this long checks whether the stream went on without it.
+const CONSUMER_QUIET: Duration = Duration::from_secs(1);
+
+/// Most stream messages handed to the engine thread in one command.
+const APPLY_BATCH: usize = 1024;
+
+/// Wait between two tries of something NATS refused for now (a consumer to recreate, a request
+/// nobody answered).
+const RETRY: Duration = Duration::from_millis(25);
+
+/// Sends a command to the engine thread (the runtime's control lane).
+pub type ToEngine = Arc<dyn Fn(OrderCmd) + Send + Sync>;
+
+/// A stream publish's completion: `Ok(stream seq)` once stored on a quorum, else why not.
+pub type PublishDone = Box<dyn FnOnce(Result<u64, String>) + Send>;
+
+/// Cluster counters of the order desk (`EngineStats`).
+#[derive(Debug, Default)]
+pub struct ClusterOrderStats {
+    /// This node is the deciding leader now.
+    pub leader: AtomicBool,
+    /// Last stream seq applied to this node's durable book.
+    pub applied_seq: AtomicU64,
+    /// Requests forwarded to the leader.
+    pub forwarded: AtomicU64,
+    /// Stream publishes that failed (timed out, refused by the fence, no quorum).
+    pub publish_failures: AtomicU64,
+}
+
+/// One stream publish with its fence.
+struct PublishReq {
+    subject: Arc<str>,
+    /// `Nats-Expected-Last-Sequence`.
+    last_seq: u64,
+    /// Index of the event in its term (from 0): its `Nats-Msg-Id` is `<subject>:<k>`, and from
+    /// the second on it expects the previous one's (`Nats-Expected-Last-Msg-Id`).
+    k: u64,
+    body: Vec<u8>,
+    done: PublishDone,
+}
+
+/// A forwarded request of local session `sid`.
+struct Forward {
+    sid: u32,
+    req_id: u32,
+    payload: Vec<u8>,
+}
+
+/// The desk's handle on its NATS tasks (engine thread). Dropping it ends them.
+pub struct DeskLink {
+    publish_tx: mpsc::UnboundedSender<PublishReq>,
+    forward_tx: mpsc::UnboundedSender<Forward>,
+    reply_tx: mpsc::UnboundedSender<(Arc<str>, Vec<u8>)>,
+    active: watch::Sender<bool>,
+    event_prefix: String,
+    stats: Arc<ClusterOrderStats>,
+    terms: AtomicU64,
+}
+
+impl std::fmt::Debug for DeskLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeskLink")
+            .field("events", &self.event_prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Sends answers to forwarded requests (cheap to clone; usable from publish completions).
+#[derive(Clone)]
+pub struct Replier(mpsc::UnboundedSender<(Arc<str>, Vec<u8>)>);
+
+impl Replier {
+    /// Sends `msg` (one encoded server message) to the reply subject of a forwarded request.
+    pub fn send(&self, to: &Arc<str>, msg: Vec<u8>) {
+        // The task is gone only when the engine stops: the request then times out at its origin.
+        let _ = self.0.send((Arc::clone(to), msg));
+    }
+}
+
+impl DeskLink {
+    /// Counters.
+    pub fn stats(&self) -> &Arc<ClusterOrderStats> {
+        &self.stats
+    }
+
+    /// A new term's event subject (unique: this process's start time and a counter).
+    pub fn new_term_subject(&self) -> Arc<str> {
+        let n = self.terms.fetch_add(1, Ordering::Relaxed);
+        format!("{}{}", self.event_prefix, n).into()
+    }
+
+    /// Publishes `body`, the `k`-th event (from 0) of the term whose subject is `subject`, fenced
+    /// on the stream's last seq and (from the second on) on the term's previous event; `done` runs
+    /// on the link's thread with the result, in publish order.
+    pub fn publish(&self, subject: &Arc<str>, last_seq: u64, k: u64, body: Vec<u8>, done: PublishDone) {
+        let req = PublishReq {
+            subject: Arc::clone(subject),
+            last_seq,
+            k,
+            body,
+            done,
+        };
+        if let Err(mpsc::error::SendError(req)) = self.publish_tx.send(req) {
+            (req.done)(Err("the cluster link is stopping".into()));
+        }
+    }
+
+    /// Forwards a request of local session `sid` to the leader; its answer (or `error`
+    /// UNAVAILABLE when no leader takes it in time) comes back as `ClusterCmd::Deliver`.
+    pub fn forward(&self, sid: u32, req_id: u32, user: &str, req: &RemoteRequest) {
+        self.stats.forwarded.fetch_add(1, Ordering::Relaxed);
+        let payload = encode_request(user, req_id, req);
+        let _ = self.forward_tx.send(Forward { sid, req_id, payload });
+    }
+
+    /// The answer sender for forwarded requests.
+    pub fn replier(&self) -> Replier {
+        Replier(self.reply_tx.clone())
+    }
+
+    /// Starts (true) or stops serving forwarded requests as the leader.
+    pub fn set_active(&self, active: bool) {
+        self.stats.leader.store(active, Ordering::Relaxed);
+        self.active.send_replace(active);
+    }
+}
+
+/// The wire form of a forwarded request (JSON).
+#[derive(Serialize, Deserialize)]
+struct WireRequest {
+    user: String,
+    req_id: u32,
+    /// `submit`, `cancel` or `amend`.
+    kind: String,
+    client_order_id: String,
+    #[serde(default)]
+    instrument: String,
+    #[serde(default)]
+    side: String,
+    #[serde(default)]
+    time_in_force: String,
+    #[serde(default)]
+    quantity: Option<f64>,
+    #[serde(default)]
+    price: Option<f64>,
+}
+
+fn encode_request(user: &str, req_id: u32, req: &RemoteRequest) -> Vec<u8> {
+    let mut w = WireRequest {
+        user: user.to_owned(),
+        req_id,
+        kind: String::new(),
+        client_order_id: String::new(),
+        instrument: String::new(),
+        side: String::new(),
+        time_in_force: String::new(),
+        quantity: None,
+        price: None,
+    };
+    match req {
+        RemoteRequest::Submit(o) => {
+            w.kind = "submit".into();
+            w.client_order_id.clone_from(&o.client_order_id);
+            w.instrument.clone_from(&o.instrument);
+            w.side = crate::orders::records::side_str(o.side).into();
+            w.time_in_force = crate::orders::records::tif_str(o.time_in_force).into();
+            w.quantity = Some(o.quantity);
+            w.price = o.price;
+        }
+        RemoteRequest::Cancel(cid) => {
+            w.kind = "cancel".into();
+            w.client_order_id.clone_from(cid);
+        }
+        RemoteRequest::Amend {
+            client_order_id,
+            quantity,
+            price,
+        } => {
+            w.kind = "amend".into();
+            w.client_order_id.clone_from(client_order_id);
+            w.quantity = *quantity;
+            w.price = *price;
+        }
+    }
+    serde_json::to_vec(&w).unwrap_or_default()
+}
+
+fn decode_request(bytes: &[u8]) -> Option<(String, u32, RemoteRequest)> {
+    let w: WireRequest = serde_json::from_slice(bytes).ok()?;
+    let req = match w.kind.as_str() {
+        "submit" => RemoteRequest::Submit(OrderInput {
+            client_order_id: w.client_order_id,
+            instrument: w.instrument,
+            side: match w.side.as_str() {
+                "buy" => Side::Buy,
+                "sell" => Side::Sell,
+                _ => return None,
+            },
+            quantity: w.quantity?,
+            price: w.price,
+            time_in_force: match w.time_in_force.as_str() {
+                "day" => TimeInForce::Day,
+                "ioc" => TimeInForce::Ioc,
+                "gtc" => TimeInForce::Gtc,
+                _ => return None,
+            },
+        }),
+        "cancel" => RemoteRequest::Cancel(w.client_order_id),
+        "amend" => RemoteRequest::Amend {
+            client_order_id: w.client_order_id,
+            quantity: w.quantity,
+            price: w.price,
+        },
+        _ => return None,
+    };
+    Some((w.user, w.req_id, req))
+}
+
+/// `error` UNAVAILABLE for request `req_id`.
+pub fn unavailable(req_id: u32, message: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64 + message.len());
+    encode::error(&mut out, Some(req_id), ErrorCode::Unavailable, message, None, None);
+    out
+}
+
+/// Names of everything the order desk uses in NATS.
+#[derive(Clone)]
+struct Names {
+    stream: String,
+    events: String,
+    genesis: String,
+    bucket: String,
+    requests: String,
+    replies: String,
+}
+
+impl Names {
+    fn new(link: &Link) -> Names {
+        let c = link.config();
+        Names {
+            stream: format!("{}_ORDERS", c.name),
+            events: c.subject("orders.ev."),
+            genesis: c.subject("orders.genesis"),
+            bucket: format!("{}_desk", c.name),
+            requests: c.subject("desk.req"),
+            replies: c.subject(&format!("desk.rep.{}", c.node)),
+        }
+    }
+}
+
+/// Creates (or opens) the order stream and the lease bucket, retrying until `connect_timeout`
+/// (a JetStream cluster elects its meta leader for a moment after it starts).
+async fn ensure(js: &jetstream::Context, link: &Link, names: &Names) -> Result<kv::Store, String> {
+    let c = link.config();
+    let deadline = Instant::now() + c.connect_timeout;
+    let mut last = String::new();
+    while Instant::now() < deadline {
+        let created = js
+            .get_or_create_stream(stream::Config {
+                name: names.stream.clone(),
+                subjects: vec![c.subject("orders.>")],
+                num_replicas: c.replicas,
+                storage: stream::StorageType::File,
+                // Message ids are the fence, not a dedupe: keep the server's id table small.
+                duplicate_window: Duration::from_secs(5),
+                ..Default::default()
+            })
+            .await;
+        if let Err(e) = created {
+            last = format!("order stream {}: {e}", names.stream);
+            tokio::time::sleep(RETRY * 4).await;
+            continue;
+        }
+        // The bucket's stream, as `create_key_value` would make it (that call first reads the
+        // account info, which this client cannot parse from a 2.9 server).
+        let bucket = js
+            .get_or_create_stream(stream::Config {
+                name: format!("KV_{}", names.bucket),
+                subjects: vec![format!("$KV.{}.>", names.bucket)],
+                max_messages_per_subject: 1,
+                max_age: LEASE,
+                storage: stream::StorageType::File,
+                num_replicas: c.replicas,
+                allow_rollup: true,
+                deny_delete: true,
+                allow_direct: true,
+                discard: stream::DiscardPolicy::New,
+                ..Default::default()
+            })
+            .await;
+        if let Err(e) = bucket {
+            last = format!("lease bucket {}: {e}", names.bucket);
+            tokio::time::sleep(RETRY * 4).await;
+            continue;
+        }
+        let kv = match js.get_key_value(names.bucket.clone()).await {
+            Ok(kv) => kv,
+            Err(e) => {
+                last = format!("lease bucket {}: {e}", names.bucket);
+                tokio::time::sleep(RETRY * 4).await;
+                continue;
+            }
+        };
+        return Ok(kv);
+    }
+    Err(last)
+}
+
+/// Starts the order desk's NATS side on `link`: creates the stream and the lease bucket, then
+/// spawns the tasks. Stream events from seq 1 and election results go to `to_engine`.
+pub fn start(link: &Arc<Link>, to_engine: ToEngine) -> Result<DeskLink, ClusterError> {
+    let names = Names::new(link);
+    let js = {
+        // Stream publishes and API calls time out after the cluster's request timeout.
+        let _in_runtime = link.handle().enter();
+        jetstream::ContextBuilder::new()
+            .timeout(link.config().request_timeout)
+            .build(link.client().clone())
+    };
+    let kv = link
+        .handle()
+        .block_on(ensure(&js, link, &names))
+        .map_err(ClusterError::Runtime)?;
+    let stats = Arc::new(ClusterOrderStats::default());
+    let (publish_tx, publish_rx) = mpsc::unbounded_channel();
+    let (forward_tx, forward_rx) = mpsc::unbounded_channel();
+    let (reply_tx, reply_rx) = mpsc::unbounded_channel();
+    let (active, active_rx) = watch::channel(false);
+    let h = link.handle();
+    let client = link.client().clone();
+    let timeout = link.config().request_timeout;
+    h.spawn(publisher(js.clone(), publish_rx, Arc::clone(&stats)));
+    h.spawn(consumer(
+        js.clone(),
+        names.clone(),
+        Arc::clone(&to_engine),
+        active_rx.clone(),
+    ));
+    h.spawn(election(
+        js.clone(),
+        kv,
+        names.clone(),
+        link.config().node.clone(),
+        Arc::clone(&to_engine),
+        active_rx.clone(),
+    ));
+    h.spawn(server(
+        client.clone(),
+        names.requests.clone(),
+        Arc::clone(&to_engine),
+        active_rx,
+    ));
+    h.spawn(replies(client.clone(), reply_rx));
+    h.spawn(forwarder(
+        client,
+        names.clone(),
+        timeout,
+        forward_rx,
+        Arc::clone(&to_engine),
+    ));
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    Ok(DeskLink {
+        publish_tx,
+        forward_tx,
+        reply_tx,
+        active,
+        event_prefix: format!("{}{}.{started:x}-", names.events, link.config().node),
+        stats,
+        terms: AtomicU64::new(1),
+    })
+}
+
+/// Publishes in order; a second task awaits the acks in the same order and runs completions.
+async fn publisher(js: jetstream::Context, mut rx: mpsc::UnboundedReceiver<PublishReq>, stats: Arc<ClusterOrderStats>) {
+    type Pending = (Result<jetstream::context::PublishAckFuture, String>, PublishDone);
+    let (acks_tx, mut acks_rx) = mpsc::unbounded_channel::<Pending>();
+    let acker = tokio::spawn(async move {
+        while let Some((sent, done)) = acks_rx.recv().await {
+            let result = match sent {
+                Ok(fut) => fut.await.map(|a| a.sequence).map_err(|e| describe(e.kind(), &e)),
+                Err(e) => Err(e),
+            };
+            if result.is_err() {
+                stats.publish_failures.fetch_add(1, Ordering::Relaxed);
+            }
+            done(result);
+        }
+    });
+    while let Some(req) = rx.recv().await {
+        let mut msg = PublishMessage::build()
+            .payload(Bytes::from(req.body))
+            .expected_last_sequence(req.last_seq)
+            .message_id(format!("{}:{}", req.subject, req.k));
+        if req.k > 0 {
+            msg = msg.expected_last_message_id(format!("{}:{}", req.subject, req.k - 1));
+        }
+        let sent = js
+            .send_publish(req.subject.to_string(), msg)
+            .await
+            .map_err(|e| describe(e.kind(), &e));
+        if acks_tx.send((sent, req.done)).is_err() {
+            break;
+        }
+    }
+    drop(acks_tx);
+    let _ = acker.await;
+}
+
+fn describe(kind: PublishErrorKind, e: &dyn std::fmt::Display) -> String {
+    match kind {
+        PublishErrorKind::TimedOut => "the order stream did not confirm in time (no quorum?)".into(),
+        PublishErrorKind::WrongLastSequence => {
+            "another node decided meanwhile (this one is no longer the order leader)".into()
+        }
+        _ => format!("the order stream refused: {e}"),
+    }
+}
+
+/// Delivers the stream to the engine thread in seq order from seq 1, through an ordered push
+/// consumer recreated from the last delivered seq + 1 whenever it fails.
+async fn consumer(js: jetstream::Context, names: Names, to_engine: ToEngine, mut stop: watch::Receiver<bool>) {
+    let mut delivered = 0u64;
+    loop {
+        if stop.has_changed().is_err() {
+            return;
+        }
+        let created = async {
+            let s = js.get_stream(&names.stream).await.map_err(|e| e.to_string())?;
+            let c = s
+                .create_consumer(jetstream::consumer::push::OrderedConfig {
+                    deliver_subject: js.client().new_inbox(),
+                    deliver_policy: jetstream::consumer::DeliverPolicy::ByStartSequence {
+                        start_sequence: delivered + 1,
+                    },
+                    ..Default::default()
+                })
+                .await
+                .map_err(|e| e.to_string())?;
+            c.messages().await.map_err(|e| e.to_string())
+        }
+        .await;
+        let Ok(mut messages) = created else {
+            tokio::select! {
+                _ = tokio::time::sleep(RETRY * 4) => continue,
+                r = stop.changed() => if r.is_err() { return } else { continue },
+            }
+        };
+        loop {
+            let first = tokio::select! {
+                m = messages.next() => m,
+                r = stop.changed() => if r.is_err() { return } else { continue },
+                _ = tokio::time::sleep(CONSUMER_QUIET) => {
+                    // Quiet: if the stream went on without us (our consumer died with its server
+                    // and the client's own recreation is backing off), start over from here.
+                    match stream_last_seq(&js, &names).await {
+                        Some(last) if last > delivered => break,
+                        _ => continue,
+                    }
+                }
+            };
+            let Some(Ok(first)) = first else { break };
+            let mut batch = Vec::new();
+            let mut next = Some(first);
+            let mut gap = false;
+            while let Some(m) = next.take() {
+                let Ok(info) = m.info() else { continue };
+                let seq = info.stream_sequence;
+                if seq <= delivered {
+                    // A recreated consumer's overlap.
+                } else if seq != delivered + 1 {
+                    gap = true;
+                    break;
+                } else {
+                    delivered = seq;
+                    let event = m.subject.as_str().starts_with(&names.events);
+                    batch.push(StreamEvent {
+                        seq,
+                        body: event.then(|| m.payload.to_vec()),
+                    });
+                }
+                if batch.len() >= APPLY_BATCH {
+                    break;
+                }
+                // More already here: same batch.
+                next = match futures_util::FutureExt::now_or_never(messages.next()) {
+                    Some(Some(Ok(m))) => Some(m),
+                    _ => None,
+                };
+            }
+            if !batch.is_empty() {
+                to_engine(OrderCmd::Cluster(ClusterCmd::Stream(batch)));
+            }
+            if gap {
+                break;
+            }
+        }
+    }
+}
+
+/// The order stream's last seq (`None`: not answered).
+async fn stream_last_seq(js: &jetstream::Context, names: &Names) -> Option<u64> {
+    let s = js.get_stream(&names.stream).await.ok()?;
+    s.get_info().await.ok().map(|i| i.state.last_sequence)
+}
+
+/// The lease: refresh it while held, else try to take it; while held by a desk that is not
+/// deciding yet, tell it the stream's last seq to catch up to (`Promote`).
+async fn election(
+    js: jetstream::Context,
+    kv: kv::Store,
+    names: Names,
+    node: String,
+    to_engine: ToEngine,
+    mut active: watch::Receiver<bool>,
+) {
+    let mut held: Option<u64> = None;
+    let mut tick = tokio::time::interval(LEASE / 4);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            r = active.changed() => if r.is_err() { return } else { continue },
+        }
+        let value = Bytes::from(node.clone());
+        held = match held {
+            Some(rev) => match kv.update("leader", value, rev).await {
+                Ok(rev) => Some(rev),
+                Err(_) => {
+                    to_engine(OrderCmd::Cluster(ClusterCmd::LeaseLost));
+                    None
+                }
+            },
+            None => kv.create("leader", value).await.ok(),
+        };
+        if held.is_none() || *active.borrow() {
+            continue;
+        }
+        let Some(last) = stream_last_seq(&js, &names).await else {
+            continue;
+        };
+        if last == 0 {
+            // Every publish is fenced on a last seq >= 1: store the genesis message first (once
+            // ever: a second one finds its subject taken).
+            let msg = PublishMessage::build()
+                .payload(Bytes::from_static(b"tidewire orders"))
+                .expected_last_subject_sequence(0);
+            if let Ok(ack) = js.send_publish(names.genesis.clone(), msg).await {
+                let _ = ack.await;
+            }
+            continue;
+        }
+        to_engine(OrderCmd::Cluster(ClusterCmd::Promote { last_seq: last }));
+    }
+}
+
+/// While this node leads: takes forwarded requests to the engine thread.
+async fn server(client: async_nats::Client, subject: String, to_engine: ToEngine, mut active: watch::Receiver<bool>) {
+    loop {
+        while !*active.borrow_and_update() {
+            if active.changed().await.is_err() {
+                return;
+            }
+        }
+        let Ok(mut sub) = client.subscribe(subject.clone()).await else {
+            tokio::time::sleep(RETRY).await;
+            continue;
+        };
+        loop {
+            tokio::select! {
+                m = sub.next() => {
+                    let Some(m) = m else { break };
+                    if !*active.borrow() {
+                        continue; // stepped down: the origin retries with the next leader
+                    }
+                    let Some(reply) = m.reply else { continue };
+                    let reply: Arc<str> = reply.as_str().into();
+                    match decode_request(&m.payload) {
+                        Some((user, req_id, request)) => to_engine(OrderCmd::Cluster(ClusterCmd::Remote {
+                            reply,
+                            user,
+                            req_id,
+                            request,
+                            at: Instant::now(),
+                        })),
+                        None => {
+                            let _ = client.publish(reply.to_string(), Bytes::from(unavailable(0, "orders are unavailable: the order leader could not read a forwarded request (nodes of different versions?)"))).await;
+                        }
+                    }
+                }
+                r = active.changed() => {
+                    if r.is_err() { return }
+                    if !*active.borrow() { break }
+                }
+            }
+        }
+        let _ = sub.unsubscribe().await;
+    }
+}
+
+/// Sends the leader's answers to forwarded requests, in the order the desk made them.
+async fn replies(client: async_nats::Client, mut rx: mpsc::UnboundedReceiver<(Arc<str>, Vec<u8>)>) {
+    while let Some((to, msg)) = rx.recv().await {
+        let _ = client.publish(to.to_string(), Bytes::from(msg)).await;
+    }
+}
+
+/// A forwarded request waiting for its answer.
+struct Waiting {
+    sid: u32,
+    req_id: u32,
+    payload: Bytes,
+    deadline: Instant,
+    /// Sent again at this time (nobody led when it was sent).
+    retry_at: Option<Instant>,
+}
+
+/// Sends this node's forwarded requests in order and delivers each answer to its session; a
+/// request nobody serves (no leader right now) is sent again until `timeout`, then answered
+/// `error` UNAVAILABLE.
+async fn forwarder(
+    client: async_nats::Client,
+    names: Names,
+    timeout: Duration,
+    mut rx: mpsc::UnboundedReceiver<Forward>,
+    to_engine: ToEngine,
+) {
+    let mut sub = loop {
+        match client.subscribe(format!("{}.*", names.replies)).await {
+            Ok(s) => break s,
+            Err(_) => tokio::time::sleep(RETRY).await,
+        }
+    };
+    let mut waiting: HashMap<u64, Waiting> = HashMap::new();
+    let mut next_id = 0u64;
+    let mut tick = tokio::time::interval(RETRY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let deliver = |sid: u32, msg: Vec<u8>| to_engine(OrderCmd::Cluster(ClusterCmd::Deliver { sid, msg }));
+    loop {
+        tokio::select! {
+            f = rx.recv() => {
+                let Some(f) = f else { return };
+                next_id += 1;
+                let payload = Bytes::from(f.payload);
+                let reply = format!("{}.{next_id}", names.replies);
+                let _ = client.publish_with_reply(names.requests.clone(), reply, payload.clone()).await;
+                waiting.insert(next_id, Waiting {
+                    sid: f.sid,
+                    req_id: f.req_id,
+                    payload,
+                    deadline: Instant::now() + timeout,
+                    retry_at: None,
+                });
+            }
+            m = sub.next() => {
+                let Some(m) = m else { return };
+                let Some(id) = m.subject.as_str().rsplit('.').next().and_then(|t| t.parse::<u64>().ok()) else { continue };
+                if m.status == Some(async_nats::StatusCode::NO_RESPONDERS) {
+                    if let Some(w) = waiting.get_mut(&id) {
+                        w.retry_at = Some(Instant::now() + RETRY);
+                    }
+                    continue;
+                }
+                if let Some(w) = waiting.remove(&id) {
+                    deliver(w.sid, m.payload.to_vec());
+                }
+            }
+            _ = tick.tick() => {
+                let now = Instant::now();
+                let mut expired = Vec::new();
+                for (id, w) in waiting.iter_mut() {
+                    if now >= w.deadline {
+                        expired.push(*id);
+                    } else if w.retry_at.is_some_and(|t| now >= t) {
+                        w.retry_at = None;
+                        let reply = format!("{}.{id}", names.replies);
+                        let _ = client.publish_with_reply(names.requests.clone(), reply, w.payload.clone()).await;
+                    }
+                }
+                for id in expired {
+                    if let Some(w) = waiting.remove(&id) {
+                        let msg = if w.retry_at.is_some() {
+                            format!("orders are unavailable: no order leader answered within {} ms", timeout.as_millis())
+                        } else {
+                            format!("orders are unavailable: the order leader did not answer within {} ms (the request may still be carried out: check the blotter)", timeout.as_millis())
+                        };
+                        deliver(w.sid, unavailable(w.req_id, &msg));
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forwarded_requests_round_trip() {
+        let reqs = [
+            RemoteRequest::Submit(OrderInput {
+                client_order_id: "c1".into(),
+                instrument: "/FX/EURUSD".into(),
+                side: Side::Sell,
+                quantity: 5.0,
+                price: Some(1.25),
+                time_in_force: TimeInForce::Gtc,
+            }),
+            RemoteRequest::Cancel("c2".into()),
+            RemoteRequest::Amend {
+                client_order_id: "c3".into(),
+                quantity: None,
+                price: Some(2.0),
+            },
+        ];
+        for r in reqs {
+            let bytes = encode_request("alice", 7, &r);
+            let (user, req_id, back) = decode_request(&bytes).expect("decodes");
+            assert_eq!((user.as_str(), req_id), ("alice", 7));
+            assert_eq!(back, r);
+        }
+        assert!(decode_request(b"{}").is_none());
+    }
+}

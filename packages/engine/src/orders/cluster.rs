@@ -1,0 +1,446 @@
+//! The desk in cluster mode (docs/architecture.md, "Cluster mode: orders"): the order stream
+//! replaces the journal, one node (the leader, holder of the lease) decides, every node applies
+//! the stream.
+//!
+//! Roles: a **follower** forwards its sessions' order requests to the leader (`DeskLink::forward`)
+//! and applies the stream to its durable book, trade records and blotters. When the election task
+//! holds the lease it sends `Promote` with the stream's last seq: the node is **promoting** until
+//! its durable book has applied that seq, then it becomes the **leader**: live book := durable
+//! book, working orders indexed, orders left New acknowledged, a new term (event subject) begun,
+//! and it serves forwarded requests. The leader decides exactly like the single-process desk;
+//! each decided event is published fenced (`Nats-Expected-Last-Sequence` = the seq the previous
+//! event got, pipelined as base + k, and `Nats-Expected-Last-Msg-Id` = the term's previous
+//! event's id, so a publish following a failed one of the same term cannot land on another
+//! node's event). Its completion (link thread, in publish order) sends the `order.ack` to the local
+//! session's worker or to the forwarding node. A failed publish (timed out, fenced, no quorum) or
+//! the lost lease makes the leader step down: it stops deciding (its live book may hold events
+//! never stored), and re-promotes from the stream while it still holds the lease. The leader, too,
+//! applies the durable side only from the stream: one path on every node.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::{ack_message, reply_error, OrderDesk, OrderInput, OrderLog, OrdersShared, PendingReply, Post, To};
+use crate::cluster::orders::{unavailable, DeskLink, Replier};
+use crate::config::OrdersConfig;
+use crate::hub::Hub;
+use crate::order::{Amend, ExecutionSimulator, OrderBook, OrderEvent, OrderLimits};
+
+/// A request another node forwarded (its session's user comes with it).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RemoteRequest {
+    /// `order.submit`.
+    Submit(OrderInput),
+    /// `order.cancel` of the client order id.
+    Cancel(String),
+    /// `order.amend`.
+    Amend {
+        /// The order's client id.
+        client_order_id: String,
+        /// New total quantity.
+        quantity: Option<f64>,
+        /// New limit price.
+        price: Option<f64>,
+    },
+}
+
+/// One order stream message, in stream order.
+#[derive(Debug)]
+pub struct StreamEvent {
+    /// Stream seq.
+    pub seq: u64,
+    /// An encoded `OrderEvent`; `None` for a message that is not one (the genesis marker).
+    pub body: Option<Vec<u8>>,
+}
+
+/// A stream publish's completion, back on the engine thread.
+#[derive(Debug)]
+pub struct Published {
+    /// `Ok(seq)`: stored on a quorum; `Err`: why not (it may still have been stored after a
+    /// timeout: then it arrives through the stream like any event).
+    pub result: Result<u64, String>,
+    /// The term that published it.
+    pub term: u64,
+    /// The event.
+    pub event: OrderEvent,
+    /// The request it answers, if any (its ack or error went out already when remote).
+    pub reply: Option<PendingReply>,
+}
+
+/// Cluster work for the desk (engine thread).
+#[derive(Debug)]
+pub enum ClusterCmd {
+    /// Stream messages, in seq order, starting right after the last ones sent.
+    Stream(Vec<StreamEvent>),
+    /// This node holds the lease; the stream's last seq was `last_seq`: decide once applied.
+    Promote {
+        /// The stream's last seq when asked.
+        last_seq: u64,
+    },
+    /// The lease could not be refreshed: stop deciding.
+    LeaseLost,
+    /// A request forwarded by another node, to answer on `reply`.
+    Remote {
+        /// NATS reply subject.
+        reply: Arc<str>,
+        /// The session's user.
+        user: String,
+        /// The session's request id.
+        req_id: u32,
+        /// The request.
+        request: RemoteRequest,
+        /// When it arrived.
+        at: Instant,
+    },
+    /// The answer (one encoded message) to a request this node forwarded for session `sid`.
+    Deliver {
+        /// Local session.
+        sid: u32,
+        /// `order.ack`, `order.reject` or `error`.
+        msg: Vec<u8>,
+    },
+    /// A stream publish completed.
+    Published(Published),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Follower,
+    /// Holding the lease, applying the stream up to `target` before deciding.
+    Promoting {
+        target: u64,
+    },
+    Leader,
+}
+
+/// The desk's cluster state (inside `OrderLog::Stream`).
+pub(crate) struct ClusterState {
+    link: DeskLink,
+    pub(super) replier: Replier,
+    role: Role,
+    /// Last stream seq applied to the durable book.
+    applied: u64,
+    /// Current term (bumped on every promotion and step-down; completions of older terms only
+    /// deliver their acks).
+    term: u64,
+    /// The term's event subject.
+    subject: Arc<str>,
+    /// The stream's last seq when the term began.
+    base: u64,
+    /// Events published in this term.
+    published: u64,
+}
+
+impl ClusterState {
+    /// Publishes `ev` (decided on the live book) with the next fence of the term; the completion
+    /// answers its request (see the module doc).
+    pub(super) fn publish(
+        &mut self,
+        body: Vec<u8>,
+        post: Post,
+        shared: Arc<OrdersShared>,
+        ev: OrderEvent,
+        reply: Option<PendingReply>,
+    ) {
+        let (last, k) = (self.base + self.published, self.published);
+        self.published += 1;
+        let replier = self.replier.clone();
+        let term = self.term;
+        let done = move |result: Result<u64, String>| complete(&post, &shared, &replier, term, result, ev, reply);
+        self.link.publish(&self.subject, last, k, body, Box::new(done));
+    }
+}
+
+/// A stream publish's completion on the link thread: the request's `order.ack` goes to the local
+/// worker (through the completion sink, like a journal completion) or to the forwarding node; a
+/// forwarded request whose publish failed is answered `error` UNAVAILABLE here (a local one by the
+/// engine thread). Completions run in publish order, so a session's acks keep stream order.
+fn complete(
+    post: &Post,
+    shared: &OrdersShared,
+    replier: &Replier,
+    term: u64,
+    result: Result<u64, String>,
+    event: OrderEvent,
+    reply: Option<PendingReply>,
+) {
+    let mut msg = Vec::new();
+    let mut local_ack = None;
+    match (&result, &reply) {
+        (Ok(seq), Some(r)) => {
+            shared.note_durable(*seq);
+            shared.record_latency(r.accepted_at.elapsed().as_secs_f64() * 1e6);
+            match &r.remote {
+                Some(to) => {
+                    ack_message(&mut msg, r, event.order_id(), *seq);
+                    replier.send(to, msg);
+                }
+                None => {
+                    msg.push(b'[');
+                    ack_message(&mut msg, r, event.order_id(), *seq);
+                    msg.push(b']');
+                    local_ack = Some((r.worker, r.sid, msg));
+                }
+            }
+        }
+        (Ok(seq), None) => shared.note_durable(*seq),
+        (Err(e), Some(r)) => {
+            if let Some(to) = &r.remote {
+                let text = format!("orders are unavailable: {e}; the request was not acknowledged");
+                replier.send(to, unavailable(r.req_id, &text));
+            }
+        }
+        (Err(_), None) => {}
+    }
+    let cmd = super::OrderCmd::Cluster(ClusterCmd::Published(Published {
+        result,
+        term,
+        event,
+        reply,
+    }));
+    match &local_ack {
+        Some((worker, sid, frame)) => post.post(
+            cmd,
+            Some(super::Ack {
+                worker: *worker,
+                sid: *sid,
+                frame,
+            }),
+        ),
+        None => post.post(cmd, None),
+    }
+    post.group_done(&|_| {});
+}
+
+impl OrderDesk {
+    /// A desk in cluster mode over `link`: empty books that the order stream fills from seq 1
+    /// (trade records and blotters are published as the events are applied); it decides once
+    /// the election made it the leader.
+    pub fn clustered(cfg: OrdersConfig, post: Post, link: DeskLink) -> OrderDesk {
+        let limits = OrderLimits {
+            max_quantity: cfg.max_quantity,
+            default_tick: cfg.default_tick,
+            max_price_ticks: cfg.max_price_ticks,
+            ..OrderLimits::default()
+        };
+        let replier = link.replier();
+        let subject = link.new_term_subject();
+        OrderDesk {
+            book: OrderBook::new(limits),
+            durable: OrderBook::new(limits),
+            log: OrderLog::Stream(Box::new(ClusterState {
+                link,
+                replier,
+                role: Role::Follower,
+                applied: 0,
+                term: 1,
+                subject,
+                base: 0,
+                published: 0,
+            })),
+            sim: ExecutionSimulator::new(cfg.simulator),
+            cfg,
+            post,
+            shared: Arc::new(OrdersShared::default()),
+            failed: None,
+            working: FxHashMap::default(),
+            ticked: FxHashSet::default(),
+            fresh: Vec::new(),
+            pending: Vec::new(),
+            pending_rows: Vec::new(),
+            next_pass: None,
+            scratch: Vec::with_capacity(256),
+            restore_seqs: Vec::new(),
+            next_end_of_day: None,
+        }
+    }
+
+    /// Cluster counters (`None` on a single node).
+    pub fn cluster_stats(&self) -> Option<&Arc<crate::cluster::orders::ClusterOrderStats>> {
+        match &self.log {
+            OrderLog::Stream(c) => Some(c.link.stats()),
+            OrderLog::Journal(_) => None,
+        }
+    }
+
+    /// Whether this desk decides (single node: always; cluster: while it leads).
+    pub(super) fn deciding(&self) -> bool {
+        match &self.log {
+            OrderLog::Journal(_) => true,
+            OrderLog::Stream(c) => c.role == Role::Leader,
+        }
+    }
+
+    /// Cluster mode, not leading: forwards session `sid`'s request (`make`) to the leader and
+    /// returns true. Otherwise false (the caller decides here).
+    pub(super) fn forward(
+        &mut self,
+        hub: &mut Hub,
+        sid: u32,
+        req_id: u32,
+        make: impl FnOnce() -> RemoteRequest,
+    ) -> bool {
+        let OrderLog::Stream(c) = &self.log else { return false };
+        if c.role == Role::Leader {
+            return false;
+        }
+        // A closed session has nobody to answer: nothing is forwarded.
+        if let Some((user, _)) = hub.session_user_and_worker(sid) {
+            c.link.forward(sid, req_id, user, &make());
+        }
+        true
+    }
+
+    pub(super) fn cluster(&mut self, hub: &mut Hub, cmd: ClusterCmd, now: Instant) {
+        match cmd {
+            ClusterCmd::Stream(batch) => self.apply_stream(hub, batch, now),
+            ClusterCmd::Promote { last_seq } => {
+                let OrderLog::Stream(c) = &mut self.log else { return };
+                if c.role == Role::Leader {
+                    return;
+                }
+                c.role = Role::Promoting { target: last_seq };
+                self.maybe_lead(hub, now);
+            }
+            ClusterCmd::LeaseLost => self.step_down(),
+            ClusterCmd::Remote {
+                reply,
+                user,
+                req_id,
+                request,
+                at,
+            } => {
+                let to = To {
+                    sid: 0,
+                    remote: Some(reply),
+                };
+                if !self.deciding() {
+                    let msg = "orders are unavailable: this node stopped leading the orders; send again";
+                    reply_error(&mut self.scratch, req_id, msg);
+                    return self.answer(hub, &to, now);
+                }
+                let user = Some(user);
+                match request {
+                    RemoteRequest::Submit(order) => self.submit(hub, to, user, req_id, order, at, now),
+                    RemoteRequest::Cancel(cid) => self.change(hub, to, user, req_id, cid, None, at, now),
+                    RemoteRequest::Amend {
+                        client_order_id,
+                        quantity,
+                        price,
+                    } => {
+                        let amend = Some(Amend { quantity, price });
+                        self.change(hub, to, user, req_id, client_order_id, amend, at, now);
+                    }
+                }
+            }
+            ClusterCmd::Deliver { sid, msg } => hub.reply_now(sid, &msg, now),
+            ClusterCmd::Published(p) => self.published(hub, p, now),
+        }
+    }
+
+    /// A publish completion: a durable accept of this term is acknowledged (published like any
+    /// decision); a failure answers a local request `error` UNAVAILABLE and, in the current term,
+    /// makes the node step down.
+    fn published(&mut self, hub: &mut Hub, p: Published, now: Instant) {
+        let OrderLog::Stream(c) = &self.log else { return };
+        let current = c.term == p.term && c.role == Role::Leader;
+        match p.result {
+            Ok(_) => {
+                if current && p.reply.is_some() && matches!(p.event, OrderEvent::Accepted { .. }) {
+                    self.acknowledge(hub, p.event.order_id(), now);
+                }
+            }
+            Err(e) => {
+                if let Some(r) = p.reply.as_ref().filter(|r| r.remote.is_none()) {
+                    let msg = format!("orders are unavailable: {e}; the request was not acknowledged");
+                    reply_error(&mut self.scratch, r.req_id, &msg);
+                    hub.reply_now(r.sid, &self.scratch, now);
+                }
+                if current {
+                    self.step_down();
+                }
+            }
+        }
+    }
+
+    /// Stops deciding: the live book may hold events that were never stored; it is replaced by
+    /// the durable book at the next promotion.
+    fn step_down(&mut self) {
+        let OrderLog::Stream(c) = &mut self.log else { return };
+        if c.role == Role::Leader {
+            c.link.set_active(false);
+            c.term += 1;
+        }
+        c.role = Role::Follower;
+        self.working.clear();
+        self.ticked.clear();
+        self.fresh.clear();
+        self.next_pass = None;
+        let open = self.durable.open_orders().count() as u64;
+        self.shared.open.store(open, Ordering::Relaxed);
+    }
+
+    /// Promoting and caught up: start deciding on a copy of the durable book.
+    fn maybe_lead(&mut self, hub: &mut Hub, now: Instant) {
+        let OrderLog::Stream(c) = &mut self.log else { return };
+        let Role::Promoting { target } = c.role else { return };
+        if c.applied < target {
+            return;
+        }
+        c.role = Role::Leader;
+        c.term += 1;
+        c.subject = c.link.new_term_subject();
+        c.base = c.applied;
+        c.published = 0;
+        c.link.set_active(true);
+        self.book = self.durable.clone();
+        self.working.clear();
+        self.ticked.clear();
+        self.fresh.clear();
+        self.next_pass = None;
+        self.next_end_of_day = None;
+        let open = self.book.open_orders().count() as u64;
+        self.shared.open.store(open, Ordering::Relaxed);
+        self.resume_open(hub, now);
+    }
+
+    /// Applies stream messages in order to the durable book (and, through `flush_published`,
+    /// trade records and blotters); a promoting node that caught up starts deciding.
+    fn apply_stream(&mut self, hub: &mut Hub, batch: Vec<StreamEvent>, now: Instant) {
+        let OrderLog::Stream(c) = &self.log else { return };
+        let mut applied = c.applied;
+        let leader = c.role == Role::Leader;
+        let mut open_delta = 0i64;
+        for StreamEvent { seq, body } in batch {
+            if seq <= applied {
+                continue;
+            }
+            applied = seq;
+            let Some(body) = body else { continue };
+            let Ok(mut ev) = OrderEvent::decode(&body) else {
+                continue; // not written by a desk of this version: nothing to apply
+            };
+            if let Ok((was, is)) = self.apply_durable(seq, &mut ev) {
+                open_delta += i64::from(is) - i64::from(was);
+            }
+        }
+        if !leader {
+            // The leader counts open orders as it decides; a follower as the stream says.
+            if open_delta >= 0 {
+                self.shared.open.fetch_add(open_delta as u64, Ordering::Relaxed);
+            } else {
+                self.shared.open.fetch_sub(open_delta.unsigned_abs(), Ordering::Relaxed);
+            }
+        }
+        self.shared.note_durable(applied);
+        if let OrderLog::Stream(c) = &mut self.log {
+            c.applied = applied;
+            c.link.stats().applied_seq.store(applied, Ordering::Relaxed);
+        }
+        self.flush_published(hub, now);
+        self.maybe_lead(hub, now);
+    }
+}

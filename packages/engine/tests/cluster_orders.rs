@@ -1,0 +1,326 @@
+//! Orders in cluster mode: two engines (separate links) on a real 3-server NATS cluster. The
+//! leader decides through the replicated order stream; every node applies it (same ids, same
+//! blotters); a stopped leader, a killed stream leader and a lost quorum never lose or invent
+//! an acknowledged order.
+
+#[path = "nats_util/mod.rs"]
+mod nats_util;
+#[path = "orders_util/mod.rs"]
+mod orders_util;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use orders_util::{order, orders_config, Rig};
+use serde_json::Value;
+use tidewire_engine::cluster::ClusterConfig;
+use tidewire_engine::config::EngineConfig;
+use tidewire_engine::order::Side;
+use tidewire_engine::runtime::Engine;
+
+/// Longest wait for anything cluster-wide (an election, a NATS server restart, a catch-up).
+const CLUSTER_WAIT: Duration = Duration::from_secs(30);
+
+const EURUSD: &str = "/FX/EURUSD";
+
+fn node(nats: &nats_util::NatsCluster, name: &str, request_timeout: Duration) -> Rig {
+    let mut cc = ClusterConfig::new(nats.urls(), name);
+    cc.request_timeout = request_timeout;
+    let engine = Engine::start_node(EngineConfig::default(), Some(orders_config("".as_ref())), Some(cc))
+        .expect("start a cluster node");
+    let rig = Rig::on(engine);
+    // Instruments are records of each node's own store (record replication is not this test's).
+    rig.market(EURUSD, 1.1000, 1.1002);
+    rig
+}
+
+/// Waits until `cond` holds, polling every few ms, at most `within`.
+fn eventually(within: Duration, what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + within;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out ({within:?}) waiting for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn is_leader(r: &Rig) -> bool {
+    r.engine.stats().order_leader == 1
+}
+
+/// Index of the leading rig, once one leads.
+fn leader(rigs: &[&Rig]) -> usize {
+    let mut found = None;
+    eventually(CLUSTER_WAIT, "an order leader", || {
+        found = rigs.iter().position(|r| is_leader(r));
+        found.is_some()
+    });
+    found.unwrap_or_default()
+}
+
+fn blotter(r: &Rig, user: &str) -> Vec<String> {
+    r.engine
+        .container_members(vec![format!("/BLOTTER/{user}")], Duration::from_secs(5))
+        .expect("container members")
+        .pop()
+        .map(|c| c.members)
+        .unwrap_or_default()
+}
+
+/// A resting buy (never crosses the 1.1002 ask), so every order stays acknowledged.
+fn resting(cid: &str) -> tidewire_engine::runtime::OrderSubmit {
+    order(cid, EURUSD, Side::Buy, 10.0, Some(1.0))
+}
+
+fn ack_id(m: &Value) -> u64 {
+    assert_eq!(m["type"], "order.ack", "{m}");
+    m["orderId"].as_u64().expect("orderId")
+}
+
+#[test]
+fn orders_on_either_node_are_acked_once_and_every_node_shows_them() {
+    if !nats_util::nats_available() {
+        eprintln!("nats-server not found: skipped");
+        return;
+    }
+    let nats = nats_util::NatsCluster::start("corders");
+    let mut a = node(&nats, "a", Duration::from_secs(5));
+    let mut b = node(&nats, "b", Duration::from_secs(5));
+    let l = leader(&[&a, &b]);
+    let (leader_rig, follower) = if l == 0 { (&mut a, &mut b) } else { (&mut b, &mut a) };
+    let on_follower = follower.session("alice");
+    let on_leader = leader_rig.session("alice");
+    let mut acked = BTreeMap::new();
+    for i in 0..5u32 {
+        follower
+            .engine
+            .order_submit(on_follower, i + 1, resting(&format!("f{i}")))
+            .unwrap();
+        let id = ack_id(&follower.reply(on_follower, i + 1));
+        acked.insert(format!("f{i}"), id);
+        leader_rig
+            .engine
+            .order_submit(on_leader, i + 1, resting(&format!("l{i}")))
+            .unwrap();
+        let id = ack_id(&leader_rig.reply(on_leader, i + 1));
+        acked.insert(format!("l{i}"), id);
+    }
+    let ids: BTreeSet<u64> = acked.values().copied().collect();
+    assert_eq!(ids, (1..=10).collect(), "ids are the leader's counter: {acked:?}");
+
+    // A client order id is unique per user across nodes: the leader's book holds them all.
+    follower.engine.order_submit(on_follower, 20, resting("l3")).unwrap();
+    let dup = follower.reply(on_follower, 20);
+    assert_eq!(dup["type"], "order.reject", "{dup}");
+    leader_rig.engine.order_submit(on_leader, 20, resting("f3")).unwrap();
+    assert_eq!(leader_rig.reply(on_leader, 20)["type"], "order.reject");
+
+    // A cancel forwarded by the follower gets the same ack a single node sends.
+    follower.engine.order_cancel(on_follower, 21, "l0".into()).unwrap();
+    let cancel = follower.reply(on_follower, 21);
+    assert_eq!(
+        (
+            cancel["type"].as_str(),
+            cancel["status"].as_str(),
+            cancel["orderId"].as_u64()
+        ),
+        (Some("order.ack"), Some("cancelled"), Some(acked["l0"])),
+        "{cancel}"
+    );
+
+    // Both nodes serve the same blotter (the trade records of every acknowledged order).
+    let want: BTreeSet<String> = ids.iter().map(|id| format!("/TRADE/alice/{id}")).collect();
+    for r in [&*follower, &*leader_rig] {
+        eventually(CLUSTER_WAIT, "the blotter on both nodes", || {
+            blotter(r, "alice").into_iter().collect::<BTreeSet<_>>() == want
+        });
+    }
+    assert_eq!(
+        blotter(follower, "alice"),
+        blotter(leader_rig, "alice"),
+        "same rows, same order"
+    );
+    let seq = leader_rig.engine.stats().order_stream_seq;
+    eventually(CLUSTER_WAIT, "the follower applied the whole stream", || {
+        follower.engine.stats().order_stream_seq >= seq
+    });
+    assert!(follower.engine.stats().orders_forwarded >= 7);
+    assert_eq!(follower.engine.stats().order_leader, 0);
+}
+
+/// Submits on `rig` until one is answered `order.ack` (a new client id per try: a refused try
+/// may still have been stored); returns the acked (cid, id) and every try's cid.
+fn submit_until_acked(rig: &mut Rig, sid: u32, req: &mut u32, tag: &str) -> (String, u64) {
+    let deadline = Instant::now() + CLUSTER_WAIT;
+    loop {
+        *req += 1;
+        let cid = format!("{tag}-{req}");
+        rig.engine.order_submit(sid, *req, resting(&cid)).unwrap();
+        let m = rig.wait_within(CLUSTER_WAIT, sid, "a reply", |m| m["reqId"] == *req);
+        if m["type"] == "order.ack" {
+            return (cid, ack_id(&m));
+        }
+        assert_eq!(
+            m["code"], "UNAVAILABLE",
+            "only UNAVAILABLE while the cluster recovers: {m}"
+        );
+        assert!(Instant::now() < deadline, "no order acked within {CLUSTER_WAIT:?}");
+    }
+}
+
+/// Every acked order is in `r`'s blotter of `user`, and the blotter holds ids 1..=n without a gap
+/// or a duplicate.
+fn check_complete(r: &Rig, user: &str, acked: &BTreeMap<String, u64>) {
+    let ids: BTreeSet<u64> = acked.values().copied().collect();
+    assert_eq!(ids.len(), acked.len(), "an id acked twice: {acked:?}");
+    let max = *ids.iter().max().unwrap_or(&0);
+    let deadline = Instant::now() + CLUSTER_WAIT;
+    eventually(CLUSTER_WAIT, "every order in the blotter", || {
+        if Instant::now() + Duration::from_millis(10) > deadline {
+            // The last poll: say what is missing.
+            eprintln!(
+                "acked {acked:?}, blotter {:?}, {:?}",
+                blotter(r, user),
+                r.engine.stats()
+            );
+        }
+        let rows = blotter(r, user);
+        let got: BTreeSet<u64> = rows.iter().filter_map(|s| s.rsplit('/').next()?.parse().ok()).collect();
+        rows.len() == got.len()
+            && ids.is_subset(&got)
+            && got.iter().copied().eq(1..=got.len() as u64)
+            && got.len() as u64 >= max
+    });
+}
+
+#[test]
+fn a_stopped_leader_is_replaced_and_no_acked_order_is_lost() {
+    if !nats_util::nats_available() {
+        eprintln!("nats-server not found: skipped");
+        return;
+    }
+    let nats = nats_util::NatsCluster::start("cfail");
+    let a = node(&nats, "a", Duration::from_secs(2));
+    let b = node(&nats, "b", Duration::from_secs(2));
+    let l = leader(&[&a, &b]);
+    let (old, mut survivor) = if l == 0 { (a, b) } else { (b, a) };
+    let mut old = old;
+    let s_old = old.session("bob");
+    let s_new = survivor.session("bob");
+    let mut acked = BTreeMap::new();
+    let mut req = 0u32;
+    // Orders on both nodes, the leader's submitted without waiting (in flight when it stops).
+    for i in 0..20u32 {
+        let (cid, id) = submit_until_acked(&mut survivor, s_new, &mut req, "s");
+        acked.insert(cid, id);
+        old.engine
+            .order_submit(s_old, 1000 + i, resting(&format!("o{i}")))
+            .unwrap();
+    }
+    old.engine.shutdown().unwrap();
+    old.pump();
+    for (_, m) in &old.msgs {
+        if m["type"] == "order.ack" {
+            acked.insert(m["clientOrderId"].as_str().unwrap().to_owned(), ack_id(m));
+        }
+    }
+    // The survivor takes over (lease expiry) and keeps accepting.
+    for _ in 0..10 {
+        let (cid, id) = submit_until_acked(&mut survivor, s_new, &mut req, "t");
+        acked.insert(cid, id);
+    }
+    assert!(is_leader(&survivor));
+    check_complete(&survivor, "bob", &acked);
+}
+
+/// Name of the NATS server leading the order stream.
+fn stream_leader(r: &Rig) -> String {
+    let link = r.engine.cluster().expect("cluster mode");
+    let js = link.jetstream();
+    link.handle().block_on(async {
+        let s = js.get_stream("tidewire_ORDERS").await.expect("the order stream");
+        let info = s.get_info().await.expect("stream info");
+        info.cluster.and_then(|c| c.leader).expect("a stream leader")
+    })
+}
+
+#[test]
+fn the_stream_leader_killed_mid_flow_loses_no_acked_order() {
+    if !nats_util::nats_available() {
+        eprintln!("nats-server not found: skipped");
+        return;
+    }
+    let mut nats = nats_util::NatsCluster::start("cstream");
+    let mut a = node(&nats, "a", Duration::from_secs(3));
+    let mut b = node(&nats, "b", Duration::from_secs(3));
+    leader(&[&a, &b]);
+    let sa = a.session("carol");
+    let sb = b.session("carol");
+    let mut acked = BTreeMap::new();
+    let (mut ra, mut rb) = (0u32, 10_000u32);
+    for i in 0..40 {
+        if i == 15 {
+            let name = stream_leader(&a);
+            nats.kill(nats.index_of(&name).expect("one of ours"));
+        }
+        let (cid, id) = submit_until_acked(&mut a, sa, &mut ra, "a");
+        acked.insert(cid, id);
+        let (cid, id) = submit_until_acked(&mut b, sb, &mut rb, "b");
+        acked.insert(cid, id);
+    }
+    check_complete(&a, "carol", &acked);
+    check_complete(&b, "carol", &acked);
+    assert_eq!(blotter(&a, "carol"), blotter(&b, "carol"));
+}
+
+#[test]
+fn without_a_quorum_orders_are_refused_and_accepted_again_after() {
+    if !nats_util::nats_available() {
+        eprintln!("nats-server not found: skipped");
+        return;
+    }
+    let mut nats = nats_util::NatsCluster::start("cquorum");
+    let mut a = node(&nats, "a", Duration::from_secs(1));
+    let mut b = node(&nats, "b", Duration::from_secs(1));
+    leader(&[&a, &b]);
+    let sa = a.session("dave");
+    let sb = b.session("dave");
+    let mut acked = BTreeMap::new();
+    let mut req = 0u32;
+    let (cid, id) = submit_until_acked(&mut a, sa, &mut req, "before");
+    acked.insert(cid, id);
+
+    nats.kill(1);
+    nats.kill(2);
+    // Whatever was in flight settles; from now on nothing may be acknowledged.
+    let refused_from = req + 1;
+    for _ in 0..3 {
+        for (r, s) in [(&mut a, sa), (&mut b, sb)] {
+            req += 1;
+            r.engine.order_submit(s, req, resting(&format!("q-{req}"))).unwrap();
+            let m = r.wait_within(CLUSTER_WAIT, s, "a refusal", |m| m["reqId"] == req);
+            assert_eq!(
+                (m["type"].as_str(), m["code"].as_str()),
+                (Some("error"), Some("UNAVAILABLE")),
+                "{m}"
+            );
+            assert!(
+                m["message"]
+                    .as_str()
+                    .unwrap_or("")
+                    .starts_with("orders are unavailable"),
+                "{m}"
+            );
+        }
+    }
+    assert!(req >= refused_from);
+
+    nats.restart(1);
+    nats.restart(2);
+    nats.wait_ready(CLUSTER_WAIT);
+    let (cid, id) = submit_until_acked(&mut b, sb, &mut req, "after-b");
+    acked.insert(cid, id);
+    let (cid, id) = submit_until_acked(&mut a, sa, &mut req, "after-a");
+    acked.insert(cid, id);
+    check_complete(&a, "dave", &acked);
+    check_complete(&b, "dave", &acked);
+}
