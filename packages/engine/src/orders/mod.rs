@@ -21,12 +21,14 @@ mod catalog;
 mod exec;
 mod expiry;
 pub mod frame;
+pub mod gateway;
 pub mod privacy;
 pub mod records;
 mod recovery;
 mod working;
 
 pub use catalog::StoreCatalog;
+pub use gateway::{Durable, GatewayAttach, GatewayOp, GatewayRequest, GatewaySink};
 pub use records::status_code;
 pub use recovery::JournalRecovery;
 
@@ -98,6 +100,8 @@ pub struct Journaled {
     pub event: OrderEvent,
     /// The request to answer, if the event answers one.
     pub reply: Option<PendingReply>,
+    /// The gateway request the event answers, if any (reported with the durable event).
+    pub gateway: Option<u64>,
 }
 
 /// Work for the desk, on the engine thread.
@@ -140,6 +144,10 @@ pub enum OrderCmd {
         /// When the caller handed it over.
         at: Instant,
     },
+    /// A request from a gateway (`gateway.rs`): answered through the attached `GatewaySink`.
+    Gateway(GatewayRequest),
+    /// Attaches a gateway (`gateway.rs`).
+    AttachGateway(GatewayAttach),
     /// A journal append completed.
     Journaled(Journaled),
 }
@@ -274,6 +282,8 @@ pub struct OrderDesk {
     restore_seqs: Vec<u64>,
     /// Next end of day (ms since the epoch) DAY orders expire at; `None` until the first check.
     next_end_of_day: Option<u64>,
+    /// The attached gateway, if any (`gateway.rs`).
+    gateway: Option<gateway::Attached>,
 }
 
 impl std::fmt::Debug for OrderDesk {
@@ -297,12 +307,19 @@ fn complete(
     result: Result<u64, JournalError>,
     event: OrderEvent,
     reply: Option<PendingReply>,
+    gateway: Option<u64>,
 ) {
     thread_local! {
         static FRAME: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
     let (Ok(seq), Some(r)) = (&result, &reply) else {
-        return post.post(OrderCmd::Journaled(Journaled { result, event, reply }), None);
+        let j = Journaled {
+            result,
+            event,
+            reply,
+            gateway,
+        };
+        return post.post(OrderCmd::Journaled(j), None);
     };
     let (worker, sid) = (r.worker, r.sid);
     shared.record_latency(r.accepted_at.elapsed().as_secs_f64() * 1e6);
@@ -320,13 +337,58 @@ fn complete(
         );
         frame.push(b']');
     });
-    let cmd = OrderCmd::Journaled(Journaled { result, event, reply });
+    let cmd = OrderCmd::Journaled(Journaled {
+        result,
+        event,
+        reply,
+        gateway,
+    });
     FRAME.with_borrow(|frame| post.post(cmd, Some(Ack { worker, sid, frame })));
 }
 
 fn reply_error(out: &mut Vec<u8>, req_id: u32, message: &str) {
     out.clear();
     encode::error(out, Some(req_id), ErrorCode::Unavailable, message, None, None);
+}
+
+/// Who sent a request, and so where its answers go.
+#[derive(Debug, Clone, Copy)]
+enum To {
+    /// A WebSocket session: replies in its frames, the ack through its worker.
+    Session { sid: u32, worker: u32, req_id: u32 },
+    /// A gateway request (its id): answers through the attached `GatewaySink`.
+    Gateway(u64),
+}
+
+/// The user and reply route of session `sid`; `None` when it closed meanwhile (nobody to answer).
+fn session_to(hub: &Hub, sid: u32, req_id: u32) -> Option<(String, To)> {
+    hub.session_user_and_worker(sid)
+        .map(|(u, worker)| (u.to_owned(), To::Session { sid, worker, req_id }))
+}
+
+/// What a journaled event answers: a session's pending `order.ack`, or a gateway request id.
+fn answer(
+    to: To,
+    action: OrderAction,
+    client_order_id: String,
+    status: OrderStatus,
+    at: Instant,
+) -> (Option<PendingReply>, Option<u64>) {
+    match to {
+        To::Session { sid, worker, req_id } => (
+            Some(PendingReply {
+                sid,
+                worker,
+                req_id,
+                action,
+                client_order_id,
+                status,
+                accepted_at: at,
+            }),
+            None,
+        ),
+        To::Gateway(request) => (None, Some(request)),
+    }
 }
 
 impl OrderDesk {
@@ -362,13 +424,21 @@ impl OrderDesk {
     /// Handles one command at `now` (a journal completion goes through `apply_completions`).
     pub fn handle(&mut self, hub: &mut Hub, cmd: OrderCmd, now: Instant) {
         match cmd {
-            OrderCmd::Submit { sid, req_id, order, at } => self.submit(hub, sid, req_id, order, at, now),
+            OrderCmd::Submit { sid, req_id, order, at } => {
+                if let Some((user, to)) = session_to(hub, sid, req_id) {
+                    self.submit(hub, user, to, order, at, now);
+                }
+            }
             OrderCmd::Cancel {
                 sid,
                 req_id,
                 client_order_id,
                 at,
-            } => self.change(hub, sid, req_id, client_order_id, None, at, now),
+            } => {
+                if let Some((user, to)) = session_to(hub, sid, req_id) {
+                    self.change(hub, &user, to, client_order_id, None, at, now);
+                }
+            }
             OrderCmd::Amend {
                 sid,
                 req_id,
@@ -376,58 +446,98 @@ impl OrderDesk {
                 quantity,
                 price,
                 at,
-            } => self.change(
-                hub,
-                sid,
-                req_id,
-                client_order_id,
-                Some(Amend { quantity, price }),
-                at,
-                now,
-            ),
+            } => {
+                if let Some((user, to)) = session_to(hub, sid, req_id) {
+                    let amend = Some(Amend { quantity, price });
+                    self.change(hub, &user, to, client_order_id, amend, at, now);
+                }
+            }
+            OrderCmd::Gateway(r) => {
+                let to = To::Gateway(r.request);
+                match r.op {
+                    GatewayOp::Submit(order) => self.submit(hub, r.user, to, order, r.at, now),
+                    GatewayOp::Cancel { client_order_id } => {
+                        self.change(hub, &r.user, to, client_order_id, None, r.at, now);
+                    }
+                    GatewayOp::Amend {
+                        client_order_id,
+                        quantity,
+                        price,
+                    } => {
+                        let amend = Some(Amend { quantity, price });
+                        self.change(hub, &r.user, to, client_order_id, amend, r.at, now);
+                    }
+                }
+            }
+            OrderCmd::AttachGateway(a) => self.attach_gateway(a),
             OrderCmd::Journaled(j) => self.journaled(hub, j, now),
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn reject(
-        &mut self,
-        hub: &mut Hub,
-        sid: u32,
-        req_id: u32,
-        action: OrderAction,
-        cid: &str,
-        r: &OrderReject,
-        now: Instant,
-    ) {
-        self.shared.rejected.fetch_add(1, Ordering::Relaxed);
-        self.scratch.clear();
-        order_reject(
-            &mut self.scratch,
-            req_id,
-            action,
-            cid,
-            r.field.as_str(),
-            r.rule.as_str(),
-            &r.message,
-        );
-        hub.reply_now(sid, &self.scratch, now);
+    /// Attaches a gateway: it gets the durable orders of its users now, and their events from
+    /// here on (`gateway.rs`).
+    fn attach_gateway(&mut self, a: GatewayAttach) {
+        let users: FxHashSet<String> = a.users.into_iter().collect();
+        let orders: Vec<&crate::order::Order> = self
+            .durable
+            .orders()
+            .iter()
+            .filter(|o| users.contains(o.user.as_str()))
+            .collect();
+        a.sink.attached(&orders);
+        self.gateway = Some(gateway::Attached { sink: a.sink, users });
     }
 
-    /// Answers with `error` UNAVAILABLE when the journal failed earlier; true when it did.
-    fn refuse_failed(&mut self, hub: &mut Hub, sid: u32, req_id: u32, now: Instant) -> bool {
+    #[allow(clippy::too_many_arguments)]
+    fn reject(&mut self, hub: &mut Hub, to: To, action: OrderAction, cid: &str, r: &OrderReject, now: Instant) {
+        self.shared.rejected.fetch_add(1, Ordering::Relaxed);
+        match to {
+            To::Session { sid, req_id, .. } => {
+                self.scratch.clear();
+                order_reject(
+                    &mut self.scratch,
+                    req_id,
+                    action,
+                    cid,
+                    r.field.as_str(),
+                    r.rule.as_str(),
+                    &r.message,
+                );
+                hub.reply_now(sid, &self.scratch, now);
+            }
+            To::Gateway(request) => {
+                if let Some(g) = &self.gateway {
+                    g.sink.refused(request, r);
+                }
+            }
+        }
+    }
+
+    /// Answers `to` that orders are unavailable (`error` UNAVAILABLE to a session).
+    fn unavailable(&mut self, hub: &mut Hub, to: To, message: &str, now: Instant) {
+        match to {
+            To::Session { sid, req_id, .. } => {
+                reply_error(&mut self.scratch, req_id, message);
+                hub.reply_now(sid, &self.scratch, now);
+            }
+            To::Gateway(request) => {
+                if let Some(g) = &self.gateway {
+                    g.sink.unavailable(request, message);
+                }
+            }
+        }
+    }
+
+    /// Answers `to` as unavailable when the journal failed earlier; true when it did.
+    fn refuse_failed(&mut self, hub: &mut Hub, to: To, now: Instant) -> bool {
         let Some(msg) = &self.failed else { return false };
         let msg = format!("orders are unavailable: {msg}");
-        reply_error(&mut self.scratch, req_id, &msg);
-        hub.reply_now(sid, &self.scratch, now);
+        self.unavailable(hub, to, &msg, now);
         true
     }
 
-    fn submit(&mut self, hub: &mut Hub, sid: u32, req_id: u32, order: OrderInput, at: Instant, now: Instant) {
-        let Some((user, worker)) = hub.session_user_and_worker(sid).map(|(u, w)| (u.to_owned(), w)) else {
-            return; // the session closed meanwhile: nobody to answer
-        };
-        if self.refuse_failed(hub, sid, req_id, now) {
+    fn submit(&mut self, hub: &mut Hub, user: String, to: To, order: OrderInput, at: Instant, now: Instant) {
+        if self.refuse_failed(hub, to, now) {
             return;
         }
         let req = NewOrder {
@@ -450,60 +560,49 @@ impl OrderDesk {
         };
         let checked = match decided {
             Ok(checked) => checked,
-            Err(r) => return self.reject(hub, sid, req_id, OrderAction::Submit, &req.client_order_id, &r, now),
+            Err(r) => return self.reject(hub, to, OrderAction::Submit, &req.client_order_id, &r, now),
         };
         // The request's strings move into the event (the reply keeps a copy of the client id).
         let client_order_id = req.client_order_id.clone();
         match self.book.accept_checked(req, checked, ts) {
-            Err(r) => self.reject(hub, sid, req_id, OrderAction::Submit, &client_order_id, &r, now),
+            Err(r) => self.reject(hub, to, OrderAction::Submit, &client_order_id, &r, now),
             Ok(ev) => {
                 self.shared.accepted.fetch_add(1, Ordering::Relaxed);
                 self.shared.open.fetch_add(1, Ordering::Relaxed);
-                let reply = PendingReply {
-                    sid,
-                    worker,
-                    req_id,
-                    action: OrderAction::Submit,
-                    client_order_id,
-                    status: OrderStatus::Acknowledged,
-                    accepted_at: at,
-                };
-                self.append(hub, ev, Some(reply), now);
+                let (reply, gateway) = answer(to, OrderAction::Submit, client_order_id, OrderStatus::Acknowledged, at);
+                self.append_for(hub, ev, reply, gateway, now);
             }
         }
     }
 
-    /// Cancel (`amend` = None) or amend of the session user's order.
+    /// Cancel (`amend` = None) or amend of `user`'s order.
     #[allow(clippy::too_many_arguments)]
     fn change(
         &mut self,
         hub: &mut Hub,
-        sid: u32,
-        req_id: u32,
+        user: &str,
+        to: To,
         cid: String,
         amend: Option<Amend>,
         at: Instant,
         now: Instant,
     ) {
-        let Some((user, worker)) = hub.session_user_and_worker(sid).map(|(u, w)| (u.to_owned(), w)) else {
-            return;
-        };
-        if self.refuse_failed(hub, sid, req_id, now) {
+        if self.refuse_failed(hub, to, now) {
             return;
         }
         let ts = self.now_ms();
         // Where the order rests in the working index, if it does (a cancel closes it, an amend may
         // move its limit: either way it leaves the resting index; see `unrest`).
-        let prior = self.book.find(&user, &cid).map(|o| (o.order_id, o.side, o.price));
+        let prior = self.book.find(user, &cid).map(|o| (o.order_id, o.side, o.price));
         let (action, decided) = match &amend {
-            None => (OrderAction::Cancel, self.book.cancel(&user, &cid, ts)),
+            None => (OrderAction::Cancel, self.book.cancel(user, &cid, ts)),
             Some(a) => (
                 OrderAction::Amend,
-                self.book.amend(&user, &cid, a, &StoreCatalog::new(hub.store()), ts),
+                self.book.amend(user, &cid, a, &StoreCatalog::new(hub.store()), ts),
             ),
         };
         match decided {
-            Err(r) => self.reject(hub, sid, req_id, action, &cid, &r, now),
+            Err(r) => self.reject(hub, to, action, &cid, &r, now),
             Ok(ev) => {
                 if action == OrderAction::Cancel {
                     self.shared.open.fetch_sub(1, Ordering::Relaxed);
@@ -516,32 +615,43 @@ impl OrderDesk {
                 let Some(status) = self.book.get(ev.order_id()).map(|o| o.status) else {
                     return; // cannot happen: the book just changed this order
                 };
-                let reply = PendingReply {
-                    sid,
-                    worker,
-                    req_id,
-                    action,
-                    client_order_id: cid,
-                    status,
-                    accepted_at: at,
-                };
-                self.append(hub, ev, Some(reply), now);
+                let (reply, gateway) = answer(to, action, cid, status, at);
+                self.append_for(hub, ev, reply, gateway, now);
             }
         }
     }
 
+    /// `append_for` of an event that answers no gateway request.
+    fn append(&mut self, hub: &mut Hub, ev: OrderEvent, reply: Option<PendingReply>, now: Instant) {
+        self.append_for(hub, ev, reply, None, now);
+    }
+
     /// Journals `ev` (already applied to the live book). Its completion runs on the journal writer
     /// thread: once durable, the request's `order.ack` (if it answers one) goes straight to the
-    /// session's worker; then the completion comes back as `OrderCmd::Journaled`. On a journal
-    /// failure the desk stops taking orders and the request (if any) is answered with `error`
-    /// UNAVAILABLE (from the engine thread; no ack).
-    fn append(&mut self, hub: &mut Hub, ev: OrderEvent, reply: Option<PendingReply>, now: Instant) {
-        let to = reply.as_ref().map(|r| (r.sid, r.req_id));
+    /// session's worker; then the completion comes back as `OrderCmd::Journaled` (and a gateway's
+    /// report goes out from there). On a journal failure the desk stops taking orders and the
+    /// request (if any) is answered as unavailable (from the engine thread; no ack).
+    fn append_for(
+        &mut self,
+        hub: &mut Hub,
+        ev: OrderEvent,
+        reply: Option<PendingReply>,
+        gateway: Option<u64>,
+        now: Instant,
+    ) {
+        let to = match (&reply, gateway) {
+            (Some(r), _) => Some(To::Session {
+                sid: r.sid,
+                worker: r.worker,
+                req_id: r.req_id,
+            }),
+            (None, Some(g)) => Some(To::Gateway(g)),
+            (None, None) => None,
+        };
         if let Some(msg) = &self.failed {
             let msg = format!("orders are unavailable: {msg}");
-            if let Some((sid, req_id)) = to {
-                reply_error(&mut self.scratch, req_id, &msg);
-                hub.reply_now(sid, &self.scratch, now);
+            if let Some(to) = to {
+                self.unavailable(hub, to, &msg, now);
             }
             return;
         }
@@ -551,13 +661,12 @@ impl OrderDesk {
         // Blocks only while the journal's bounded queue is full (backpressure), never on fsync.
         let queued = self
             .journal
-            .append(body, move |result| complete(&post, &shared, result, ev, reply));
+            .append(body, move |result| complete(&post, &shared, result, ev, reply, gateway));
         if let Err(e) = queued {
             self.fail(&e);
-            if let Some((sid, req_id)) = to {
+            if let Some(to) = to {
                 let msg = format!("orders are unavailable: {e}");
-                reply_error(&mut self.scratch, req_id, &msg);
-                hub.reply_now(sid, &self.scratch, now);
+                self.unavailable(hub, to, &msg, now);
             }
         }
     }
@@ -567,17 +676,24 @@ impl OrderDesk {
     }
 
     /// A journal completion (its `order.ack` already went to the worker): on success the event
-    /// becomes visible (durable book, trade record, blotter) and a durable accept is acknowledged;
-    /// on failure the request gets `error` UNAVAILABLE instead.
+    /// becomes visible (durable book, trade record, blotter, the attached gateway's report) and a
+    /// durable accept is acknowledged; on failure the request is answered as unavailable instead.
     fn journaled(&mut self, hub: &mut Hub, mut j: Journaled, now: Instant) {
         let seq = match j.result {
             Ok(seq) => seq,
             Err(e) => {
                 self.fail(&e);
-                if let Some(r) = j.reply {
+                let to = match (&j.reply, j.gateway) {
+                    (Some(r), _) => Some(To::Session {
+                        sid: r.sid,
+                        worker: r.worker,
+                        req_id: r.req_id,
+                    }),
+                    (None, g) => g.map(To::Gateway),
+                };
+                if let Some(to) = to {
                     let msg = format!("order journal failed, request not acknowledged: {e}");
-                    reply_error(&mut self.scratch, r.req_id, &msg);
-                    hub.reply_now(r.sid, &self.scratch, now);
+                    self.unavailable(hub, to, &msg, now);
                 }
                 return;
             }
@@ -590,6 +706,14 @@ impl OrderDesk {
                 .get_or_insert_with(|| format!("journal seq {seq} does not fit the durable book"));
             return;
         };
+        if let Some(g) = self.gateway.as_ref().filter(|g| g.users.contains(o.user.as_str())) {
+            g.sink.durable(&Durable {
+                seq,
+                event: &j.event,
+                order: o,
+                request: j.gateway,
+            });
+        }
         let accepted = matches!(j.event, OrderEvent::Accepted { .. });
         // Status `new` is never shown: the record and its blotter row appear with the first
         // transition after the accept (normally the acknowledgement), as an image.
@@ -605,7 +729,7 @@ impl OrderDesk {
             }
             self.pending.push(publish);
         }
-        if accepted && j.reply.is_some() {
+        if accepted && (j.reply.is_some() || j.gateway.is_some()) {
             // Durable accept: acknowledge (journaled; its trade record update goes out when durable).
             self.acknowledge(hub, order_id, now);
         }
