@@ -1,11 +1,11 @@
 //! One configured session and the connection currently bound to it.
 
-use super::app::{dispatch, Application, SessionHandle, SessionId};
+use super::app::{dispatch, Application, SessionHandle, SessionId, SessionState, SessionStatus};
 use crate::fix::codec::Message;
 use crate::fix::session::{BusinessReject, Clock, Outbox, Session, SessionApp};
 use std::io::Write;
 use std::net::{Shutdown, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 pub(super) struct Shared {
@@ -21,6 +21,9 @@ pub(crate) struct SessionSlot {
     /// Messages sent through a [`SessionHandle`] while another thread held the session.
     pending: Mutex<Outbox>,
     logged_on: AtomicBool,
+    /// Messages received (framed, garbled ones excluded) and written, since start.
+    received: AtomicU64,
+    sent: AtomicU64,
     app: Arc<dyn Application>,
     clock: Arc<dyn Clock>,
 }
@@ -57,6 +60,8 @@ impl SessionSlot {
             shared: Mutex::new(Shared { session, conn: None }),
             pending: Mutex::new(Outbox::new()),
             logged_on: AtomicBool::new(false),
+            received: AtomicU64::new(0),
+            sent: AtomicU64::new(0),
             app,
             clock,
         }
@@ -64,6 +69,41 @@ impl SessionSlot {
 
     pub fn is_logged_on(&self) -> bool {
         self.logged_on.load(Ordering::Acquire)
+    }
+
+    /// Counts one received message.
+    pub fn note_received(&self) {
+        self.received.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The session's state, sequence numbers and counters now.
+    pub fn status(&self) -> SessionStatus {
+        let sh = self.lock();
+        let state = match (&sh.conn, sh.session.is_logged_on()) {
+            (None, _) => SessionState::Disconnected,
+            (Some(_), false) => SessionState::Connected,
+            (Some(_), true) => SessionState::LoggedOn,
+        };
+        SessionStatus {
+            id: self.id.clone(),
+            user: self.user.clone(),
+            state,
+            next_sender_seq: sh.session.next_sender_seq(),
+            next_target_seq: sh.session.next_target_seq(),
+            messages_in: self.received.load(Ordering::Relaxed),
+            messages_out: self.sent.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Starts an operator's Logout (`Session::logout`); false when not logged on.
+    pub fn logout(self: &Arc<Self>, text: &str) -> bool {
+        let (started, _) = self.with_session(|sh, _, now| sh.session.logout(text, now));
+        started
+    }
+
+    /// Every stored sent message, oldest first.
+    pub fn for_each_sent(&self, each: &mut dyn FnMut(u64, &[u8])) -> std::io::Result<()> {
+        self.lock().session.for_each_sent(each)
     }
 
     fn lock(&self) -> MutexGuard<'_, Shared> {
@@ -138,7 +178,11 @@ impl SessionSlot {
             let synced = sh.session.sync_store();
             match (&mut sh.conn, synced) {
                 (Some(conn), Ok(())) => {
-                    if conn.write_all(sh.session.output()).is_err() {
+                    let out = sh.session.output();
+                    // one CheckSum field per message: SOH "10="
+                    let n = out.windows(4).filter(|w| *w == b"\x0110=").count();
+                    self.sent.fetch_add(n as u64, Ordering::Relaxed);
+                    if conn.write_all(out).is_err() {
                         close = true;
                     }
                 }
