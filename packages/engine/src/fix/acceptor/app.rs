@@ -158,7 +158,8 @@ impl SessionHandle {
         self.slot.is_logged_on()
     }
 
-    /// State, sequence numbers and message counters now.
+    /// State, sequence numbers and message counters as of the session's last send or receive
+    /// (never waits for the session's lock).
     pub fn status(&self) -> SessionStatus {
         self.slot.status()
     }
