@@ -412,8 +412,9 @@ fn a_gateway_that_was_down_while_the_desk_traded_reports_what_it_missed() {
 
     // the desk keeps trading: C1 fills while no gateway reports
     rig.market("/FX/EURUSD", 1.0750, 1.0790);
+    // accept (1), acknowledgement (2), fill (3) durable: the desk's attach shows the fill
     let deadline = Instant::now() + fix_client::WAIT;
-    while rig.engine.stats().orders_open > 0 {
+    while rig.engine.stats().journal_durable_seq < 3 {
         assert!(Instant::now() < deadline, "C1 never filled");
         std::thread::sleep(Duration::from_millis(2));
     }
@@ -422,9 +423,11 @@ fn a_gateway_that_was_down_while_the_desk_traded_reports_what_it_missed() {
     c.logon();
     c.send("2", &format!("7={seen}|16=0"));
     let fill = er(&mut c, "C1");
+    // reported at attach, before the Logon: it comes by resend
     tags(
         &fill,
         &[
+            (43, "Y"),
             (150, "F"),
             (39, "2"),
             (32, "40"),

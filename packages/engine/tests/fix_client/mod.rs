@@ -117,12 +117,12 @@ impl FixClient {
         }
     }
 
-    /// The next application message (heartbeats and test requests answered or skipped).
+    /// The next application message (heartbeats, test requests and gap fills answered or skipped).
     pub fn next_app(&mut self) -> Msg {
         loop {
             let m = self.recv();
             match m.msg_type() {
-                "0" => {}
+                "0" | "4" => {}
                 "1" => {
                     let id = m.at(112).to_owned();
                     self.send("0", &format!("112={id}"));

@@ -23,6 +23,7 @@
 mod engine_port;
 pub mod report;
 pub mod request;
+pub mod settings;
 mod state;
 
 use std::collections::HashMap;
@@ -536,9 +537,9 @@ impl FixGateway {
         self.handles.iter().map(SessionHandle::status).collect()
     }
 
-    /// An operator's Logout of the session `begin_string` / our CompID / theirs, with `text`;
-    /// false when no such session is logged on.
-    pub fn logout(&self, begin_string: &str, sender_comp_id: &str, target_comp_id: &str, text: &str) -> bool {
+    /// The session `begin_string` / our CompID / theirs, if configured (for an operator's
+    /// `SessionHandle::logout`, which waits for the session's lock).
+    pub fn session(&self, begin_string: &str, sender_comp_id: &str, target_comp_id: &str) -> Option<SessionHandle> {
         self.handles
             .iter()
             .find(|h| {
@@ -547,7 +548,7 @@ impl FixGateway {
                     && id.sender_comp_id == sender_comp_id
                     && id.target_comp_id == target_comp_id
             })
-            .is_some_and(|h| h.logout(text))
+            .cloned()
     }
 
     /// Stops: reports already handed over by the desk are sent (stored), then the acceptor
@@ -580,6 +581,7 @@ fn report_loop(gw: &Gateway, handles: &[SessionHandle], rx: &Receiver<Report>) {
     let mut outs: Vec<Outbox> = handles.iter().map(|_| Outbox::new()).collect();
     let mut stop = false;
     while !stop {
+        let mut attached = false;
         let Ok(first) = rx.recv() else { return };
         let mut next = Some(first);
         let mut n = 0;
@@ -588,7 +590,7 @@ fn report_loop(gw: &Gateway, handles: &[SessionHandle], rx: &Receiver<Report>) {
                 stop = true;
                 break;
             }
-            gw.handle_report(r, &mut outs);
+            attached |= gw.handle_report(r, &mut outs);
             n += 1;
             next = if n < BATCH { rx.try_recv().ok() } else { None };
         }
@@ -598,18 +600,20 @@ fn report_loop(gw: &Gateway, handles: &[SessionHandle], rx: &Receiver<Report>) {
                 out.clear();
             }
         }
+        if attached {
+            gw.set_ready();
+        }
     }
 }
 
 impl Gateway {
-    fn handle_report(&self, r: Report, outs: &mut [Outbox]) {
+    /// Builds the messages of `r` into `outs`; true for the attach (ready once they are sent).
+    fn handle_report(&self, r: Report, outs: &mut [Outbox]) -> bool {
         let mut st = self.lock();
         match r {
             Report::Attached(orders) => {
                 st.reconcile(&orders, &self.sessions_view(), outs);
-                drop(st);
-                *self.ready.lock().unwrap_or_else(|p| p.into_inner()) = true;
-                self.ready_cv.notify_all();
+                return true;
             }
             Report::Refused(request, reject) => {
                 let r = Refusal {
@@ -631,6 +635,13 @@ impl Gateway {
             }
             Report::Stop => {}
         }
+        false
+    }
+
+    /// Ready: the catch-up reports of the attach are stored (and sent) before any request is taken.
+    fn set_ready(&self) {
+        *self.ready.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.ready_cv.notify_all();
     }
 
     fn sessions_view(&self) -> Vec<(Version, &str)> {
