@@ -154,6 +154,13 @@ export const SETTINGS: readonly SettingSpec[] = [
   { path: 'orders.endOfDay', type: 'string', env: 'TIDEWIRE_ORDERS_END_OF_DAY', flag: 'orders-end-of-day', default: '22:00', unit: 'HH:MM UTC',
     pattern: { re: /^(?:|(?:[01]\d|2[0-3]):[0-5]\d)$/, says: '"HH:MM" (UTC, 00:00..23:59) or empty' },
     doc: 'When open DAY orders expire: each is cancelled with reason `endOfDay`, journaled like a cancel (also on the first pass after a restart across it); GTC orders stay. Empty: DAY orders never expire.' },
+  // fix: the FIX order gateway (packages/engine src/fix), off unless fix.port is set
+  { path: 'fix.port', type: 'int', env: 'TIDEWIRE_FIX_PORT', flag: 'fix-port', default: 0, min: 1, max: 65535, zeroMeansOff: true, unit: 'port',
+    doc: 'TCP port of the FIX 4.2 / 4.4 acceptor (on `server.host`); 0 (the default) is off. Needs orders (`orders.journalDir`) and at least one session (`fix.sessions` in the config file, or `fix.demoSessions`). A port another process listens on stops the start (exit 1). `npm start` sets 9878.' },
+  { path: 'fix.storeDir', type: 'string', env: 'TIDEWIRE_FIX_STORE_DIR', flag: 'fix-store-dir', default: '', unit: 'path',
+    doc: 'Directory of the FIX session stores (sequence numbers and sent messages, one subdirectory per session); empty: `fix` beside the journal directory (`.data/fix` for `npm start`). Relative paths resolve against the working directory.' },
+  { path: 'fix.demoSessions', type: 'bool', env: 'TIDEWIRE_FIX_DEMO_SESSIONS', flag: 'fix-demo-sessions', default: false, unit: 'on/off',
+    doc: 'Add two demo sessions (needs `auth.demoUsers`): FIX.4.4 `DEMO44` -> `TIDEWIRE` trading as alice and FIX.4.2 `DEMO42` -> `TIDEWIRE` as bob, symbols under `/FX/` (docs/fix.md). `npm start` turns it on.' },
 ];
 
 /** `orders.journalDir` of the `tidewire-server` command: `.data/journal` of this checkout (gitignored). */

@@ -9,6 +9,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CHECKOUT_JOURNAL_DIR, SETTINGS, type SettingSpec } from './config-spec.js';
 import { parseGrants, parseRoleGrants, type Grants, type RoleGrants } from './entitlements/entitlements.js';
+import { DEMO_USERS } from './auth/users.js';
+import { DEMO_FIX_SESSIONS, validateFixSessions, type FixSessionEntry } from './fix/fix-config.js';
 
 /** Roles a user can have. */
 export type Role = 'trader' | 'admin' | 'source';
@@ -110,6 +112,14 @@ export interface Config {
   };
   /** Admin console: `auditDir` is absolute after loading. */
   readonly admin: { readonly auditDir: string };
+  /** FIX order gateway: `port` 0 = off; `storeDir` absolute after loading (empty while off). */
+  readonly fix: {
+    readonly port: number;
+    readonly storeDir: string;
+    readonly demoSessions: boolean;
+    /** `fix.sessions` of the config file, plus the demo sessions when `demoSessions`. */
+    readonly sessions: readonly FixSessionEntry[];
+  };
   readonly auth: {
     /** Never empty after loading: a random hex secret when none was configured. */
     readonly tokenSecret: string;
@@ -267,6 +277,7 @@ function validateFileShape(file: Record<string, unknown>, origin: string): void 
     known.get(section)!.add(key);
   }
   known.get('auth')!.add('users').add('roles');
+  known.get('fix')!.add('sessions');
   for (const [section, value] of Object.entries(file)) {
     const keys = known.get(section);
     if (!keys) throw new ConfigError(`${origin}: unknown section "${section}" (known: ${[...known.keys()].join(', ')})`);
@@ -358,7 +369,10 @@ export function loadConfig(sources: ConfigSources = {}): Config {
 
   let users: UserEntry[] = [];
   let roles: RoleGrants | string = parseRoleGrants(undefined, '');
+  let fixSessions: FixSessionEntry[] = [];
   for (const layer of layers) {
+    const rawFix = getPath(layer.data, 'fix.sessions');
+    if (rawFix !== undefined) fixSessions = validateFixSessions(rawFix, layer.origin, (m) => new ConfigError(m));
     const raw = getPath(layer.data, 'auth.users');
     if (raw !== undefined) users = validateUsers(raw, layer.origin);
     const rawRoles = getPath(layer.data, 'auth.roles');
@@ -387,6 +401,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   auth.users = users;
   auth.roles = roles;
   if (!auth.demoUsers && users.length === 0) throw new ConfigError('auth.users is empty and auth.demoUsers is false: nobody could log in');
+  checkFix(out.fix!, fixSessions, out.orders!, Boolean(auth.demoUsers), users);
 
   return deepFreeze(out as unknown as Config);
 }
@@ -400,6 +415,28 @@ export const COMMAND_OVERRIDES: Readonly<Record<string, Record<string, unknown>>
 /** The configuration of the `tidewire-server` command: loadConfig over COMMAND_OVERRIDES. */
 export function loadCommandConfig(sources: Omit<ConfigSources, 'overrides'> = {}): Config {
   return loadConfig({ ...sources, overrides: COMMAND_OVERRIDES });
+}
+
+/** Completes and cross-checks the `fix` section (sessions, store directory) in place. */
+function checkFix(fix: Record<string, unknown>, fileSessions: FixSessionEntry[], orders: Record<string, unknown>, demoUsers: boolean, users: readonly UserEntry[]): void {
+  const sessions = [...fileSessions];
+  if (fix.demoSessions) {
+    if (!demoUsers) throw new ConfigError('fix.demoSessions trades as the demo users alice and bob: it needs auth.demoUsers');
+    sessions.push(...DEMO_FIX_SESSIONS.filter((d) => !sessions.some((s) => s.beginString === d.beginString && s.senderCompId === d.senderCompId && s.targetCompId === d.targetCompId)));
+  }
+  fix.sessions = sessions;
+  for (const s of sessions) {
+    const u: { role: Role } | undefined = users.find((x) => x.user === s.user) ?? (demoUsers ? DEMO_USERS.find((x) => x.user === s.user) : undefined);
+    if (u === undefined) throw new ConfigError(`fix.sessions: ${s.beginString} ${s.senderCompId}->${s.targetCompId} trades as user "${s.user}", who is not in auth.users${demoUsers ? ' or the demo users' : ''}`);
+    if (u.role === 'source') throw new ConfigError(`fix.sessions: ${s.beginString} ${s.senderCompId}->${s.targetCompId} trades as "${s.user}", whose role is source (orders need trader or admin)`);
+  }
+  if (fix.port === 0) {
+    fix.storeDir = fix.storeDir === '' ? '' : path.resolve(String(fix.storeDir));
+    return;
+  }
+  if (orders.journalDir === '') throw new ConfigError(`fix.port (${fix.port}) needs orders: set orders.journalDir (--journal-dir); FIX orders enter the same journaled order desk`);
+  if (sessions.length === 0) throw new ConfigError(`fix.port (${fix.port}) is set but no FIX session is configured: add fix.sessions to the config file or turn on fix.demoSessions`);
+  fix.storeDir = fix.storeDir === '' ? path.join(path.dirname(path.resolve(String(orders.journalDir))), 'fix') : path.resolve(String(fix.storeDir));
 }
 
 function randomHex(): string {
