@@ -6,7 +6,9 @@ import { buildAll } from './build.mjs';
 import { root } from './lib.mjs';
 
 buildAll();
-const child = spawn(process.execPath, [join(root, 'apps/server/dist/main.js'), ...process.argv.slice(2)], {
+// the demo's FIX acceptor (docs/fix.md); flags given after `--` win (`npm start -- --fix-port 0`)
+const demoFix = ['--fix-port', '9878', '--fix-demo-sessions'];
+const child = spawn(process.execPath, [join(root, 'apps/server/dist/main.js'), ...demoFix, ...process.argv.slice(2)], {
   cwd: root,
   stdio: 'inherit',
 });

@@ -151,6 +151,32 @@ export declare class Engine {
 }
 export type JsEngine = Engine
 
+/** The FIX order gateway of a running engine (orders enabled). */
+export declare class FixGateway {
+  /**
+   * Opens the session stores, listens, attaches to `engine`'s order desk and reports what
+   * happened to the sessions' orders while it was down. `check(user, instrument)` runs before
+   * each new order (null: allowed; a string: refused with that text). Throws with `code`
+   * `EADDRINUSE` when the port is taken, `INVALID` for a bad setting.
+   */
+  static start(engine: JsEngine, config: FixGatewayInput, check: (arg: [string, string]) => string | null): FixGateway
+  /** The port the acceptor listens on. */
+  get port(): number
+  /** Every configured session: state, sequence numbers, message counters. */
+  sessions(): Array<FixSessionInfo>
+  /**
+   * Logs the session out (Logout with `text`, then disconnect), off the JS thread (the
+   * session may be busy); resolves false when it is not configured or not logged on.
+   */
+  logout(beginString: string, senderCompId: string, targetCompId: string, text: string): Promise<boolean>
+  /**
+   * Stops (off the JS thread): reports the desk handed over are stored, connections close.
+   * Stop the engine first. Idempotent.
+   */
+  stop(): Promise<void>
+}
+export type JsFixGateway = FixGateway
+
 /**
  * The subjects one source may publish, compiled (its role's and its own `publish` rules); made
  * by `Engine.publishGrants` only.
@@ -358,6 +384,58 @@ export interface EngineStats {
  * null when it may read them all. Pure: the rule `subscribe` and `viewCreate` apply.
  */
 export declare function firstPrivateRefusal(user: string, subjects: Array<string>): PrivateRefusal | null
+
+/** The gateway's settings. */
+export interface FixGatewayInput {
+  /** Address to listen on. */
+  host: string
+  /** TCP port (0: any free port). */
+  port: number
+  /** Directory of the session stores (sequence numbers, sent messages). */
+  storeDir: string
+  /** The accepted sessions. */
+  sessions: Array<FixSessionInput>
+}
+
+/** One session as the admin console shows it. */
+export interface FixSessionInfo {
+  /** `FIX.4.2` / `FIX.4.4`. */
+  beginString: string
+  /** Our CompID. */
+  senderCompId: string
+  /** The counterparty's CompID. */
+  targetCompId: string
+  /** Tidewire user. */
+  user: string
+  /** `disconnected`, `connected` or `loggedOn`. */
+  state: string
+  /** MsgSeqNum of our next message. */
+  nextSenderSeq: number
+  /** MsgSeqNum expected next from the counterparty. */
+  nextTargetSeq: number
+  /** Messages received since start. */
+  messagesIn: number
+  /** Messages written since start (resends included). */
+  messagesOut: number
+}
+
+/** One `fix.sessions` entry. */
+export interface FixSessionInput {
+  /** `FIX.4.2` or `FIX.4.4`. */
+  beginString: string
+  /** Our CompID. */
+  senderCompId: string
+  /** The counterparty's CompID. */
+  targetCompId: string
+  /** The Tidewire user the session trades as. */
+  user: string
+  /** FIX 4.4: Username (553) the Logon must carry. */
+  username?: string
+  /** FIX 4.4: Password (554) the Logon must carry. */
+  password?: string
+  /** Prefix for Symbols without a leading `/` (e.g. `/FX/`). @default "" */
+  symbolPrefix?: string
+}
 
 /** The engine's ingest lane (`Engine.ingestQueue`): what sources sent that is not applied yet. */
 export interface IngestQueue {

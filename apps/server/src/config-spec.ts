@@ -184,6 +184,13 @@ export const SETTINGS: readonly SettingSpec[] = [
     doc: 'Replicas of the order stream in JetStream: an order is acknowledged once a majority of them holds it. 3 for a 3-server NATS cluster (survives the loss of one server); 1 only with a single NATS server (no replication). At most the number of NATS servers.' },
   { path: 'cluster.requestTimeoutMs', type: 'int', env: 'TIDEWIRE_CLUSTER_REQUEST_TIMEOUT_MS', flag: 'cluster-request-timeout-ms', default: 2000, min: 100, max: 60_000, unit: 'ms',
     doc: 'Longest wait for NATS on an order (the stream\'s quorum, a forwarded request) before it is answered `UNAVAILABLE` and not acknowledged; the client may re-send it with the same `clientOrderId` (a duplicate is refused).' },
+  // fix: the FIX order gateway (packages/engine src/fix), off unless fix.port is set
+  { path: 'fix.port', type: 'int', env: 'TIDEWIRE_FIX_PORT', flag: 'fix-port', default: 0, min: 1, max: 65535, zeroMeansOff: true, unit: 'port',
+    doc: 'TCP port of the FIX 4.2 / 4.4 acceptor (on `server.host`); 0 (the default) is off. Needs orders (`orders.journalDir`) and at least one session (`fix.sessions` in the config file, or `fix.demoSessions`). A port another process listens on stops the start (exit 1). `npm start` sets 9878.' },
+  { path: 'fix.storeDir', type: 'string', env: 'TIDEWIRE_FIX_STORE_DIR', flag: 'fix-store-dir', default: '', unit: 'path',
+    doc: 'Directory of the FIX session stores (sequence numbers and sent messages, one subdirectory per session); empty: `fix` beside the journal directory (`.data/fix` for `npm start`). Relative paths resolve against the working directory.' },
+  { path: 'fix.demoSessions', type: 'bool', env: 'TIDEWIRE_FIX_DEMO_SESSIONS', flag: 'fix-demo-sessions', default: false, unit: 'on/off',
+    doc: 'Add two demo sessions (needs `auth.demoUsers`): FIX.4.4 `DEMO44` -> `TIDEWIRE` trading as alice and FIX.4.2 `DEMO42` -> `TIDEWIRE` as bob, symbols under `/FX/` (docs/fix.md). `npm start` turns it on.' },
 ];
 
 /** `orders.journalDir` of the `tidewire-server` command: `.data/journal` of this checkout (gitignored). */

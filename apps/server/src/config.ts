@@ -10,6 +10,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CHECKOUT_JOURNAL_DIR, SETTINGS, type SettingSpec } from './config-spec.js';
 import { parseGrants, parseRoleGrants, type Grants, type RoleGrants } from './entitlements/entitlements.js';
+import { DEMO_USERS } from './auth/users.js';
+import { DEMO_FIX_SESSIONS, validateFixSessions, type FixSessionEntry } from './fix/fix-config.js';
 
 /** Roles a user can have. */
 export type Role = 'trader' | 'admin' | 'source';
@@ -139,6 +141,14 @@ export interface Config {
   };
   /** Admin console: `auditDir` is absolute after loading. */
   readonly admin: { readonly auditDir: string; readonly metricsToken: string; readonly metricsPublic: boolean };
+  /** FIX order gateway: `port` 0 = off; `storeDir` absolute after loading (empty while off). */
+  readonly fix: {
+    readonly port: number;
+    readonly storeDir: string;
+    readonly demoSessions: boolean;
+    /** `fix.sessions` of the config file, plus the demo sessions when `demoSessions`. */
+    readonly sessions: readonly FixSessionEntry[];
+  };
   readonly auth: {
     /** Never empty after loading: a random hex secret when none was configured. */
     readonly tokenSecret: string;
@@ -303,6 +313,7 @@ function validateFileShape(file: Record<string, unknown>, origin: string): void 
   }
   known.get('auth')!.add('users').add('roles');
   known.get('orders')!.add('risk');
+  known.get('fix')!.add('sessions');
   for (const [section, value] of Object.entries(file)) {
     if (section === 'statements') continue; // an array, validated by validateStatements
     const keys = known.get(section);
@@ -471,10 +482,13 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   let roles: RoleGrants | string = parseRoleGrants(undefined, '');
   let risk: RiskRule[] | undefined;
   let statements: StatementEntry[] = [];
+  let fixSessions: FixSessionEntry[] = [];
   for (const layer of layers) {
     const rawRisk = getPath(layer.data, 'orders.risk');
     if (rawRisk !== undefined) risk = validateRiskRules(rawRisk, layer.origin);
     if (layer.data.statements !== undefined) statements = validateStatements(layer.data.statements, layer.origin);
+    const rawFix = getPath(layer.data, 'fix.sessions');
+    if (rawFix !== undefined) fixSessions = validateFixSessions(rawFix, layer.origin, (m) => new ConfigError(m));
     const raw = getPath(layer.data, 'auth.users');
     if (raw !== undefined) users = validateUsers(raw, layer.origin);
     const rawRoles = getPath(layer.data, 'auth.roles');
@@ -527,6 +541,11 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   auth.users = users;
   auth.roles = roles;
   if (!auth.demoUsers && users.length === 0) throw new ConfigError('auth.users is empty and auth.demoUsers is false: nobody could log in');
+  checkFix(out.fix!, fixSessions, out.orders!, Boolean(auth.demoUsers), users);
+  // FIX orders enter the single-node desk; a cluster's orders are decided by its order leader
+  if ((out.fix!.port as number) !== 0 && (cluster.urls as string[]).length > 0) {
+    throw new ConfigError(`fix.port (${out.fix!.port}) cannot be used in cluster mode (cluster.urls): the FIX gateway takes orders on single-node servers`);
+  }
 
   (out as Record<string, unknown>).statements = statements;
   return deepFreeze(out as unknown as Config);
@@ -560,6 +579,28 @@ function readSecretFile(file: string): string {
   const secret = (text.split(/\r?\n/, 1)[0] ?? '').trim();
   if (secret === '') throw new ConfigError(`auth.tokenSecretFile ${file}: the first line is empty (the file must hold the secret)`);
   return secret;
+}
+
+/** Completes and cross-checks the `fix` section (sessions, store directory) in place. */
+function checkFix(fix: Record<string, unknown>, fileSessions: FixSessionEntry[], orders: Record<string, unknown>, demoUsers: boolean, users: readonly UserEntry[]): void {
+  const sessions = [...fileSessions];
+  if (fix.demoSessions) {
+    if (!demoUsers) throw new ConfigError('fix.demoSessions trades as the demo users alice and bob: it needs auth.demoUsers');
+    sessions.push(...DEMO_FIX_SESSIONS.filter((d) => !sessions.some((s) => s.beginString === d.beginString && s.senderCompId === d.senderCompId && s.targetCompId === d.targetCompId)));
+  }
+  fix.sessions = sessions;
+  for (const s of sessions) {
+    const u: { role: Role } | undefined = users.find((x) => x.user === s.user) ?? (demoUsers ? DEMO_USERS.find((x) => x.user === s.user) : undefined);
+    if (u === undefined) throw new ConfigError(`fix.sessions: ${s.beginString} ${s.senderCompId}->${s.targetCompId} trades as user "${s.user}", who is not in auth.users${demoUsers ? ' or the demo users' : ''}`);
+    if (u.role === 'source') throw new ConfigError(`fix.sessions: ${s.beginString} ${s.senderCompId}->${s.targetCompId} trades as "${s.user}", whose role is source (orders need trader or admin)`);
+  }
+  if (fix.port === 0) {
+    fix.storeDir = fix.storeDir === '' ? '' : path.resolve(String(fix.storeDir));
+    return;
+  }
+  if (orders.journalDir === '') throw new ConfigError(`fix.port (${fix.port}) needs orders: set orders.journalDir (--journal-dir); FIX orders enter the same journaled order desk`);
+  if (sessions.length === 0) throw new ConfigError(`fix.port (${fix.port}) is set but no FIX session is configured: add fix.sessions to the config file or turn on fix.demoSessions`);
+  fix.storeDir = fix.storeDir === '' ? path.join(path.dirname(path.resolve(String(orders.journalDir))), 'fix') : path.resolve(String(fix.storeDir));
 }
 
 function randomHex(): string {

@@ -48,6 +48,10 @@ async function main(): Promise<number> {
     throw err;
   }
   console.log(`Tidewire listening on ${server.url} (stream: ${server.url.replace('http', 'ws')}/stream)`);
+  if (server.fix) {
+    const sessions = config.fix.sessions.map((s) => `${s.beginString} ${s.targetCompId}->${s.senderCompId} as ${s.user}`).join(', ');
+    console.log(`FIX acceptor on ${config.server.host}:${server.fix.port} (${sessions})`);
+  }
   await new Promise<void>((resolve) => {
     let stoppingSince = -1;
     const stop = (signal: string): void => {

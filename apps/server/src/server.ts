@@ -7,7 +7,9 @@ import { getHeapStatistics } from 'node:v8';
 import { AuditLog } from './admin/audit-log.js';
 import { MainAdminControl } from './admin/control.js';
 import type { Config } from './config.js';
-import { buildUsers } from './auth/users.js';
+import { buildUsers, UserDirectory } from './auth/users.js';
+import { createSecurity } from './entitlements/security.js';
+import { startFixGateway, type FixHandle } from './fix/gateway.js';
 import { createEngine, type ServerEngine } from './engine.js';
 import { DemoFeed, heldByBacklog } from './feeds/demo.js';
 import { DEMO_TIERS } from './feeds/demo-views.js';
@@ -32,6 +34,8 @@ export interface RunningServer {
   readonly engine: ServerEngine;
   /** The demo feed when enabled. */
   readonly feed: DemoFeed | undefined;
+  /** The FIX order gateway when `fix.port` is set. */
+  readonly fix: FixHandle | undefined;
   /** Server-wide metrics (one sample per METRICS_INTERVAL_MS). */
   readonly metrics: MetricsCenter;
   /** Admin actions (settings, kicks) and the audit log they write. */
@@ -104,6 +108,21 @@ async function startClaimed(config: Config, clock: Clock, options: StartOptions,
     }, heldByBacklog(() => engine.ingestQueue().bytes, config.limits));
     feed.start();
   }
+  // FIX orders get the WebSocket orders' checks: these users and rules (kept current by reloads)
+  // and the server-wide order-rate table the transports share
+  const fixUsers = new UserDirectory(users);
+  const fixSecurity = createSecurity(config, connections);
+  let fix: FixHandle | undefined;
+  if (config.fix.port !== 0) {
+    try {
+      fix = startFixGateway(config, engine, { users: () => fixUsers, security: () => fixSecurity, clock });
+    } catch (err) {
+      feed?.stop();
+      engine.shutdown();
+      throw err;
+    }
+    admin.setFix(fix);
+  }
   let transport: TransportHandle | undefined;
   // port 0: pick a free port first (see free-port.ts) and claim it; retry if another process took it meanwhile
   for (let attempt = 1; !transport; attempt++) {
@@ -122,6 +141,7 @@ async function startClaimed(config: Config, clock: Clock, options: StartOptions,
       }
       feed?.stop();
       engine.shutdown();
+      await fix?.stop();
       throw err;
     }
   }
@@ -135,6 +155,8 @@ async function startClaimed(config: Config, clock: Clock, options: StartOptions,
   async function reloadAuth(next: Config, by: string): Promise<AuthReloadResult & { users: number }> {
     const nextUsers = await buildUsers(next);
     const result = await running.reloadAuth(nextUsers, next.auth.roles);
+    fixUsers.replace(nextUsers);
+    fixSecurity.entitlements.setRoles(next.auth.roles);
     await audit.append({ at: new Date(clock.now()).toISOString(), by, action: 'reload', users: nextUsers.length, ...result });
     log('info', 'auth.reload', { by, users: nextUsers.length, ...result });
     return { users: nextUsers.length, ...result };
@@ -151,6 +173,7 @@ async function startClaimed(config: Config, clock: Clock, options: StartOptions,
     takeOrderAckLatencies: () => engine.takeOrderAckLatencies(),
     ingestQueue: () => engine.ingestQueue(),
     demoHeldTicks: () => feed?.stats.heldTicks ?? 0,
+    fixSessions: () => fix?.sessions() ?? [],
   });
   // one interval at a time: a slow worker answer must not make collections overlap
   let collecting: Promise<void> | undefined;
@@ -177,6 +200,7 @@ async function startClaimed(config: Config, clock: Clock, options: StartOptions,
     url,
     engine,
     feed,
+    fix,
     metrics,
     admin,
     collectMetrics,
@@ -190,6 +214,9 @@ async function startClaimed(config: Config, clock: Clock, options: StartOptions,
         // bounded: queued work is handled for the engine's drain budget, the rest is dropped and counted
         const dropped = engine.shutdown();
         if (dropped) log('warn', 'engine.shutdownDropped', { detail: dropped });
+        // after the engine: every durable order event was handed to the gateway, which stores
+        // its reports before the FIX connections close
+        await fix?.stop();
         log('info', 'server.closed', { url });
       })();
       return closing;

@@ -386,6 +386,32 @@ export interface AdminViewInfo {
   lastRecomputeUs: number;
 }
 
+/** One configured FIX session, as the admin console lists it (`GET /api/admin/fix`; docs/fix.md). */
+export interface AdminFixSessionInfo {
+  /** `FIX.4.2` or `FIX.4.4`. */
+  beginString: string;
+  /** Our CompID. */
+  senderCompId: string;
+  /** The counterparty's CompID. */
+  targetCompId: string;
+  /** The Tidewire user the session trades as. */
+  user: string;
+  /** `disconnected`, `connected` (logon pending or logging out) or `loggedOn`. */
+  state: string;
+  /** MsgSeqNum of our next message. */
+  nextSenderSeq: number;
+  /** MsgSeqNum expected next from the counterparty. */
+  nextTargetSeq: number;
+  /** Messages received since start (garbled ones excluded). */
+  messagesIn: number;
+  /** Messages written since start (resends included). */
+  messagesOut: number;
+  /** Messages received per second over the last metrics interval. */
+  messagesInPerSec: number;
+  /** Messages written per second over the last metrics interval. */
+  messagesOutPerSec: number;
+}
+
 /**
  * Start (`admin.subscribe`) or stop (`admin.unsubscribe`) the live admin metrics stream: one
  * `admin.metrics` per second. Admin role only: traders get NOT_ENTITLED. Subscribing again while

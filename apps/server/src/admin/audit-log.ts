@@ -14,7 +14,8 @@ export const AUDIT_FILE = 'admin-audit.jsonl';
 export type AuditEntry =
   | { at: string; by: string; action: 'batching'; old: object; new: object }
   | { at: string; by: string; action: 'kick'; sessionId: number; user: string | undefined; reason: string }
-  | { at: string; by: string; action: 'reload'; users: number; closedSessions: number; removedSubscriptions: number; closedViews: number };
+  | { at: string; by: string; action: 'reload'; users: number; closedSessions: number; removedSubscriptions: number; closedViews: number }
+  | { at: string; by: string; action: 'fixLogout'; session: string };
 
 /** Appends entries to the audit file, in call order. */
 export class AuditLog {

@@ -6,6 +6,7 @@
  */
 
 import type { BatchingSettings } from '@tidewire/protocol';
+import type { FixHandle } from '../fix/gateway.js';
 import type { Clock } from '../session/clock.js';
 import { SETTINGS } from '../config-spec.js';
 import { log } from '../log.js';
@@ -47,6 +48,11 @@ export interface AdminControl {
    * has no configuration source to re-read (embedded without one).
    */
   reload(by: string): Promise<ReloadSummary>;
+  /**
+   * Logs the FIX session out (Logout, then disconnect); false when it is not logged on. AdminError
+   * 404 when no such session is configured or the FIX gateway is off.
+   */
+  fixLogout(beginString: string, senderCompId: string, targetCompId: string, by: string): Promise<boolean>;
 }
 
 const KEYS = ['burstMinMs', 'burstMaxMs', 'burstIncrementMs', 'throttleMs'] as const;
@@ -106,6 +112,23 @@ export class MainAdminControl implements AdminControl {
   /** Sets how kicks reach the transports (after they started). */
   setKicker(kicker: Kicker): void {
     this.kicker = kicker;
+  }
+
+  private fix: FixHandle | undefined;
+
+  /** Sets the FIX gateway whose sessions `fixLogout` acts on (server.ts, when fix.port is set). */
+  setFix(fix: FixHandle): void {
+    this.fix = fix;
+  }
+
+  async fixLogout(beginString: string, senderCompId: string, targetCompId: string, by: string): Promise<boolean> {
+    const name = `${beginString} ${senderCompId}->${targetCompId}`;
+    const known = this.fix?.sessions().some((s) => s.beginString === beginString && s.senderCompId === senderCompId && s.targetCompId === targetCompId);
+    if (!this.fix || !known) throw new AdminError(404, 'NOT_FOUND', this.fix ? `no FIX session ${name} is configured` : 'the FIX gateway is off (fix.port)');
+    if (!(await this.fix.logout(beginString, senderCompId, targetCompId, `Logout by an administrator (${by})`))) return false;
+    log('info', 'admin.fixLogout', { by, session: name });
+    await this.audit.append({ at: new Date(this.clock.now()).toISOString(), by, action: 'fixLogout', session: name });
+    return true;
   }
 
   /** The settings in force (synchronous, for the metrics sample). */

@@ -57,6 +57,10 @@ export class RemoteAdminControl implements AdminControl {
   async reload(by: string): Promise<ReloadSummary> {
     return (await this.call({ call: 'reload', by })) as ReloadSummary;
   }
+
+  async fixLogout(beginString: string, senderCompId: string, targetCompId: string, by: string): Promise<boolean> {
+    return (await this.call({ call: 'fixLogout', beginString, senderCompId, targetCompId, by })) as boolean;
+  }
 }
 
 /** Runs an AdminCall on the main thread's control and turns the outcome into a reply. */
@@ -71,6 +75,8 @@ export async function runAdminCall(control: AdminControl, call: AdminCall): Prom
         return { ok: true, value: await control.kick(call.sessionId, call.reason, call.by) };
       case 'reload':
         return { ok: true, value: await control.reload(call.by) };
+      case 'fixLogout':
+        return { ok: true, value: await control.fixLogout(call.beginString, call.senderCompId, call.targetCompId, call.by) };
     }
   } catch (err) {
     if (err instanceof AdminError) return { ok: false, status: err.status, code: err.code, message: err.message };

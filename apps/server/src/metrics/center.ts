@@ -5,12 +5,14 @@
  * listeners (the transports: admin API, admin stream, /metrics).
  */
 
-import type { AdminMetricsSample, AdminSessionInfo, BatchingSettings, LatencyStatsMs, SourceFlowSample } from '@tidewire/protocol';
+import type { AdminFixSessionInfo, AdminMetricsSample, AdminSessionInfo, BatchingSettings, LatencyStatsMs, SourceFlowSample } from '@tidewire/protocol';
 import type { EngineStats } from '@tidewire/engine';
 import type { Clock } from '../session/clock.js';
 import { meanOf, mergeEncoded, MAX_BATCH_MESSAGES, MAX_LATENCY_MICROS, newHistogram, summarize } from './histogram.js';
 import { busiest, MAX_SNAPSHOT_SESSIONS, type TransportSnapshot } from './transport-metrics.js';
 
+/** One FIX session at the end of an interval (the admin console's FIX table, /metrics). */
+export type FixSessionMetrics = AdminFixSessionInfo;
 /** Metrics interval, ms: one sample (and one `admin.metrics` push) per interval. */
 export const METRICS_INTERVAL_MS = 1000;
 /** Samples kept: 5 minutes at one per second. */
@@ -36,12 +38,16 @@ export interface CenterSources {
   ingestQueue?(): { frames: number; bytes: number };
   /** Demo feed ticks held back while the ingest queue was backlogged, since start (DemoFeedStats.heldTicks); absent: 0. */
   demoHeldTicks?(): number;
+  /** The FIX gateway's sessions now (counters since start); absent or empty: no FIX gateway. */
+  fixSessions?(): ReadonlyArray<Omit<FixSessionMetrics, 'messagesInPerSec' | 'messagesOutPerSec'>>;
 }
 
 /** A finished interval: the sample and the sessions list at its end. */
 export interface MetricsUpdate {
   sample: AdminMetricsSample;
   sessions: AdminSessionInfo[];
+  /** The FIX sessions (empty without a FIX gateway). */
+  fix: FixSessionMetrics[];
   /** Since start: latency and batch-size observations (for Prometheus summaries' _count and _sum). */
   cumulative: CumulativeObservations;
 }
@@ -76,6 +82,8 @@ export class MetricsCenter {
     latencyCount: 0, latencySumMs: 0, batchCount: 0, batchMessages: 0, viewUpdateCount: 0, viewUpdateSumMs: 0, orderAckCount: 0, orderAckSumMs: 0,
   };
 
+  /** Each FIX session's counters at the end of the last interval (for its rates). */
+  private readonly prevFix = new Map<string, { messagesIn: number; messagesOut: number }>();
   constructor(private readonly src: CenterSources) {
     this.prevStats = src.engineStats();
     this.prevCpu = src.cpuUsage();
@@ -198,7 +206,13 @@ export class MetricsCenter {
     this.prevAt = now;
     this.history.push(sample);
     if (this.history.length > HISTORY_LENGTH) this.history.shift();
-    this.latest = { sample, sessions: shown, cumulative: this.cumulative };
+    const fix = (this.src.fixSessions?.() ?? []).map((f) => {
+      const key = `${f.beginString} ${f.senderCompId} ${f.targetCompId}`;
+      const before = this.prevFix.get(key) ?? { messagesIn: f.messagesIn, messagesOut: f.messagesOut };
+      this.prevFix.set(key, { messagesIn: f.messagesIn, messagesOut: f.messagesOut });
+      return { ...f, messagesInPerSec: rate(f.messagesIn, before.messagesIn), messagesOutPerSec: rate(f.messagesOut, before.messagesOut) };
+    });
+    this.latest = { sample, sessions: shown, fix, cumulative: this.cumulative };
     return this.latest;
   }
 

@@ -79,6 +79,14 @@ export function renderPrometheus(update: MetricsUpdate | undefined): string {
   family('tidewire_source_paused_seconds_total', 'counter', 'Time sources spent paused, summed over sources.', one(f === undefined ? undefined : f.pausedMsTotal / 1000));
   family('tidewire_source_overrun_closes_total', 'counter', 'Sources closed with 4013 SOURCE_OVERRUN (kept sending while paused).', one(f?.overrunClosesTotal));
   family('tidewire_demo_feed_held_ticks_total', 'counter', 'Demo feed ticks held back while the ingest queue was above high water.', one(f?.demoHeldTicks));
+  const fix = update?.fix ?? [];
+  const states = ['disconnected', 'connected', 'loggedOn'];
+  family('tidewire_fix_sessions', 'gauge', 'Configured FIX sessions by state (loggedOn, connected: logon pending, disconnected).',
+    update === undefined ? [] : states.map((st): [string, number] => [`{state="${st}"}`, fix.filter((f) => f.state === st).length]));
+  family('tidewire_fix_messages_in_total', 'counter', 'FIX messages received on all sessions (garbled ones excluded).',
+    one(update === undefined ? undefined : fix.reduce((n, f) => n + f.messagesIn, 0)));
+  family('tidewire_fix_messages_out_total', 'counter', 'FIX messages written on all sessions (resends included).',
+    one(update === undefined ? undefined : fix.reduce((n, f) => n + f.messagesOut, 0)));
   family('tidewire_batching_burst_min_ms', 'gauge', 'batching.burstMinMs in force.', one(s?.batching.burstMinMs));
   family('tidewire_batching_burst_max_ms', 'gauge', 'batching.burstMaxMs in force (0: batching off).', one(s?.batching.burstMaxMs));
   family('tidewire_batching_burst_increment_ms', 'gauge', 'batching.burstIncrementMs in force.', one(s?.batching.burstIncrementMs));

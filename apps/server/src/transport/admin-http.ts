@@ -7,6 +7,10 @@
  * - `GET /api/admin/sessions`; `POST /api/admin/sessions/<id>/kick` `{"reason": "..."}`.
  * - `GET /api/admin/settings`; `POST /api/admin/settings` with some of the batching settings.
  * - `GET /api/admin/views`: the engine's materialised views with an update rate (views-table.ts).
+ * - `GET /api/admin/fix`: the FIX sessions (state, sequence numbers, messages/s) at the end of the
+ *   last metrics interval.
+ * - `POST /api/admin/fix/logout` `{"beginString", "senderCompId", "targetCompId"}`: log a FIX
+ *   session out (audited); 404 NOT_FOUND for an unknown session or one not logged on.
  * - `POST /api/admin/reload`: re-read the configuration, apply users, passwords and rules to open
  *   sessions (audited); answers `{users, closedSessions, removedSubscriptions, closedViews}`.
  * `/api/admin/*` needs `Authorization: Bearer <token from session.loggedIn>` of an admin:
@@ -188,9 +192,10 @@ export function addAdminRoutes(app: TemplatedApp, deps: AdminHttpDeps): Template
         if (Number.isNaN(since)) return fail(json, new AdminError(400, 'BAD_REQUEST', `'since' (${JSON.stringify(sinceText)}) must be a sample's 'at' (epoch ms)`), 'metrics');
         const u = deps.latest();
         const history = deps.history();
-        json('200 OK', { sample: u?.sample ?? null, history: since === -Infinity ? history : history.filter((s) => s.at > since), sessions: u?.sessions ?? [] });
+        json('200 OK', { sample: u?.sample ?? null, history: since === -Infinity ? history : history.filter((s) => s.at > since), sessions: u?.sessions ?? [], fix: u?.fix ?? [] });
       });
     })
+    .get('/api/admin/fix', (res, req) => authed(res, req, (_by, json) => json('200 OK', { sessions: deps.latest()?.fix ?? [] })))
     .get('/api/admin/sessions', (res, req) => authed(res, req, (_by, json) => json('200 OK', sessionsBody(deps))))
     .get('/api/admin/views', (res, req) => authed(res, req, (_by, json) => {
       deps.views().then(
@@ -218,6 +223,21 @@ export function addAdminRoutes(app: TemplatedApp, deps: AdminHttpDeps): Template
     })
     .get('/api/admin/settings', (res, req) => authed(res, req, (_by, json) => {
       deps.control.batching().then((batching) => json('200 OK', { batching }), (err) => fail(json, err, 'settings'));
+    }))
+    .post('/api/admin/fix/logout', (res, req) => authed(res, req, (by, json) => {
+      readJson(res, (body) => {
+        if (body instanceof AdminError) return fail(json, body, 'fix logout');
+        const b = body as Record<string, unknown>;
+        const [beginString, senderCompId, targetCompId] = [b.beginString, b.senderCompId, b.targetCompId];
+        if (typeof beginString !== 'string' || typeof senderCompId !== 'string' || typeof targetCompId !== 'string') {
+          return fail(json, new AdminError(400, 'BAD_REQUEST', "the body must be {beginString, senderCompId, targetCompId} (strings) naming a FIX session"), 'fix logout');
+        }
+        deps.control.fixLogout(beginString, senderCompId, targetCompId, by).then(
+          (done) => done ? json('200 OK', { beginString, senderCompId, targetCompId, loggedOut: true })
+            : fail(json, new AdminError(404, 'NOT_FOUND', `FIX session ${beginString} ${senderCompId}->${targetCompId} is not logged on`), 'fix logout'),
+          (err) => fail(json, err, 'fix logout'),
+        );
+      });
     }))
     .post('/api/admin/reload', (res, req) => authed(res, req, (by, json) => {
       readJson(res, (body) => {

@@ -29,8 +29,9 @@ import path from 'node:path';
 /** The refusal when another process holds the port; `message` is what startup prints. */
 export class PortInUseError extends Error {
   override readonly name = 'PortInUseError';
-  constructor(readonly host: string, readonly port: number, readonly holder: 'a Tidewire server' | 'a listening socket') {
-    super(`port ${port} on ${host} is in use by another process`);
+  /** `what`: the port's name in the message (`port`, or e.g. `FIX port (fix.port)`). */
+  constructor(readonly host: string, readonly port: number, readonly holder: 'a Tidewire server' | 'a listening socket', what = 'port') {
+    super(`${what} ${port} on ${host} is in use by another process`);
   }
 }
 

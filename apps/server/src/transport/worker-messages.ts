@@ -25,7 +25,8 @@ export type AdminCall =
   | { call: 'batching' }
   | { call: 'setBatching'; patch: unknown; by: string }
   | { call: 'kick'; sessionId: number; reason: string; by: string }
-  | { call: 'reload'; by: string };
+  | { call: 'reload'; by: string }
+  | { call: 'fixLogout'; beginString: string; senderCompId: string; targetCompId: string; by: string };
 
 /** The main thread's answer to an AdminCall. */
 export type AdminReply =
@@ -58,7 +59,7 @@ export type ToWorker =
    * reads it (`publishedUpdate`): cloned as objects it was about a tenth of what a transport
    * thread allocated at the Low preset, every second, whether or not an admin looked.
    */
-  | { type: 'publish'; sample: MetricsUpdate['sample']; cumulative: MetricsUpdate['cumulative']; sessionsJson: string }
+  | { type: 'publish'; sample: MetricsUpdate['sample']; cumulative: MetricsUpdate['cumulative']; sessionsJson: string; fix: MetricsUpdate['fix'] }
   /** Close this session with 4010 if this worker holds it: answer with `kicked`. */
   | { type: 'kick'; id: number; sessionId: number; reason: string }
   /**
@@ -71,7 +72,7 @@ export type ToWorker =
 
 /** The `publish` message of `update` (its sessions as JSON: see ToWorker). */
 export function publishMessage(update: MetricsUpdate, sessionsJson = JSON.stringify(update.sessions)): ToWorker {
-  return { type: 'publish', sample: update.sample, cumulative: update.cumulative, sessionsJson };
+  return { type: 'publish', sample: update.sample, cumulative: update.cumulative, sessionsJson, fix: update.fix };
 }
 
 /**
@@ -85,6 +86,7 @@ export function publishedUpdate(m: Extract<ToWorker, { type: 'publish' }>): Metr
   return {
     sample: m.sample,
     cumulative: m.cumulative,
+    fix: m.fix,
     get sessions(): MetricsUpdate['sessions'] {
       sessions ??= JSON.parse(m.sessionsJson) as MetricsUpdate['sessions'];
       return sessions;

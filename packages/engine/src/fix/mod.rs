@@ -14,4 +14,5 @@
 pub mod acceptor;
 pub mod codec;
 pub mod dictionary;
+pub mod gateway;
 pub mod session;

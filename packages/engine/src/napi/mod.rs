@@ -2,6 +2,7 @@
 //! `runtime::Engine`, converts back. No logic lives here.
 
 mod error;
+mod fix;
 mod grants;
 mod orders;
 mod privacy;

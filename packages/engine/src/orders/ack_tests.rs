@@ -51,7 +51,7 @@ fn a_durable_request_is_posted_with_its_ack_frame() {
     let shared = OrdersShared::default();
     let ev = OrderEvent::Acknowledged { order_id: 42, ts: 1 };
     let r = reply(OrderAction::Cancel, OrderStatus::Cancelled);
-    complete(&post, &shared, Ok(117), ev, Some(r));
+    complete(&post, &shared, Ok(117), ev, Some(r), None);
     let frame = r#"[{"type":"order.ack","reqId":7,"action":"cancel","clientOrderId":"c-1","orderId":42,"seq":117,"status":"cancelled"}]"#;
     assert_eq!(*seen.0.lock().unwrap(), [(Ok(117), Some((2, 9, frame.to_owned())))]);
     assert_eq!(shared.take_ack_latencies().len(), 1, "the ack's latency is recorded");
@@ -71,8 +71,8 @@ fn a_failed_append_or_an_event_answering_no_request_is_posted_without_an_ack() {
     };
     let ev = || OrderEvent::Acknowledged { order_id: 42, ts: 1 };
     let r = reply(OrderAction::Submit, OrderStatus::Acknowledged);
-    complete(&post, &shared, Err(failed.clone()), ev(), Some(r));
-    complete(&post, &shared, Ok(5), ev(), None);
+    complete(&post, &shared, Err(failed.clone()), ev(), Some(r), None);
+    complete(&post, &shared, Ok(5), ev(), None, None);
     assert_eq!(
         *seen.0.lock().unwrap(),
         [(Err(failed.to_string()), None), (Ok(5), None)]

@@ -255,6 +255,7 @@ impl OrderDesk {
             scratch: Vec::with_capacity(256),
             restore_seqs: Vec::new(),
             next_end_of_day: None,
+            gateway: None,
         }
     }
 
@@ -316,6 +317,7 @@ impl OrderDesk {
                 let to = To {
                     sid: 0,
                     remote: Some(reply),
+                    gateway: None,
                 };
                 if !self.deciding() {
                     let msg = "orders are unavailable: this node stopped leading the orders; send again";
@@ -423,7 +425,7 @@ impl OrderDesk {
             let Ok(mut ev) = OrderEvent::decode(&body) else {
                 continue; // not written by a desk of this version: nothing to apply
             };
-            if let Ok((was, is)) = self.apply_durable(seq, &mut ev) {
+            if let Ok((was, is)) = self.apply_durable(seq, &mut ev, None) {
                 open_delta += i64::from(is) - i64::from(was);
             }
         }

@@ -22,12 +22,14 @@ pub mod cluster;
 mod exec;
 mod expiry;
 pub mod frame;
+pub mod gateway;
 pub mod privacy;
 pub mod records;
 mod recovery;
 mod working;
 
 pub use catalog::StoreCatalog;
+pub use gateway::{Durable, GatewayAttach, GatewayOp, GatewayRequest, GatewaySink};
 pub use records::status_code;
 pub use recovery::JournalRecovery;
 
@@ -103,6 +105,8 @@ pub struct Journaled {
     pub event: OrderEvent,
     /// The request to answer, if the event answers one.
     pub reply: Option<PendingReply>,
+    /// The gateway request the event answers, if any (reported with the durable event).
+    pub gateway: Option<u64>,
 }
 
 /// Work for the desk, on the engine thread.
@@ -145,6 +149,10 @@ pub enum OrderCmd {
         /// When the caller handed it over.
         at: Instant,
     },
+    /// A request from a gateway (`gateway.rs`): answered through the attached `GatewaySink`.
+    Gateway(GatewayRequest),
+    /// Attaches a gateway (`gateway.rs`).
+    AttachGateway(GatewayAttach),
     /// A journal append completed.
     Journaled(Journaled),
     /// Cluster mode: the order stream, the lease, forwarded requests and their answers.
@@ -282,6 +290,8 @@ pub struct OrderDesk {
     restore_seqs: Vec<u64>,
     /// Next end of day (ms since the epoch) DAY orders expire at; `None` until the first check.
     next_end_of_day: Option<u64>,
+    /// The attached gateway, if any (`gateway.rs`).
+    gateway: Option<gateway::Attached>,
 }
 
 impl std::fmt::Debug for OrderDesk {
@@ -305,12 +315,19 @@ fn complete(
     result: Result<u64, JournalError>,
     event: OrderEvent,
     reply: Option<PendingReply>,
+    gateway: Option<u64>,
 ) {
     thread_local! {
         static FRAME: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
     let (Ok(seq), Some(r)) = (&result, &reply) else {
-        return post.post(OrderCmd::Journaled(Journaled { result, event, reply }), None);
+        let j = Journaled {
+            result,
+            event,
+            reply,
+            gateway,
+        };
+        return post.post(OrderCmd::Journaled(j), None);
     };
     let (worker, sid) = (r.worker, r.sid);
     shared.record_latency(r.accepted_at.elapsed().as_secs_f64() * 1e6);
@@ -320,7 +337,12 @@ fn complete(
         ack_message(frame, r, event.order_id(), *seq);
         frame.push(b']');
     });
-    let cmd = OrderCmd::Journaled(Journaled { result, event, reply });
+    let cmd = OrderCmd::Journaled(Journaled {
+        result,
+        event,
+        reply,
+        gateway,
+    });
     FRAME.with_borrow(|frame| post.post(cmd, Some(Ack { worker, sid, frame })));
 }
 
@@ -339,11 +361,17 @@ pub(crate) struct To {
     sid: u32,
     /// Cluster mode: the reply subject of a request another node forwarded.
     remote: Option<Arc<str>>,
+    /// A gateway request (its id): answers go through the attached `GatewaySink`.
+    gateway: Option<u64>,
 }
 
 impl To {
     fn local(sid: u32) -> To {
-        To { sid, remote: None }
+        To {
+            sid,
+            remote: None,
+            gateway: None,
+        }
     }
 }
 
@@ -434,6 +462,8 @@ impl OrderDesk {
                     self.change(hub, To::local(sid), user, req_id, client_order_id, amend, at, now);
                 }
             }
+            OrderCmd::Gateway(r) => self.gateway_request(hub, r, now),
+            OrderCmd::AttachGateway(a) => self.attach_gateway(a),
             OrderCmd::Journaled(j) => self.journaled(hub, j, now),
             OrderCmd::Cluster(c) => self.cluster(hub, c, now),
         }
@@ -451,6 +481,12 @@ impl OrderDesk {
         now: Instant,
     ) {
         self.shared.rejected.fetch_add(1, Ordering::Relaxed);
+        if let Some(request) = to.gateway {
+            if let Some(g) = &self.gateway {
+                g.sink.refused(request, r);
+            }
+            return;
+        }
         self.scratch.clear();
         order_reject(
             &mut self.scratch,
@@ -477,9 +513,63 @@ impl OrderDesk {
     fn refuse_failed(&mut self, hub: &mut Hub, to: &To, req_id: u32, now: Instant) -> bool {
         let Some(msg) = &self.failed else { return false };
         let msg = format!("orders are unavailable: {msg}");
-        reply_error(&mut self.scratch, req_id, &msg);
-        self.answer(hub, to, now);
+        self.unavailable(hub, to, req_id, &msg, now);
         true
+    }
+
+    /// Answers `to` that orders are unavailable: `error` UNAVAILABLE to a session or the
+    /// forwarding node, `unavailable` to a gateway.
+    fn unavailable(&mut self, hub: &mut Hub, to: &To, req_id: u32, message: &str, now: Instant) {
+        if let Some(request) = to.gateway {
+            if let Some(g) = &self.gateway {
+                g.sink.unavailable(request, message);
+            }
+            return;
+        }
+        reply_error(&mut self.scratch, req_id, message);
+        self.answer(hub, to, now);
+    }
+
+    /// A gateway request (`gateway.rs`), for its user. In cluster mode orders are decided by the
+    /// order leader through the replicated stream, which gateways do not use: refused as
+    /// unavailable.
+    fn gateway_request(&mut self, hub: &mut Hub, r: GatewayRequest, now: Instant) {
+        let to = To {
+            sid: 0,
+            remote: None,
+            gateway: Some(r.request),
+        };
+        if matches!(self.log, OrderLog::Stream(_)) {
+            let msg = "orders are unavailable: gateways (FIX) take orders on single-node servers; this node is in cluster mode";
+            return self.unavailable(hub, &to, 0, msg, now);
+        }
+        let user = Some(r.user);
+        match r.op {
+            GatewayOp::Submit(order) => self.submit(hub, to, user, 0, order, r.at, now),
+            GatewayOp::Cancel { client_order_id } => self.change(hub, to, user, 0, client_order_id, None, r.at, now),
+            GatewayOp::Amend {
+                client_order_id,
+                quantity,
+                price,
+            } => {
+                let amend = Some(Amend { quantity, price });
+                self.change(hub, to, user, 0, client_order_id, amend, r.at, now);
+            }
+        }
+    }
+
+    /// Attaches a gateway: it gets the durable orders of its users now, and their events from
+    /// here on (`gateway.rs`).
+    fn attach_gateway(&mut self, a: GatewayAttach) {
+        let users: FxHashSet<String> = a.users.into_iter().collect();
+        let orders: Vec<&crate::order::Order> = self
+            .durable
+            .orders()
+            .iter()
+            .filter(|o| users.contains(o.user.as_str()))
+            .collect();
+        a.sink.attached(&orders);
+        self.gateway = Some(gateway::Attached { sink: a.sink, users });
     }
 
     /// The worker of local session `to.sid` (0 for a forwarded request).
@@ -538,7 +628,8 @@ impl OrderDesk {
             Ok(ev) => {
                 self.shared.accepted.fetch_add(1, Ordering::Relaxed);
                 self.shared.open.fetch_add(1, Ordering::Relaxed);
-                let reply = PendingReply {
+                let gateway = to.gateway;
+                let reply = gateway.is_none().then(|| PendingReply {
                     sid: to.sid,
                     worker,
                     req_id,
@@ -547,8 +638,8 @@ impl OrderDesk {
                     status: OrderStatus::Acknowledged,
                     accepted_at: at,
                     remote: to.remote,
-                };
-                self.append(hub, ev, Some(reply), now);
+                });
+                self.append_for(hub, ev, reply, gateway, now);
             }
         }
     }
@@ -597,7 +688,8 @@ impl OrderDesk {
                 let Some(status) = self.book.get(ev.order_id()).map(|o| o.status) else {
                     return; // cannot happen: the book just changed this order
                 };
-                let reply = PendingReply {
+                let gateway = to.gateway;
+                let reply = gateway.is_none().then(|| PendingReply {
                     sid: to.sid,
                     worker,
                     req_id,
@@ -606,8 +698,8 @@ impl OrderDesk {
                     status,
                     accepted_at: at,
                     remote: to.remote,
-                };
-                self.append(hub, ev, Some(reply), now);
+                });
+                self.append_for(hub, ev, reply, gateway, now);
             }
         }
     }
@@ -618,18 +710,42 @@ impl OrderDesk {
     /// failure the desk stops taking orders and the request (if any) is answered with `error`
     /// UNAVAILABLE (from the engine thread; no ack).
     fn append(&mut self, hub: &mut Hub, ev: OrderEvent, reply: Option<PendingReply>, now: Instant) {
-        let to = reply.as_ref().map(|r| {
-            let to = To {
-                sid: r.sid,
-                remote: r.remote.clone(),
-            };
-            (to, r.req_id)
-        });
+        self.append_for(hub, ev, reply, None, now);
+    }
+
+    /// `append` of an event that may answer a gateway request (`gateway`: its id; then `reply`
+    /// is `None`). Gateway requests reach it on a single node only (the journal).
+    fn append_for(
+        &mut self,
+        hub: &mut Hub,
+        ev: OrderEvent,
+        reply: Option<PendingReply>,
+        gateway: Option<u64>,
+        now: Instant,
+    ) {
+        let to = match (&reply, gateway) {
+            (Some(r), _) => Some((
+                To {
+                    sid: r.sid,
+                    remote: r.remote.clone(),
+                    gateway: None,
+                },
+                r.req_id,
+            )),
+            (None, Some(g)) => Some((
+                To {
+                    sid: 0,
+                    remote: None,
+                    gateway: Some(g),
+                },
+                0,
+            )),
+            (None, None) => None,
+        };
         if let Some(msg) = &self.failed {
             let msg = format!("orders are unavailable: {msg}");
             if let Some((to, req_id)) = to {
-                reply_error(&mut self.scratch, req_id, &msg);
-                self.answer(hub, &to, now);
+                self.unavailable(hub, &to, req_id, &msg, now);
             }
             return;
         }
@@ -641,13 +757,12 @@ impl OrderDesk {
             OrderLog::Stream(c) => return c.publish(body, post, shared, ev, reply),
         };
         // Blocks only while the journal's bounded queue is full (backpressure), never on fsync.
-        let queued = journal.append(body, move |result| complete(&post, &shared, result, ev, reply));
+        let queued = journal.append(body, move |result| complete(&post, &shared, result, ev, reply, gateway));
         if let Err(e) = queued {
             self.fail(&e);
             if let Some((to, req_id)) = to {
                 let msg = format!("orders are unavailable: {e}");
-                reply_error(&mut self.scratch, req_id, &msg);
-                self.answer(hub, &to, now);
+                self.unavailable(hub, &to, req_id, &msg, now);
             }
         }
     }
@@ -664,23 +779,25 @@ impl OrderDesk {
             Ok(seq) => seq,
             Err(e) => {
                 self.fail(&e);
+                let msg = format!("order journal failed, request not acknowledged: {e}");
                 if let Some(r) = j.reply {
-                    let msg = format!("order journal failed, request not acknowledged: {e}");
                     reply_error(&mut self.scratch, r.req_id, &msg);
                     hub.reply_now(r.sid, &self.scratch, now);
+                } else if let (Some(request), Some(g)) = (j.gateway, &self.gateway) {
+                    g.sink.unavailable(request, &msg);
                 }
                 return;
             }
         };
         let order_id = j.event.order_id();
-        if self.apply_durable(seq, &mut j.event).is_err() {
+        if self.apply_durable(seq, &mut j.event, j.gateway).is_err() {
             // Cannot happen: durable events arrive in journal order and were valid in the live book.
             self.failed
                 .get_or_insert_with(|| format!("journal seq {seq} does not fit the durable book"));
             return;
         }
         let accepted = matches!(j.event, OrderEvent::Accepted { .. });
-        if accepted && j.reply.is_some() {
+        if accepted && (j.reply.is_some() || j.gateway.is_some()) {
             // Durable accept: acknowledge (journaled; its trade record update goes out when durable).
             self.acknowledge(hub, order_id, now);
         }
@@ -690,11 +807,19 @@ impl OrderDesk {
     /// record and blotter change (`flush_published`). The event's strings (an accept's user, ids,
     /// instrument) move into the durable order. Returns whether the order was open before and
     /// after; `Err` when the event does not fit the durable book.
-    fn apply_durable(&mut self, seq: u64, ev: &mut OrderEvent) -> Result<(bool, bool), ()> {
+    fn apply_durable(&mut self, seq: u64, ev: &mut OrderEvent, request: Option<u64>) -> Result<(bool, bool), ()> {
         let order_id = ev.order_id();
         let was_open = self.durable.get(order_id).is_some_and(|o| o.status.is_open());
         let o = self.durable.apply_taking(ev).map_err(|_| ())?;
         let open = o.status.is_open();
+        if let Some(g) = self.gateway.as_ref().filter(|g| g.users.contains(o.user.as_str())) {
+            g.sink.durable(&Durable {
+                seq,
+                event: ev,
+                order: o,
+                request,
+            });
+        }
         // Status `new` is never shown: the record and its blotter row appear with the first
         // transition after the accept (normally the acknowledgement), as an image.
         if !matches!(ev, OrderEvent::Accepted { .. }) {

@@ -136,6 +136,7 @@ impl OrderDesk {
             scratch: Vec::with_capacity(256),
             restore_seqs: last_seq_of,
             next_end_of_day: None,
+            gateway: None,
         })
     }
 

@@ -13,7 +13,10 @@ use crate::error::{EngineError, Result};
 use crate::hub::ContainerOp;
 use crate::order::{Side, TimeInForce};
 use crate::orders::privacy::is_private;
-use crate::orders::{Ack, CompletionSink, JournalRecovery, Journaled, OrderCmd, OrderInput, OrdersShared};
+use crate::orders::{
+    Ack, CompletionSink, GatewayAttach, GatewayOp, GatewayRequest, GatewaySink, JournalRecovery, Journaled, OrderCmd,
+    OrderInput, OrdersShared,
+};
 use crate::wire::Publish;
 
 /// An `order.submit` as the server decoded it.
@@ -252,6 +255,25 @@ impl Engine {
         })
     }
 
+    /// A gateway's request on behalf of `user` (`orders::gateway`): its outcome goes to the attached
+    /// `GatewaySink` under `request`. Errors only when orders are disabled or the engine is shut
+    /// down (nothing is reported then).
+    pub fn gateway_request(&self, user: &str, request: u64, op: GatewayOp) -> Result<()> {
+        self.send_order(OrderCmd::Gateway(GatewayRequest {
+            user: user.to_owned(),
+            request,
+            op,
+            at: Instant::now(),
+        }))
+    }
+
+    /// Attaches a gateway following the orders of `users`: `sink.attached` gets their durable
+    /// orders on the engine thread, then every later durable event and every outcome of a
+    /// `gateway_request` goes to `sink`. Replaces a gateway attached before.
+    pub fn attach_gateway(&self, users: Vec<String>, sink: Arc<dyn GatewaySink>) -> Result<()> {
+        self.send_order(OrderCmd::AttachGateway(GatewayAttach { users, sink }))
+    }
+
     /// The journal replay done at start; `None` when orders are disabled.
     pub fn recovery(&self) -> Option<JournalRecovery> {
         self.shared.orders.as_ref().map(|o| o.recovery().clone())
@@ -283,6 +305,7 @@ mod tests {
             result: Ok(seq),
             event: OrderEvent::Acknowledged { order_id: seq, ts: 1 },
             reply: None,
+            gateway: None,
         })
     }
 

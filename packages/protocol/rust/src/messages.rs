@@ -378,6 +378,18 @@ pub mod key {
     pub const UPDATES: &str = "updates";
     /// `lastRecomputeUs`.
     pub const LAST_RECOMPUTE_US: &str = "lastRecomputeUs";
+    /// `beginString`.
+    pub const BEGIN_STRING: &str = "beginString";
+    /// `senderCompId`.
+    pub const SENDER_COMP_ID: &str = "senderCompId";
+    /// `targetCompId`.
+    pub const TARGET_COMP_ID: &str = "targetCompId";
+    /// `state`.
+    pub const STATE: &str = "state";
+    /// `nextSenderSeq`.
+    pub const NEXT_SENDER_SEQ: &str = "nextSenderSeq";
+    /// `nextTargetSeq`.
+    pub const NEXT_TARGET_SEQ: &str = "nextTargetSeq";
     /// `op`.
     pub const OP: &str = "op";
     /// `dir`.

@@ -1,8 +1,9 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
-import type { AdminMetricsSample, AdminSessionInfo, AdminViewInfo, BatchingSettings } from '@tidewire/protocol';
+import type { AdminFixSessionInfo, AdminMetricsSample, AdminSessionInfo, AdminViewInfo, BatchingSettings } from '@tidewire/protocol';
 import { useConnection } from '../../connection/ConnectionProvider.js';
 import { useConnectionSnapshot } from '../../connection/hooks.js';
-import { AdminApiError, fetchAdminMetrics, fetchAdminViews, kickSession, updateSettings, type AdminApiOptions } from './admin-api.js';
+import { AdminApiError, fetchAdminMetrics, fetchAdminViews, fetchFixSessions, kickSession, logoutFixSession, updateSettings, type AdminApiOptions } from './admin-api.js';
+import { FixSessionsTable } from './FixSessionsTable.js';
 import { MetricsChart } from './MetricsChart.js';
 import { CHARTS, mergeSamples } from './metrics-window.js';
 import { SessionsGrid } from './SessionsGrid.js';
@@ -26,7 +27,7 @@ function NotEntitled({ role }: { role: string | undefined }) {
   );
 }
 
-/** Live metrics charts (5 minutes), sessions with kick, batching settings, the views table. Admin role only. */
+/** Live metrics charts (5 minutes), sessions with kick, batching settings, FIX sessions with logout, the views table. Admin role only. */
 export function AdminPage() {
   const connection = useConnection();
   const { session } = useConnectionSnapshot();
@@ -35,6 +36,7 @@ export function AdminPage() {
   const [samples, setSamples] = useState<AdminMetricsSample[]>([]);
   const [sessions, setSessions] = useState<AdminSessionInfo[]>([]);
   const [views, setViews] = useState<AdminViewInfo[]>([]);
+  const [fixSessions, setFixSessions] = useState<AdminFixSessionInfo[]>([]);
   const [viewsError, setViewsError] = useState<string | undefined>();
   const [error, setError] = useState<string | undefined>();
   const [kickReason, setKickReason] = useState('kicked by an administrator');
@@ -90,9 +92,10 @@ export function AdminPage() {
       const o = api.current;
       if (!o || stopped) return;
       try {
-        const r = await fetchAdminViews(o);
+        const [r, fix] = await Promise.all([fetchAdminViews(o), fetchFixSessions(o)]);
         if (stopped) return;
         setViews(r.views);
+        setFixSessions(fix);
         setViewsError(undefined);
       } catch (err) {
         if (!stopped) setViewsError(err instanceof AdminApiError ? `${err.code}: ${err.message}` : String(err));
@@ -118,6 +121,16 @@ export function AdminPage() {
       (err: unknown) => setNotice(`kick of session ${s.sessionId} failed: ${err instanceof Error ? err.message : String(err)}`),
     );
   }, [kickReason]);
+
+  const onFixLogout = useCallback((s: AdminFixSessionInfo) => {
+    const o = api.current;
+    if (!o) return;
+    const name = `${s.beginString} ${s.targetCompId}->${s.senderCompId}`;
+    logoutFixSession(o, s).then(
+      () => setNotice(`FIX session ${name} (${s.user}) logged out`),
+      (err: unknown) => setNotice(`logout of FIX session ${name} failed: ${err instanceof Error ? err.message : String(err)}`),
+    );
+  }, []);
 
   const onApply = useCallback(async (patch: Partial<BatchingSettings>): Promise<string> => {
     const o = api.current;
@@ -164,6 +177,13 @@ export function AdminPage() {
           <SessionsGrid sessions={sessions} onKick={onKick} selfSessionId={session?.sessionId} />
         </div>
         <SettingsPanel current={latest?.batching} onApply={onApply} />
+      </div>
+      <div className="admin-fix-panel">
+        <div className="page-header">
+          <h2>FIX sessions</h2>
+          <span className="page-hint">refreshed every {VIEWS_POLL_MS / 1000} s</span>
+        </div>
+        <FixSessionsTable sessions={fixSessions} onLogout={onFixLogout} />
       </div>
       <div className="admin-views-panel">
         <div className="page-header">

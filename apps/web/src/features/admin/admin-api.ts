@@ -3,7 +3,7 @@
  * token. Errors come back as AdminApiError with the server's code (NOT_ENTITLED for non-admins).
  */
 
-import type { AdminMetricsSample, AdminSessionInfo, AdminViewInfo, BatchingSettings } from '@tidewire/protocol';
+import type { AdminFixSessionInfo, AdminMetricsSample, AdminSessionInfo, AdminViewInfo, BatchingSettings } from '@tidewire/protocol';
 
 /** `GET /api/admin/metrics`: the latest sample (null before the first interval), 5 minutes of history, the sessions. */
 export interface AdminMetricsResponse {
@@ -73,4 +73,14 @@ export async function fetchSettings(o: AdminApiOptions): Promise<BatchingSetting
 /** Changes some batching settings; returns the old and new values. */
 export function updateSettings(o: AdminApiOptions, patch: Partial<BatchingSettings>): Promise<{ old: BatchingSettings; new: BatchingSettings }> {
   return call(o, 'POST', '/api/admin/settings', patch);
+}
+
+/** `GET /api/admin/fix`: the FIX sessions at the end of the last metrics interval (empty when the gateway is off). */
+export async function fetchFixSessions(o: AdminApiOptions): Promise<AdminFixSessionInfo[]> {
+  return (await call<{ sessions: AdminFixSessionInfo[] }>(o, 'GET', '/api/admin/fix')).sessions;
+}
+
+/** Logs a FIX session out (Logout, then disconnect); NOT_FOUND when it is not logged on. */
+export function logoutFixSession(o: AdminApiOptions, s: Pick<AdminFixSessionInfo, 'beginString' | 'senderCompId' | 'targetCompId'>): Promise<{ loggedOut: true }> {
+  return call(o, 'POST', '/api/admin/fix/logout', { beginString: s.beginString, senderCompId: s.senderCompId, targetCompId: s.targetCompId });
 }

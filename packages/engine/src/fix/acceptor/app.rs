@@ -28,6 +28,47 @@ impl std::fmt::Display for SessionId {
     }
 }
 
+/// Where a session's connection is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionState {
+    /// No connection.
+    Disconnected,
+    /// A connection whose Logon is not complete (or that is logging out).
+    Connected,
+    /// Logged on.
+    LoggedOn,
+}
+
+impl SessionState {
+    /// `disconnected`, `connected` or `loggedOn`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionState::Disconnected => "disconnected",
+            SessionState::Connected => "connected",
+            SessionState::LoggedOn => "loggedOn",
+        }
+    }
+}
+
+/// One session as an operator sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionStatus {
+    /// Version and CompIDs.
+    pub id: SessionId,
+    /// The Tidewire user it trades as.
+    pub user: String,
+    /// Connection state.
+    pub state: SessionState,
+    /// MsgSeqNum of our next message.
+    pub next_sender_seq: u64,
+    /// MsgSeqNum we expect next.
+    pub next_target_seq: u64,
+    /// Messages received since start (garbled ones excluded).
+    pub messages_in: u64,
+    /// Messages written to connections since start (resends included).
+    pub messages_out: u64,
+}
+
 /// The application behind the acceptor. Called on the session's connection thread with the
 /// session locked: answer through `reply` (sent right after the callback, in order); use the
 /// [`SessionHandle`] only from other threads (later execution reports). An `Err` answers the
@@ -115,6 +156,25 @@ impl SessionHandle {
     /// True while the session is logged on.
     pub fn is_logged_on(&self) -> bool {
         self.slot.is_logged_on()
+    }
+
+    /// State, sequence numbers and message counters as of the session's last send or receive
+    /// (never waits for the session's lock).
+    pub fn status(&self) -> SessionStatus {
+        self.slot.status()
+    }
+
+    /// Every message stored as sent on this session (what a ResendRequest would resend), oldest
+    /// first, with its MsgSeqNum. Must not be called from inside an [`Application`] callback.
+    pub fn for_each_sent(&self, each: &mut dyn FnMut(u64, &[u8])) -> std::io::Result<()> {
+        self.slot.for_each_sent(each)
+    }
+
+    /// An operator's Logout with `text`: the connection closes once the counterparty answers
+    /// (or after the logout timeout). False when the session is not logged on. Must not be
+    /// called from inside an [`Application`] callback.
+    pub fn logout(&self, text: &str) -> bool {
+        self.slot.logout(text)
     }
 }
 

@@ -8,7 +8,8 @@ mod echo;
 mod slot;
 
 pub use app::{
-    Application, NewOrderSingle, OrdType, OrderCancelReplaceRequest, OrderCancelRequest, SessionHandle, SessionId, Side,
+    Application, NewOrderSingle, OrdType, OrderCancelReplaceRequest, OrderCancelRequest, SessionHandle, SessionId,
+    SessionState, SessionStatus, Side,
 };
 pub use echo::EchoApplication;
 
@@ -167,6 +168,19 @@ impl Acceptor {
             .map(|slot| SessionHandle { slot: Arc::clone(slot) })
     }
 
+    /// Handles on every configured session, in configuration order.
+    pub fn sessions(&self) -> Vec<SessionHandle> {
+        self.ctx
+            .cfg
+            .sessions
+            .iter()
+            .filter_map(|s| {
+                let c = &s.config;
+                self.session(c.dictionary.begin_string(), &c.sender_comp_id, &c.target_comp_id)
+            })
+            .collect()
+    }
+
     /// Stops accepting, closes every connection and waits for their threads.
     pub fn stop(mut self) {
         self.shutdown();
@@ -282,6 +296,7 @@ fn serve(stream: TcpStream, ctx: &Ctx) {
                     slot
                 }
             };
+            slot.note_received();
             let ((), close) = slot.with_session(|sh, app, now| sh.session.on_frame(bytes, now, app));
             if close {
                 break 'conn;

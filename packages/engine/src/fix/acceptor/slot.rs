@@ -1,11 +1,11 @@
 //! One configured session and the connection currently bound to it.
 
-use super::app::{dispatch, Application, SessionHandle, SessionId};
+use super::app::{dispatch, Application, SessionHandle, SessionId, SessionState, SessionStatus};
 use crate::fix::codec::Message;
 use crate::fix::session::{BusinessReject, Clock, Outbox, Session, SessionApp};
 use std::io::Write;
 use std::net::{Shutdown, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 pub(super) struct Shared {
@@ -21,6 +21,14 @@ pub(crate) struct SessionSlot {
     /// Messages sent through a [`SessionHandle`] while another thread held the session.
     pending: Mutex<Outbox>,
     logged_on: AtomicBool,
+    /// Messages received (framed, garbled ones excluded) and written, since start.
+    received: AtomicU64,
+    sent: AtomicU64,
+    /// State and sequence numbers as of the last flush: read without the session's lock, which
+    /// an application callback may hold for long (the gateway's pre-trade check waits on JS).
+    state: AtomicU8,
+    next_sender: AtomicU64,
+    next_target: AtomicU64,
     app: Arc<dyn Application>,
     clock: Arc<dyn Clock>,
 }
@@ -51,12 +59,18 @@ impl SessionSlot {
         app: Arc<dyn Application>,
         clock: Arc<dyn Clock>,
     ) -> SessionSlot {
+        let (next_sender, next_target) = (session.next_sender_seq(), session.next_target_seq());
         SessionSlot {
             id,
             user,
+            state: AtomicU8::new(SessionState::Disconnected as u8),
+            next_sender: AtomicU64::new(next_sender),
+            next_target: AtomicU64::new(next_target),
             shared: Mutex::new(Shared { session, conn: None }),
             pending: Mutex::new(Outbox::new()),
             logged_on: AtomicBool::new(false),
+            received: AtomicU64::new(0),
+            sent: AtomicU64::new(0),
             app,
             clock,
         }
@@ -64,6 +78,41 @@ impl SessionSlot {
 
     pub fn is_logged_on(&self) -> bool {
         self.logged_on.load(Ordering::Acquire)
+    }
+
+    /// Counts one received message.
+    pub fn note_received(&self) {
+        self.received.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The session's state, sequence numbers and counters as of its last flush (never waits for
+    /// the session's lock).
+    pub fn status(&self) -> SessionStatus {
+        let state = match self.state.load(Ordering::Acquire) {
+            s if s == SessionState::LoggedOn as u8 => SessionState::LoggedOn,
+            s if s == SessionState::Connected as u8 => SessionState::Connected,
+            _ => SessionState::Disconnected,
+        };
+        SessionStatus {
+            id: self.id.clone(),
+            user: self.user.clone(),
+            state,
+            next_sender_seq: self.next_sender.load(Ordering::Acquire),
+            next_target_seq: self.next_target.load(Ordering::Acquire),
+            messages_in: self.received.load(Ordering::Relaxed),
+            messages_out: self.sent.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Starts an operator's Logout (`Session::logout`); false when not logged on.
+    pub fn logout(self: &Arc<Self>, text: &str) -> bool {
+        let (started, _) = self.with_session(|sh, _, now| sh.session.logout(text, now));
+        started
+    }
+
+    /// Every stored sent message, oldest first.
+    pub fn for_each_sent(&self, each: &mut dyn FnMut(u64, &[u8])) -> std::io::Result<()> {
+        self.lock().session.for_each_sent(each)
     }
 
     fn lock(&self) -> MutexGuard<'_, Shared> {
@@ -132,13 +181,20 @@ impl SessionSlot {
     /// Makes the store durable, writes the session's output, closes the socket if the session
     /// decided to disconnect. Returns true if the connection must close.
     fn flush(&self, sh: &mut Shared) -> bool {
+        // before the write: the counterparty never sees a message the status does not count
+        self.next_sender.store(sh.session.next_sender_seq(), Ordering::Release);
+        self.next_target.store(sh.session.next_target_seq(), Ordering::Release);
         let mut close = sh.session.disconnect_reason().is_some();
         if !sh.session.output().is_empty() {
             // on disk before the counterparty can see it
             let synced = sh.session.sync_store();
             match (&mut sh.conn, synced) {
                 (Some(conn), Ok(())) => {
-                    if conn.write_all(sh.session.output()).is_err() {
+                    let out = sh.session.output();
+                    // one CheckSum field per message: SOH "10="
+                    let n = out.windows(4).filter(|w| *w == b"\x0110=").count();
+                    self.sent.fetch_add(n as u64, Ordering::Relaxed);
+                    if conn.write_all(out).is_err() {
                         close = true;
                     }
                 }
@@ -147,8 +203,15 @@ impl SessionSlot {
             }
             sh.session.clear_output();
         }
-        self.logged_on
-            .store(sh.session.is_logged_on() && !close, Ordering::Release);
+        let logged_on = sh.session.is_logged_on() && !close;
+        self.logged_on.store(logged_on, Ordering::Release);
+        let state = match (&sh.conn, logged_on) {
+            (None, _) => SessionState::Disconnected,
+            (Some(_), false) => SessionState::Connected,
+            (Some(_), true) => SessionState::LoggedOn,
+        };
+        self.state.store(state as u8, Ordering::Release);
+
         if close {
             if let Some(conn) = &sh.conn {
                 let _ = conn.shutdown(Shutdown::Both);

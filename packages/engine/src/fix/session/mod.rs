@@ -303,6 +303,26 @@ impl Session {
         seq
     }
 
+    /// Starts a Logout (an operator's): sends Logout with `text` and disconnects once the
+    /// counterparty answers or `logout_timeout` passes. False when not logged on or a Logout
+    /// is already under way.
+    pub fn logout(&mut self, text: &str, now: Now) -> bool {
+        if !self.st.logon_received || self.st.logout_sent_at.is_some() || self.st.disconnect.is_some() {
+            return false;
+        }
+        self.send_logout(text, now);
+        true
+    }
+
+    /// Every stored sent message (what a ResendRequest would resend), oldest first.
+    pub fn for_each_sent(&self, each: &mut dyn FnMut(u64, &[u8])) -> std::io::Result<()> {
+        let last = self.store.next_sender_seq().saturating_sub(1);
+        if last == 0 {
+            return Ok(());
+        }
+        self.store.sent(1, last, each)
+    }
+
     // ---- sending ----
 
     fn put(&mut self, tag: u32, value: &[u8]) {

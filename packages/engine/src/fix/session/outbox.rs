@@ -123,6 +123,32 @@ impl MessageWriter<'_> {
         self.entry().body.end = end;
         self
     }
+
+    /// Adds a body field with a UTCTimestamp value (`utc_ms`: ms since the Unix epoch).
+    pub fn field_timestamp(&mut self, tag: u32, utc_ms: i64) -> &mut Self {
+        let b = &mut self.outbox.body;
+        push_u64(b, u64::from(tag));
+        b.push(b'=');
+        crate::fix::codec::time::push_utc_timestamp(b, utc_ms);
+        b.push(SOH);
+        let end = b.len();
+        self.entry().body.end = end;
+        self
+    }
+
+    /// Adds a body field with a decimal value: the shortest text that reads back as `value`,
+    /// never with an exponent (a non-finite value is written as 0).
+    pub fn field_f64(&mut self, tag: u32, value: f64) -> &mut Self {
+        use std::io::Write;
+        let b = &mut self.outbox.body;
+        push_u64(b, u64::from(tag));
+        b.push(b'=');
+        let _ = write!(b, "{}", if value.is_finite() { value } else { 0.0 });
+        b.push(SOH);
+        let end = b.len();
+        self.entry().body.end = end;
+        self
+    }
 }
 
 fn put(buf: &mut Vec<u8>, tag: u32, value: &[u8]) {

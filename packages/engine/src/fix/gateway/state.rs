@@ -1,0 +1,483 @@
+//! What the gateway knows: the orders its sessions own (current ClOrdID, every ClOrdID of the
+//! chain, what was last reported), and the requests waiting for the desk's answer.
+//!
+//! After a restart the orders are learnt back from the ExecutionReports stored as sent
+//! (`learn_sent`); the desk's durable orders at attach time then tell what happened while the
+//! gateway was not reporting (`reconcile`: a crash between the journal's sync and the session
+//! store's), which is reported then: fills as one report per order (LastQty the quantity not
+//! reported yet, LastPx its average price), then a cancel, expiry, rejection or replace.
+
+use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
+
+use super::report::{self, ExecKind, OrderView, Version};
+use super::request::{self, Reason, Refusal, Replace};
+use super::Raw;
+use crate::fix::codec::Parser;
+use crate::fix::session::Outbox;
+use crate::order::{CancelReason, Order, OrderEvent, OrderStatus, Side};
+
+/// What a pending request is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// NewOrderSingle.
+    New,
+    /// OrderCancelRequest.
+    Cancel,
+    /// OrderCancelReplaceRequest.
+    Replace,
+}
+
+/// A request sent to the desk, waiting for its outcome.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    pub kind: Kind,
+    pub session: usize,
+    pub cl_ord_id: String,
+    pub orig_cl_ord_id: Option<String>,
+    /// The order a cancel or replace names, if the gateway knows it.
+    pub order_id: Option<u64>,
+    // A new order's fields as sent (for its rejection).
+    pub symbol: String,
+    pub side: u8,
+    pub quantity: String,
+    pub price: Option<String>,
+    pub ord_type: u8,
+    pub time_in_force: u8,
+}
+
+impl Pending {
+    pub fn new(kind: Kind, session: usize, raw: &Raw<'_>, orig: Option<&str>, order_id: Option<u64>) -> Pending {
+        Pending {
+            kind,
+            session,
+            cl_ord_id: raw.cl_ord_id.to_owned(),
+            orig_cl_ord_id: orig.map(str::to_owned),
+            order_id,
+            symbol: raw.symbol.to_owned(),
+            side: raw.side,
+            quantity: raw.quantity.to_owned(),
+            price: raw.price.map(str::to_owned),
+            ord_type: raw.ord_type,
+            time_in_force: raw.time_in_force,
+        }
+    }
+}
+
+/// An order a session owns, as last reported to it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Owned {
+    pub session: usize,
+    /// The ClOrdID the latest report carried.
+    pub cl_ord_id: String,
+    /// The desk's client order id (the first ClOrdID).
+    pub desk_cid: String,
+    pub instrument: String,
+    pub side: Side,
+    /// Limit (true) or market order.
+    pub limit: bool,
+    /// OrdStatus (39) last reported.
+    pub status: u8,
+    /// CumQty (14), AvgPx (6), OrderQty (38), Price (44) last reported.
+    pub cum: u64,
+    pub avg: f64,
+    pub quantity: u64,
+    pub price: Option<f64>,
+}
+
+impl Owned {
+    /// The OrdStatus an OrderCancelReject shows.
+    pub fn status_char(&self) -> u8 {
+        self.status
+    }
+}
+
+/// Every order and pending request of the gateway.
+#[derive(Debug, Default)]
+pub struct State {
+    pub orders: FxHashMap<u64, Owned>,
+    /// (session, ClOrdID) -> order id, for every ClOrdID an order had.
+    by_cl: HashMap<(usize, String), u64>,
+    pub pending: FxHashMap<u64, Pending>,
+    parser: Parser,
+}
+
+/// Per session: its version and symbol prefix.
+pub type Sessions<'a> = [(Version, &'a str)];
+
+impl State {
+    /// True when `cl` named an order of session `s` (a new order must not reuse it).
+    pub fn knows(&self, s: usize, cl: &str) -> bool {
+        self.by_cl.contains_key(&(s, cl.to_owned()))
+    }
+
+    /// The order `orig` names on session `s` (id, OrdStatus last reported) and its desk client
+    /// order id; an unknown `orig` goes to the desk as it is (which knows the user's orders).
+    pub fn resolve(&self, s: usize, orig: &str) -> (Option<(u64, u8)>, String) {
+        match self
+            .by_cl
+            .get(&(s, orig.to_owned()))
+            .and_then(|id| self.orders.get(id).map(|o| (*id, o)))
+        {
+            Some((id, o)) => (Some((id, o.status)), o.desk_cid.clone()),
+            None => (None, orig.to_owned()),
+        }
+    }
+
+    /// A replace may change quantity and price only; its new ClOrdID must be new.
+    pub fn check_replace(
+        &self,
+        s: usize,
+        order_id: Option<u64>,
+        cl: &str,
+        orig: &str,
+        instrument: &str,
+        terms: &Replace,
+    ) -> Result<(), Refusal> {
+        let refuse = |reason, text: String| Err(Refusal { reason, text });
+        if cl != orig && self.knows(s, cl) {
+            return refuse(Reason::Duplicate, format!("Duplicate ClOrdID '{cl}', field=11"));
+        }
+        let Some(o) = order_id.and_then(|id| self.orders.get(&id)) else {
+            return Ok(());
+        };
+        if o.instrument != instrument {
+            return refuse(Reason::Other, "Symbol cannot be changed by a replace, field=55".into());
+        }
+        if o.side != terms.side {
+            return refuse(Reason::Other, "Side cannot be changed by a replace, field=54".into());
+        }
+        if o.limit != terms.limit {
+            return refuse(Reason::Other, "OrdType cannot be changed by a replace, field=40".into());
+        }
+        Ok(())
+    }
+
+    /// Learns from one message stored as sent on session `s`: an ExecutionReport names its
+    /// order (37), current ClOrdID (11), previous one (41) and what was reported.
+    pub fn learn_sent(&mut self, s: usize, prefix: &str, bytes: &[u8]) {
+        let Ok(m) = self.parser.parse(bytes) else { return };
+        if m.msg_type() != b"8" {
+            return;
+        }
+        let Some(id) = m.get_u64(37) else { return };
+        let text = |tag| m.get_str(tag).unwrap_or_default();
+        let num = |tag| text(tag).parse::<f64>().ok().filter(|f| f.is_finite());
+        let cl = text(11).to_owned();
+        let symbol = text(55);
+        let instrument = request::instrument(symbol, prefix).unwrap_or_else(|_| symbol.to_owned());
+        let o = self.orders.entry(id).or_insert_with(|| Owned {
+            session: s,
+            cl_ord_id: cl.clone(),
+            desk_cid: cl.clone(), // the first report of an order carries the D's ClOrdID
+            instrument,
+            side: if text(54) == "2" { Side::Sell } else { Side::Buy },
+            limit: text(40) == "2",
+            status: b'0',
+            cum: 0,
+            avg: 0.0,
+            quantity: 0,
+            price: None,
+        });
+        o.cl_ord_id.clone_from(&cl);
+        o.status = m.get(39).and_then(|v| v.first().copied()).unwrap_or(o.status);
+        o.cum = num(14).map_or(o.cum, |v| v as u64);
+        o.avg = num(6).unwrap_or(o.avg);
+        o.quantity = num(38).map_or(o.quantity, |v| v as u64);
+        o.price = num(44);
+        self.by_cl.insert((s, cl), id);
+        if let Some(orig) = m.get_str(41) {
+            self.by_cl.insert((s, orig.to_owned()), id);
+        }
+    }
+
+    /// The desk's durable orders of the gateway's users at attach time: completes what the
+    /// store told (desk client ids) and reports what the sessions have not been told.
+    pub fn reconcile(&mut self, orders: &[Order], sessions: &Sessions<'_>, outs: &mut [Outbox]) {
+        for o in orders {
+            let Some(own) = self.orders.get_mut(&o.order_id) else {
+                continue;
+            };
+            own.desk_cid.clone_from(&o.client_order_id);
+            own.instrument.clone_from(&o.instrument);
+            own.side = o.side;
+            own.limit = o.price.is_some();
+            self.by_cl.insert((own.session, o.client_order_id.clone()), o.order_id);
+            let (v, prefix) = sessions[own.session];
+            let out = &mut outs[own.session];
+            let mut k = 0;
+            let mut exec_id = || {
+                k += 1;
+                format!("{}-{}.{k}", o.order_id, o.version)
+            };
+            if o.filled_quantity > own.cum {
+                let quantity = o.filled_quantity - own.cum;
+                let value = o.filled_quantity as f64 * o.average_price - own.cum as f64 * own.avg;
+                let price = value / quantity as f64;
+                let status = if o.filled_quantity >= o.quantity {
+                    OrderStatus::Filled
+                } else {
+                    OrderStatus::PartiallyFilled
+                };
+                let open = status.is_open();
+                let kind = ExecKind::Trade { quantity, price };
+                emit(out, v, prefix, own, o, kind, status, open, &exec_id(), None, None);
+            }
+            let closing = match o.status {
+                OrderStatus::Cancelled if !matches!(own.status, b'4' | b'C') => {
+                    Some(if o.reason.as_deref() == Some(CancelReason::EndOfDay.as_str()) {
+                        ExecKind::Expired
+                    } else {
+                        ExecKind::Cancelled
+                    })
+                }
+                OrderStatus::Rejected if own.status != b'8' => Some(ExecKind::Rejected {
+                    reason: Reason::Other.ord_rej_reason(v),
+                }),
+                _ => None,
+            };
+            if let Some(kind) = closing {
+                emit(
+                    out,
+                    v,
+                    prefix,
+                    own,
+                    o,
+                    kind,
+                    o.status,
+                    false,
+                    &exec_id(),
+                    None,
+                    o.reason.as_deref(),
+                );
+            } else if o.status.is_open() && (o.quantity != own.quantity || o.price != own.price) {
+                emit(
+                    out,
+                    v,
+                    prefix,
+                    own,
+                    o,
+                    ExecKind::Replaced,
+                    o.status,
+                    true,
+                    &exec_id(),
+                    None,
+                    None,
+                );
+            }
+        }
+    }
+
+    /// A durable event of an order of the gateway's users: reported to the owning session (the
+    /// one that entered the order, or that cancels or replaces it now).
+    pub fn durable(
+        &mut self,
+        ev: &OrderEvent,
+        o: &Order,
+        request: Option<u64>,
+        sessions: &Sessions<'_>,
+        outs: &mut [Outbox],
+    ) {
+        let pending = request.and_then(|r| self.pending.remove(&r));
+        let id = o.order_id;
+        if let OrderEvent::Accepted { .. } = ev {
+            let Some(p) = pending.filter(|p| p.kind == Kind::New) else {
+                return; // an order entered elsewhere (the web) is not reported on FIX
+            };
+            let own = Owned {
+                session: p.session,
+                cl_ord_id: p.cl_ord_id.clone(),
+                desk_cid: o.client_order_id.clone(),
+                instrument: o.instrument.clone(),
+                side: o.side,
+                limit: o.price.is_some(),
+                status: b'0',
+                cum: 0,
+                avg: 0.0,
+                quantity: o.quantity,
+                price: o.price,
+            };
+            self.by_cl.insert((p.session, p.cl_ord_id), id);
+            let (v, prefix) = sessions[own.session];
+            let exec_id = format!("{id}-{}", o.version);
+            let own = self.orders.entry(id).or_insert(own);
+            emit(
+                &mut outs[own.session],
+                v,
+                prefix,
+                own,
+                o,
+                ExecKind::New,
+                o.status,
+                true,
+                &exec_id,
+                None,
+                None,
+            );
+            return;
+        }
+        let kind = match ev {
+            OrderEvent::Accepted { .. } | OrderEvent::Acknowledged { .. } => return,
+            OrderEvent::Filled { quantity, price, .. } => ExecKind::Trade {
+                quantity: *quantity,
+                price: *price,
+            },
+            OrderEvent::Amended { .. } => ExecKind::Replaced,
+            OrderEvent::Cancelled {
+                reason: CancelReason::EndOfDay,
+                ..
+            } => ExecKind::Expired,
+            OrderEvent::Cancelled { .. } => ExecKind::Cancelled,
+            OrderEvent::Rejected { .. } => ExecKind::Rejected { reason: 0 },
+        };
+        let changer = pending.filter(|p| p.kind != Kind::New);
+        if !self.orders.contains_key(&id) {
+            // an order the session did not enter, but cancels or replaces now: it owns it from here
+            let Some(p) = &changer else { return };
+            self.by_cl.insert((p.session, o.client_order_id.clone()), id);
+            self.orders.insert(
+                id,
+                Owned {
+                    session: p.session,
+                    cl_ord_id: o.client_order_id.clone(),
+                    desk_cid: o.client_order_id.clone(),
+                    instrument: o.instrument.clone(),
+                    side: o.side,
+                    limit: o.price.is_some(),
+                    status: report::status_char(o.status),
+                    cum: o.filled_quantity,
+                    avg: o.average_price,
+                    quantity: o.quantity,
+                    price: o.price,
+                },
+            );
+        }
+        let Some(own) = self.orders.get_mut(&id) else { return };
+        let (v, prefix) = sessions[own.session];
+        let kind = match kind {
+            ExecKind::Rejected { .. } => ExecKind::Rejected {
+                reason: Reason::Other.ord_rej_reason(v),
+            },
+            k => k,
+        };
+        let orig = match changer {
+            Some(p) => {
+                let orig = p.orig_cl_ord_id.unwrap_or_else(|| own.cl_ord_id.clone());
+                self.by_cl.insert((own.session, p.cl_ord_id.clone()), id);
+                own.cl_ord_id = p.cl_ord_id;
+                Some(orig)
+            }
+            None => None,
+        };
+        let text = match ev {
+            OrderEvent::Rejected { .. } => o.reason.as_deref(),
+            OrderEvent::Cancelled {
+                reason: CancelReason::ImmediateOrCancel,
+                ..
+            } => Some("IOC remainder cancelled"),
+            _ => None,
+        };
+        let exec_id = format!("{id}-{}", o.version);
+        emit(
+            &mut outs[own.session],
+            v,
+            prefix,
+            own,
+            o,
+            kind,
+            o.status,
+            o.status.is_open(),
+            &exec_id,
+            orig.as_deref(),
+            text,
+        );
+    }
+}
+
+/// Appends the ExecutionReport of `kind` for desk order `o` (status `status` after it) to `out`
+/// and notes it as the last reported state of `own`.
+#[allow(clippy::too_many_arguments)]
+fn emit(
+    out: &mut Outbox,
+    v: Version,
+    prefix: &str,
+    own: &mut Owned,
+    o: &Order,
+    kind: ExecKind,
+    status: OrderStatus,
+    open: bool,
+    exec_id: &str,
+    orig: Option<&str>,
+    text: Option<&str>,
+) {
+    let (cum, avg) = (o.filled_quantity, o.average_price);
+    let quantity = o.quantity.to_string();
+    let price = o.price.map(|p| p.to_string());
+    let view = OrderView {
+        order_id: Some(o.order_id),
+        cl_ord_id: &own.cl_ord_id,
+        orig_cl_ord_id: orig,
+        exec_id,
+        symbol: request::symbol(&o.instrument, prefix),
+        side: report::side_char(o.side),
+        quantity: &quantity,
+        price: price.as_deref(),
+        ord_type: if o.price.is_some() { b'2' } else { b'1' },
+        time_in_force: report::tif_char(o.time_in_force),
+        status,
+        cum_qty: cum,
+        leaves_qty: if open { o.quantity.saturating_sub(cum) } else { 0 },
+        avg_px: avg,
+        transact_ms: o.updated_ms as i64,
+        text,
+    };
+    report::execution_report(out, v, kind, &view);
+    own.status = report::ord_status(v, kind, status);
+    own.cum = cum;
+    own.avg = avg;
+    own.quantity = o.quantity;
+    own.price = o.price;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored(fields: &str) -> Vec<u8> {
+        let mut b = crate::fix::codec::Builder::new();
+        b.begin(b"8").raw(fields.replace('|', "\u{1}").as_bytes());
+        b.finish(b"FIX.4.4").to_vec()
+    }
+
+    #[test]
+    fn stored_reports_rebuild_every_cl_ord_id_of_a_chain() {
+        let mut st = State::default();
+        st.learn_sent(
+            0,
+            "/FX/",
+            &stored("37=7|11=A|17=7-1|150=0|39=0|55=EURUSD|54=2|38=10|40=2|44=1.1|151=10|14=0|6=0|"),
+        );
+        st.learn_sent(
+            0,
+            "/FX/",
+            &stored("37=7|11=B|41=A|17=7-3|150=5|39=0|55=EURUSD|54=2|38=8|40=2|44=1.2|151=8|14=0|6=0|"),
+        );
+        st.learn_sent(
+            0,
+            "/FX/",
+            &stored("37=7|11=B|17=7-4|150=F|39=1|55=EURUSD|54=2|38=8|40=2|44=1.2|32=3|31=1.2|151=5|14=3|6=1.2|"),
+        );
+        for cl in ["A", "B"] {
+            assert_eq!(st.resolve(0, cl), (Some((7, b'1')), "A".to_owned()), "{cl}");
+        }
+        assert_eq!(st.resolve(1, "A"), (None, "A".to_owned()), "ClOrdIDs are per session");
+        let o = &st.orders[&7];
+        assert_eq!(
+            (o.cl_ord_id.as_str(), o.instrument.as_str(), o.side),
+            ("B", "/FX/EURUSD", Side::Sell)
+        );
+        assert_eq!((o.cum, o.avg, o.quantity, o.price), (3, 1.2, 8, Some(1.2)));
+        assert!(st.knows(0, "A") && st.knows(0, "B") && !st.knows(0, "C"));
+    }
+}

@@ -1,0 +1,103 @@
+//! Orders from a gateway (the FIX acceptor) instead of a WebSocket session: the narrow interface
+//! between the desk and a gateway. Requests go in (`OrderCmd::Gateway`: submit, cancel, amend on
+//! behalf of a named user, tagged with the gateway's own request id); order outcomes come out
+//! through the attached [`GatewaySink`]: a refusal at once (nothing changed, nothing written), a
+//! journal failure, and every durable event of the gateway's users' orders, in journal order,
+//! with the order's durable state after it. Rules, limits, journal and lifecycle are those of
+//! WebSocket orders: only where the answer goes differs. The gateway never sees the journal.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use rustc_hash::FxHashSet;
+
+use super::OrderInput;
+use crate::order::{Order, OrderEvent, OrderReject};
+
+/// What a gateway asks the desk to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GatewayOp {
+    /// A new order.
+    Submit(OrderInput),
+    /// Cancel the user's open order `client_order_id`.
+    Cancel {
+        /// The order's client id (as the desk knows it).
+        client_order_id: String,
+    },
+    /// New total quantity and/or limit price of the user's open order (neither: refused
+    /// `order`/`noChange`).
+    Amend {
+        /// The order's client id (as the desk knows it).
+        client_order_id: String,
+        /// New total quantity.
+        quantity: Option<f64>,
+        /// New limit price.
+        price: Option<f64>,
+    },
+}
+
+/// One gateway request (`OrderCmd::Gateway`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GatewayRequest {
+    /// The Tidewire user the request acts for (the gateway authenticated it).
+    pub user: String,
+    /// The gateway's id of the request, handed back with its outcome.
+    pub request: u64,
+    /// What to do.
+    pub op: GatewayOp,
+    /// When the gateway handed it over.
+    pub at: Instant,
+}
+
+/// A durable order event of one of a gateway's users.
+#[derive(Debug, Clone, Copy)]
+pub struct Durable<'a> {
+    /// Its journal seq.
+    pub seq: u64,
+    /// The event. Its strings (an accept's user, ids, instrument) may have been moved into
+    /// `order`: read them there.
+    pub event: &'a OrderEvent,
+    /// The order's durable state after the event.
+    pub order: &'a Order,
+    /// The gateway request this event answers (a submit's accept, a cancel, an amend); `None` for
+    /// events the desk made itself (acknowledgement, fills, IOC remainder, end-of-day expiry,
+    /// rejection after acceptance) and for events answering a WebSocket request.
+    pub request: Option<u64>,
+}
+
+/// Where the desk reports to a gateway. Called on the engine thread: keep each call short (hand
+/// the report to the gateway's own thread).
+pub trait GatewaySink: Send + Sync {
+    /// Attached: `orders` are the durable orders of the gateway's users at this point (oldest
+    /// first); every event after it comes through `durable`.
+    fn attached(&self, orders: &[&Order]);
+    /// `request` was refused: nothing changed, nothing was written.
+    fn refused(&self, request: u64, reject: &OrderReject);
+    /// `request` cannot be served: the journal failed (now or earlier); `message` says why.
+    fn unavailable(&self, request: u64, message: &str);
+    /// A durable event of an order of one of the gateway's users (in journal order).
+    fn durable(&self, update: &Durable<'_>);
+}
+
+/// `OrderCmd::AttachGateway`: reports of the orders of `users` go to `sink` from now on (replacing
+/// any gateway attached before).
+pub struct GatewayAttach {
+    /// Users whose orders the gateway follows.
+    pub users: Vec<String>,
+    /// Where reports go.
+    pub sink: Arc<dyn GatewaySink>,
+}
+
+impl std::fmt::Debug for GatewayAttach {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GatewayAttach")
+            .field("users", &self.users)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The attached gateway, on the engine thread.
+pub(super) struct Attached {
+    pub sink: Arc<dyn GatewaySink>,
+    pub users: FxHashSet<String>,
+}

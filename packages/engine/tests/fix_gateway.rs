@@ -1,0 +1,442 @@
+//! The FIX gateway against the real order desk (engine with a journal on disk): D / F / G in,
+//! ExecutionReports and OrderCancelRejects out, per FIX version; the ER of an accepted order only
+//! after its journal entry is synced; FIX orders in the user's web blotter; fills while the
+//! counterparty is away arrive by resend; the chain of ClOrdIDs survives a restart; a gateway that
+//! was down while the desk traded reports what it missed.
+
+#[path = "fix_client/mod.rs"]
+mod fix_client;
+#[path = "journal_util/mod.rs"]
+mod journal_util;
+#[path = "orders_util/mod.rs"]
+mod orders_util;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use fix_client::{FixClient, Msg};
+use journal_util::TempDir;
+use orders_util::{orders_config, Rig};
+use tidewire_engine::config::OrdersConfig;
+use tidewire_engine::fix::acceptor::{AcceptorConfig, SessionSettings, SessionState};
+use tidewire_engine::fix::dictionary::Dictionary;
+use tidewire_engine::fix::gateway::{FixGateway, GatewayConfig, OrderPort, PreTradeCheck};
+use tidewire_engine::fix::session::SessionConfig;
+
+/// FIX 4.4 session CLIENT44 -> TW as alice, FIX 4.2 session CLIENT42 -> TW as bob; symbols
+/// without a `/` are under `/FX/`.
+fn gateway(
+    store: &Path,
+    engine: &tidewire_engine::runtime::Engine,
+    check: Option<Arc<dyn PreTradeCheck>>,
+) -> FixGateway {
+    let sessions = vec![
+        SessionSettings {
+            config: SessionConfig::new(Dictionary::fix44(), "TW", "CLIENT44"),
+            user: "alice".into(),
+        },
+        SessionSettings {
+            config: SessionConfig::new(Dictionary::fix42(), "TW", "CLIENT42"),
+            user: "bob".into(),
+        },
+    ];
+    let mut acceptor = AcceptorConfig::new("127.0.0.1:0".parse().expect("addr"), sessions);
+    acceptor.store_dir = Some(store.to_path_buf());
+    let mut cfg = GatewayConfig::new(acceptor);
+    cfg.symbol_prefixes = vec!["/FX/".into(), "/FX/".into()];
+    let port: Arc<dyn OrderPort> = Arc::new(engine.clone());
+    FixGateway::start(cfg, port, check).expect("gateway starts")
+}
+
+fn connect44(gw: &FixGateway, seq: u64) -> FixClient {
+    FixClient::connect(gw.local_addr().expect("listening"), "FIX.4.4", "CLIENT44", "TW", seq)
+}
+
+fn connect42(gw: &FixGateway, seq: u64) -> FixClient {
+    FixClient::connect(gw.local_addr().expect("listening"), "FIX.4.2", "CLIENT42", "TW", seq)
+}
+
+/// A DAY limit buy (4.4 fields).
+fn buy44(cl: &str, qty: u32, px: &str) -> String {
+    format!("11={cl}|55=EURUSD|54=1|60=<NOW>|38={qty}|40=2|44={px}|59=0")
+}
+
+/// Reads application messages until one of type 8 with `cl` arrives.
+fn er(c: &mut FixClient, cl: &str) -> Msg {
+    loop {
+        let m = c.next_app();
+        if m.msg_type() == "8" && m.get(11) == Some(cl) {
+            return m;
+        }
+        assert!(m.msg_type() == "8", "unexpected {m:?}");
+    }
+}
+
+/// Reads ExecutionReports of `cl` until OrdStatus 2; returns them all.
+fn until_filled(c: &mut FixClient, cl: &str) -> Vec<Msg> {
+    let mut got = Vec::new();
+    loop {
+        let m = er(c, cl);
+        let done = m.at(39) == "2";
+        got.push(m);
+        if done {
+            return got;
+        }
+    }
+}
+
+fn tags(m: &Msg, want: &[(u32, &str)]) {
+    for (t, v) in want {
+        assert_eq!(m.get(*t), Some(*v), "tag {t} in {m:?}");
+    }
+}
+
+/// Journal seqs whose fdatasync has returned (the desk's sync hook).
+fn synced_log(cfg: &mut OrdersConfig) -> Arc<Mutex<Vec<u64>>> {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let l = Arc::clone(&log);
+    cfg.sync_hook = Some(Arc::new(move |seq| l.lock().unwrap().push(seq)));
+    log
+}
+
+#[test]
+fn fix44_new_replace_cancel_rejects_and_fills() {
+    let dir = TempDir::new("fixgw-44");
+    let mut cfg = orders_config(&dir.path().join("journal"));
+    let synced = synced_log(&mut cfg);
+    let mut rig = Rig::start(cfg);
+    rig.market("/FX/EURUSD", 1.0850, 1.0852);
+    let gw = gateway(&dir.path().join("fix"), &rig.engine, None);
+    let mut c = connect44(&gw, 1);
+    c.logon();
+
+    // D resting below the market -> ER New, only once the accept is on disk
+    c.send("D", &buy44("A1", 100, "1.08"));
+    let new = er(&mut c, "A1");
+    assert!(
+        synced.lock().unwrap().contains(&1),
+        "the accept (seq 1) was synced before its ER"
+    );
+    tags(
+        &new,
+        &[
+            (150, "0"),
+            (39, "0"),
+            (37, "1"),
+            (17, "1-1"),
+            (55, "EURUSD"),
+            (54, "1"),
+            (38, "100"),
+            (44, "1.08"),
+            (151, "100"),
+            (14, "0"),
+            (6, "0"),
+        ],
+    );
+    assert_eq!(new.get(20), None, "FIX 4.4 has no ExecTransType");
+
+    // G with a new ClOrdID -> ER Replaced; the new ClOrdID names the order from now on
+    c.send("G", "11=A2|41=A1|55=EURUSD|54=1|60=<NOW>|38=80|40=2|44=1.0801");
+    let rep = er(&mut c, "A2");
+    tags(
+        &rep,
+        &[
+            (150, "5"),
+            (39, "0"),
+            (41, "A1"),
+            (37, "1"),
+            (38, "80"),
+            (44, "1.0801"),
+            (151, "80"),
+        ],
+    );
+
+    // a G changing the side is refused
+    c.send("G", "11=A2b|41=A2|55=EURUSD|54=2|60=<NOW>|38=80|40=2|44=1.0801");
+    let cxl = c.next_app();
+    tags(
+        &cxl,
+        &[
+            (35, "9"),
+            (434, "2"),
+            (102, "99"),
+            (37, "1"),
+            (39, "0"),
+            (11, "A2b"),
+            (41, "A2"),
+        ],
+    );
+    assert!(cxl.at(58).contains("field=54"), "{cxl:?}");
+
+    // F by the replaced ClOrdID -> ER Cancelled
+    c.send("F", "11=A3|41=A2|55=EURUSD|54=1|60=<NOW>|38=80");
+    let cancelled = er(&mut c, "A3");
+    tags(&cancelled, &[(150, "4"), (39, "4"), (41, "A2"), (37, "1"), (151, "0")]);
+
+    // cancelling it again: too late; an unknown order: unknown
+    c.send("F", "11=A4|41=A3|55=EURUSD|54=1|60=<NOW>");
+    tags(
+        &c.next_app(),
+        &[(35, "9"), (434, "1"), (102, "0"), (39, "4"), (37, "1")],
+    );
+    c.send("F", "11=A5|41=NOPE|55=EURUSD|54=1|60=<NOW>");
+    tags(
+        &c.next_app(),
+        &[(35, "9"), (434, "1"), (102, "1"), (39, "8"), (37, "NONE")],
+    );
+
+    // unknown symbol -> ER Rejected with the desk's reason
+    c.send("D", "11=B1|55=XXXYYY|54=1|60=<NOW>|38=10|40=2|44=1|59=0");
+    let rej = er(&mut c, "B1");
+    tags(&rej, &[(150, "8"), (39, "8"), (103, "1"), (37, "NONE"), (55, "XXXYYY")]);
+    assert!(rej.at(58).contains("/FX/XXXYYY"), "{rej:?}");
+
+    // a duplicate ClOrdID (also one only a replace used) -> rejected, 103=6
+    c.send("D", &buy44("A2", 5, "1.08"));
+    tags(&er(&mut c, "A2"), &[(150, "8"), (103, "6")]);
+
+    // a marketable order: New, then fills (ExecType F) until filled at the ask
+    c.send("D", "11=M1|55=EURUSD|54=1|60=<NOW>|38=10|40=1|59=0");
+    tags(&er(&mut c, "M1"), &[(150, "0"), (39, "0"), (40, "1")]);
+    let fills = until_filled(&mut c, "M1");
+    let mut cum = 0;
+    for f in &fills {
+        tags(f, &[(150, "F"), (31, "1.0852"), (6, "1.0852")]);
+        cum += f.at(32).parse::<u64>().unwrap();
+        assert_eq!(f.at(14).parse::<u64>().unwrap(), cum, "{f:?}");
+        assert_eq!(f.at(151).parse::<u64>().unwrap(), 10 - cum, "{f:?}");
+    }
+    assert_eq!(cum, 10);
+    assert!(fills[..fills.len() - 1].iter().all(|f| f.at(39) == "1"));
+
+    // an unsupported message type -> BusinessMessageReject
+    c.send("H", "11=M1|55=EURUSD|54=1");
+    tags(&c.next_app(), &[(35, "j"), (380, "3"), (372, "H")]);
+
+    // the FIX orders are desk orders: alice's web blotter lists them (A1 and M1)
+    let sid = rig.session("alice");
+    rig.engine
+        .view_create(sid, 1, "/BLOTTER/alice".into(), String::new(), String::new(), 0, 10)
+        .unwrap();
+    let v = rig.reply(sid, 1);
+    let cids: Vec<&str> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["fields"]["clientOrderId"].as_str().unwrap())
+        .collect();
+    assert_eq!(cids, ["M1", "A1"], "{v}");
+
+    let st = &gw.sessions()[0];
+    assert_eq!(st.state, SessionState::LoggedOn);
+    assert_eq!(st.next_target_seq, c.seq);
+    assert!(st.messages_in >= c.seq - 1 && st.messages_out >= 1, "{st:?}");
+    gw.stop();
+    rig.engine.shutdown().unwrap();
+}
+
+#[test]
+fn fix42_reports_carry_exec_trans_type_and_4_2_exec_types() {
+    let dir = TempDir::new("fixgw-42");
+    let rig = Rig::start(orders_config(&dir.path().join("journal")));
+    rig.market("/FX/EURUSD", 1.0850, 1.0852);
+    let gw = gateway(&dir.path().join("fix"), &rig.engine, None);
+    let mut c = connect42(&gw, 1);
+    c.logon();
+    c.send("D", "11=S1|21=1|55=EURUSD|54=2|60=<NOW>|38=6|40=1|59=0");
+    tags(&er(&mut c, "S1"), &[(20, "0"), (150, "0"), (39, "0"), (59, "0")]);
+    let fills = until_filled(&mut c, "S1");
+    let (last, partials) = fills.split_last().unwrap();
+    assert!(!partials.is_empty(), "the simulator fills in parts: {fills:?}");
+    for p in partials {
+        tags(p, &[(20, "0"), (150, "1"), (39, "1"), (31, "1.085")]);
+    }
+    tags(
+        last,
+        &[(20, "0"), (150, "2"), (39, "2"), (31, "1.085"), (14, "6"), (151, "0")],
+    );
+    // an IOC that cannot fill is cancelled at once: ExecType 4
+    c.send("D", "11=I1|21=1|55=EURUSD|54=2|60=<NOW>|38=6|40=2|44=1.2|59=3");
+    er(&mut c, "I1");
+    let ioc = er(&mut c, "I1");
+    tags(
+        &ioc,
+        &[(150, "4"), (39, "4"), (151, "0"), (58, "IOC remainder cancelled")],
+    );
+    // G of a 4.2 order: Replaced is OrdStatus 5
+    c.send("D", "11=S2|21=1|55=EURUSD|54=2|60=<NOW>|38=6|40=2|44=1.2|59=0");
+    er(&mut c, "S2");
+    c.send("G", "11=S3|41=S2|21=1|55=EURUSD|54=2|60=<NOW>|38=7|40=2|44=1.2");
+    tags(&er(&mut c, "S3"), &[(20, "0"), (150, "5"), (39, "5"), (38, "7")]);
+    gw.stop();
+    rig.engine.shutdown().unwrap();
+}
+
+/// Refuses every instrument but `/FX/EURUSD`.
+struct OnlyEurUsd;
+
+impl PreTradeCheck for OnlyEurUsd {
+    fn check(&self, user: &str, instrument: &str) -> Result<(), String> {
+        if instrument == "/FX/EURUSD" {
+            Ok(())
+        } else {
+            Err(format!("user '{user}' may not order '{instrument}'"))
+        }
+    }
+}
+
+#[test]
+fn the_servers_pre_trade_check_refuses_before_the_desk() {
+    let dir = TempDir::new("fixgw-check");
+    let rig = Rig::start(orders_config(&dir.path().join("journal")));
+    rig.market("/FX/GBPUSD", 1.25, 1.2502);
+    let gw = gateway(&dir.path().join("fix"), &rig.engine, Some(Arc::new(OnlyEurUsd)));
+    let mut c = connect44(&gw, 1);
+    c.logon();
+    c.send("D", "11=G1|55=GBPUSD|54=1|60=<NOW>|38=1|40=2|44=1.2|59=0");
+    let rej = er(&mut c, "G1");
+    tags(
+        &rej,
+        &[
+            (150, "8"),
+            (39, "8"),
+            (103, "99"),
+            (58, "user 'alice' may not order '/FX/GBPUSD'"),
+        ],
+    );
+    assert_eq!(rig.engine.stats().orders_accepted, 0, "nothing reached the desk");
+    gw.stop();
+    rig.engine.shutdown().unwrap();
+}
+
+/// Waits (bounded) until `cond` holds on the gateway.
+fn wait_for(gw: &FixGateway, what: &str, cond: impl Fn(&FixGateway) -> bool) {
+    let deadline = Instant::now() + fix_client::WAIT;
+    while !cond(gw) {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn fills_while_away_arrive_by_resend_and_the_chain_survives_a_restart() {
+    let dir = TempDir::new("fixgw-restart");
+    let (journal, store) = (dir.path().join("journal"), dir.path().join("fix"));
+    let mut cfg = orders_config(&journal);
+    cfg.simulator.max_partials = 0; // one fill per order
+    let rig = Rig::start(cfg);
+    rig.market("/FX/EURUSD", 1.0850, 1.0852);
+    let gw = gateway(&store, &rig.engine, None);
+    let mut c = connect42(&gw, 1);
+    c.logon();
+    let limit = |cl: &str, px: &str| format!("11={cl}|21=1|55=EURUSD|54=1|60=<NOW>|38=30|40=2|44={px}|59=1");
+    c.send("D", &limit("R1", "1.08"));
+    er(&mut c, "R1");
+    c.send("D", &limit("K1", "1.07"));
+    er(&mut c, "K1");
+    c.send("G", "11=K2|41=K1|21=1|55=EURUSD|54=1|60=<NOW>|38=20|40=2|44=1.07");
+    er(&mut c, "K2");
+    let seq_before = gw.sessions()[1].next_sender_seq;
+    let our_seq = c.seq;
+    c.drop_line();
+    wait_for(&gw, "the disconnect", |g| {
+        g.sessions()[1].state == SessionState::Disconnected
+    });
+
+    // the market trades through R1's limit (not K's) while the counterparty is away
+    rig.market("/FX/EURUSD", 1.0750, 1.0790);
+    wait_for(&gw, "R1's fill stored", |g| {
+        g.sessions()[1].next_sender_seq > seq_before
+    });
+
+    // reconnect: our Logon is ahead of what the counterparty saw; its ResendRequest gets the fill
+    let mut c = connect42(&gw, our_seq);
+    let logon = c.logon();
+    let expected = logon.at(34).parse::<u64>().unwrap();
+    assert!(expected > seq_before, "{logon:?}");
+    c.send("2", &format!("7={seq_before}|16=0"));
+    let fill = er(&mut c, "R1");
+    tags(
+        &fill,
+        &[
+            (43, "Y"),
+            (150, "2"),
+            (39, "2"),
+            (32, "30"),
+            (31, "1.079"),
+            (34, &seq_before.to_string()),
+        ],
+    );
+    assert!(fill.get(122).is_some(), "a resend carries OrigSendingTime: {fill:?}");
+    let next_in = c.seq;
+
+    // restart: gateway and engine stop, start again on the same journal and stores
+    gw.stop();
+    rig.engine.shutdown().unwrap();
+    let rig = Rig::start(orders_config(&journal));
+    rig.market("/FX/EURUSD", 1.0850, 1.0852);
+    let gw = gateway(&store, &rig.engine, None);
+    assert_eq!(gw.sessions()[1].next_target_seq, next_in, "inbound sequence continues");
+    let mut c = connect42(&gw, next_in);
+    let logon = c.logon();
+    assert!(
+        logon.at(34).parse::<u64>().unwrap() > seq_before,
+        "outbound sequence continues: {logon:?}"
+    );
+    // K2 (a ClOrdID only the replace gave) still names order K1 after the restart
+    c.send("F", "11=K3|41=K2|55=EURUSD|54=1|60=<NOW>|38=20");
+    let cancelled = er(&mut c, "K3");
+    tags(&cancelled, &[(150, "4"), (39, "4"), (41, "K2"), (37, "2"), (38, "20")]);
+    gw.stop();
+    rig.engine.shutdown().unwrap();
+}
+
+#[test]
+fn a_gateway_that_was_down_while_the_desk_traded_reports_what_it_missed() {
+    let dir = TempDir::new("fixgw-catchup");
+    let store = dir.path().join("fix");
+    let mut cfg = orders_config(&dir.path().join("journal"));
+    cfg.simulator.max_partials = 0;
+    let rig = Rig::start(cfg);
+    rig.market("/FX/EURUSD", 1.0850, 1.0852);
+    let gw = gateway(&store, &rig.engine, None);
+    let mut c = connect44(&gw, 1);
+    c.logon();
+    c.send("D", &buy44("C1", 40, "1.08"));
+    er(&mut c, "C1");
+    let next_in = c.seq;
+    let seen = gw.sessions()[0].next_sender_seq;
+    c.drop_line();
+    gw.stop();
+
+    // the desk keeps trading: C1 fills while no gateway reports
+    rig.market("/FX/EURUSD", 1.0750, 1.0790);
+    // accept (1), acknowledgement (2), fill (3) durable: the desk's attach shows the fill
+    let deadline = Instant::now() + fix_client::WAIT;
+    while rig.engine.stats().journal_durable_seq < 3 {
+        assert!(Instant::now() < deadline, "C1 never filled");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let gw = gateway(&store, &rig.engine, None);
+    let mut c = connect44(&gw, next_in);
+    c.logon();
+    c.send("2", &format!("7={seen}|16=0"));
+    let fill = er(&mut c, "C1");
+    // reported at attach, before the Logon: it comes by resend
+    tags(
+        &fill,
+        &[
+            (43, "Y"),
+            (150, "F"),
+            (39, "2"),
+            (32, "40"),
+            (14, "40"),
+            (151, "0"),
+            (31, "1.079"),
+            (6, "1.079"),
+        ],
+    );
+    gw.stop();
+    rig.engine.shutdown().unwrap();
+}

@@ -1,0 +1,141 @@
+//! The desk's gateway interface (`orders::gateway`): requests on behalf of a user with a gateway
+//! request id; refusals, durable events (with the request they answer) and the attach snapshot
+//! go to the attached sink, for the gateway's users only.
+
+#[path = "journal_util/mod.rs"]
+mod journal_util;
+#[path = "orders_util/mod.rs"]
+mod orders_util;
+
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Instant;
+
+use journal_util::TempDir;
+use orders_util::{order, orders_config, Rig, WAIT};
+use tidewire_engine::order::{Order, OrderReject, Side, TimeInForce};
+use tidewire_engine::orders::{Durable, GatewayOp, GatewaySink, OrderInput};
+
+/// What the sink saw, as text lines.
+#[derive(Default)]
+struct Seen {
+    lines: Mutex<Vec<String>>,
+    cv: Condvar,
+}
+
+impl Seen {
+    fn push(&self, line: String) {
+        self.lines.lock().unwrap().push(line);
+        self.cv.notify_all();
+    }
+    /// Waits (bounded) until `n` lines arrived; returns them.
+    fn wait(&self, n: usize) -> Vec<String> {
+        let deadline = Instant::now() + WAIT;
+        let mut g = self.lines.lock().unwrap();
+        while g.len() < n {
+            assert!(Instant::now() < deadline, "got only {:?}", *g);
+            g = self.cv.wait_timeout(g, WAIT).unwrap().0;
+        }
+        g.clone()
+    }
+}
+
+struct Recorder(Arc<Seen>);
+
+impl GatewaySink for Recorder {
+    fn attached(&self, orders: &[&Order]) {
+        let ids: Vec<String> = orders
+            .iter()
+            .map(|o| format!("{}:{}", o.user, o.client_order_id))
+            .collect();
+        self.0.push(format!("attached {}", ids.join(",")));
+    }
+    fn refused(&self, request: u64, reject: &OrderReject) {
+        self.0.push(format!("refused {request} {}", reject.rule.as_str()));
+    }
+    fn unavailable(&self, request: u64, message: &str) {
+        self.0.push(format!("unavailable {request} {message}"));
+    }
+    fn durable(&self, u: &Durable<'_>) {
+        self.0.push(format!(
+            "durable {} {} {} {:?} {}",
+            u.order.client_order_id,
+            u.event.kind(),
+            u.order.status.as_str(),
+            u.request,
+            u.seq
+        ));
+    }
+}
+
+fn submit(cid: &str, price: f64) -> GatewayOp {
+    GatewayOp::Submit(OrderInput {
+        client_order_id: cid.into(),
+        instrument: "/FX/EURUSD".into(),
+        side: Side::Buy,
+        quantity: 10.0,
+        price: Some(price),
+        time_in_force: TimeInForce::Day,
+    })
+}
+
+#[test]
+fn a_gateway_gets_its_users_orders_refusals_and_durable_events() {
+    let dir = TempDir::new("orders-gateway");
+    let mut rig = Rig::start(orders_config(dir.path()));
+    rig.market("/FX/EURUSD", 1.0850, 1.0852);
+    // an order of alice from the web before the gateway attaches, and one of carol
+    let a = rig.session("alice");
+    let c = rig.session("carol");
+    rig.engine
+        .order_submit(a, 1, order("web-1", "/FX/EURUSD", Side::Buy, 5.0, Some(1.0)))
+        .unwrap();
+    rig.engine
+        .order_submit(c, 1, order("c-1", "/FX/EURUSD", Side::Buy, 5.0, Some(1.0)))
+        .unwrap();
+    rig.reply(a, 1);
+    rig.reply(c, 1);
+    rig.until("both acknowledged (seq 4)", |e| e.stats().journal_durable_seq >= 4);
+    let seen = Arc::new(Seen::default());
+    rig.engine
+        .attach_gateway(vec!["alice".into()], Arc::new(Recorder(Arc::clone(&seen))))
+        .unwrap();
+    assert_eq!(seen.wait(1)[0], "attached alice:web-1");
+
+    rig.engine.gateway_request("alice", 7, submit("g-1", 1.0)).unwrap();
+    let lines = seen.wait(3);
+    assert_eq!(lines[1], "durable g-1 accepted new Some(7) 5");
+    assert_eq!(lines[2], "durable g-1 acknowledged acknowledged None 6");
+
+    // refused at once, nothing journaled: a duplicate client id, a cancel of an unknown order
+    rig.engine.gateway_request("alice", 8, submit("g-1", 1.0)).unwrap();
+    let cancel = |id: &str| GatewayOp::Cancel {
+        client_order_id: id.into(),
+    };
+    rig.engine.gateway_request("alice", 9, cancel("nope")).unwrap();
+    let lines = seen.wait(5);
+    assert_eq!(lines[3..], ["refused 8 duplicate", "refused 9 unknownOrder"]);
+
+    // an amend and a cancel answer their requests once durable; carol's cancel is not reported
+    let amend = GatewayOp::Amend {
+        client_order_id: "g-1".into(),
+        quantity: Some(8.0),
+        price: None,
+    };
+    rig.engine.gateway_request("alice", 10, amend).unwrap();
+    rig.engine.order_cancel(c, 2, "c-1".into()).unwrap();
+    rig.reply(c, 2);
+    rig.engine.gateway_request("alice", 11, cancel("g-1")).unwrap();
+    let lines = seen.wait(7);
+    assert_eq!(
+        lines[5..],
+        [
+            "durable g-1 amended acknowledged Some(10) 7",
+            "durable g-1 cancelled cancelled Some(11) 9"
+        ]
+    );
+    // the same user's web orders are reported too (the gateway decides what it shows)
+    rig.engine.order_cancel(a, 2, "web-1".into()).unwrap();
+    rig.reply(a, 2);
+    assert_eq!(seen.wait(8)[7], "durable web-1 cancelled cancelled None 10");
+    rig.engine.shutdown().unwrap();
+}
