@@ -37,6 +37,26 @@ export declare class Engine {
   /** Closes view `viewId`; `view.closed` (or an `error`) arrives in the session's frames. */
   viewClose(sessionId: number, reqId: number, viewId: number): void
   /**
+   * `statement.create` for the session, within its user's quota (`maxCount` statements,
+   * `maxCost` window events per key summed: the server's `limits.maxStatement*` settings);
+   * `statement.created` or an `error` arrives in the session's frames.
+   */
+  statementCreate(sessionId: number, reqId: number, name: string, text: string, maxCount: number, maxCost: number): void
+  /** `statement.close`: releases one of the session's references to statement `name`. */
+  statementClose(sessionId: number, reqId: number, name: string): void
+  /**
+   * The stream statement `text` reads, parsed exactly as `statementCreate` will parse it (the
+   * server checks the user's rules on it first). Throws BAD_REQUEST (`field: "statement"`,
+   * the message naming the column) for a statement that does not parse. Pure: no engine work.
+   */
+  statementStream(text: string): StatementStream
+  /**
+   * Creates a server statement (the config's `statements`), held for the engine's life;
+   * resolves to its canonical text, rejects with `CODE: message` (a parse error names its
+   * column: `BAD_REQUEST: statement at 14: ...`).
+   */
+  createServerStatement(name: string, text: string): Promise<unknown>
+  /**
    * Applies a source's `container.publish` (ops in order). Throws `{code, message, field}` for
    * an unknown op name (nothing applied).
    */
@@ -307,6 +327,8 @@ export interface EngineConfig {
    * like a cancel); unset or empty = never. @default unset
    */
   endOfDay?: string
+  /** Pre-trade risk rules per instrument type, first match wins (`order::risk`). @default none */
+  riskRules?: Array<RawRiskRule>
   /**
    * Cluster mode: NATS server URLs (`nats://host:port`); unset or empty = one process, no
    * NATS. @default unset
@@ -368,6 +390,34 @@ export interface EngineStats {
   journalDurableSeq: number
   /** DAY orders expired at an end of day (`endOfDay`) since start. */
   ordersExpired: number
+  /** Cluster mode: batch messages of this node's record changes sent (one per engine pass). */
+  clusterBatchesSent: number
+  /** Cluster mode: record changes and container ops sent in them. */
+  clusterRecordsSent: number
+  /** Cluster mode: bytes of every message sent on NATS for records. */
+  clusterBytesSent: number
+  /** Cluster mode: batch messages received from other nodes. */
+  clusterBatchesReceived: number
+  /** Cluster mode: record changes and container ops received in them. */
+  clusterRecordsReceived: number
+  /** Cluster mode: bytes of every record message received from other nodes. */
+  clusterBytesReceived: number
+  /** Cluster mode: snapshot and image requests sent (a gap or a late join). */
+  clusterImageRequestsSent: number
+  /** Cluster mode: snapshot and image requests answered. */
+  clusterImageRequestsAnswered: number
+  /** Cluster mode: gaps seen (healed with a snapshot or an image). */
+  clusterGaps: number
+  /** Cluster mode: batches dropped while NATS did not take them (healed once it does). */
+  clusterBatchesDropped: number
+  /** Cluster mode: local publishes refused (the subject is owned by another live node). */
+  clusterPublishesRefused: number
+  /** Cluster mode: messages from other nodes that could not be read. */
+  clusterDecodeErrors: number
+  /** Cluster mode: remote changes to subjects this node owns (two nodes publishing one subject). */
+  clusterConflicts: number
+  /** Cluster mode (gauge): other nodes heard from within the owner timeout (3 s). */
+  clusterPeers: number
   /** Cluster mode: 1 while this node is the order leader (decides orders), else 0. */
   orderLeader: number
   /** Cluster mode: last order stream seq applied to this node's order book and blotters. */
@@ -492,6 +542,25 @@ export interface PrivateRefusal {
   message: string
 }
 
+/** One pre-trade risk rule as JavaScript passes it (`orders.risk` in the server's config). */
+export interface RawRiskRule {
+  /** Instruments of this type: a subject pattern (`/FX/*`, `/EQ/**`). */
+  pattern: string
+  /**
+   * `"price"` (default): notional = quantity x price; `"quantity"`: notional = quantity (FX
+   * amounts in the base currency).
+   */
+  notionalBasis?: string
+  /** Collar around the touch, percent (a buy limit above ask x (1 + pct/100) is refused). */
+  collarPct?: number
+  /** Largest notional (quantity x price) of one order. */
+  maxNotional?: number
+  /** Largest open notional of one user over the instruments of this type. */
+  maxOpenNotional?: number
+  /** Orders on a quote older than this are refused (`stale`). */
+  maxQuoteAgeMs?: number
+}
+
 /** One open view of a session (`Engine.sessionViews`), as a rule reload re-checks it. */
 export interface SessionViewInfo {
   /** Session id. */
@@ -502,6 +571,14 @@ export interface SessionViewInfo {
   container: string
   /** Tier the view computes on (empty: the constituents themselves). */
   tier: string
+}
+
+/** What a statement reads (`Engine.statementStream`): a subject pattern or a container. */
+export interface StatementStream {
+  /** The subject pattern (`/MKT/*`), when the statement reads one. */
+  pattern?: string
+  /** The container subject, when the statement reads `container <subject>`. */
+  container?: string
 }
 
 /** One materialised view (the admin views table). */
