@@ -47,6 +47,8 @@ async function startFixServer(journal = path.join(tempDir('tidewire-fix-'), 'jou
   const server = await startChildServer([
     '--no-demo', '--workers', '1', '--journal-dir', journal, '--audit-dir', tempDir('tidewire-fix-audit-'),
     '--fix-port', String(port), '--fix-demo-sessions', '--fill-interval-ms', '5',
+    // this test reads /metrics without a token; its access rules have their own test (admin.test.ts)
+    '--metrics-public',
   ]);
   const s = await new RawSocket(`${server.wsBase}/source`).open();
   await s.login('feed', 'feed123');
