@@ -192,7 +192,8 @@ test('the ticket sizes by instrument type, asks before a large order, and shows 
   const input = page.getByTestId('ticket-instrument');
   await input.click();
   await input.fill('Ord Shs');
-  await page.getByTestId('ticket-instrument-option').first().click();
+  // a product option (the list may still show FX pairs until the search answers)
+  await page.locator('[data-testid="ticket-instrument-option"][data-subject^="/PRODUCT/"]').first().click();
   await expect(page.getByTestId('ticket-ask').locator('.quote-price')).toHaveText(/^\d+\.\d+$/);
   await expect(page.getByTestId('ticket-quantity')).toHaveValue('100');
   await pickInstrument(page, 'eurus', '/FX/EURUSD');

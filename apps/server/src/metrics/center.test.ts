@@ -5,8 +5,12 @@ import { encodeHistogram, newHistogram, recordLatencyMs } from './histogram.js';
 import { renderPrometheus } from './prometheus.js';
 import type { TransportSnapshot } from './transport-metrics.js';
 
-const ZERO: EngineStats = { publishesIn: 0, deliveries: 0, framesOut: 0, bytesOut: 0, conflatedUpdates: 0, droppedUpdates: 0, slowConsumerCloses: 0, sessions: 0, subscriptions: 0, records: 0, containers: 0, views: 0, viewWindows: 0, publishesRejected: 0,
-  ordersAccepted: 0, ordersRejected: 0, ordersOpen: 0, ordersExpired: 0, journalDurableSeq: 0 };
+const ZERO: EngineStats = { publishesIn: 0, deliveries: 0, framesOut: 0, bytesOut: 0, conflatedUpdates: 0, droppedUpdates: 0, slowConsumerCloses: 0, sessions: 0,
+  subscriptions: 0, records: 0, containers: 0, views: 0, viewWindows: 0, publishesRejected: 0, ordersAccepted: 0, ordersRejected: 0, ordersOpen: 0,
+  journalDurableSeq: 0, ordersExpired: 0, clusterBatchesSent: 0, clusterRecordsSent: 0, clusterBytesSent: 0, clusterBatchesReceived: 0,
+  clusterRecordsReceived: 0, clusterBytesReceived: 0, clusterImageRequestsSent: 0, clusterImageRequestsAnswered: 0, clusterGaps: 0, clusterBatchesDropped: 0,
+  clusterPublishesRefused: 0, clusterDecodeErrors: 0, clusterConflicts: 0, clusterPeers: 0, orderLeader: 0, orderStreamSeq: 0, ordersForwarded: 0,
+  orderPublishFailures: 0 };
 
 function fixture() {
   const state = { now: 1_000_000, stats: { ...ZERO }, cpu: { user: 0, system: 0 }, orderAcksMicros: [] as number[], queue: { frames: 0, bytes: 0 }, heldTicks: 0 };

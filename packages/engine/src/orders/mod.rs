@@ -629,7 +629,7 @@ impl OrderDesk {
                 self.shared.accepted.fetch_add(1, Ordering::Relaxed);
                 self.shared.open.fetch_add(1, Ordering::Relaxed);
                 let gateway = to.gateway;
-                let reply = gateway.is_none().then(|| PendingReply {
+                let reply = gateway.is_none().then_some(PendingReply {
                     sid: to.sid,
                     worker,
                     req_id,
@@ -689,7 +689,7 @@ impl OrderDesk {
                     return; // cannot happen: the book just changed this order
                 };
                 let gateway = to.gateway;
-                let reply = gateway.is_none().then(|| PendingReply {
+                let reply = gateway.is_none().then_some(PendingReply {
                     sid: to.sid,
                     worker,
                     req_id,
