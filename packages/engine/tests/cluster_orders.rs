@@ -24,10 +24,18 @@ const CLUSTER_WAIT: Duration = Duration::from_secs(30);
 const EURUSD: &str = "/FX/EURUSD";
 
 fn node(nats: &nats_util::NatsCluster, name: &str, request_timeout: Duration) -> Rig {
+    node_with(nats, name, request_timeout, orders_config("".as_ref()))
+}
+
+fn node_with(
+    nats: &nats_util::NatsCluster,
+    name: &str,
+    request_timeout: Duration,
+    orders: tidewire_engine::config::OrdersConfig,
+) -> Rig {
     let mut cc = ClusterConfig::new(nats.urls(), name);
     cc.request_timeout = request_timeout;
-    let engine = Engine::start_node(EngineConfig::default(), Some(orders_config("".as_ref())), Some(cc))
-        .expect("start a cluster node");
+    let engine = Engine::start_node(EngineConfig::default(), Some(orders), Some(cc)).expect("start a cluster node");
     let rig = Rig::on(engine);
     // Instruments are records of each node's own store (record replication is not this test's).
     rig.market(EURUSD, 1.1000, 1.1002);
@@ -323,4 +331,43 @@ fn without_a_quorum_orders_are_refused_and_accepted_again_after() {
     acked.insert(cid, id);
     check_complete(&a, "dave", &acked);
     check_complete(&b, "dave", &acked);
+}
+
+#[test]
+fn the_order_leader_applies_the_risk_rules() {
+    use tidewire_engine::analytics::pattern::Pattern;
+    use tidewire_engine::order::{NotionalBasis, RiskRule, RiskRules};
+    if !nats_util::nats_available() {
+        eprintln!("nats-server not found: skipped");
+        return;
+    }
+    let nats = nats_util::NatsCluster::start("crisk");
+    let mut cfg = orders_config("".as_ref());
+    cfg.risk = RiskRules::new(vec![RiskRule {
+        pattern: Pattern::parse("/FX/*").unwrap(),
+        basis: NotionalBasis::Quantity,
+        collar_pct: Some(1.0),
+        max_notional: None,
+        max_open_notional: None,
+        max_quote_age_ms: None,
+    }])
+    .unwrap();
+    let mut a = node_with(&nats, "a", Duration::from_secs(5), cfg.clone());
+    let mut b = node_with(&nats, "b", Duration::from_secs(5), cfg);
+    let l = leader(&[&a, &b]);
+    let follower = if l == 0 { &mut b } else { &mut a };
+    let sid = follower.session("alice");
+    // 5% above the 1.1002 ask: through the 1% collar, refused by the leader, answered on the follower
+    follower
+        .engine
+        .order_submit(sid, 1, order("far", EURUSD, Side::Buy, 10.0, Some(1.1552)))
+        .unwrap();
+    let r = follower.reply(sid, 1);
+    assert_eq!(
+        (r["type"].as_str(), r["rule"].as_str()),
+        (Some("order.reject"), Some("collar")),
+        "{r}"
+    );
+    follower.engine.order_submit(sid, 2, resting("near")).unwrap();
+    ack_id(&follower.reply(sid, 2));
 }

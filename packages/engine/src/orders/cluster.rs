@@ -399,6 +399,8 @@ impl OrderDesk {
         c.published = 0;
         c.link.set_active(true);
         self.book = self.durable.clone();
+        // The durable book has no risk rules (it only applies events): the deciding book does.
+        self.book.set_risk(self.cfg.risk.clone());
         self.working.clear();
         self.ticked.clear();
         self.fresh.clear();
