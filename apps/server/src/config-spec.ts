@@ -75,7 +75,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   { path: 'outbox.slowConsumerMs', type: 'int', env: 'TIDEWIRE_SLOW_CONSUMER_MS', flag: 'slow-consumer-ms', default: 10_000, min: 1, max: 3_600_000, unit: 'ms',
     doc: 'A session blocked (socket not draining) this long is closed with 4008 SLOW_CONSUMER.' },
   { path: 'outbox.maxBackpressureBytes', type: 'int', env: 'TIDEWIRE_MAX_BACKPRESSURE_BYTES', flag: 'max-backpressure-bytes', default: MIB, min: 1024, max: 1024 * MIB, unit: 'bytes',
-    doc: 'uWebSockets.js per-socket send buffer; a send that would exceed it is dropped and the session closed with 4008.' },
+    doc: 'uWebSockets.js per-socket send buffer for record data: the first buffered send blocks the session (its record messages are held), which resumes below a quarter of it; replies to a blocked session may use as much again; a send past twice this is dropped and the session closed with 4008.' },
   { path: 'limits.maxClientFrameBytes', type: 'int', env: 'TIDEWIRE_MAX_CLIENT_FRAME_BYTES', flag: 'max-client-frame-bytes', default: DEFAULT_LIMITS.maxClientFrameBytes, min: 256, max: 64 * MIB, unit: 'bytes',
     doc: 'Largest frame a client may send on `/stream`; larger frames close the connection with 1009.' },
   { path: 'limits.maxSourceFrameBytes', type: 'int', env: 'TIDEWIRE_MAX_SOURCE_FRAME_BYTES', flag: 'max-source-frame-bytes', default: DEFAULT_LIMITS.maxSourceFrameBytes, min: 256, max: 1024 * MIB, unit: 'bytes',

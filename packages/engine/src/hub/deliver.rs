@@ -290,6 +290,21 @@ impl Hub {
         };
         let mut next = throttle_next;
         if let Some(since) = s.blocked_since {
+            if s.outbox.urgent() {
+                // Replies first: the control messages leave now (in their order), the record
+                // messages stay held for the drain (or conflation).
+                let mut frame = std::mem::take(&mut self.reply_scratch);
+                frame.clear();
+                s.outbox.take_control(&mut frame);
+                sink.frame(s.worker, s.sid, &[b"[", &frame, b"]"], 0);
+                self.stats.frames_out += 1;
+                self.stats.bytes_out += frame.len() as u64 + 2;
+                self.stats.replies_ahead += 1;
+                self.reply_scratch = frame;
+                if s.outbox.is_empty() {
+                    s.due = None;
+                }
+            }
             next = min_opt(next, since + slow);
         } else if !s.outbox.is_empty() {
             match s.due {

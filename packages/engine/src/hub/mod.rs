@@ -173,6 +173,8 @@ pub struct HubStats {
     pub dropped_updates: u64,
     /// Sessions closed as slow consumers.
     pub slow_consumer_closes: u64,
+    /// Frames of replies sent to a blocked session ahead of its held record messages.
+    pub replies_ahead: u64,
     /// Open sessions.
     pub sessions: u64,
     /// Current record subscriptions.
@@ -236,6 +238,8 @@ pub struct Hub {
     max_views_per_session: usize,
     changed_ids: Vec<u32>,
     diffs: Vec<crate::view::WindowDiff>,
+    /// The control messages of a blocked session's reply frame (reused).
+    reply_scratch: Vec<u8>,
 }
 
 impl Hub {
@@ -263,6 +267,7 @@ impl Hub {
             max_views_per_session: DEFAULT_MAX_VIEWS_PER_SESSION,
             changed_ids: Vec::new(),
             diffs: Vec::new(),
+            reply_scratch: Vec::new(),
         }
     }
 
@@ -389,19 +394,18 @@ impl Hub {
 
     /// Queues `msg` (one encoded server message) for session `sid` as a control message and makes
     /// the session due now: it is flushed at the end of this pass instead of waiting for the burst
-    /// window (order acks are replies a client waits on). Unknown sid: ignored.
+    /// window (order acks are replies a client waits on); a blocked session sends its control
+    /// messages now and keeps its record messages held. Unknown sid: ignored.
     pub fn reply_now(&mut self, sid: u32, msg: &[u8], now: Instant) {
         let Some(&slot) = self.by_sid.get(&sid) else { return };
         let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
             return;
         };
-        s.outbox.push_control(msg);
+        s.outbox.push_reply(msg);
         self.stats.deliveries += 1;
         s.burst.on_message(&self.cfg.batching, now);
         s.due = Some(now);
-        if s.blocked_since.is_none() {
-            schedule(&mut self.timers, s, slot, now);
-        }
+        schedule(&mut self.timers, s, slot, now);
     }
 
     /// Queued (unflushed) bytes of a session, for tests and diagnostics.
