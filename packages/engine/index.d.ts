@@ -23,6 +23,12 @@ export declare class Engine {
   openSession(workerId: number, user: string, tier: string): number
   /** Closes a session; unknown ids are ignored. */
   closeSession(sessionId: number): void
+  /**
+   * `source.register` of a source session: it serves `patterns`, active or standby by
+   * `priority` (lower takes over first); `source.registered`, later `source.activate`, or an
+   * `error` arrive in the session's frames.
+   */
+  sourceRegister(sessionId: number, reqId: number, patterns: Array<string>, priority: number): void
   /** Subscribes; `record.subscribed` + images (or an `error`) arrive in the session's frames. */
   subscribe(sessionId: number, reqId: number, subjects: Array<string>): void
   /** Unsubscribes; `record.unsubscribed` (or an `error`) arrives in the session's frames. */
@@ -49,7 +55,7 @@ export declare class Engine {
    * With `grants` (the source's, compiled at login or reload), a subject they do not permit
    * refuses the frame NOT_ENTITLED (index and field `subject`), checked while it is decoded.
    */
-  ingest(frame: Buffer | string, grants?: PublishGrants | undefined | null): number
+  ingest(frame: Buffer | string, grants?: PublishGrants | undefined | null, sourceSessionId?: number | undefined | null): number
   /**
    * Compiles a source's publish rules (`patterns` as configured, its role's then its own: `!`
    * for deny rules, `{user}` becomes `user`) for `ingest`; `user` and `role` are named in its
@@ -281,6 +287,35 @@ export interface EngineConfig {
    * like a cancel); unset or empty = never. @default unset
    */
   endOfDay?: string
+  /**
+   * A source's records turn stale this long after its session closed, unless another source
+   * published them since, ms (0: at once). @default 5000
+   */
+  recordStaleGraceMs?: number
+  /**
+   * Maximum age rules `pattern=ms` (e.g. `/FX/**=30000`): a record not published for that long
+   * turns stale; the first matching rule applies. @default none
+   */
+  recordMaxAge?: Array<string>
+  /**
+   * Cluster mode: NATS server URLs (`nats://host:port`); unset or empty = one process, no
+   * NATS. @default unset
+   */
+  clusterUrls?: Array<string>
+  /** Cluster mode: this node's name, unique in the cluster. @default the host name */
+  clusterNode?: string
+  /**
+   * Cluster mode: the cluster's name (prefix of its NATS subjects, stream and buckets).
+   * @default "tidewire"
+   */
+  clusterName?: string
+  /** Cluster mode: replicas of the order stream (3 for a 3-server NATS cluster). @default 3 */
+  clusterReplicas?: number
+  /**
+   * Cluster mode: longest wait for NATS on an order before it is answered `UNAVAILABLE`.
+   * @default 2000
+   */
+  clusterRequestTimeoutMs?: number
 }
 
 /** Engine counters (cumulative) and gauges (current). */

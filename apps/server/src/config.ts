@@ -108,6 +108,13 @@ export interface Config {
     /** `"HH:MM"` UTC at which open DAY orders expire; empty: never. */
     readonly endOfDay: string;
   };
+  /** Record status: how a record turns stale (docs/operations.md, "Record status"). */
+  readonly records: {
+    /** A gone source's records turn stale after this long, ms (0: at once). */
+    readonly staleGraceMs: number;
+    /** `pattern=ms` rules, comma-separated; empty: records never age. */
+    readonly maxAge: string;
+  };
   /** Admin console: `auditDir` is absolute after loading. */
   readonly admin: { readonly auditDir: string };
   readonly auth: {

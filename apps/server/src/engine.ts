@@ -56,6 +56,8 @@ export function engineConfig(config: Config): EngineConfig {
     simulatorSeed: config.orders.simulatorSeed,
     simulatorFillIntervalMs: config.orders.fillIntervalMs,
     endOfDay: config.orders.endOfDay,
+    recordStaleGraceMs: config.records.staleGraceMs,
+    recordMaxAge: config.records.maxAge.split(',').map((r) => r.trim()).filter((r) => r !== ''),
   };
 }
 

@@ -135,6 +135,42 @@ impl Hub {
         }
     }
 
+    /// Appends `scratch` (`,` + a record message of `id` that is not a field update, e.g.
+    /// `record.status`) to every subscriber's outbox, in order with the record's updates; a
+    /// conflating session marks the record dirty instead (its image, sent on the drain, carries
+    /// the status). Throttling does not hold it.
+    pub(super) fn fan_out_message(&mut self, id: u32, now: Instant) {
+        let Hub {
+            cfg,
+            subs,
+            sessions,
+            timers,
+            scratch,
+            stats,
+            ..
+        } = self;
+        let Some(list) = subs.get_mut(id as usize - 1) else {
+            return;
+        };
+        let mut ctx = Ctx {
+            cfg,
+            timers,
+            stats,
+            now,
+        };
+        for i in 0..list.slots.len() {
+            let slot = list.slots[i];
+            let Some(s) = sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+                continue;
+            };
+            if s.conflating {
+                mark_dirty(s, &mut list.state[i], id);
+                continue;
+            }
+            ctx.queue(s, slot, scratch);
+        }
+    }
+
     /// Queues a fresh image of `id` for one subscriber (subscribe, unblock), or marks it dirty
     /// while the session conflates.
     pub(super) fn send_image(&mut self, slot: u32, id: u32, idx: u32, now: Instant) {
@@ -171,6 +207,7 @@ impl Hub {
         st.merged = 0;
         st.dirty = false;
         st.last_sent = Some(now);
+        let stale = rec.stale;
         let mut ctx = Ctx {
             cfg,
             timers,
@@ -178,6 +215,12 @@ impl Hub {
             now,
         };
         ctx.queue(s, slot, scratch);
+        if stale {
+            scratch.clear();
+            scratch.push(b',');
+            encode::record_status(scratch, id, true);
+            ctx.queue(s, slot, scratch);
+        }
     }
 
     /// Switches a blocked session to conflation: queued record messages are dropped and their
@@ -254,6 +297,7 @@ impl Hub {
     /// `sink`, closes slow consumers.
     pub fn run_due(&mut self, now: Instant, sink: &mut dyn FrameSink) {
         self.expire_views(now);
+        self.expire_status(now);
         while let Some(&Reverse((at, slot))) = self.timers.peek() {
             if at > now {
                 break;

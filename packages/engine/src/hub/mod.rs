@@ -7,12 +7,15 @@
 //! throttling, not blocked) touches neither a map nor the state.
 
 mod deliver;
+mod failover;
 mod members;
+mod status;
 mod subscribe;
 mod tiers;
 mod views;
 
 pub use members::ContainerMembers;
+pub use status::StatusConfig;
 pub use subscribe::SessionView;
 pub use views::{ContainerOp, ViewStat, DEFAULT_MAX_VIEWS_PER_SESSION};
 
@@ -80,6 +83,30 @@ pub enum Command {
         batch: Vec<Publish>,
         /// Receive time, epoch ms: the origin `ts` of publishes without one.
         received_ms: f64,
+    },
+    /// A decoded, validated frame of the source whose session is `source`: as `Publish`, and the
+    /// records it publishes are that source's (stale once it is gone: `StatusConfig`).
+    SourcePublish {
+        /// Session id of the publishing source.
+        source: u32,
+        /// The publishes, in frame order.
+        batch: Vec<Publish>,
+        /// Receive time, epoch ms: the origin `ts` of publishes without one.
+        received_ms: f64,
+    },
+    /// New record status settings (stale grace, age rules).
+    SetStatus(StatusConfig),
+    /// `source.register`: source session `sid` serves `patterns` (active, or standby by
+    /// `priority`: lower takes over first); `source.registered` or an error goes to it.
+    SourceRegister {
+        /// The source's session id.
+        sid: u32,
+        /// Request id echoed in the reply.
+        req_id: u32,
+        /// Subject patterns (validated here).
+        patterns: Vec<String>,
+        /// Standby order: lower takes over first.
+        priority: u32,
     },
     /// New batching/throttle settings, applied from the next message on.
     SetBatching(BatchingConfig),
@@ -173,6 +200,10 @@ pub struct HubStats {
     pub dropped_updates: u64,
     /// Sessions closed as slow consumers.
     pub slow_consumer_closes: u64,
+    /// Record status changes (ok -> stale and back).
+    pub status_changes: u64,
+    /// Standby sources told `source.activate`.
+    pub failovers: u64,
     /// Frames of replies sent to a blocked session ahead of its held record messages.
     pub replies_ahead: u64,
     /// Open sessions.
@@ -240,6 +271,8 @@ pub struct Hub {
     diffs: Vec<crate::view::WindowDiff>,
     /// The control messages of a blocked session's reply frame (reused).
     reply_scratch: Vec<u8>,
+    status: status::StatusTable,
+    failover: failover::Failover,
 }
 
 impl Hub {
@@ -268,6 +301,8 @@ impl Hub {
             changed_ids: Vec::new(),
             diffs: Vec::new(),
             reply_scratch: Vec::new(),
+            status: status::StatusTable::default(),
+            failover: failover::Failover::default(),
         }
     }
 
@@ -285,6 +320,7 @@ impl Hub {
                     self.drop_session_views(slot, now);
                     self.remove_session(slot);
                 }
+                self.source_closed(sid, now);
             }
             Command::ContainerPublish { subject, ops } => self.container_publish(&subject, &ops, now),
             // Privacy: a view of another user's blotter is refused before any view work.
@@ -324,7 +360,19 @@ impl Hub {
             Command::Subscribe { sid, req_id, subjects } => self.subscribe(sid, req_id, &subjects, now),
             Command::Unsubscribe { sid, req_id, subjects } => self.unsubscribe(sid, req_id, &subjects, now),
             Command::SetBlocked { sid, blocked } => self.set_blocked(sid, blocked, now),
-            Command::Publish { batch, received_ms } => self.publish(&batch, received_ms, now),
+            Command::Publish { batch, received_ms } => self.publish(&batch, received_ms, 0, now),
+            Command::SourcePublish {
+                source,
+                batch,
+                received_ms,
+            } => self.publish(&batch, received_ms, source, now),
+            Command::SetStatus(cfg) => self.set_status_config(cfg),
+            Command::SourceRegister {
+                sid,
+                req_id,
+                patterns,
+                priority,
+            } => self.source_register(sid, req_id, &patterns, priority, now),
             Command::SetBatching(b) => {
                 self.cfg.batching = b;
                 for s in self.sessions.iter_mut().flatten() {
@@ -340,8 +388,10 @@ impl Hub {
                     .map(|(i, _)| i as u32)
                     .collect();
                 for slot in slots {
+                    let sid = self.sessions[slot as usize].as_ref().map_or(0, |s| s.sid);
                     self.drop_session_views(slot, now);
                     self.remove_session(slot);
+                    self.source_closed(sid, now);
                 }
             }
         }
@@ -376,10 +426,10 @@ impl Hub {
     /// Earliest pending timer (may be stale: waking early is harmless).
     pub fn next_deadline(&self) -> Option<Instant> {
         let t = self.timers.peek().map(|Reverse((t, _))| *t);
-        match (t, self.views_expire_at) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.views_expire_at, self.status.next_deadline()]
+            .into_iter()
+            .flatten()
+            .fold(t, |a, b| Some(a.map_or(b, |a| a.min(b))))
     }
 
     /// The login name of session `sid`, if it is open.
@@ -406,6 +456,13 @@ impl Hub {
         s.burst.on_message(&self.cfg.batching, now);
         s.due = Some(now);
         schedule(&mut self.timers, s, slot, now);
+    }
+
+    /// Session `sid` closed: a standby of its failover group takes over (its records turn
+    /// stale at once, until the standby's images), else its records turn stale after the grace.
+    fn source_closed(&mut self, sid: u32, now: Instant) {
+        let took_over = self.failover_leave(sid, now);
+        self.status_session_closed(sid, took_over, now);
     }
 
     /// Queued (unflushed) bytes of a session, for tests and diagnostics.
@@ -478,7 +535,7 @@ impl Hub {
         }
     }
 
-    fn publish(&mut self, batch: &[Publish], received_ms: f64, now: Instant) {
+    fn publish(&mut self, batch: &[Publish], received_ms: f64, source: u32, now: Instant) {
         for p in batch {
             if self.store.apply(p, received_ms, &mut self.applied).is_err() {
                 // Only the field limit can fail here; the frame was validated on ingest.
@@ -500,6 +557,7 @@ impl Hub {
             if created {
                 self.retarget_tier_subscribers(id, now);
             }
+            self.status_published(id, source, now);
         }
         while let Some(slot) = self.to_conflate.pop() {
             self.start_conflation(slot);

@@ -24,6 +24,10 @@ pub trait InstrumentCatalog {
     fn entitled(&self, _user: &str, _subject: &str) -> bool {
         true
     }
+    /// Whether `subject`'s prices are stale (record status). Default: never.
+    fn stale(&self, _subject: &str) -> bool {
+        false
+    }
 }
 
 /// Limits applied by validation.
@@ -115,6 +119,8 @@ pub enum RejectRule {
     MarketOrder,
     /// An amend that changes nothing.
     NoChange,
+    /// The instrument's record is stale (its source is gone or it passed its maximum age).
+    Stale,
 }
 
 impl RejectRule {
@@ -124,6 +130,7 @@ impl RejectRule {
             RejectRule::BadLength => "badLength",
             RejectRule::Duplicate => "duplicate",
             RejectRule::UnknownInstrument => "unknownInstrument",
+            RejectRule::Stale => "stale",
             RejectRule::NotEntitled => "notEntitled",
             RejectRule::NotPositive => "notPositive",
             RejectRule::NotWhole => "notWhole",
@@ -248,6 +255,13 @@ pub(crate) fn check_new(
     if !catalog.entitled(&req.user, &req.instrument) {
         let msg = format!("user {} is not entitled to trade {}", req.user, req.instrument);
         return Err(reject(RejectField::Instrument, RejectRule::NotEntitled, msg));
+    }
+    if catalog.stale(&req.instrument) {
+        let msg = format!(
+            "{} is stale: its prices are not live (its source is gone or it passed its maximum age)",
+            req.instrument
+        );
+        return Err(reject(RejectField::Instrument, RejectRule::Stale, msg));
     }
     let quantity = check_quantity(req.quantity, 0, limits)?;
     if let Some(p) = req.price {

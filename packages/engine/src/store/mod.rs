@@ -33,7 +33,17 @@ pub struct Record {
     pub slots: Vec<Slot>,
     /// Bumped when slots are compacted (masks taken before are void).
     pub layout: u32,
+    /// Record status `stale` (its source went away, or it passed its maximum age); `ok` when
+    /// false. Views read it as the pseudo-field [`STATUS_FIELD_NAME`].
+    pub stale: bool,
 }
+
+/// Name of the pseudo-field views read a record's status from: `"ok"` or `"stale"`
+/// (docs/views.md). A published field of this name is delivered but filters never read it.
+pub const STATUS_FIELD_NAME: &str = "_status";
+
+/// Field id of [`STATUS_FIELD_NAME`]: the first name every store interns.
+pub const STATUS_FIELD: u32 = 1;
 
 /// What a publish changed: slot indices in message order, and the same as a bit mask.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -51,7 +61,7 @@ pub struct Applied {
 }
 
 /// All records, by subject id, plus the subject and field-name interners.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Store {
     subjects: Interner,
     fields: Interner,
@@ -62,10 +72,36 @@ pub struct Store {
     names: Vec<u32>,
 }
 
+impl Default for Store {
+    fn default() -> Self {
+        let mut fields = Interner::default();
+        let status = fields.intern(STATUS_FIELD_NAME);
+        debug_assert_eq!(status, STATUS_FIELD);
+        Store {
+            subjects: Interner::default(),
+            fields,
+            records: ChunkedVec::default(),
+            live: 0,
+            names: Vec::new(),
+        }
+    }
+}
+
 impl Store {
     /// An empty store.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Sets record `id`'s status; true when it changed (false too for an unknown record).
+    pub fn set_stale(&mut self, id: u32, stale: bool) -> bool {
+        match self.records.get_mut(id as usize - 1).and_then(Option::as_mut) {
+            Some(r) if r.stale != stale => {
+                r.stale = stale;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// The id of `subject`, interning it (ids are permanent, from 1).
@@ -178,6 +214,7 @@ impl Store {
             ts: 0.0,
             slots: Vec::new(),
             layout: 0,
+            stale: false,
         });
         let result = merge(rec, p, &names, default_ts, out);
         self.names = names;

@@ -111,6 +111,7 @@ mod tests {
                 RejectRule::BelowFilled,
                 RejectRule::MarketOrder,
                 RejectRule::NoChange,
+                RejectRule::Stale,
             ],
             |r| match r {
                 RejectRule::BadLength
@@ -127,7 +128,8 @@ mod tests {
                 | RejectRule::NotOpen
                 | RejectRule::BelowFilled
                 | RejectRule::MarketOrder
-                | RejectRule::NoChange => {}
+                | RejectRule::NoChange
+                | RejectRule::Stale => {}
             },
         );
         let names: Vec<&str> = rules.iter().map(|r| r.as_str()).collect();

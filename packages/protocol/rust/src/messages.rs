@@ -32,6 +32,8 @@ pub mod kind {
     pub const RECORD_IMAGE: &str = "record.image";
     /// `record.update` (`RecordUpdate`, server->client on /stream).
     pub const RECORD_UPDATE: &str = "record.update";
+    /// `record.status` (`RecordStatus`, server->client on /stream).
+    pub const RECORD_STATUS: &str = "record.status";
     /// `admin.subscribe` (`AdminSubscribe`, client->server on /stream).
     pub const ADMIN_SUBSCRIBE: &str = "admin.subscribe";
     /// `admin.unsubscribe` (`AdminSubscribe`, client->server on /stream).
@@ -68,6 +70,12 @@ pub mod kind {
     pub const ORDER_ACK: &str = "order.ack";
     /// `order.reject` (`OrderReject`, server->client on /stream).
     pub const ORDER_REJECT: &str = "order.reject";
+    /// `source.register` (`SourceRegister`, client->server on /source).
+    pub const SOURCE_REGISTER: &str = "source.register";
+    /// `source.registered` (`SourceRegistered`, server->client on /source).
+    pub const SOURCE_REGISTERED: &str = "source.registered";
+    /// `source.activate` (`SourceActivate`, server->client on /source).
+    pub const SOURCE_ACTIVATE: &str = "source.activate";
     /// `source.pause` (`SourcePause`, server->client on /source).
     pub const SOURCE_PAUSE: &str = "source.pause";
     /// `source.resume` (`SourceResume`, server->client on /source).
@@ -90,6 +98,7 @@ pub mod kind {
         RECORD_UNSUBSCRIBED,
         RECORD_IMAGE,
         RECORD_UPDATE,
+        RECORD_STATUS,
         ADMIN_SUBSCRIBE,
         ADMIN_UNSUBSCRIBE,
         ADMIN_SUBSCRIBED,
@@ -108,6 +117,9 @@ pub mod kind {
         ORDER_AMEND,
         ORDER_ACK,
         ORDER_REJECT,
+        SOURCE_REGISTER,
+        SOURCE_REGISTERED,
+        SOURCE_ACTIVATE,
         SOURCE_PAUSE,
         SOURCE_RESUME,
         ERROR,
@@ -160,6 +172,8 @@ pub mod key {
     pub const SEQ: &str = "seq";
     /// `conflated`.
     pub const CONFLATED: &str = "conflated";
+    /// `status`.
+    pub const STATUS: &str = "status";
     /// `intervalMs`.
     pub const INTERVAL_MS: &str = "intervalMs";
     /// `sample`.
@@ -206,14 +220,18 @@ pub mod key {
     pub const ACTION: &str = "action";
     /// `orderId`.
     pub const ORDER_ID: &str = "orderId";
-    /// `status`.
-    pub const STATUS: &str = "status";
     /// `field`.
     pub const FIELD: &str = "field";
     /// `rule`.
     pub const RULE: &str = "rule";
     /// `message`.
     pub const MESSAGE: &str = "message";
+    /// `patterns`.
+    pub const PATTERNS: &str = "patterns";
+    /// `priority`.
+    pub const PRIORITY: &str = "priority";
+    /// `active`.
+    pub const ACTIVE: &str = "active";
     /// `queuedBytes`.
     pub const QUEUED_BYTES: &str = "queuedBytes";
     /// `overrunBytes`.
@@ -568,6 +586,18 @@ pub mod record_update {
     pub const REQUIRED: &[&str] = &[key::TYPE, key::ID, key::SEQ, key::TS, key::FIELDS];
 }
 
+/// `RecordStatus`: `record.status`.
+pub mod record_status {
+    use super::{key, kind};
+
+    /// Its `type` values.
+    pub const TYPES: &[&str] = &[kind::RECORD_STATUS];
+    /// Every key, in canonical (wire) order.
+    pub const KEYS: &[&str] = &[key::TYPE, key::ID, key::STATUS];
+    /// The keys it always carries.
+    pub const REQUIRED: &[&str] = &[key::TYPE, key::ID, key::STATUS];
+}
+
 /// `AdminSubscribe`: `admin.subscribe`, `admin.unsubscribe`.
 pub mod admin_subscribe {
     use super::{key, kind};
@@ -775,6 +805,42 @@ pub mod order_reject {
         &[key::TYPE, key::REQ_ID, key::ACTION, key::CLIENT_ORDER_ID, key::FIELD, key::RULE, key::MESSAGE];
 }
 
+/// `SourceRegister`: `source.register`.
+pub mod source_register {
+    use super::{key, kind};
+
+    /// Its `type` values.
+    pub const TYPES: &[&str] = &[kind::SOURCE_REGISTER];
+    /// Every key, in canonical (wire) order.
+    pub const KEYS: &[&str] = &[key::TYPE, key::REQ_ID, key::PATTERNS, key::PRIORITY];
+    /// The keys it always carries.
+    pub const REQUIRED: &[&str] = &[key::TYPE, key::REQ_ID, key::PATTERNS, key::PRIORITY];
+}
+
+/// `SourceRegistered`: `source.registered`.
+pub mod source_registered {
+    use super::{key, kind};
+
+    /// Its `type` values.
+    pub const TYPES: &[&str] = &[kind::SOURCE_REGISTERED];
+    /// Every key, in canonical (wire) order.
+    pub const KEYS: &[&str] = &[key::TYPE, key::REQ_ID, key::ACTIVE];
+    /// The keys it always carries.
+    pub const REQUIRED: &[&str] = &[key::TYPE, key::REQ_ID, key::ACTIVE];
+}
+
+/// `SourceActivate`: `source.activate`.
+pub mod source_activate {
+    use super::{key, kind};
+
+    /// Its `type` values.
+    pub const TYPES: &[&str] = &[kind::SOURCE_ACTIVATE];
+    /// Every key, in canonical (wire) order.
+    pub const KEYS: &[&str] = &[key::TYPE, key::PATTERNS];
+    /// The keys it always carries.
+    pub const REQUIRED: &[&str] = &[key::TYPE, key::PATTERNS];
+}
+
 /// `SourcePause`: `source.pause`.
 pub mod source_pause {
     use super::{key, kind};
@@ -824,6 +890,17 @@ pub mod field_type {
 
     /// Every value, in schema order.
     pub const ALL: &[&str] = &[NUMBER, STRING, BOOL, TIMESTAMP];
+}
+
+/// `RecordStatusValue`: A record's status; views read it as the pseudo-field `_status` (docs/views.md).
+pub mod record_status_value {
+    /// `ok`: Live: published by a connected source within its maximum age.
+    pub const OK: &str = "ok";
+    /// `stale`: Not live: its source is gone or it passed its maximum age; orders on it are rejected (`stale`).
+    pub const STALE: &str = "stale";
+
+    /// Every value, in schema order.
+    pub const ALL: &[&str] = &[OK, STALE];
 }
 
 /// `OrderSide`: Side of an order.
@@ -935,6 +1012,8 @@ pub mod order_reject_rule {
     pub const MARKET_ORDER: &str = "marketOrder";
     /// `noChange`: An amend that changes nothing.
     pub const NO_CHANGE: &str = "noChange";
+    /// `stale`: The instrument's record is stale (`record.status`): its source is gone or it passed its maximum age.
+    pub const STALE: &str = "stale";
 
     /// Every value, in schema order.
     pub const ALL: &[&str] = &[
@@ -953,5 +1032,6 @@ pub mod order_reject_rule {
         BELOW_FILLED,
         MARKET_ORDER,
         NO_CHANGE,
+        STALE,
     ];
 }
