@@ -46,6 +46,19 @@ pub(super) struct Failover {
 }
 
 impl Failover {
+    /// Drops group `g` once it has no member (the last group moves into its place).
+    fn prune(&mut self, g: usize) {
+        if !self.groups.get(g).is_some_and(|group| group.members.is_empty()) {
+            return;
+        }
+        self.groups.swap_remove(g);
+        if let Some(moved) = self.groups.get(g) {
+            for m in &moved.members {
+                self.by_sid.insert(m.sid, g);
+            }
+        }
+    }
+
     fn remove(&mut self, sid: u32) -> Option<usize> {
         let g = self.by_sid.remove(&sid)?;
         let group = self.groups.get_mut(g)?;
@@ -121,23 +134,68 @@ impl Hub {
     pub(super) fn failover_leave(&mut self, sid: u32, now: Instant) -> bool {
         let f = &mut self.failover;
         let Some(g) = f.remove(sid) else { return false };
-        let Some(group) = f.groups.get_mut(g) else { return false };
-        if group.active != sid {
-            return false;
-        }
-        let next = group
-            .members
-            .iter()
-            .min_by_key(|m| (m.priority, m.order))
-            .map(|m| m.sid);
-        group.active = next.unwrap_or(0);
-        let Some(next) = next else { return false };
+        let next = match f.groups.get_mut(g) {
+            Some(group) if group.active == sid => {
+                let next = group
+                    .members
+                    .iter()
+                    .min_by_key(|m| (m.priority, m.order))
+                    .map(|m| m.sid);
+                group.active = next.unwrap_or(0);
+                next.map(|n| (n, group.patterns.clone()))
+            }
+            _ => None,
+        };
+        f.prune(g);
+        let Some((next, patterns)) = next else { return false };
         self.scratch.clear();
-        encode::source_activate(&mut self.scratch, &group.patterns);
+        encode::source_activate(&mut self.scratch, &patterns);
         self.stats.failovers += 1;
         if let Some(&slot) = self.by_sid.get(&next) {
             self.send_reply(slot, now);
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_groups_are_dropped_and_moved_groups_keep_their_members() {
+        let mut f = Failover::default();
+        let mut group = |patterns: &str, sids: &[u32]| {
+            f.groups.push(Group {
+                patterns: vec![patterns.to_owned()],
+                members: sids
+                    .iter()
+                    .map(|&sid| Member {
+                        sid,
+                        priority: 1,
+                        order: 0,
+                    })
+                    .collect(),
+                active: sids[0],
+            });
+            let g = f.groups.len() - 1;
+            for &sid in sids {
+                f.by_sid.insert(sid, g);
+            }
+        };
+        group("/A/**", &[1]);
+        group("/B/**", &[2, 3]);
+        let g = f.remove(1).expect("member");
+        f.prune(g);
+        assert_eq!(f.groups.len(), 1);
+        assert_eq!(f.groups[0].patterns, ["/B/**"]);
+        assert_eq!(f.by_sid.get(&2), Some(&0), "the moved group's members follow it");
+        assert_eq!(f.by_sid.get(&3), Some(&0));
+        let g = f.remove(2).expect("member");
+        f.prune(g);
+        assert_eq!(f.groups.len(), 1, "a group with a member stays");
+        let g = f.remove(3).expect("member");
+        f.prune(g);
+        assert!(f.groups.is_empty() && f.by_sid.is_empty());
     }
 }

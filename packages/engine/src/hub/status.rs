@@ -109,6 +109,20 @@ pub(super) struct StatusTable {
 }
 
 impl StatusTable {
+    /// Lists record `id` under `source`, which just took it over. Lists keep ids another source
+    /// took since (checked on use); two sources taking a record from each other again and again
+    /// would grow them without bound, so a list past twice the records (+1,024) is compacted.
+    fn list_for_source(&mut self, source: u32, id: u32) {
+        let list = self.by_source.entry(source).or_default();
+        list.push(id);
+        if list.len() > 2 * self.entries.len() + 1024 {
+            let entries = &self.entries;
+            list.retain(|&i| entries.get(i as usize - 1).is_some_and(|e| e.owner == source));
+            list.sort_unstable();
+            list.dedup();
+        }
+    }
+
     /// Earliest pending status deadline.
     pub(super) fn next_deadline(&self) -> Option<Instant> {
         let a = self.gone.peek().map(|Reverse((t, _))| *t);
@@ -139,9 +153,9 @@ impl Hub {
         let Some(e) = t.entries.get_mut(id as usize - 1) else {
             return;
         };
-        if source != 0 && e.owner != source {
+        let taken = source != 0 && e.owner != source;
+        if taken {
             e.owner = source;
-            t.by_source.entry(source).or_default().push(id);
         }
         e.updated = Some(now);
         if e.rule == RULE_UNKNOWN {
@@ -158,6 +172,9 @@ impl Hub {
                 e.armed = true;
                 t.ages.push(Reverse((now + age, id)));
             }
+        }
+        if taken {
+            t.list_for_source(source, id);
         }
         if self.store.set_stale(id, false) {
             self.status_changed(id, now);
@@ -240,5 +257,36 @@ impl Hub {
         self.scratch.push(b',');
         encode::record_status(&mut self.scratch, id, stale);
         self.fan_out_message(id, now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::EngineConfig;
+    use crate::hub::Command;
+    use crate::wire::decode_source_frame;
+
+    #[test]
+    fn two_sources_taking_a_record_from_each_other_keep_their_lists_bounded() {
+        let mut hub = Hub::new(EngineConfig::default());
+        let now = Instant::now();
+        let frame = r#"{"type":"record.publish","subject":"/X","fields":{"n":1}}"#;
+        for i in 0..10_000u32 {
+            let batch = decode_source_frame(frame).expect("frame");
+            hub.handle(
+                Command::SourcePublish {
+                    source: 1 + i % 2,
+                    batch,
+                    received_ms: 0.0,
+                },
+                now,
+            );
+        }
+        for source in [1, 2] {
+            let len = hub.status.by_source.get(&source).map_or(0, Vec::len);
+            assert!(len <= 2 + 1024, "source {source}: {len} entries");
+        }
+        assert_eq!(hub.status.entries.get(0).map(|e| e.owner), Some(2));
     }
 }

@@ -42,8 +42,9 @@ pub struct Record {
 /// (docs/views.md). A published field of this name is delivered but filters never read it.
 pub const STATUS_FIELD_NAME: &str = "_status";
 
-/// Field id of [`STATUS_FIELD_NAME`]: the first name every store interns.
-pub const STATUS_FIELD: u32 = 1;
+/// Field id of [`STATUS_FIELD_NAME`]: reserved (interned ids are dense from 1, and `u32::MAX`
+/// is the views' "unknown field"), so records built with other id spaces never collide with it.
+pub const STATUS_FIELD: u32 = u32::MAX - 1;
 
 /// What a publish changed: slot indices in message order, and the same as a bit mask.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -61,7 +62,7 @@ pub struct Applied {
 }
 
 /// All records, by subject id, plus the subject and field-name interners.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Store {
     subjects: Interner,
     fields: Interner,
@@ -70,21 +71,6 @@ pub struct Store {
     live: usize,
     /// Interned names of the publish being applied (kept to reuse its allocation).
     names: Vec<u32>,
-}
-
-impl Default for Store {
-    fn default() -> Self {
-        let mut fields = Interner::default();
-        let status = fields.intern(STATUS_FIELD_NAME);
-        debug_assert_eq!(status, STATUS_FIELD);
-        Store {
-            subjects: Interner::default(),
-            fields,
-            records: ChunkedVec::default(),
-            live: 0,
-            names: Vec::new(),
-        }
-    }
 }
 
 impl Store {
@@ -114,11 +100,17 @@ impl Store {
     /// The id of field name `name`, interning it (ids are permanent). Views compile filter and
     /// sort fields through this, so a field no record has yet still gets its id.
     pub fn field_id(&mut self, name: &str) -> u32 {
+        if name == STATUS_FIELD_NAME {
+            return STATUS_FIELD;
+        }
         self.fields.intern(name)
     }
 
     /// The id of field name `name` if it was ever interned.
     pub fn field_lookup(&self, name: &str) -> Option<u32> {
+        if name == STATUS_FIELD_NAME {
+            return Some(STATUS_FIELD);
+        }
         self.fields.get(name)
     }
 
@@ -132,8 +124,11 @@ impl Store {
         self.subjects.name(id)
     }
 
-    /// The field name of interned id `name`.
+    /// The field name of interned id `name` ([`STATUS_FIELD`]: [`STATUS_FIELD_NAME`]).
     pub fn field_name(&self, name: u32) -> &str {
+        if name == STATUS_FIELD {
+            return STATUS_FIELD_NAME;
+        }
         self.fields.name(name)
     }
 
