@@ -23,6 +23,12 @@ export declare class Engine {
   openSession(workerId: number, user: string, tier: string): number
   /** Closes a session; unknown ids are ignored. */
   closeSession(sessionId: number): void
+  /**
+   * `source.register` of a source session: it serves `patterns`, active or standby by
+   * `priority` (lower takes over first); `source.registered`, later `source.activate`, or an
+   * `error` arrive in the session's frames.
+   */
+  sourceRegister(sessionId: number, reqId: number, patterns: Array<string>, priority: number): void
   /** Subscribes; `record.subscribed` + images (or an `error`) arrive in the session's frames. */
   subscribe(sessionId: number, reqId: number, subjects: Array<string>): void
   /** Unsubscribes; `record.unsubscribed` (or an `error`) arrives in the session's frames. */
@@ -69,7 +75,7 @@ export declare class Engine {
    * With `grants` (the source's, compiled at login or reload), a subject they do not permit
    * refuses the frame NOT_ENTITLED (index and field `subject`), checked while it is decoded.
    */
-  ingest(frame: Buffer | string, grants?: PublishGrants | undefined | null): number
+  ingest(frame: Buffer | string, grants?: PublishGrants | undefined | null, sourceSessionId?: number | undefined | null): number
   /**
    * Compiles a source's publish rules (`patterns` as configured, its role's then its own: `!`
    * for deny rules, `{user}` becomes `user`) for `ingest`; `user` and `role` are named in its
@@ -329,6 +335,16 @@ export interface EngineConfig {
   endOfDay?: string
   /** Pre-trade risk rules per instrument type, first match wins (`order::risk`). @default none */
   riskRules?: Array<RawRiskRule>
+  /**
+   * A source's records turn stale this long after its session closed, unless another source
+   * published them since, ms (0: at once). @default 5000
+   */
+  recordStaleGraceMs?: number
+  /**
+   * Maximum age rules `pattern=ms` (e.g. `/FX/**=30000`): a record not published for that long
+   * turns stale; the first matching rule applies. @default none
+   */
+  recordMaxAge?: Array<string>
   /**
    * Cluster mode: NATS server URLs (`nats://host:port`); unset or empty = one process, no
    * NATS. @default unset

@@ -139,6 +139,13 @@ export interface Config {
     /** Longest wait for NATS on an order before UNAVAILABLE, ms. */
     readonly requestTimeoutMs: number;
   };
+  /** Record status: how a record turns stale (docs/operations.md, "Record status"). */
+  readonly records: {
+    /** A gone source's records turn stale after this long, ms (0: at once). */
+    readonly staleGraceMs: number;
+    /** `pattern=ms` rules, comma-separated; empty: records never age. */
+    readonly maxAge: string;
+  };
   /** Admin console: `auditDir` is absolute after loading. */
   readonly admin: { readonly auditDir: string; readonly metricsToken: string; readonly metricsPublic: boolean };
   /** FIX order gateway: `port` 0 = off; `storeDir` absolute after loading (empty while off). */

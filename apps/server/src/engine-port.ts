@@ -91,9 +91,17 @@ export interface EnginePort {
   /**
    * Validates and enqueues a source frame; returns publishes accepted; throws {code, message,
    * index?, field?}. With `grants`, a subject they do not permit refuses the whole frame
-   * NOT_ENTITLED (`index`, `field: 'subject'`), checked while the engine decodes it.
+   * NOT_ENTITLED (`index`, `field: 'subject'`), checked while the engine decodes it. With
+   * `sourceSessionId` (the publishing `/source` session), the frame's records are that source's:
+   * stale `records.staleGraceMs` after its session closes unless published again.
    */
-  ingest(frame: Buffer | string, grants?: PublishGrants | null): number;
+  /**
+   * `source.register` of a `/source` session: it serves `patterns`, active or standby by
+   * `priority` (lower takes over first); the answers arrive in the session's frames. Optional:
+   * fake engines without failover leave it out (the source then gets UNAVAILABLE).
+   */
+  sourceRegister?(sessionId: number, reqId: number, patterns: string[], priority: number): void;
+  ingest(frame: Buffer | string, grants?: PublishGrants | null, sourceSessionId?: number | null): number;
   /**
    * What sources sent that the engine has not applied yet (frames, UTF-8 bytes): drives source
    * flow control (handlers/source.ts). Absent in unit-test fakes: flow control is then off.

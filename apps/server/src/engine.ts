@@ -67,6 +67,8 @@ export function engineConfig(config: Config): EngineConfig {
           clusterReplicas: config.cluster.replicas,
           clusterRequestTimeoutMs: config.cluster.requestTimeoutMs,
         }),
+    recordStaleGraceMs: config.records.staleGraceMs,
+    recordMaxAge: config.records.maxAge.split(',').map((r) => r.trim()).filter((r) => r !== ''),
   };
 }
 

@@ -745,6 +745,9 @@ export class TidewireClient {
         case 'record.image':
           this.table.image(m);
           break;
+        case 'record.status':
+          this.table.recordStatus(m);
+          break;
         case 'session.pong':
           if (this.pongWatchdog !== undefined) clearTimeout(this.pongWatchdog);
           this.pongWatchdog = undefined;

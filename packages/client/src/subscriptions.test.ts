@@ -52,4 +52,28 @@ describe('SubscriptionTable', () => {
     expect(t.update({ type: 'record.update', id: 1, seq: 2, ts: 2, fields: {} })).toBe(false);
     expect(t.subjects()).toEqual(['/A']);
   });
+
+  it('keeps the record status from record.status and tells listeners when it changes', () => {
+    const { t } = table();
+    const seen: string[] = [];
+    const l: Listener = { handler: { onRecordStatus: (r, status) => seen.push(`${r.subject}:${status}:${r.status}`) }, active: true };
+    t.add(['/A'], l);
+    t.acknowledge([{ subject: '/A', id: 1, pending: false }]);
+    t.recordStatus({ type: 'record.status', id: 1, status: 'stale' }); // before any image: nothing to mark
+    t.image({ type: 'record.image', id: 1, subject: '/A', seq: 1, ts: 1, fields: {} });
+    t.recordStatus({ type: 'record.status', id: 1, status: 'stale' });
+    t.recordStatus({ type: 'record.status', id: 1, status: 'stale' }); // no change: no call
+    t.recordStatus({ type: 'record.status', id: 9, status: 'ok' }); // unknown id: ignored
+    t.recordStatus({ type: 'record.status', id: 1, status: 'ok' });
+    expect(seen).toEqual(['/A:stale:stale', '/A:ok:ok']);
+    // an image starts ok (the server follows a stale record's image with record.status)
+    t.recordStatus({ type: 'record.status', id: 1, status: 'stale' });
+    t.image({ type: 'record.image', id: 1, subject: '/A', seq: 2, ts: 2, fields: {} });
+    let status: string | undefined;
+    t.add(['/A'], { handler: { onImage: (r) => (status = r.status) }, active: true });
+    return new Promise<void>((resolve) => queueMicrotask(() => {
+      expect(status).toBe('ok');
+      resolve();
+    }));
+  });
 });

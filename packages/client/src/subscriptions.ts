@@ -4,7 +4,7 @@
  * handlers. Knows nothing about sockets: the client feeds it messages and asks what to (un)subscribe.
  */
 
-import type { RecordImage, RecordUpdate, SubscribedRecord } from '@tidewire/protocol';
+import type { RecordImage, RecordStatus, RecordUpdate, SubscribedRecord } from '@tidewire/protocol';
 import { TidewireError } from './errors.js';
 import type { ClientRecord, ClientStats, RecordHandler, SubscriptionStatus } from './types.js';
 
@@ -141,7 +141,8 @@ export class SubscriptionTable {
       this.byId.set(m.id, entry);
     }
     this.counters.images++;
-    entry.record = { subject: entry.subject, id: m.id, seq: m.seq, ts: m.ts, fields: { ...m.fields }, types: { ...m.types } };
+    // an image of a stale record is followed by its record.status
+    entry.record = { subject: entry.subject, id: m.id, seq: m.seq, ts: m.ts, fields: { ...m.fields }, types: { ...m.types }, status: 'ok' };
     if (entry.status !== 'subscribed') {
       entry.status = 'subscribed'; // a pending record appeared
       entry.error = undefined;
@@ -185,6 +186,16 @@ export class SubscriptionTable {
       if (l.handler.onUpdate !== undefined) this.call(() => l.handler.onUpdate?.(record, m.fields, m));
     }
     return true;
+  }
+
+  /** Applies a `record.status`: the record's status changes and every listener hears of it. */
+  recordStatus(m: RecordStatus): void {
+    const record = this.byId.get(m.id)?.record;
+    if (record === undefined || record.status === m.status) return;
+    record.status = m.status;
+    for (const l of this.byId.get(m.id)!.listeners) {
+      if (l.handler.onRecordStatus !== undefined) this.call(() => l.handler.onRecordStatus?.(record, m.status));
+    }
   }
 
   private catchUp(entry: Entry, listener: Listener): void {

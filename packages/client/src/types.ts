@@ -1,6 +1,6 @@
 /** Public types of the client SDK. */
 
-import type { FieldTypes, Fields, RecordUpdate, SessionLoggedIn } from '@tidewire/protocol';
+import type { FieldTypes, Fields, RecordStatusValue, RecordUpdate, SessionLoggedIn } from '@tidewire/protocol';
 import type { TidewireError } from './errors.js';
 
 /**
@@ -93,6 +93,11 @@ export interface ClientRecord {
   fields: Fields;
   /** Types of fields JSON cannot show (timestamps); empty when none. */
   types: FieldTypes;
+  /**
+   * `stale`: the record's source is gone or it passed its maximum age (its prices are not live;
+   * orders on it are rejected); `ok` otherwise (docs/protocol.md, `record.status`).
+   */
+  status: RecordStatusValue;
 }
 
 /** Status of one subject of a subscription. */
@@ -106,6 +111,8 @@ export interface RecordHandler {
   onUpdate?(record: ClientRecord, changed: Fields, update: RecordUpdate): void;
   /** `pending` (no source yet), `subscribed`, or `error` (with why). */
   onStatus?(subject: string, status: SubscriptionStatus, error?: TidewireError): void;
+  /** The record turned `stale` or `ok` again; `record.status` is already the new status. */
+  onRecordStatus?(record: ClientRecord, status: RecordStatusValue): void;
 }
 
 /** A handle on `subscribe()`; `unsubscribe()` is idempotent. */

@@ -102,6 +102,7 @@ impl Feed {
                     },
                 ],
                 layout: 0,
+                stale: false,
             })
             .collect();
         Feed {

@@ -172,6 +172,12 @@ pub struct RawConfig {
     pub end_of_day: Option<String>,
     /// Pre-trade risk rules per instrument type, first match wins (`order::risk`). @default none
     pub risk_rules: Option<Vec<RawRiskRule>>,
+    /// A source's records turn stale this long after its session closed, unless another source
+    /// published them since, ms (0: at once). @default 5000
+    pub record_stale_grace_ms: Option<f64>,
+    /// Maximum age rules `pattern=ms` (e.g. `/FX/**=30000`): a record not published for that long
+    /// turns stale; the first matching rule applies. @default none
+    pub record_max_age: Option<Vec<String>>,
     /// Cluster mode: NATS server URLs (`nats://host:port`); unset or empty = one process, no
     /// NATS. @default unset
     pub cluster_urls: Option<Vec<String>>,
@@ -215,6 +221,15 @@ impl RawConfig {
         c.validate()
             .map_err(|e| EngineError::bad_request(e.to_string(), Some("cluster"), None))?;
         Ok(Some(c))
+    }
+
+    /// Record status settings (stale grace, maximum age rules); errors name the setting.
+    pub fn resolve_status(&self) -> Result<crate::hub::StatusConfig> {
+        let d = crate::hub::StatusConfig::default();
+        Ok(crate::hub::StatusConfig {
+            stale_grace: ms("recordStaleGraceMs", self.record_stale_grace_ms, d.stale_grace)?,
+            max_age: crate::hub::StatusConfig::parse_max_age(self.record_max_age.as_deref().unwrap_or_default())?,
+        })
     }
 
     /// Validates every value (an error names the setting, the value and the rule) and fills defaults.

@@ -42,6 +42,26 @@ fn encode_message(out: &mut Vec<u8>, m: &Map<String, J>) {
                 .collect();
             encode::unsubscribed(out, u32_of("reqId"), &subjects);
         }
+        "source.registered" => {
+            encode::source_registered(out, u32_of("reqId"), m["active"].as_bool().expect("active"));
+        }
+        "source.activate" => {
+            let patterns: Vec<&str> = m["patterns"]
+                .as_array()
+                .expect("patterns")
+                .iter()
+                .map(|p| p.as_str().expect("pattern"))
+                .collect();
+            encode::source_activate(out, &patterns);
+        }
+        "record.status" => {
+            let stale = match m["status"].as_str().expect("status") {
+                "stale" => true,
+                "ok" => false,
+                other => panic!("unknown status {other}"),
+            };
+            encode::record_status(out, u32_of("id"), stale);
+        }
         "record.image" => {
             let f = fields(m);
             let iter = f.iter().map(|(k, v, t)| (k.as_str(), v.as_ref(), *t));
@@ -124,6 +144,9 @@ fn is_engine_message(m: &Map<String, J>) -> bool {
                 | "record.unsubscribed"
                 | "record.image"
                 | "record.update"
+                | "record.status"
+                | "source.registered"
+                | "source.activate"
                 | "error"
                 | "order.ack"
                 | "order.reject"

@@ -301,7 +301,6 @@ fn slow_consumer_is_conflated_then_gets_images_then_is_cut_off() {
     h.run();
     h.at(10).block(1, true);
     h.delta("/B", r#"{"y":1}"#);
-    h.sub(1, 2, &["/C"]); // a control message queued while blocked is never dropped
     for i in 1..=40 {
         h.delta("/A", &format!(r#"{{"x":{i}}}"#));
     }
@@ -312,10 +311,13 @@ fn slow_consumer_is_conflated_then_gets_images_then_is_cut_off() {
     assert!(h.hub.queued(1).unwrap().len() < 1024, "queued bytes were dropped");
     assert!(h.hub.stats().dropped_updates > 0);
     assert_eq!(h.hub.stats().conflated_updates, 0, "no throttling here");
+    // a reply to a blocked session leaves at once; its records stay conflated
+    h.sub(1, 2, &["/C"]);
+    assert_eq!(types(&h.run_for(1)), ["record.subscribed"]);
 
     h.at(20).block(1, false);
     let m = msgs(&h.run_for(1));
-    assert_eq!(types_of(&m), ["record.subscribed", "record.image", "record.image"]);
+    assert_eq!(types_of(&m), ["record.image", "record.image"]);
     let img_a = m.iter().find(|m| m["subject"] == "/A").unwrap();
     assert_eq!(img_a["seq"], 41);
     assert_eq!(img_a["fields"]["x"], 40);
@@ -342,6 +344,65 @@ fn slow_consumer_is_conflated_then_gets_images_then_is_cut_off() {
     let out = h.run();
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].sid, 2);
+}
+
+#[test]
+fn replies_to_a_blocked_session_overtake_its_held_record_messages() {
+    let cfg = EngineConfig {
+        batching: batching(100, 0, 50, 0),
+        outbox_conflate_bytes: 1 << 20,
+        ..EngineConfig::default()
+    };
+    let mut h = H::new(cfg);
+    h.image("/A", r#"{"x":0}"#);
+    h.image("/B", r#"{"y":0}"#);
+    h.open(1);
+    h.sub(1, 1, &["/A"]);
+    h.run();
+    h.at(10).block(1, true);
+    for i in 1..=5 {
+        h.delta("/A", &format!(r#"{{"x":{i}}}"#));
+    }
+    assert!(h.run().is_empty(), "record updates are held while blocked");
+    // a subscribe's ack and an engine reply (an order reject) leave at once, in their order; the
+    // new record's image is a record message: held behind the earlier updates
+    h.sub(1, 2, &["/B"]);
+    h.hub.reply_now(1, br#"{"type":"order.reject","reqId":3}"#, h.now());
+    let m = msgs(&h.run_for(1));
+    assert_eq!(types_of(&m), ["record.subscribed", "order.reject"]);
+    assert_eq!(h.hub.stats().replies_ahead, 1);
+    assert_eq!(h.hub.stats().dropped_updates, 0, "nothing conflated");
+    h.block(1, false);
+    let m = msgs(&h.run_for(1));
+    assert_eq!(
+        types_of(&m),
+        [
+            "record.update",
+            "record.update",
+            "record.update",
+            "record.update",
+            "record.update",
+            "record.image"
+        ],
+        "the held updates follow in their order, then the image the subscribe queued"
+    );
+    assert_eq!(m[0]["seq"], 2);
+    assert_eq!(m[4]["seq"], 6);
+
+    // unsubscribing while updates are held: they are conflated first, so nothing for /A follows
+    // record.unsubscribed; /B still subscribed gets its image on the drain
+    h.block(1, true);
+    h.delta("/A", r#"{"x":6}"#);
+    h.delta("/B", r#"{"y":1}"#);
+    h.unsub(1, 4, &["/A"]);
+    let m = msgs(&h.run_for(1));
+    assert_eq!(types_of(&m), ["record.unsubscribed"]);
+    h.delta("/A", r#"{"x":7}"#);
+    h.block(1, false);
+    let m = msgs(&h.run_for(1));
+    assert_eq!(types_of(&m), ["record.image"]);
+    assert_eq!(m[0]["subject"], "/B");
+    assert_eq!(m[0]["seq"], 2);
 }
 
 #[test]

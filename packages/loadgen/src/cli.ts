@@ -8,6 +8,7 @@ import { flagHelp, parseFlags, type FlagSpec, type ParsedFlags } from './args.js
 import { FAILOVER_DOC } from './failover-command.js';
 import { BARE_SERVER_FLAGS, CLIENTS_FLAGS, RUN_FLAGS, SOURCE_FLAGS, bareServerCommand, clientsCommand, runCommand, sourceCommand } from './commands.js';
 import { LoadgenError } from './errors.js';
+import { SOURCE_FAILOVER_FLAGS, sourceFailoverCommand } from './source-failover.js';
 import { FANOUT_PRESETS, PRESET_NAMES } from './presets.js';
 import { FINDER_SOURCE_FLAGS, USERS_CONFIG_FLAGS, VIEW_PRESETS, finderSourceCommand, usersConfigCommand } from './view-commands.js';
 import { ESPER_HELP, ESPER_PRESET } from './esper-command.js';
@@ -48,6 +49,12 @@ const COMMANDS: Record<string, Command> = {
     usage: 'tidewire-loadgen users-config --out bench-users.json [--tiers 10] [--password bench123]',
     flags: USERS_CONFIG_FLAGS,
     run: usersConfigCommand,
+  },
+  'source-failover': {
+    summary: 'source failover time: cut the active source (no close frame) and time standby activation and stale -> ok at a subscriber',
+    usage: 'tidewire-loadgen source-failover [--rounds 20] [--subjects 100] [--tick-ms 10] [--json out.json]',
+    flags: SOURCE_FAILOVER_FLAGS,
+    run: sourceFailoverCommand,
   },
   'bare-server': {
     summary: 'the bare-transport baseline: a minimal uWebSockets.js topic pub/sub server with the same protocol shape (no records, batching or auth)',

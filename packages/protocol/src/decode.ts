@@ -19,6 +19,7 @@ import {
   type SessionLogin,
   type SessionPing,
   type SourceMessage,
+  type SourceRegister,
   type SourceServerMessage,
 } from './messages.js';
 import { ProtocolError, type DecodeFailure } from './result.js';
@@ -48,6 +49,9 @@ const PING_KEYS: ReadonlySet<string> = new Set(['type', 'reqId', 'ts', 'latency'
 const LATENCY_KEYS: ReadonlySet<string> = new Set(['samples', 'meanMs', 'p99Ms', 'maxMs', 'paintMeanMs']);
 const SUBSCRIBE_KEYS: ReadonlySet<string> = new Set(['type', 'reqId', 'subjects']);
 const ADMIN_SUBSCRIBE_KEYS: ReadonlySet<string> = new Set(['type', 'reqId']);
+const REGISTER_KEYS: ReadonlySet<string> = new Set(['type', 'reqId', 'patterns', 'priority']);
+/** Most patterns one `source.register` may hold (the engine's `MAX_SOURCE_PATTERNS`). */
+const MAX_SOURCE_PATTERNS = 64;
 const PUBLISH_KEYS: ReadonlySet<string> = new Set(['type', 'subject', 'ts', 'image', 'fields', 'types']);
 const CLIENT_TYPES: ReadonlySet<string> = new Set(CLIENT_MESSAGE_TYPES);
 const SOURCE_TYPES: ReadonlySet<string> = new Set(SOURCE_MESSAGE_TYPES);
@@ -105,6 +109,21 @@ function checkPing(m: JsonObject): SessionPing {
   checkFinite('ts', m.ts);
   if (m.latency !== undefined) checkLatency(m.latency);
   return m as unknown as SessionPing;
+}
+
+/** `source.register`: shapes only (the engine checks each pattern's rules and names the bad one). */
+function checkRegister(m: JsonObject): SourceRegister {
+  checkKeys(m, REGISTER_KEYS);
+  const patterns = m.patterns;
+  if (!Array.isArray(patterns) || patterns.length === 0 || patterns.length > MAX_SOURCE_PATTERNS) {
+    return fail('patterns', patterns, `must be an array of 1..${MAX_SOURCE_PATTERNS} patterns`);
+  }
+  for (let i = 0; i < patterns.length; i++) checkText(`patterns.${i}`, patterns[i]);
+  const priority = m.priority;
+  if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < 0 || priority > 1_000_000) {
+    return fail('priority', priority, 'must be an integer 0..1000000');
+  }
+  return m as unknown as SourceRegister;
 }
 
 function checkPublish(m: JsonObject): RecordPublish {
@@ -187,6 +206,7 @@ export function decodeSourceMessage(text: string): SourceMessage | DecodeFailure
     if (type === 'record.publish') return checkPublish(m);
     if (type === 'container.publish') return checkContainerPublish(m);
     checkReqId(m.reqId);
+    if (type === 'source.register') return checkRegister(m);
     return type === 'session.login' ? checkLogin(m) : checkPing(m);
   } catch (e) {
     if (e instanceof Violation) return failure(e, reqId);

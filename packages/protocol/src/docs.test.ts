@@ -1,15 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { decodeClientMessage, decodeServerFrame, decodeSourceFrame } from './decode.js';
-import { encodeClientMessage, encodeServerFrame, encodeSourceFrame } from './encode.js';
-import type { ClientMessage } from './messages.js';
+import { decodeClientMessage, decodeServerFrame, decodeSourceFrame, decodeSourceMessage } from './decode.js';
+import { encodeClientMessage, encodeServerFrame, encodeSourceFrame, encodeSourceMessage } from './encode.js';
+import type { ClientMessage, SourceMessage } from './messages.js';
 import { isDecodeFailure, toErrorMessage } from './result.js';
 
 // docs/protocol.md examples are checked like golden frames, so the page cannot drift from the code
 const doc = readFileSync(new URL('../../../docs/protocol.md', import.meta.url), 'utf8');
-const blocks = [...doc.matchAll(/```(json (?:client|server|source)|transcript)\n([\s\S]*?)```/g)];
+const blocks = [...doc.matchAll(/```(json (?:client|server|source-message|source)|transcript)\n([\s\S]*?)```/g)];
 
-type Example = [string, 'client' | 'server' | 'source', string];
+// `json source` blocks are publish frames; `json source-message` blocks single-object source frames
+type Example = [string, 'client' | 'server' | 'source' | 'source-message', string];
 const examples: Example[] = [];
 for (const [, info, body] of blocks) {
   if (info === 'transcript') {
@@ -34,6 +35,11 @@ function roundTrip(direction: Example[1], frame: string): string {
       const ms = decodeSourceFrame(frame);
       if (isDecodeFailure(ms)) throw new Error(ms.error.message);
       return encodeSourceFrame(ms);
+    }
+    case 'source-message': {
+      const m = decodeSourceMessage(frame);
+      if (isDecodeFailure(m)) throw new Error(m.error.message);
+      return encodeSourceMessage(m as SourceMessage);
     }
     case 'server':
       return encodeServerFrame(decodeServerFrame(frame));

@@ -199,6 +199,8 @@ function orderServer(m: SourceServerMessage): Ordered {
       return subscribed(m);
     case 'record.unsubscribed':
       return unsubscribed(m);
+    case 'record.status':
+      return { type: m.type, id: m.id, status: m.status };
     case 'session.loggedIn':
       return loggedIn(m);
     case 'session.pong':
@@ -227,6 +229,10 @@ function orderServer(m: SourceServerMessage): Ordered {
       return { type: m.type, queuedBytes: m.queuedBytes, overrunBytes: m.overrunBytes };
     case 'source.resume':
       return { type: m.type, queuedBytes: m.queuedBytes };
+    case 'source.registered':
+      return { type: m.type, reqId: m.reqId, active: m.active };
+    case 'source.activate':
+      return { type: m.type, patterns: m.patterns };
   }
 }
 
@@ -239,6 +245,7 @@ export function encodeClientMessage(m: ClientMessage): string {
 export function encodeSourceMessage(m: SourceMessage): string {
   if (m.type === 'record.publish') return JSON.stringify(publish(m));
   if (m.type === 'container.publish') return JSON.stringify(orderContainerPublish(m));
+  if (m.type === 'source.register') return JSON.stringify({ type: m.type, reqId: m.reqId, patterns: m.patterns, priority: m.priority });
   return JSON.stringify(orderClient(m));
 }
 

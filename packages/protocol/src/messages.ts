@@ -139,6 +139,13 @@ export interface SubscribedRecord {
   pending: boolean;
 }
 
+/** A record's status; views read it as the pseudo-field `_status` (docs/views.md). */
+export type RecordStatusValue =
+  /** Live: published by a connected source within its maximum age. */
+  | 'ok'
+  /** Not live: its source is gone or it passed its maximum age; orders on it are rejected (`stale`). */
+  | 'stale';
+
 /** Subscribe to records. Each subject is acknowledged (possibly as pending) in `record.subscribed`. */
 export interface RecordSubscribe {
   type: 'record.subscribe';
@@ -207,6 +214,18 @@ export interface RecordUpdate {
   fields: Fields;
   types?: FieldTypes;
   conflated?: boolean;
+}
+
+/**
+ * A record's status changed: `stale` when the source that published it last is gone (after
+ * `records.staleGraceMs`) or it was not published within its maximum age (`records.maxAge`); `ok`
+ * when a source publishes it again. A record message: in order with the record's updates. A stale
+ * record's image is followed by a `record.status` `stale`; a record without one is `ok`.
+ */
+export interface RecordStatus {
+  type: 'record.status';
+  id: number;
+  status: RecordStatusValue;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -687,7 +706,7 @@ export type OrderRejectRule =
   | 'maxNotional'
   /** The user's open notional over the instrument type would pass its `maxOpenNotional` (`orders.risk`). */
   | 'openNotional'
-  /** The instrument's quote was not updated within the instrument type's `maxQuoteAgeMs` (`orders.risk`). */
+  /** The instrument's record is stale (`record.status`: its source is gone or it passed its maximum age), or its quote was not updated within the instrument type's `maxQuoteAgeMs` (`orders.risk`). */
   | 'stale';
 
 /**
@@ -865,6 +884,42 @@ export const STATEMENT_SERVER_MESSAGE_TYPES = ['statement.created', 'statement.c
 // Server -> source on `/source` only.
 
 /**
+ * A source declares the subject patterns it serves (source failover, docs/protocol.md). Sources
+ * that register the same set of patterns form a group: the first is active, the others stand by;
+ * when the active source disconnects, the standby with the lowest `priority` (then the earliest)
+ * gets `source.activate`. Registering again moves the source to the new set. Answered by
+ * `source.registered` or `error`.
+ */
+export interface SourceRegister {
+  type: 'source.register';
+  reqId: number;
+  /** 1..64 subject patterns (`*` within a segment, `**` whole segments), as in `auth.roles`. */
+  patterns: string[];
+  /** Standby order, 0..1000000: lower takes over first. No preemption: a better standby waits while another source is active. */
+  priority: number;
+}
+
+/**
+ * `source.register` acknowledged. `active: true`: publish the patterns' records now; `false`:
+ * stand by (connected, publishing nothing) until `source.activate`.
+ */
+export interface SourceRegistered {
+  type: 'source.registered';
+  reqId: number;
+  active: boolean;
+}
+
+/**
+ * The active source of this standby's group is gone: this source is active now and should publish
+ * images of every record of `patterns` (they are stale until it does), then its updates.
+ */
+export interface SourceActivate {
+  type: 'source.activate';
+  /** The group's patterns, sorted. */
+  patterns: string[];
+}
+
+/**
  * Flow control (server -> source on `/source`): stop publishing. Sent when the engine's queue of
  * source frames not yet applied (all sources together) passed `limits.sourceHighWaterBytes`;
  * `source.resume` follows once it fell below `limits.sourceLowWaterBytes`. Frames the source sent
@@ -920,7 +975,7 @@ export type ClientMessage =
   | StatementClientMessage;
 
 /** Messages a source may send on `/source` (`container.publish` only as a single-object frame). */
-export type SourceMessage = SessionLogin | SessionPing | RecordPublish | ContainerPublish;
+export type SourceMessage = SessionLogin | SessionPing | RecordPublish | ContainerPublish | SourceRegister;
 
 /** Messages the server sends to clients and sources (flow control to sources: `SourceFlowMessage`). */
 export type ServerMessage =
@@ -931,6 +986,7 @@ export type ServerMessage =
   | RecordUnsubscribed
   | RecordImage
   | RecordUpdate
+  | RecordStatus
   | AdminSubscribed
   | AdminMetrics
   | ViewServerMessage
@@ -939,7 +995,7 @@ export type ServerMessage =
   | ErrorMessage;
 
 /** Flow-control messages the server sends on `/source` only (never to clients on `/stream`). */
-export type SourceFlowMessage = SourcePause | SourceResume;
+export type SourceFlowMessage = SourceRegistered | SourceActivate | SourcePause | SourceResume;
 
 /** Messages the server sends to a source on `/source`: replies, errors and flow control. */
 export type SourceServerMessage = ServerMessage | SourceFlowMessage;
@@ -963,7 +1019,7 @@ export const CLIENT_MESSAGE_TYPES = [
   'statement.close',
 ] as const;
 /** Every `type` a source may send on `/source`. */
-export const SOURCE_MESSAGE_TYPES = ['session.login', 'session.ping', 'record.publish', 'container.publish'] as const;
+export const SOURCE_MESSAGE_TYPES = ['session.login', 'session.ping', 'record.publish', 'container.publish', 'source.register'] as const;
 /** Every `type` the server sends. */
 export const SERVER_MESSAGE_TYPES = [
   'session.loggedIn',
@@ -973,6 +1029,7 @@ export const SERVER_MESSAGE_TYPES = [
   'record.unsubscribed',
   'record.image',
   'record.update',
+  'record.status',
   'admin.subscribed',
   'admin.unsubscribed',
   'admin.metrics',
@@ -984,6 +1041,8 @@ export const SERVER_MESSAGE_TYPES = [
   'order.reject',
   'statement.created',
   'statement.closed',
+  'source.registered',
+  'source.activate',
   'source.pause',
   'source.resume',
   'error',

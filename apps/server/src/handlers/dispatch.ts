@@ -14,7 +14,7 @@ import { frameReqId, handleOrder, orderFrameInstrument, submitFrame } from './or
 import { handleSubscribe, handleUnsubscribe } from './record.js';
 import { handleStatementClose, handleStatementCreate } from './statement.js';
 import { handleLogin, handlePing, handleRefresh } from './session.js';
-import { handlePublish, handleSourcePing } from './source.js';
+import { handlePublish, handleSourcePing, handleSourceRegister } from './source.js';
 import { handleContainerPublish, handleViewChange, handleViewClose, handleViewCreate } from './view.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -243,6 +243,9 @@ export function dispatchSource(ctx: HandlerContext, session: Session, port: Conn
       return;
     case 'container.publish':
       if (!needLogin(ctx, session, port, m.type, undefined)) handleContainerPublish(ctx, session, port, m);
+      return;
+    case 'source.register':
+      if (!needLogin(ctx, session, port, m.type, m.reqId)) handleSourceRegister(ctx, session, port, m);
       return;
   }
 }

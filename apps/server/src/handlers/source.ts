@@ -9,7 +9,7 @@
  */
 
 import type { IngestQueue } from '@tidewire/engine';
-import { CloseCodes, type SessionPing, type SourceServerMessage } from '@tidewire/protocol';
+import { CloseCodes, type SessionPing, type SourceRegister, type SourceServerMessage } from '@tidewire/protocol';
 import type { EnginePort } from '../engine-port.js';
 import type { Session } from '../session/session.js';
 import { mayResume, mustHold, sourceWaterMarks, type WaterMarks } from '../limits/backlog.js';
@@ -26,9 +26,27 @@ import { handlePing } from './session.js';
  */
 export function handlePublish(ctx: HandlerContext, session: Session, port: ConnectionPort, frame: Buffer | string): void {
   try {
-    ctx.engine.ingest(frame, publishGrantsOf(ctx, session));
+    // the session id makes the frame's records this source's: stale once it is gone
+    ctx.engine.ingest(frame, publishGrantsOf(ctx, session), session.sessionId);
   } catch (err) {
     replyError(ctx, session, port, fromEngineError(err));
+  }
+}
+
+/**
+ * `source.register`: the source serves these patterns (source failover). The engine answers
+ * `source.registered` (active or standby) or an `error` naming the bad pattern, and later tells a
+ * standby `source.activate` when the active source of its group goes.
+ */
+export function handleSourceRegister(ctx: HandlerContext, session: Session, port: ConnectionPort, m: SourceRegister): void {
+  try {
+    if (ctx.engine.sourceRegister === undefined) {
+      replyError(ctx, session, port, { code: 'UNAVAILABLE', reqId: m.reqId, message: 'this server has no source failover' });
+      return;
+    }
+    ctx.engine.sourceRegister(session.sessionId!, m.reqId, m.patterns, m.priority);
+  } catch (err) {
+    replyError(ctx, session, port, fromEngineError(err, m.reqId));
   }
 }
 

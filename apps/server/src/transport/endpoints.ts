@@ -51,7 +51,9 @@ export function createEndpoints(deps: EndpointDeps): (endpoint: Endpoint, maxFra
       // uWS cuts frames over its limit without a close frame (peers see 1006); up to twice our
       // limit we read the frame and close properly with 1009 and a reason, beyond that uWS cuts.
       maxPayloadLength: maxFrameBytes * 2,
-      maxBackpressure: config.outbox.maxBackpressureBytes,
+      // a blocked session's replies still leave (replies first): they may use as much again, so a
+      // reply is not dropped (and the session closed) because record data filled the buffer
+      maxBackpressure: config.outbox.maxBackpressureBytes * 2,
       idleTimeout: config.session.idleTimeoutSec,
       // uWS resets the idle timer only on received data: its pings make every live peer answer
       // (a pong), so only dead connections time out, also clients that never send session.ping

@@ -36,6 +36,10 @@ class ScriptedSource implements RecordSource {
   update(record: SourceRecord): void {
     this.handlers.get(record.subject)?.onUpdate?.(record);
   }
+
+  recordStatus(record: SourceRecord): void {
+    this.handlers.get(record.subject)?.onRecordStatus?.(record, record.status ?? 'ok');
+  }
 }
 
 describe('RecordStore', () => {
@@ -125,5 +129,23 @@ describe('RecordStore', () => {
     expect(store.watch(['/FX/X'], () => {})).toBeTypeOf('function');
     scheduler.frame();
     expect(calls).toEqual([]);
+  });
+
+  it('marks a snapshot stale on record.status and live prices again when it is ok', () => {
+    const source = new ScriptedSource();
+    const scheduler = manualScheduler();
+    const store = new RecordStore(source, scheduler);
+    const seen: boolean[] = [];
+    store.watch(['/FX/EURUSD'], (changed) => seen.push(...changed.map((s) => s.stale)));
+    const record: SourceRecord = { subject: '/FX/EURUSD', seq: 1, ts: 5, fields: { bid: 1 } };
+    source.image(record);
+    scheduler.frame();
+    source.recordStatus({ ...record, status: 'stale' });
+    scheduler.frame();
+    expect(store.get('/FX/EURUSD')).toMatchObject({ status: 'live', stale: true, ts: 5, fields: { bid: 1 } });
+    source.recordStatus({ ...record, seq: 2, fields: { bid: 2 }, status: 'ok' });
+    scheduler.frame();
+    expect(store.get('/FX/EURUSD')).toMatchObject({ stale: false, seq: 2, fields: { bid: 2 } });
+    expect(seen).toEqual([false, true, false]);
   });
 });

@@ -25,6 +25,11 @@ export interface RecordSnapshot {
   readonly fields: Readonly<Fields>;
   /** Why the subscription failed (status `error`). */
   readonly error?: { readonly code: string; readonly message: string };
+  /**
+   * The record's source is gone or it passed its maximum age (`record.status` stale): its prices
+   * are not live and orders on it are rejected. False until the server says otherwise.
+   */
+  readonly stale: boolean;
 }
 
 /** What the store needs from a record as the client SDK delivers it. */
@@ -33,6 +38,8 @@ export interface SourceRecord {
   seq: number;
   ts: number;
   fields: Fields;
+  /** `record.status`; absent: ok. */
+  status?: 'ok' | 'stale';
 }
 
 /** The subset of the client SDK's record handler the store implements. */
@@ -40,6 +47,7 @@ export interface SourceRecordHandler {
   onImage?(record: SourceRecord): void;
   onUpdate?(record: SourceRecord, ...rest: never[]): void;
   onStatus?(subject: string, status: 'pending' | 'subscribed' | 'error', error?: { code: string; message: string }): void;
+  onRecordStatus?(record: SourceRecord, status: 'ok' | 'stale'): void;
 }
 
 /** The subset of `TidewireClient` the store uses (kept structural so the store is unit-testable). */
@@ -65,6 +73,7 @@ function snapshotOf(record: SourceRecord, status: RecordStatus): RecordSnapshot 
     ts: record.ts,
     // Copy: the SDK merges deltas into its own record object in place.
     fields: Object.freeze({ ...record.fields }),
+    stale: record.status === 'stale',
   });
 }
 
@@ -112,7 +121,7 @@ export class RecordStore {
       let entry = this.entries.get(subject);
       if (entry === undefined) {
         entry = {
-          snapshot: Object.freeze({ subject, status: 'subscribing', seq: 0, ts: 0, fields: Object.freeze({}) }),
+          snapshot: Object.freeze({ subject, status: 'subscribing', seq: 0, ts: 0, fields: Object.freeze({}), stale: false }),
           listeners: new Set(),
           subscription: undefined,
         };
@@ -151,6 +160,7 @@ export class RecordStore {
     return {
       onImage: (record) => this.replace(subject, snapshotOf(record, 'live')),
       onUpdate: (record) => this.replace(subject, snapshotOf(record, 'live')),
+      onRecordStatus: (record) => this.replace(subject, snapshotOf(record, 'live')),
       onStatus: (_subject, status, error) => {
         const current = this.entries.get(subject)?.snapshot;
         if (current === undefined) return;

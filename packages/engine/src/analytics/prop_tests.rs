@@ -186,6 +186,7 @@ fn run(win: Win, group: bool, ops: &[Op]) -> Result<(), TestCaseError> {
                     ts: 0.0,
                     slots,
                     layout: 0,
+                    stale: false,
                 };
                 let sid = subject as u32 + 1;
                 set.on_record(
@@ -308,6 +309,7 @@ fn long_runs_do_not_drift() {
                     },
                 ],
                 layout: 0,
+                stale: false,
             };
             let t = i / 10; // 10 events per ms
             out.clear();

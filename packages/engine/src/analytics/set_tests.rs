@@ -89,6 +89,7 @@ impl Fixture {
             ts: 0.0,
             slots,
             layout: 0,
+            stale: false,
         };
         self.out.clear();
         let now = self.at(ms);

@@ -135,6 +135,42 @@ impl Hub {
         }
     }
 
+    /// Appends `scratch` (`,` + a record message of `id` that is not a field update, e.g.
+    /// `record.status`) to every subscriber's outbox, in order with the record's updates; a
+    /// conflating session marks the record dirty instead (its image, sent on the drain, carries
+    /// the status). Throttling does not hold it.
+    pub(super) fn fan_out_message(&mut self, id: u32, now: Instant) {
+        let Hub {
+            cfg,
+            subs,
+            sessions,
+            timers,
+            scratch,
+            stats,
+            ..
+        } = self;
+        let Some(list) = subs.get_mut(id as usize - 1) else {
+            return;
+        };
+        let mut ctx = Ctx {
+            cfg,
+            timers,
+            stats,
+            now,
+        };
+        for i in 0..list.slots.len() {
+            let slot = list.slots[i];
+            let Some(s) = sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+                continue;
+            };
+            if s.conflating {
+                mark_dirty(s, &mut list.state[i], id);
+                continue;
+            }
+            ctx.queue(s, slot, scratch);
+        }
+    }
+
     /// Queues a fresh image of `id` for one subscriber (subscribe, unblock), or marks it dirty
     /// while the session conflates.
     pub(super) fn send_image(&mut self, slot: u32, id: u32, idx: u32, now: Instant) {
@@ -171,6 +207,7 @@ impl Hub {
         st.merged = 0;
         st.dirty = false;
         st.last_sent = Some(now);
+        let stale = rec.stale;
         let mut ctx = Ctx {
             cfg,
             timers,
@@ -178,6 +215,12 @@ impl Hub {
             now,
         };
         ctx.queue(s, slot, scratch);
+        if stale {
+            scratch.clear();
+            scratch.push(b',');
+            encode::record_status(scratch, id, true);
+            ctx.queue(s, slot, scratch);
+        }
     }
 
     /// Switches a blocked session to conflation: queued record messages are dropped and their
@@ -250,11 +293,12 @@ impl Hub {
         }
     }
 
-    /// Fires every timer due at `now`: expires statements' time windows, releases throttled
-    /// updates, flushes due outboxes into `sink`, closes slow consumers.
+    /// Fires every timer due at `now`: expires statements' time windows, turns records stale,
+    /// releases throttled updates, flushes due outboxes into `sink`, closes slow consumers.
     pub fn run_due(&mut self, now: Instant, sink: &mut dyn FrameSink) {
         self.expire_views(now);
         self.run_statement_timers(now);
+        self.expire_status(now);
         while let Some(&Reverse((at, slot))) = self.timers.peek() {
             if at > now {
                 break;
@@ -291,6 +335,21 @@ impl Hub {
         };
         let mut next = throttle_next;
         if let Some(since) = s.blocked_since {
+            if s.outbox.urgent() {
+                // Replies first: the control messages leave now (in their order), the record
+                // messages stay held for the drain (or conflation).
+                let mut frame = std::mem::take(&mut self.reply_scratch);
+                frame.clear();
+                s.outbox.take_control(&mut frame);
+                sink.frame(s.worker, s.sid, &[b"[", &frame, b"]"], 0);
+                self.stats.frames_out += 1;
+                self.stats.bytes_out += frame.len() as u64 + 2;
+                self.stats.replies_ahead += 1;
+                self.reply_scratch = frame;
+                if s.outbox.is_empty() {
+                    s.due = None;
+                }
+            }
             next = min_opt(next, since + slow);
         } else if !s.outbox.is_empty() {
             match s.due {

@@ -7,15 +7,18 @@
 //! throttling, not blocked) touches neither a map nor the state.
 
 mod deliver;
+mod failover;
 mod members;
 mod remote;
 mod statements;
+mod status;
 mod subscribe;
 mod tiers;
 mod views;
 
 pub use members::ContainerMembers;
 pub use statements::{is_stat_subject, statement_cost, StatementQuota, STAT_PREFIX};
+pub use status::StatusConfig;
 pub use subscribe::SessionView;
 pub use views::{ContainerOp, ViewStat, DEFAULT_MAX_VIEWS_PER_SESSION};
 
@@ -83,6 +86,30 @@ pub enum Command {
         batch: Vec<Publish>,
         /// Receive time, epoch ms: the origin `ts` of publishes without one.
         received_ms: f64,
+    },
+    /// A decoded, validated frame of the source whose session is `source`: as `Publish`, and the
+    /// records it publishes are that source's (stale once it is gone: `StatusConfig`).
+    SourcePublish {
+        /// Session id of the publishing source.
+        source: u32,
+        /// The publishes, in frame order.
+        batch: Vec<Publish>,
+        /// Receive time, epoch ms: the origin `ts` of publishes without one.
+        received_ms: f64,
+    },
+    /// New record status settings (stale grace, age rules).
+    SetStatus(StatusConfig),
+    /// `source.register`: source session `sid` serves `patterns` (active, or standby by
+    /// `priority`: lower takes over first); `source.registered` or an error goes to it.
+    SourceRegister {
+        /// The source's session id.
+        sid: u32,
+        /// Request id echoed in the reply.
+        req_id: u32,
+        /// Subject patterns (validated here).
+        patterns: Vec<String>,
+        /// Standby order: lower takes over first.
+        priority: u32,
     },
     /// New batching/throttle settings, applied from the next message on.
     SetBatching(BatchingConfig),
@@ -199,6 +226,12 @@ pub struct HubStats {
     pub dropped_updates: u64,
     /// Sessions closed as slow consumers.
     pub slow_consumer_closes: u64,
+    /// Record status changes (ok -> stale and back).
+    pub status_changes: u64,
+    /// Standby sources told `source.activate`.
+    pub failovers: u64,
+    /// Frames of replies sent to a blocked session ahead of its held record messages.
+    pub replies_ahead: u64,
     /// Open sessions.
     pub sessions: u64,
     /// Current record subscriptions.
@@ -265,6 +298,10 @@ pub struct Hub {
     statements: statements::HubStatements,
     /// Cluster record replication (`remote.rs`); `None` on a single node.
     records: Option<Box<crate::cluster::records::Replica>>,
+    /// The control messages of a blocked session's reply frame (reused).
+    reply_scratch: Vec<u8>,
+    status: status::StatusTable,
+    failover: failover::Failover,
 }
 
 impl Hub {
@@ -294,6 +331,9 @@ impl Hub {
             diffs: Vec::new(),
             statements: statements::HubStatements::default(),
             records: None,
+            reply_scratch: Vec::new(),
+            status: status::StatusTable::default(),
+            failover: failover::Failover::default(),
         }
     }
 
@@ -310,6 +350,7 @@ impl Hub {
                 if let Some(slot) = self.by_sid.get(&sid).copied() {
                     self.drop_session(slot, now);
                 }
+                self.source_closed(sid, now);
             }
             Command::ContainerPublish { subject, ops } => self.container_publish(&subject, &ops, now),
             // Privacy: a view of another user's blotter is refused before any view work.
@@ -349,7 +390,7 @@ impl Hub {
             Command::Subscribe { sid, req_id, subjects } => self.subscribe(sid, req_id, &subjects, now),
             Command::Unsubscribe { sid, req_id, subjects } => self.unsubscribe(sid, req_id, &subjects, now),
             Command::SetBlocked { sid, blocked } => self.set_blocked(sid, blocked, now),
-            Command::Publish { batch, received_ms } => self.publish(&batch, received_ms, now),
+            Command::Publish { batch, received_ms } => self.publish(&batch, received_ms, 0, now),
             Command::StatementCreate {
                 sid,
                 req_id,
@@ -358,6 +399,18 @@ impl Hub {
                 quota,
             } => self.session_statement_create(sid, req_id, &name, &text, quota, now),
             Command::StatementClose { sid, req_id, name } => self.session_statement_close(sid, req_id, &name, now),
+            Command::SourcePublish {
+                source,
+                batch,
+                received_ms,
+            } => self.publish(&batch, received_ms, source, now),
+            Command::SetStatus(cfg) => self.set_status_config(cfg),
+            Command::SourceRegister {
+                sid,
+                req_id,
+                patterns,
+                priority,
+            } => self.source_register(sid, req_id, &patterns, priority, now),
             Command::SetBatching(b) => {
                 self.cfg.batching = b;
                 for s in self.sessions.iter_mut().flatten() {
@@ -373,7 +426,9 @@ impl Hub {
                     .map(|(i, _)| i as u32)
                     .collect();
                 for slot in slots {
+                    let sid = self.sessions[slot as usize].as_ref().map_or(0, |s| s.sid);
                     self.drop_session(slot, now);
+                    self.source_closed(sid, now);
                 }
             }
         }
@@ -408,12 +463,16 @@ impl Hub {
     /// Earliest pending timer (may be stale: waking early is harmless).
     pub fn next_deadline(&self) -> Option<Instant> {
         let t = self.timers.peek().map(|Reverse((t, _))| *t);
-        [self.views_expire_at, self.statements.next_due()]
-            .into_iter()
-            .fold(t, |a, b| match (a, b) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            })
+        [
+            self.views_expire_at,
+            self.statements.next_due(),
+            self.status.next_deadline(),
+        ]
+        .into_iter()
+        .fold(t, |a, b| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        })
     }
 
     /// The login name of session `sid`, if it is open.
@@ -428,19 +487,25 @@ impl Hub {
 
     /// Queues `msg` (one encoded server message) for session `sid` as a control message and makes
     /// the session due now: it is flushed at the end of this pass instead of waiting for the burst
-    /// window (order acks are replies a client waits on). Unknown sid: ignored.
+    /// window (order acks are replies a client waits on); a blocked session sends its control
+    /// messages now and keeps its record messages held. Unknown sid: ignored.
     pub fn reply_now(&mut self, sid: u32, msg: &[u8], now: Instant) {
         let Some(&slot) = self.by_sid.get(&sid) else { return };
         let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
             return;
         };
-        s.outbox.push_control(msg);
+        s.outbox.push_reply(msg);
         self.stats.deliveries += 1;
         s.burst.on_message(&self.cfg.batching, now);
         s.due = Some(now);
-        if s.blocked_since.is_none() {
-            schedule(&mut self.timers, s, slot, now);
-        }
+        schedule(&mut self.timers, s, slot, now);
+    }
+
+    /// Session `sid` closed: a standby of its failover group takes over (its records turn
+    /// stale at once, until the standby's images), else its records turn stale after the grace.
+    fn source_closed(&mut self, sid: u32, now: Instant) {
+        let took_over = self.failover_leave(sid, now);
+        self.status_session_closed(sid, took_over, now);
     }
 
     /// Queued (unflushed) bytes of a session, for tests and diagnostics.
@@ -521,7 +586,7 @@ impl Hub {
         }
     }
 
-    fn publish(&mut self, batch: &[Publish], received_ms: f64, now: Instant) {
+    fn publish(&mut self, batch: &[Publish], received_ms: f64, source: u32, now: Instant) {
         let statements = self.statements.active();
         if statements {
             self.statements.note_wall(now, received_ms);
@@ -542,14 +607,16 @@ impl Hub {
             if !self.apply_one(p, received_ms, None, false, now) {
                 continue;
             }
+            let id = self.applied.id;
             if captured {
-                if let (Some(r), Some(rec)) = (self.records.as_deref_mut(), self.store.get(self.applied.id)) {
+                if let (Some(r), Some(rec)) = (self.records.as_deref_mut(), self.store.get(id)) {
                     r.capture(p, rec.seq, rec.ts);
                 }
             }
+            self.status_published(id, source, now);
             if statements {
-                // after the capture: statement results reuse `applied`
-                self.feed_statements(self.applied.id, now);
+                // last: statement results reuse `applied`
+                self.feed_statements(id, now);
             }
         }
         self.publish_tail(now);

@@ -70,20 +70,20 @@ impl Hub {
     /// Queues `scratch` as the answer to a request of session `slot` and makes the session due
     /// now: a reply (`record.subscribed`, `view.created`, `error`, ...) is flushed at the end of
     /// this pass with whatever the outbox already holds, never held for the burst window (a
-    /// client is waiting on it; live updates keep their batching).
+    /// client is waiting on it; live updates keep their batching). When the session is blocked
+    /// its control messages leave alone and its record messages stay held (`service`).
     pub(super) fn send_reply(&mut self, slot: u32, now: Instant) {
         let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
             return;
         };
-        s.outbox.push_control(&self.scratch);
+        s.outbox.push_reply(&self.scratch);
         self.stats.deliveries += 1;
         s.burst.on_message(&self.cfg.batching, now);
         if s.due.is_none_or(|d| d > now) {
             s.due = Some(now);
-            if s.blocked_since.is_none() {
-                schedule(&mut self.timers, s, slot, now);
-            }
         }
+        // blocked too: a blocked session's replies leave now, ahead of its held record messages
+        schedule(&mut self.timers, s, slot, now);
     }
 
     /// Queues `scratch` as a control message of session `slot`.
@@ -189,6 +189,17 @@ impl Hub {
             .and_then(Option::as_ref)
             .map(|s| s.tier.clone())
             .unwrap_or_default();
+        // `record.unsubscribed` follows the last message for its subjects, and a blocked session's
+        // reply overtakes its held record messages: conflate those first (sent later as images,
+        // only for records still subscribed).
+        if self
+            .sessions
+            .get(slot as usize)
+            .and_then(Option::as_ref)
+            .is_some_and(|s| s.blocked_since.is_some() && s.outbox.messages() as usize > s.outbox.control_messages())
+        {
+            self.start_conflation(slot);
+        }
         for subject in subjects {
             let Some(id) = self.tier_lookup(subject, &tier) else {
                 continue;

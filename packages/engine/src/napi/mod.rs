@@ -442,7 +442,9 @@ impl JsEngine {
             Some(_) => raw.resolve_cluster_orders().map(Some),
         }
         .map_err(|e| to_js(&env, e))?;
+        let status = raw.resolve_status().map_err(|e| to_js(&env, e))?;
         let inner = runtime::Engine::start_node(cfg, orders, cluster).map_err(|e| to_js(&env, e))?;
+        inner.set_status(status).map_err(|e| to_js(&env, e))?;
         Ok(JsEngine { inner })
     }
 
@@ -487,6 +489,23 @@ impl JsEngine {
     #[napi]
     pub fn close_session(&self, env: Env, session_id: u32) -> napi::Result<()> {
         self.inner.close_session(session_id).map_err(|e| to_js(&env, e))
+    }
+
+    /// `source.register` of a source session: it serves `patterns`, active or standby by
+    /// `priority` (lower takes over first); `source.registered`, later `source.activate`, or an
+    /// `error` arrive in the session's frames.
+    #[napi]
+    pub fn source_register(
+        &self,
+        env: Env,
+        session_id: u32,
+        req_id: u32,
+        patterns: Vec<String>,
+        priority: u32,
+    ) -> napi::Result<()> {
+        self.inner
+            .source_register(session_id, req_id, patterns, priority)
+            .map_err(|e| to_js(&env, e))
     }
 
     /// Subscribes; `record.subscribed` + images (or an `error`) arrive in the session's frames.
@@ -646,11 +665,13 @@ impl JsEngine {
         env: Env,
         frame: Either<Buffer, String>,
         grants: Option<&grants::PublishGrants>,
+        source_session_id: Option<u32>,
     ) -> napi::Result<u32> {
         let grants = grants.map(|g| &g.inner);
+        let source = source_session_id.unwrap_or(0);
         let n = match &frame {
-            Either::A(buf) => self.inner.ingest_as(buf, grants),
-            Either::B(text) => self.inner.ingest_str_as(text, grants),
+            Either::A(buf) => self.inner.ingest_from(buf, grants, source),
+            Either::B(text) => self.inner.ingest_str_from(text, grants, source),
         };
         n.map(|n| n as u32).map_err(|e| to_js(&env, e))
     }

@@ -28,6 +28,10 @@ pub trait InstrumentCatalog {
     fn market(&self, _subject: &str) -> super::risk::Market {
         super::risk::Market::default()
     }
+    /// Whether `subject`'s prices are stale (record status). Default: never.
+    fn stale(&self, _subject: &str) -> bool {
+        false
+    }
 }
 
 /// Limits applied by validation.
@@ -125,7 +129,8 @@ pub enum RejectRule {
     MaxNotional,
     /// The user's open notional over the instrument type would pass its maximum.
     OpenNotional,
-    /// The instrument's quote is stale (not updated within the instrument type's maximum age).
+    /// The instrument's record is stale (its source is gone or it passed its maximum age), or
+    /// its quote was not updated within the instrument type's maximum age.
     Stale,
 }
 
@@ -264,6 +269,13 @@ pub(crate) fn check_new(
     if !catalog.entitled(&req.user, &req.instrument) {
         let msg = format!("user {} is not entitled to trade {}", req.user, req.instrument);
         return Err(reject(RejectField::Instrument, RejectRule::NotEntitled, msg));
+    }
+    if catalog.stale(&req.instrument) {
+        let msg = format!(
+            "{} is stale: its prices are not live (its source is gone or it passed its maximum age)",
+            req.instrument
+        );
+        return Err(reject(RejectField::Instrument, RejectRule::Stale, msg));
     }
     let quantity = check_quantity(req.quantity, 0, limits)?;
     if let Some(p) = req.price {

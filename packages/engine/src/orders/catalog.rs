@@ -94,6 +94,10 @@ impl InstrumentCatalog for StoreCatalog<'_> {
             max_price: positive(MAX_PRICE),
         })
     }
+
+    fn stale(&self, subject: &str) -> bool {
+        self.record(subject).is_some_and(|r| r.stale)
+    }
 }
 
 #[cfg(test)]

@@ -637,6 +637,21 @@ impl Engine {
 
     /// `ingest_as` of a frame that is already a string.
     pub fn ingest_str_as(&self, text: &str, grants: Option<&PublishGrants>) -> Result<usize> {
+        self.ingest_str_from(text, grants, 0)
+    }
+
+    /// `ingest_as` of the source whose session is `source` (0: none): the records it publishes
+    /// are its own, stale once it is gone (`StatusConfig`).
+    pub fn ingest_from(&self, frame: &[u8], grants: Option<&PublishGrants>, source: u32) -> Result<usize> {
+        let text = std::str::from_utf8(frame).map_err(|e| EngineError::BadFrame {
+            message: format!("frame is not valid UTF-8: {e}"),
+            index: None,
+        })?;
+        self.ingest_str_from(text, grants, source)
+    }
+
+    /// `ingest_from` of a frame that is already a string.
+    pub fn ingest_str_from(&self, text: &str, grants: Option<&PublishGrants>, source: u32) -> Result<usize> {
         if self.is_shut() {
             return Err(EngineError::Unavailable {
                 engine_id: self.shared.id,
@@ -655,7 +670,16 @@ impl Engine {
         let received_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64() * 1000.0);
-        self.send_ingest(Command::Publish { batch, received_ms }, text.len())?;
+        let cmd = if source == 0 {
+            Command::Publish { batch, received_ms }
+        } else {
+            Command::SourcePublish {
+                source,
+                batch,
+                received_ms,
+            }
+        };
+        self.send_ingest(cmd, text.len())?;
         self.shared.stats.publishes_in.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
     }
@@ -671,6 +695,23 @@ impl Engine {
                 message: format!("no registered worker with id {worker}"),
             }),
         }
+    }
+
+    /// `source.register` of source session `sid`: serves `patterns`, active or standby by
+    /// `priority` (lower takes over first); `source.registered` / `source.activate` / `error`
+    /// arrive in the session's frames.
+    pub fn source_register(&self, sid: u32, req_id: u32, patterns: Vec<String>, priority: u32) -> Result<()> {
+        self.send(Command::SourceRegister {
+            sid,
+            req_id,
+            patterns,
+            priority,
+        })
+    }
+
+    /// New record status settings (stale grace, age rules).
+    pub fn set_status(&self, cfg: crate::hub::StatusConfig) -> Result<()> {
+        self.send(Command::SetStatus(cfg))
     }
 
     /// New batching/throttle settings (validated), applied from the next message on.
@@ -847,7 +888,9 @@ fn dispatch(hub: &mut Hub, desk: &mut Option<OrderDesk>, msg: Msg, shared: &Shar
     let now = Instant::now();
     match msg {
         Msg::Cmd(cmd) => {
-            if let (Some(d), Command::Publish { batch, .. }) = (desk.as_mut(), &cmd) {
+            if let (Some(d), Command::Publish { batch, .. } | Command::SourcePublish { batch, .. }) =
+                (desk.as_mut(), &cmd)
+            {
                 d.note_publishes(batch);
             }
             hub.handle(cmd, now);

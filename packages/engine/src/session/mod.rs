@@ -15,6 +15,9 @@ pub struct Outbox {
     messages: u32,
     /// Byte ranges of control messages (acks, errors): kept when record messages are dropped.
     control: Vec<(u32, u32)>,
+    /// A reply (an answer to a request) is queued: a blocked session still sends its control
+    /// messages now (`take_control`), ahead of the record messages it holds.
+    urgent: bool,
 }
 
 /// How every record message starts (the encoder's canonical key order); inside JSON strings
@@ -48,6 +51,56 @@ impl Outbox {
         self.messages += 1;
         // Outboxes are bounded far below 4 GiB by `outbox_conflate_bytes`.
         self.control.push((start as u32, msg.len() as u32));
+    }
+
+    /// Queues a reply (`push_control`) and marks the outbox urgent.
+    pub fn push_reply(&mut self, msg: &[u8]) {
+        self.push_control(msg);
+        self.urgent = true;
+    }
+
+    /// true when a reply is queued (see `push_reply`).
+    pub fn urgent(&self) -> bool {
+        self.urgent
+    }
+
+    /// Number of queued control messages.
+    pub fn control_messages(&self) -> usize {
+        self.control.len()
+    }
+
+    /// Moves every control message into `out` (joined by `,`, in order) and keeps the record
+    /// messages queued, in order; clears `urgent`. Replies of a blocked session leave this way
+    /// while its record messages stay held (and may still be conflated).
+    pub fn take_control(&mut self, out: &mut Vec<u8>) {
+        self.urgent = false;
+        if self.control.is_empty() {
+            return;
+        }
+        let mut records = Vec::with_capacity(self.bytes.len());
+        let mut at = 0usize;
+        let keep = |piece: &[u8], records: &mut Vec<u8>| {
+            let piece = trim_commas(piece);
+            if !piece.is_empty() {
+                if !records.is_empty() {
+                    records.push(b',');
+                }
+                records.extend_from_slice(piece);
+            }
+        };
+        for &(start, len) in &self.control {
+            let (start, end) = (start as usize, (start + len) as usize);
+            keep(&self.bytes[at..start], &mut records);
+            if !out.is_empty() {
+                out.push(b',');
+            }
+            out.extend_from_slice(&self.bytes[start..end]);
+            at = end;
+        }
+        keep(&self.bytes[at..], &mut records);
+        self.messages -= self.control.len() as u32;
+        self.control.clear();
+        self.bytes = records;
     }
 
     /// Where the next message will be written (for prefetching; never dereferenced here).
@@ -119,7 +172,19 @@ impl Outbox {
         self.bytes.clear();
         self.messages = 0;
         self.control.clear();
+        self.urgent = false;
     }
+}
+
+/// `piece` without leading and trailing `,` separators.
+fn trim_commas(mut piece: &[u8]) -> &[u8] {
+    while let [b',', rest @ ..] = piece {
+        piece = rest;
+    }
+    while let [rest @ .., b','] = piece {
+        piece = rest;
+    }
+    piece
 }
 
 /// One session. `repr(C)` keeps the fields the fan-out hot path touches (`fast`, `outbox`,
@@ -216,5 +281,44 @@ mod tests {
         assert_eq!(o.bytes(), b"{\"a\":1},{\"b\":2}");
         o.clear();
         assert!(o.is_empty());
+    }
+
+    #[test]
+    fn take_control_moves_replies_out_and_keeps_records_in_order() {
+        let rec = |id: u32| format!(",{{\"type\":\"record.update\",\"id\":{id}}}");
+        let mut o = Outbox::default();
+        o.push_record(rec(1).as_bytes());
+        o.push_control(b"{\"v\":1}");
+        o.push_record(rec(2).as_bytes());
+        o.push_reply(b"{\"a\":1}");
+        o.push_record(rec(3).as_bytes());
+        assert!(o.urgent());
+        let mut out = Vec::new();
+        o.take_control(&mut out);
+        assert_eq!(out, b"{\"v\":1},{\"a\":1}");
+        assert_eq!(
+            o.bytes(),
+            br#"{"type":"record.update","id":1},{"type":"record.update","id":2},{"type":"record.update","id":3}"#
+        );
+        assert_eq!(o.messages(), 3);
+        assert!(!o.urgent());
+        // control first, then nothing else: the outbox empties
+        let mut o = Outbox::default();
+        o.push_reply(b"{\"a\":1}");
+        let mut out = Vec::new();
+        o.take_control(&mut out);
+        assert_eq!(out, b"{\"a\":1}");
+        assert!(o.is_empty());
+        assert_eq!(o.messages(), 0);
+        // records pushed after the split keep a single separator
+        o.push_record(rec(4).as_bytes());
+        o.push_reply(b"{\"b\":2}");
+        o.push_record(rec(5).as_bytes());
+        out.clear();
+        o.take_control(&mut out);
+        assert_eq!(
+            o.bytes(),
+            br#"{"type":"record.update","id":4},{"type":"record.update","id":5}"#
+        );
     }
 }

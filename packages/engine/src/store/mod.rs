@@ -33,7 +33,18 @@ pub struct Record {
     pub slots: Vec<Slot>,
     /// Bumped when slots are compacted (masks taken before are void).
     pub layout: u32,
+    /// Record status `stale` (its source went away, or it passed its maximum age); `ok` when
+    /// false. Views read it as the pseudo-field [`STATUS_FIELD_NAME`].
+    pub stale: bool,
 }
+
+/// Name of the pseudo-field views read a record's status from: `"ok"` or `"stale"`
+/// (docs/views.md). A published field of this name is delivered but filters never read it.
+pub const STATUS_FIELD_NAME: &str = "_status";
+
+/// Field id of [`STATUS_FIELD_NAME`]: reserved (interned ids are dense from 1, and `u32::MAX`
+/// is the views' "unknown field"), so records built with other id spaces never collide with it.
+pub const STATUS_FIELD: u32 = u32::MAX - 1;
 
 /// What a publish changed: slot indices in message order, and the same as a bit mask.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -68,6 +79,17 @@ impl Store {
         Self::default()
     }
 
+    /// Sets record `id`'s status; true when it changed (false too for an unknown record).
+    pub fn set_stale(&mut self, id: u32, stale: bool) -> bool {
+        match self.records.get_mut(id as usize - 1).and_then(Option::as_mut) {
+            Some(r) if r.stale != stale => {
+                r.stale = stale;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// The id of `subject`, interning it (ids are permanent, from 1).
     pub fn subject_id(&mut self, subject: &str) -> u32 {
         let id = self.subjects.intern(subject);
@@ -78,11 +100,17 @@ impl Store {
     /// The id of field name `name`, interning it (ids are permanent). Views compile filter and
     /// sort fields through this, so a field no record has yet still gets its id.
     pub fn field_id(&mut self, name: &str) -> u32 {
+        if name == STATUS_FIELD_NAME {
+            return STATUS_FIELD;
+        }
         self.fields.intern(name)
     }
 
     /// The id of field name `name` if it was ever interned.
     pub fn field_lookup(&self, name: &str) -> Option<u32> {
+        if name == STATUS_FIELD_NAME {
+            return Some(STATUS_FIELD);
+        }
         self.fields.get(name)
     }
 
@@ -96,8 +124,11 @@ impl Store {
         self.subjects.name(id)
     }
 
-    /// The field name of interned id `name`.
+    /// The field name of interned id `name` ([`STATUS_FIELD`]: [`STATUS_FIELD_NAME`]).
     pub fn field_name(&self, name: u32) -> &str {
+        if name == STATUS_FIELD {
+            return STATUS_FIELD_NAME;
+        }
         self.fields.name(name)
     }
 
@@ -178,6 +209,7 @@ impl Store {
             ts: 0.0,
             slots: Vec::new(),
             layout: 0,
+            stale: false,
         });
         let result = merge(rec, p, &names, default_ts, out);
         self.names = names;
@@ -221,6 +253,7 @@ impl Store {
             ts: 0.0,
             slots: Vec::new(),
             layout: 0,
+            stale: false,
         });
         let items = fields.iter().map(|(n, v)| (*n, v.as_ref(), true));
         let result = merge_fields(rec, subject, image, items, out);

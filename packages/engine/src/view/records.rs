@@ -21,10 +21,18 @@ impl Row for EmptyRow {
     }
 }
 
+/// The status pseudo-field's values (`store::STATUS_FIELD_NAME`).
+static STATUS_OK: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| Value::Str("ok".into()));
+static STATUS_STALE: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| Value::Str("stale".into()));
+
 impl Row for Record {
-    /// Linear scan of the record's slots (at most 128, usually a handful).
+    /// Linear scan of the record's slots (at most 128, usually a handful); the status
+    /// pseudo-field comes from the record's `stale` flag.
     #[inline]
     fn get(&self, field: u32) -> Option<&Value> {
+        if field == crate::store::STATUS_FIELD {
+            return Some(if self.stale { &STATUS_STALE } else { &STATUS_OK });
+        }
         self.slots
             .iter()
             .find(|s| s.name == field)

@@ -158,6 +158,40 @@ pub fn subscribed(out: &mut Vec<u8>, req_id: u32, records: &[SubscribedRef<'_>])
     out.extend_from_slice(b"]}");
 }
 
+/// `{"type":"record.status","id":..,"status":"ok"|"stale"}`.
+pub fn record_status(out: &mut Vec<u8>, id: u32, stale: bool) {
+    out.extend_from_slice(b"{\"type\":\"record.status\",\"id\":");
+    write_u64(out, id.into());
+    out.extend_from_slice(if stale {
+        b",\"status\":\"stale\"}"
+    } else {
+        b",\"status\":\"ok\"}"
+    });
+}
+
+/// `{"type":"source.registered","reqId":..,"active":..}`.
+pub fn source_registered(out: &mut Vec<u8>, req_id: u32, active: bool) {
+    out.extend_from_slice(b"{\"type\":\"source.registered\",\"reqId\":");
+    write_u64(out, req_id.into());
+    out.extend_from_slice(if active {
+        b",\"active\":true}"
+    } else {
+        b",\"active\":false}"
+    });
+}
+
+/// `{"type":"source.activate","patterns":[...]}`.
+pub fn source_activate<S: AsRef<str>>(out: &mut Vec<u8>, patterns: &[S]) {
+    out.extend_from_slice(b"{\"type\":\"source.activate\",\"patterns\":[");
+    for (i, p) in patterns.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(out, p.as_ref());
+    }
+    out.extend_from_slice(b"]}");
+}
+
 /// `record.unsubscribed`: `{"type","reqId","subjects":[...]}`.
 pub fn unsubscribed<S: AsRef<str>>(out: &mut Vec<u8>, req_id: u32, subjects: &[S]) {
     out.extend_from_slice(b"{\"type\":\"record.unsubscribed\",\"reqId\":");

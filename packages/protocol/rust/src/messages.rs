@@ -32,6 +32,8 @@ pub mod kind {
     pub const RECORD_IMAGE: &str = "record.image";
     /// `record.update` (`RecordUpdate`, server->client on /stream).
     pub const RECORD_UPDATE: &str = "record.update";
+    /// `record.status` (`RecordStatus`, server->client on /stream).
+    pub const RECORD_STATUS: &str = "record.status";
     /// `admin.subscribe` (`AdminSubscribe`, client->server on /stream).
     pub const ADMIN_SUBSCRIBE: &str = "admin.subscribe";
     /// `admin.unsubscribe` (`AdminSubscribe`, client->server on /stream).
@@ -76,6 +78,12 @@ pub mod kind {
     pub const STATEMENT_CREATED: &str = "statement.created";
     /// `statement.closed` (`StatementClosed`, server->client on /stream).
     pub const STATEMENT_CLOSED: &str = "statement.closed";
+    /// `source.register` (`SourceRegister`, client->server on /source).
+    pub const SOURCE_REGISTER: &str = "source.register";
+    /// `source.registered` (`SourceRegistered`, server->client on /source).
+    pub const SOURCE_REGISTERED: &str = "source.registered";
+    /// `source.activate` (`SourceActivate`, server->client on /source).
+    pub const SOURCE_ACTIVATE: &str = "source.activate";
     /// `source.pause` (`SourcePause`, server->client on /source).
     pub const SOURCE_PAUSE: &str = "source.pause";
     /// `source.resume` (`SourceResume`, server->client on /source).
@@ -98,6 +106,7 @@ pub mod kind {
         RECORD_UNSUBSCRIBED,
         RECORD_IMAGE,
         RECORD_UPDATE,
+        RECORD_STATUS,
         ADMIN_SUBSCRIBE,
         ADMIN_UNSUBSCRIBE,
         ADMIN_SUBSCRIBED,
@@ -120,6 +129,9 @@ pub mod kind {
         STATEMENT_CLOSE,
         STATEMENT_CREATED,
         STATEMENT_CLOSED,
+        SOURCE_REGISTER,
+        SOURCE_REGISTERED,
+        SOURCE_ACTIVATE,
         SOURCE_PAUSE,
         SOURCE_RESUME,
         ERROR,
@@ -172,6 +184,8 @@ pub mod key {
     pub const SEQ: &str = "seq";
     /// `conflated`.
     pub const CONFLATED: &str = "conflated";
+    /// `status`.
+    pub const STATUS: &str = "status";
     /// `intervalMs`.
     pub const INTERVAL_MS: &str = "intervalMs";
     /// `sample`.
@@ -218,8 +232,6 @@ pub mod key {
     pub const ACTION: &str = "action";
     /// `orderId`.
     pub const ORDER_ID: &str = "orderId";
-    /// `status`.
-    pub const STATUS: &str = "status";
     /// `field`.
     pub const FIELD: &str = "field";
     /// `rule`.
@@ -230,6 +242,12 @@ pub mod key {
     pub const NAME: &str = "name";
     /// `statement`.
     pub const STATEMENT: &str = "statement";
+    /// `patterns`.
+    pub const PATTERNS: &str = "patterns";
+    /// `priority`.
+    pub const PRIORITY: &str = "priority";
+    /// `active`.
+    pub const ACTIVE: &str = "active";
     /// `queuedBytes`.
     pub const QUEUED_BYTES: &str = "queuedBytes";
     /// `overrunBytes`.
@@ -596,6 +614,18 @@ pub mod record_update {
     pub const REQUIRED: &[&str] = &[key::TYPE, key::ID, key::SEQ, key::TS, key::FIELDS];
 }
 
+/// `RecordStatus`: `record.status`.
+pub mod record_status {
+    use super::{key, kind};
+
+    /// Its `type` values.
+    pub const TYPES: &[&str] = &[kind::RECORD_STATUS];
+    /// Every key, in canonical (wire) order.
+    pub const KEYS: &[&str] = &[key::TYPE, key::ID, key::STATUS];
+    /// The keys it always carries.
+    pub const REQUIRED: &[&str] = &[key::TYPE, key::ID, key::STATUS];
+}
+
 /// `AdminSubscribe`: `admin.subscribe`, `admin.unsubscribe`.
 pub mod admin_subscribe {
     use super::{key, kind};
@@ -851,6 +881,42 @@ pub mod statement_closed {
     pub const REQUIRED: &[&str] = &[key::TYPE, key::REQ_ID, key::NAME];
 }
 
+/// `SourceRegister`: `source.register`.
+pub mod source_register {
+    use super::{key, kind};
+
+    /// Its `type` values.
+    pub const TYPES: &[&str] = &[kind::SOURCE_REGISTER];
+    /// Every key, in canonical (wire) order.
+    pub const KEYS: &[&str] = &[key::TYPE, key::REQ_ID, key::PATTERNS, key::PRIORITY];
+    /// The keys it always carries.
+    pub const REQUIRED: &[&str] = &[key::TYPE, key::REQ_ID, key::PATTERNS, key::PRIORITY];
+}
+
+/// `SourceRegistered`: `source.registered`.
+pub mod source_registered {
+    use super::{key, kind};
+
+    /// Its `type` values.
+    pub const TYPES: &[&str] = &[kind::SOURCE_REGISTERED];
+    /// Every key, in canonical (wire) order.
+    pub const KEYS: &[&str] = &[key::TYPE, key::REQ_ID, key::ACTIVE];
+    /// The keys it always carries.
+    pub const REQUIRED: &[&str] = &[key::TYPE, key::REQ_ID, key::ACTIVE];
+}
+
+/// `SourceActivate`: `source.activate`.
+pub mod source_activate {
+    use super::{key, kind};
+
+    /// Its `type` values.
+    pub const TYPES: &[&str] = &[kind::SOURCE_ACTIVATE];
+    /// Every key, in canonical (wire) order.
+    pub const KEYS: &[&str] = &[key::TYPE, key::PATTERNS];
+    /// The keys it always carries.
+    pub const REQUIRED: &[&str] = &[key::TYPE, key::PATTERNS];
+}
+
 /// `SourcePause`: `source.pause`.
 pub mod source_pause {
     use super::{key, kind};
@@ -900,6 +966,17 @@ pub mod field_type {
 
     /// Every value, in schema order.
     pub const ALL: &[&str] = &[NUMBER, STRING, BOOL, TIMESTAMP];
+}
+
+/// `RecordStatusValue`: A record's status; views read it as the pseudo-field `_status` (docs/views.md).
+pub mod record_status_value {
+    /// `ok`: Live: published by a connected source within its maximum age.
+    pub const OK: &str = "ok";
+    /// `stale`: Not live: its source is gone or it passed its maximum age; orders on it are rejected (`stale`).
+    pub const STALE: &str = "stale";
+
+    /// Every value, in schema order.
+    pub const ALL: &[&str] = &[OK, STALE];
 }
 
 /// `OrderSide`: Side of an order.
@@ -1017,7 +1094,7 @@ pub mod order_reject_rule {
     pub const MAX_NOTIONAL: &str = "maxNotional";
     /// `openNotional`: The user's open notional over the instrument type would pass its `maxOpenNotional` (`orders.risk`).
     pub const OPEN_NOTIONAL: &str = "openNotional";
-    /// `stale`: The instrument's quote was not updated within the instrument type's `maxQuoteAgeMs` (`orders.risk`).
+    /// `stale`: The instrument's record is stale (`record.status`: its source is gone or it passed its maximum age), or its quote was not updated within the instrument type's `maxQuoteAgeMs` (`orders.risk`).
     pub const STALE: &str = "stale";
 
     /// Every value, in schema order.

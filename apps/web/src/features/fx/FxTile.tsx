@@ -7,6 +7,7 @@ import type { RecordSnapshot } from '../../connection/record-store.js';
 import { FLASH_MS, flashDirection, type FlashDirection } from './flash.js';
 import { displayPair, fxSubject, pipDecimalsOf } from './fx-pairs.js';
 import { formatPrice, formatSigned, formatSpreadPips, pipDecimalsFor, signOf, splitPrice } from './price-format.js';
+import { formatQuoteAge, useTickingNow } from './quote-age.js';
 import { tileClick, tileDefaultQuantity, tileOutcome, type TileOutcome } from './tile-trade.js';
 
 /**
@@ -127,6 +128,9 @@ export const FxTile = memo(function FxTile({ pair }: { pair: string }) {
   }, [record, connection]);
 
   const status = statusText(record);
+  // stale: the source is gone or the quote passed its maximum age; the server rejects orders on it
+  const stale = status === undefined && record?.stale === true;
+  const now = useTickingNow(stale);
   const changeTone = signOf(fields.change);
   const decimals = typeof fields.decimals === 'number' ? fields.decimals : pipDecimals + 1;
 
@@ -151,9 +155,9 @@ export const FxTile = memo(function FxTile({ pair }: { pair: string }) {
       (error: unknown) => setOrder((current) => (current === sent ? { ...sent, outcome: { tone: 'failed', text: failureOutcome(error).text } } : current)),
     );
   };
-  const tradable = status === undefined && confirm === undefined;
+  const tradable = status === undefined && !stale && confirm === undefined;
   return (
-    <article className={`fx-tile${status === undefined ? '' : ' fx-tile-idle'}`} data-testid={`fx-tile-${pair}`} aria-label={displayPair(pair)}>
+    <article className={`fx-tile${status === undefined ? '' : ' fx-tile-idle'}${stale ? ' fx-tile-stale' : ''}`} data-testid={`fx-tile-${pair}`} aria-label={displayPair(pair)}>
       <header className="fx-tile-header">
         <h2 className="fx-pair">{displayPair(pair)}</h2>
         <span className="fx-spread" title="Spread in pips" data-testid="fx-spread">
@@ -162,6 +166,11 @@ export const FxTile = memo(function FxTile({ pair }: { pair: string }) {
         <span className={`fx-change tone-${changeTone}`} title="Change since open">
           {formatSigned(fields.changePct, 2, '%')}
         </span>
+        {stale && (
+          <span className="fx-stale" data-testid="fx-stale" title="The price is not live: its source is gone or it is older than allowed">
+            Stale · {formatQuoteAge(record?.ts ?? 0, now)} old
+          </span>
+        )}
       </header>
       <div className="fx-quote">
         <PriceSide side="bid" value={fields.bid} pipDecimals={pipDecimals} pair={pair} elementRef={bidRef} onTrade={() => trade('sell', false)} disabled={!tradable} />

@@ -91,6 +91,9 @@ const COLUMNS: ColDef<WatchlistRow>[] = [
   { colId: 'remove', headerName: '', width: 48, sortable: false, resizable: false, cellRenderer: RemoveCell, enableCellChangeFlash: false, pinned: 'right' },
 ];
 
+/** Greys the prices of stale records (their source is gone or they passed their maximum age). */
+const STALE_ROW = { 'row-stale': (p: { data?: WatchlistRow }) => p.data?.status === 'stale' };
+
 /** Stable empty initial row data: a new array per render would reset the grid. */
 const NO_ROWS: WatchlistRow[] = [];
 
@@ -232,6 +235,7 @@ export function WatchlistPage() {
           columnDefs={COLUMNS}
           defaultColDef={DEFAULT_COLUMN}
           getRowId={(params: GetRowIdParams<WatchlistRow>) => params.data.subject}
+          rowClassRules={STALE_ROW}
           onGridReady={onGridReady}
           context={context}
           rowData={NO_ROWS}

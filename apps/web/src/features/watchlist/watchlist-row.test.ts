@@ -8,6 +8,7 @@ const snapshot = (partial: Partial<RecordSnapshot>): RecordSnapshot => ({
   seq: 1,
   ts: 0,
   fields: {},
+  stale: false,
   ...partial,
 });
 
@@ -25,6 +26,11 @@ describe('rowFromSnapshot', () => {
       snapshot({ subject: '/PRODUCT/XS1', fields: { code: 'XS1', description: 'Atlas Bank 2% 2030', assetClass: 'Bond', bid: 99.1, ask: 99.3, last: 99.2, volume: 30000 } }),
     );
     expect(row).toMatchObject({ name: 'Atlas Bank 2% 2030', decimals: 3, last: 99.2, volume: 30000, changePct: undefined });
+  });
+  it('shows a live record whose source is gone as stale, keeping its last prices', () => {
+    const row = rowFromSnapshot(snapshot({ stale: true, fields: { bid: 1.1, ask: 1.2 } }));
+    expect(row).toMatchObject({ status: 'stale', bid: 1.1, ask: 1.2 });
+    expect(rowFromSnapshot(snapshot({ stale: true, status: 'pending', seq: 0 })).status).toBe('pending');
   });
   it('shows status and error detail for records without an image', () => {
     const row = rowFromSnapshot(snapshot({ subject: '/BAD', status: 'error', seq: 0, error: { code: 'NOT_ENTITLED', message: 'no' } }));

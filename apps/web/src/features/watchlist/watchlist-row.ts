@@ -16,7 +16,8 @@ export interface WatchlistRow {
   subject: string;
   /** `EUR/USD` for FX, the description for products; empty before the first image. */
   name: string;
-  status: RecordStatus;
+  /** The record's status; `stale` when it is live but its source is gone or it is too old. */
+  status: RecordStatus | 'stale';
   /** Status detail for `error` rows (the server's code and message). */
   statusDetail: string;
   bid: number | undefined;
@@ -60,7 +61,7 @@ export function rowFromSnapshot(snapshot: RecordSnapshot): WatchlistRow {
   return {
     subject: snapshot.subject,
     name,
-    status: snapshot.status,
+    status: snapshot.status === 'live' && snapshot.stale ? 'stale' : snapshot.status,
     statusDetail: snapshot.error === undefined ? '' : `${snapshot.error.code}: ${snapshot.error.message}`,
     bid: num(f.bid),
     ask: num(f.ask),
