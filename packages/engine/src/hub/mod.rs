@@ -636,21 +636,7 @@ impl Hub {
             return false;
         }
         self.stats.publishes_applied += 1;
-        if self.applied.created && !self.tiers.is_empty() {
-            self.tier_record_created(self.applied.id);
-        }
-        self.views_record_updated();
-        let id = self.applied.id;
-        ensure_list(&mut self.subs, id);
-        let created = self.applied.created;
-        if !self.subs[id as usize - 1].slots.is_empty() {
-            let image = created || as_image;
-            self.encode_publish(id, image);
-            self.fan_out(id, image, self.applied.mask, now);
-        }
-        if created {
-            self.retarget_tier_subscribers(id, now);
-        }
+        self.after_apply(as_image, now);
         true
     }
 
@@ -664,8 +650,9 @@ impl Hub {
         }
     }
 
-    /// Delivers the record update just applied (`self.applied`): views, subscribers, tiers.
-    fn after_apply(&mut self, now: Instant) {
+    /// Delivers the record update just applied (`self.applied`): views, subscribers (an image
+    /// when it created the record or `as_image`), tiers.
+    fn after_apply(&mut self, as_image: bool, now: Instant) {
         if self.applied.created && !self.tiers.is_empty() {
             self.tier_record_created(self.applied.id);
         }
@@ -674,8 +661,9 @@ impl Hub {
         ensure_list(&mut self.subs, id);
         let created = self.applied.created;
         if !self.subs[id as usize - 1].slots.is_empty() {
-            self.encode_publish(id, created);
-            self.fan_out(id, created, self.applied.mask, now);
+            let image = created || as_image;
+            self.encode_publish(id, image);
+            self.fan_out(id, image, self.applied.mask, now);
         }
         if created {
             self.retarget_tier_subscribers(id, now);

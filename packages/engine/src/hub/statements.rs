@@ -182,7 +182,7 @@ impl Hub {
             self.stats.publishes_rejected += 1; // only the field limit: 128 result fields cannot pass it
             return;
         }
-        self.after_apply(now);
+        self.after_apply(false, now);
     }
 
     /// The result records of `row` (one per name of its statement), made on the key's first row:

@@ -245,9 +245,13 @@ pub fn check(rules: &RiskRules, exposure: &Exposure, p: &Proposed<'_>, market: &
 pub struct Exposure {
     /// user -> open notional per rule index.
     by_user: FxHashMap<String, Vec<f64>>,
-    /// order id -> (rule index, price it counts at, notional it holds now).
+    /// open order id -> (rule index or `UNCOVERED`, price it counts at, notional it holds now).
     held: FxHashMap<u64, (usize, f64, f64)>,
 }
+
+/// The rule index `held` keeps for an open order no rule covers, so that its later events skip
+/// the pattern scan.
+const UNCOVERED: usize = usize::MAX;
 
 impl Exposure {
     /// Open notional of `user` over the instruments of rule `index`.
@@ -279,9 +283,18 @@ impl Exposure {
             return;
         }
         let entry = self.held.get(&order.order_id).copied();
-        let Some(index) = entry.map(|e| e.0).or_else(|| rules.index_of(&order.instrument)) else {
-            return;
+        let index = match entry {
+            Some(e) => e.0,
+            None => rules.index_of(&order.instrument).unwrap_or(UNCOVERED),
         };
+        if index == UNCOVERED {
+            if !order.status.is_open() {
+                self.held.remove(&order.order_id);
+            } else if entry.is_none() {
+                self.held.insert(order.order_id, (UNCOVERED, 0.0, 0.0));
+            }
+            return;
+        }
         let stored = entry.map_or(0.0, |e| e.1);
         let price = match rules.rules.get(index).map(|r| r.basis) {
             Some(NotionalBasis::Quantity) => 1.0,
@@ -291,7 +304,12 @@ impl Exposure {
         };
         let old = entry.map_or(0.0, |e| e.2);
         let new = order.remaining() as f64 * price;
-        let per_rule = self.by_user.entry(order.user.clone()).or_default();
+        if !self.by_user.contains_key(&order.user) {
+            self.by_user.insert(order.user.clone(), Vec::new());
+        }
+        let Some(per_rule) = self.by_user.get_mut(&order.user) else {
+            return;
+        };
         if per_rule.len() <= index {
             per_rule.resize(index + 1, 0.0);
         }
@@ -416,6 +434,25 @@ mod tests {
         e.sync(&r, &o);
         assert_eq!(e.open("alice", 0), 0.0);
         assert_eq!(e.held(1), 0.0);
+    }
+
+    #[test]
+    fn an_order_no_rule_covers_holds_nothing_and_is_forgotten_when_done() {
+        let r = rules();
+        let mut e = Exposure::default();
+        let mut o = order(3, 1_000, Some(10.0));
+        o.instrument = "/EQ/VOD.L".into();
+        e.sync(&r, &o);
+        assert_eq!((e.held(3), e.open("alice", 0)), (0.0, 0.0));
+        assert_eq!(e.held.get(&3).map(|h| h.0), Some(UNCOVERED));
+        o.filled_quantity = 400;
+        o.status = OrderStatus::PartiallyFilled;
+        e.sync(&r, &o);
+        assert_eq!((e.held(3), e.open("alice", 0)), (0.0, 0.0));
+        o.status = OrderStatus::Cancelled;
+        e.sync(&r, &o);
+        assert!(e.held.is_empty());
+        assert!(e.by_user.is_empty());
     }
 
     #[test]
