@@ -16,6 +16,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from '../helpers.js';
 
+/** Ceiling of the wait for an initiator's logon, ms (JVM start-up, class loading, the logon). */
+const LOGON_WAIT_MS = 60_000;
+
 const DIR = fileURLToPath(new URL('./initiator/', import.meta.url));
 const JAR = path.join(DIR, 'target', 'fix-initiator-0.1.0.jar');
 
@@ -106,7 +109,8 @@ export class QfjInitiator {
   /** Waits for its `logon` line (the `n`th, counting from 1); returns [next sender seq, next target seq] at logon. */
   async logon(n = 1): Promise<[number, number]> {
     const logons = () => this.lines.filter((l) => l.startsWith('logon '));
-    await waitFor(() => logons().length >= n || this.exitCode !== undefined, `QuickFIX/J logon #${n}`).catch((e: Error) => {
+    // a JVM starting on a busy CI core can take far longer than a server: a wider ceiling here
+    await waitFor(() => logons().length >= n || this.exitCode !== undefined, `QuickFIX/J logon #${n}`, LOGON_WAIT_MS).catch((e: Error) => {
       throw new Error(`${e.message}\n${this.describe()}`);
     });
     const line = logons()[n - 1];
