@@ -30,6 +30,13 @@ afterAll(removeTempDirs);
 const STREAM = 'tidewire_ORDERS';
 const USERS = ['alice', 'bob'];
 
+/** The flow's failed submits counted by answer: `3 x UNAVAILABLE: orders are ..., ...`. */
+function failureCounts(flow: OrderFlow): string {
+  const counts = new Map<string, number>();
+  for (const x of flow.orders.values()) if (x.failed !== undefined) counts.set(x.failed, (counts.get(x.failed) ?? 0) + 1);
+  return [...counts].map(([m, n]) => `${n} x ${m}`).join('; ') || 'none';
+}
+
 describe.runIf(natsAvailable() && mainBuilt())('cluster: pull the plug', () => {
   it('kill -9 the order leader node, then the order stream\'s NATS leader, mid-flow: nothing acknowledged lost or doubled, ids gap-free, traders move', async () => {
     const nats = await NatsCluster.start();
@@ -79,7 +86,7 @@ describe.runIf(natsAvailable() && mainBuilt())('cluster: pull the plug', () => {
     console.log(`pull the plug: ${flow.sent} orders sent (${flow.notSent} due while their trader was away), ${acked.length} acknowledged, ` +
       `${rows.length} in the blotters; node ${leader.name} killed: ${moved.map((t, i) => `${t.name} traded again after ${resumeMs[i]} ms`).join(', ')} ` +
       `(target 2000 ms); NATS ${streamLeader} killed: ` +
-      `the stream's new leader seen after ${electedMs} ms, first trader again after ${natsResumeMs} ms`);
+      `the stream's new leader seen after ${electedMs} ms, first trader again after ${natsResumeMs} ms; not acknowledged: ${failureCounts(flow)}`);
 
     // nothing failed for a reason other than the losses
     expect(flow.unexpectedFailures()).toEqual([]);
