@@ -80,22 +80,21 @@ async function feedContainer(s: RawSocket & { publish(ms: RecordPublish[]): void
 }
 
 /** A view of the container on `streamUrl`: rows as (index, subject, seq, ts, fields). */
-async function openView(streamUrl: string, token: string): Promise<{ rows: () => unknown[]; count: () => number }> {
+async function openView(streamUrl: string, token: string): Promise<{ rows: () => unknown[]; count: () => number; error: () => string | undefined }> {
   const client = tokenClient([streamUrl]);
   clients.push(client);
   await client.resume(token);
   let rows: ViewRow[] = [];
   let count = -1;
+  let error: string | undefined;
   client.view({ container: CONTAINER, filter: 'price >= 20', sort: [{ field: 'price', dir: 'desc' }, { field: 'sector', dir: 'asc' }], window: { offset: 0, size: 25 } }, {
     onRows: (r, c) => {
       rows = r.map((x) => structuredClone(x));
       count = c;
     },
-    onError: (e) => {
-      throw new Error(`view on ${streamUrl}: ${e.code}: ${e.message}`);
-    },
+    onError: (e) => (error = `view on ${streamUrl}: ${e.code}: ${e.message}`),
   });
-  return { rows: () => rows.map((r) => ({ index: r.index, subject: r.subject, seq: r.seq, ts: r.ts, fields: r.fields })), count: () => count };
+  return { rows: () => rows.map((r) => ({ index: r.index, subject: r.subject, seq: r.seq, ts: r.ts, fields: r.fields })), count: () => count, error: () => error };
 }
 
 describe.runIf(natsAvailable() && mainBuilt())('cluster: records across node processes', () => {
@@ -134,7 +133,10 @@ describe.runIf(natsAvailable() && mainBuilt())('cluster: records across node pro
     const viewSingle = await openView(`${single.wsBase}/stream`, singleToken);
     await feedContainer(feed);
     await feedContainer(await source(single.wsBase));
-    const done = (v: { rows: () => unknown[] }) => JSON.stringify(v.rows()).includes('"DONE"');
+    const done = (v: { rows: () => unknown[]; error: () => string | undefined }) => {
+      if (v.error() !== undefined) throw new Error(v.error());
+      return JSON.stringify(v.rows()).includes('"DONE"');
+    };
     await waitFor(() => done(viewSingle), 'the single node\'s view to show the last change');
     await waitFor(() => done(viewB) && JSON.stringify(viewB.rows()) === JSON.stringify(viewSingle.rows()) && viewB.count() === viewSingle.count(),
       'the view on B to equal the single node\'s', 30_000).catch(() => undefined);
