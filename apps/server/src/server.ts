@@ -174,6 +174,7 @@ async function startClaimed(config: Config, clock: Clock, options: StartOptions,
     ingestQueue: () => engine.ingestQueue(),
     demoHeldTicks: () => feed?.stats.heldTicks ?? 0,
     fixSessions: () => fix?.sessions() ?? [],
+    clusterMode: config.cluster.urls.length > 0,
   });
   // one interval at a time: a slow worker answer must not make collections overlap
   let collecting: Promise<void> | undefined;

@@ -23,7 +23,7 @@ interface Command {
 const presetList = PRESET_NAMES.map((n) => {
   const p = FANOUT_PRESETS[n]!;
   return `  ${n.padEnd(21)} ${p.subjectCount} records x ${p.ratePerSubject}/s, ${p.subsPerUser} per user, ${p.messageBytes.join('/')} B, burst-max ${p.burstMaxMs.join('/')} ms; steps ${p.defaultSteps.join(',')}`;
-}).join('\n') + `\n${Object.entries(VIEW_PRESETS).map(([n, doc]) => `  ${n.padEnd(21)} ${doc}`).join('\n')}\n  ${ESPER_PRESET.padEnd(21)} ${ESPER_HELP}\n  ${'failover'.padEnd(21)} ${FAILOVER_DOC}`;
+}).join('\n') + `\n  ${''.padEnd(21)} (liberator-*: --url ws://a,ws://b = a cluster: the source on the first node, the users split over all; server CPU from the first)` + `\n${Object.entries(VIEW_PRESETS).map(([n, doc]) => `  ${n.padEnd(21)} ${doc}`).join('\n')}\n  ${ESPER_PRESET.padEnd(21)} ${ESPER_HELP}\n  ${'failover'.padEnd(21)} ${FAILOVER_DOC}`;
 
 const COMMANDS: Record<string, Command> = {
   source: {

@@ -241,7 +241,7 @@ export async function runCommand(p: ParsedFlags): Promise<number> {
   if (name !== undefined && VIEW_PRESETS[name] !== undefined) {
     // orders takes several servers (the nodes of a cluster); the other presets one
     const targets = resolveTargets(str(p, 'url'), p.explicit.has('url'));
-    if (targets.urls.length > 1 && name !== 'orders') throw badArgument('--url', str(p, 'url'), `names ${targets.urls.length} servers: only the orders and failover presets take several`);
+    if (targets.urls.length > 1 && name !== 'orders') throw badArgument('--url', str(p, 'url'), `names ${targets.urls.length} servers: only the fan-out (liberator-*), orders and failover presets take several`);
     const target = { url: targets.urls[0]!, urls: targets.urls, note: targets.note };
     process.stderr.write(`${target.note}\n`);
     for (const url of target.urls) await ensureServer(url);
@@ -259,20 +259,24 @@ export async function runCommand(p: ParsedFlags): Promise<number> {
     return 0;
   }
   if (!preset) throw badArgument('run <preset>', name ?? null, `must be one of: ${[...PRESET_NAMES, ...Object.keys(VIEW_PRESETS), ESPER_PRESET, 'failover'].join(', ')}`);
-  const target = resolveTarget(str(p, 'url'), p.explicit.has('url'));
+  // several URLs (the nodes of a cluster): the source on the first, the users split over all
+  const targets = resolveTargets(str(p, 'url'), p.explicit.has('url'));
+  const target = { url: targets.urls[0]!, note: targets.note };
+  const nodes = targets.urls;
   process.stderr.write(`${target.note}\n`);
   const { messageBytes, burstMaxMs, steps } = presetSweepParams(preset, p);
   if (!preset.messageBytes.includes(messageBytes)) process.stderr.write(`note: ${preset.name} is published with message bytes ${preset.messageBytes.join('/')}; running with ${messageBytes}\n`);
   if (!preset.burstMaxMs.includes(burstMaxMs)) process.stderr.write(`note: ${preset.name} is published with burst-max ${preset.burstMaxMs.join('/')} ms; labelled ${burstMaxMs}\n`);
   checkSweep(steps, p.values['step-seconds'] as number, p.values['warmup-seconds'] as number);
   const baseline = checkBaseline(p.values.baseline, burstMaxMs);
-  await ensureServer(target.url);
+  if (baseline === 'bare' && nodes.length > 1) throw badArgument('--baseline', baseline, 'compares one server: give one --url');
+  for (const url of nodes) await ensureServer(url);
   const sweep = (url: string, serverBatching: AppliedBatching | undefined): Promise<SweepReport> => {
     const prefix = `/BENCH/${preset.name}`;
     return runSweep({
       scenario: preset.name,
       params: {
-        url, subjectCount: preset.subjectCount, ratePerSubject: preset.ratePerSubject, subsPerUser: preset.subsPerUser, assign: checkAssign(p.values.assign), messageBytes,
+        url, ...(nodes.length > 1 && url === target.url ? { nodes, serverCpu: 'first node (the source\'s)' } : {}), subjectCount: preset.subjectCount, ratePerSubject: preset.ratePerSubject, subsPerUser: preset.subsPerUser, assign: checkAssign(p.values.assign), messageBytes,
         burstMaxMs, serverBatchingVerified: serverBatching !== undefined, serverBatching: serverBatching?.inForce ?? null, stepSeconds: p.values['step-seconds'], warmupSeconds: p.values['warmup-seconds'], ...machine(),
       },
       source: {
@@ -280,7 +284,7 @@ export async function runCommand(p: ParsedFlags): Promise<number> {
         subjectCount: preset.subjectCount, ratePerSubject: preset.ratePerSubject, messageBytes,
       },
       fleet: {
-        url, user: str(p, 'user'), password: str(p, 'password'), subjectPrefix: prefix, subjectCount: preset.subjectCount,
+        url, ...(url === target.url ? { urls: nodes } : {}), user: str(p, 'user'), password: str(p, 'password'), subjectPrefix: prefix, subjectCount: preset.subjectCount,
         subsPerUser: preset.subsPerUser, assign: checkAssign(p.values.assign), threads: num(p, 'threads', 0, 64, true), connectTimeoutMs: num(p, 'connect-timeout-ms', 100, 600_000), maxSeconds: 86_400,
       },
       ratePerSubject: preset.ratePerSubject,
@@ -305,12 +309,14 @@ export async function runCommand(p: ParsedFlags): Promise<number> {
       await bare.stop();
     }
   }
-  const batching = await setServerBatching(target.url, str(p, 'admin-user'), str(p, 'admin-password'), burstMaxMs);
+  // every node batches as asked: users on each receive through its own sessions
+  const applied: Array<AppliedBatching | undefined> = [];
   let report: SweepReport;
   try {
-    report = await sweep(target.url, batching);
+    for (const url of nodes) applied.push(await setServerBatching(url, str(p, 'admin-user'), str(p, 'admin-password'), burstMaxMs));
+    report = await sweep(target.url, applied[0]);
   } finally {
-    await batching?.restore();
+    for (const b of applied) await b?.restore();
   }
   if (base) report.baseline = { kind: 'bare', url: bareUrl, steps: base.steps };
   writeOutputs(p, report, burstMaxMs === 0 && messageBytes === preset.messageBytes[0] ? preset.publishedMeanMs : undefined);

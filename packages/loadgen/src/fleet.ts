@@ -12,6 +12,11 @@ import type { SubjectAssign } from './subjects.js';
 export interface FleetOptions {
   /** Server base URL, e.g. `ws://127.0.0.1:8080`; users connect to `/stream`. */
   url: string;
+  /**
+   * The nodes of a cluster (`url` among them): users split over them round-robin, one fleet per
+   * node (split-fleet.ts). @default [url]
+   */
+  urls?: readonly string[];
   /** Trader account every simulated user logs in as. @default 'alice' */
   user: string;
   /** @default 'alice123' */

@@ -75,7 +75,7 @@ describe('orders over several servers', () => {
       code: 'BAD_ARGUMENT', message: expect.stringContaining('the native simulator takes one'),
     });
     await expect(runCommand(parseFlags(['finder-response', '--url', 'ws://127.0.0.1:9,ws://127.0.0.1:10'], RUN_FLAGS))).rejects.toMatchObject({
-      code: 'BAD_ARGUMENT', message: expect.stringContaining('names 2 servers: only the orders and failover presets take several'),
+      code: 'BAD_ARGUMENT', message: expect.stringContaining('names 2 servers: only the fan-out (liberator-*), orders and failover presets take several'),
     });
   });
 });

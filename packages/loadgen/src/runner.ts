@@ -12,6 +12,7 @@ import { mergeEncoded, newLatencyHistogram, summarizeMs, type LatencySummaryMs }
 import { fetchToken } from './login.js';
 import { nativeAvailable, startNativeFleet } from './native-fleet.js';
 import { startNodeFleet } from './node-fleet.js';
+import { startSplitFleet } from './split-fleet.js';
 import { cpuPercent, sampleServer, type ServerSample } from './server-metrics.js';
 import { SourcePublisher, type SourceOptions, type SourceStats } from './source.js';
 
@@ -83,6 +84,8 @@ export function checkSweep(steps: number[], stepSeconds: number, warmupSeconds: 
 
 /** Starts the fleet of the requested engine. */
 export async function startFleet(engine: SweepOptions['engine'], opts: FleetOptions): Promise<ClientFleet> {
+  const { urls, ...one } = opts;
+  if (urls !== undefined && urls.length > 1) return startSplitFleet(urls, one, (o) => startFleet(engine, o));
   if (engine === 'native' || (engine === 'auto' && nativeAvailable())) return startNativeFleet(opts);
   return startNodeFleet(opts);
 }

@@ -12,7 +12,7 @@ const ZERO: EngineStats = { publishesIn: 0, deliveries: 0, framesOut: 0, bytesOu
   clusterPublishesRefused: 0, clusterDecodeErrors: 0, clusterConflicts: 0, clusterPeers: 0, orderLeader: 0, orderStreamSeq: 0, ordersForwarded: 0,
   orderPublishFailures: 0 };
 
-function fixture() {
+function fixture(clusterMode = false) {
   const state = { now: 1_000_000, stats: { ...ZERO }, cpu: { user: 0, system: 0 }, orderAcksMicros: [] as number[], queue: { frames: 0, bytes: 0 }, heldTicks: 0 };
   const center = new MetricsCenter({
     clock: { now: () => state.now },
@@ -25,6 +25,7 @@ function fixture() {
     takeOrderAckLatencies: () => state.orderAcksMicros.splice(0),
     ingestQueue: () => ({ ...state.queue }),
     demoHeldTicks: () => state.heldTicks,
+    clusterMode,
   });
   return { state, center };
 }
@@ -105,6 +106,28 @@ describe('MetricsCenter', () => {
       'tidewire_source_paused_seconds_total 1.75', 'tidewire_source_overrun_closes_total 1', 'tidewire_demo_feed_held_ticks_total 12', '# TYPE tidewire_source_pauses_total counter']) {
       expect(text.split('\n')).toContain(line);
     }
+  });
+
+  it('in cluster mode: what the node sent to and received from the cluster, on /metrics', () => {
+    const { state, center } = fixture(true);
+    state.now += 1000;
+    state.stats = { ...ZERO, clusterBatchesSent: 4, clusterRecordsSent: 40, clusterBytesSent: 2_000, clusterBatchesReceived: 5, clusterRecordsReceived: 50,
+      clusterBytesReceived: 3_000, clusterGaps: 1, clusterPeers: 2, orderLeader: 1, orderStreamSeq: 77, ordersForwarded: 6, orderPublishFailures: 2 };
+    expect(center.build([]).cluster).toMatchObject({ clusterBatchesSent: 4, clusterRecordsReceived: 50, orderStreamSeq: 77 });
+    const lines = renderPrometheus(center.last()).split('\n');
+    for (const line of ['tidewire_cluster_batches_sent_total 4', 'tidewire_cluster_records_sent_total 40', 'tidewire_cluster_bytes_sent_total 2000',
+      'tidewire_cluster_batches_received_total 5', 'tidewire_cluster_records_received_total 50', 'tidewire_cluster_bytes_received_total 3000',
+      'tidewire_cluster_gaps_total 1', 'tidewire_cluster_peers 2', 'tidewire_cluster_order_leader 1', 'tidewire_cluster_order_stream_seq 77',
+      'tidewire_cluster_orders_forwarded_total 6', 'tidewire_cluster_order_publish_failures_total 2', '# TYPE tidewire_cluster_peers gauge']) {
+      expect(lines).toContain(line);
+    }
+  });
+
+  it('on a single node: no cluster families', () => {
+    const { state, center } = fixture();
+    state.now += 1000;
+    expect(center.build([]).cluster).toBeUndefined();
+    expect(renderPrometheus(center.last())).not.toContain('tidewire_cluster_');
   });
 
   it('keeps five minutes of samples', () => {

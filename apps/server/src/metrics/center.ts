@@ -40,6 +40,26 @@ export interface CenterSources {
   demoHeldTicks?(): number;
   /** The FIX gateway's sessions now (counters since start); absent or empty: no FIX gateway. */
   fixSessions?(): ReadonlyArray<Omit<FixSessionMetrics, 'messagesInPerSec' | 'messagesOutPerSec'>>;
+  /** Whether the engine runs in cluster mode (`cluster.urls` set): updates then carry `cluster`. @default false */
+  clusterMode?: boolean;
+}
+
+/** The engine's cluster counters (EngineStats), read at the end of an interval. */
+export type ClusterMetrics = Pick<EngineStats,
+  | 'clusterBatchesSent' | 'clusterRecordsSent' | 'clusterBytesSent' | 'clusterBatchesReceived' | 'clusterRecordsReceived' | 'clusterBytesReceived'
+  | 'clusterImageRequestsSent' | 'clusterImageRequestsAnswered' | 'clusterGaps' | 'clusterBatchesDropped' | 'clusterPublishesRefused'
+  | 'clusterDecodeErrors' | 'clusterConflicts' | 'clusterPeers' | 'orderLeader' | 'orderStreamSeq' | 'ordersForwarded' | 'orderPublishFailures'>;
+
+/** The cluster counters of `stats`. */
+export function clusterMetricsOf(s: EngineStats): ClusterMetrics {
+  return {
+    clusterBatchesSent: s.clusterBatchesSent, clusterRecordsSent: s.clusterRecordsSent, clusterBytesSent: s.clusterBytesSent,
+    clusterBatchesReceived: s.clusterBatchesReceived, clusterRecordsReceived: s.clusterRecordsReceived, clusterBytesReceived: s.clusterBytesReceived,
+    clusterImageRequestsSent: s.clusterImageRequestsSent, clusterImageRequestsAnswered: s.clusterImageRequestsAnswered, clusterGaps: s.clusterGaps,
+    clusterBatchesDropped: s.clusterBatchesDropped, clusterPublishesRefused: s.clusterPublishesRefused, clusterDecodeErrors: s.clusterDecodeErrors,
+    clusterConflicts: s.clusterConflicts, clusterPeers: s.clusterPeers, orderLeader: s.orderLeader, orderStreamSeq: s.orderStreamSeq,
+    ordersForwarded: s.ordersForwarded, orderPublishFailures: s.orderPublishFailures,
+  };
 }
 
 /** A finished interval: the sample and the sessions list at its end. */
@@ -50,6 +70,8 @@ export interface MetricsUpdate {
   fix: FixSessionMetrics[];
   /** Since start: latency and batch-size observations (for Prometheus summaries' _count and _sum). */
   cumulative: CumulativeObservations;
+  /** Cluster mode only: what this node sent to and received from the other nodes. */
+  cluster?: ClusterMetrics;
 }
 
 /** Counts and sums since start of the sampled observations. */
@@ -212,7 +234,7 @@ export class MetricsCenter {
       this.prevFix.set(key, { messagesIn: f.messagesIn, messagesOut: f.messagesOut });
       return { ...f, messagesInPerSec: rate(f.messagesIn, before.messagesIn), messagesOutPerSec: rate(f.messagesOut, before.messagesOut) };
     });
-    this.latest = { sample, sessions: shown, fix, cumulative: this.cumulative };
+    this.latest = { sample, sessions: shown, fix, cumulative: this.cumulative, ...(this.src.clusterMode ? { cluster: clusterMetricsOf(stats) } : {}) };
     return this.latest;
   }
 

@@ -87,6 +87,28 @@ export function renderPrometheus(update: MetricsUpdate | undefined): string {
     one(update === undefined ? undefined : fix.reduce((n, f) => n + f.messagesIn, 0)));
   family('tidewire_fix_messages_out_total', 'counter', 'FIX messages written on all sessions (resends included).',
     one(update === undefined ? undefined : fix.reduce((n, f) => n + f.messagesOut, 0)));
+  // cluster mode only: a single node has no such families (nothing to send or receive)
+  const k = update?.cluster;
+  if (k !== undefined) {
+    family('tidewire_cluster_batches_sent_total', 'counter', 'Record batch messages this node sent to the other nodes (one per engine pass with local changes).', one(k.clusterBatchesSent));
+    family('tidewire_cluster_records_sent_total', 'counter', 'Record changes and container ops in the batches sent.', one(k.clusterRecordsSent));
+    family('tidewire_cluster_bytes_sent_total', 'counter', 'Bytes of every record message sent on NATS (batches, snapshots, heartbeats, requests).', one(k.clusterBytesSent));
+    family('tidewire_cluster_batches_received_total', 'counter', 'Record batch messages received from other nodes.', one(k.clusterBatchesReceived));
+    family('tidewire_cluster_records_received_total', 'counter', 'Record changes and container ops in the batches received.', one(k.clusterRecordsReceived));
+    family('tidewire_cluster_bytes_received_total', 'counter', 'Bytes of every record message received from other nodes.', one(k.clusterBytesReceived));
+    family('tidewire_cluster_image_requests_sent_total', 'counter', 'Snapshot and image requests sent to other nodes (a gap or a late join).', one(k.clusterImageRequestsSent));
+    family('tidewire_cluster_image_requests_answered_total', 'counter', 'Snapshot and image requests of other nodes answered.', one(k.clusterImageRequestsAnswered));
+    family('tidewire_cluster_gaps_total', 'counter', 'Gaps seen in other nodes\' batches (healed with a snapshot or an image).', one(k.clusterGaps));
+    family('tidewire_cluster_batches_dropped_total', 'counter', 'Batches dropped while NATS did not take them (healed once it does).', one(k.clusterBatchesDropped));
+    family('tidewire_cluster_publishes_refused_total', 'counter', 'Local publishes refused: the subject is owned by another live node.', one(k.clusterPublishesRefused));
+    family('tidewire_cluster_decode_errors_total', 'counter', 'Messages from other nodes that could not be read.', one(k.clusterDecodeErrors));
+    family('tidewire_cluster_conflicts_total', 'counter', 'Remote changes to subjects this node owns (two nodes publishing one subject).', one(k.clusterConflicts));
+    family('tidewire_cluster_peers', 'gauge', 'Other nodes heard from within the owner timeout.', one(k.clusterPeers));
+    family('tidewire_cluster_order_leader', 'gauge', '1 while this node is the order leader (decides orders), else 0.', one(k.orderLeader));
+    family('tidewire_cluster_order_stream_seq', 'gauge', 'Last order stream seq applied to this node\'s order book and blotters.', one(k.orderStreamSeq));
+    family('tidewire_cluster_orders_forwarded_total', 'counter', 'Order requests this node forwarded to the order leader.', one(k.ordersForwarded));
+    family('tidewire_cluster_order_publish_failures_total', 'counter', 'Order stream publishes that failed (no quorum, timed out, fenced).', one(k.orderPublishFailures));
+  }
   family('tidewire_batching_burst_min_ms', 'gauge', 'batching.burstMinMs in force.', one(s?.batching.burstMinMs));
   family('tidewire_batching_burst_max_ms', 'gauge', 'batching.burstMaxMs in force (0: batching off).', one(s?.batching.burstMaxMs));
   family('tidewire_batching_burst_increment_ms', 'gauge', 'batching.burstIncrementMs in force.', one(s?.batching.burstIncrementMs));

@@ -370,7 +370,7 @@ pub fn start(link: &Arc<Link>, to_engine: ToEngine) -> Result<DeskLink, ClusterE
     let h = link.handle();
     let client = link.client().clone();
     let timeout = link.config().request_timeout;
-    h.spawn(publisher(js.clone(), publish_rx, Arc::clone(&stats)));
+    h.spawn(publisher(js.clone(), publish_rx, Arc::clone(&stats), timeout));
     h.spawn(consumer(
         js.clone(),
         names.clone(),
@@ -413,15 +413,74 @@ pub fn start(link: &Arc<Link>, to_engine: ToEngine) -> Result<DeskLink, ClusterE
     })
 }
 
-/// Publishes in order; a second task awaits the acks in the same order and runs completions.
-async fn publisher(js: jetstream::Context, mut rx: mpsc::UnboundedReceiver<PublishReq>, stats: Arc<ClusterOrderStats>) {
-    type Pending = (Result<jetstream::context::PublishAckFuture, String>, PublishDone);
+/// One publish as sent: what a retry sends again.
+struct Sent {
+    subject: Arc<str>,
+    last_seq: u64,
+    k: u64,
+    body: Bytes,
+    /// The first send: the publish's deadline is this plus the request timeout.
+    at: Instant,
+}
+
+impl Sent {
+    /// The message with its fences (`Nats-Msg-Id` the same on every send: a retry the stream
+    /// already stored is answered as a duplicate with the same seq).
+    fn message(&self) -> PublishMessage {
+        let mut msg = PublishMessage::build()
+            .payload(self.body.clone())
+            .expected_last_sequence(self.last_seq)
+            .message_id(format!("{}:{}", self.subject, self.k));
+        if self.k > 0 {
+            msg = msg.expected_last_message_id(format!("{}:{}", self.subject, self.k - 1));
+        }
+        msg
+    }
+}
+
+/// Whether a publish that failed with `kind` `elapsed` after its first send is sent again: only
+/// when no server answered for the stream (NATS says "no responders": the stream's raft group has
+/// no leader while it elects one after a NATS server died) and its time is not up. Anything else
+/// (fenced, timed out, refused) is final: the leader steps down.
+fn retry_publish(kind: PublishErrorKind, elapsed: Duration, timeout: Duration) -> bool {
+    kind == PublishErrorKind::StreamNotFound && elapsed + RETRY < timeout
+}
+
+/// Publishes in order; a second task awaits the acks in the same order and runs completions. A
+/// publish nobody answered for (the stream is electing a leader) is sent again every `RETRY`
+/// until `timeout` after its first send, before the acks of the later ones are read, so an order
+/// arriving during a stream leader election waits for the new leader instead of being refused.
+async fn publisher(
+    js: jetstream::Context,
+    mut rx: mpsc::UnboundedReceiver<PublishReq>,
+    stats: Arc<ClusterOrderStats>,
+    timeout: Duration,
+) {
+    type Pending = (Result<jetstream::context::PublishAckFuture, String>, Sent, PublishDone);
     let (acks_tx, mut acks_rx) = mpsc::unbounded_channel::<Pending>();
+    let resend = js.clone();
     let acker = tokio::spawn(async move {
-        while let Some((sent, done)) = acks_rx.recv().await {
-            let result = match sent {
-                Ok(fut) => fut.await.map(|a| a.sequence).map_err(|e| describe(e.kind(), &e)),
-                Err(e) => Err(e),
+        while let Some((mut attempt, sent, done)) = acks_rx.recv().await {
+            let result = loop {
+                // a retry's own ack timeout would run past the first send's deadline: bound it
+                let left = (sent.at + timeout).saturating_duration_since(Instant::now());
+                let (kind, why) = match attempt {
+                    Ok(fut) => match tokio::time::timeout(left, std::future::IntoFuture::into_future(fut)).await {
+                        Ok(Ok(ack)) => break Ok(ack.sequence),
+                        Ok(Err(e)) => (e.kind(), describe(e.kind(), &e)),
+                        Err(_) => break Err(describe(PublishErrorKind::TimedOut, &"")),
+                    },
+                    Err(e) => break Err(e),
+                };
+                let elapsed = sent.at.elapsed();
+                if !retry_publish(kind, elapsed, timeout) {
+                    break Err(why);
+                }
+                tokio::time::sleep(RETRY).await;
+                attempt = resend
+                    .send_publish(sent.subject.to_string(), sent.message())
+                    .await
+                    .map_err(|e| describe(e.kind(), &e));
             };
             if result.is_err() {
                 stats.publish_failures.fetch_add(1, Ordering::Relaxed);
@@ -430,18 +489,18 @@ async fn publisher(js: jetstream::Context, mut rx: mpsc::UnboundedReceiver<Publi
         }
     });
     while let Some(req) = rx.recv().await {
-        let mut msg = PublishMessage::build()
-            .payload(Bytes::from(req.body))
-            .expected_last_sequence(req.last_seq)
-            .message_id(format!("{}:{}", req.subject, req.k));
-        if req.k > 0 {
-            msg = msg.expected_last_message_id(format!("{}:{}", req.subject, req.k - 1));
-        }
-        let sent = js
-            .send_publish(req.subject.to_string(), msg)
+        let sent = Sent {
+            subject: req.subject,
+            last_seq: req.last_seq,
+            k: req.k,
+            body: Bytes::from(req.body),
+            at: Instant::now(),
+        };
+        let attempt = js
+            .send_publish(sent.subject.to_string(), sent.message())
             .await
             .map_err(|e| describe(e.kind(), &e));
-        if acks_tx.send((sent, req.done)).is_err() {
+        if acks_tx.send((attempt, sent, req.done)).is_err() {
             break;
         }
     }
@@ -454,6 +513,9 @@ fn describe(kind: PublishErrorKind, e: &dyn std::fmt::Display) -> String {
         PublishErrorKind::TimedOut => "the order stream did not confirm in time (no quorum?)".into(),
         PublishErrorKind::WrongLastSequence => {
             "another node decided meanwhile (this one is no longer the order leader)".into()
+        }
+        PublishErrorKind::StreamNotFound => {
+            "the order stream had no leader in time (a NATS server lost, the others electing one?)".into()
         }
         _ => format!("the order stream refused: {e}"),
     }
@@ -763,5 +825,28 @@ mod tests {
             assert_eq!(back, r);
         }
         assert!(decode_request(b"{}").is_none());
+    }
+
+    #[test]
+    fn only_publishes_nobody_answered_are_sent_again_within_the_timeout() {
+        let timeout = Duration::from_secs(2);
+        let early = Duration::from_millis(300);
+        assert!(retry_publish(PublishErrorKind::StreamNotFound, early, timeout));
+        // time up (the next try would start after the deadline)
+        assert!(!retry_publish(
+            PublishErrorKind::StreamNotFound,
+            timeout - RETRY,
+            timeout
+        ));
+        assert!(!retry_publish(PublishErrorKind::StreamNotFound, timeout, timeout));
+        // final answers: fenced (another leader wrote), timed out, refused
+        for kind in [
+            PublishErrorKind::WrongLastSequence,
+            PublishErrorKind::WrongLastMessageId,
+            PublishErrorKind::TimedOut,
+            PublishErrorKind::Other,
+        ] {
+            assert!(!retry_publish(kind, early, timeout), "{kind:?}");
+        }
     }
 }
