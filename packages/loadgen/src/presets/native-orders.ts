@@ -18,7 +18,7 @@ import { mergeEncoded, newLatencyHistogram, summarizeMs, type LatencySummaryMs }
 import { assertNativeBuilt, NativeProcess, simulatorArgs, type NativeLine } from '../clients/native-process.js';
 import type { StepResult, SweepReport } from './runner.js';
 import { startWindow, stepRow } from '../report/step-meter.js';
-import { NATIVE_ORDERS_DEFAULT_TICK_MS, publishInstrumentsAndLogin, type OrdersOptions } from './orders.js';
+import { NATIVE_ORDERS_DEFAULT_TICK_MS, publishInstrumentsAndLogin, type OrdersOptions } from './orders-setup.js';
 
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 const round2 = (x: number): number => Math.round(x * 100) / 100;

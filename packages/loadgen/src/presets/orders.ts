@@ -16,41 +16,32 @@
  * orders (native-orders.ts), with the same report.
  */
 
-import { decodeServerFrame, encodeClientMessage, type RecordPublish, type ServerMessage } from '@tidewire/protocol';
+import { decodeServerFrame, encodeClientMessage, type ServerMessage } from '@tidewire/protocol';
 import WebSocket from 'ws';
 import { epochNowMs } from '../util/clock.js';
 import { FeedPublisher } from '../sources/feed-publisher.js';
 import { bounded, waitSeconds } from './finder-latency.js';
 import { newLatencyHistogram, recordLatencyMs, encodeHistogram, summarizeMs, type LatencyHistogram } from '../util/histogram.js';
-import { fetchToken } from '../clients/login.js';
 import { intervalTicks, Pacer, runPaced, workerTicks } from '../util/pacer.js';
-import type { Progress, StepResult, SweepReport } from './runner.js';
+import type { StepResult, SweepReport } from './runner.js';
 import { startWindow, stepRow } from '../report/step-meter.js';
 import { LoadgenError } from '../util/errors.js';
 import { nativeAvailable } from '../clients/native-process.js';
+import {
+  NATIVE_ORDERS_DEFAULT_TICK_MS, ORDER_INSTRUMENTS, ORDERS_DEFAULT_TICK_MS, instrumentFields, orderInstrument, orderOf, publishInstrumentsAndLogin,
+  type OrderEngine, type OrderPacing, type OrdersOptions,
+} from './orders-setup.js';
 
-/** Instruments the preset publishes. */
-export const ORDER_INSTRUMENTS = 100;
+// the shared part's names, where the commands, the failover run and the tests import them from
+export {
+  NATIVE_ORDERS_DEFAULT_TICK_MS, ORDER_INSTRUMENTS, ORDERS_DEFAULT_TICK_MS, instrumentFields, orderInstrument, orderOf, publishInstrumentsAndLogin,
+  type OrderEngine, type OrderPacing, type OrdersOptions,
+};
+
 /** Default steps, orders/s. */
 export const ORDERS_DEFAULT_STEPS: readonly number[] = [1_000, 5_000, 10_000, 20_000];
 /** Published (STAC 2007, one server) mean create-to-ack, ms, per orders/s. */
 export const ORDERS_PUBLISHED_MEAN_MS: Readonly<Record<number, number>> = { 6000: 0.519 };
-
-/** Subject of instrument `i`. */
-export function orderInstrument(i: number): string {
-  return `/BENCH/ORD/${i}`;
-}
-
-/** Quote of instrument `i`: whole-number prices (on any tick), bid 100 + i, ask one above. */
-export function instrumentFields(i: number): RecordPublish['fields'] {
-  return { bid: 100 + i, ask: 101 + i, tickSize: 0.01 };
-}
-
-/** The order of number `k`: a resting limit buy 10 below the bid of instrument `k mod 100`. */
-export function orderOf(k: number, idPrefix: string): { clientOrderId: string; instrument: string; price: number; quantity: number } {
-  const i = k % ORDER_INSTRUMENTS;
-  return { clientOrderId: `${idPrefix}-${k.toString(36)}`, instrument: orderInstrument(i), price: 90 + i, quantity: 100 * (1 + (k % 10)) };
-}
 
 /** Bits per chunk of an `IdSet`: 65,536 ids in 8 KiB. */
 const ID_CHUNK_BITS = 16;
@@ -112,16 +103,6 @@ interface Client {
   nextReqId: number;
 }
 
-/** Timers the preset can pace its sends with (see `OrdersOptions.pacing`). */
-export type OrderPacing = 'worker' | 'interval';
-/** Default shortest tick period of `worker` pacing, ms. */
-export const ORDERS_DEFAULT_TICK_MS = 0.25;
-/**
- * Default shortest time between two sends of a native socket thread, ms: at 20,000 orders/s the
- * same latency as 0 (every order on its own wake-up) for ~2/3 of the simulator's CPU (31-34% of a
- * core against 44-50%, docs/bench-history/2026-11-23-native-orders-generator-1b1ae0d.md).
- */
-export const NATIVE_ORDERS_DEFAULT_TICK_MS = 0.1;
 
 /** Counters of one window. */
 interface OrderCounters {
@@ -139,51 +120,7 @@ const zero = (): OrderCounters => ({ submitted: 0, acked: 0, rejected: 0, outOfO
 
 const round2 = (x: number): number => Math.round(x * 100) / 100;
 
-/** Options of `runOrders`. */
-export interface OrdersOptions {
-  /** The server the instruments are published on, whose CPU the steps report, and the first of `urls`. */
-  url: string;
-  /**
-   * Every server the traders connect to (the nodes of a cluster): client `c` on `urls[c mod n]`, so
-   * the order rate splits evenly; Node engine only. @default [url]
-   */
-  urls?: readonly string[];
-  source: { user: string; password: string };
-  account: { user: string; password: string };
-  scenario: string;
-  params: Record<string, unknown>;
-  /** Orders per second, increasing. */
-  steps: number[];
-  stepSeconds: number;
-  warmupSeconds: number;
-  clients: number;
-  /**
-   * How sends are timed: `worker` (a ticker thread wakes the event loop at most every `tickMs`,
-   * sub-millisecond) or `interval` (`setInterval` 1 ms, the sessions 1-7 generator: sends ~1 ms late).
-   * @default 'worker'
-   */
-  pacing?: OrderPacing;
-  /** Shortest time between two ticks of `worker` pacing, ms. @default ORDERS_DEFAULT_TICK_MS */
-  tickMs?: number;
-  connectTimeoutMs: number;
-  responseTimeoutMs: number;
-  /**
-   * Who holds the trader connections: `native` (the Rust simulator, native-orders.ts: its own
-   * timerfd pacing, `pacing` and `tickMs` unused), `node` (`ws` clients in this event loop, paced
-   * by `pacing`), `auto` (native when built). @default 'auto'
-   */
-  engine?: OrderEngine;
-  /** Native: socket threads, each pacing its share of the clients. @default 1 */
-  threads?: number;
-  /** Native: shortest time between two sends of a thread, ms (0: each order at its due time). @default NATIVE_ORDERS_DEFAULT_TICK_MS */
-  nativeTickMs?: number;
-  /** Native: poll without sleeping when the next order is due within this long, ms. @default 0 */
-  spinMs?: number;
-  onProgress?: (p: Progress) => void;
-}
 
-/** Which simulator holds the order clients: `auto` is the Rust one when built. */
-export type OrderEngine = 'auto' | 'native' | 'node';
 
 /**
  * Runs the sweep on the engine `o.engine` picks (`params.engine` says which ran); closes the feed
@@ -195,26 +132,13 @@ export async function runOrders(o: OrdersOptions): Promise<SweepReport> {
   const several = (o.urls?.length ?? 1) > 1;
   if (several && engine === 'native') throw new LoadgenError('BAD_ARGUMENT', `the native order simulator connects to one server, not ${o.urls!.length}: use the node engine`);
   if (!several && (engine === 'native' || (engine === 'auto' && nativeAvailable()))) {
-    const { runNativeOrders } = await import('./native-orders.js'); // loaded only when used (it imports this module)
+    const { runNativeOrders } = await import('./native-orders.js'); // loaded only when used
     return runNativeOrders(o);
   }
   const report = await runNodeOrders(o);
   return { ...report, params: { ...report.params, engine: 'node' } };
 }
 
-/**
- * The start of an orders run on either engine: publishes the instruments on `feed` (images),
- * waits until the server has them, logs `o.account` in and reports the connect phase. Returns the
- * session token the trader connections log in with.
- */
-export async function publishInstrumentsAndLogin(o: OrdersOptions, feed: FeedPublisher): Promise<string> {
-  const now = epochNowMs();
-  feed.publish(Array.from({ length: ORDER_INSTRUMENTS }, (_, i): RecordPublish => ({ type: 'record.publish', subject: orderInstrument(i), ts: now, image: true, fields: instrumentFields(i) })));
-  await feed.barrier();
-  const token = await fetchToken(o.url, o.account.user, o.account.password);
-  o.onProgress?.({ phase: 'connect', stepIndex: 0, steps: o.steps.length, target: o.clients });
-  return token;
-}
 
 /** The Node engine: `ws` clients in this event loop, paced by `o.pacing`. */
 async function runNodeOrders(o: OrdersOptions): Promise<SweepReport> {
