@@ -11,7 +11,7 @@
 import { encodeClientMessage } from '@tidewire/protocol';
 import { encodeHistogram, mergeEncoded, newLatencyHistogram, recordLatencyMs } from '../util/histogram.js';
 import { assertNativeBuilt, NativeProcess, simulatorArgs, type NativeLine } from './native-process.js';
-import { leftResolver, type GroupOptions, type ViewUserGroup } from './view-user-group.js';
+import { leftResolver, type GroupOptions, type ViewUserGroup } from './view-group.js';
 import type { CreateOutcome, ViewSpec, ViewUsersReport } from './view-users.js';
 
 /** Socket threads of a native view group. @default 2 */

@@ -5,7 +5,7 @@
  */
 
 import { parentPort, workerData } from 'node:worker_threads';
-import { leftResolver, type GroupCommand, type GroupOptions } from './view-user-group.js';
+import { leftResolver, type GroupCommand, type GroupOptions } from './view-group.js';
 import { ViewUsers } from './view-users.js';
 
 const port = parentPort;
