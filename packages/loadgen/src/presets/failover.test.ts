@@ -10,9 +10,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { mainBuilt } from '../../../../apps/server/test/built.js';
-import { killChildServers, startChildServer, type ChildServer } from '../../../../apps/server/test/child-server.js';
-import { removeTempDirs, tempDir } from '../../../../apps/server/test/helpers.js';
+import { killChildServers, removeTempDirs, serverBuilt, startChildServer, tempDir, type ChildServer } from '../../test/child-server.js';
 import { parseFlags } from '../commands/args.js';
 import { RUN_FLAGS } from '../commands/commands.js';
 import { epochNowMs } from '../util/clock.js';
@@ -21,7 +19,7 @@ import { checkFailoverOptions, homeFirst, runFailover, type FailoverOptions } fr
 import { FeedPublisher } from '../sources/feed-publisher.js';
 import { ORDER_INSTRUMENTS, instrumentFields, orderInstrument } from './orders.js';
 
-afterEach(killChildServers);
+afterEach(() => killChildServers());
 afterAll(removeTempDirs);
 
 const base: FailoverOptions = {
@@ -64,7 +62,7 @@ function node(secretFile: string, configFile: string): Promise<ChildServer> {
   ]);
 }
 
-describe.runIf(mainBuilt())('run failover against two unreplicated servers', () => {
+describe.runIf(serverBuilt())('run failover against two unreplicated servers', () => {
   it('kills node A mid-run: its traders resume on B, and what A acknowledged is reported lost', async () => {
     const dir = tempDir('loadgen-failover-');
     const secretFile = path.join(dir, 'secret');

@@ -7,13 +7,8 @@
  * runs the Node engine.
  */
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../../apps/server/src/config.js';
-import { setLogSink } from '../../../../apps/server/src/log.js';
-import { startServer, type RunningServer } from '../../../../apps/server/src/server.js';
+import { removeTempDirs, startConfiguredServer, tempDir, type ChildServer } from '../../test/child-server.js';
 import { parseFlags } from '../commands/args.js';
 import { RUN_FLAGS } from '../commands/commands.js';
 import { nativeAvailable } from '../clients/native-fleet.js';
@@ -22,11 +17,8 @@ import { runOrders } from './orders.js';
 import type { Progress } from './runner.js';
 import { runViewPreset } from '../commands/view-commands.js';
 
-setLogSink(() => {});
-
-let server: RunningServer;
+let server: ChildServer;
 let url: string;
-let journalDir = '';
 const source = { user: 'feed', password: 'feed123' };
 const account = { user: 'alice', password: 'alice123' };
 
@@ -50,22 +42,17 @@ describe('bad orders flags', () => {
 
 describe.skipIf(!nativeAvailable())('orders on the native engine against a real server', () => {
   beforeAll(async () => {
-    journalDir = mkdtempSync(join(tmpdir(), 'loadgen-native-orders-'));
-    const config = loadConfig({
-      overrides: {
-        server: { host: '127.0.0.1', port: 0, workers: 1 }, demo: { enabled: false }, batching: { burstMaxMs: 0 },
-        auth: { roles: { trader: { subscribe: ['/BENCH/**'], order: ['/BENCH/**'] } } },
-        orders: { journalDir }, limits: { ordersPerSecPerUser: 0, requestsPerSec: 0 },
-      },
-      randomSecret: () => 'loadgen-native-orders-test-secret-'.padEnd(40, 'x'),
+    server = await startConfiguredServer({
+      server: { workers: 1 }, demo: { enabled: false }, batching: { burstMaxMs: 0 },
+      auth: { roles: { trader: { subscribe: ['/BENCH/**'], order: ['/BENCH/**'] } } },
+      orders: { journalDir: tempDir('loadgen-native-orders-') }, limits: { ordersPerSecPerUser: 0, requestsPerSec: 0 },
     });
-    server = await startServer(config);
     url = `ws://127.0.0.1:${server.port}`;
   });
 
   afterAll(async () => {
-    await server?.close();
-    if (journalDir) rmSync(journalDir, { recursive: true, force: true });
+    await server?.stop();
+    removeTempDirs();
   });
 
   beforeEach(() => {

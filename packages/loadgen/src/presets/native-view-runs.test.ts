@@ -7,9 +7,7 @@
  */
 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../../apps/server/src/config.js';
-import { setLogSink } from '../../../../apps/server/src/log.js';
-import { startServer, type RunningServer } from '../../../../apps/server/src/server.js';
+import { removeTempDirs, startConfiguredServer, type ChildServer } from '../../test/child-server.js';
 import { runBlotter } from './blotter.js';
 import { runFinderLatency } from './finder-latency.js';
 import { runFinderResponse } from './finder-response.js';
@@ -19,9 +17,7 @@ import type { Progress, SweepReport } from './runner.js';
 import { startViewUserGroup } from '../clients/view-user-group.js';
 import { buildFinderSweep } from './view-presets.js';
 
-setLogSink(() => {});
-
-let server: RunningServer;
+let server: ChildServer;
 let url: string;
 const source = { user: 'feed', password: 'feed123' };
 const account = { user: 'alice', password: 'alice123' };
@@ -46,19 +42,16 @@ function expectClean(report: SweepReport): Record<string, number> {
 
 describe.skipIf(!nativeAvailable())('view presets on the native engine against a real server', () => {
   beforeAll(async () => {
-    const config = loadConfig({
-      overrides: {
-        server: { host: '127.0.0.1', port: 0, workers: 1 }, demo: { enabled: false }, batching: { burstMaxMs: 0 },
-        auth: { roles: { trader: { subscribe: ['/BENCH/**'] } } }, limits: { requestsPerSec: 0 },
-      },
-      randomSecret: () => 'loadgen-native-view-test-secret-'.padEnd(40, 'x'),
+    server = await startConfiguredServer({
+      server: { workers: 1 }, demo: { enabled: false }, batching: { burstMaxMs: 0 },
+      auth: { roles: { trader: { subscribe: ['/BENCH/**'] } } }, limits: { requestsPerSec: 0 },
     });
-    server = await startServer(config);
     url = `ws://127.0.0.1:${server.port}`;
   });
 
   afterAll(async () => {
-    await server?.close();
+    await server?.stop();
+    removeTempDirs();
   });
 
   beforeEach(() => {

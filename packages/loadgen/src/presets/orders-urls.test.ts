@@ -5,13 +5,8 @@
  * engine takes one server: asking it for two is refused before any connection.
  */
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../../apps/server/src/config.js';
-import { setLogSink } from '../../../../apps/server/src/log.js';
-import { startServer, type RunningServer } from '../../../../apps/server/src/server.js';
+import { engineStats, removeTempDirs, startConfiguredServer, tempDir, type ChildServer } from '../../test/child-server.js';
 import { parseFlags } from '../commands/args.js';
 import { epochNowMs } from '../util/clock.js';
 import { RUN_FLAGS, runCommand } from '../commands/commands.js';
@@ -19,28 +14,21 @@ import { FeedPublisher } from '../sources/feed-publisher.js';
 import { ORDER_INSTRUMENTS, instrumentFields, orderInstrument, runOrders } from './orders.js';
 import { runViewPreset } from '../commands/view-commands.js';
 
-setLogSink(() => {});
-
-const servers: RunningServer[] = [];
-const dirs: string[] = [];
+const servers: ChildServer[] = [];
 
 beforeAll(async () => {
   for (let i = 0; i < 2; i++) {
-    const journalDir = mkdtempSync(join(tmpdir(), 'loadgen-orders-urls-'));
-    dirs.push(journalDir);
-    servers.push(await startServer(loadConfig({
-      overrides: {
-        server: { host: '127.0.0.1', port: 0, workers: 1 }, demo: { enabled: false }, batching: { burstMaxMs: 0 },
-        auth: { roles: { trader: { subscribe: ['/BENCH/**'], order: ['/BENCH/**'] } }, tokenSecret: 'loadgen-orders-urls-shared-secret' },
-        orders: { journalDir, fsync: false }, limits: { ordersPerSecPerUser: 0, requestsPerSec: 0 },
-      },
-    })));
+    servers.push(await startConfiguredServer({
+      server: { workers: 1 }, demo: { enabled: false }, batching: { burstMaxMs: 0 },
+      auth: { roles: { trader: { subscribe: ['/BENCH/**'], order: ['/BENCH/**'] } }, tokenSecret: 'loadgen-orders-urls-shared-secret' },
+      orders: { journalDir: tempDir('loadgen-orders-urls-'), fsync: false }, limits: { ordersPerSecPerUser: 0, requestsPerSec: 0 },
+    }));
   }
 });
 
 afterAll(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  await Promise.all(servers.map((s) => s.stop()));
+  removeTempDirs();
 });
 
 describe('orders over several servers', () => {
@@ -50,7 +38,7 @@ describe('orders over several servers', () => {
     const feed = await FeedPublisher.connect({ url: urls[1]!, user: 'feed', password: 'feed123' });
     feed.publish(Array.from({ length: ORDER_INSTRUMENTS }, (_, i) => ({ type: 'record.publish' as const, subject: orderInstrument(i), ts: epochNowMs(), image: true, fields: instrumentFields(i) })));
     await feed.barrier();
-    const before = servers.map((s) => s.engine.stats().ordersAccepted);
+    const before = await Promise.all(servers.map(async (s) => (await engineStats(s)).ordersAccepted!));
     try {
       const report = await runOrders({
         url: urls[0]!, urls, source: { user: 'feed', password: 'feed123' }, account: { user: 'alice', password: 'alice123' }, scenario: 'orders', params: {},
@@ -60,7 +48,7 @@ describe('orders over several servers', () => {
       expect(report.params.engine).toBe('node');
       expect(s.acked).toBe(s.submitted);
       expect(s.rejected).toBe(0);
-      const accepted = servers.map((sv, i) => sv.engine.stats().ordersAccepted - before[i]!);
+      const accepted = await Promise.all(servers.map(async (sv, i) => (await engineStats(sv)).ordersAccepted! - before[i]!));
       // order k by client k mod 4, clients 0 and 2 on the first server: an even split, warm-up included
       expect(accepted[0]! + accepted[1]!).toBeGreaterThanOrEqual(s.submitted);
       expect(Math.abs(accepted[0]! - accepted[1]!)).toBeLessThanOrEqual(1);

@@ -6,35 +6,24 @@
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../../apps/server/src/config.js';
-import { setLogSink } from '../../../../apps/server/src/log.js';
-import { startServer, type RunningServer } from '../../../../apps/server/src/server.js';
+import { removeTempDirs, startConfiguredServer, type ChildServer } from '../../test/child-server.js';
 import { nativeAvailable } from '../clients/native-fleet.js';
 import { FANOUT_PRESETS } from './presets.js';
 import { renderHtml } from '../report/report-html.js';
 import { runSweep, type SweepOptions, type SweepReport } from './runner.js';
 
-setLogSink(() => {}); // the server's per-login log lines would drown the test output
-
-let server: RunningServer;
+let server: ChildServer;
 let url: string;
 
 beforeAll(async () => {
-  const base = { server: { host: '127.0.0.1', port: 0, workers: 1 }, demo: { enabled: false }, batching: { burstMaxMs: 0 } };
-  const randomSecret = (): string => 'loadgen-test-secret-'.padEnd(40, 'x');
-  let config: ReturnType<typeof loadConfig>;
-  try {
-    // servers with entitlements (auth.roles): the default trader rules do not cover /BENCH/**
-    config = loadConfig({ overrides: { ...base, auth: { roles: { trader: { subscribe: ['/BENCH/**'] } } } }, randomSecret });
-  } catch {
-    config = loadConfig({ overrides: base, randomSecret }); // a server without entitlements
-  }
-  server = await startServer(config);
+  // the default trader rules do not cover /BENCH/**
+  server = await startConfiguredServer({ server: { workers: 1 }, demo: { enabled: false }, batching: { burstMaxMs: 0 }, auth: { roles: { trader: { subscribe: ['/BENCH/**'] } } } });
   url = `ws://127.0.0.1:${server.port}`;
 });
 
 afterAll(async () => {
-  await server?.close();
+  await server?.stop();
+  removeTempDirs();
 });
 
 function lowSweep(engine: SweepOptions['engine'], steps: number[]): SweepOptions {

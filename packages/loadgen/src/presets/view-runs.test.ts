@@ -5,13 +5,8 @@
  * view users (`engine: 'node'`); native-view-runs.test.ts runs the same presets on the Rust one.
  */
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../../apps/server/src/config.js';
-import { setLogSink } from '../../../../apps/server/src/log.js';
-import { startServer, type RunningServer } from '../../../../apps/server/src/server.js';
+import { removeTempDirs, startConfiguredServer, tempDir, type ChildServer } from '../../test/child-server.js';
 import { runBlotter } from './blotter.js';
 import { runFinderLatency } from './finder-latency.js';
 import { runFinderResponse } from './finder-response.js';
@@ -20,41 +15,25 @@ import { renderHtml } from '../report/report-html.js';
 import type { Progress, SweepReport } from './runner.js';
 import { buildFinderSweep } from './view-presets.js';
 
-setLogSink(() => {});
-
-let server: RunningServer;
-let journalDir = '';
-let ordersOn = false;
+let server: ChildServer;
 let url: string;
 const source = { user: 'feed', password: 'feed123' };
 const account = { user: 'alice', password: 'alice123' };
 
 beforeAll(async () => {
-  const base = { server: { host: '127.0.0.1', port: 0, workers: 1 }, demo: { enabled: false }, batching: { burstMaxMs: 0 } };
-  const randomSecret = (): string => 'loadgen-view-test-secret-'.padEnd(40, 'x');
-  let config: ReturnType<typeof loadConfig>;
-  journalDir = mkdtempSync(join(tmpdir(), 'loadgen-orders-'));
-  try {
-    // servers with entitlements (auth.roles) and orders: traders may view the /BENCH containers
-    // and order /BENCH instruments; no per-user order or request rate limit in the way
-    config = loadConfig({
-      overrides: {
-        ...base, auth: { roles: { trader: { subscribe: ['/BENCH/**'], order: ['/BENCH/**'] } } },
-        orders: { journalDir }, limits: { ordersPerSecPerUser: 0, requestsPerSec: 0 },
-      },
-      randomSecret,
-    });
-    ordersOn = true;
-  } catch {
-    config = loadConfig({ overrides: base, randomSecret }); // a server without entitlements or orders
-  }
-  server = await startServer(config);
+  // traders may view the /BENCH containers and order /BENCH instruments; no per-user order or
+  // request rate limit in the way
+  server = await startConfiguredServer({
+    server: { workers: 1 }, demo: { enabled: false }, batching: { burstMaxMs: 0 },
+    auth: { roles: { trader: { subscribe: ['/BENCH/**'], order: ['/BENCH/**'] } } },
+    orders: { journalDir: tempDir('loadgen-orders-') }, limits: { ordersPerSecPerUser: 0, requestsPerSec: 0 },
+  });
   url = `ws://127.0.0.1:${server.port}`;
 });
 
 afterAll(async () => {
-  await server?.close();
-  rmSync(journalDir, { recursive: true, force: true });
+  await server?.stop();
+  removeTempDirs();
 });
 
 /** Notes the runners print (failure reasons), shown when an expectation fails. */
@@ -129,8 +108,7 @@ describe('view presets against a real server', () => {
     expect(s.serverRssBytes).toBeGreaterThan(0);
   }, 60_000);
 
-  it.each(['worker', 'interval'] as const)('orders (%s pacing): every order acknowledged, ids gap-free', async (pacing, ctx) => {
-    if (!ordersOn) ctx.skip(); // a server without orders (no orders.journalDir setting)
+  it.each(['worker', 'interval'] as const)('orders (%s pacing): every order acknowledged, ids gap-free', async (pacing) => {
     const report = await runOrders({
       url, source, account, scenario: 'orders', params: {}, steps: [200], stepSeconds: 2, warmupSeconds: 0.5, clients: 4, pacing,
       connectTimeoutMs: 10_000, responseTimeoutMs: 10_000, engine: 'node', onProgress,

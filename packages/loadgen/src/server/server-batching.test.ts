@@ -1,38 +1,28 @@
 /**
- * The preset's batching control against a real server (real engine, real uWS, port 0): set
+ * The preset's batching control against a real server process (the built server, port 0): set
  * burst-max through the admin API, read it back, put it back; refused for a trader.
  */
 
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../../apps/server/src/config.js';
-import { setLogSink } from '../../../../apps/server/src/log.js';
-import { startServer, type RunningServer } from '../../../../apps/server/src/server.js';
+import { removeTempDirs, startConfiguredServer, tempDir, type ChildServer } from '../../test/child-server.js';
 import { applyBatching, batchingPatch } from './server-batching.js';
 
-setLogSink(() => {});
-
-let server: RunningServer;
+let server: ChildServer;
 let url: string;
 
 beforeAll(async () => {
-  const config = loadConfig({
-    overrides: {
-      server: { host: '127.0.0.1', port: 0, workers: 1 },
-      demo: { enabled: false },
-      batching: { burstMinMs: 100, burstMaxMs: 0 },
-      admin: { auditDir: mkdtempSync(path.join(os.tmpdir(), 'tw-loadgen-audit-')) },
-    },
-    randomSecret: () => 'loadgen-test-secret-'.padEnd(40, 'x'),
+  server = await startConfiguredServer({
+    server: { workers: 1 },
+    demo: { enabled: false },
+    batching: { burstMinMs: 100, burstMaxMs: 0 },
+    admin: { auditDir: tempDir('tw-loadgen-audit-') },
   });
-  server = await startServer(config);
   url = `ws://127.0.0.1:${server.port}`;
 });
 
 afterAll(async () => {
-  await server?.close();
+  await server?.stop();
+  removeTempDirs();
 });
 
 describe('batchingPatch', () => {

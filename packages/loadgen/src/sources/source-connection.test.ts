@@ -1,13 +1,9 @@
 import type { RecordPublish } from '@tidewire/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../../apps/server/src/config.js';
-import { setLogSink } from '../../../../apps/server/src/log.js';
-import { startServer, type RunningServer } from '../../../../apps/server/src/server.js';
+import { removeTempDirs, startConfiguredServer, type ChildServer } from '../../test/child-server.js';
 import { FeedPublisher } from './feed-publisher.js';
 
-setLogSink(() => {});
-
-let server: RunningServer;
+let server: ChildServer;
 
 // a tiny high-water mark: every ~45 KB frame pauses the source while the engine applies it; the
 // overrun allowance (the server's rogue test cuts at 256 KiB) covers what an obeying source may
@@ -15,15 +11,12 @@ let server: RunningServer;
 const LIMITS = { sourceHighWaterBytes: 1024, sourceLowWaterBytes: 512, sourceOverrunBytes: 16 * 1024 * 1024 };
 
 beforeAll(async () => {
-  const config = loadConfig({
-    overrides: { server: { host: '127.0.0.1', port: 0, workers: 1 }, demo: { enabled: false }, limits: LIMITS },
-    randomSecret: () => 'loadgen-test-secret-'.padEnd(40, 'x'),
-  });
-  server = await startServer(config);
+  server = await startConfiguredServer({ server: { workers: 1 }, demo: { enabled: false }, limits: LIMITS });
 });
 
 afterAll(async () => {
-  await server?.close();
+  await server?.stop();
+  removeTempDirs();
 });
 
 async function publishesIn(): Promise<number> {
