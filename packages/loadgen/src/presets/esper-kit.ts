@@ -23,12 +23,7 @@
  */
 
 import os from 'node:os';
-import {
-  decodeServerFrame,
-  encodeClientMessage,
-  type ClientMessage,
-  type ServerMessage,
-} from '@tidewire/protocol';
+import { TidewireClient, TidewireError, type ClientOptions } from '@tidewire/client';
 import WebSocket from 'ws';
 import { epochNowMs } from '../util/clock.js';
 import { LoadgenError } from '../util/errors.js';
@@ -191,69 +186,88 @@ export interface KitOptions {
   onProgress(line: string): void;
 }
 
-/** A logged-in `/stream` connection that creates the statements and receives their results. */
+/**
+ * A logged-in `/stream` connection (the client SDK, no reconnects) that creates the statements and
+ * receives their results; its errors become the loadgen's: UNREACHABLE, TIMEOUT, SERVER_REFUSED
+ * naming the request and the server's code.
+ */
 class KitTrader {
-  private nextReq = 1;
-  private readonly waiters = new Map<number, (m: ServerMessage) => void>();
   /** Latencies of results received while `measuring`. */
   readonly hist = newLatencyHistogram();
   measuring = false;
   results = 0;
   closedReason: string | undefined;
+  private closing = false;
 
-  private constructor(private readonly ws: WebSocket) {}
-
-  static async open(url: string, timeoutMs: number): Promise<KitTrader> {
-    const ws = new WebSocket(`${url.replace(/\/+$/, '')}/stream`);
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new LoadgenError('TIMEOUT', `no /stream connection within ${timeoutMs} ms`)), timeoutMs);
-      ws.once('open', () => { clearTimeout(timer); resolve(); });
-      ws.once('error', (e) => { clearTimeout(timer); reject(new LoadgenError('UNREACHABLE', `/stream: ${e.message}`)); });
+  private constructor(private readonly client: TidewireClient) {
+    client.on('state', (state, detail) => {
+      if (state === 'closed' && !this.closing && this.closedReason === undefined) {
+        this.closedReason = `server closed the trader connection: ${detail?.code ?? 'no code'} ${detail?.reason ?? ''}`.trimEnd();
+      }
     });
-    const t = new KitTrader(ws);
-    ws.on('message', (data: Buffer) => t.onFrame(data.toString('utf8')));
-    ws.on('close', (code, reason) => { t.closedReason = `server closed the trader connection: ${code} ${reason.toString()}`; });
-    return t;
   }
 
-  private onFrame(text: string): void {
-    const now = epochNowMs();
-    for (const m of decodeServerFrame(text)) {
-      if (m.type === 'record.update' || m.type === 'record.image') {
-        this.results++;
-        if (this.measuring) recordLatencyMs(this.hist, now - m.ts);
-        continue;
-      }
-      if ('reqId' in m && typeof m.reqId === 'number') {
-        const w = this.waiters.get(m.reqId);
-        if (w) {
-          this.waiters.delete(m.reqId);
-          w(m);
-        }
-      }
+  /** Connects to `url`'s `/stream` and logs `account` in; each request is bounded by `timeoutMs`. */
+  static async connect(url: string, account: { user: string; password: string }, timeoutMs: number): Promise<KitTrader> {
+    const client = new TidewireClient({ url: `${url.replace(/\/+$/, '')}/stream`, WebSocket: WebSocket as unknown as ClientOptions['WebSocket'], reconnect: false, requestTimeoutMs: timeoutMs });
+    const trader = new KitTrader(client);
+    try {
+      await client.login(account.user, account.password);
+    } catch (err) {
+      trader.close();
+      if (err instanceof TidewireError && err.code === 'CONNECTION_FAILED') throw new LoadgenError('UNREACHABLE', `/stream: ${err.message}`);
+      throw trader.refused('session.login', err);
     }
+    return trader;
   }
 
-  /** Sends a request and resolves with its reply (an `error` rejects, naming it). */
-  request(m: Omit<ClientMessage, 'reqId'>, timeoutMs: number): Promise<ServerMessage> {
-    const reqId = this.nextReq++;
+  /** Creates statement `name`. */
+  async createStatement(name: string, statement: string): Promise<void> {
+    await this.client.createStatement(name, statement).catch((err: unknown) => Promise.reject(this.refused('statement.create', err)));
+  }
+
+  /**
+   * Subscribes to `subjects`, counting every image and update as a result (timed from its `ts`
+   * while `measuring`); resolves once the server accepted every subject (subscribed, or pending
+   * until its statement writes it), within `timeoutMs`.
+   */
+  subscribe(subjects: readonly string[], timeoutMs: number): Promise<void> {
+    const waiting = new Set(subjects);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => { this.waiters.delete(reqId); reject(new LoadgenError('TIMEOUT', `${m.type} #${reqId}: no reply within ${timeoutMs} ms`)); }, timeoutMs);
-      this.waiters.set(reqId, (reply) => {
-        clearTimeout(timer);
-        if (reply.type === 'error') reject(new LoadgenError('SERVER_REFUSED', `${m.type} refused: ${reply.code}: ${reply.message}`));
-        else resolve(reply);
+      const timer = setTimeout(() => reject(new LoadgenError('TIMEOUT', `record.subscribe: ${waiting.size} of ${subjects.length} subjects unanswered within ${timeoutMs} ms`)), timeoutMs);
+      const result = (ts: number): void => {
+        this.results++;
+        if (this.measuring) recordLatencyMs(this.hist, epochNowMs() - ts);
+      };
+      this.client.subscribe([...subjects], {
+        onImage: (record) => result(record.ts),
+        onUpdate: (_record, _changed, update) => result(update.ts),
+        onStatus: (subject, status, error) => {
+          if (status === 'error') {
+            clearTimeout(timer);
+            reject(this.refused('record.subscribe', error ?? new Error(`${subject} refused`)));
+            return;
+          }
+          waiting.delete(subject);
+          if (waiting.size === 0) {
+            clearTimeout(timer);
+            resolve();
+          }
+        },
       });
-      this.ws.send(encodeClientMessage({ ...m, reqId } as ClientMessage));
     });
   }
 
-  async login(user: string, password: string, timeoutMs: number): Promise<void> {
-    await this.request({ type: 'session.login', user, password } as Omit<ClientMessage, 'reqId'>, timeoutMs);
+  /** TIMEOUT, or SERVER_REFUSED naming the request and the server's code. */
+  private refused(request: string, err: unknown): LoadgenError {
+    if (err instanceof TidewireError && err.code === 'TIMEOUT') return new LoadgenError('TIMEOUT', `${request}: ${err.message}`);
+    const why = err instanceof TidewireError ? `${err.code}: ${err.message}` : String(err);
+    return new LoadgenError('SERVER_REFUSED', `${request} refused: ${why}`);
   }
 
   close(): void {
-    this.ws.close(1000, 'esper-kit step done');
+    this.closing = true;
+    this.client.close();
   }
 }
 
@@ -269,21 +283,20 @@ export async function runEsperKit(o: KitOptions): Promise<KitReport> {
   const source = await SourceConnection.open({ url: o.url, user: o.source.user, password: o.source.password, clock: epochNowMs, timeoutMs: o.connectTimeoutMs });
   try {
     for (const mode of o.modes) {
-      const trader = await KitTrader.open(o.url, o.connectTimeoutMs);
+      const trader = await KitTrader.connect(o.url, o.account, o.connectTimeoutMs);
       try {
-        await trader.login(o.account.user, o.account.password, o.connectTimeoutMs);
         o.onProgress(`${mode}: creating ${KIT_SYMBOLS} statements`);
         // in batches: every request is answered before the next batch (no unbounded queue)
         for (let i = 0; i < KIT_SYMBOLS; i += 100) {
           const batch = [];
           for (let k = i; k < Math.min(KIT_SYMBOLS, i + 100); k++) {
             const s = kitSymbol(k);
-            batch.push(trader.request({ type: 'statement.create', name: kitName(mode, s), statement: kitStatement(mode, s) } as Omit<ClientMessage, 'reqId'>, o.connectTimeoutMs));
+            batch.push(trader.createStatement(kitName(mode, s), kitStatement(mode, s)));
           }
           await Promise.all(batch);
         }
         const subjects = Array.from({ length: Math.min(o.sample, KIT_SYMBOLS) }, (_, k) => `/STAT/${kitName(mode, kitSymbol(k))}${KIT_PREFIX}${kitSymbol(k)}`);
-        if (subjects.length > 0) await trader.request({ type: 'record.subscribe', subjects } as Omit<ClientMessage, 'reqId'>, o.connectTimeoutMs);
+        if (subjects.length > 0) await trader.subscribe(subjects, o.connectTimeoutMs);
         for (const rate of o.rates) steps.push(await runStep(o, mode, rate, events, source, trader));
       } finally {
         trader.close();
