@@ -21,8 +21,8 @@ if (!['worker', 'interval'].includes(ticksName) || !(tickMs > 0) || !(rate > 0) 
 }
 
 const dist = (f) => new URL(`../dist/${f}`, import.meta.url).href;
-const { Pacer, runPaced, workerTicks, intervalTicks } = await import(dist('pacer.js'));
-const { epochNowMs } = await import(dist('clock.js'));
+const { Pacer, runPaced, workerTicks, intervalTicks } = await import(dist('util/pacer.js'));
+const { epochNowMs } = await import(dist('util/clock.js'));
 
 const start = epochNowMs() + 20;
 const measureFrom = start + 500;

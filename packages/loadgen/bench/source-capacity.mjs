@@ -66,9 +66,9 @@ if (process.argv[2] === '--sink') {
     process.exit(2);
   }
   const dist = (f) => new URL(`../dist/${f}`, import.meta.url).href;
-  const { startFeedShards } = await import(dist('feed-shards.js'));
-  const { blotterShard } = await import(dist('blotter-feed.js'));
-  const { epochNowMs } = await import(dist('clock.js'));
+  const { startFeedShards } = await import(dist('sources/feed-shards.js'));
+  const { blotterShard } = await import(dist('presets/blotter-feed.js'));
+  const { epochNowMs } = await import(dist('util/clock.js'));
   const hardStop = setTimeout(() => {
     console.error('source-capacity: time bound reached');
     process.exit(1);

@@ -5,7 +5,7 @@
 // --window rows), then sends `view.rows` frames with --per-frame updated rows each at --rate
 // rows/s in total, round robin over users and their window rows, seq +1 per row (a loss shows).
 // The users are the Rust simulator (`--engine native`, `tidewire-loadgen-clients --mode views`,
-// spawned as in a real run) or the Node view users (`--engine node`, dist/view-users.js, one
+// spawned as in a real run) or the Node view users (`--engine node`, dist/clients/view-users.js, one
 // thread, in a child process so its CPU is its own). After a 2 s warm-up it measures --seconds
 // and prints one JSON object: rows/s and frames/s received, lost/out of order (native only),
 // the users' CPU (% of one core, user and total), rows per CPU core-second, what the blaster
@@ -95,7 +95,7 @@ const within = (p, ms, what) =>
 
 // --- Node view users (the child process of --engine node) -------------------------------------
 if (args.role === 'node-users') {
-  const { ViewUsers } = await import(new URL('../dist/view-users.js', import.meta.url).href);
+  const { ViewUsers } = await import(new URL('../dist/clients/view-users.js', import.meta.url).href);
   const group = new ViewUsers({ url: `ws://127.0.0.1:${Number(args.port)}`, light: light === 'true' });
   const spec = { container: '/C', window: { offset: 0, size: windowRows } };
   const opened = await within(Promise.all(Array.from({ length: users }, (_, i) => group.openView(i, 't', spec))), OPEN_WITHIN_MS, 'opening');

@@ -9,7 +9,7 @@
 // TOKEN (a session token of the trader, from a first login) avoids a password hash per user. On a
 // server with entitlements, log in as a bench account of `tidewire-loadgen users-config`
 // (-e USER_NAME=bench-t1 -e PASSWORD=bench123): the default trader rules do not cover /BENCH/**.
-// The filter formula is finderFilter() of src/view-presets.ts (k6 cannot import it): keep in step.
+// The filter formula is finderFilter() of src/presets/view-presets.ts (k6 cannot import it): keep in step.
 import { check } from 'k6';
 import exec from 'k6/execution';
 import { Counter, Trend } from 'k6/metrics';
@@ -48,7 +48,7 @@ export const options = {
   },
 };
 
-/** finderFilter(user, fraction) of src/view-presets.ts. */
+/** finderFilter(user, fraction) of src/presets/view-presets.ts. */
 function finderFilter(user, fraction) {
   const oneCategory = fraction <= 1 / CATEGORIES;
   const textPart = oneCategory ? `cat = "C${user % CATEGORIES}"` : 'cat >= "C"';

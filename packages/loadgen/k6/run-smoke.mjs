@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '../../..');
 const serverMain = join(root, 'apps/server/dist/main.js');
-const sourceModule = join(here, '../dist/source.js');
+const sourceModule = join(here, '../dist/sources/source.js');
 
 function findK6() {
   const onPath = spawnSync('k6', ['version'], { stdio: 'ignore' });

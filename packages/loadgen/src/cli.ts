@@ -4,14 +4,14 @@
  * `run <preset>`; `--help` on each. Exit status: 0 done, 1 the run failed, 2 bad arguments.
  */
 
-import { flagHelp, parseFlags, type FlagSpec, type ParsedFlags } from './args.js';
-import { FAILOVER_DOC } from './failover-command.js';
-import { BARE_SERVER_FLAGS, CLIENTS_FLAGS, RUN_FLAGS, SOURCE_FLAGS, bareServerCommand, clientsCommand, runCommand, sourceCommand } from './commands.js';
-import { LoadgenError } from './errors.js';
-import { SOURCE_FAILOVER_FLAGS, sourceFailoverCommand } from './source-failover.js';
-import { FANOUT_PRESETS, PRESET_NAMES } from './presets.js';
-import { FINDER_SOURCE_FLAGS, USERS_CONFIG_FLAGS, VIEW_PRESETS, finderSourceCommand, usersConfigCommand } from './view-commands.js';
-import { ESPER_HELP, ESPER_PRESET } from './esper-command.js';
+import { flagHelp, parseFlags, type FlagSpec, type ParsedFlags } from './commands/args.js';
+import { FAILOVER_DOC } from './commands/failover-command.js';
+import { BARE_SERVER_FLAGS, CLIENTS_FLAGS, RUN_FLAGS, SOURCE_FLAGS, bareServerCommand, clientsCommand, runCommand, sourceCommand } from './commands/commands.js';
+import { LoadgenError } from './util/errors.js';
+import { SOURCE_FAILOVER_FLAGS, sourceFailoverCommand } from './commands/source-failover.js';
+import { FANOUT_PRESETS, PRESET_NAMES } from './presets/presets.js';
+import { FINDER_SOURCE_FLAGS, USERS_CONFIG_FLAGS, VIEW_PRESETS, finderSourceCommand, usersConfigCommand } from './commands/view-commands.js';
+import { ESPER_HELP, ESPER_PRESET } from './commands/esper-command.js';
 
 interface Command {
   summary: string;

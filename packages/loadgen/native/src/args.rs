@@ -238,7 +238,7 @@ impl Args {
     }
 
     /// The subjects user `user` subscribes to, placed by `assign` (the TS `subjectsForUser` in
-    /// src/subjects.ts is the same rule, and pins the same examples).
+    /// src/sources/subjects.ts is the same rule, and pins the same examples).
     pub fn subjects_for(&self, user: u64) -> Vec<String> {
         indexes_for(user, self.subs_per_user, self.subject_count, self.assign)
             .into_iter()

@@ -1,5 +1,5 @@
 //! The orders preset's requests: order `k` of a run (the TS `orderOf` in
-//! packages/loadgen/src/orders.ts: same client order id, instrument, price and quantity) and its
+//! packages/loadgen/src/presets/orders.ts: same client order id, instrument, price and quantity) and its
 //! `order.submit` frame text in the canonical key order of packages/protocol (messages.ts), so the
 //! text is byte-identical to `encodeClientMessage`; the order.* golden frames pin it.
 

@@ -2,7 +2,7 @@
 //! with a session token, sends the `order.submit`s its worker hands it, and matches each
 //! `order.ack` / `order.reject` / `error` to its order by reqId (create -> ack from the schedule,
 //! send -> ack from the send, per-client answer order, the acked `orderId`s). The TS counterpart
-//! is the Node engine of packages/loadgen/src/orders.ts; both count the same things.
+//! is the Node engine of packages/loadgen/src/presets/orders.ts; both count the same things.
 
 use crate::clock::Clock;
 use crate::link::{Connect, Event, Link};

@@ -1,5 +1,5 @@
 //! What the order clients measure between two `take` commands (the counters of the TS orders
-//! runner, packages/loadgen/src/orders.ts): create -> ack from each order's schedule (open loop),
+//! runner, packages/loadgen/src/presets/orders.ts): create -> ack from each order's schedule (open loop),
 //! send -> ack from its actual send, send lateness, acks, rejects, acks out of order per client;
 //! and, over the whole run, the `orderId`s acked (an `IdSet`: gaps between them are orders never
 //! answered, or another trader submitting).

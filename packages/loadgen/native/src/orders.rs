@@ -1,5 +1,5 @@
 //! `--mode orders`: the trader connections of the orders preset (STAC durable order flow). The
-//! TS side (packages/loadgen/src/native-orders.ts) keeps the instruments' source, the login and
+//! TS side (packages/loadgen/src/presets/native-orders.ts) keeps the instruments' source, the login and
 //! the steps; this process sends the orders on schedule and times their answers. One JSON object
 //! per line on stdin, each answered by one line, in order:
 //!

@@ -2,7 +2,7 @@
 //! token, sends the `view.create` requests the TS side encoded, times each answer, and keeps its
 //! views: row latency from each row's `ts`, sequence checks per row, and (for rows leaving a
 //! window, which carry no `ts`) the row's subject handed back so the TS side can time it.
-//! The TS counterpart is packages/loadgen/src/view-users.ts; both count the same things.
+//! The TS counterpart is packages/loadgen/src/clients/view-users.ts; both count the same things.
 
 use crate::clock::Clock;
 use crate::link::{Connect, Event, Link};

@@ -1,6 +1,6 @@
 //! What the simulated view users measure between two `take` commands: response time
 //! (`view.create` sent -> `view.created`), row latency (record publish `ts` -> the row's change
-//! received) and the counters of `ViewUsersReport` (packages/loadgen/src/view-users.ts).
+//! received) and the counters of `ViewUsersReport` (packages/loadgen/src/clients/view-users.ts).
 
 use crate::stats::{new_histogram, MAX_LATENCY_MICROS};
 use hdrhistogram::Histogram;
