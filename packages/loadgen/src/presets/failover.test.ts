@@ -78,7 +78,7 @@ describe.runIf(serverBuilt())('run failover against two unreplicated servers', (
     const lines: string[] = [];
     const report = await runFailover({
       ...base, urls: [a.wsBase, b.wsBase], killUrl: a.wsBase, kill: { pid: a.proc.pid! },
-      traders: 2, ratePerSec: 20, seconds: 4, killAfterSeconds: 1.5, connectTimeoutMs: 30_000, responseTimeoutMs: 15_000,
+      traders: 2, ratePerSec: 20, seconds: 12, killAfterSeconds: 1.5, connectTimeoutMs: 30_000, responseTimeoutMs: 15_000,
       onProgress: (l) => lines.push(l),
     });
     feedA.stop();
