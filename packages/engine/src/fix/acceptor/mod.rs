@@ -4,7 +4,7 @@
 //! has a connection is refused by closing the new connection (the live one is untouched).
 
 mod app;
-mod echo;
+pub(crate) mod echo;
 mod slot;
 
 pub use app::{

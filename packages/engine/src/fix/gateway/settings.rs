@@ -26,6 +26,8 @@ pub struct SessionSpec {
     pub password: Option<String>,
     /// Prefix that turns a Symbol without a leading `/` into an instrument (`/FX/`).
     pub symbol_prefix: String,
+    /// Benchmarks only: the session echoes each NewOrderSingle back instead of taking orders.
+    pub bench_echo: bool,
 }
 
 fn comp_id_ok(s: &str) -> bool {
@@ -47,6 +49,7 @@ pub fn gateway_config(
         .ok_or_else(|| format!("fix host {host:?} does not resolve to an address to listen on"))?;
     let mut settings = Vec::with_capacity(sessions.len());
     let mut prefixes = Vec::with_capacity(sessions.len());
+    let mut echo = Vec::with_capacity(sessions.len());
     for (i, s) in sessions.iter().enumerate() {
         let at = format!("fix.sessions.{i}");
         let dictionary = match s.begin_string.as_str() {
@@ -74,11 +77,13 @@ pub fn gateway_config(
             user: s.user.clone(),
         });
         prefixes.push(s.symbol_prefix.clone());
+        echo.push(s.bench_echo);
     }
     let mut acceptor = AcceptorConfig::new(bind, settings);
     acceptor.store_dir = Some(store_dir);
     let mut cfg = GatewayConfig::new(acceptor);
     cfg.symbol_prefixes = prefixes;
+    cfg.bench_echo = echo;
     Ok(cfg)
 }
 
@@ -95,6 +100,7 @@ mod tests {
             username: None,
             password: None,
             symbol_prefix: "/FX/".into(),
+            bench_echo: false,
         }
     }
 
