@@ -22,7 +22,8 @@ export interface FixSessionEntry {
   readonly symbolPrefix?: string;
   /**
    * Benchmarks only (`tidewire-loadgen run fix-echo`): the session echoes each NewOrderSingle back
-   * as a NewOrderSingle with the same body and takes no order. @default false
+   * as a NewOrderSingle with the same body and takes no order; its messages stay in memory (not
+   * in `fix.storeDir`). @default false
    */
   readonly benchEcho?: boolean;
 }

@@ -81,6 +81,8 @@ pub fn gateway_config(
     }
     let mut acceptor = AcceptorConfig::new(bind, settings);
     acceptor.store_dir = Some(store_dir);
+    // an echo session takes no orders: nothing of it to recover, and its messages are not synced
+    acceptor.memory_stores.clone_from(&echo);
     let mut cfg = GatewayConfig::new(acceptor);
     cfg.symbol_prefixes = prefixes;
     cfg.bench_echo = echo;
@@ -117,6 +119,14 @@ mod tests {
         assert_eq!(cfg.acceptor.sessions.len(), 2);
         assert!(cfg.acceptor.sessions[0].config.dictionary.is_fix44());
         assert_eq!(cfg.symbol_prefixes, ["/FX/", "/FX/"]);
+        assert_eq!(cfg.bench_echo, [false, false]);
+        let mut echo = spec("FIX.4.2");
+        echo.bench_echo = true;
+        let e = gateway_config("127.0.0.1", 1, "/tmp".into(), &[echo]).unwrap();
+        assert_eq!(
+            (e.bench_echo.as_slice(), e.acceptor.memory_stores.as_slice()),
+            (&[true][..], &[true][..])
+        );
         let e = gateway_config("127.0.0.1", 1, "/tmp".into(), &[spec("FIX.5.0")]).unwrap_err();
         assert_eq!(
             e,
