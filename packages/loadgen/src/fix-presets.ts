@@ -191,14 +191,14 @@ interface EchoTarget {
 
 const ECHO_COLUMNS = ['min', 'p50', 'p75', 'p90', 'p95', 'p99', 'p99.9', 'p99.99', 'max'];
 
-/** Per FIX target, RTT over all runs divided by `base`'s (same column), 2 decimals. */
+/** Per FIX target, RTT over all runs divided by `base`'s (same column), 3 significant digits. */
 function ratios(targets: EchoTarget[], base: string): Record<string, Record<string, number>> {
   const b = targets.find((t) => t.target === base)?.allRunsRttUs;
   const out: Record<string, Record<string, number>> = {};
   if (!b) return out;
   for (const t of targets) {
     if (t.target === base || !t.allRunsRttUs) continue;
-    out[t.target] = Object.fromEntries(ECHO_COLUMNS.map((c) => [c, Math.round((t.allRunsRttUs![c]! / b[c]!) * 100) / 100]));
+    out[t.target] = Object.fromEntries(ECHO_COLUMNS.map((c) => [c, Number((t.allRunsRttUs![c]! / b[c]!).toPrecision(3))]));
   }
   return out;
 }
