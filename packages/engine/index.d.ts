@@ -501,6 +501,8 @@ export interface FixSessionInput {
   password?: string
   /** Prefix for Symbols without a leading `/` (e.g. `/FX/`). @default "" */
   symbolPrefix?: string
+  /** Benchmarks only: echo each NewOrderSingle back instead of taking orders. @default false */
+  benchEcho?: boolean
 }
 
 /** The engine's ingest lane (`Engine.ingestQueue`): what sources sent that is not applied yet. */

@@ -4,7 +4,7 @@
 Input: the FIX 4.2 and FIX 4.4 data dictionaries in the XML layout QuickFIX ships
 (spec/FIX42.xml, spec/FIX44.xml in the quickfix source package). Output: Rust tables of
 every field (number, name, type, enumerated values), every MsgType value, and the
-header, trailer and the messages in scope (admin 0 1 2 3 4 5 A; application D F G 8 9 j d)
+header, trailer and the messages in scope (admin 0 1 2 3 4 5 A; application C D F G 8 9 j d)
 with components flattened and repeating groups kept as groups.
 
     python3 scripts/gen_fix_dictionary.py FIX42.xml src/fix/dictionary/fix42.rs FIX42
@@ -12,7 +12,7 @@ with components flattened and repeating groups kept as groups.
 import sys
 import xml.etree.ElementTree as ET
 
-SCOPE = ["0", "1", "2", "3", "4", "5", "A", "D", "F", "G", "8", "9", "j", "d"]
+SCOPE = ["0", "1", "2", "3", "4", "5", "A", "C", "D", "F", "G", "8", "9", "j", "d"]
 TYPES = {
     "INT": "Int", "LENGTH": "Length", "SEQNUM": "SeqNum", "NUMINGROUP": "NumInGroup",
     "DAYOFMONTH": "DayOfMonth", "FLOAT": "Float", "QTY": "Qty", "PRICE": "Price",

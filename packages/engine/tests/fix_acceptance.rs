@@ -1,5 +1,5 @@
-//! The QuickFIX/J server-side FIX 4.2 acceptance definitions, each played against a fresh
-//! acceptor in test mode on an ephemeral port (one test per definition file).
+//! The QuickFIX/J server-side FIX 4.2 and FIX 4.4 acceptance definitions, each played against a
+//! fresh acceptor in test mode on an ephemeral port (one test per definition file).
 
 #[path = "fix_acceptance/runner.rs"]
 mod runner;
@@ -9,11 +9,14 @@ use tidewire_engine::fix::acceptor::{Acceptor, AcceptorConfig, EchoApplication, 
 use tidewire_engine::fix::dictionary::Dictionary;
 use tidewire_engine::fix::session::{SessionConfig, SystemClock};
 
-/// The acceptor the definitions expect: FIX 4.2, SenderCompID ISLD, TargetCompID TW, sequence
-/// numbers reset when a connection ends, the echo application.
-fn test_mode_acceptor() -> Acceptor {
-    let mut session = SessionConfig::new(Dictionary::fix42(), "ISLD", "TW");
+/// The acceptor the definitions expect: one session of the definitions' FIX version (its
+/// standard dictionary), SenderCompID ISLD, TargetCompID TW, sequence numbers reset when a
+/// connection ends, no NextExpectedMsgSeqNum (789) in the Logon (QuickFIX/J's default; its
+/// 789 definitions are a separate suite), the echo application.
+fn test_mode_acceptor(dictionary: Dictionary) -> Acceptor {
+    let mut session = SessionConfig::new(dictionary, "ISLD", "TW");
     session.reset_on_disconnect = true;
+    session.next_expected_msg_seq_num = false;
     let settings = SessionSettings {
         config: session,
         user: "fix-test".into(),
@@ -22,13 +25,14 @@ fn test_mode_acceptor() -> Acceptor {
     Acceptor::start(cfg, Arc::new(EchoApplication::new()), Arc::new(SystemClock::default())).expect("acceptor starts")
 }
 
-fn play(file: &str) {
+/// Plays `definitions/<dir>/<file>` against a test-mode acceptor with `dictionary`.
+fn play(dir: &str, dictionary: Dictionary, file: &str) {
     let path = format!(
-        "{}/tests/fix_acceptance/definitions/fix42/{file}",
+        "{}/tests/fix_acceptance/definitions/{dir}/{file}",
         env!("CARGO_MANIFEST_DIR")
     );
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let acceptor = test_mode_acceptor();
+    let acceptor = test_mode_acceptor(dictionary);
     let result = runner::run(&text, acceptor.local_addr());
     acceptor.stop();
     if let Err(e) = result {
@@ -36,34 +40,40 @@ fn play(file: &str) {
     }
 }
 
+/// One module per FIX version: a test per definition file, and a test that every file of the
+/// version's directory is listed (`$count` files).
 macro_rules! definitions {
-    ($($name:ident => $file:literal,)*) => {
-        $(
-            #[test]
-            fn $name() {
-                play($file);
-            }
-        )*
+    ($module:ident, $dir:literal, $dictionary:expr, $count:literal, { $($name:ident => $file:literal,)* }) => {
+        mod $module {
+            use super::*;
 
-        /// Every definition file has a test above.
-        #[test]
-        fn every_definition_is_played() {
-            let dir = format!("{}/tests/fix_acceptance/definitions/fix42", env!("CARGO_MANIFEST_DIR"));
-            let mut files: Vec<String> = std::fs::read_dir(&dir)
-                .expect("definitions")
-                .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
-                .filter(|n| n.ends_with(".def"))
-                .collect();
-            files.sort();
-            let mut listed = vec![$($file),*];
-            listed.sort();
-            assert_eq!(files, listed);
-            assert_eq!(listed.len(), 63);
+            $(
+                #[test]
+                fn $name() {
+                    play($dir, $dictionary, $file);
+                }
+            )*
+
+            /// Every definition file has a test above.
+            #[test]
+            fn every_definition_is_played() {
+                let dir = format!("{}/tests/fix_acceptance/definitions/{}", env!("CARGO_MANIFEST_DIR"), $dir);
+                let mut files: Vec<String> = std::fs::read_dir(&dir)
+                    .expect("definitions")
+                    .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+                    .filter(|n| n.ends_with(".def"))
+                    .collect();
+                files.sort();
+                let mut listed = vec![$($file),*];
+                listed.sort();
+                assert_eq!(files, listed);
+                assert_eq!(listed.len(), $count);
+            }
         }
     };
 }
 
-definitions! {
+definitions!(fix42, "fix42", Dictionary::fix42(), 63, {
     def_10_msgseqnumequal => "10_MsgSeqNumEqual.def",
     def_10_msgseqnumgreater => "10_MsgSeqNumGreater.def",
     def_10_msgseqnumless => "10_MsgSeqNumLess.def",
@@ -127,4 +137,18 @@ definitions! {
     def_reverseroute => "ReverseRoute.def",
     def_reverseroutewithemptyroutingtags => "ReverseRouteWithEmptyRoutingTags.def",
     def_bugfix_qfj634_resendrequestandsequencereset => "bugfix_QFJ634_ResendRequestAndSequenceReset.def",
-}
+});
+
+definitions!(fix44, "fix44", Dictionary::fix44(), 11, {
+    def_11c_newseqnoless => "11c_NewSeqNoLess.def",
+    def_14j_outoforderrepeatinggroupmembers => "14j_OutOfOrderRepeatingGroupMembers.def",
+    def_1b_duplicateidentity => "1b_DuplicateIdentity.def",
+    def_1d_invalidlogonbadsendingtime => "1d_InvalidLogonBadSendingTime.def",
+    def_2e_possdupalreadyreceived => "2e_PossDupAlreadyReceived.def",
+    def_2e_possdupnotreceived => "2e_PossDupNotReceived.def",
+    def_2k_compiddoesnotmatchprofile => "2k_CompIDDoesNotMatchProfile.def",
+    def_2q_msgtypenotvalid => "2q_MsgTypeNotValid.def",
+    def_3c_garbledmessage => "3c_GarbledMessage.def",
+    def_minqty44 => "MinQty44.def",
+    def_qfj934_missingdelimiternestedrepeatinggroup => "QFJ934_MissingDelimiterNestedRepeatingGroup.def",
+});

@@ -310,6 +310,47 @@ fn the_servers_pre_trade_check_refuses_before_the_desk() {
     rig.engine.shutdown().unwrap();
 }
 
+#[test]
+fn a_bench_echo_session_echoes_orders_and_takes_none() {
+    let dir = TempDir::new("fixgw-echo");
+    let rig = Rig::start(orders_config(&dir.path().join("journal")));
+    rig.market("/FX/EURUSD", 1.0850, 1.0852);
+    let sessions = vec![SessionSettings {
+        config: SessionConfig::new(Dictionary::fix42(), "TW", "ECHO"),
+        user: "bob".into(),
+    }];
+    let mut acceptor = AcceptorConfig::new("127.0.0.1:0".parse().expect("addr"), sessions);
+    acceptor.store_dir = Some(dir.path().join("fix"));
+    let mut cfg = GatewayConfig::new(acceptor);
+    cfg.bench_echo = vec![true];
+    let port: Arc<dyn OrderPort> = Arc::new(rig.engine.clone());
+    let gw = FixGateway::start(cfg, port, None).expect("gateway starts");
+    let mut c = FixClient::connect(gw.local_addr().expect("listening"), "FIX.4.2", "ECHO", "TW", 1);
+    c.logon();
+    for cl in ["E1", "E2"] {
+        c.send(
+            "D",
+            &format!("11={cl}|21=1|55=EURUSD|54=1|60=<NOW>|38=5|40=2|44=1.08|59=0"),
+        );
+        let m = c.next_app();
+        assert_eq!(m.msg_type(), "D", "echoed as a NewOrderSingle: {m:?}");
+        tags(
+            &m,
+            &[
+                (11, cl),
+                (55, "EURUSD"),
+                (38, "5"),
+                (44, "1.08"),
+                (49, "TW"),
+                (56, "ECHO"),
+            ],
+        );
+    }
+    assert_eq!(rig.engine.stats().orders_accepted, 0, "nothing reached the desk");
+    gw.stop();
+    rig.engine.shutdown().unwrap();
+}
+
 /// Waits (bounded) until `cond` holds on the gateway.
 fn wait_for(gw: &FixGateway, what: &str, cond: impl Fn(&FixGateway) -> bool) {
     let deadline = Instant::now() + fix_client::WAIT;

@@ -15,6 +15,8 @@ describe('fix settings', () => {
     expect(c.fix.sessions.map((s) => `${s.beginString} ${s.targetCompId} ${s.user}`)).toEqual([
       'FIX.4.4 OMS1 alice', 'FIX.4.4 DEMO44 alice', 'FIX.4.2 DEMO42 bob',
     ]);
+    expect(load({ port: 9878, sessions: [{ ...session, benchEcho: true }] }).fix.sessions[0]!.benchEcho).toBe(true);
+    expect(c.fix.sessions[0]!.benchEcho).toBeUndefined();
     expect(loadConfig({ overrides: { fix: { port: 9878, demoSessions: true }, orders: { journalDir: 'j' } }, argv: ['--fix-store-dir', '/var/fix'] }).fix.storeDir).toBe('/var/fix');
   });
 
@@ -30,6 +32,7 @@ describe('fix settings', () => {
       [{ sessions: [{ ...session, user: 'feed' }] }, undefined, 'whose role is source (orders need trader or admin)'],
       [{ sessions: [{ ...session, symbolPrefix: 'FX' }] }, undefined, 'fix.sessions.0.symbolPrefix must be "" or subject segments ending in \'/\''],
       [{ sessions: [{ ...session, extra: 1 }] }, undefined, 'fix.sessions.0: unknown key "extra"'],
+      [{ sessions: [{ ...session, benchEcho: 'yes' }] }, undefined, 'fix.sessions.0.benchEcho must be true or false, got "yes"'],
     ];
     for (const [fix, orders, message] of cases) {
       let err: unknown;

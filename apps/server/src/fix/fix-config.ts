@@ -20,6 +20,12 @@ export interface FixSessionEntry {
   readonly password?: string;
   /** Prepended to a Symbol without a leading `/` to name the instrument (`/FX/` + `EURUSD`). @default "" */
   readonly symbolPrefix?: string;
+  /**
+   * Benchmarks only (`tidewire-loadgen run fix-echo`): the session echoes each NewOrderSingle back
+   * as a NewOrderSingle with the same body and takes no order; its messages stay in memory (not
+   * in `fix.storeDir`). @default false
+   */
+  readonly benchEcho?: boolean;
 }
 
 /** The sessions `fix.demoSessions` adds (demo users alice and bob). */
@@ -34,13 +40,13 @@ const SUBJECT_PREFIX = /^(\/[A-Za-z0-9_.@:-]+)*\/$/;
 /** Validates `raw` (the file's `fix.sessions`); throws `fail(message)` naming the entry and field. */
 export function validateFixSessions(raw: unknown, origin: string, fail: (message: string) => Error): FixSessionEntry[] {
   if (raw === undefined) return [];
-  const shape = '{beginString, senderCompId, targetCompId, user, username?, password?, symbolPrefix?}';
+  const shape = '{beginString, senderCompId, targetCompId, user, username?, password?, symbolPrefix?, benchEcho?}';
   if (!Array.isArray(raw)) throw fail(`${origin} fix.sessions must be an array of ${shape}`);
   const seen = new Set<string>();
   return raw.map((e: unknown, i) => {
     const at = `${origin} fix.sessions.${i}`;
     if (!e || typeof e !== 'object' || Array.isArray(e)) throw fail(`${at} must be an object ${shape}`);
-    const { beginString, senderCompId, targetCompId, user, username, password, symbolPrefix, ...rest } = e as Record<string, unknown>;
+    const { beginString, senderCompId, targetCompId, user, username, password, symbolPrefix, benchEcho, ...rest } = e as Record<string, unknown>;
     const extra = Object.keys(rest)[0];
     if (extra !== undefined) throw fail(`${at}: unknown key "${extra}"`);
     if (beginString !== 'FIX.4.2' && beginString !== 'FIX.4.4') throw fail(`${at}.beginString must be "FIX.4.2" or "FIX.4.4", got ${JSON.stringify(beginString)}`);
@@ -56,6 +62,7 @@ export function validateFixSessions(raw: unknown, origin: string, fail: (message
     if (symbolPrefix !== undefined && (typeof symbolPrefix !== 'string' || (symbolPrefix !== '' && !SUBJECT_PREFIX.test(symbolPrefix)))) {
       throw fail(`${at}.symbolPrefix must be "" or subject segments ending in '/' (e.g. "/FX/"), got ${JSON.stringify(symbolPrefix)}`);
     }
+    if (benchEcho !== undefined && typeof benchEcho !== 'boolean') throw fail(`${at}.benchEcho must be true or false, got ${JSON.stringify(benchEcho)}`);
     const key = `${beginString} ${senderCompId} ${targetCompId}`;
     if (seen.has(key)) throw fail(`${at}: session ${beginString} ${senderCompId}->${targetCompId} is listed twice`);
     seen.add(key);
@@ -64,6 +71,7 @@ export function validateFixSessions(raw: unknown, origin: string, fail: (message
       ...(username !== undefined ? { username: username as string } : {}),
       ...(password !== undefined ? { password: password as string } : {}),
       ...(symbolPrefix !== undefined ? { symbolPrefix: symbolPrefix as string } : {}),
+      ...(benchEcho === true ? { benchEcho: true } : {}),
     };
     return entry;
   });

@@ -32,6 +32,8 @@ pub struct FixSessionInput {
     pub password: Option<String>,
     /// Prefix for Symbols without a leading `/` (e.g. `/FX/`). @default ""
     pub symbol_prefix: Option<String>,
+    /// Benchmarks only: echo each NewOrderSingle back instead of taking orders. @default false
+    pub bench_echo: Option<bool>,
 }
 
 /// The gateway's settings.
@@ -171,6 +173,7 @@ impl JsFixGateway {
                 username: s.username,
                 password: s.password,
                 symbol_prefix: s.symbol_prefix.unwrap_or_default(),
+                bench_echo: s.bench_echo.unwrap_or(false),
             })
             .collect();
         let port = u16::try_from(config.port)

@@ -9,13 +9,17 @@
 //!   packages/loadgen/README.md for every field.
 //!
 //! With `--mode views` it simulates view users instead (views.rs documents those commands), with
-//! `--mode orders` the order clients of the orders preset (orders.rs).
+//! `--mode orders` the order clients of the orders preset (orders.rs). `--mode fix-echo` and
+//! `--mode fix-orders` run the FIX presets' timing loops and exit (fix_bench.rs).
 //!
 //! The process exits by itself after `--max-seconds` or when stdin closes.
 
 mod args;
 mod clock;
 mod conn;
+mod fix_bench;
+mod fix_conn;
+mod fix_wire;
 mod link;
 mod order_codec;
 mod order_conn;
@@ -82,7 +86,20 @@ pub(crate) fn cpu_micros() -> (u64, u64) {
 }
 
 fn main() {
-    let args = match Args::parse(std::env::args().skip(1)) {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(mode) = argv
+        .windows(2)
+        .find(|w| w[0] == "--mode")
+        .map(|w| w[1].clone())
+        .filter(|m| m.starts_with("fix-"))
+    {
+        if mode != "fix-echo" && mode != "fix-orders" {
+            eprintln!("tidewire-loadgen-clients: unknown mode {mode:?}\n\n{}", fix_bench::USAGE);
+            std::process::exit(2);
+        }
+        std::process::exit(fix_bench::main(&mode, &argv));
+    }
+    let args = match Args::parse(argv.into_iter()) {
         Ok(a) => a,
         Err(msg) => {
             eprintln!("tidewire-loadgen-clients: {msg}\n\n{}", args::USAGE);

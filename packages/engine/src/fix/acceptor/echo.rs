@@ -27,7 +27,7 @@ impl EchoApplication {
 }
 
 /// Copies `msg` into `reply` as a new message of the same type.
-fn echo(msg: &Message<'_>, reply: &mut Outbox) {
+pub(crate) fn echo(msg: &Message<'_>, reply: &mut Outbox) {
     let dict = Dictionary::for_begin_string(msg.begin_string());
     let mut w = reply.message(msg.msg_type());
     for (t, v) in msg.fields() {

@@ -4,7 +4,7 @@
 //! has a connection is refused by closing the new connection (the live one is untouched).
 
 mod app;
-mod echo;
+pub(crate) mod echo;
 mod slot;
 
 pub use app::{
@@ -44,6 +44,9 @@ pub struct AcceptorConfig {
     /// Directory of the session stores (one subdirectory per session). `None`: in memory,
     /// sequence numbers start at 1 on every start.
     pub store_dir: Option<PathBuf>,
+    /// Per session (same order as `sessions`): true keeps that session's store in memory even
+    /// with a `store_dir` (a benchmark echo session, which carries no orders). Missing: false.
+    pub memory_stores: Vec<bool>,
     /// Largest BodyLength accepted; a larger one is garbled. @default 65536
     pub max_message_bytes: usize,
     /// A connection that has not sent a Logon within this time is closed. @default 10 s
@@ -62,6 +65,7 @@ impl AcceptorConfig {
             bind,
             sessions,
             store_dir: None,
+            memory_stores: Vec::new(),
             max_message_bytes: 65_536,
             logon_timeout: Duration::from_secs(10),
             poll_interval: Duration::from_millis(50),
@@ -97,19 +101,20 @@ impl Acceptor {
     /// Opens the session stores, binds the listener and starts accepting.
     pub fn start(cfg: AcceptorConfig, app: Arc<dyn Application>, clock: Arc<dyn Clock>) -> io::Result<Acceptor> {
         let mut slots = HashMap::new();
-        for s in &cfg.sessions {
+        for (i, s) in cfg.sessions.iter().enumerate() {
             let c = &s.config;
             let id = SessionId {
                 begin_string: c.dictionary.begin_string().to_string(),
                 sender_comp_id: c.sender_comp_id.clone(),
                 target_comp_id: c.target_comp_id.clone(),
             };
+            let in_memory = cfg.memory_stores.get(i).copied().unwrap_or(false);
             let store: Box<dyn SessionStore> = match &cfg.store_dir {
-                Some(dir) => Box::new(FileStore::open(&dir.join(format!(
+                Some(dir) if !in_memory => Box::new(FileStore::open(&dir.join(format!(
                     "{}-{}-{}",
                     id.begin_string, id.sender_comp_id, id.target_comp_id
                 )))?),
-                None => Box::new(MemoryStore::new()),
+                _ => Box::new(MemoryStore::new()),
             };
             let key = (
                 id.begin_string.clone(),

@@ -135,7 +135,8 @@ impl Reject {
     }
 
     /// Writes the Text (58): the standard description, and the tag when there is one
-    /// (`Required tag missing, field=55`).
+    /// (`Required tag missing, field=55`). Group members out of order are worded as QuickFIX
+    /// words them (`Out of order repeating group members`, the tag in RefTagID only).
     pub fn write_text(&self, out: &mut Vec<u8>) {
         if let Some((count, delimiter)) = self.group_delimiter {
             out.extend_from_slice(b"The group ");
@@ -144,10 +145,43 @@ impl Reject {
             super::super::codec::push_u64(out, u64::from(delimiter));
             return;
         }
+        if self.reason == RejectReason::RepeatingGroupFieldsOutOfOrder {
+            out.extend_from_slice(b"Out of order repeating group members");
+            return;
+        }
         out.extend_from_slice(self.reason.text().as_bytes());
         if let Some(tag) = self.tag {
             out.extend_from_slice(b", field=");
             super::super::codec::push_i64(out, i64::from(tag));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(r: Reject) -> String {
+        let mut out = Vec::new();
+        r.write_text(&mut out);
+        String::from_utf8(out).expect("ascii")
+    }
+
+    #[test]
+    fn texts_name_the_tag_except_quickfix_worded_cases() {
+        assert_eq!(
+            text(Reject::tag(RejectReason::RequiredTagMissing, 55)),
+            "Required tag missing, field=55"
+        );
+        assert_eq!(
+            text(Reject::tag(RejectReason::RepeatingGroupFieldsOutOfOrder, 661)),
+            "Out of order repeating group members"
+        );
+        let delimiter = Reject {
+            reason: RejectReason::RepeatingGroupFieldsOutOfOrder,
+            tag: Some(864),
+            group_delimiter: Some((146, 55)),
+        };
+        assert_eq!(text(delimiter), "The group 146 must set the delimiter field 55");
     }
 }

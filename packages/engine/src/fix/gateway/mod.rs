@@ -70,6 +70,10 @@ pub struct GatewayConfig {
     /// Per acceptor session (same order): prefix that turns a Symbol without a leading `/`
     /// into an instrument subject (`/FX/` + `EURUSD`); missing or empty: symbols must be subjects.
     pub symbol_prefixes: Vec<String>,
+    /// Per acceptor session (same order): true makes the session a benchmark echo (each
+    /// NewOrderSingle is sent back as a NewOrderSingle with the same body; nothing reaches the
+    /// desk, so no order is taken). Missing: false.
+    pub bench_echo: Vec<bool>,
     /// How long the start waits for the desk to attach the gateway. @default 10 s
     pub attach_timeout: Duration,
 }
@@ -80,6 +84,7 @@ impl GatewayConfig {
         GatewayConfig {
             acceptor,
             symbol_prefixes: Vec::new(),
+            bench_echo: Vec::new(),
             attach_timeout: Duration::from_secs(10),
         }
     }
@@ -123,6 +128,8 @@ struct SessionInfo {
     user: String,
     prefix: String,
     version: Version,
+    /// Benchmark echo: NewOrderSingles come back as NewOrderSingles, no order is taken.
+    bench_echo: bool,
 }
 
 /// The gateway: the acceptor's [`Application`] and the desk's sink behind it. Built and run by
@@ -338,6 +345,10 @@ impl Application for Gateway {
         session: &SessionHandle,
     ) -> Result<(), BusinessReject> {
         let s = self.session_of(session)?;
+        if self.sessions[s].bench_echo {
+            crate::fix::acceptor::echo::echo(order.message(), reply);
+            return Ok(());
+        }
         let done = if self.is_ready() {
             self.new_order(s, order)
         } else {
@@ -463,6 +474,7 @@ impl FixGateway {
             sessions.push(SessionInfo {
                 user: s.user.clone(),
                 prefix: cfg.symbol_prefixes.get(i).cloned().unwrap_or_default(),
+                bench_echo: cfg.bench_echo.get(i).copied().unwrap_or(false),
                 version: if c.dictionary.is_fix44() {
                     Version::Fix44
                 } else {

@@ -26,6 +26,8 @@ pub struct SessionSpec {
     pub password: Option<String>,
     /// Prefix that turns a Symbol without a leading `/` into an instrument (`/FX/`).
     pub symbol_prefix: String,
+    /// Benchmarks only: the session echoes each NewOrderSingle back instead of taking orders.
+    pub bench_echo: bool,
 }
 
 fn comp_id_ok(s: &str) -> bool {
@@ -47,6 +49,7 @@ pub fn gateway_config(
         .ok_or_else(|| format!("fix host {host:?} does not resolve to an address to listen on"))?;
     let mut settings = Vec::with_capacity(sessions.len());
     let mut prefixes = Vec::with_capacity(sessions.len());
+    let mut echo = Vec::with_capacity(sessions.len());
     for (i, s) in sessions.iter().enumerate() {
         let at = format!("fix.sessions.{i}");
         let dictionary = match s.begin_string.as_str() {
@@ -74,11 +77,15 @@ pub fn gateway_config(
             user: s.user.clone(),
         });
         prefixes.push(s.symbol_prefix.clone());
+        echo.push(s.bench_echo);
     }
     let mut acceptor = AcceptorConfig::new(bind, settings);
     acceptor.store_dir = Some(store_dir);
+    // an echo session takes no orders: nothing of it to recover, and its messages are not synced
+    acceptor.memory_stores.clone_from(&echo);
     let mut cfg = GatewayConfig::new(acceptor);
     cfg.symbol_prefixes = prefixes;
+    cfg.bench_echo = echo;
     Ok(cfg)
 }
 
@@ -95,6 +102,7 @@ mod tests {
             username: None,
             password: None,
             symbol_prefix: "/FX/".into(),
+            bench_echo: false,
         }
     }
 
@@ -111,6 +119,14 @@ mod tests {
         assert_eq!(cfg.acceptor.sessions.len(), 2);
         assert!(cfg.acceptor.sessions[0].config.dictionary.is_fix44());
         assert_eq!(cfg.symbol_prefixes, ["/FX/", "/FX/"]);
+        assert_eq!(cfg.bench_echo, [false, false]);
+        let mut echo = spec("FIX.4.2");
+        echo.bench_echo = true;
+        let e = gateway_config("127.0.0.1", 1, "/tmp".into(), &[echo]).unwrap();
+        assert_eq!(
+            (e.bench_echo.as_slice(), e.acceptor.memory_stores.as_slice()),
+            (&[true][..], &[true][..])
+        );
         let e = gateway_config("127.0.0.1", 1, "/tmp".into(), &[spec("FIX.5.0")]).unwrap_err();
         assert_eq!(
             e,
