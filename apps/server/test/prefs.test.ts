@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { MAX_PREFS_BYTES, type ErrorMessage, type PrefsGot, type PrefsSaved, type ServerMessage } from '@tidewire/protocol';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { RawSocket, closeAll, removeTempDirs, startTestServer, streamSocket, streamSockets, tempDir } from './helpers.js';
+import { RawSocket, closeAll, removeTempDirs, sdkClient, startTestServer, streamSocket, streamSockets, tempDir } from './helpers.js';
 
 afterEach(closeAll);
 afterAll(removeTempDirs);
@@ -68,6 +68,16 @@ describe('preferences on the server', () => {
     const got = await request<PrefsGot>(sockets[0]!, 199, { type: 'prefs.get' });
     expect(Object.keys(got.prefs)).toHaveLength(20);
     expect(got.version).toBe(20);
+  });
+
+  it('the client SDK saves and reads preferences, and refuses a bad key before sending', async () => {
+    const server = await startTestServer({ prefs: { dir: tempDir('tidewire-prefs-') } });
+    const client = sdkClient(server);
+    await client.connect();
+    await expect(client.getPrefs()).resolves.toEqual({ prefs: {}, version: 0 });
+    await expect(client.setPrefs({ watchlist: '["/FX/GBPUSD"]' })).resolves.toEqual({ version: 1, bytes: 9 + 14 });
+    await expect(client.setPrefs({ '9lives': 'x' })).rejects.toMatchObject({ code: 'BAD_REQUEST', field: 'prefs.9lives' });
+    await expect(client.getPrefs()).resolves.toEqual({ prefs: { watchlist: '["/FX/GBPUSD"]' }, version: 1 });
   });
 
   it('answers UNAVAILABLE on a server without a preferences directory', async () => {
