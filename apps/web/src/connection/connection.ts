@@ -24,6 +24,7 @@ import {
 import type { FrameScheduler } from './frame-batcher.js';
 import { RecordStore } from './record-store.js';
 import { clearStoredSession, readStoredSession, writeStoredSession, type StorageLike } from './session-token.js';
+import { UserPrefs } from './user-prefs.js';
 
 /** Where the user is in the login flow. */
 export type LoginPhase = 'loggedOut' | 'loggingIn' | 'loggedIn';
@@ -65,6 +66,8 @@ export interface ConnectionOptions {
   urls: readonly string[];
   /** Keeps the token across reloads; default: none (every reload asks for a password). */
   storage?: StorageLike;
+  /** Keeps a copy of the user's preferences (localStorage in the browser); default: none. */
+  prefsStorage?: StorageLike;
   /** Builds the SDK client; default `new TidewireClient(options)` with the global WebSocket. */
   createClient?: (options: ClientOptions) => TidewireClient;
   /** Frame scheduler for record notifications; default requestAnimationFrame. */
@@ -100,6 +103,7 @@ export class Connection {
   private readonly listeners = new Set<() => void>();
   private client: TidewireClient | undefined;
   private store: RecordStore | undefined;
+  private userPrefs: UserPrefs | undefined;
   private offState: (() => void) | undefined;
   private pendingPaints: number[] = [];
   private paintTimer: ReturnType<typeof setTimeout> | undefined;
@@ -125,6 +129,11 @@ export class Connection {
   /** Record subscriptions of the logged-in session; undefined while logged out. */
   get records(): RecordStore | undefined {
     return this.store;
+  }
+
+  /** The logged-in user's preferences (layout, watchlist), kept on the server; undefined while logged out. */
+  get prefs(): UserPrefs | undefined {
+    return this.userPrefs;
   }
 
   /**
@@ -249,12 +258,16 @@ export class Connection {
       if (this.client !== client) return;
       const closeDetail = detail?.code !== undefined || detail?.reason !== undefined ? detail : this.snapshot.closeDetail;
       this.set({ ...this.snapshot, state, closeDetail });
+      // changes made while disconnected reach the server once the session is back
+      if (state === 'loggedIn') this.userPrefs?.flush();
     });
     try {
       const session = await ('token' in auth ? client.resume(auth.token) : client.connect());
       if (generation !== this.generation) return; // superseded by a newer login or a logout
       writeStoredSession(this.options.storage, { user: session.user, token: session.token, expiresAt: session.tokenExpiresAt });
       this.store = new RecordStore(client, this.options.scheduler);
+      this.userPrefs = new UserPrefs({ getPrefs: () => client.getPrefs(), setPrefs: (patch) => client.setPrefs(patch) }, this.options.prefsStorage, session.user);
+      void this.userPrefs.load();
       this.set({ phase: 'loggedIn', state: client.state, session, loginError: undefined, closeDetail: undefined });
     } catch (error) {
       if (generation !== this.generation) return;
@@ -270,6 +283,8 @@ export class Connection {
     this.offState = undefined;
     this.store?.dispose();
     this.store = undefined;
+    this.userPrefs?.dispose();
+    this.userPrefs = undefined;
     this.client?.close();
     this.client = undefined;
   }
