@@ -8,6 +8,7 @@ import { gridTheme } from '../watchlist/grid-setup.js';
 import { formatCellPrice, formatVolume } from '../watchlist/watchlist-row.js';
 import { useDebounced } from '../server-view-grid/use-debounced.js';
 import { useServerViewGrid, type ServerViewQuery } from '../server-view-grid/use-server-view-grid.js';
+import { baseSubject } from '../blotter/instrument-search.js';
 import { ticketHash } from '../blotter/ticket-link.js';
 import { plural } from '../shell/plural.js';
 import { useWatchlist } from '../watchlist/use-watchlist.js';
@@ -72,7 +73,9 @@ interface WatchContext {
 function WatchCell(params: ICellRendererParams<FinderRow, unknown, WatchContext>) {
   const row = params.data;
   if (row === undefined) return null;
-  const inList = params.context.watched?.has(row.subject) === true;
+  // the view's record is the user's price tier (`/PRODUCT/X@T2`); the watchlist holds the product
+  const subject = baseSubject(row.subject);
+  const inList = params.context.watched?.has(subject) === true;
   const code = typeof row.code === 'string' && row.code !== '' ? row.code : row.subject;
   return (
     <button
@@ -83,7 +86,7 @@ function WatchCell(params: ICellRendererParams<FinderRow, unknown, WatchContext>
       title={inList ? 'In your watchlist' : 'Add to the watchlist (or press W on the row)'}
       onClick={() => params.context.watch(row)}
       data-testid="finder-watch"
-      data-subject={row.subject}
+      data-subject={subject}
     >
       {inList ? '✓' : '+ Watch'}
     </button>
@@ -199,7 +202,7 @@ export function FinderPage() {
   const watched = useMemo(() => (watchlist.subjects === undefined ? undefined : new Set(watchlist.subjects)), [watchlist.subjects]);
   const watch = useCallback(
     (row: FinderRow) => {
-      const result = addToWatchlist(row.subject);
+      const result = addToWatchlist(baseSubject(row.subject));
       setWatchNote(result.ok ? `${typeof row.code === 'string' ? row.code : row.subject} added to the watchlist` : result.message);
     },
     [addToWatchlist],
