@@ -8,6 +8,7 @@ import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore
 import type { ConnectionSnapshot } from './connection.js';
 import { useConnection } from './ConnectionProvider.js';
 import type { RecordListener, RecordSnapshot, RecordStore } from './record-store.js';
+import type { SubmitReject } from './submit-rejects.js';
 import type { PrefsSnapshot } from './user-prefs.js';
 
 /** The connection snapshot (phase, state, session, errors); re-renders on every change. */
@@ -127,4 +128,15 @@ export function usePrefs(): PrefsSnapshot {
 export function usePutPref(): (key: string, value: string | null) => void {
   const connection = useConnection();
   return useCallback((key: string, value: string | null) => connection.prefs?.put(key, value), [connection]);
+}
+
+const NO_REJECTS: readonly SubmitReject[] = Object.freeze([]);
+
+/** Orders the logged-in user had refused at submit in this tab, newest first. */
+export function useSubmitRejects(): readonly SubmitReject[] {
+  const connection = useConnection();
+  const { session } = useConnectionSnapshot();
+  const subscribe = useCallback((notify: () => void) => connection.submitRejects?.subscribe(notify) ?? (() => {}), [connection, session]);
+  const getSnapshot = useCallback(() => connection.submitRejects?.getSnapshot() ?? NO_REJECTS, [connection, session]);
+  return useSyncExternalStore(subscribe, getSnapshot);
 }
