@@ -1,10 +1,11 @@
-import { expect, test, type Browser, type BrowserContext, type Locator, type Page } from '@playwright/test';
+import { expect as baseExpect, test, type Browser, type BrowserContext, type Locator, type Page } from '@playwright/test';
 import { serverUrl, waitForHealth } from './server.js';
 
 // The workspace (tiles, blotter, finder side by side) and the preferences behind it: the layout
 // and the watchlist are kept on the server, so a second browser of the same user restores them.
 // Three live pages at once (30 tiles, two server-view grids) on a loaded 2-core box: room, not a timing claim.
-test.describe.configure({ mode: 'serial', timeout: 240_000 });
+test.describe.configure({ mode: 'serial', timeout: 360_000 });
+const expect = baseExpect.configure({ timeout: 60_000 });
 
 test.beforeAll(async ({ request }) => {
   await waitForHealth(request);
