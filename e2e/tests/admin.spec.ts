@@ -89,7 +89,11 @@ test("a trader's latency pill and the admin's sessions table show the same repor
   await expect
     .poll(
       async () => {
-        const pill = `${await alice.getByTestId('latency-mean').textContent()} / ${await alice.getByTestId('latency-p99').textContent()} / `;
+        // one read per page (a loaded machine must not let a new report land between two reads)
+        const pill = await alice.evaluate(() => {
+          const text = (id: string) => document.querySelector(`[data-testid="${id}"]`)?.textContent ?? '';
+          return `${text('latency-mean')} / ${text('latency-p99')} / `;
+        });
         const cell = (await row.locator('[col-id="clientLatencyMs"]').textContent()) ?? '';
         return cell.startsWith(pill) ? 'same' : `pill ${pill} vs table ${cell}`;
       },
