@@ -188,7 +188,8 @@ test('invalid orders show the server reject: quantity 0, a price off tick', asyn
 
   // both refused orders stay in the blotter, pinned above the server's rows, with the reason
   const grid = page.getByTestId('blotter-grid');
-  const refused = grid.locator('.ag-floating-top .ag-center-cols-container .ag-row');
+  // pinned rows (one element per column section: take the one holding the reason, never pinned)
+  const refused = grid.locator('.ag-row.ag-row-pinned:has([col-id="reason"])');
   await expect(refused).toHaveCount(2);
   await expect(page.getByTestId('blotter-rejected-count')).toHaveText('+ 2 orders refused at submit');
   await expect(refused.nth(0).locator('[col-id="status"]')).toHaveText('Rejected');
@@ -215,7 +216,7 @@ test('invalid orders show the server reject: quantity 0, a price off tick', asyn
   // and after a reload of the tab
   await page.reload();
   await expect(page.getByTestId('status-pill')).toHaveText('connected');
-  await expect(page.getByTestId('blotter-grid').locator('.ag-floating-top .ag-center-cols-container .ag-row')).toHaveCount(2);
+  await expect(page.getByTestId('blotter-grid').locator('.ag-row.ag-row-pinned:has([col-id="reason"])')).toHaveCount(2);
 });
 
 test('the ticket sizes by instrument type, asks before a large order, and shows a risk reject', async ({ page }, testInfo) => {
