@@ -69,8 +69,9 @@ export default defineConfig({
   },
   webServer: {
     // the admin tests change settings: their audit log goes to a throwaway directory, not the tree;
-    // so does the order journal of the blotter tests (each run starts with empty blotters)
-    command: `node ${JSON.stringify(serverMain)} --port ${freePort()} --host 127.0.0.1 --demo --audit-dir ${JSON.stringify(mkdtempSync(join(tmpdir(), 'tidewire-e2e-audit-')))} --journal-dir ${JSON.stringify(mkdtempSync(join(tmpdir(), 'tidewire-e2e-journal-')))}`,
+    // so does the order journal of the blotter tests (each run starts with empty blotters), and the
+    // users' preferences (each run starts with the default layout and watchlists)
+    command: `node ${JSON.stringify(serverMain)} --port ${freePort()} --host 127.0.0.1 --demo --audit-dir ${JSON.stringify(mkdtempSync(join(tmpdir(), 'tidewire-e2e-audit-')))} --journal-dir ${JSON.stringify(mkdtempSync(join(tmpdir(), 'tidewire-e2e-journal-')))} --prefs-dir ${JSON.stringify(mkdtempSync(join(tmpdir(), 'tidewire-e2e-prefs-')))}`,
     wait: { stdout: /Tidewire listening on http:\/\/127\.0\.0\.1:(?<tidewire_e2e_port>\d+)/ },
     stdout: 'pipe',
     stderr: 'pipe',

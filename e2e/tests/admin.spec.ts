@@ -64,11 +64,46 @@ test('an admin sees live charts and kicking a session disconnects it', async ({ 
   await expect(admin.getByTestId('admin-notice')).toContainText('kicked: e2e maintenance');
   await expect(alice.getByTestId('connection-banner')).toContainText('closed');
   await expect(alice.getByTestId('status-pill')).toHaveAttribute('data-state', 'closed');
+  // disconnected: the latency pill shows no figures rather than the last connection's
+  await expect(alice.getByTestId('latency-mean')).toHaveText('—');
+  await expect(alice.getByTestId('latency-p99')).toHaveText('—');
   await expect(row).toHaveCount(0, { timeout: 15_000 });
 
   const shot = testInfo.outputPath('admin-console.png');
   await admin.screenshot({ path: shot, fullPage: true });
   await testInfo.attach('admin-console', { path: shot, contentType: 'image/png' });
+});
+
+test("a trader's latency pill and the admin's sessions table show the same report; counts are singular for one", async ({ browser }) => {
+  const alice = await loggedInPage(browser, 'alice', 'alice123');
+  // FX tiles stream: alice's client reports its latency with every heartbeat
+  await expect(alice.getByTestId('fx-tile-EURUSD').getByTestId('fx-bid').locator('.fx-price')).toHaveAttribute('data-value', /^\d+\.\d{5}$/);
+  await expect(alice.getByTestId('latency-mean')).toHaveText(/^\d+(\.\d+)?$/, { timeout: 30_000 });
+  const admin = await loggedInPage(browser, 'admin', 'admin123');
+  await admin.getByTestId('nav-admin').click();
+  const header = admin.locator('[data-testid="admin-sessions"] .ag-header-cell[col-id="clientLatencyMs"]');
+  await expect(header).toContainText('client ms (last report) mean/p99/max');
+  // (the pinned kick column is a row element of its own, without the user's name)
+  const row = admin.locator('[data-testid="admin-sessions"] .ag-row', { hasText: 'alice' });
+  await expect(row).toHaveCount(1, { timeout: 15_000 });
+  // the pill and the row read the same heartbeat report: equal once both show the latest one
+  await expect
+    .poll(
+      async () => {
+        // one read per page (a loaded machine must not let a new report land between two reads)
+        const pill = await alice.evaluate(() => {
+          const text = (id: string) => document.querySelector(`[data-testid="${id}"]`)?.textContent ?? '';
+          return `${text('latency-mean')} / ${text('latency-p99')} / `;
+        });
+        const cell = (await row.locator('[col-id="clientLatencyMs"]').textContent()) ?? '';
+        return cell.startsWith(pill) ? 'same' : `pill ${pill} vs table ${cell}`;
+      },
+      { timeout: 30_000 },
+    )
+    .toBe('same');
+  // "1 session", never "1 sessions"
+  await expect(admin.getByTestId('admin-updated')).not.toContainText(/\b1 (sessions|records|subscriptions)\b/);
+  await expect(admin.getByTestId('admin-updated')).toContainText(/\d+ sessions? · [\d,]+ records? · [\d,]+ subscriptions?/);
 });
 
 test("an admin sees the finder's view in the views table after a trader opens the finder", async ({ browser }) => {

@@ -1,6 +1,7 @@
 import { expect, test, type Locator, type Page, type TestInfo } from '@playwright/test';
 import { TidewireClient, type TidewireError } from '@tidewire/client';
 import { blotterSubject } from '@tidewire/protocol';
+import { readFileSync } from 'node:fs';
 import { WebSocket } from 'ws';
 import { serverUrl, waitForHealth } from './server.js';
 
@@ -184,6 +185,38 @@ test('invalid orders show the server reject: quantity 0, a price off tick', asyn
   // Escape dismisses the answer
   await price.press('Escape');
   await expect(outcome).toHaveCount(0);
+
+  // both refused orders stay in the blotter, pinned above the server's rows, with the reason
+  const grid = page.getByTestId('blotter-grid');
+  // pinned rows (one element per column section: take the one holding the reason, never pinned)
+  const refused = grid.locator('.ag-row.ag-row-pinned:has([col-id="reason"])');
+  await expect(refused).toHaveCount(2);
+  await expect(page.getByTestId('blotter-rejected-count')).toHaveText('+ 2 orders refused at submit');
+  await expect(refused.nth(0).locator('[col-id="status"]')).toHaveText('Rejected');
+  await expect(refused.nth(0).locator('[col-id="reason"]')).toContainText('price (offTick)');
+  await expect(refused.nth(0).locator('[col-id="instrumentLabel"]')).toHaveText('GBP/USD');
+  await expect(refused.nth(0).locator('[col-id="quantity"]')).toHaveText('250,000');
+  await expect(refused.nth(1).locator('[col-id="reason"]')).toContainText('quantity (notPositive)');
+  // the filters apply to them as to the server's rows: they are buys, done, on GBP/USD
+  await page.getByTestId('blotter-filter-side').selectOption('sell');
+  await expect(refused).toHaveCount(0);
+  await page.getByTestId('blotter-filter-side').selectOption('any');
+  await page.getByTestId('blotter-chip-open').click();
+  await expect(refused).toHaveCount(0);
+  await page.getByTestId('blotter-chip-all').click();
+  await page.getByTestId('blotter-filter-instrument').fill('eur');
+  await expect(refused).toHaveCount(0);
+  await page.getByTestId('blotter-filter-instrument').fill('gbp/usd');
+  await expect(refused).toHaveCount(2);
+  // in the CSV export too
+  const download = page.waitForEvent('download');
+  await page.getByTestId('blotter-export').click();
+  const csv = readFileSync((await (await download).path()) ?? '', 'utf8');
+  expect(csv.split('\r\n').filter((line) => line.includes('Rejected') && line.includes('offTick'))).toHaveLength(1);
+  // and after a reload of the tab
+  await page.reload();
+  await expect(page.getByTestId('status-pill')).toHaveText('connected');
+  await expect(page.getByTestId('blotter-grid').locator('.ag-row.ag-row-pinned:has([col-id="reason"])')).toHaveCount(2);
 });
 
 test('the ticket sizes by instrument type, asks before a large order, and shows a risk reject', async ({ page }, testInfo) => {

@@ -81,6 +81,17 @@ test('the watchlist streams rows in place and takes typed subjects', async ({ pa
   await expect(bid).not.toHaveText(first ?? '');
   // a moved price carries its direction: its change flash is green up, red down
   await expect(bid).toHaveClass(/\bmove-(up|down)\b/);
+  const flashColour = async (direction: 'up' | 'down') =>
+    page.evaluate((d) => {
+      const cell = document.createElement('div');
+      cell.className = `ag-cell move-${d} ag-cell-data-changed`;
+      document.body.append(cell);
+      const colour = getComputedStyle(cell).backgroundColor;
+      cell.remove();
+      return colour;
+    }, direction);
+  expect(await flashColour('up')).toBe('rgba(34, 197, 94, 0.32)');
+  expect(await flashColour('down')).toBe('rgba(239, 68, 68, 0.32)');
 
   // Products stream too (the default list holds the first products of the demo catalog, seed 1).
   await expect(page.locator('.ag-row[row-id="/PRODUCT/CH9U47146984"] [col-id="status"]')).toHaveText('live');
@@ -94,6 +105,15 @@ test('the watchlist streams rows in place and takes typed subjects', async ({ pa
   await input.fill('not a subject');
   await input.press('Enter');
   await expect(page.getByTestId('watchlist-error')).toContainText('not a subject');
+
+  // a subject no source publishes is answered (pending on the server): the row says so, it does not hang
+  await input.fill('/FX/NOSUCH');
+  await input.press('Enter');
+  const missing = page.locator('.ag-row[row-id="/FX/NOSUCH"]');
+  await expect(missing.locator('[col-id="status"]')).toHaveText('no data');
+  await expect(missing.locator('[col-id="name"]')).toHaveText('No such subject: no data');
+  await page.getByRole('button', { name: 'Remove /FX/NOSUCH' }).click();
+  await expect(missing).toHaveCount(0);
 
   await page.getByRole('button', { name: 'Remove /FX/USDCAD' }).click();
   await expect(page.locator('.ag-row[row-id="/FX/USDCAD"]')).toHaveCount(0);

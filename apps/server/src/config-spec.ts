@@ -189,6 +189,9 @@ export const SETTINGS: readonly SettingSpec[] = [
     doc: 'Replicas of the order stream in JetStream: an order is acknowledged once a majority of them holds it. 3 for a 3-server NATS cluster (survives the loss of one server); 1 only with a single NATS server (no replication). At most the number of NATS servers.' },
   { path: 'cluster.requestTimeoutMs', type: 'int', env: 'TIDEWIRE_CLUSTER_REQUEST_TIMEOUT_MS', flag: 'cluster-request-timeout-ms', default: 2000, min: 100, max: 60_000, unit: 'ms',
     doc: 'Longest wait for NATS on an order (the stream\'s quorum, a forwarded request) before it is answered `UNAVAILABLE` and not acknowledged; the client may re-send it with the same `clientOrderId` (a duplicate is refused).' },
+  // prefs: per-user preferences (layout, watchlists) kept on the server
+  { path: 'prefs.dir', type: 'string', env: 'TIDEWIRE_PREFS_DIR', flag: 'prefs-dir', default: '', unit: 'path',
+    doc: 'Directory of the per-user preferences (`prefs.get` / `prefs.set`: the web app\'s layout and watchlists), one JSON file per user, created on the first save; empty: `prefs` beside the journal directory (`.data/prefs` for `npm start`), or off when orders are off too (`prefs.*` then gets UNAVAILABLE). Relative paths resolve against the working directory.' },
   // fix: the FIX order gateway (packages/engine src/fix), off unless fix.port is set
   { path: 'fix.port', type: 'int', env: 'TIDEWIRE_FIX_PORT', flag: 'fix-port', default: 0, min: 1, max: 65535, zeroMeansOff: true, unit: 'port',
     doc: 'TCP port of the FIX 4.2 / 4.4 acceptor (on `server.host`); 0 (the default) is off. Needs orders (`orders.journalDir`) and at least one session (`fix.sessions` in the config file, or `fix.demoSessions`). A port another process listens on stops the start (exit 1). `npm start` sets 9878.' },

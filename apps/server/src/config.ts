@@ -148,6 +148,8 @@ export interface Config {
   };
   /** Admin console: `auditDir` is absolute after loading. */
   readonly admin: { readonly auditDir: string; readonly metricsToken: string; readonly metricsPublic: boolean };
+  /** Per-user preferences: `dir` absolute after loading; empty: off (`prefs.*` gets UNAVAILABLE). */
+  readonly prefs: { readonly dir: string };
   /** FIX order gateway: `port` 0 = off; `storeDir` absolute after loading (empty while off). */
   readonly fix: {
     readonly port: number;
@@ -549,6 +551,10 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   auth.roles = roles;
   if (!auth.demoUsers && users.length === 0) throw new ConfigError('auth.users is empty and auth.demoUsers is false: nobody could log in');
   checkFix(out.fix!, fixSessions, out.orders!, Boolean(auth.demoUsers), users);
+  // preferences live beside the journal unless placed elsewhere; no journal and no directory: off
+  const prefs = out.prefs!;
+  const journalDir = String(out.orders!.journalDir);
+  prefs.dir = prefs.dir !== '' ? path.resolve(String(prefs.dir)) : journalDir === '' ? '' : path.join(path.dirname(path.resolve(journalDir)), 'prefs');
   // FIX orders enter the single-node desk; a cluster's orders are decided by its order leader
   if ((out.fix!.port as number) !== 0 && (cluster.urls as string[]).length > 0) {
     throw new ConfigError(`fix.port (${out.fix!.port}) cannot be used in cluster mode (cluster.urls): the FIX gateway takes orders on single-node servers`);

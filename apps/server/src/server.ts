@@ -6,6 +6,7 @@
 import { getHeapStatistics } from 'node:v8';
 import { AuditLog } from './admin/audit-log.js';
 import { MainAdminControl } from './admin/control.js';
+import { FilePrefsStore, NO_PREFS } from './prefs/prefs-store.js';
 import type { Config } from './config.js';
 import { buildUsers, UserDirectory } from './auth/users.js';
 import { createSecurity } from './entitlements/security.js';
@@ -91,7 +92,7 @@ async function startClaimed(config: Config, clock: Clock, options: StartOptions,
   // one connection-count table for every transport worker (limits.maxConnectionsPer*)
   const connections = SharedCounter.allocate();
   const audit = new AuditLog(config.admin.auditDir);
-  const admin = new MainAdminControl(config.batching, engine, audit, clock);
+  const admin = new MainAdminControl(config.batching, engine, audit, clock, config.prefs.dir === '' ? NO_PREFS : new FilePrefsStore(config.prefs.dir));
   // statements run before the first publish, so their results cover the whole feed
   try {
     await startServerStatements(engine, serverStatements(config));

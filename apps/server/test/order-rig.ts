@@ -10,6 +10,7 @@ import { loadConfig, type UserEntry } from '../src/config.js';
 import type { EnginePort, OrderSubmitInput } from '../src/engine-port.js';
 import { createSecurity } from '../src/entitlements/security.js';
 import type { ConnectionPort, HandlerContext } from '../src/handlers/context.js';
+import { NO_PREFS } from '../src/prefs/prefs-store.js';
 import { dispatchStream } from '../src/handlers/dispatch.js';
 import { Session } from '../src/session/session.js';
 
@@ -63,7 +64,7 @@ export function orderRig<E extends FakeOrderEngine>(
   const config = loadConfig({ overrides: { orders, limits }, randomSecret: () => 's'.repeat(32) });
   const user: UserEntry = { user: 'alice', role, tier: 'T1', passwordHash: 'unused' };
   const ctx: HandlerContext = {
-    config, users: new UserDirectory([]), engine: engine as unknown as EnginePort, clock: { now: () => 1_000_000 }, workerId: 0, security: createSecurity(config),
+    config, users: new UserDirectory([]), engine: engine as unknown as EnginePort, clock: { now: () => 1_000_000 }, workerId: 0, security: createSecurity(config), prefs: NO_PREFS,
   };
   const rate = limits.requestsPerSec ? { perSec: limits.requestsPerSec as number, burst: 2 } : undefined;
   const session = new Session('w0.c1', 'stream', 1_000_000, config.limits.loginTimeoutMs, rate);

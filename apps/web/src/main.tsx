@@ -24,8 +24,17 @@ function serverUrls(): string[] {
   }
 }
 
+/** localStorage when the browser allows it (private modes may refuse). */
+function localStore(): Storage | undefined {
+  try {
+    return window.localStorage;
+  } catch {
+    return undefined;
+  }
+}
+
 // One connection for the whole tab.
-const connection = new Connection({ urls: serverUrls(), storage: window.sessionStorage });
+const connection = new Connection({ urls: serverUrls(), storage: window.sessionStorage, prefsStorage: localStore() });
 // a reload keeps the session: log in again with the token this tab stored
 void connection.resume();
 

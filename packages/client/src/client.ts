@@ -11,10 +11,16 @@ import {
   MAX_SUBJECT_BYTES,
   MAX_SUBJECTS_PER_REQUEST,
   SUBJECT_PATTERN,
+  decodeClientMessage,
   decodeServerFrame,
   encodeClientMessage,
+  isDecodeFailure,
   type ClientMessage,
   type OrderAck,
+  type Prefs,
+  type PrefsGet,
+  type PrefsPatch,
+  type PrefsSet,
   type ServerMessage,
   type SessionLoggedIn,
 } from '@tidewire/protocol';
@@ -337,6 +343,37 @@ export class TidewireClient {
   /** Releases one reference to statement `name` (created by this client); NOT_FOUND when it holds none. */
   closeStatement(name: string): Promise<void> {
     return this.statements.close(name);
+  }
+
+  /**
+   * The logged-in user's preferences stored on the server (`prefs.get`): `version` 0 and no keys
+   * when nothing is stored yet. Rejects with UNAVAILABLE when the server keeps no preferences,
+   * DISCONNECTED (not logged in: not queued), TIMEOUT or CLOSED.
+   */
+  async getPrefs(): Promise<{ prefs: Prefs; version: number }> {
+    const reply = await this.prefsRequest({ type: 'prefs.get', reqId: this.takeReqId() });
+    if (reply.type !== 'prefs.got') throw new TidewireError('INTERNAL', `prefs.get answered by ${reply.type}`);
+    return { prefs: reply.prefs, version: reply.version };
+  }
+
+  /**
+   * Saves some of the user's preferences (`prefs.set`): each key named gets its value, `null`
+   * deletes it, other keys stay. Resolves once the server has them on disk. Rejects with
+   * BAD_REQUEST before sending when the patch breaks the protocol's rules (key syntax, size),
+   * LIMIT_EXCEEDED (the user's stored total), UNAVAILABLE, DISCONNECTED, TIMEOUT or CLOSED.
+   */
+  async setPrefs(patch: PrefsPatch): Promise<{ version: number; bytes: number }> {
+    const reply = await this.prefsRequest({ type: 'prefs.set', reqId: this.takeReqId(), prefs: patch });
+    if (reply.type !== 'prefs.saved') throw new TidewireError('INTERNAL', `prefs.set answered by ${reply.type}`);
+    return { version: reply.version, bytes: reply.bytes };
+  }
+
+  /** Checks a prefs request with the protocol's decoder, then sends it (logged in only). */
+  private prefsRequest(m: PrefsGet | PrefsSet): Promise<ServerMessage> {
+    const d = decodeClientMessage(encodeClientMessage(m));
+    if (isDecodeFailure(d)) return Promise.reject(new TidewireError(d.error.code, d.error.message, { field: d.error.field }));
+    if (this.currentState !== 'loggedIn') return Promise.reject(new TidewireError('DISCONNECTED', `cannot send ${m.type}: not logged in`, { reqId: m.reqId }));
+    return this.request(m);
   }
 
   /** Closes the connection for good (code 1000): no reconnect; in-flight requests reject with CLOSED. */

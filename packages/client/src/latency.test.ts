@@ -42,4 +42,15 @@ describe('LatencyTracker', () => {
     expect(t.rotate()).toEqual({ samples: 1, meanMs: 5, p99Ms: 5, maxMs: 5 });
     expect(t.snapshot().paintMeanMs).toBeUndefined();
   });
+
+  it('keeps the last report with samples as `reported` (the server ignores empty ones)', () => {
+    const t = new LatencyTracker();
+    expect(t.snapshot().reported.samples).toBe(0);
+    t.receipt(7);
+    t.rotate();
+    t.rotate();
+    const snap = t.snapshot();
+    expect(snap.period.samples).toBe(0);
+    expect(snap.reported).toEqual({ samples: 1, meanMs: 7, p99Ms: 7, maxMs: 7 });
+  });
 });

@@ -67,6 +67,7 @@ export class LatencyTracker {
   private readonly current = new LatencyWindow();
   private readonly lifetime = new LatencyWindow();
   private period: LatencyStats = { samples: 0, meanMs: 0, p99Ms: 0, maxMs: 0 };
+  private reported: LatencyStats = { samples: 0, meanMs: 0, p99Ms: 0, maxMs: 0 };
   private paintSum = 0;
   private paintCount = 0;
   private periodPaintMeanMs: number | undefined;
@@ -87,6 +88,7 @@ export class LatencyTracker {
   /** Closes the current period and returns its report (what a heartbeat carries). */
   rotate(): ClientLatencyReport {
     this.period = this.current.stats();
+    if (this.period.samples > 0) this.reported = this.period;
     this.current.reset();
     const report: ClientLatencyReport = { ...this.period };
     this.periodPaintMeanMs = this.paintCount > 0 ? this.paintSum / this.paintCount : undefined;
@@ -98,7 +100,7 @@ export class LatencyTracker {
 
   /** Last period, current period and lifetime statistics. */
   snapshot(): LatencySnapshot {
-    const s: LatencySnapshot = { period: this.period, current: this.current.stats(), lifetime: this.lifetime.stats() };
+    const s: LatencySnapshot = { period: this.period, reported: this.reported, current: this.current.stats(), lifetime: this.lifetime.stats() };
     if (this.periodPaintMeanMs !== undefined) s.paintMeanMs = this.periodPaintMeanMs;
     return s;
   }

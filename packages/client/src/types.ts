@@ -134,6 +134,12 @@ export interface LatencyStats {
 export interface LatencySnapshot {
   /** The last completed heartbeat period (the one reported in the last ping). */
   period: LatencyStats;
+  /**
+   * The last completed period that had samples: what the server keeps as this session's latency
+   * (it ignores empty reports) and the admin console's sessions table shows. Zero samples before
+   * the first such period.
+   */
+  reported: LatencyStats;
   /** Since the last completed period (what the next ping reports). */
   current: LatencyStats;
   /** Since the client was created. */

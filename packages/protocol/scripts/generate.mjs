@@ -62,7 +62,7 @@ function check(schema) {
     if (!families.has(t.family)) fail(`types.${t.name}`, `names unknown family '${t.family}'`);
     if (t.kind === 'object') checkFields(`types.${t.name}`, t.fields, named);
     else if (t.kind === 'variants') t.variants.forEach((v) => checkFields(`types.${t.name}.${v.tag}`, v.fields, named));
-    else if (t.kind === 'map' && !named.has(t.values)) fail(`types.${t.name}`, `maps to unknown type '${t.values}'`);
+    else if (t.kind === 'map' && !named.has(t.values) && t.values !== 'string') fail(`types.${t.name}`, `maps to unknown type '${t.values}'`);
     else if (t.kind === 'union') t.of.forEach((x) => x === 'null' || PRIMITIVES.has(x) || named.has(x) || fail(`types.${t.name}`, `has unknown member '${x}'`));
     else if (t.kind === 'enum' && new Set(t.values.map((v) => v.value)).size !== t.values.length) fail(`types.${t.name}`, 'repeats a value');
     else if (!['object', 'variants', 'map', 'union', 'enum'].includes(t.kind)) fail(`types.${t.name}`, `has unknown kind '${t.kind}'`);

@@ -24,6 +24,7 @@ import {
 } from './messages.js';
 import { ProtocolError, type DecodeFailure } from './result.js';
 import { checkOrderRequest } from './order-codec.js';
+import { checkPrefsRequest } from './prefs-codec.js';
 import { checkStatementRequest } from './statement-codec.js';
 import { checkContainerPublish, checkViewRequest } from './view-codec.js';
 import {
@@ -181,6 +182,9 @@ export function decodeClientMessage(text: string): ClientMessage | DecodeFailure
       case 'statement.create':
       case 'statement.close':
         return checkStatementRequest(m);
+      case 'prefs.get':
+      case 'prefs.set':
+        return checkPrefsRequest(m);
       default:
         checkKeys(m, SUBSCRIBE_KEYS);
         checkSubjects(m.subjects);

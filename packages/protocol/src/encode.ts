@@ -31,6 +31,7 @@ import type {
 } from './messages.js';
 
 import { orderOrderReply, orderOrderRequest } from './order-codec.js';
+import { orderPrefsReply, orderPrefsRequest } from './prefs-codec.js';
 import { orderStatementReply, orderStatementRequest } from './statement-codec.js';
 import { orderContainerPublish, orderView, orderViewRequest, type Ordered } from './view-codec.js';
 
@@ -186,6 +187,9 @@ function orderClient(m: ClientMessage): Ordered {
     case 'statement.create':
     case 'statement.close':
       return orderStatementRequest(m);
+    case 'prefs.get':
+    case 'prefs.set':
+      return orderPrefsRequest(m);
   }
 }
 
@@ -225,6 +229,9 @@ function orderServer(m: SourceServerMessage): Ordered {
     case 'statement.created':
     case 'statement.closed':
       return orderStatementReply(m);
+    case 'prefs.got':
+    case 'prefs.saved':
+      return orderPrefsReply(m);
     case 'source.pause':
       return { type: m.type, queuedBytes: m.queuedBytes, overrunBytes: m.overrunBytes };
     case 'source.resume':

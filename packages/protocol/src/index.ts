@@ -12,3 +12,4 @@ export { encodeClientMessage, encodeServerFrame, encodeSourceFrame, encodeSource
 export { decodeContainerPublish, decodeViewRequest, encodeContainerPublish, encodeViewFrame, encodeViewRequest } from './view-codec.js';
 export { blotterSubject, decodeOrderRequest, encodeOrderFrame, encodeOrderRequest, isClientOrderId, tradeSubject } from './order-codec.js';
 export { isStatementName, statementContainer, statementErrorColumn, statementSubject, STATEMENT_NAME_PATTERN } from './statement-codec.js';
+export { prefsBytes, PREFS_KEY_PATTERN } from './prefs-codec.js';

@@ -47,6 +47,12 @@ export const MAX_STATEMENT_BYTES = 4096;
 export const MAX_STATEMENT_NAME_CHARS = 64;
 /** Subject prefix of statement results: records `/STAT/<name>/<key>` in containers `/STAT/<name>`, published by the engine only. */
 export const STAT_SUBJECT_PREFIX = '/STAT/';
+/** Most preference keys one user stores (and one `prefs.set` names). */
+export const MAX_PREFS_KEYS = 32;
+/** Longest preference key, characters (ASCII): a letter, then letters, digits and `_.-`. */
+export const MAX_PREFS_KEY_CHARS = 64;
+/** Most bytes of preferences one user stores: the UTF-8 bytes of every key and value added up (fits one client frame with room to spare). */
+export const MAX_PREFS_BYTES = 32_768;
 
 /** Subject syntax: '/' then segments of [A-Za-z0-9_.@:-], separated by '/'. */
 export const SUBJECT_PATTERN = /^\/[A-Za-z0-9_.@:-]+(?:\/[A-Za-z0-9_.@:-]+)*$/;

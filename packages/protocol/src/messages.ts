@@ -880,6 +880,71 @@ export const STATEMENT_CLIENT_MESSAGE_TYPES = ['statement.create', 'statement.cl
 export const STATEMENT_SERVER_MESSAGE_TYPES = ['statement.created', 'statement.closed'] as const;
 
 // ---------------------------------------------------------------------------------------------
+// User preferences: layout and watchlists kept on the server
+// Coded by prefs-codec.ts, pinned by the prefs.* entries of vectors/frames.json. Stored per user by the server (docs/configuration.md, `prefs.dir`).
+
+/** A user's stored preferences: key -> value. Keys are the app's (1..MAX_PREFS_KEY_CHARS of `[A-Za-z0-9_.-]`, a letter first); values are opaque strings (the web app stores JSON text), never parsed by the server. */
+export type Prefs = Record<string, string>;
+
+/** A value in `prefs.set`: a string replaces the key's value, `null` deletes the key. */
+export type PrefsPatchValue = string | null;
+
+/** Keys to change in `prefs.set` (1..MAX_PREFS_KEYS of them); keys not named keep their values. */
+export type PrefsPatch = Record<string, PrefsPatchValue>;
+
+/**
+ * Read the logged-in user's stored preferences. Answered by `prefs.got` (an empty `prefs` with `version` 0
+ * when nothing is stored yet), or `error` UNAVAILABLE when the server keeps no preferences (`prefs.dir`
+ * off) or cannot read them.
+ */
+export interface PrefsGet {
+  type: 'prefs.get';
+  reqId: number;
+}
+
+/**
+ * Change some of the user's preferences: each key named gets its new value (`null` deletes it); the
+ * others are kept. Durable when acknowledged: `prefs.saved` comes once the file is on disk. A refusal
+ * changes nothing: BAD_REQUEST (a key or value breaking the rules, named), LIMIT_EXCEEDED (the stored
+ * result would pass MAX_PREFS_KEYS keys or MAX_PREFS_BYTES bytes), UNAVAILABLE (no store, or the write
+ * failed).
+ */
+export interface PrefsSet {
+  type: 'prefs.set';
+  reqId: number;
+  prefs: PrefsPatch;
+}
+
+/** The user's stored preferences. */
+export interface PrefsGot {
+  type: 'prefs.got';
+  reqId: number;
+  prefs: Prefs;
+  /** Saves of this user's preferences so far; 0 when nothing is stored. */
+  version: number;
+}
+
+/** The `prefs.set` is on disk. */
+export interface PrefsSaved {
+  type: 'prefs.saved';
+  reqId: number;
+  /** The version this save made (the previous one plus one). */
+  version: number;
+  /** Stored size now: the UTF-8 bytes of every key and value added up (at most MAX_PREFS_BYTES). */
+  bytes: number;
+}
+
+/** Preference requests a client sends on `/stream`. */
+export type PrefsClientMessage = PrefsGet | PrefsSet;
+/** Preference replies the server sends on `/stream`. */
+export type PrefsServerMessage = PrefsGot | PrefsSaved;
+
+/** Every preference request `type`. */
+export const PREFS_CLIENT_MESSAGE_TYPES = ['prefs.get', 'prefs.set'] as const;
+/** Every preference reply `type` the server sends. */
+export const PREFS_SERVER_MESSAGE_TYPES = ['prefs.got', 'prefs.saved'] as const;
+
+// ---------------------------------------------------------------------------------------------
 // Source flow control
 // Server -> source on `/source` only.
 
@@ -972,7 +1037,8 @@ export type ClientMessage =
   | AdminSubscribe
   | ViewClientMessage
   | OrderClientMessage
-  | StatementClientMessage;
+  | StatementClientMessage
+  | PrefsClientMessage;
 
 /** Messages a source may send on `/source` (`container.publish` only as a single-object frame). */
 export type SourceMessage = SessionLogin | SessionPing | RecordPublish | ContainerPublish | SourceRegister;
@@ -992,6 +1058,7 @@ export type ServerMessage =
   | ViewServerMessage
   | OrderServerMessage
   | StatementServerMessage
+  | PrefsServerMessage
   | ErrorMessage;
 
 /** Flow-control messages the server sends on `/source` only (never to clients on `/stream`). */
@@ -1017,6 +1084,8 @@ export const CLIENT_MESSAGE_TYPES = [
   'order.amend',
   'statement.create',
   'statement.close',
+  'prefs.get',
+  'prefs.set',
 ] as const;
 /** Every `type` a source may send on `/source`. */
 export const SOURCE_MESSAGE_TYPES = ['session.login', 'session.ping', 'record.publish', 'container.publish', 'source.register'] as const;
@@ -1041,6 +1110,8 @@ export const SERVER_MESSAGE_TYPES = [
   'order.reject',
   'statement.created',
   'statement.closed',
+  'prefs.got',
+  'prefs.saved',
   'source.registered',
   'source.activate',
   'source.pause',

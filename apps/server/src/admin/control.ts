@@ -2,10 +2,11 @@
  * Admin actions, executed on the main thread (transport workers call them through
  * worker messages): change batching live (engine.setBatching, applied to new flushes at once)
  * and kick a session (close 4010 KICKED on the worker that holds it), reload users, passwords
- * and rules from the configuration (transport.ts `reloadAuth`). Each action is audited.
+ * and rules from the configuration (transport.ts `reloadAuth`). Each action is audited. Users'
+ * preferences (prefs/prefs-store.ts) go through here too, so one thread writes them (not audited).
  */
 
-import type { BatchingSettings } from '@tidewire/protocol';
+import type { BatchingSettings, PrefsPatch } from '@tidewire/protocol';
 import type { FixHandle } from '../fix/gateway.js';
 import type { Clock } from '../session/clock.js';
 import { SETTINGS } from '../config-spec.js';
@@ -13,6 +14,7 @@ import { log } from '../log.js';
 import type { AuditLog } from './audit-log.js';
 import { ConfigError } from '../config.js';
 import type { AuthReloadResult } from '../transport/auth-reload.js';
+import type { PrefsPort, PrefsSaveResult, StoredPrefs } from '../prefs/prefs-store.js';
 
 /** What a reload changed: users now known, sessions closed (4003), subscriptions removed. */
 export type ReloadSummary = AuthReloadResult & { users: number };
@@ -34,8 +36,11 @@ export interface BatchingChange {
   new: BatchingSettings;
 }
 
-/** What admin HTTP handlers and the admin stream may do (the main thread's, or a proxy to it). */
-export interface AdminControl {
+/**
+ * What admin HTTP handlers and the admin stream may do (the main thread's, or a proxy to it); also
+ * the users' preferences, which the main thread alone reads and writes.
+ */
+export interface AdminControl extends PrefsPort {
   /** Current batching settings. */
   batching(): Promise<BatchingSettings>;
   /** Merges `patch` (validated: see `validateBatchingPatch`) into the settings; throws AdminError. */
@@ -87,9 +92,18 @@ export class MainAdminControl implements AdminControl {
   /** Sessions kicked since start. */
   kicks = 0;
 
+  /** @param prefs the users' preferences store (FilePrefsStore, or NO_PREFS when `prefs.dir` is off) */
   constructor(initial: BatchingSettings, private readonly engine: { setBatching(b: BatchingSettings): void },
-    private readonly audit: AuditLog, private readonly clock: Clock) {
+    private readonly audit: AuditLog, private readonly clock: Clock, private readonly prefs: PrefsPort) {
     this.current = { ...initial };
+  }
+
+  getPrefs(user: string): Promise<StoredPrefs> {
+    return this.prefs.getPrefs(user);
+  }
+
+  setPrefs(user: string, patch: PrefsPatch): Promise<PrefsSaveResult> {
+    return this.prefs.setPrefs(user, patch);
   }
 
   private reloader: Reloader | undefined;

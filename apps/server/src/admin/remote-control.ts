@@ -3,7 +3,8 @@
  * which runs it (one place holds the settings and writes the audit log) and replies.
  */
 
-import type { BatchingSettings } from '@tidewire/protocol';
+import type { BatchingSettings, PrefsPatch } from '@tidewire/protocol';
+import type { PrefsSaveResult, StoredPrefs } from '../prefs/prefs-store.js';
 import type { AdminCall, AdminReply } from '../transport/worker-messages.js';
 import { AdminError, type AdminControl, type BatchingChange, type ReloadSummary } from './control.js';
 
@@ -61,6 +62,14 @@ export class RemoteAdminControl implements AdminControl {
   async fixLogout(beginString: string, senderCompId: string, targetCompId: string, by: string): Promise<boolean> {
     return (await this.call({ call: 'fixLogout', beginString, senderCompId, targetCompId, by })) as boolean;
   }
+
+  async getPrefs(user: string): Promise<StoredPrefs> {
+    return (await this.call({ call: 'prefsGet', user })) as StoredPrefs;
+  }
+
+  async setPrefs(user: string, patch: PrefsPatch): Promise<PrefsSaveResult> {
+    return (await this.call({ call: 'prefsSet', user, patch })) as PrefsSaveResult;
+  }
 }
 
 /** Runs an AdminCall on the main thread's control and turns the outcome into a reply. */
@@ -77,6 +86,10 @@ export async function runAdminCall(control: AdminControl, call: AdminCall): Prom
         return { ok: true, value: await control.reload(call.by) };
       case 'fixLogout':
         return { ok: true, value: await control.fixLogout(call.beginString, call.senderCompId, call.targetCompId, call.by) };
+      case 'prefsGet':
+        return { ok: true, value: await control.getPrefs(call.user) };
+      case 'prefsSet':
+        return { ok: true, value: await control.setPrefs(call.user, call.patch) };
     }
   } catch (err) {
     if (err instanceof AdminError) return { ok: false, status: err.status, code: err.code, message: err.message };

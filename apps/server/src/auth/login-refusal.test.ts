@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig, type Config } from '../config.js';
 import { createSecurity } from '../entitlements/security.js';
 import type { EnginePort } from '../engine-port.js';
+import { NO_PREFS } from '../prefs/prefs-store.js';
 import type { ConnectionPort, HandlerContext } from '../handlers/context.js';
 import { handleLogin } from '../handlers/session.js';
 import { setLogSink } from '../log.js';
@@ -32,7 +33,7 @@ const NOW = 1_000_000;
 function setup() {
   const config: Config = loadConfig({ overrides: { limits: { loginsPerSecPerIp: 1 } }, randomSecret: () => 's'.repeat(32) });
   // the engine is never reached: every login here is refused before the password is checked
-  const ctx: HandlerContext = { config, users: new UserDirectory([]), engine: {} as EnginePort, clock: { now: () => NOW }, workerId: 0, security: createSecurity(config) };
+  const ctx: HandlerContext = { config, users: new UserDirectory([]), engine: {} as EnginePort, clock: { now: () => NOW }, workerId: 0, security: createSecurity(config), prefs: NO_PREFS };
   const session = new Session('w0.c1', 'stream', NOW, config.limits.loginTimeoutMs);
   session.remoteAddress = '10.0.0.1';
   // the address's burst (twice the rate) is used up

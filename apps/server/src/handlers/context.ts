@@ -9,6 +9,7 @@ import type { UserDirectory } from '../auth/users.js';
 import type { EnginePort } from '../engine-port.js';
 import type { Security } from '../entitlements/security.js';
 import type { Clock } from '../session/clock.js';
+import type { PrefsPort } from '../prefs/prefs-store.js';
 
 /** Shared by all connections of one transport worker. */
 export interface HandlerContext {
@@ -18,6 +19,8 @@ export interface HandlerContext {
   readonly clock: Clock;
   /** Entitlement rules, order rate limiter, connection counts (entitlements/security.ts). */
   readonly security: Security;
+  /** Users' preferences (`prefs.*`): the main thread's store, reached from a worker through its AdminControl. */
+  readonly prefs: PrefsPort;
   /** Engine worker id of this transport worker (owner of its sessions' frames). */
   readonly workerId: number;
   /** Told about what metrics need (the transport's TransportMetrics); absent in unit tests. */

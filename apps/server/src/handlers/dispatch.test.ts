@@ -8,6 +8,7 @@ import { createSecurity } from '../entitlements/security.js';
 import type { EnginePort, OrderSubmitInput, PublishGrants } from '../engine-port.js';
 import { setLogSink } from '../log.js';
 import { Session, type Endpoint } from '../session/session.js';
+import { NO_PREFS } from '../prefs/prefs-store.js';
 import type { ConnectionPort, HandlerContext } from './context.js';
 import { dispatchSource, dispatchStream, scanReqId, scanType } from './dispatch.js';
 
@@ -93,7 +94,7 @@ function setup(endpoint: Endpoint = 'stream', overrides: Record<string, unknown>
   const config: Config = loadConfig({ overrides, randomSecret: () => 's'.repeat(32) });
   let now = 1_000_000;
   const engine = new FakeEngine();
-  const ctx: HandlerContext = { config, users: new UserDirectory(users), engine, clock: { now: () => now }, workerId: 3, security: createSecurity(config) };
+  const ctx: HandlerContext = { config, users: new UserDirectory(users), engine, clock: { now: () => now }, workerId: 3, security: createSecurity(config), prefs: NO_PREFS };
   const rate = rated ? { perSec: config.limits.requestsPerSec, burst: config.limits.requestBurst } : undefined;
   const session = new Session('w0.c1', endpoint, now, config.limits.loginTimeoutMs, rate);
   const port = new FakePort();

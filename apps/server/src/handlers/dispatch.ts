@@ -11,6 +11,7 @@ import type { ConnectionPort, HandlerContext } from './context.js';
 import { replyError } from './errors.js';
 import { handleAdminStream } from './admin.js';
 import { frameReqId, handleOrder, orderFrameInstrument, submitFrame } from './order.js';
+import { handlePrefsGet, handlePrefsSet } from './prefs.js';
 import { handleSubscribe, handleUnsubscribe } from './record.js';
 import { handleStatementClose, handleStatementCreate } from './statement.js';
 import { handleLogin, handlePing, handleRefresh } from './session.js';
@@ -119,6 +120,12 @@ export function dispatchStream(ctx: HandlerContext, session: Session, port: Conn
       return;
     case 'statement.close':
       if (!needLogin(ctx, session, port, m.type, m.reqId)) handleStatementClose(ctx, session, port, m);
+      return;
+    case 'prefs.get':
+      if (!needLogin(ctx, session, port, m.type, m.reqId)) handlePrefsGet(ctx, session, port, m).catch((err) => log('error', 'prefs.fault', { ...session.logFields(), error: String(err) }));
+      return;
+    case 'prefs.set':
+      if (!needLogin(ctx, session, port, m.type, m.reqId)) handlePrefsSet(ctx, session, port, m).catch((err) => log('error', 'prefs.fault', { ...session.logFields(), error: String(err) }));
       return;
   }
 }

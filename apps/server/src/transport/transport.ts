@@ -112,7 +112,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
   const tiersOf = (list: readonly UserEntry[]): string[] => [...list.map((u) => u.tier), ...(config.demo.enabled ? DEMO_TIERS.map((t) => t.tier) : [])];
   security.entitlements.setTiers(tiersOf(opts.users));
   const ctx: HandlerContext = {
-    config, users, engine, clock, workerId, security,
+    config, users, engine, clock, workerId, security, prefs: opts.control,
     observer: {
       clientReport: (sid, report) => metrics.clientReport(sid, report),
       subscriptions: (sid, count) => metrics.subscriptions(sid, count),

@@ -1,6 +1,7 @@
 /** Messages between the main thread and transport worker threads (worker_threads postMessage). */
 
-import type { BatchingSettings } from '@tidewire/protocol';
+import type { BatchingSettings, PrefsPatch } from '@tidewire/protocol';
+import type { PrefsSaveResult, StoredPrefs } from '../prefs/prefs-store.js';
 import type { Config, UserEntry } from '../config.js';
 import type { RoleGrants } from '../entitlements/entitlements.js';
 import type { AuthReloadResult, MemberRecheck } from './auth-reload.js';
@@ -26,11 +27,13 @@ export type AdminCall =
   | { call: 'setBatching'; patch: unknown; by: string }
   | { call: 'kick'; sessionId: number; reason: string; by: string }
   | { call: 'reload'; by: string }
-  | { call: 'fixLogout'; beginString: string; senderCompId: string; targetCompId: string; by: string };
+  | { call: 'fixLogout'; beginString: string; senderCompId: string; targetCompId: string; by: string }
+  | { call: 'prefsGet'; user: string }
+  | { call: 'prefsSet'; user: string; patch: PrefsPatch };
 
 /** The main thread's answer to an AdminCall. */
 export type AdminReply =
-  | { ok: true; value: BatchingSettings | BatchingChange | boolean | ReloadSummary }
+  | { ok: true; value: BatchingSettings | BatchingChange | boolean | ReloadSummary | StoredPrefs | PrefsSaveResult }
   | { ok: false; status: number; code: string; message: string };
 
 /** Worker -> main. */

@@ -24,6 +24,8 @@ import {
 import type { FrameScheduler } from './frame-batcher.js';
 import { RecordStore } from './record-store.js';
 import { clearStoredSession, readStoredSession, writeStoredSession, type StorageLike } from './session-token.js';
+import { SubmitRejects } from './submit-rejects.js';
+import { UserPrefs } from './user-prefs.js';
 
 /** Where the user is in the login flow. */
 export type LoginPhase = 'loggedOut' | 'loggingIn' | 'loggedIn';
@@ -65,6 +67,8 @@ export interface ConnectionOptions {
   urls: readonly string[];
   /** Keeps the token across reloads; default: none (every reload asks for a password). */
   storage?: StorageLike;
+  /** Keeps a copy of the user's preferences (localStorage in the browser); default: none. */
+  prefsStorage?: StorageLike;
   /** Builds the SDK client; default `new TidewireClient(options)` with the global WebSocket. */
   createClient?: (options: ClientOptions) => TidewireClient;
   /** Frame scheduler for record notifications; default requestAnimationFrame. */
@@ -100,6 +104,8 @@ export class Connection {
   private readonly listeners = new Set<() => void>();
   private client: TidewireClient | undefined;
   private store: RecordStore | undefined;
+  private userPrefs: UserPrefs | undefined;
+  private rejects: SubmitRejects | undefined;
   private offState: (() => void) | undefined;
   private pendingPaints: number[] = [];
   private paintTimer: ReturnType<typeof setTimeout> | undefined;
@@ -127,6 +133,16 @@ export class Connection {
     return this.store;
   }
 
+  /** Orders of the logged-in user refused at submit in this tab (the blotter shows them); undefined while logged out. */
+  get submitRejects(): SubmitRejects | undefined {
+    return this.rejects;
+  }
+
+  /** The logged-in user's preferences (layout, watchlist), kept on the server; undefined while logged out. */
+  get prefs(): UserPrefs | undefined {
+    return this.userPrefs;
+  }
+
   /**
    * The live admin metrics stream of the logged-in session (admin role; others get onError with
    * NOT_ENTITLED), kept across reconnects; undefined while logged out.
@@ -147,11 +163,19 @@ export class Connection {
 
   /**
    * Submits an order for the logged-in session (client SDK `submitOrder`): resolves with the
-   * durable `order.ack`, rejects with `OrderRejectedError` (field, rule) or a coded error.
-   * Logged out: rejects at once with DISCONNECTED (orders are never queued).
+   * durable `order.ack`, rejects with `OrderRejectedError` (field, rule) or a coded error; a
+   * refusal is also kept in `submitRejects`. Logged out: rejects at once with DISCONNECTED
+   * (orders are never queued).
    */
   submitOrder(order: OrderRequest): Promise<OrderAck> {
-    return this.client?.submitOrder(order) ?? Promise.reject(new TidewireError('DISCONNECTED', 'not logged in: the order was not sent'));
+    const client = this.client;
+    if (client === undefined) return Promise.reject(new TidewireError('DISCONNECTED', 'not logged in: the order was not sent'));
+    const rejects = this.rejects;
+    return client.submitOrder(order).catch((error: unknown) => {
+      // a refused order never reaches the server's blotter: keep it for the blotter to show
+      rejects?.add(order, error);
+      throw error;
+    });
   }
 
   /** Cancels an open order by its clientOrderId (client SDK `cancelOrder`); rejects like submitOrder. */
@@ -249,12 +273,17 @@ export class Connection {
       if (this.client !== client) return;
       const closeDetail = detail?.code !== undefined || detail?.reason !== undefined ? detail : this.snapshot.closeDetail;
       this.set({ ...this.snapshot, state, closeDetail });
+      // changes made while disconnected reach the server once the session is back
+      if (state === 'loggedIn') this.userPrefs?.flush();
     });
     try {
       const session = await ('token' in auth ? client.resume(auth.token) : client.connect());
       if (generation !== this.generation) return; // superseded by a newer login or a logout
       writeStoredSession(this.options.storage, { user: session.user, token: session.token, expiresAt: session.tokenExpiresAt });
       this.store = new RecordStore(client, this.options.scheduler);
+      this.rejects = new SubmitRejects(this.options.storage, session.user);
+      this.userPrefs = new UserPrefs({ getPrefs: () => client.getPrefs(), setPrefs: (patch) => client.setPrefs(patch) }, this.options.prefsStorage, session.user);
+      void this.userPrefs.load();
       this.set({ phase: 'loggedIn', state: client.state, session, loginError: undefined, closeDetail: undefined });
     } catch (error) {
       if (generation !== this.generation) return;
@@ -270,6 +299,9 @@ export class Connection {
     this.offState = undefined;
     this.store?.dispose();
     this.store = undefined;
+    this.userPrefs?.dispose();
+    this.userPrefs = undefined;
+    this.rejects = undefined;
     this.client?.close();
     this.client = undefined;
   }

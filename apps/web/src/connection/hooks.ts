@@ -8,6 +8,8 @@ import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore
 import type { ConnectionSnapshot } from './connection.js';
 import { useConnection } from './ConnectionProvider.js';
 import type { RecordListener, RecordSnapshot, RecordStore } from './record-store.js';
+import type { SubmitReject } from './submit-rejects.js';
+import type { PrefsSnapshot } from './user-prefs.js';
 
 /** The connection snapshot (phase, state, session, errors); re-renders on every change. */
 export function useConnectionSnapshot(): ConnectionSnapshot {
@@ -105,4 +107,36 @@ export function useRecords(subjects: readonly string[]): ReadonlyArray<RecordSna
 export function useRecord(subject: string): RecordSnapshot | undefined {
   const subjects = useMemo(() => (subject === '' ? [] : [subject]), [subject]);
   return useRecords(subjects)[0];
+}
+
+const NO_PREFS: PrefsSnapshot = Object.freeze({ status: 'loading', values: Object.freeze({}), error: undefined });
+
+/** The logged-in user's preferences (status, values); `loading` while logged out or not yet read. */
+export function usePrefs(): PrefsSnapshot {
+  const connection = useConnection();
+  const { session } = useConnectionSnapshot();
+  const subscribe = useCallback(
+    (notify: () => void) => connection.prefs?.subscribe(notify) ?? (() => {}),
+    // `session`: a new login brings new preferences.
+    [connection, session],
+  );
+  const getSnapshot = useCallback(() => connection.prefs?.getSnapshot() ?? NO_PREFS, [connection, session]);
+  return useSyncExternalStore(subscribe, getSnapshot);
+}
+
+/** Sets (null: deletes) one preference of the logged-in user; nothing while logged out. */
+export function usePutPref(): (key: string, value: string | null) => void {
+  const connection = useConnection();
+  return useCallback((key: string, value: string | null) => connection.prefs?.put(key, value), [connection]);
+}
+
+const NO_REJECTS: readonly SubmitReject[] = Object.freeze([]);
+
+/** Orders the logged-in user had refused at submit in this tab, newest first. */
+export function useSubmitRejects(): readonly SubmitReject[] {
+  const connection = useConnection();
+  const { session } = useConnectionSnapshot();
+  const subscribe = useCallback((notify: () => void) => connection.submitRejects?.subscribe(notify) ?? (() => {}), [connection, session]);
+  const getSnapshot = useCallback(() => connection.submitRejects?.getSnapshot() ?? NO_REJECTS, [connection, session]);
+  return useSyncExternalStore(subscribe, getSnapshot);
 }

@@ -64,6 +64,15 @@ pub const MAX_STATEMENT_NAME_CHARS: usize = 64;
 /// Subject prefix of statement results: records `/STAT/<name>/<key>` in containers `/STAT/<name>`, published by the engine only. Unit: subject prefix.
 pub const STAT_SUBJECT_PREFIX: &str = "/STAT/";
 
+/// Most preference keys one user stores (and one `prefs.set` names). Unit: keys.
+pub const MAX_PREFS_KEYS: usize = 32;
+
+/// Longest preference key, characters (ASCII): a letter, then letters, digits and `_.-`. Unit: characters.
+pub const MAX_PREFS_KEY_CHARS: usize = 64;
+
+/// Most bytes of preferences one user stores: the UTF-8 bytes of every key and value added up (fits one client frame with room to spare). Unit: bytes.
+pub const MAX_PREFS_BYTES: usize = 32_768;
+
 /// `DEFAULT_LIMITS`: Defaults of the configurable limits (server config `limits.*`).
 pub mod default_limits {
     /// Largest client frame, bytes; above it the transport closes with 1009. Unit: bytes.

@@ -78,6 +78,14 @@ pub mod kind {
     pub const STATEMENT_CREATED: &str = "statement.created";
     /// `statement.closed` (`StatementClosed`, server->client on /stream).
     pub const STATEMENT_CLOSED: &str = "statement.closed";
+    /// `prefs.get` (`PrefsGet`, client->server on /stream).
+    pub const PREFS_GET: &str = "prefs.get";
+    /// `prefs.set` (`PrefsSet`, client->server on /stream).
+    pub const PREFS_SET: &str = "prefs.set";
+    /// `prefs.got` (`PrefsGot`, server->client on /stream).
+    pub const PREFS_GOT: &str = "prefs.got";
+    /// `prefs.saved` (`PrefsSaved`, server->client on /stream).
+    pub const PREFS_SAVED: &str = "prefs.saved";
     /// `source.register` (`SourceRegister`, client->server on /source).
     pub const SOURCE_REGISTER: &str = "source.register";
     /// `source.registered` (`SourceRegistered`, server->client on /source).
@@ -129,6 +137,10 @@ pub mod kind {
         STATEMENT_CLOSE,
         STATEMENT_CREATED,
         STATEMENT_CLOSED,
+        PREFS_GET,
+        PREFS_SET,
+        PREFS_GOT,
+        PREFS_SAVED,
         SOURCE_REGISTER,
         SOURCE_REGISTERED,
         SOURCE_ACTIVATE,
@@ -242,6 +254,12 @@ pub mod key {
     pub const NAME: &str = "name";
     /// `statement`.
     pub const STATEMENT: &str = "statement";
+    /// `prefs`.
+    pub const PREFS: &str = "prefs";
+    /// `version`.
+    pub const VERSION: &str = "version";
+    /// `bytes`.
+    pub const BYTES: &str = "bytes";
     /// `patterns`.
     pub const PATTERNS: &str = "patterns";
     /// `priority`.
@@ -432,8 +450,6 @@ pub mod key {
     pub const REASON: &str = "reason";
     /// `created`.
     pub const CREATED: &str = "created";
-    /// `version`.
-    pub const VERSION: &str = "version";
 }
 
 /// `SessionLogin`: `session.login`.
@@ -879,6 +895,54 @@ pub mod statement_closed {
     pub const KEYS: &[&str] = &[key::TYPE, key::REQ_ID, key::NAME];
     /// The keys it always carries.
     pub const REQUIRED: &[&str] = &[key::TYPE, key::REQ_ID, key::NAME];
+}
+
+/// `PrefsGet`: `prefs.get`.
+pub mod prefs_get {
+    use super::{key, kind};
+
+    /// Its `type` values.
+    pub const TYPES: &[&str] = &[kind::PREFS_GET];
+    /// Every key, in canonical (wire) order.
+    pub const KEYS: &[&str] = &[key::TYPE, key::REQ_ID];
+    /// The keys it always carries.
+    pub const REQUIRED: &[&str] = &[key::TYPE, key::REQ_ID];
+}
+
+/// `PrefsSet`: `prefs.set`.
+pub mod prefs_set {
+    use super::{key, kind};
+
+    /// Its `type` values.
+    pub const TYPES: &[&str] = &[kind::PREFS_SET];
+    /// Every key, in canonical (wire) order.
+    pub const KEYS: &[&str] = &[key::TYPE, key::REQ_ID, key::PREFS];
+    /// The keys it always carries.
+    pub const REQUIRED: &[&str] = &[key::TYPE, key::REQ_ID, key::PREFS];
+}
+
+/// `PrefsGot`: `prefs.got`.
+pub mod prefs_got {
+    use super::{key, kind};
+
+    /// Its `type` values.
+    pub const TYPES: &[&str] = &[kind::PREFS_GOT];
+    /// Every key, in canonical (wire) order.
+    pub const KEYS: &[&str] = &[key::TYPE, key::REQ_ID, key::PREFS, key::VERSION];
+    /// The keys it always carries.
+    pub const REQUIRED: &[&str] = &[key::TYPE, key::REQ_ID, key::PREFS, key::VERSION];
+}
+
+/// `PrefsSaved`: `prefs.saved`.
+pub mod prefs_saved {
+    use super::{key, kind};
+
+    /// Its `type` values.
+    pub const TYPES: &[&str] = &[kind::PREFS_SAVED];
+    /// Every key, in canonical (wire) order.
+    pub const KEYS: &[&str] = &[key::TYPE, key::REQ_ID, key::VERSION, key::BYTES];
+    /// The keys it always carries.
+    pub const REQUIRED: &[&str] = &[key::TYPE, key::REQ_ID, key::VERSION, key::BYTES];
 }
 
 /// `SourceRegister`: `source.register`.

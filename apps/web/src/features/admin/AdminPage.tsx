@@ -9,6 +9,7 @@ import { CHARTS, mergeSamples } from './metrics-window.js';
 import { SessionsGrid } from './SessionsGrid.js';
 import { SettingsPanel } from './SettingsPanel.js';
 import { ViewsGrid } from './ViewsGrid.js';
+import { plural } from '../shell/plural.js';
 import './admin.css';
 
 /** Retry period of the history fetch when it fails, ms. */
@@ -146,7 +147,7 @@ export function AdminPage() {
       <div className="page-header">
         <h1 id="admin-title">Admin</h1>
         <span className="page-hint" data-testid="admin-updated">
-          {latest ? `updated ${new Date(latest.at).toLocaleTimeString()} · ${latest.sessions} sessions · ${latest.records} records · ${latest.subscriptions} subscriptions` : 'waiting for the first metrics interval…'}
+          {latest ? `updated ${new Date(latest.at).toLocaleTimeString()} · ${plural(latest.sessions, 'session')} · ${plural(latest.records, 'record')} · ${plural(latest.subscriptions, 'subscription')}` : 'waiting for the first metrics interval…'}
         </span>
       </div>
       {error !== undefined && <p className="inline-error" role="alert" data-testid="admin-error">{error}</p>}
@@ -188,7 +189,7 @@ export function AdminPage() {
       <div className="admin-views-panel">
         <div className="page-header">
           <h2>Views</h2>
-          <span className="page-hint">{views.length} materialised (identical requests share one) · refreshed every {VIEWS_POLL_MS / 1000} s</span>
+          <span className="page-hint" data-testid="admin-views-count">{plural(views.length, 'view')} materialised (identical requests share one) · refreshed every {VIEWS_POLL_MS / 1000} s</span>
           {viewsError !== undefined && <span className="inline-error" role="alert" data-testid="admin-views-error">{viewsError}</span>}
         </div>
         <ViewsGrid views={views} />

@@ -2,15 +2,15 @@ import type { ColDef, ICellRendererParams, ValueFormatterParams } from 'ag-grid-
 import { AgGridReact } from 'ag-grid-react';
 import type { AdminSessionInfo } from '@tidewire/protocol';
 import { gridTheme } from '../watchlist/grid-setup.js';
+import { formatMs } from '../shell/latency-view.js';
 
 /** What the kick button calls. */
 export type KickHandler = (session: AdminSessionInfo) => void;
 
 const time = (p: ValueFormatterParams<AdminSessionInfo, number>): string => (p.value == null ? '' : new Date(p.value).toLocaleTimeString());
+/** The client's last heartbeat report, formatted as the top bar's latency pill formats it (formatMs). */
 const latency = (p: ValueFormatterParams<AdminSessionInfo, AdminSessionInfo['clientLatencyMs']>): string =>
-  p.value == null ? '–' : `${ms(p.value.meanMs)} / ${ms(p.value.p99Ms)} / ${ms(p.value.maxMs)}${p.value.paintMeanMs === undefined ? '' : ` · paint ${ms(p.value.paintMeanMs)}`}`;
-/** Client-reported ms, one decimal. */
-const ms = (v: number): string => v.toFixed(1);
+  p.value == null ? '—' : `${formatMs(p.value.meanMs)} / ${formatMs(p.value.p99Ms)} / ${formatMs(p.value.maxMs)}${p.value.paintMeanMs === undefined ? '' : ` · paint ${formatMs(p.value.paintMeanMs)}`}`;
 
 function KickButton(p: ICellRendererParams<AdminSessionInfo> & { onKick: KickHandler; self: number | undefined }) {
   const s = p.data;
@@ -38,7 +38,13 @@ export function SessionsGrid({ sessions, onKick, selfSessionId }: { sessions: Ad
     { field: 'framesPerSec', headerName: 'frames/s', width: 95 },
     { field: 'bytesPerSec', headerName: 'bytes/s', width: 100 },
     { field: 'queuedBytes', headerName: 'queued B', width: 100 },
-    { field: 'clientLatencyMs', headerName: 'client ms mean/p99/max', valueFormatter: latency, width: 210 },
+    {
+      field: 'clientLatencyMs',
+      headerName: 'client ms (last report) mean/p99/max',
+      headerTooltip: "Origin -> receipt as the client reported it in its last heartbeat (one per heartbeat period, 5 s by default; empty periods are not reported): the same figures as that user's latency pill in the top bar",
+      valueFormatter: latency,
+      width: 250,
+    },
     { field: 'worker', width: 80 },
   ];
   return (

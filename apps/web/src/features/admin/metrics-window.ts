@@ -38,7 +38,7 @@ export const CHARTS: readonly ChartSpec[] = [
     { label: 'p99', value: (s) => s.latencyMs.p99 },
     { label: 'max', value: (s) => s.latencyMs.max },
   ] },
-  { id: 'client', log: true, title: 'Client-reported latency (origin -> receipt, paint)', unit: 'ms', series: [
+  { id: 'client', log: true, title: 'Client-reported latency: heartbeat reports per interval, all sessions (origin -> receipt, paint)', unit: 'ms', series: [
     { label: 'mean', value: (s) => s.clientLatencyMs.mean },
     { label: 'p99', value: (s) => s.clientLatencyMs.p99 },
     { label: 'max', value: (s) => s.clientLatencyMs.max },

@@ -6,6 +6,7 @@ import { useConnection } from '../../connection/ConnectionProvider.js';
 import { useConnectionSnapshot } from '../../connection/hooks.js';
 import { gridTheme } from '../watchlist/grid-setup.js';
 import { defaultStatementName, errorPoint, formatResult, resultFields, resultRows, type ErrorPoint, type ResultRow } from './analytics-rows.js';
+import { plural } from '../shell/plural.js';
 import './analytics.css';
 
 /** Result rows the grid shows at most (a window of the statement's container). */
@@ -183,7 +184,7 @@ export function AnalyticsPage() {
         <p className="analytics-running" data-testid="analytics-running" data-container={running.container}>
           Running <strong>{running.name}</strong>: <code>{running.statement}</code> ·{' '}
           <span data-testid="analytics-count" data-count={count}>
-            {count === 1 ? '1 key' : `${count.toLocaleString('en-US')} keys`}
+            {plural(count, 'key')}
           </span>
           {count > MAX_ROWS ? ` (first ${MAX_ROWS} shown)` : ''}
         </p>

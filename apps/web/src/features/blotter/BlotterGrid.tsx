@@ -174,6 +174,7 @@ export function BlotterGrid({
   chosenColumns,
   onHiddenColumns,
   context,
+  pinned,
   onInstrument,
   onCount,
   onError,
@@ -187,6 +188,8 @@ export function BlotterGrid({
   /** The hidden column ids, comma-separated, whenever they change. */
   onHiddenColumns(ids: string): void;
   context: BlotterGridContext;
+  /** Rows pinned above the server's: the orders refused at submit (reject-rows.ts). */
+  pinned: BlotterRow[];
   /** Called with the instrument subject of each row read (to learn its decimals). */
   onInstrument(subject: string): void;
   onCount(count: number | undefined): void;
@@ -257,6 +260,7 @@ export function BlotterGrid({
           applyHidden();
         }}
         context={context}
+        pinnedTopRowData={pinned}
         rowClassRules={ROW_CLASS_RULES}
         onCellDoubleClicked={(e) => {
           // not on the action buttons: a quick double click on Cancel must not also open the amend form

@@ -1,7 +1,7 @@
 import { blotterSubject } from '@tidewire/protocol';
-import { useCallback, useMemo, useRef, useState, type KeyboardEvent } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { useConnection } from '../../connection/ConnectionProvider.js';
-import { useConnectionSnapshot } from '../../connection/hooks.js';
+import { useConnectionSnapshot, useSubmitRejects } from '../../connection/hooks.js';
 import { useDebounced } from '../server-view-grid/use-debounced.js';
 import { useViewCounts } from '../server-view-grid/use-view-counts.js';
 import { CHOOSABLE_COLUMNS } from './blotter-columns.js';
@@ -9,6 +9,8 @@ import { blotterCsv, readAllRows } from './blotter-export.js';
 import { BLOTTER_CHIPS, DEFAULT_CHIP, SIDE_FILTERS, blotterFilter, type BlotterChip, type BlotterFilters, type SideFilter } from './blotter-query.js';
 import { toBlotterRow, type BlotterRow } from './blotter-row.js';
 import { AmendPanel } from './AmendPanel.js';
+import { rejectRows } from './reject-rows.js';
+import { plural } from '../shell/plural.js';
 import { BlotterGrid, type BlotterGridContext } from './BlotterGrid.js';
 import { ackOutcome, failureOutcome, type OrderOutcome } from './order-outcome.js';
 import { useOrderPort } from './order-port.js';
@@ -40,7 +42,8 @@ function download(name: string, text: string): void {
  * and Cancel buttons (double-click also amends), whose answers (ack or reject) show above the
  * grid. Escape closes the amend form, then dismisses the cancel answer. A `#/blotter?instrument=`
  * link (ticket-link.ts) opens the ticket on that instrument. Instrument text and side narrow the
- * grid and the chip counts on the server; Export CSV saves every order of that filter.
+ * grid and the chip counts on the server; Export CSV saves every order of that filter. Orders the
+ * server refused at submit (never journaled) are pinned above the grid's rows with the reason.
  */
 export function BlotterPage() {
   const { session } = useConnectionSnapshot();
@@ -89,6 +92,13 @@ export function BlotterPage() {
   const amendingId = amending?.clientOrderId;
   const context = useMemo<BlotterGridContext>(() => ({ cancel, cancelling, amend, amending: amendingId, decimals }), [cancel, cancelling, amend, amendingId, decimals]);
 
+  // orders the server refused at submit never reach its blotter: pinned above its rows
+  const rejects = useSubmitRejects();
+  const pinned = useMemo(() => rejectRows(rejects, chip, filters), [rejects, chip, filters]);
+  useEffect(() => {
+    for (const row of pinned) note(row.instrument);
+  }, [pinned, note]);
+
   const user = session?.user ?? '';
   const container = user === '' ? undefined : blotterSubject(user);
   // the chips' server filters with the instrument and side, in BLOTTER_CHIPS order
@@ -100,7 +110,7 @@ export function BlotterPage() {
     readAllRows((request, handler) => connection.view(request, handler), container, blotterFilter(chip, filters))
       .then(
         (rows) => {
-          const orders = rows.map(toBlotterRow);
+          const orders = [...pinned, ...rows.map(toBlotterRow)];
           for (const o of orders) note(o.instrument);
           download(`blotter-${user}-${chip}.csv`, blotterCsv(orders, decimals));
           setError(undefined);
@@ -143,8 +153,13 @@ export function BlotterPage() {
             })}
           </div>
           <span className="blotter-count" data-testid="blotter-count" data-count={count ?? ''} aria-live="polite">
-            {count === undefined ? '…' : `${count.toLocaleString('en-US')} ${count === 1 ? 'order' : 'orders'}`}
+            {count === undefined ? '…' : plural(count, 'order')}
           </span>
+          {pinned.length > 0 && (
+            <span className="page-hint blotter-rejected-count" data-testid="blotter-rejected-count" data-count={pinned.length} title="Refused by the server when sent: never journaled, kept in this tab with the reason">
+              {`+ ${plural(pinned.length, 'order')} refused at submit`}
+            </span>
+          )}
           <span className="page-hint blotter-container">{container ?? ''}</span>
         </div>
         <div className="blotter-filters" role="group" aria-label="Filter orders">
@@ -201,7 +216,7 @@ export function BlotterPage() {
         {container === undefined ? (
           <p className="page-hint">No blotter for this session.</p>
         ) : (
-          <BlotterGrid key={container} container={container} chip={chip} filters={filters} chosenColumns={chosenColumns} onHiddenColumns={setGridHidden} context={context} onInstrument={note} onCount={setCount} onError={setError} />
+          <BlotterGrid key={container} container={container} chip={chip} filters={filters} chosenColumns={chosenColumns} onHiddenColumns={setGridHidden} context={context} pinned={pinned} onInstrument={note} onCount={setCount} onError={setError} />
         )}
       </div>
     </section>

@@ -1,6 +1,6 @@
-import type { ColDef, IGetRowsParams, ValueFormatterParams } from 'ag-grid-community';
+import type { ColDef, ICellRendererParams, IGetRowsParams, ValueFormatterParams } from 'ag-grid-community';
 import { AgGridReact } from 'ag-grid-react';
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useMemo, useState } from 'react';
 import { useConnection } from '../../connection/ConnectionProvider.js';
 import { useConnectionSnapshot } from '../../connection/hooks.js';
 import { formatSigned, signOf } from '../fx/price-format.js';
@@ -8,7 +8,10 @@ import { gridTheme } from '../watchlist/grid-setup.js';
 import { formatCellPrice, formatVolume } from '../watchlist/watchlist-row.js';
 import { useDebounced } from '../server-view-grid/use-debounced.js';
 import { useServerViewGrid, type ServerViewQuery } from '../server-view-grid/use-server-view-grid.js';
+import { baseSubject } from '../blotter/instrument-search.js';
 import { ticketHash } from '../blotter/ticket-link.js';
+import { plural } from '../shell/plural.js';
+import { useWatchlist } from '../watchlist/use-watchlist.js';
 import { toFinderRow, type FinderRow } from './finder-row.js';
 import { FinderQueryError, buildFilter, buildSort, type GridFilterModel, type GridSortEntry } from './finder-query.js';
 import './finder.css';
@@ -58,6 +61,39 @@ const COLUMNS: ColDef<FinderRow>[] = [
   },
   { field: 'volume', headerName: 'Volume', width: 100, type: 'rightAligned', valueFormatter: (p) => formatVolume(typeof p.value === 'number' ? p.value : undefined), cellClass: NUM, ...NUMBER_FILTER },
 ];
+
+/** What the watch buttons need from the page. */
+interface WatchContext {
+  /** Subjects in the watchlist; undefined while it loads. */
+  watched: ReadonlySet<string> | undefined;
+  watch(row: FinderRow): void;
+}
+
+/** A row's "Watch" button: adds the product to the watchlist; says so when it is in it already. */
+function WatchCell(params: ICellRendererParams<FinderRow, unknown, WatchContext>) {
+  const row = params.data;
+  if (row === undefined) return null;
+  // the view's record is the user's price tier (`/PRODUCT/X@T2`); the watchlist holds the product
+  const subject = baseSubject(row.subject);
+  const inList = params.context.watched?.has(subject) === true;
+  const code = typeof row.code === 'string' && row.code !== '' ? row.code : row.subject;
+  return (
+    <button
+      type="button"
+      className="grid-watch"
+      disabled={inList || params.context.watched === undefined}
+      aria-label={inList ? `${code} is in the watchlist` : `Add ${code} to the watchlist`}
+      title={inList ? 'In your watchlist' : 'Add to the watchlist (or press W on the row)'}
+      onClick={() => params.context.watch(row)}
+      data-testid="finder-watch"
+      data-subject={subject}
+    >
+      {inList ? '✓' : '+ Watch'}
+    </button>
+  );
+}
+
+COLUMNS.push({ colId: 'watch', headerName: '', width: 82, pinned: 'right', sortable: false, filter: false, resizable: false, cellRenderer: WatchCell });
 
 const DEFAULT_COLUMN: ColDef<FinderRow> = { sortable: true, resizable: true, floatingFilter: true, suppressHeaderMenuButton: true };
 
@@ -149,7 +185,7 @@ export function FinderPage() {
     },
     [quick, expr],
   );
-  const { gridProps } = useServerViewGrid<FinderRow>({
+  const { gridProps, apiRef } = useServerViewGrid<FinderRow>({
     container: PRODUCTS,
     toRow: toFinderRow,
     query,
@@ -159,6 +195,21 @@ export function FinderPage() {
     maxBlocks: MAX_BLOCKS,
     blockLoadDebounceMs: 60,
   });
+
+  const watchlist = useWatchlist();
+  const [watchNote, setWatchNote] = useState<string | undefined>(undefined);
+  const { add: addToWatchlist } = watchlist;
+  const watched = useMemo(() => (watchlist.subjects === undefined ? undefined : new Set(watchlist.subjects)), [watchlist.subjects]);
+  const watch = useCallback(
+    (row: FinderRow) => {
+      const result = addToWatchlist(baseSubject(row.subject));
+      setWatchNote(result.ok ? `${typeof row.code === 'string' ? row.code : row.subject} added to the watchlist` : result.message);
+    },
+    [addToWatchlist],
+  );
+  const context = useMemo<WatchContext>(() => ({ watched, watch }), [watched, watch]);
+  // the watch buttons read the list from the context: redraw them when it changes
+  useEffect(() => apiRef.current?.refreshCells({ columns: ['watch'], force: true }), [apiRef, watched]);
 
   const tier = session?.tier ?? '';
   return (
@@ -200,12 +251,17 @@ export function FinderPage() {
             data-testid="finder-expression"
           />
           <span className="finder-count" data-testid="finder-count" data-count={count ?? ''}>
-            {count === undefined ? '…' : `${count.toLocaleString('en-US')} products`}
+            {count === undefined ? '…' : plural(count, 'product')}
           </span>
           <span className="finder-tier" data-testid="finder-tier" title="Prices are computed on your tier's records">
             Prices: tier {tier === '' ? 'base' : tier}
           </span>
-          <span className="page-hint">Double-click or Enter on a product to trade it</span>
+          <span className="page-hint">Double-click or Enter on a product to trade it, W to watch it</span>
+          {watchNote !== undefined && (
+            <span className="page-hint finder-watch-note" role="status" data-testid="finder-watch-note">
+              {watchNote}
+            </span>
+          )}
         </div>
       </div>
       {exprProblem !== undefined && (
@@ -229,10 +285,12 @@ export function FinderPage() {
           defaultColDef={DEFAULT_COLUMN}
           {...gridProps}
           onRowDoubleClicked={(e) => trade(e.data)}
+          context={context}
           onCellKeyDown={(e) => {
-            // Enter on a focused row trades it too (Shift+Enter is left to the grid)
+            // Enter on a focused row trades it too (Shift+Enter is left to the grid); W watches it
             const key = e.event instanceof KeyboardEvent ? e.event : undefined;
             if (key?.key === 'Enter' && !key.shiftKey && !key.isComposing) trade(e.data);
+            if ((key?.key === 'w' || key?.key === 'W') && !key.ctrlKey && !key.metaKey && !key.altKey && e.data !== undefined) watch(e.data);
           }}
           cellFlashDuration={400}
           cellFadeDuration={600}

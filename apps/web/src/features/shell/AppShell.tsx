@@ -15,6 +15,8 @@ const FinderPage = lazy(async () => ({ default: (await import('../finder/FinderP
 const BlotterPage = lazy(async () => ({ default: (await import('../blotter/BlotterPage.js')).BlotterPage }));
 // AG Grid again (shared chunk): loaded when the analytics page is first opened
 const AnalyticsPage = lazy(async () => ({ default: (await import('../analytics/AnalyticsPage.js')).AnalyticsPage }));
+// tiles, blotter, finder side by side: the grids load with its first grid panel
+const WorkspacePage = lazy(async () => ({ default: (await import('../workspace/WorkspacePage.js')).WorkspacePage }));
 // uPlot and AG Grid: loaded when an admin first opens the console
 const AdminPage = lazy(async () => ({ default: (await import('../admin/AdminPage.js')).AdminPage }));
 
@@ -58,6 +60,11 @@ export function AppShell() {
         <ConnectionBanner />
         <Notifications />
         {route === 'fx' && <FxTilesPage />}
+        {route === 'workspace' && (
+          <Suspense fallback={<p className="page-hint">Loading the workspace…</p>}>
+            <WorkspacePage />
+          </Suspense>
+        )}
         {route === 'watchlist' && (
           <Suspense fallback={<p className="page-hint">Loading the watchlist…</p>}>
             <WatchlistPage />

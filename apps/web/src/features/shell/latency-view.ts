@@ -1,6 +1,7 @@
 /** What the latency indicator shows, from the client's latency snapshot. Pure: tested beside. */
 
-import type { LatencySnapshot, LatencyStats } from '@tidewire/client';
+import type { LatencySnapshot } from '@tidewire/client';
+import { plural } from './plural.js';
 
 /** Indicator text parts and tooltip. */
 export interface LatencyView {
@@ -23,19 +24,21 @@ export function formatMs(ms: number): string {
   return ms.toFixed(0);
 }
 
-/** The stats the indicator shows: the last completed heartbeat period, else the one in progress. */
-function shown(snapshot: LatencySnapshot): LatencyStats {
-  return snapshot.period.samples > 0 ? snapshot.period : snapshot.current;
-}
-
-/** Indicator content for a snapshot (undefined while logged out). */
+/**
+ * Indicator content for a snapshot (undefined while logged out): the client's last heartbeat
+ * report with samples (`reported`), the very figures the server keeps for this session and the
+ * admin console's sessions table shows, in the same format (formatMs). Dashes until the first
+ * report (one heartbeat period after login).
+ */
 export function latencyView(snapshot: LatencySnapshot | undefined): LatencyView {
   if (snapshot === undefined) return { mean: '—', p99: '—', tone: 'idle', title: 'Not connected' };
-  const stats = shown(snapshot);
+  const stats = snapshot.reported;
   const life = snapshot.lifetime;
   const lines = [
-    `Origin → receipt over ${stats.samples} updates: mean ${formatMs(stats.meanMs)} ms, p99 ${formatMs(stats.p99Ms)} ms, max ${formatMs(stats.maxMs)} ms`,
-    `Since login: ${life.samples} updates, mean ${formatMs(life.meanMs)} ms, p99 ${formatMs(life.p99Ms)} ms`,
+    stats.samples === 0
+      ? 'Origin → receipt: no heartbeat report yet (one per heartbeat period)'
+      : `Origin → receipt, last heartbeat report (as Admin › Sessions shows it) over ${plural(stats.samples, 'update')}: mean ${formatMs(stats.meanMs)} ms, p99 ${formatMs(stats.p99Ms)} ms, max ${formatMs(stats.maxMs)} ms`,
+    `Since login: ${plural(life.samples, 'update')}, mean ${formatMs(life.meanMs)} ms, p99 ${formatMs(life.p99Ms)} ms`,
   ];
   if (snapshot.paintMeanMs !== undefined) lines.push(`Origin → on screen: mean ${formatMs(snapshot.paintMeanMs)} ms`);
   if (stats.samples === 0) return { mean: '—', p99: '—', tone: 'idle', title: lines.join('\n') };

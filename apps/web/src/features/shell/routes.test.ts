@@ -17,7 +17,7 @@ describe('routes', () => {
   });
   it('shows the admin console in the navigation of admins only', () => {
     expect(routesFor('admin').map((r) => r.id)).toContain('admin');
-    expect(routesFor('trader').map((r) => r.id)).toEqual(['fx', 'watchlist', 'finder', 'blotter', 'analytics']);
+    expect(routesFor('trader').map((r) => r.id)).toEqual(['fx', 'workspace', 'watchlist', 'finder', 'blotter', 'analytics']);
     expect(routesFor(undefined).map((r) => r.id)).not.toContain('admin');
   });
   it('titles each page', () => {

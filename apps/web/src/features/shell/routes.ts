@@ -10,7 +10,7 @@ export interface RouteSpec {
 }
 
 /** Page ids, in navigation order. */
-export const ROUTE_IDS = ['fx', 'watchlist', 'finder', 'blotter', 'analytics', 'admin'] as const;
+export const ROUTE_IDS = ['fx', 'workspace', 'watchlist', 'finder', 'blotter', 'analytics', 'admin'] as const;
 
 /** A page id. */
 export type RouteId = (typeof ROUTE_IDS)[number];
@@ -18,6 +18,7 @@ export type RouteId = (typeof ROUTE_IDS)[number];
 /** Navigation entries. */
 export const ROUTES: readonly RouteSpec[] = [
   { id: 'fx', label: 'FX tiles' },
+  { id: 'workspace', label: 'Workspace' },
   { id: 'watchlist', label: 'Watchlist' },
   { id: 'finder', label: 'Product finder' },
   { id: 'blotter', label: 'Blotter' },

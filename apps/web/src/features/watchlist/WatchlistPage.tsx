@@ -1,24 +1,16 @@
 import type { CellClassParams, ColDef, GetRowIdParams, GridApi, GridReadyEvent, ICellRendererParams, ValueFormatterParams } from 'ag-grid-community';
 import { AgGridReact } from 'ag-grid-react';
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
-import { useConnectionSnapshot, useRecordStream } from '../../connection/hooks.js';
+import { useRecordStream } from '../../connection/hooks.js';
 import type { RecordSnapshot } from '../../connection/record-store.js';
 import { formatSigned, signOf } from '../fx/price-format.js';
 import { gridTheme } from './grid-setup.js';
-import { formatCellPrice, formatTime, formatVolume, rowFromSnapshot, subjectOfVwap, vwapOf, vwapSubject, withMoves, type MovingField, type WatchlistRow } from './watchlist-row.js';
-import { loadWatchlist, parseSubjectInput, saveWatchlist } from './watchlist-subjects.js';
+import { formatCellPrice, formatTime, formatVolume, rowFromSnapshot, rowName, statusLabel, statusTooltip, subjectOfVwap, vwapOf, vwapSubject, withMoves, type MovingField, type WatchlistRow } from './watchlist-row.js';
+import { plural } from '../shell/plural.js';
+import { useWatchlist } from './use-watchlist.js';
 import { InstrumentPicker } from '../blotter/InstrumentPicker.js';
 // the instrument picker's list styles
 import '../blotter/blotter.css';
-
-/** Browser localStorage when usable (the watchlist outlives the session, per user). */
-function localStore(): Storage | undefined {
-  try {
-    return window.localStorage;
-  } catch {
-    return undefined;
-  }
-}
 
 type Formatter = (params: ValueFormatterParams<WatchlistRow>) => string;
 const price: Formatter = (p) => formatCellPrice(p.value as number | undefined, p.data?.decimals ?? 4);
@@ -49,7 +41,16 @@ function RemoveCell(params: ICellRendererParams<WatchlistRow, unknown, { remove(
 // Fits 1280 px without scrolling; high/low live on the FX tiles.
 const COLUMNS: ColDef<WatchlistRow>[] = [
   { field: 'subject', headerName: 'Subject', pinned: 'left', width: 190, enableCellChangeFlash: false, cellClass: 'cell-subject' },
-  { field: 'name', headerName: 'Name', flex: 1, minWidth: 140, enableCellChangeFlash: false, tooltipField: 'name' },
+  {
+    field: 'name',
+    headerName: 'Name',
+    flex: 1,
+    minWidth: 140,
+    enableCellChangeFlash: false,
+    valueFormatter: (p) => (p.data === undefined ? '' : rowName(p.data)),
+    tooltipValueGetter: (p) => (p.data === undefined ? undefined : rowName(p.data) || undefined),
+    cellClass: (p) => (p.data?.status === 'pending' || p.data?.status === 'error' ? 'cell-no-data' : ''),
+  },
   { field: 'bid', headerName: 'Bid', width: 100, type: 'rightAligned', valueFormatter: price, cellClass: moving('bid') },
   { field: 'ask', headerName: 'Ask', width: 100, type: 'rightAligned', valueFormatter: price, cellClass: moving('ask') },
   { field: 'last', headerName: 'Last / mid', width: 104, type: 'rightAligned', valueFormatter: price, cellClass: moving('last') },
@@ -85,7 +86,8 @@ const COLUMNS: ColDef<WatchlistRow>[] = [
     headerName: 'Status',
     width: 96,
     enableCellChangeFlash: false,
-    tooltipValueGetter: (p) => p.data?.statusDetail || undefined,
+    valueFormatter: (p) => statusLabel(p.value as WatchlistRow['status']),
+    tooltipValueGetter: (p) => (p.data === undefined ? undefined : statusTooltip(p.data)),
     cellClass: (p) => `cell-status status-${String(p.value)}`,
   },
   { colId: 'remove', headerName: '', width: 48, sortable: false, resizable: false, cellRenderer: RemoveCell, enableCellChangeFlash: false, pinned: 'right' },
@@ -102,12 +104,12 @@ const DEFAULT_COLUMN: ColDef<WatchlistRow> = { sortable: true, resizable: true, 
 /**
  * Watchlist: FX pairs and products in AG Grid, updated in place with async transactions (row id =
  * subject), cells flash on change. Subjects are added by typing and removed per row; the list is
- * kept per user in localStorage.
+ * the user's `watchlist` preference, kept on the server (use-watchlist.ts). A subject no source
+ * publishes is answered `pending` by the server: its row says "no data" instead of waiting silently.
  */
 export function WatchlistPage() {
-  const { session } = useConnectionSnapshot();
-  const user = session?.user ?? '';
-  const [subjects, setSubjects] = useState<string[]>(() => loadWatchlist(localStore(), user));
+  const watchlist = useWatchlist();
+  const subjects = useMemo(() => watchlist.subjects ?? [], [watchlist.subjects]);
   const [input, setInput] = useState('');
   const [inputError, setInputError] = useState<string | undefined>(undefined);
   const [api, setApi] = useState<GridApi<WatchlistRow> | undefined>(undefined);
@@ -117,8 +119,6 @@ export function WatchlistPage() {
   const lastRows = useRef(new Map<string, WatchlistRow>());
   /** The latest VWAP of each product (its result record may arrive before the product's own). */
   const vwaps = useRef(new Map<string, number | undefined>());
-
-  useEffect(() => saveWatchlist(localStore(), user, subjects), [user, subjects]);
 
   // Rows of removed subjects leave the grid; their subscriptions end in useRecordStream.
   useEffect(() => {
@@ -168,19 +168,14 @@ export function WatchlistPage() {
   const streamed = useMemo(() => [...subjects, ...subjects.flatMap((s) => vwapSubject(s) ?? [])], [subjects]);
   useRecordStream(api === undefined ? [] : streamed, onChanged);
 
-  const remove = useCallback((subject: string) => setSubjects((list) => list.filter((s) => s !== subject)), []);
+  const { remove } = watchlist;
   const context = useMemo(() => ({ remove }), [remove]);
 
   /** Adds typed text (a subject or a code) or a picked subject; false with the reason shown when it cannot be added. */
   const add = (text: string): boolean => {
-    const parsed = parseSubjectInput(text, subjects);
-    if (!parsed.ok) {
-      setInputError(parsed.message);
-      return false;
-    }
-    setSubjects((list) => [...list, parsed.subject]);
-    setInputError(undefined);
-    return true;
+    const parsed = watchlist.add(text);
+    setInputError(parsed.ok ? undefined : parsed.message);
+    return parsed.ok;
   };
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -215,7 +210,7 @@ export function WatchlistPage() {
           <button type="submit" className="button-primary" data-testid="watchlist-add">
             Add
           </button>
-          <span className="page-hint">{subjects.length === 1 ? '1 subject' : `${subjects.length} subjects`}</span>
+          <span className="page-hint" data-testid="watchlist-count">{watchlist.subjects === undefined ? 'loading your watchlist…' : plural(subjects.length, 'subject')}</span>
         </form>
         <div className="watchlist-search" data-testid="watchlist-search">
           <label htmlFor="watchlist-search-input" className="visually-hidden">

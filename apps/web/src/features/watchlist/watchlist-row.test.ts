@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RecordSnapshot } from '../../connection/record-store.js';
-import { formatCellPrice, formatTime, formatVolume, priceDecimals, rowFromSnapshot, subjectOfVwap, vwapSubject, withMoves } from './watchlist-row.js';
+import { formatCellPrice, formatTime, formatVolume, priceDecimals, rowFromSnapshot, rowName, statusLabel, statusTooltip, subjectOfVwap, vwapSubject, withMoves } from './watchlist-row.js';
 
 const snapshot = (partial: Partial<RecordSnapshot>): RecordSnapshot => ({
   subject: '/X',
@@ -74,5 +74,21 @@ describe('price moves', () => {
     expect(subjectOfVwap('/STAT/vwap/PRODUCT/XS1')).toBe('/PRODUCT/XS1');
     expect(subjectOfVwap('/STAT/other/PRODUCT/XS1')).toBeUndefined();
     expect(subjectOfVwap('/PRODUCT/XS1')).toBeUndefined();
+  });
+});
+
+describe('rows without data', () => {
+  it('say "no data" for a subject nobody publishes, and why', () => {
+    const row = rowFromSnapshot(snapshot({ subject: '/FX/NOSUCH', status: 'pending', seq: 0 }));
+    expect(statusLabel(row.status)).toBe('no data');
+    expect(rowName(row)).toBe('No such subject: no data');
+    expect(statusTooltip(row)).toContain('No source publishes /FX/NOSUCH');
+  });
+  it('name the refusal of a refused subject, and keep a live name', () => {
+    const refused = rowFromSnapshot(snapshot({ status: 'error', error: { code: 'NOT_ENTITLED', message: 'no' } }));
+    expect(statusLabel(refused.status)).toBe('refused');
+    expect(rowName(refused)).toBe('Refused: NOT_ENTITLED: no');
+    expect(rowName(rowFromSnapshot(snapshot({ fields: { pair: 'EUR/USD' } })))).toBe('EUR/USD');
+    expect(statusLabel('subscribing')).toBe('subscribing…');
   });
 });

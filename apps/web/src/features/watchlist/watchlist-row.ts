@@ -126,3 +126,36 @@ export function formatTime(epochMs: number): string {
   const pad = (n: number, width = 2) => String(n).padStart(width, '0');
   return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
 }
+
+/** The status column's text: `live`, `stale`, `subscribing…`, `no data` (pending: nothing publishes it), `refused`. */
+export function statusLabel(status: WatchlistRow['status']): string {
+  switch (status) {
+    case 'live':
+      return 'live';
+    case 'stale':
+      return 'stale';
+    case 'subscribing':
+      return 'subscribing…';
+    case 'pending':
+      return 'no data';
+    case 'error':
+      return 'refused';
+  }
+}
+
+/** The status cell's tooltip: what the state means for this row. */
+export function statusTooltip(row: WatchlistRow): string | undefined {
+  if (row.status === 'pending') return `No source publishes ${row.subject}: the server knows no such subject (yet). The row fills in if one starts publishing it.`;
+  if (row.status === 'error') return row.statusDetail;
+  if (row.status === 'subscribing') return 'Waiting for the server to answer the subscription';
+  if (row.status === 'stale') return `${row.subject} is stale: its source is gone or it was not updated within its maximum age`;
+  return undefined;
+}
+
+/** The name cell: the instrument's name, or what stands for it on a row without data. */
+export function rowName(row: WatchlistRow): string {
+  if (row.name !== '') return row.name;
+  if (row.status === 'pending') return 'No such subject: no data';
+  if (row.status === 'error') return `Refused: ${row.statusDetail}`;
+  return '';
+}

@@ -5,7 +5,7 @@ import {
   MAX_WATCHLIST_SUBJECTS,
   loadWatchlist,
   parseSubjectInput,
-  saveWatchlist,
+  parseWatchlist,
   watchlistKey,
 } from './watchlist-subjects.js';
 
@@ -34,12 +34,18 @@ describe('parseSubjectInput', () => {
 });
 
 describe('watchlist storage', () => {
-  it('defaults, saves per user and reloads', () => {
+  it("defaults, or reads an earlier version's copy per user", () => {
     const storage = memoryStorage();
     expect(loadWatchlist(storage, 'alice')).toEqual(DEFAULT_WATCHLIST);
-    saveWatchlist(storage, 'alice', ['/FX/EURUSD', '/PRODUCT/A1']);
+    storage.setItem(watchlistKey('alice'), JSON.stringify(['/FX/EURUSD', '/PRODUCT/A1']));
     expect(loadWatchlist(storage, 'alice')).toEqual(['/FX/EURUSD', '/PRODUCT/A1']);
     expect(loadWatchlist(storage, 'bob')).toEqual(DEFAULT_WATCHLIST);
+  });
+  it('parses the stored preference; missing or unreadable is undefined', () => {
+    expect(parseWatchlist('["/FX/EURUSD","/FX/EURUSD","x"]')).toEqual(['/FX/EURUSD']);
+    expect(parseWatchlist('[]')).toEqual([]);
+    expect(parseWatchlist(undefined)).toBeUndefined();
+    expect(parseWatchlist('{')).toBeUndefined();
   });
   it('cleans up corrupt entries', () => {
     const storage = memoryStorage();

@@ -1,6 +1,7 @@
 /**
- * The watchlist's subject list: the default set, parsing what the user types, and keeping the
- * list per user in localStorage. Pure apart from the storage passed in: tested beside this file.
+ * The watchlist's subject list: the default set, parsing what the user types, and reading the
+ * stored list (a user preference on the server; earlier versions' localStorage copy as a fallback).
+ * Pure apart from the storage passed in: tested beside this file.
  */
 
 import { MAX_SUBJECT_BYTES, SUBJECT_PATTERN } from '@tidewire/protocol';
@@ -64,15 +65,32 @@ export function parseSubjectInput(text: string, existing: readonly string[]): Su
   return { ok: true, subject };
 }
 
-/** localStorage key of a user's watchlist. */
+/** The preference key the watchlist is kept under (on the server, connection/user-prefs.ts). */
+export const WATCHLIST_PREF = 'watchlist';
+
+/** localStorage key under which earlier versions kept a user's watchlist (read once, as a fallback). */
 export function watchlistKey(user: string): string {
   return `tidewire.watchlist.${user}`;
 }
 
 /**
- * The user's saved watchlist, or DEFAULT_WATCHLIST when none is saved or it is unreadable.
- * Invalid and duplicate entries are dropped; at most MAX_WATCHLIST_SUBJECTS are kept.
+ * A stored watchlist (JSON text of an array of subjects), or undefined when it is missing or
+ * unreadable. Invalid and duplicate entries are dropped; at most MAX_WATCHLIST_SUBJECTS are kept.
  */
+export function parseWatchlist(raw: string | null | undefined): string[] | undefined {
+  if (raw === null || raw === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(parsed)) return undefined;
+  const valid = parsed.filter((s): s is string => typeof s === 'string' && SUBJECT_PATTERN.test(s));
+  return [...new Set(valid)].slice(0, MAX_WATCHLIST_SUBJECTS);
+}
+
+/** The user's watchlist as an earlier version kept it in localStorage, or DEFAULT_WATCHLIST. */
 export function loadWatchlist(storage: StorageLike | undefined, user: string): string[] {
   let raw: string | null = null;
   try {
@@ -80,23 +98,5 @@ export function loadWatchlist(storage: StorageLike | undefined, user: string): s
   } catch {
     raw = null;
   }
-  if (raw === null) return [...DEFAULT_WATCHLIST];
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    return [...DEFAULT_WATCHLIST];
-  }
-  if (!Array.isArray(parsed)) return [...DEFAULT_WATCHLIST];
-  const valid = parsed.filter((s): s is string => typeof s === 'string' && SUBJECT_PATTERN.test(s));
-  return [...new Set(valid)].slice(0, MAX_WATCHLIST_SUBJECTS);
-}
-
-/** Saves the user's watchlist; a refusing storage is ignored (the list then lasts for the page only). */
-export function saveWatchlist(storage: StorageLike | undefined, user: string, subjects: readonly string[]): void {
-  try {
-    storage?.setItem(watchlistKey(user), JSON.stringify(subjects));
-  } catch {
-    // Not fatal.
-  }
+  return parseWatchlist(raw) ?? [...DEFAULT_WATCHLIST];
 }
