@@ -24,6 +24,7 @@ import {
 } from './messages.js';
 import { ProtocolError, type DecodeFailure } from './result.js';
 import { checkOrderRequest } from './order-codec.js';
+import { checkResume } from './resume-codec.js';
 import { checkStatementRequest } from './statement-codec.js';
 import { checkContainerPublish, checkViewRequest } from './view-codec.js';
 import {
@@ -181,6 +182,8 @@ export function decodeClientMessage(text: string): ClientMessage | DecodeFailure
       case 'statement.create':
       case 'statement.close':
         return checkStatementRequest(m);
+      case 'record.resume':
+        return checkResume(m);
       default:
         checkKeys(m, SUBSCRIBE_KEYS);
         checkSubjects(m.subjects);
