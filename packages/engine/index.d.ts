@@ -31,6 +31,15 @@ export declare class Engine {
   sourceRegister(sessionId: number, reqId: number, patterns: Array<string>, priority: number): void
   /** Subscribes; `record.subscribed` + images (or an `error`) arrive in the session's frames. */
   subscribe(sessionId: number, reqId: number, subjects: Array<string>): void
+  /**
+   * `record.resume`: `subjects[i]` was held as record `ids[i]` at `seqs[i]` (0: none) in
+   * `epoch`; `record.resumed`, then per record its missed messages or an image flagged
+   * `reset` (or an `error`) arrive in the session's frames. Throws BAD_REQUEST when the arrays
+   * differ in length.
+   */
+  resume(sessionId: number, reqId: number, epoch: number, subjects: Array<string>, ids: Array<number>, seqs: Array<number>): void
+  /** This engine's epoch (`session.loggedIn`'s `epoch`): differs from every earlier run's. */
+  get epoch(): number
   /** Unsubscribes; `record.unsubscribed` (or an `error`) arrives in the session's frames. */
   unsubscribe(sessionId: number, reqId: number, subjects: Array<string>): void
   /**
@@ -345,6 +354,16 @@ export interface EngineConfig {
    * turns stale; the first matching rule applies. @default none
    */
   recordMaxAge?: Array<string>
+  /**
+   * Record history rules `pattern=count/ageMs` (e.g. `/FX/**=256/30000`) kept for
+   * `record.resume`, first match wins; an empty list keeps none. @default ["/**=64/60000"]
+   */
+  recordHistory?: Array<string>
+  /**
+   * Bytes all record histories together may hold (1 KiB..16 GiB); past it the oldest
+   * messages go. @default 67108864
+   */
+  recordHistoryMaxBytes?: number
   /**
    * Cluster mode: NATS server URLs (`nats://host:port`); unset or empty = one process, no
    * NATS. @default unset

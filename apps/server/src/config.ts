@@ -145,6 +145,10 @@ export interface Config {
     readonly staleGraceMs: number;
     /** `pattern=ms` rules, comma-separated; empty: records never age. */
     readonly maxAge: string;
+    /** `pattern=count/ageMs` history rules for `record.resume`, comma-separated; empty: no history. */
+    readonly history: string;
+    /** Bytes all record histories together may hold. */
+    readonly historyMaxBytes: number;
   };
   /** Admin console: `auditDir` is absolute after loading. */
   readonly admin: { readonly auditDir: string; readonly metricsToken: string; readonly metricsPublic: boolean };

@@ -23,6 +23,14 @@ export interface EnginePort {
   closeSession(sessionId: number): void;
   /** Queues `record.subscribed` (+ images) for the session; errors arrive as `error` frames through drain. */
   subscribe(sessionId: number, reqId: number, subjects: string[]): void;
+  /**
+   * `record.resume`: `subjects[i]` was held as record `ids[i]` at `seqs[i]` in `epoch`. Queues
+   * `record.resumed`, then per record the missed messages from its history or an image flagged
+   * `reset`; errors arrive as `error` frames through drain.
+   */
+  resume(sessionId: number, reqId: number, epoch: number, subjects: string[], ids: number[], seqs: number[]): void;
+  /** This engine's epoch (`session.loggedIn`'s `epoch`): differs from every earlier run's. */
+  readonly epoch: number;
   /** Queues `record.unsubscribed`; nothing for these subjects follows. */
   unsubscribe(sessionId: number, reqId: number, subjects: string[]): void;
   /**

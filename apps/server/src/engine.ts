@@ -69,6 +69,8 @@ export function engineConfig(config: Config): EngineConfig {
         }),
     recordStaleGraceMs: config.records.staleGraceMs,
     recordMaxAge: config.records.maxAge.split(',').map((r) => r.trim()).filter((r) => r !== ''),
+    recordHistory: config.records.history.split(',').map((r) => r.trim()).filter((r) => r !== ''),
+    recordHistoryMaxBytes: config.records.historyMaxBytes,
   };
 }
 

@@ -118,6 +118,8 @@ export class TidewireClient {
     orphans: 0,
     badFrames: 0,
     reconnects: 0,
+    resumed: 0,
+    resets: 0,
     failovers: 0,
     rttMs: undefined,
   };
@@ -521,6 +523,8 @@ export class TidewireClient {
 
   private loggedIn(m: SessionLoggedIn): SessionInfo {
     const { type: _type, reqId: _reqId, ...info } = m;
+    // the previous connection's epoch: the table kept its records for a resume (onSocketClosed)
+    const resumeEpoch = this.everLoggedIn ? this.currentSession?.epoch : undefined;
     this.currentSession = info;
     this.token = info.token;
     this.everLoggedIn = true;
@@ -528,9 +532,15 @@ export class TidewireClient {
     this.attempts = 0;
     this.setState('loggedIn');
     this.startHeartbeat(info.heartbeatMs);
-    // everything the table holds is (re)subscribed: on first login and after every reconnect
+    // everything the table holds is subscribed on first login; after a reconnect it is resumed
+    // when the previous server told its epoch (else subscribed afresh: fresh images)
     this.toUnsubscribe.clear();
-    this.toSubscribe = new Set(this.table.subjects());
+    if (resumeEpoch === undefined) {
+      this.toSubscribe = new Set(this.table.subjects());
+    } else {
+      this.toSubscribe.clear();
+      this.resumeRecords(resumeEpoch, this.table.subjects());
+    }
     this.flush();
     this.admin.onLoggedIn();
     this.viewSet.onLoggedIn();
@@ -543,7 +553,8 @@ export class TidewireClient {
     this.ws = undefined;
     this.stopHeartbeat();
     this.rejectRequests(new TidewireError('DISCONNECTED', `connection closed (${detail.code ?? '-'} ${detail.reason ?? ''})`.trim()));
-    this.table.reset();
+    // a server that told its epoch takes a resume: keep the records (their seqs) until then
+    this.table.reset(this.currentSession?.epoch !== undefined);
     const final = detail.code !== undefined && FINAL_CLOSE_CODES.has(detail.code);
     if (!this.wanted) this.setState('closed', detail);
     else if (this.userLogin !== undefined) return; // the login's own catch settles the state
@@ -761,6 +772,28 @@ export class TidewireClient {
     }
   }
 
+  /**
+   * Sends `record.resume` for `subjects` (held records with their ids and seqs, from `epoch`), in
+   * requests of at most MAX_SUBJECTS_PER_REQUEST. Its ack is applied as it arrives (`onFrame`),
+   * before the replayed updates behind it. A server that does not know the message gets subscribes.
+   */
+  private resumeRecords(epoch: number, subjects: readonly string[]): void {
+    for (let i = 0; i < subjects.length; i += MAX_SUBJECTS_PER_REQUEST) {
+      const chunk = subjects.slice(i, i + MAX_SUBJECTS_PER_REQUEST);
+      const records = this.table.resumeList(chunk);
+      if (records.length === 0) continue;
+      this.request({ type: 'record.resume', reqId: this.takeReqId(), epoch, records }).catch((e: TidewireError) => {
+        if (e.code === 'DISCONNECTED' || e.code === 'CLOSED') return; // the next login resumes again
+        if (e.code === 'UNKNOWN_TYPE') {
+          for (const subject of this.table.unresumed(chunk)) this.toSubscribe.add(subject);
+          this.queueFlush();
+          return;
+        }
+        this.table.fail(chunk, e, e.code !== 'TIMEOUT');
+      });
+    }
+  }
+
   private onFrame(data: unknown): void {
     this.counters.frames++;
     let messages: ServerMessage[];
@@ -784,6 +817,11 @@ export class TidewireClient {
           break;
         case 'record.status':
           this.table.recordStatus(m);
+          break;
+        case 'record.resumed':
+          // now, not when the request settles: the replayed updates behind it carry only ids
+          this.table.resumed(m.records);
+          this.settle(m.reqId, m);
           break;
         case 'session.pong':
           if (this.pongWatchdog !== undefined) clearTimeout(this.pongWatchdog);

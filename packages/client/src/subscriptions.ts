@@ -4,7 +4,7 @@
  * handlers. Knows nothing about sockets: the client feeds it messages and asks what to (un)subscribe.
  */
 
-import type { RecordImage, RecordStatus, RecordUpdate, SubscribedRecord } from '@tidewire/protocol';
+import type { RecordImage, RecordStatus, RecordUpdate, ResumeRecord, SubscribedRecord } from '@tidewire/protocol';
 import { TidewireError } from './errors.js';
 import type { ClientRecord, ClientStats, RecordHandler, SubscriptionStatus } from './types.js';
 
@@ -23,10 +23,14 @@ interface Entry {
   error: TidewireError | undefined;
   record: ClientRecord | undefined;
   readonly listeners: Set<Listener>;
+  /** Sent in a `record.resume`, not acknowledged yet. */
+  resuming: boolean;
+  /** The resume found no record to continue (pending after a restart): its next image is a reset. */
+  resetNext: boolean;
 }
 
 /** Counters the table updates (a view of the client's stats). */
-type TableCounters = Pick<ClientStats, 'images' | 'updates' | 'gaps' | 'outOfOrder' | 'orphans'>;
+type TableCounters = Pick<ClientStats, 'images' | 'updates' | 'gaps' | 'outOfOrder' | 'orphans' | 'resumed' | 'resets'>;
 
 /** Subjects -> entries, ids -> entries, and handler dispatch. */
 export class SubscriptionTable {
@@ -61,7 +65,7 @@ export class SubscriptionTable {
     for (const subject of subjects) {
       let entry = this.bySubject.get(subject);
       if (entry === undefined) {
-        entry = { subject, id: undefined, status: 'requested', error: undefined, record: undefined, listeners: new Set() };
+        entry = { subject, id: undefined, status: 'requested', error: undefined, record: undefined, listeners: new Set(), resuming: false, resetNext: false };
         this.bySubject.set(subject, entry);
         fresh.push(subject);
       } else if (entry.status !== 'requested') {
@@ -87,15 +91,65 @@ export class SubscriptionTable {
     return gone;
   }
 
-  /** Forgets ids, records and statuses (the connection dropped); listeners stay. */
-  reset(): void {
+  /**
+   * The connection dropped: ids stop routing messages; listeners stay. With `keep` (the server
+   * can resume) records, ids and statuses are kept for `resumeList`; else they are forgotten and
+   * every subject is subscribed afresh.
+   */
+  reset(keep = false): void {
     this.byId.clear();
     for (const entry of this.bySubject.values()) {
+      entry.resuming = false;
+      if (keep) continue;
       entry.id = undefined;
       entry.status = 'requested';
       entry.error = undefined;
       entry.record = undefined;
+      entry.resetNext = false;
     }
+  }
+
+  /** What a `record.resume` names for `subjects`: the id and seq held (0: none); marks them resuming. */
+  resumeList(subjects: readonly string[]): ResumeRecord[] {
+    const out: ResumeRecord[] = [];
+    for (const subject of subjects) {
+      const entry = this.bySubject.get(subject);
+      if (entry === undefined) continue;
+      entry.resuming = true;
+      out.push({ subject, id: entry.id ?? 0, seq: entry.record?.seq ?? 0 });
+    }
+    return out;
+  }
+
+  /**
+   * Applies a `record.resumed` ack: as `acknowledge`; each record held before is counted resumed
+   * (its missed updates, or its reset image, follow); one that is pending now (the server lost it:
+   * a restart) gets its next image as a reset.
+   */
+  resumed(records: readonly SubscribedRecord[]): void {
+    for (const r of records) {
+      const entry = this.bySubject.get(r.subject);
+      if (entry === undefined || !entry.resuming) continue;
+      entry.resuming = false;
+      if (entry.record === undefined) continue;
+      this.counters.resumed++;
+      if (r.pending) entry.resetNext = true;
+    }
+    this.acknowledge(records);
+  }
+
+  /** Subjects of `subjects` sent in a resume and not acknowledged (to subscribe afresh instead). */
+  unresumed(subjects: readonly string[]): string[] {
+    const out: string[] = [];
+    for (const subject of subjects) {
+      const entry = this.bySubject.get(subject);
+      if (entry === undefined || !entry.resuming) continue;
+      entry.resuming = false;
+      entry.record = undefined;
+      entry.resetNext = false;
+      out.push(subject);
+    }
+    return out;
   }
 
   /** Applies a `record.subscribed` ack: ids, and `pending` or `subscribed` status. */
@@ -141,6 +195,9 @@ export class SubscriptionTable {
       this.byId.set(m.id, entry);
     }
     this.counters.images++;
+    const reset = m.reset === true || entry.resetNext;
+    entry.resetNext = false;
+    if (reset) this.counters.resets++;
     // an image of a stale record is followed by its record.status
     entry.record = { subject: entry.subject, id: m.id, seq: m.seq, ts: m.ts, fields: { ...m.fields }, types: { ...m.types }, status: 'ok' };
     if (entry.status !== 'subscribed') {
@@ -150,7 +207,7 @@ export class SubscriptionTable {
     }
     const record = entry.record;
     for (const l of entry.listeners) {
-      if (l.handler.onImage !== undefined) this.call(() => l.handler.onImage?.(record));
+      if (l.handler.onImage !== undefined) this.call(() => l.handler.onImage?.(record, reset));
     }
   }
 

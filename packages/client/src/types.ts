@@ -105,8 +105,13 @@ export type SubscriptionStatus = 'pending' | 'subscribed' | 'error';
 
 /** Callbacks of a subscription; all optional. A callback that throws is reported as HANDLER_FAILED. */
 export interface RecordHandler {
-  /** The whole record: after subscribe, when a pending record appears, after conflation or reconnect. */
-  onImage?(record: ClientRecord): void;
+  /**
+   * The whole record: after subscribe, when a pending record appears, after conflation, and after
+   * a reconnect whose resume could not replay what was missed (`reset` true: the record restarts
+   * from this image, its seq may be lower than before, e.g. after a server restart). A reconnect
+   * the server could replay brings the missed updates through `onUpdate` instead, and no image.
+   */
+  onImage?(record: ClientRecord, reset?: boolean): void;
   /** An update; `record` is already merged, `changed` holds the changed fields (null = deleted). */
   onUpdate?(record: ClientRecord, changed: Fields, update: RecordUpdate): void;
   /** `pending` (no source yet), `subscribed`, or `error` (with why). */
@@ -165,6 +170,10 @@ export interface ClientStats {
   badFrames: number;
   /** Successful re-logins after a dropped connection. */
   reconnects: number;
+  /** Records held across a reconnect and resumed (`record.resume`): missed updates replayed, or a reset. */
+  resumed: number;
+  /** Images flagged reset: the server could not replay what a resumed record missed. */
+  resets: number;
   /** Of `reconnects`, those on another URL than the connection that dropped (`urls` only). */
   failovers: number;
   /** Round-trip time of the latest ping, ms. */

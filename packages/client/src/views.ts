@@ -2,7 +2,8 @@
  * Server-side views in the SDK (`client.view(...)`): one `view.create` per handle, the window's
  * rows kept in view order from `view.created` / `view.rows` / `view.size`, `move()` as
  * `view.change`, `close()` as `view.close`, and every open view created again after each
- * (re)login (the server forgets views with the session).
+ * (re)login (the server forgets views with the session): the fresh snapshot replaces the rows,
+ * and `onRows` names the rows it changed (`updated`), so a grid patches them in place.
  *
  * Every diff is applied, whatever its reqId (the server diffs against what it last sent, so a
  * skipped diff would corrupt the window); the handler is only called for diffs tagged with the
@@ -142,6 +143,17 @@ function toRow(r: ViewRowImage): ViewRow {
 
 const NONE: ReadonlySet<number> = new Set();
 
+/** Ids of `after`'s rows that `before` lacks, holds at another index or at another seq. */
+function changedRows(before: readonly ViewRow[], after: readonly ViewRow[]): Set<number> {
+  const held = new Map(before.map((r) => [r.id, r]));
+  const out = new Set<number>();
+  for (const r of after) {
+    const old = held.get(r.id);
+    if (old === undefined || old.seq !== r.seq || old.index !== r.index) out.add(r.id);
+  }
+  return out;
+}
+
 /** Every view of one client. */
 export class Views {
   private readonly open = new Set<OpenView>();
@@ -212,15 +224,20 @@ export class Views {
       this.creating.delete(m.reqId);
       v.viewId = m.viewId;
       this.byId.set(m.viewId, v);
+      const before = v.rows;
       v.rows = m.rows.map(toRow);
       v.count = m.count;
+      // created again after a reconnect: the snapshot is diffed against the rows held, so a grid
+      // patches the rows that changed (new, moved or updated while disconnected) in place
+      const changed = before.length === 0 ? NONE : changedRows(before, v.rows);
       if (v.moveAfterCreate) {
         // moved before the view existed: ask for the window wanted now
         v.moveAfterCreate = false;
+        for (const id of changed) v.missed.add(id);
         this.change(v);
         return;
       }
-      this.notify(v, NONE);
+      this.notify(v, changed);
       return;
     }
     const v = this.byId.get(m.viewId);

@@ -178,6 +178,12 @@ pub struct RawConfig {
     /// Maximum age rules `pattern=ms` (e.g. `/FX/**=30000`): a record not published for that long
     /// turns stale; the first matching rule applies. @default none
     pub record_max_age: Option<Vec<String>>,
+    /// Record history rules `pattern=count/ageMs` (e.g. `/FX/**=256/30000`) kept for
+    /// `record.resume`, first match wins; an empty list keeps none. @default ["/**=64/60000"]
+    pub record_history: Option<Vec<String>>,
+    /// Bytes all record histories together may hold (1 KiB..16 GiB); past it the oldest
+    /// messages go. @default 67108864
+    pub record_history_max_bytes: Option<f64>,
     /// Cluster mode: NATS server URLs (`nats://host:port`); unset or empty = one process, no
     /// NATS. @default unset
     pub cluster_urls: Option<Vec<String>>,
@@ -230,6 +236,22 @@ impl RawConfig {
             stale_grace: ms("recordStaleGraceMs", self.record_stale_grace_ms, d.stale_grace)?,
             max_age: crate::hub::StatusConfig::parse_max_age(self.record_max_age.as_deref().unwrap_or_default())?,
         })
+    }
+
+    /// Record history settings (`record.resume`); errors name the setting and the rule.
+    pub fn resolve_history(&self) -> Result<crate::hub::HistoryConfig> {
+        let rules = match &self.record_history {
+            None => crate::hub::HistoryConfig::default().rules,
+            Some(rules) => crate::hub::HistoryConfig::parse_rules(rules)?,
+        };
+        let max_bytes = int(
+            "recordHistoryMaxBytes",
+            self.record_history_max_bytes,
+            crate::hub::DEFAULT_HISTORY_MAX_BYTES as u64,
+            1024,
+            1 << 34,
+        )? as usize;
+        Ok(crate::hub::HistoryConfig { rules, max_bytes })
     }
 
     /// Validates every value (an error names the setting, the value and the rule) and fills defaults.

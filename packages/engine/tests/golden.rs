@@ -20,7 +20,7 @@ fn code_of(s: &str) -> ErrorCode {
 fn encode_message(out: &mut Vec<u8>, m: &Map<String, J>) {
     let u32_of = |k: &str| m[k].as_u64().expect(k) as u32;
     match m["type"].as_str().expect("type") {
-        "record.subscribed" => {
+        "record.subscribed" | "record.resumed" => {
             let recs: Vec<SubscribedRef<'_>> = m["records"]
                 .as_array()
                 .expect("records")
@@ -31,7 +31,11 @@ fn encode_message(out: &mut Vec<u8>, m: &Map<String, J>) {
                     pending: r["pending"].as_bool().expect("pending"),
                 })
                 .collect();
-            encode::subscribed(out, u32_of("reqId"), &recs);
+            if m["type"] == "record.resumed" {
+                encode::resumed(out, u32_of("reqId"), &recs);
+            } else {
+                encode::subscribed(out, u32_of("reqId"), &recs);
+            }
         }
         "record.unsubscribed" => {
             let subjects: Vec<&str> = m["subjects"]
@@ -73,6 +77,9 @@ fn encode_message(out: &mut Vec<u8>, m: &Map<String, J>) {
                 m["ts"].as_f64().expect("ts"),
                 iter,
             );
+            if m.get("reset").and_then(J::as_bool) == Some(true) {
+                encode::flag_reset(out);
+            }
         }
         "record.update" => {
             let f = fields(m);
@@ -141,6 +148,7 @@ fn is_engine_message(m: &Map<String, J>) -> bool {
         m["type"].as_str(),
         Some(
             "record.subscribed"
+                | "record.resumed"
                 | "record.unsubscribed"
                 | "record.image"
                 | "record.update"

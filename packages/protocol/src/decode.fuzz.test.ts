@@ -236,9 +236,9 @@ describe('decoder fuzz', () => {
   it('mutations reach every decoder outcome (the generator is not stuck on parse errors)', () => {
     const codes = new Set<string>();
     let accepted = 0;
-    // frames.json only, with a seed under which 3 of the 3000 mutations pass (a new vector in
+    // frames.json only, with a seed under which 2 of the 3000 mutations pass (a new vector in
     // frames.json changes the sample: pick another such seed); the check is about the generator
-    for (const text of fc.sample(mutatedFrom(readVectors('frames.json').map((v) => v.frame)), { numRuns: 3000, seed: 15 })) {
+    for (const text of fc.sample(mutatedFrom(readVectors('frames.json').map((v) => v.frame)), { numRuns: 3000, seed: 12 })) {
       const r = decodeSourceFrame(text);
       if (isDecodeFailure(r)) codes.add(r.error.code);
       else accepted++;

@@ -25,6 +25,7 @@ import {
 import { ProtocolError, type DecodeFailure } from './result.js';
 import { checkOrderRequest } from './order-codec.js';
 import { checkPrefsRequest } from './prefs-codec.js';
+import { checkResume } from './resume-codec.js';
 import { checkStatementRequest } from './statement-codec.js';
 import { checkContainerPublish, checkViewRequest } from './view-codec.js';
 import {
@@ -185,6 +186,8 @@ export function decodeClientMessage(text: string): ClientMessage | DecodeFailure
       case 'prefs.get':
       case 'prefs.set':
         return checkPrefsRequest(m);
+      case 'record.resume':
+        return checkResume(m);
       default:
         checkKeys(m, SUBSCRIBE_KEYS);
         checkSubjects(m.subjects);

@@ -19,6 +19,7 @@ import type {
   RecordImage,
   RecordPublish,
   RecordSubscribed,
+  RecordResumed,
   RecordUnsubscribed,
   RecordUpdate,
   ServerMessage,
@@ -65,7 +66,7 @@ function publish(m: RecordPublish): Ordered {
 }
 
 function loggedIn(m: SessionLoggedIn): Ordered {
-  return {
+  const o: Ordered = {
     type: m.type,
     reqId: m.reqId,
     sessionId: m.sessionId,
@@ -77,13 +78,15 @@ function loggedIn(m: SessionLoggedIn): Ordered {
     heartbeatMs: m.heartbeatMs,
     serverTime: m.serverTime,
   };
+  if (m.epoch !== undefined) o.epoch = m.epoch;
+  return o;
 }
 
 function pong(m: SessionPong): Ordered {
   return { type: m.type, reqId: m.reqId, ts: m.ts, serverTime: m.serverTime };
 }
 
-function subscribed(m: RecordSubscribed): Ordered {
+function subscribed(m: RecordSubscribed | RecordResumed): Ordered {
   return {
     type: m.type,
     reqId: m.reqId,
@@ -98,6 +101,7 @@ function unsubscribed(m: RecordUnsubscribed): Ordered {
 function image(m: RecordImage): Ordered {
   const o: Ordered = { type: m.type, id: m.id, subject: m.subject, seq: m.seq, ts: m.ts, fields: m.fields };
   if (m.types !== undefined) o.types = m.types;
+  if (m.reset !== undefined) o.reset = m.reset;
   return o;
 }
 
@@ -190,6 +194,13 @@ function orderClient(m: ClientMessage): Ordered {
     case 'prefs.get':
     case 'prefs.set':
       return orderPrefsRequest(m);
+    case 'record.resume':
+      return {
+        type: m.type,
+        reqId: m.reqId,
+        epoch: m.epoch,
+        records: m.records.map((r) => ({ subject: r.subject, id: r.id, seq: r.seq })),
+      };
   }
 }
 
@@ -200,6 +211,7 @@ function orderServer(m: SourceServerMessage): Ordered {
     case 'record.image':
       return image(m);
     case 'record.subscribed':
+    case 'record.resumed':
       return subscribed(m);
     case 'record.unsubscribed':
       return unsubscribed(m);

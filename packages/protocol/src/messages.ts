@@ -103,6 +103,8 @@ export interface SessionLoggedIn {
   heartbeatMs: number;
   /** Server clock, epoch ms. */
   serverTime: number;
+  /** The resume token: identifies this run of the server (a restart changes it). A reconnecting client sends it back in `record.resume`; seqs from another epoch are never replayed against. */
+  epoch?: number;
 }
 
 /** A new token for the session's user, valid until `tokenExpiresAt`; the earlier token stays valid until its own expiry. */
@@ -139,6 +141,16 @@ export interface SubscribedRecord {
   pending: boolean;
 }
 
+/** One record a reconnecting client holds, in `record.resume`. */
+export interface ResumeRecord {
+  /** The subject as subscribed. */
+  subject: string;
+  /** The id the client knew the record by (from the previous connection's ack); 0 when it had none (pending). */
+  id: number;
+  /** The seq of the record the client holds; 0 when it has no image yet. */
+  seq: number;
+}
+
 /** A record's status; views read it as the pseudo-field `_status` (docs/views.md). */
 export type RecordStatusValue =
   /** Live: published by a connected source within its maximum age. */
@@ -152,6 +164,16 @@ export interface RecordSubscribe {
   reqId: number;
   /** 1..MAX_SUBJECTS_PER_REQUEST subjects; duplicates of live subscriptions are acknowledged again with a fresh image. */
   subjects: string[];
+}
+
+/** Subscribe again after a reconnect, naming what the client holds. Checked like `record.subscribe` (entitlements, limits); `record.resumed` acknowledges, then per record: the messages it missed, with their original seqs, from the record's history; nothing when it is up to date; or a `record.image` with `reset: true` when the history does not reach back, `epoch` is not the server's, or the subject now names another record. */
+export interface RecordResume {
+  type: 'record.resume';
+  reqId: number;
+  /** `epoch` of the `session.loggedIn` the held seqs come from. */
+  epoch: number;
+  /** 1..MAX_SUBJECTS_PER_REQUEST records (more: LIMIT_EXCEEDED). */
+  records: ResumeRecord[];
 }
 
 /** Stop receiving records. Unknown or not-subscribed subjects are ignored (idempotent). */
@@ -181,6 +203,13 @@ export interface RecordSubscribed {
   records: SubscribedRecord[];
 }
 
+/** Resume acknowledged, as `record.subscribed`; each record's missed messages (or reset image) follow it. */
+export interface RecordResumed {
+  type: 'record.resumed';
+  reqId: number;
+  records: SubscribedRecord[];
+}
+
 /** Unsubscription acknowledged; no message for these subjects follows it. */
 export interface RecordUnsubscribed {
   type: 'record.unsubscribed';
@@ -199,6 +228,8 @@ export interface RecordImage {
   ts: number;
   fields: Fields;
   types?: FieldTypes;
+  /** true: answers a `record.resume` that could not be replayed; the record restarts from this image and its `seq` may be lower than the one the client held. */
+  reset?: boolean;
 }
 
 /**
@@ -1033,6 +1064,7 @@ export type ClientMessage =
   | SessionPing
   | SessionRefresh
   | RecordSubscribe
+  | RecordResume
   | RecordUnsubscribe
   | AdminSubscribe
   | ViewClientMessage
@@ -1049,6 +1081,7 @@ export type ServerMessage =
   | SessionRefreshed
   | SessionPong
   | RecordSubscribed
+  | RecordResumed
   | RecordUnsubscribed
   | RecordImage
   | RecordUpdate
@@ -1073,6 +1106,7 @@ export const CLIENT_MESSAGE_TYPES = [
   'session.ping',
   'session.refresh',
   'record.subscribe',
+  'record.resume',
   'record.unsubscribe',
   'admin.subscribe',
   'admin.unsubscribe',
@@ -1095,6 +1129,7 @@ export const SERVER_MESSAGE_TYPES = [
   'session.refreshed',
   'session.pong',
   'record.subscribed',
+  'record.resumed',
   'record.unsubscribed',
   'record.image',
   'record.update',

@@ -45,6 +45,10 @@ class FakeEngine implements EnginePort {
   closeSession(sid: number): void { this.calls.push(['close', sid]); }
   subscribe(sid: number, reqId: number, subjects: string[]): void { this.calls.push(['subscribe', sid, reqId, subjects]); }
   unsubscribe(sid: number, reqId: number, subjects: string[]): void { this.calls.push(['unsubscribe', sid, reqId, subjects]); }
+  resume(sid: number, reqId: number, epoch: number, subjects: string[], ids: number[], seqs: number[]): void {
+    this.calls.push(['resume', sid, reqId, epoch, subjects, ids, seqs]);
+  }
+  readonly epoch = 4_242;
   publishGrants(user: string, role: string, patterns: string[]): PublishGrants {
     this.calls.push(['publishGrants', user, role, patterns]);
     return { checks: true, permits: () => true };
@@ -192,6 +196,21 @@ describe('stream dispatch', () => {
       ['subscribe', 100, 2, ['/FX/EURUSD', '/FX/GBPUSD']],
       ['unsubscribe', 100, 3, ['/FX/EURUSD']],
     ]);
+  });
+
+  it('passes a resume to the engine after the checks a subscribe gets; loggedIn carries the epoch', async () => {
+    const t = setup();
+    t.send('{"type":"session.login","reqId":1,"user":"alice","password":"alice123"}');
+    await t.until(() => t.session.loggedIn);
+    expect(t.port.last()).toMatchObject({ type: 'session.loggedIn', epoch: 4_242 });
+    t.send(JSON.stringify({ type: 'record.resume', reqId: 2, epoch: 4_242, records: [{ subject: '/FX/EURUSD', id: 3, seq: 17 }, { subject: '/FX/NEW', id: 0, seq: 0 }] }));
+    // another user's trade record: refused whole, as a subscribe of it would be
+    t.send(JSON.stringify({ type: 'record.resume', reqId: 3, epoch: 4_242, records: [{ subject: '/FX/GBPUSD', id: 4, seq: 2 }, { subject: '/TRADE/bob/000001', id: 5, seq: 1 }] }));
+    expect(t.port.last()).toMatchObject({ code: 'NOT_ENTITLED', reqId: 3, field: 'records', index: 1 });
+    t.send(JSON.stringify({ type: 'record.resume', reqId: 4, epoch: 4_242, records: [] }));
+    expect(t.port.last()).toMatchObject({ code: 'BAD_REQUEST', reqId: 4, field: 'records' });
+    expect(t.engine.calls.slice(1)).toEqual([['resume', 100, 2, 4_242, ['/FX/EURUSD', '/FX/NEW'], [3, 0], [17, 0]]]);
+    expect([...t.session.subjects]).toEqual(['/FX/EURUSD', '/FX/NEW']);
   });
 
   it('counts a subscribe or unsubscribe as one frame per limits.subjectsPerToken subjects', async () => {

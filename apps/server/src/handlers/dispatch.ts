@@ -12,7 +12,7 @@ import { replyError } from './errors.js';
 import { handleAdminStream } from './admin.js';
 import { frameReqId, handleOrder, orderFrameInstrument, submitFrame } from './order.js';
 import { handlePrefsGet, handlePrefsSet } from './prefs.js';
-import { handleSubscribe, handleUnsubscribe } from './record.js';
+import { handleResume, handleSubscribe, handleUnsubscribe } from './record.js';
 import { handleStatementClose, handleStatementCreate } from './statement.js';
 import { handleLogin, handlePing, handleRefresh } from './session.js';
 import { handlePublish, handleSourcePing, handleSourceRegister } from './source.js';
@@ -74,7 +74,8 @@ export function dispatchStream(ctx: HandlerContext, session: Session, port: Conn
   }
   // a subscribe or unsubscribe costs one token per limits.subjectsPerToken subjects: the work is per subject
   const perToken = ctx.config.limits.subjectsPerToken;
-  const cost = perToken > 0 && (m.type === 'record.subscribe' || m.type === 'record.unsubscribe') ? Math.ceil(m.subjects.length / perToken) : 1;
+  const subjectCount = m.type === 'record.subscribe' || m.type === 'record.unsubscribe' ? m.subjects.length : m.type === 'record.resume' ? m.records.length : 0;
+  const cost = perToken > 0 && subjectCount > 0 ? Math.ceil(subjectCount / perToken) : 1;
   if (overRate(ctx, session, port, m.type, m.reqId, cost)) return;
   switch (m.type) {
     case 'session.login':
@@ -92,6 +93,15 @@ export function dispatchStream(ctx: HandlerContext, session: Session, port: Conn
       const refused = subscribeRefusal(session, session.user!.user, m, ctx.config.limits.maxSubscriptionsPerSession);
       if (refused) replyError(ctx, session, port, refused);
       else handleSubscribe(ctx, session, port, m);
+      return;
+    }
+    case 'record.resume': {
+      if (needLogin(ctx, session, port, m.type, m.reqId)) return;
+      // checked as a subscribe of the same subjects: a resume never gets past what a subscribe would not
+      const subjects = m.records.map((r) => r.subject);
+      const refused = subscribeRefusal(session, session.user!.user, { reqId: m.reqId, subjects }, ctx.config.limits.maxSubscriptionsPerSession, 'records');
+      if (refused) replyError(ctx, session, port, refused);
+      else handleResume(ctx, session, port, m, subjects);
       return;
     }
     case 'record.unsubscribe':

@@ -5,7 +5,7 @@
  * acknowledgement, images and errors come back through `drain`.
  */
 
-import type { RecordSubscribe, RecordUnsubscribe } from '@tidewire/protocol';
+import type { RecordResume, RecordSubscribe, RecordUnsubscribe } from '@tidewire/protocol';
 import type { Session } from '../session/session.js';
 import type { ConnectionPort, HandlerContext } from './context.js';
 import { fromEngineError, replyError } from './errors.js';
@@ -25,6 +25,30 @@ export function handleSubscribe(ctx: HandlerContext, session: Session, port: Con
   try {
     ctx.engine.subscribe(session.sessionId!, m.reqId, m.subjects);
     for (const subject of m.subjects) session.subjects.add(subject);
+    ctx.observer?.subscriptions(session.sessionId!, session.subjects.size);
+  } catch (err) {
+    replyError(ctx, session, port, fromEngineError(err, m.reqId));
+  }
+}
+
+/**
+ * Passes a `record.resume` (its `subjects`, in order) to the engine after the same entitlement
+ * check as a subscribe (refused whole, NOT_ENTITLED naming `records` and the index); the engine
+ * answers `record.resumed`, then per record the missed messages or an image flagged `reset`.
+ */
+export function handleResume(ctx: HandlerContext, session: Session, port: ConnectionPort, m: RecordResume, subjects: string[]): void {
+  const user = session.user!;
+  const denied = ctx.security.entitlements.firstDenied(user, 'subscribe', subjects);
+  if (denied >= 0) {
+    replyError(ctx, session, port, {
+      code: 'NOT_ENTITLED', reqId: m.reqId, field: 'records', index: denied,
+      message: `${notEntitledMessage(user, 'subscribe', subjects[denied]!)}; nothing in this request was subscribed`,
+    });
+    return;
+  }
+  try {
+    ctx.engine.resume(session.sessionId!, m.reqId, m.epoch, subjects, m.records.map((r) => r.id), m.records.map((r) => r.seq));
+    for (const subject of subjects) session.subjects.add(subject);
     ctx.observer?.subscriptions(session.sessionId!, session.subjects.size);
   } catch (err) {
     replyError(ctx, session, port, fromEngineError(err, m.reqId));

@@ -125,7 +125,7 @@ export async function handleLogin(ctx: HandlerContext, session: Session, port: C
   const { token, expiresAt } = issueToken(ctx.config.auth.tokenSecret, user.user, now, ctx.config.auth.tokenTtlMs, passwordTag(user.passwordHash));
   port.send([{
     type: 'session.loggedIn', reqId: m.reqId, sessionId, user: user.user, role: user.role, tier: user.tier,
-    token, tokenExpiresAt: expiresAt, heartbeatMs: ctx.config.session.heartbeatMs, serverTime: now,
+    token, tokenExpiresAt: expiresAt, heartbeatMs: ctx.config.session.heartbeatMs, serverTime: now, epoch: ctx.engine.epoch,
   }]);
   log('info', 'session.login', { ...session.logFields(), role: user.role, tier: user.tier, via: m.token !== undefined ? 'token' : 'password' });
 }

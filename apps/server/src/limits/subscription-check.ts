@@ -6,20 +6,23 @@
  * packages/engine/src/orders/privacy.rs), not a copy; the engine keeps its checks as a backstop.
  */
 
-import type { DecodeError, RecordSubscribe } from '@tidewire/protocol';
+import type { DecodeError } from '@tidewire/protocol';
 import { engineModule } from '../engine.js';
 import type { Session } from '../session/session.js';
 
 /**
- * The error for `m` from `session` (logged in as `user`), or undefined when the engine will take
- * it: NOT_ENTITLED (`field: "subjects"`, `index`) for another user's private record; LIMIT_EXCEEDED
- * (`field: "subjects"`) when the subjects not yet subscribed would take the session past `limit`
+ * The error for `m` (a `record.subscribe`, or a `record.resume`'s subjects with `field`
+ * `"records"`) from `session` (logged in as `user`), or undefined when the engine will take
+ * it: NOT_ENTITLED (`field`, `index`) for another user's private record; LIMIT_EXCEEDED
+ * (`field`) when the subjects not yet subscribed would take the session past `limit`
  * (`limits.maxSubscriptionsPerSession`). Counts requested subjects: a tiered user's `X` and `X@T`
  * are one record to the engine but two here, so the server may refuse slightly earlier, never later.
  */
-export function subscribeRefusal(session: Session, user: string, m: RecordSubscribe, limit: number): DecodeError | undefined {
+export function subscribeRefusal(
+  session: Session, user: string, m: { readonly reqId: number; readonly subjects: readonly string[] }, limit: number, field = 'subjects',
+): DecodeError | undefined {
   const refusal = privateRefusal(user, m.subjects);
-  if (refusal) return { code: 'NOT_ENTITLED', reqId: m.reqId, field: 'subjects', index: refusal.index, message: `${refusal.message}; nothing in this request was subscribed` };
+  if (refusal) return { code: 'NOT_ENTITLED', reqId: m.reqId, field, index: refusal.index, message: `${refusal.message}; nothing in this request was subscribed` };
   let fresh = 0;
   const seen = new Set<string>();
   for (const subject of m.subjects) {
@@ -31,8 +34,8 @@ export function subscribeRefusal(session: Session, user: string, m: RecordSubscr
   const total = session.subjects.size + fresh;
   if (total <= limit) return undefined;
   return {
-    code: 'LIMIT_EXCEEDED', reqId: m.reqId, field: 'subjects',
-    message: `'subjects' would raise this session's subscriptions to ${total}; the limit (limits.maxSubscriptionsPerSession) is ${limit}; nothing in this request was subscribed`,
+    code: 'LIMIT_EXCEEDED', reqId: m.reqId, field,
+    message: `'${field}' would raise this session's subscriptions to ${total}; the limit (limits.maxSubscriptionsPerSession) is ${limit}; nothing in this request was subscribed`,
   };
 }
 

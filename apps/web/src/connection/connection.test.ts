@@ -205,4 +205,41 @@ describe('Connection', () => {
     expect(toConnectionError(new Error('boom'))).toEqual({ code: 'UNAVAILABLE', message: 'boom' });
     expect(toConnectionError('nope')).toEqual({ code: 'UNAVAILABLE', message: 'nope' });
   });
+
+  it('keeps a blip the SDK recovers from off the snapshot, and shows a longer outage', async () => {
+    const server = await ScriptedServer.start();
+    servers.push(server);
+    const timers: { fn: () => void; ms: number; cancelled: boolean }[] = [];
+    const connection = new Connection({
+      urls: [server.url],
+      scheduler: manualScheduler(),
+      blipGraceMs: 2_000,
+      setTimer: (fn, ms) => {
+        const t = { fn, ms, cancelled: false };
+        timers.push(t);
+        return () => void (t.cancelled = true);
+      },
+      createClient: (options) =>
+        new TidewireClient({ ...options, WebSocket: WebSocket as unknown as WebSocketConstructor, reconnect: { initialDelayMs: 10, maxDelayMs: 20 }, requestTimeoutMs: 3_000 }),
+    });
+    connections.push(connection);
+    await connection.login('alice', 'alice123');
+    const states: string[] = [];
+    connection.subscribe(() => states.push(connection.getSnapshot().state));
+    const logins = () => server.received.filter((m) => m.type === 'session.login').length;
+
+    for (const socket of server.sockets) socket.terminate();
+    await until(() => timers.length === 1, 'the grace timer of the drop');
+    await until(() => logins() === 2 && timers[0]!.cancelled, 'reconnected within the grace');
+    expect(timers[0]!.ms).toBe(2_000);
+    expect(states).toEqual([]);
+    expect(connection.getSnapshot().state).toBe('loggedIn');
+
+    for (const socket of server.sockets) socket.terminate();
+    await until(() => timers.length === 2, 'the grace timer of the second drop');
+    timers[1]!.fn(); // the grace ran out before the SDK got back
+    expect(connection.getSnapshot().state).toBe('reconnecting');
+    await until(() => connection.getSnapshot().state === 'loggedIn', 'reconnected after the outage');
+    expect([states[0], states.at(-1)]).toEqual(['reconnecting', 'loggedIn']);
+  });
 });

@@ -75,7 +75,18 @@ export interface ConnectionOptions {
   scheduler?: FrameScheduler;
   /** Epoch ms, for token expiry checks; default Date.now. */
   now?: () => number;
+  /**
+   * How long a dropped connection stays out of the snapshot, ms: a blip the SDK recovers from
+   * within it (it resumes records and views, replaying what was missed) shows nothing; a longer
+   * outage shows `reconnecting`. 0: shown at once. @default 2000
+   */
+  blipGraceMs?: number;
+  /** Starts a timer, returns its cancel; default setTimeout. */
+  setTimer?: (fn: () => void, ms: number) => () => void;
 }
+
+/** `ConnectionOptions.blipGraceMs` default. */
+export const BLIP_GRACE_MS = 2000;
 
 /** Most paint reports queued for one frame. */
 const MAX_PENDING_PAINTS = 1000;
@@ -113,9 +124,18 @@ export class Connection {
   private generation = 0;
   private readonly now: () => number;
   private readonly createClient: (options: ClientOptions) => TidewireClient;
+  private readonly setTimer: (fn: () => void, ms: number) => () => void;
+  /** A drop inside the blip grace: its detail, and the timer that shows it when the grace ends. */
+  private blip: { detail: ConnectionSnapshot['closeDetail']; cancel: () => void } | undefined;
 
   constructor(private readonly options: ConnectionOptions) {
     this.now = options.now ?? Date.now;
+    this.setTimer =
+      options.setTimer ??
+      ((fn, ms) => {
+        const t = setTimeout(fn, ms);
+        return () => clearTimeout(t);
+      });
     this.createClient = options.createClient ?? ((clientOptions) => new TidewireClient(clientOptions));
   }
 
@@ -271,8 +291,23 @@ export class Connection {
     this.set({ ...LOGGED_OUT, phase: 'loggingIn', state: client.state });
     this.offState = client.on('state', (state, detail) => {
       if (this.client !== client) return;
-      const closeDetail = detail?.code !== undefined || detail?.reason !== undefined ? detail : this.snapshot.closeDetail;
-      this.set({ ...this.snapshot, state, closeDetail });
+      const closeDetail = detail?.code !== undefined || detail?.reason !== undefined ? detail : (this.blip?.detail ?? this.snapshot.closeDetail);
+      const grace = this.options.blipGraceMs ?? BLIP_GRACE_MS;
+      const held = state !== 'loggedIn' && state !== 'closed' && this.blip !== undefined;
+      if (held || (state === 'reconnecting' && grace > 0 && this.snapshot.state === 'loggedIn')) {
+        // a blip: the SDK keeps and resumes what is on screen, so nothing changes unless it lasts
+        if (this.blip === undefined) {
+          const cancel = this.setTimer(() => {
+            const detail = this.blip?.detail;
+            this.blip = undefined;
+            if (this.client === client && client.state === 'reconnecting') this.set({ ...this.snapshot, state: 'reconnecting', closeDetail: detail });
+          }, grace);
+          this.blip = { detail: closeDetail, cancel };
+        } else this.blip.detail = closeDetail;
+        return;
+      }
+      const recovered = this.endBlip() && state === 'loggedIn' && this.snapshot.state === 'loggedIn';
+      if (!recovered) this.set({ ...this.snapshot, state, closeDetail });
       // changes made while disconnected reach the server once the session is back
       if (state === 'loggedIn') this.userPrefs?.flush();
     });
@@ -294,7 +329,16 @@ export class Connection {
     }
   }
 
+  /** Cancels a blip's timer; true when one was pending. */
+  private endBlip(): boolean {
+    const blip = this.blip;
+    this.blip = undefined;
+    blip?.cancel();
+    return blip !== undefined;
+  }
+
   private teardown(): void {
+    this.endBlip();
     this.offState?.();
     this.offState = undefined;
     this.store?.dispose();

@@ -174,6 +174,47 @@ impl Hub {
     /// Queues a fresh image of `id` for one subscriber (subscribe, unblock), or marks it dirty
     /// while the session conflates.
     pub(super) fn send_image(&mut self, slot: u32, id: u32, idx: u32, now: Instant) {
+        self.send_image_flagged(slot, id, idx, false, now);
+    }
+
+    /// Queues record `id`'s history entries from `from` on (`record.resume`) for one subscriber,
+    /// as a publish would have; a conflating session marks the record dirty instead (its image
+    /// follows on the drain).
+    pub(super) fn replay_history(&mut self, slot: u32, id: u32, idx: u32, from: usize, now: Instant) {
+        let Hub {
+            cfg,
+            subs,
+            sessions,
+            timers,
+            stats,
+            history,
+            ..
+        } = self;
+        let (Some(s), Some(st)) = (
+            sessions.get_mut(slot as usize).and_then(Option::as_mut),
+            subs.get_mut(id as usize - 1)
+                .and_then(|l| l.state.get_mut(idx as usize)),
+        ) else {
+            return;
+        };
+        if s.conflating {
+            mark_dirty(s, st, id);
+            return;
+        }
+        st.last_sent = Some(now);
+        let mut ctx = Ctx {
+            cfg,
+            timers,
+            stats,
+            now,
+        };
+        for bytes in history.entries_from(id, from) {
+            ctx.queue(s, slot, bytes);
+        }
+    }
+
+    /// `send_image`; `reset` flags the image (`record.resume` that could not replay).
+    pub(super) fn send_image_flagged(&mut self, slot: u32, id: u32, idx: u32, reset: bool, now: Instant) {
         let Hub {
             cfg,
             subs,
@@ -202,6 +243,9 @@ impl Hub {
         scratch.push(b',');
         let subject = super::tiers::shown_subject(store.subject(id), &s.tier);
         encode::image(scratch, id, subject, rec.seq, rec.ts, store.image_fields(rec));
+        if reset {
+            encode::flag_reset(scratch);
+        }
         st.held = false;
         st.mask = 0;
         st.merged = 0;

@@ -8,15 +8,19 @@
 
 mod deliver;
 mod failover;
+mod history;
 mod members;
 mod remote;
+mod resume;
 mod statements;
 mod status;
 mod subscribe;
 mod tiers;
 mod views;
 
+pub use history::{HistoryConfig, HistoryRule, DEFAULT_HISTORY_MAX_BYTES, DEFAULT_HISTORY_RULES};
 pub use members::ContainerMembers;
+pub use resume::ResumeRecord;
 pub use statements::{is_stat_subject, statement_cost, StatementQuota, STAT_PREFIX};
 pub use status::StatusConfig;
 pub use subscribe::SessionView;
@@ -64,6 +68,20 @@ pub enum Command {
         /// Subjects (validated here: the hub trusts no caller).
         subjects: Vec<String>,
     },
+    /// `record.resume`: `record.resumed` then, per record, the missed messages from its history
+    /// or a fresh image flagged `reset` (`resume.rs`); or an error frame.
+    Resume {
+        /// Session id.
+        sid: u32,
+        /// Request id echoed in the reply.
+        req_id: u32,
+        /// The epoch the client's seqs come from (`session.loggedIn`'s `epoch`).
+        epoch: u64,
+        /// What the client holds (validated here: the hub trusts no caller).
+        records: Vec<ResumeRecord>,
+    },
+    /// New record history settings (`history.rs`); the history kept so far is dropped.
+    SetHistory(HistoryConfig),
     /// `record.unsubscribe`: ack or an error frame go to the session.
     Unsubscribe {
         /// Session id.
@@ -302,6 +320,10 @@ pub struct Hub {
     reply_scratch: Vec<u8>,
     status: status::StatusTable,
     failover: failover::Failover,
+    /// Recent record messages per record, for `record.resume`.
+    history: history::History,
+    /// This hub's epoch: seqs of a resume from another epoch are not comparable (0: none).
+    epoch: u64,
 }
 
 impl Hub {
@@ -334,6 +356,8 @@ impl Hub {
             reply_scratch: Vec::new(),
             status: status::StatusTable::default(),
             failover: failover::Failover::default(),
+            history: history::History::default(),
+            epoch: 0,
         }
     }
 
@@ -388,6 +412,13 @@ impl Hub {
             Command::ViewClose { sid, req_id, view_id } => self.view_close(sid, req_id, view_id, now),
             Command::ViewRevoke { sid, view_id, reason } => self.revoke_view(sid, view_id, &reason, now),
             Command::Subscribe { sid, req_id, subjects } => self.subscribe(sid, req_id, &subjects, now),
+            Command::Resume {
+                sid,
+                req_id,
+                epoch,
+                records,
+            } => self.resume(sid, req_id, epoch, &records, now),
+            Command::SetHistory(cfg) => self.history.set_config(cfg),
             Command::Unsubscribe { sid, req_id, subjects } => self.unsubscribe(sid, req_id, &subjects, now),
             Command::SetBlocked { sid, blocked } => self.set_blocked(sid, blocked, now),
             Command::Publish { batch, received_ms } => self.publish(&batch, received_ms, 0, now),
@@ -650,8 +681,8 @@ impl Hub {
         }
     }
 
-    /// Delivers the record update just applied (`self.applied`): views, subscribers (an image
-    /// when it created the record or `as_image`), tiers.
+    /// Delivers the record update just applied (`self.applied`) to views, subscribers (an image
+    /// when it created the record or `as_image`) and tiers, and keeps it in the record's history.
     fn after_apply(&mut self, as_image: bool, now: Instant) {
         if self.applied.created && !self.tiers.is_empty() {
             self.tier_record_created(self.applied.id);
@@ -660,10 +691,14 @@ impl Hub {
         let id = self.applied.id;
         ensure_list(&mut self.subs, id);
         let created = self.applied.created;
-        if !self.subs[id as usize - 1].slots.is_empty() {
-            let image = created || as_image;
+        let image = created || as_image;
+        let encoded = !self.subs[id as usize - 1].slots.is_empty();
+        if encoded {
             self.encode_publish(id, image);
             self.fan_out(id, image, self.applied.mask, now);
+        }
+        if self.history.enabled() {
+            self.record_history(id, image, encoded, now);
         }
         if created {
             self.retarget_tier_subscribers(id, now);

@@ -257,6 +257,9 @@ impl Hub {
         self.scratch.push(b',');
         encode::record_status(&mut self.scratch, id, stale);
         self.fan_out_message(id, now);
+        if self.history.enabled() {
+            self.record_history_status(id, now);
+        }
     }
 }
 

@@ -16,6 +16,17 @@ pub(super) struct ReqError {
     pub(super) field: Option<String>,
 }
 
+/// One subject a session was just subscribed to (`Hub::attach`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Attached {
+    /// Record id (the tier's record where there is one).
+    pub(super) id: u32,
+    /// The session's index in the record's subscriber list.
+    pub(super) idx: u32,
+    /// No source has published it yet.
+    pub(super) pending: bool,
+}
+
 /// One open view of a session (`Hub::session_views`), as a rule reload re-checks it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionView {
@@ -112,8 +123,37 @@ impl Hub {
                 return self.send_error(slot, req_id, e, now);
             }
         }
+        let acks = match self.attach(slot, subjects, "subjects") {
+            Ok(acks) => acks,
+            Err(e) => return self.send_error(slot, req_id, e, now),
+        };
+        self.scratch.clear();
+        let refs: Vec<SubscribedRef<'_>> = subjects
+            .iter()
+            .zip(&acks)
+            .map(|(subject, a)| SubscribedRef {
+                subject,
+                id: a.id,
+                pending: a.pending,
+            })
+            .collect();
+        encode::subscribed(&mut self.scratch, req_id, &refs);
+        self.send_reply(slot, now);
+        let mut sent: Vec<u32> = Vec::new();
+        for a in acks {
+            if !a.pending && !sent.contains(&a.id) {
+                sent.push(a.id);
+                self.send_image(slot, a.id, a.idx, now);
+            }
+        }
+    }
+
+    /// Subscribes session `slot` to `subjects` (validated, entitled), each to its tier's record
+    /// where there is one; nothing is subscribed when the session would pass
+    /// `maxSubscriptionsPerSession` (LIMIT_EXCEEDED naming `field`). One `Attached` per subject.
+    pub(super) fn attach(&mut self, slot: u32, subjects: &[String], field: &str) -> Result<Vec<Attached>, ReqError> {
         let Some(s) = self.sessions.get(slot as usize).and_then(Option::as_ref) else {
-            return;
+            return Ok(Vec::new());
         };
         let tier = s.tier.clone();
         let mut fresh = HashSet::new();
@@ -129,23 +169,20 @@ impl Hub {
         let total = s.subs.len() + fresh.len();
         let limit = self.cfg.max_subscriptions_per_session as usize;
         if total > limit {
-            let e = ReqError {
+            return Err(ReqError {
                 code: ErrorCode::LimitExceeded,
                 message: format!(
-                    "'subjects' would raise this session's subscriptions to {total}; the limit (maxSubscriptionsPerSession) is {limit}"
+                    "'{field}' would raise this session's subscriptions to {total}; the limit (maxSubscriptionsPerSession) is {limit}"
                 ),
-                field: Some("subjects".into()),
-            };
-            return self.send_error(slot, req_id, e, now);
+                field: Some(field.into()),
+            });
         }
-
         let mut acks = Vec::with_capacity(subjects.len());
-        let mut images: Vec<(u32, u32)> = Vec::new();
         for subject in subjects {
             let id = self.tier_target(subject, &tier);
             ensure_list(&mut self.subs, id);
             let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
-                return;
+                break;
             };
             let idx = match s.subs.get(&id) {
                 Some(&idx) => idx,
@@ -160,22 +197,9 @@ impl Hub {
                 }
             };
             let pending = self.store.get(id).is_none();
-            acks.push((id, pending));
-            if !pending && !images.iter().any(|&(i, _)| i == id) {
-                images.push((id, idx));
-            }
+            acks.push(Attached { id, idx, pending });
         }
-        self.scratch.clear();
-        let refs: Vec<SubscribedRef<'_>> = subjects
-            .iter()
-            .zip(&acks)
-            .map(|(subject, &(id, pending))| SubscribedRef { subject, id, pending })
-            .collect();
-        encode::subscribed(&mut self.scratch, req_id, &refs);
-        self.send_reply(slot, now);
-        for (id, idx) in images {
-            self.send_image(slot, id, idx, now);
-        }
+        Ok(acks)
     }
 
     pub(super) fn unsubscribe(&mut self, sid: u32, req_id: u32, subjects: &[String], now: Instant) {

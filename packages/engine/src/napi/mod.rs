@@ -443,8 +443,10 @@ impl JsEngine {
         }
         .map_err(|e| to_js(&env, e))?;
         let status = raw.resolve_status().map_err(|e| to_js(&env, e))?;
+        let history = raw.resolve_history().map_err(|e| to_js(&env, e))?;
         let inner = runtime::Engine::start_node(cfg, orders, cluster).map_err(|e| to_js(&env, e))?;
         inner.set_status(status).map_err(|e| to_js(&env, e))?;
+        inner.set_history(history).map_err(|e| to_js(&env, e))?;
         Ok(JsEngine { inner })
     }
 
@@ -514,6 +516,34 @@ impl JsEngine {
         self.inner
             .subscribe(session_id, req_id, subjects)
             .map_err(|e| to_js(&env, e))
+    }
+
+    /// `record.resume`: `subjects[i]` was held as record `ids[i]` at `seqs[i]` (0: none) in
+    /// `epoch`; `record.resumed`, then per record its missed messages or an image flagged
+    /// `reset` (or an `error`) arrive in the session's frames. Throws BAD_REQUEST when the arrays
+    /// differ in length.
+    #[napi]
+    #[allow(clippy::too_many_arguments)]
+    pub fn resume(
+        &self,
+        env: Env,
+        session_id: u32,
+        req_id: u32,
+        epoch: f64,
+        subjects: Vec<String>,
+        ids: Vec<u32>,
+        seqs: Vec<f64>,
+    ) -> napi::Result<()> {
+        let records = crate::hub::ResumeRecord::zip(subjects, &ids, &seqs).map_err(|e| to_js(&env, e))?;
+        self.inner
+            .resume(session_id, req_id, epoch as u64, records)
+            .map_err(|e| to_js(&env, e))
+    }
+
+    /// This engine's epoch (`session.loggedIn`'s `epoch`): differs from every earlier run's.
+    #[napi(getter)]
+    pub fn epoch(&self) -> f64 {
+        self.inner.epoch() as f64
     }
 
     /// Unsubscribes; `record.unsubscribed` (or an `error`) arrives in the session's frames.

@@ -202,6 +202,8 @@ impl AtomicStats {
 
 struct Shared {
     id: u32,
+    /// `Engine::epoch`.
+    epoch: u64,
     /// Control lane.
     tx: Sender<Msg>,
     /// Ingest lane.
@@ -328,6 +330,8 @@ impl Engine {
         let completions = Arc::new(orders::Completions::default());
         let workers: Arc<Workers> = Arc::default();
         let mut hub = Hub::new(cfg);
+        let epoch = new_epoch();
+        hub.set_epoch(epoch);
         let desk = match orders {
             None => None,
             Some(oc) => {
@@ -374,6 +378,7 @@ impl Engine {
         let id = NEXT_ENGINE_ID.fetch_add(1, Ordering::Relaxed);
         let shared = Arc::new(Shared {
             id,
+            epoch,
             tx,
             ingest_tx,
             ingest_bytes: AtomicU64::new(0),
@@ -707,6 +712,28 @@ impl Engine {
             patterns,
             priority,
         })
+    }
+
+    /// New record history settings (`record.resume`); the history kept so far is dropped.
+    pub fn set_history(&self, cfg: crate::hub::HistoryConfig) -> Result<()> {
+        self.send(Command::SetHistory(cfg))
+    }
+
+    /// `record.resume`: `record.resumed`, then the missed messages or reset images (or an
+    /// `error`) arrive in the session's frames.
+    pub fn resume(&self, sid: u32, req_id: u32, epoch: u64, records: Vec<crate::hub::ResumeRecord>) -> Result<()> {
+        self.send(Command::Resume {
+            sid,
+            req_id,
+            epoch,
+            records,
+        })
+    }
+
+    /// This engine's epoch: differs from every earlier run's, so a client's seqs from before a
+    /// restart are never taken for this run's (`record.resume` answers them with reset images).
+    pub fn epoch(&self) -> u64 {
+        self.shared.epoch
     }
 
     /// New record status settings (stale grace, age rules).
@@ -1087,6 +1114,16 @@ fn run(mut hub: Hub, mut desk: Option<OrderDesk>, lanes: &Lanes, shared: &Shared
         sink.wake();
         shared.stats.publish(&hub.stats());
     }
+}
+
+/// A fresh epoch: wall-clock ms since 1970 x 1024 + the low bits of the process id, so two runs
+/// (a restart takes well over a millisecond) or two processes started in the same ms differ; below
+/// 2^53 (exact in JavaScript) until the year 2248.
+fn new_epoch() -> u64 {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    (ms << 10) | u64::from(std::process::id() & 1023)
 }
 
 #[cfg(test)]

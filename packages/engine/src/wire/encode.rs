@@ -138,7 +138,12 @@ where
 
 /// `record.subscribed`: `{"type","reqId","records":[{"subject","id","pending"}]}`.
 pub fn subscribed(out: &mut Vec<u8>, req_id: u32, records: &[SubscribedRef<'_>]) {
-    out.extend_from_slice(b"{\"type\":\"record.subscribed\",\"reqId\":");
+    acks(out, b"{\"type\":\"record.subscribed\",\"reqId\":", req_id, records);
+}
+
+/// `head` (`{"type":..,"reqId":`) + the reqId and the acknowledged records.
+fn acks(out: &mut Vec<u8>, head: &[u8], req_id: u32, records: &[SubscribedRef<'_>]) {
+    out.extend_from_slice(head);
     write_u64(out, req_id.into());
     out.extend_from_slice(b",\"records\":[");
     for (i, r) in records.iter().enumerate() {
@@ -156,6 +161,20 @@ pub fn subscribed(out: &mut Vec<u8>, req_id: u32, records: &[SubscribedRef<'_>])
         });
     }
     out.extend_from_slice(b"]}");
+}
+
+/// `{"type":"record.resumed","reqId":..,"records":[{"subject":..,"id":..,"pending":..},..]}`.
+pub fn resumed(out: &mut Vec<u8>, req_id: u32, records: &[SubscribedRef<'_>]) {
+    acks(out, b"{\"type\":\"record.resumed\",\"reqId\":", req_id, records);
+}
+
+/// Flags the `record.image` that `out` ends with as a reset (`,"reset":true` before its closing
+/// brace): a resume could not replay what the client missed.
+pub fn flag_reset(out: &mut Vec<u8>) {
+    if out.last() == Some(&b'}') {
+        out.pop();
+        out.extend_from_slice(b",\"reset\":true}");
+    }
 }
 
 /// `{"type":"record.status","id":..,"status":"ok"|"stale"}`.

@@ -20,12 +20,16 @@ pub mod kind {
     pub const SESSION_PONG: &str = "session.pong";
     /// `record.subscribe` (`RecordSubscribe`, client->server on /stream).
     pub const RECORD_SUBSCRIBE: &str = "record.subscribe";
+    /// `record.resume` (`RecordResume`, client->server on /stream).
+    pub const RECORD_RESUME: &str = "record.resume";
     /// `record.unsubscribe` (`RecordUnsubscribe`, client->server on /stream).
     pub const RECORD_UNSUBSCRIBE: &str = "record.unsubscribe";
     /// `record.publish` (`RecordPublish`, client->server on /source).
     pub const RECORD_PUBLISH: &str = "record.publish";
     /// `record.subscribed` (`RecordSubscribed`, server->client on /stream).
     pub const RECORD_SUBSCRIBED: &str = "record.subscribed";
+    /// `record.resumed` (`RecordResumed`, server->client on /stream).
+    pub const RECORD_RESUMED: &str = "record.resumed";
     /// `record.unsubscribed` (`RecordUnsubscribed`, server->client on /stream).
     pub const RECORD_UNSUBSCRIBED: &str = "record.unsubscribed";
     /// `record.image` (`RecordImage`, server->client on /stream).
@@ -108,9 +112,11 @@ pub mod kind {
         SESSION_REFRESHED,
         SESSION_PONG,
         RECORD_SUBSCRIBE,
+        RECORD_RESUME,
         RECORD_UNSUBSCRIBE,
         RECORD_PUBLISH,
         RECORD_SUBSCRIBED,
+        RECORD_RESUMED,
         RECORD_UNSUBSCRIBED,
         RECORD_IMAGE,
         RECORD_UPDATE,
@@ -178,8 +184,12 @@ pub mod key {
     pub const HEARTBEAT_MS: &str = "heartbeatMs";
     /// `serverTime`.
     pub const SERVER_TIME: &str = "serverTime";
+    /// `epoch`.
+    pub const EPOCH: &str = "epoch";
     /// `subjects`.
     pub const SUBJECTS: &str = "subjects";
+    /// `records`.
+    pub const RECORDS: &str = "records";
     /// `subject`.
     pub const SUBJECT: &str = "subject";
     /// `image`.
@@ -188,12 +198,12 @@ pub mod key {
     pub const FIELDS: &str = "fields";
     /// `types`.
     pub const TYPES: &str = "types";
-    /// `records`.
-    pub const RECORDS: &str = "records";
     /// `id`.
     pub const ID: &str = "id";
     /// `seq`.
     pub const SEQ: &str = "seq";
+    /// `reset`.
+    pub const RESET: &str = "reset";
     /// `conflated`.
     pub const CONFLATED: &str = "conflated";
     /// `status`.
@@ -506,6 +516,7 @@ pub mod session_logged_in {
         key::TOKEN_EXPIRES_AT,
         key::HEARTBEAT_MS,
         key::SERVER_TIME,
+        key::EPOCH,
     ];
     /// The keys it always carries.
     pub const REQUIRED: &[&str] = &[
@@ -558,6 +569,18 @@ pub mod record_subscribe {
     pub const REQUIRED: &[&str] = &[key::TYPE, key::REQ_ID, key::SUBJECTS];
 }
 
+/// `RecordResume`: `record.resume`.
+pub mod record_resume {
+    use super::{key, kind};
+
+    /// Its `type` values.
+    pub const TYPES: &[&str] = &[kind::RECORD_RESUME];
+    /// Every key, in canonical (wire) order.
+    pub const KEYS: &[&str] = &[key::TYPE, key::REQ_ID, key::EPOCH, key::RECORDS];
+    /// The keys it always carries.
+    pub const REQUIRED: &[&str] = &[key::TYPE, key::REQ_ID, key::EPOCH, key::RECORDS];
+}
+
 /// `RecordUnsubscribe`: `record.unsubscribe`.
 pub mod record_unsubscribe {
     use super::{key, kind};
@@ -594,6 +617,18 @@ pub mod record_subscribed {
     pub const REQUIRED: &[&str] = &[key::TYPE, key::REQ_ID, key::RECORDS];
 }
 
+/// `RecordResumed`: `record.resumed`.
+pub mod record_resumed {
+    use super::{key, kind};
+
+    /// Its `type` values.
+    pub const TYPES: &[&str] = &[kind::RECORD_RESUMED];
+    /// Every key, in canonical (wire) order.
+    pub const KEYS: &[&str] = &[key::TYPE, key::REQ_ID, key::RECORDS];
+    /// The keys it always carries.
+    pub const REQUIRED: &[&str] = &[key::TYPE, key::REQ_ID, key::RECORDS];
+}
+
 /// `RecordUnsubscribed`: `record.unsubscribed`.
 pub mod record_unsubscribed {
     use super::{key, kind};
@@ -613,7 +648,8 @@ pub mod record_image {
     /// Its `type` values.
     pub const TYPES: &[&str] = &[kind::RECORD_IMAGE];
     /// Every key, in canonical (wire) order.
-    pub const KEYS: &[&str] = &[key::TYPE, key::ID, key::SUBJECT, key::SEQ, key::TS, key::FIELDS, key::TYPES];
+    pub const KEYS: &[&str] =
+        &[key::TYPE, key::ID, key::SUBJECT, key::SEQ, key::TS, key::FIELDS, key::TYPES, key::RESET];
     /// The keys it always carries.
     pub const REQUIRED: &[&str] = &[key::TYPE, key::ID, key::SUBJECT, key::SEQ, key::TS, key::FIELDS];
 }
