@@ -17,7 +17,7 @@ import { nativeAvailable } from '../clients/native-process.js';
 import { parseFlags } from '../commands/args.js';
 import { RUN_FLAGS, runCommand } from '../commands/commands.js';
 
-afterEach(killChildServers);
+afterEach(() => killChildServers());
 afterAll(removeTempDirs);
 
 const BIN = fileURLToPath(new URL('../../bin/tidewire-loadgen.js', import.meta.url));
