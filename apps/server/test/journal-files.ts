@@ -48,13 +48,27 @@ export function readSegment(file: string): Segment | undefined {
   return seg;
 }
 
-/** Every segment of the journal in `dir` (spares in use included), ordered by first seq. */
+/**
+ * Every segment of the journal in `dir` (spares in use included), ordered by first seq. Read while
+ * a server runs, a spare listed may be renamed into a segment before it is read: it is left out
+ * of this reading (the next one lists it under its new name).
+ */
 export function segments(dir: string): Segment[] {
   return readdirSync(dir)
     .filter((f) => /^(journal|spare)-\d{20}\.twj$/.test(f))
-    .map((f) => readSegment(path.join(dir, f)))
+    .map((f) => readListed(path.join(dir, f)))
     .filter((s): s is Segment => s !== undefined)
     .sort((a, b) => a.first - b.first);
+}
+
+/** readSegment, or undefined when the file went away since it was listed. */
+function readListed(file: string): Segment | undefined {
+  try {
+    return readSegment(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
 }
 
 /** Every seq held by the journal in `dir`, in chain order. */
