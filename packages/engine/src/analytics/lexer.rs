@@ -4,6 +4,7 @@
 //! filter language (`crate::filter`), so here any character the filter language uses only has to
 //! survive as a token (strings are lexed whole so a quoted `group by` does not end the clause).
 
+use crate::filter::tokens::{quoted, Describe};
 use crate::filter::ParseError;
 
 /// A token kind.
@@ -24,20 +25,11 @@ pub enum Tok {
     End,
 }
 
-/// A token and where it starts.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Token {
-    /// What it is.
-    pub tok: Tok,
-    /// 1-based character column of its first character.
-    pub col: u32,
-    /// Byte offset of its first character in the text.
-    pub at: usize,
-}
+/// A statement token and where it starts.
+pub type Token = crate::filter::tokens::Token<Tok>;
 
-impl Tok {
-    /// How the token reads in an error message ("found ...").
-    pub fn describe(&self) -> String {
+impl Describe for Tok {
+    fn describe(&self) -> String {
         match self {
             Tok::Word(s) => format!("'{s}'"),
             Tok::Num(s) => format!("number {s}"),
@@ -47,7 +39,9 @@ impl Tok {
             Tok::End => "end of statement".into(),
         }
     }
+}
 
+impl Tok {
     /// True when the token is the word `kw` (ASCII case-insensitive).
     pub fn is_kw(&self, kw: &str) -> bool {
         matches!(self, Tok::Word(w) if w.eq_ignore_ascii_case(kw))
@@ -70,37 +64,8 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>, ParseError> {
         }
         let mut j = i + 1;
         let tok = if c == '"' || c == '\'' {
-            let mut s = String::new();
-            loop {
-                match chars.get(j).map(|&(_, ch)| ch) {
-                    None => {
-                        return Err(ParseError::new(
-                            col,
-                            format!("unterminated string: expected a closing {c}"),
-                        ))
-                    }
-                    Some('\\') => match chars.get(j + 1) {
-                        Some(&(_, e)) => {
-                            s.push(e);
-                            j += 2;
-                        }
-                        None => {
-                            return Err(ParseError::new(
-                                j as u32 + 1,
-                                "expected a character after '\\'".to_string(),
-                            ))
-                        }
-                    },
-                    Some(q) if q == c => {
-                        j += 1;
-                        break;
-                    }
-                    Some(o) => {
-                        s.push(o);
-                        j += 1;
-                    }
-                }
-            }
+            let (s, after) = quoted(|k| chars.get(k).map(|&(_, ch)| ch), i)?;
+            j = after;
             Tok::Str(s)
         } else if c.is_ascii_digit() {
             while chars.get(j).is_some_and(|&(_, ch)| ch.is_ascii_digit() || ch == '.') {

@@ -14,9 +14,10 @@
 
 use std::time::Duration;
 
-use super::lexer::{tokenize, Tok, Token};
+use super::lexer::{tokenize, Tok};
 use super::pattern::Pattern;
 use super::AnalyticsLimits;
+use crate::filter::tokens::Cursor;
 use crate::filter::{self, Expr, ParseError};
 
 /// An aggregate function over the events in a key's window.
@@ -159,8 +160,7 @@ impl Statement {
 
 struct Parser<'a> {
     text: &'a str,
-    toks: Vec<Token>,
-    pos: usize,
+    cur: Cursor<Tok>,
     limits: &'a AnalyticsLimits,
 }
 
@@ -179,54 +179,28 @@ pub fn parse(text: &str, limits: &AnalyticsLimits) -> Result<Statement, ParseErr
     let toks = tokenize(text)?;
     let mut p = Parser {
         text,
-        toks,
-        pos: 0,
+        cur: Cursor::new(toks),
         limits,
     };
     p.statement()
 }
 
 impl Parser<'_> {
-    fn peek(&self) -> &Tok {
-        &self.toks[self.pos].tok
-    }
-
-    fn peek_at(&self, ahead: usize) -> &Tok {
-        &self.toks[(self.pos + ahead).min(self.toks.len() - 1)].tok
-    }
-
-    fn col(&self) -> u32 {
-        self.toks[self.pos].col
-    }
-
-    fn next(&mut self) -> Token {
-        let t = self.toks[self.pos].clone();
-        if self.pos + 1 < self.toks.len() {
-            self.pos += 1;
-        }
-        t
-    }
-
-    fn err(&self, expected: &str) -> ParseError {
-        let t = &self.toks[self.pos];
-        ParseError::new(t.col, format!("{expected}, found {}", t.tok.describe()))
-    }
-
     fn expect_kw(&mut self, kw: &str, expected: &str) -> Result<(), ParseError> {
-        if self.peek().is_kw(kw) {
-            self.next();
+        if self.cur.peek().is_kw(kw) {
+            self.cur.take();
             Ok(())
         } else {
-            Err(self.err(expected))
+            Err(self.cur.err(expected))
         }
     }
 
     fn expect_sym(&mut self, c: char, expected: &str) -> Result<(), ParseError> {
-        if self.peek() == &Tok::Sym(c) {
-            self.next();
+        if self.cur.peek() == &Tok::Sym(c) {
+            self.cur.take();
             Ok(())
         } else {
-            Err(self.err(expected))
+            Err(self.cur.err(expected))
         }
     }
 
@@ -243,18 +217,18 @@ impl Parser<'_> {
             window: WindowSpec::None,
             output: OutputSpec::EveryEvent,
         };
-        if self.peek().is_kw("where") {
-            self.next();
+        if self.cur.peek().is_kw("where") {
+            self.cur.take();
             st.filter = self.filter()?;
         }
-        if self.peek().is_kw("group") {
-            self.next();
+        if self.cur.peek().is_kw("group") {
+            self.cur.take();
             self.expect_kw("by", "expected 'by' after 'group'")?;
             st.key = KeySpec::Field(self.field("expected a field name after 'group by'")?);
         }
-        if self.peek().is_kw("window") {
-            let col = self.col();
-            self.next();
+        if self.cur.peek().is_kw("window") {
+            let col = self.cur.col();
+            self.cur.take();
             st.window = self.window()?;
             if st.window != WindowSpec::None && st.is_stream() {
                 return Err(ParseError::new(
@@ -263,11 +237,11 @@ impl Parser<'_> {
                 ));
             }
         }
-        if self.peek().is_kw("output") {
-            self.next();
+        if self.cur.peek().is_kw("output") {
+            self.cur.take();
             st.output = self.output()?;
         }
-        if self.peek() != &Tok::End {
+        if self.cur.peek() != &Tok::End {
             // only the clauses that may still follow the last one given
             let given = [
                 st.filter != Expr::All,
@@ -278,7 +252,7 @@ impl Parser<'_> {
             let after = given.iter().rposition(|&g| g).map_or(0, |i| i + 1);
             let mut expected: Vec<&str> = ["'where'", "'group by'", "'window'", "'output'"][after..].to_vec();
             expected.push("end of statement");
-            return Err(self.err(&format!(
+            return Err(self.cur.err(&format!(
                 "expected {} (clauses go in this order: where, group by, window, output)",
                 expected.join(", ")
             )));
@@ -287,14 +261,14 @@ impl Parser<'_> {
     }
 
     fn select(&mut self) -> Result<Vec<Item>, ParseError> {
-        if self.peek() == &Tok::Sym('*') {
-            self.next();
+        if self.cur.peek() == &Tok::Sym('*') {
+            self.cur.take();
             return Ok(Vec::new());
         }
         let mut items: Vec<Item> = Vec::new();
         let mut cols: Vec<u32> = Vec::new();
         loop {
-            let col = self.col();
+            let col = self.cur.col();
             if items.len() >= self.limits.max_items {
                 return Err(ParseError::new(
                     col,
@@ -323,21 +297,21 @@ impl Parser<'_> {
             }
             items.push(item);
             cols.push(col);
-            if self.peek() != &Tok::Sym(',') {
+            if self.cur.peek() != &Tok::Sym(',') {
                 return Ok(items);
             }
-            self.next();
+            self.cur.take();
         }
     }
 
     fn item(&mut self) -> Result<Item, ParseError> {
-        let kind = match (self.peek().clone(), self.peek_at(1) == &Tok::Sym('(')) {
+        let kind = match (self.cur.peek().clone(), self.cur.peek_at(1) == &Tok::Sym('(')) {
             (Tok::Word(w), true) => ItemKind::Agg(self.aggregate(&w)?),
             (Tok::Word(_) | Tok::Str(_), false) => ItemKind::Field(self.field("expected a field")?),
-            _ => return Err(self.err("expected '*', an aggregate or a field")),
+            _ => return Err(self.cur.err("expected '*', an aggregate or a field")),
         };
-        let alias = if self.peek().is_kw("as") {
-            self.next();
+        let alias = if self.cur.peek().is_kw("as") {
+            self.cur.take();
             self.field("expected a result field name after 'as'")?
         } else {
             match &kind {
@@ -352,14 +326,16 @@ impl Parser<'_> {
         let lower = name.to_ascii_lowercase();
         let known = ["count", "sum", "avg", "min", "max", "first", "last", "stddev", "vwap"];
         if !known.contains(&lower.as_str()) {
-            return Err(self.err("expected an aggregate (count sum avg min max first last stddev vwap) before '('"));
+            return Err(self
+                .cur
+                .err("expected an aggregate (count sum avg min max first last stddev vwap) before '('"));
         }
-        self.next();
-        self.next(); // '('
+        self.cur.take();
+        self.cur.take(); // '('
         let arg = |p: &mut Self| p.field(&format!("expected a field name in {lower}(...)"));
         let agg = match lower.as_str() {
-            "count" if self.peek() == &Tok::Sym('*') => {
-                self.next();
+            "count" if self.cur.peek() == &Tok::Sym('*') => {
+                self.cur.take();
                 Agg::CountAll
             }
             "count" => Agg::Count(arg(self)?),
@@ -382,33 +358,33 @@ impl Parser<'_> {
 
     /// A field name: a bare word that is not a clause keyword, or a quoted string.
     fn field(&mut self, expected: &str) -> Result<String, ParseError> {
-        match self.peek().clone() {
+        match self.cur.peek().clone() {
             Tok::Word(w) if !RESERVED.iter().any(|k| k.eq_ignore_ascii_case(&w)) => {
-                self.next();
+                self.cur.take();
                 Ok(w)
             }
             Tok::Str(s) if !s.is_empty() => {
-                self.next();
+                self.cur.take();
                 Ok(s)
             }
-            _ => Err(self.err(expected)),
+            _ => Err(self.cur.err(expected)),
         }
     }
 
     fn source(&mut self) -> Result<Source, ParseError> {
-        let container = self.peek().is_kw("container");
+        let container = self.cur.peek().is_kw("container");
         if container {
-            self.next();
+            self.cur.take();
         }
-        let col = self.col();
-        let Tok::Subject(text) = self.peek().clone() else {
-            return Err(self.err(if container {
+        let col = self.cur.col();
+        let Tok::Subject(text) = self.cur.peek().clone() else {
+            return Err(self.cur.err(if container {
                 "expected the container's subject (like /CONTAINER/FX) after 'container'"
             } else {
                 "expected a subject pattern (like /MKT/*) or 'container' after 'from'"
             }));
         };
-        self.next();
+        self.cur.take();
         let pattern = Pattern::parse(&text).map_err(|m| ParseError::new(col, m))?;
         if container {
             if !pattern.is_literal() {
@@ -426,11 +402,11 @@ impl Parser<'_> {
     /// keyword followed by its second word, so a field named `window` still filters), parsed
     /// by the filter language with its columns moved to the statement's.
     fn filter(&mut self) -> Result<Expr, ParseError> {
-        let start = self.pos;
+        let start = self.cur.pos();
         let mut depth = 0i32;
         loop {
-            let next = self.peek_at(1);
-            match self.peek() {
+            let next = self.cur.peek_at(1);
+            match self.cur.peek() {
                 Tok::End => break,
                 Tok::Sym('(') => depth += 1,
                 Tok::Sym(')') => depth -= 1,
@@ -443,13 +419,13 @@ impl Parser<'_> {
                 }
                 _ => {}
             }
-            self.next();
+            self.cur.take();
         }
-        if self.pos == start {
-            return Err(self.err("expected a filter after 'where'"));
+        if self.cur.pos() == start {
+            return Err(self.cur.err("expected a filter after 'where'"));
         }
-        let (from, to) = (self.toks[start].at, self.toks[self.pos].at);
-        let shift = self.toks[start].col - 1;
+        let (from, to) = (self.cur.token(start).at, self.cur.token(self.cur.pos()).at);
+        let shift = self.cur.token(start).col - 1;
         let limits = filter::FilterLimits {
             max_len: self.limits.max_text_bytes,
             ..filter::FilterLimits::default()
@@ -458,13 +434,13 @@ impl Parser<'_> {
     }
 
     fn window(&mut self) -> Result<WindowSpec, ParseError> {
-        if self.peek().is_kw("none") {
-            self.next();
+        if self.cur.peek().is_kw("none") {
+            self.cur.take();
             return Ok(WindowSpec::None);
         }
-        if self.peek().is_kw("length") {
-            self.next();
-            let col = self.col();
+        if self.cur.peek().is_kw("length") {
+            self.cur.take();
+            let col = self.cur.col();
             let n = self.integer("expected the number of events after 'length'")?;
             if n == 0 || n > u64::from(self.limits.max_length) {
                 return Err(ParseError::new(
@@ -474,9 +450,9 @@ impl Parser<'_> {
             }
             return Ok(WindowSpec::Length(n as u32));
         }
-        if self.peek().is_kw("time") {
-            self.next();
-            let col = self.col();
+        if self.cur.peek().is_kw("time") {
+            self.cur.take();
+            let col = self.cur.col();
             let d = self.duration("after 'time'")?;
             if d > self.limits.max_time {
                 return Err(ParseError::new(
@@ -490,19 +466,19 @@ impl Parser<'_> {
             }
             return Ok(WindowSpec::Time(d));
         }
-        Err(self.err("expected 'length', 'time' or 'none' after 'window'"))
+        Err(self.cur.err("expected 'length', 'time' or 'none' after 'window'"))
     }
 
     fn output(&mut self) -> Result<OutputSpec, ParseError> {
-        if self.peek().is_kw("every") {
-            self.next();
+        if self.cur.peek().is_kw("every") {
+            self.cur.take();
             self.expect_kw("event", "expected 'event' after 'output every'")?;
             return Ok(OutputSpec::EveryEvent);
         }
-        if self.peek().is_kw("last") {
-            self.next();
+        if self.cur.peek().is_kw("last") {
+            self.cur.take();
             self.expect_kw("every", "expected 'every' after 'output last'")?;
-            let col = self.col();
+            let col = self.cur.col();
             let d = self.duration("after 'output last every'")?;
             if d > self.limits.max_time {
                 return Err(ParseError::new(
@@ -516,37 +492,39 @@ impl Parser<'_> {
             }
             return Ok(OutputSpec::LastEvery(d));
         }
-        Err(self.err("expected 'every event' or 'last every <duration>' after 'output'"))
+        Err(self
+            .cur
+            .err("expected 'every event' or 'last every <duration>' after 'output'"))
     }
 
     fn integer(&mut self, expected: &str) -> Result<u64, ParseError> {
-        match self.peek() {
+        match self.cur.peek() {
             Tok::Num(s) => match s.parse::<u64>() {
                 Ok(n) => {
-                    self.next();
+                    self.cur.take();
                     Ok(n)
                 }
-                Err(_) => Err(self.err(&format!("{expected} (a whole number)"))),
+                Err(_) => Err(self.cur.err(&format!("{expected} (a whole number)"))),
             },
-            _ => Err(self.err(expected)),
+            _ => Err(self.cur.err(expected)),
         }
     }
 
     /// `<whole number> <unit>` (the unit may touch the number: `2s`, `500ms`), at least 1 ms.
     fn duration(&mut self, after: &str) -> Result<Duration, ParseError> {
-        let col = self.col();
+        let col = self.cur.col();
         let n = self.integer(&format!("expected a duration like 500 ms or 2 s {after}"))?;
-        let unit_ms: u64 = match self.peek() {
+        let unit_ms: u64 = match self.cur.peek() {
             Tok::Word(w) => match w.to_ascii_lowercase().as_str() {
                 "ms" => 1,
                 "s" | "sec" => 1_000,
                 "min" => 60_000,
                 "h" => 3_600_000,
-                _ => return Err(self.err("expected a time unit (ms, s, min, h)")),
+                _ => return Err(self.cur.err("expected a time unit (ms, s, min, h)")),
             },
-            _ => return Err(self.err("expected a time unit (ms, s, min, h)")),
+            _ => return Err(self.cur.err("expected a time unit (ms, s, min, h)")),
         };
-        self.next();
+        self.cur.take();
         match n.checked_mul(unit_ms) {
             Some(ms) if ms > 0 => Ok(Duration::from_millis(ms)),
             _ => Err(ParseError::new(col, format!("a duration is at least 1 ms, got {n}"))),

@@ -1,6 +1,7 @@
-//! Filter/sort text -> tokens, each with its 1-based column (in characters).
+//! Filter/sort text -> tokens, each with its 1-based column (in characters) and byte offset.
 
 use super::time::parse_iso;
+use super::tokens::{quoted, Describe};
 use super::ParseError;
 
 /// A token kind.
@@ -22,14 +23,8 @@ pub enum Tok {
     End,
 }
 
-/// A token and where it starts.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Token {
-    /// What it is.
-    pub tok: Tok,
-    /// 1-based character column of its first character.
-    pub col: u32,
-}
+/// A filter or sort token and where it starts.
+pub type Token = super::tokens::Token<Tok>;
 
 const KEYWORDS: [&str; 11] = [
     "and",
@@ -50,9 +45,8 @@ pub fn keyword(word: &str) -> Option<&'static str> {
     KEYWORDS.iter().copied().find(|k| k.eq_ignore_ascii_case(word))
 }
 
-impl Tok {
-    /// How the token reads in an error message ("found ...").
-    pub fn describe(&self) -> String {
+impl Describe for Tok {
+    fn describe(&self) -> String {
         match self {
             Tok::Ident(s) => format!("field '{s}'"),
             Tok::Str(s) => format!("string \"{s}\""),
@@ -68,6 +62,9 @@ impl Tok {
 /// Splits `text` into tokens ending with `Tok::End`. Errors name the column of the bad character.
 pub fn tokenize(text: &str) -> Result<Vec<Token>, ParseError> {
     let chars: Vec<char> = text.chars().collect();
+    // byte offset of each character, and of the end
+    let mut offsets: Vec<usize> = text.char_indices().map(|(b, _)| b).collect();
+    offsets.push(text.len());
     let mut out = Vec::new();
     let mut i = 0;
     while i < chars.len() {
@@ -86,7 +83,11 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>, ParseError> {
             _ => None,
         };
         if let Some(s) = sym {
-            out.push(Token { tok: Tok::Sym(s), col });
+            out.push(Token {
+                tok: Tok::Sym(s),
+                col,
+                at: offsets[i],
+            });
             i += 2;
             continue;
         }
@@ -100,42 +101,22 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>, ParseError> {
             _ => None,
         };
         if let Some(s) = one {
-            out.push(Token { tok: Tok::Sym(s), col });
+            out.push(Token {
+                tok: Tok::Sym(s),
+                col,
+                at: offsets[i],
+            });
             i += 1;
             continue;
         }
         if c == '"' || c == '\'' {
-            let mut s = String::new();
-            let mut j = i + 1;
-            loop {
-                match chars.get(j) {
-                    None => {
-                        return Err(ParseError::new(
-                            col,
-                            format!("unterminated string: expected a closing {c}"),
-                        ));
-                    }
-                    Some('\\') => match chars.get(j + 1) {
-                        Some(&e) => {
-                            s.push(e);
-                            j += 2;
-                        }
-                        None => {
-                            return Err(ParseError::new(
-                                j as u32 + 1,
-                                "expected a character after '\\'".to_string(),
-                            ));
-                        }
-                    },
-                    Some(&q) if q == c => break,
-                    Some(&o) => {
-                        s.push(o);
-                        j += 1;
-                    }
-                }
-            }
-            out.push(Token { tok: Tok::Str(s), col });
-            i = j + 1;
+            let (s, after) = quoted(|k| chars.get(k).copied(), i)?;
+            out.push(Token {
+                tok: Tok::Str(s),
+                col,
+                at: offsets[i],
+            });
+            i = after;
             continue;
         }
         if c.is_ascii_digit() || (c == '-' && chars.get(i + 1).is_some_and(char::is_ascii_digit)) {
@@ -172,7 +153,11 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>, ParseError> {
                     _ => return Err(ParseError::new(col, format!("expected a number, found '{word}'"))),
                 }
             };
-            out.push(Token { tok, col });
+            out.push(Token {
+                tok,
+                col,
+                at: offsets[i],
+            });
             i = j;
             continue;
         }
@@ -186,7 +171,11 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>, ParseError> {
                 Some(k) => Tok::Kw(k),
                 None => Tok::Ident(word),
             };
-            out.push(Token { tok, col });
+            out.push(Token {
+                tok,
+                col,
+                at: offsets[i],
+            });
             i = j;
             continue;
         }
@@ -195,6 +184,7 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>, ParseError> {
     out.push(Token {
         tok: Tok::End,
         col: chars.len() as u32 + 1,
+        at: text.len(),
     });
     Ok(out)
 }

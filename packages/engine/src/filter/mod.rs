@@ -5,6 +5,7 @@ pub mod compile;
 pub mod lexer;
 pub mod parser;
 pub mod time;
+pub mod tokens;
 
 pub use compile::{Conjunct, Filter, Pred, Row};
 pub use parser::{parse, Expr, Literal, Op};

@@ -8,8 +8,9 @@
 //! comparison = field ( cmp value | "in" "(" value { "," value } ")" | strop string )
 //! ```
 
-use super::lexer::{keyword, tokenize, Tok, Token};
+use super::lexer::{keyword, tokenize, Tok};
 use super::time::format_iso;
+use super::tokens::Cursor;
 use super::{FilterLimits, ParseError};
 
 /// A comparison operator.
@@ -103,8 +104,7 @@ pub enum Expr {
 }
 
 struct Parser<'a> {
-    toks: Vec<Token>,
-    pos: usize,
+    cur: Cursor<Tok>,
     limits: &'a FilterLimits,
 }
 
@@ -121,40 +121,28 @@ pub fn parse(text: &str, limits: &FilterLimits) -> Result<Expr, ParseError> {
         ));
     }
     let toks = tokenize(text)?;
-    let mut p = Parser { toks, pos: 0, limits };
-    if p.peek() == &Tok::End {
+    let mut p = Parser {
+        cur: Cursor::new(toks),
+        limits,
+    };
+    if p.cur.peek() == &Tok::End {
         return Ok(Expr::All);
     }
     let e = p.or(0)?;
-    match p.peek() {
+    match p.cur.peek() {
         Tok::End => Ok(e),
-        Tok::Sym(")") => Err(p.err("expected 'and', 'or' or end of filter (this ')' closes nothing)")),
-        _ => Err(p.err("expected 'and', 'or' or end of filter")),
+        Tok::Sym(")") => Err(p
+            .cur
+            .err("expected 'and', 'or' or end of filter (this ')' closes nothing)")),
+        _ => Err(p.cur.err("expected 'and', 'or' or end of filter")),
     }
 }
 
 impl Parser<'_> {
-    fn peek(&self) -> &Tok {
-        &self.toks[self.pos].tok
-    }
-
-    fn next(&mut self) -> Token {
-        let t = self.toks[self.pos].clone();
-        if self.pos + 1 < self.toks.len() {
-            self.pos += 1;
-        }
-        t
-    }
-
-    fn err(&self, expected: &str) -> ParseError {
-        let t = &self.toks[self.pos];
-        ParseError::new(t.col, format!("{expected}, found {}", t.tok.describe()))
-    }
-
     fn or(&mut self, depth: u32) -> Result<Expr, ParseError> {
         let mut items = vec![self.and(depth)?];
-        while self.peek() == &Tok::Kw("or") {
-            self.next();
+        while self.cur.peek() == &Tok::Kw("or") {
+            self.cur.take();
             items.push(self.and(depth)?);
         }
         Ok(flatten(items, true))
@@ -162,17 +150,17 @@ impl Parser<'_> {
 
     fn and(&mut self, depth: u32) -> Result<Expr, ParseError> {
         let mut items = vec![self.unary(depth)?];
-        while self.peek() == &Tok::Kw("and") {
-            self.next();
+        while self.cur.peek() == &Tok::Kw("and") {
+            self.cur.take();
             items.push(self.unary(depth)?);
         }
         Ok(flatten(items, false))
     }
 
     fn unary(&mut self, depth: u32) -> Result<Expr, ParseError> {
-        match self.peek() {
+        match self.cur.peek() {
             Tok::Kw("not") | Tok::Sym("(") if depth >= self.limits.max_depth => {
-                let col = self.toks[self.pos].col;
+                let col = self.cur.col();
                 Err(ParseError::new(
                     col,
                     format!(
@@ -182,16 +170,16 @@ impl Parser<'_> {
                 ))
             }
             Tok::Kw("not") => {
-                self.next();
+                self.cur.take();
                 Ok(Expr::Not(Box::new(self.unary(depth + 1)?)))
             }
             Tok::Sym("(") => {
-                let open = self.next().col;
+                let open = self.cur.take().col;
                 let e = self.or(depth + 1)?;
-                if self.peek() != &Tok::Sym(")") {
-                    return Err(self.err(&format!("expected ')' to close the '(' at {open}")));
+                if self.cur.peek() != &Tok::Sym(")") {
+                    return Err(self.cur.err(&format!("expected ')' to close the '(' at {open}")));
                 }
-                self.next();
+                self.cur.take();
                 Ok(e)
             }
             _ => self.comparison(),
@@ -199,12 +187,12 @@ impl Parser<'_> {
     }
 
     fn comparison(&mut self) -> Result<Expr, ParseError> {
-        let field = match self.peek() {
+        let field = match self.cur.peek() {
             Tok::Ident(s) | Tok::Str(s) => s.clone(),
-            _ => return Err(self.err("expected a field name, 'not' or '('")),
+            _ => return Err(self.cur.err("expected a field name, 'not' or '('")),
         };
-        self.next();
-        let op_tok = self.peek().clone();
+        self.cur.take();
+        let op_tok = self.cur.peek().clone();
         let op = match op_tok {
             Tok::Sym("=") => Op::Eq,
             Tok::Sym("!=") => Op::Ne,
@@ -217,28 +205,28 @@ impl Parser<'_> {
             Tok::Kw("startswith") => Op::StartsWith,
             Tok::Kw("icontains") => Op::IContains,
             Tok::Kw("in") => {
-                self.next();
+                self.cur.take();
                 return self.in_list(field);
             }
             _ => {
-                return Err(self.err(&format!(
+                return Err(self.cur.err(&format!(
                     "expected an operator (= != < <= > >= ~= contains startsWith icontains in) after field '{field}'"
                 )))
             }
         };
-        self.next();
+        self.cur.take();
         let after = op.as_str();
         if op.string_only() {
-            return match self.peek().clone() {
+            return match self.cur.peek().clone() {
                 Tok::Str(s) => {
-                    self.next();
+                    self.cur.take();
                     Ok(Expr::Cmp {
                         field,
                         op,
                         value: Literal::Str(s),
                     })
                 }
-                _ => Err(self.err(&format!("expected a quoted string after '{after}'"))),
+                _ => Err(self.cur.err(&format!("expected a quoted string after '{after}'"))),
             };
         }
         let value = self.literal(&format!("expected a value after '{after}'"))?;
@@ -246,41 +234,41 @@ impl Parser<'_> {
     }
 
     fn literal(&mut self, expected: &str) -> Result<Literal, ParseError> {
-        let lit = match self.peek() {
+        let lit = match self.cur.peek() {
             Tok::Num(n) => Literal::Num(*n),
             Tok::Str(s) => Literal::Str(s.clone()),
             Tok::Time(ms) => Literal::Time(*ms),
             Tok::Kw("true") => Literal::Bool(true),
             Tok::Kw("false") => Literal::Bool(false),
-            _ => return Err(self.err(expected)),
+            _ => return Err(self.cur.err(expected)),
         };
-        self.next();
+        self.cur.take();
         Ok(lit)
     }
 
     fn in_list(&mut self, field: String) -> Result<Expr, ParseError> {
-        if self.peek() != &Tok::Sym("(") {
-            return Err(self.err("expected '(' after 'in'"));
+        if self.cur.peek() != &Tok::Sym("(") {
+            return Err(self.cur.err("expected '(' after 'in'"));
         }
-        self.next();
+        self.cur.take();
         let mut values = vec![self.literal("expected a value in the 'in' list")?];
         loop {
-            match self.peek() {
+            match self.cur.peek() {
                 Tok::Sym(",") => {
-                    self.next();
+                    self.cur.take();
                     if values.len() >= self.limits.max_in_values {
                         return Err(ParseError::new(
-                            self.toks[self.pos].col,
+                            self.cur.col(),
                             format!("an 'in' list holds at most {} values", self.limits.max_in_values),
                         ));
                     }
                     values.push(self.literal("expected a value in the 'in' list")?);
                 }
                 Tok::Sym(")") => {
-                    self.next();
+                    self.cur.take();
                     break;
                 }
-                _ => return Err(self.err("expected ',' or ')' in the 'in' list")),
+                _ => return Err(self.cur.err("expected ',' or ')' in the 'in' list")),
             }
         }
         let mut keyed: Vec<(String, Literal)> = values.into_iter().map(|v| (literal_text(&v), v)).collect();

@@ -9,6 +9,7 @@ use std::cmp::Ordering;
 
 use crate::filter::lexer::{tokenize, Tok};
 use crate::filter::parser::field_text;
+use crate::filter::tokens::Describe;
 use crate::filter::ParseError;
 use crate::value::Value;
 
