@@ -68,6 +68,7 @@ for (const { name, manifest, testArgs } of crates) {
 
 await stage('web typecheck', 'npx', ['tsc', '-p', 'apps/web/tsconfig.json', '--noEmit']);
 await stage('server tests typecheck', 'npx', ['tsc', '-p', 'apps/server/tsconfig.test.json']);
+await stage('server bench typecheck', 'npx', ['tsc', '-p', 'apps/server/tsconfig.bench.json', '--noEmit']);
 await stage('e2e typecheck', 'npx', ['tsc', '-p', 'e2e/tsconfig.json', '--noEmit']);
 
 const vitestJson = join(outDir, 'vitest.json');

@@ -131,6 +131,8 @@ class FakeEngine implements TransportEngine {
     return Promise.resolve([]);
   }
   subscribe(): void {}
+  resume(): void {}
+  readonly epoch = 1;
   unsubscribe(): void {}
   viewCreate(): void {}
   viewChange(): void {}
