@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { RecordPublish, ServerMessage } from '@tidewire/protocol';
 import type { Config } from '../../src/config.js';
 import { startServer, type RunningServer, type StartOptions } from '../../src/server.js';
-import { RawSocket, sourceSocket, streamSocket, testConfig, waitFor } from '../helpers.js';
+import { RawSocket, WAIT_MS, sourceSocket, streamSocket, testConfig, waitFor } from '../helpers.js';
 
 /** The victim's subject. */
 export const VICTIM_SUBJECT = '/FX/EURUSD';
@@ -84,10 +84,17 @@ export async function closeArenas(): Promise<void> {
   arenas.clear();
 }
 
-/** The first `error` message (optionally with `reqId`) the socket got; waits up to 5 s. */
-export function nextError(s: RawSocket, reqId?: number): Promise<ServerMessage & { type: 'error' }> {
-  return s.next((m) => m.type === 'error' && (reqId === undefined || m.reqId === reqId), `error${reqId === undefined ? '' : ` for reqId ${reqId}`}`) as Promise<ServerMessage & { type: 'error' }>;
+/** The first `error` message (optionally with `reqId`) the socket got; waits up to `timeoutMs`. */
+export function nextError(s: RawSocket, reqId?: number, timeoutMs = WAIT_MS): Promise<ServerMessage & { type: 'error' }> {
+  return s.next((m) => m.type === 'error' && (reqId === undefined || m.reqId === reqId), `error${reqId === undefined ? '' : ` for reqId ${reqId}`}`, timeoutMs) as Promise<ServerMessage & { type: 'error' }>;
 }
+
+/**
+ * How long a test waits for the answer to a password login in a flood: password checks run one
+ * at a time (scrypt), so the last of a few checked guesses waits for all before it, seconds each
+ * on two busy cores.
+ */
+export const PASSWORD_FLOOD_WAIT_MS = 90_000;
 
 /** Waits until `pred` holds (5 s bound), re-exported for attack files. */
 export { waitFor };

@@ -8,7 +8,7 @@
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { closeAll, delta, image, logLines, RawSocket, streamSocket, wsUrl } from '../helpers.js';
-import { closeArenas, nextError, startArena, waitFor, type Arena } from './harness.js';
+import { PASSWORD_FLOOD_WAIT_MS, closeArenas, nextError, startArena, waitFor, type Arena } from './harness.js';
 
 afterEach(async () => {
   await closeAll();
@@ -183,14 +183,14 @@ describe('input attacks', () => {
     await survived(a);
   });
 
-  it('login flood: password logins past the per-address rate get RATE_LIMITED unchecked; token logins still work', async () => {
+  it('login flood: password logins past the per-address rate get RATE_LIMITED unchecked; token logins still work', { timeout: 120_000 }, async () => {
     const a = await startArena({ limits: { loginsPerSecPerIp: 2 } });
     // the arena's own two logins took the burst's first tokens; a token login costs none
     // 12 guesses at once on 12 connections (one connection checks one login at a time): the burst
     // of 4 (twice the rate) is checked, the rest is refused before any scrypt, however slow the machine
     const guessers = await Promise.all(Array.from({ length: 12 }, () => new RawSocket(wsUrl(a.server, '/stream')).open()));
     guessers.forEach((g, i) => g.send({ type: 'session.login', reqId: 1, user: 'alice', password: `guess${i}` }));
-    const codes = await Promise.all(guessers.map(async (g) => (await nextError(g, 1)).code));
+    const codes = await Promise.all(guessers.map(async (g) => (await nextError(g, 1, PASSWORD_FLOOD_WAIT_MS)).code));
     expect(codes.filter((c) => c === 'RATE_LIMITED').length).toBeGreaterThanOrEqual(8);
     expect(codes.filter((c) => c === 'BAD_CREDENTIALS').length).toBeLessThanOrEqual(4);
     const viaToken = await new RawSocket(wsUrl(a.server, '/stream')).open();

@@ -9,8 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { closeAll, RawSocket, streamSocket, wsUrl } from '../helpers.js';
-import { closeArenas, nextError, startArena, waitFor } from './harness.js';
+import { closeAll, RawSocket, streamSocket, streamSockets, wsUrl } from '../helpers.js';
+import { PASSWORD_FLOOD_WAIT_MS, closeArenas, nextError, startArena, waitFor } from './harness.js';
 import { workerBuilt } from '../built.js';
 
 afterEach(async () => {
@@ -31,13 +31,13 @@ async function workersOf(a: Awaited<ReturnType<typeof startArena>>, user: string
 
 // needs the compiled worker: npx tsc -b apps/server
 describe.skipIf(!workerBuilt())('server-wide limits across transport workers (workers: 2)', () => {
-  it('password logins per address are counted over both workers', async () => {
+  it('password logins per address are counted over both workers', { timeout: 120_000 }, async () => {
     const a = await startArena({ server: { workers: 2 }, limits: { loginsPerSecPerIp: 2 } });
     // 16 connections: the kernel spreads them over both workers (all on one: p = 2^-15)
     const guessers = await Promise.all(Array.from({ length: 16 }, () => new RawSocket(wsUrl(a.server, '/stream')).open()));
     const started = Date.now();
     guessers.forEach((g, i) => g.send({ type: 'session.login', reqId: 1, user: 'alice', password: `guess${i}` }));
-    const codes = await Promise.all(guessers.map(async (g) => (await nextError(g, 1)).code));
+    const codes = await Promise.all(guessers.map(async (g) => (await nextError(g, 1, PASSWORD_FLOOD_WAIT_MS)).code));
     const elapsedSec = (Date.now() - started) / 1000;
     const checked = codes.filter((c) => c === 'BAD_CREDENTIALS').length;
     expect(checked + codes.filter((c) => c === 'RATE_LIMITED').length).toBe(16);
@@ -69,7 +69,7 @@ describe.skipIf(!workerBuilt())('server-wide limits across transport workers (wo
     const journalDir = mkdtempSync(path.join(tmpdir(), 'tidewire-shared-orders-'));
     dirs.push(journalDir);
     const a = await startArena({ server: { workers: 2 }, limits: { ordersPerSecPerUser: 5, requestsPerSec: 0 }, orders: { journalDir, fsync: false } });
-    const bobs = await Promise.all(Array.from({ length: 16 }, () => streamSocket(a.server, 'bob')));
+    const bobs = await streamSockets(a.server, 16, 'bob');
     expect((await workersOf(a, 'bob')).size).toBe(2);
     const started = Date.now();
     let reqId = 10;
