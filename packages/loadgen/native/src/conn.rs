@@ -205,6 +205,7 @@ impl Subs {
         let mut ready = false;
         // a recovering user's updates that follow its ack in the ack's frame are the replay
         let mut after_ack = false;
+        let mut recovery_frame = false;
         for m in msgs {
             match m.ty.as_ref() {
                 kind::RECORD_UPDATE => {
@@ -236,6 +237,7 @@ impl Subs {
                     stats.images += 1;
                     self.seq.on_image(id, seq);
                     if let Some(p) = self.recovery.as_mut() {
+                        recovery_frame |= p.awaiting.contains(&id) || after_ack;
                         let was_pending = p.on_image(id);
                         if m.reset == Some(true) {
                             rec.reset_images += 1;
@@ -258,6 +260,7 @@ impl Subs {
                 kind::RECORD_SUBSCRIBED | kind::RECORD_RESUMED if m.req_id == Some(SUBSCRIBE_REQ) => {
                     self.on_ack(&m.acked);
                     after_ack = self.recovery.as_ref().is_some_and(|p| p.round.resume);
+                    recovery_frame |= self.recovery.is_some();
                     if *state == State::Subscribing && self.recovery.is_none() && self.is_complete() {
                         *state = State::Ready;
                         ready = true;
@@ -270,6 +273,10 @@ impl Subs {
                 }
                 _ => {}
             }
+        }
+        if recovery_frame {
+            rec.recovery_frames += 1;
+            rec.recovery_bytes += payload.len() as u64;
         }
         if *state == State::Subscribing && self.recovery.as_ref().is_some_and(Progress::done) {
             *state = State::Ready;

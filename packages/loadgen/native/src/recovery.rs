@@ -90,6 +90,10 @@ pub struct RecoveryStats {
     pub fresh_images: u64,
     /// Updates with no base: no image and no held seq for the record (a resume must never do it).
     pub unbased: u64,
+    /// Frames that brought a recovering user its ack or an image it waited for, and their bytes:
+    /// the recovery's own traffic (the replay and reset images travel in the ack's frame).
+    pub recovery_frames: u64,
+    pub recovery_bytes: u64,
 }
 
 impl Default for RecoveryStats {
@@ -107,6 +111,8 @@ impl Default for RecoveryStats {
             pending_images: 0,
             fresh_images: 0,
             unbased: 0,
+            recovery_frames: 0,
+            recovery_bytes: 0,
         }
     }
 }
@@ -140,6 +146,8 @@ impl RecoveryStats {
         self.pending_images += other.pending_images;
         self.fresh_images += other.fresh_images;
         self.unbased += other.unbased;
+        self.recovery_frames += other.recovery_frames;
+        self.recovery_bytes += other.recovery_bytes;
     }
 
     /// True when every user of the round recovered or gave up.
@@ -165,7 +173,8 @@ impl RecoveryStats {
             },
             "lastResumedMs": if self.last_resumed_ms > 0.0 { self.last_resumed_ms - cut_ms } else { 0.0 },
             "attempts": self.attempts, "replayed": self.replayed, "resetImages": self.reset_images,
-            "pendingImages": self.pending_images, "freshImages": self.fresh_images, "unbased": self.unbased
+            "pendingImages": self.pending_images, "freshImages": self.fresh_images, "unbased": self.unbased,
+            "recoveryFrames": self.recovery_frames, "recoveryBytes": self.recovery_bytes
         })
     }
 }

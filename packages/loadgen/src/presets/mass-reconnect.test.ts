@@ -18,6 +18,7 @@ describe('mass-reconnect flags', () => {
   it.each([
     [['--cuts', 'blip,blip'], '--cuts'],
     [['--cuts', 'reboot'], '--cuts'],
+    [['--pairs', '0'], '--pairs'],
     [['--users', '20000'], '--users'],
     [['--subs-per-user', '0'], '--subs-per-user'],
     [['--url', 'ws://127.0.0.1:9'], '--url'],
@@ -39,7 +40,7 @@ describe.skipIf(!nativeAvailable() || !serverBuilt())('mass-reconnect against a 
     const lines: string[] = [];
     const report = await runMassReconnect({
       // a small record space updated often: every user misses updates while it reconnects
-      users, subsPerUser, records: 100, updatesPerSec: 1000, cuts: ['blip', 'restart'],
+      users, subsPerUser, records: 100, updatesPerSec: 1000, cuts: ['blip', 'restart'], pairs: 1,
       retryMs: 50, giveUpMs: 120_000, settleMs: 500, maxConnecting: 64, threads: 2,
       account: { user: 'alice', password: 'alice123' }, source: { user: 'feed', password: 'feed123' },
       onProgress: (l) => lines.push(l),
@@ -50,6 +51,7 @@ describe.skipIf(!nativeAvailable() || !serverBuilt())('mass-reconnect against a 
         .toEqual({ cut: r.cut, resume: r.resume, users, resumed: users, failed: 0, gaps: 0, duplicates: 0, unbased: 0, ok: true });
       expect(r.serverFramesOut).toBeGreaterThan(0);
       expect(r.serverCpuMs).toBeGreaterThan(0);
+      expect(r.recoveryFrames).toBeGreaterThanOrEqual(users);
     }
     const [blip, blipFresh, restart, restartFresh] = report.rounds;
     // same epoch: what was missed is replayed, nothing restarts from an image

@@ -6,7 +6,9 @@
  * server's token secret is fixed, so the token outlives a restart) and subscribes to
  * `subsPerUser` records spread over the record space.
  *
- * Rounds, each with resume and then with the fresh-image baseline (`record.subscribe` again):
+ * Per cut, `pairs` rounds with resume and with the fresh-image baseline (`record.subscribe`
+ * again), ordered resume, fresh, fresh, resume, ... (the first storm after the users' first
+ * connect runs slower whichever recovery it is; the ratios are the median over the pairs):
  * - `blip`: the simulator closes every user's socket at one instant while the server stays up
  *   (what users meet when a network path drops); all reconnect at once;
  * - `restart`: the server is killed (SIGKILL) and started again on the same port; the source
@@ -14,7 +16,8 @@
  *   closed); another epoch, so every resumed record restarts from an image.
  * Per round: cut -> recovered per user (p50/p99/max) and until the last, the server's CPU and
  * the frames and bytes it flushed to users in that window (for a restart: the new process's,
- * from its start), replayed updates vs images, and the sequence check (gaps, duplicates,
+ * from its start), the frames and bytes that brought users their ack or an awaited image (the
+ * recovery's own traffic), replayed updates vs images, and the sequence check (gaps, duplicates,
  * updates without a base: all must be 0).
  */
 
@@ -39,8 +42,10 @@ export interface MassReconnectOptions {
   records: number;
   /** Source updates per second, all records together, evenly spaced. */
   updatesPerSec: number;
-  /** The cuts, in order; each runs with resume, then with fresh subscribes. */
+  /** The cuts, in order; each runs `pairs` times with resume and with fresh subscribes. */
   cuts: CutKind[];
+  /** Pairs per cut, in the order resume, fresh, fresh, resume, ... (the first storm after a start runs slower, whichever it is). */
+  pairs: number;
   /** A failed reconnect is retried after this long plus up to as much again of jitter, ms. */
   retryMs: number;
   /** A user not recovered this long after the cut gives up (counted failed), ms. */
@@ -79,16 +84,12 @@ export interface RoundResult {
   /** Server CPU in the window (restart: the new process since its start), ms and % of one core. */
   serverCpuMs: number | null;
   serverCpuPct: number | null;
-  /** Frames and bytes the server flushed to client sessions in the window. */
+  /** Frames and bytes the server flushed to client sessions in the window (live updates to the users already back included). */
   serverFramesOut: number | null;
   serverBytesOut: number | null;
-  /**
-   * The streaming before the cut (the settle period): server CPU % and frames and bytes out per
-   * second. The window's live traffic goes on during a recovery: `excess` is the window's figure
-   * minus this rate over the window, what the recovery itself cost.
-   */
-  steady: { windowMs: number; serverCpuPct: number | null; framesOutPerSec: number | null; bytesOutPerSec: number | null };
-  excess: { serverCpuMs: number | null; serverFramesOut: number | null; serverBytesOut: number | null };
+  /** Frames that brought users their ack or an awaited image, and their bytes: the recovery's own traffic. */
+  recoveryFrames: number;
+  recoveryBytes: number;
   /** CPU of the simulator (all users) in the window, ms. */
   simulatorCpuMs: number;
   /** What the users received in the window. */
@@ -117,12 +118,27 @@ export interface MassReconnectReport {
   scenario: 'mass-reconnect';
   params: Record<string, unknown>;
   rounds: RoundResult[];
-  /** Per cut: baseline (fresh subscribe) / resume, for the figures that matter. */
-  ratios: Array<{ cut: CutKind; allResumed: number | null; serverCpu: number | null; serverBytesOut: number | null; serverFramesOut: number | null; excessServerCpu: number | null; excessBytesOut: number | null; excessFramesOut: number | null }>;
+  /** Per cut: baseline (fresh subscribe) / resume, the median over the pairs of the pair's ratio. */
+  ratios: Array<{ cut: CutKind; pairs: number } & Record<RatioKey, number | null>>;
   ok: boolean;
 }
 
 const PREFIX = '/BENCH/mass-reconnect';
+
+/** The figures compared between a cut's two recoveries. */
+const RATIO_OF = {
+  allResumed: (r: RoundResult) => r.allResumedMs, serverCpu: (r: RoundResult) => r.serverCpuMs, serverBytesOut: (r: RoundResult) => r.serverBytesOut,
+  serverFramesOut: (r: RoundResult) => r.serverFramesOut, recoveryBytes: (r: RoundResult) => r.recoveryBytes, recoveryFrames: (r: RoundResult) => r.recoveryFrames,
+} as const;
+type RatioKey = keyof typeof RATIO_OF;
+
+/** The median of the non-null `xs` (null when none). */
+function median(xs: Array<number | null>): number | null {
+  const s = xs.filter((x): x is number => x !== null).sort((a, b) => a - b);
+  if (s.length === 0) return null;
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[m]! : Math.round(((s[m - 1]! + s[m]!) / 2) * 100) / 100;
+}
 
 /** The server's config for the run: no demo, a fixed token secret, `/BENCH/**` for traders, limits that admit the storm. */
 export function serverConfig(users: number): Record<string, unknown> {
@@ -180,27 +196,24 @@ export async function runMassReconnect(o: MassReconnectOptions): Promise<MassRec
     say(`${o.users} users subscribed to ${o.subsPerUser} records each; ${o.updatesPerSec} updates/s over ${o.records} records`);
     const rounds: RoundResult[] = [];
     for (const cut of o.cuts) {
-      for (const resume of [true, false]) {
-        const settled = await health(server.url);
-        await delay(o.settleMs);
-        const r = await round(cut, resume, settled);
-        rounds.push(r);
-        say(`${cut} (${resume ? 'resume' : 'fresh subscribe'}): ${r.resumed}/${r.users} recovered, last after ${r.allResumedMs.toFixed(0)} ms (p50 ${r.resumeMs.p50.toFixed(0)} ms); replayed ${r.replayed}, reset images ${r.resetImages + r.pendingImages}, fresh images ${r.freshImages}; gaps ${r.gaps}, duplicates ${r.duplicates}`);
+      for (let pair = 0; pair < o.pairs; pair++) {
+        for (const resume of pair % 2 === 0 ? [true, false] : [false, true]) {
+          await delay(o.settleMs);
+          const r = await round(cut, resume);
+          rounds.push(r);
+          say(`${cut} (${resume ? 'resume' : 'fresh subscribe'}): ${r.resumed}/${r.users} recovered, last after ${r.allResumedMs.toFixed(0)} ms (p50 ${r.resumeMs.p50.toFixed(0)} ms); replayed ${r.replayed}, reset images ${r.resetImages + r.pendingImages}, fresh images ${r.freshImages}; gaps ${r.gaps}, duplicates ${r.duplicates}`);
+        }
       }
     }
     const ratios = o.cuts.map((cut) => {
-      const ours = rounds.find((r) => r.cut === cut && r.resume)!;
-      const base = rounds.find((r) => r.cut === cut && !r.resume)!;
-      return {
-        cut, allResumed: ratio(base.allResumedMs, ours.allResumedMs), serverCpu: ratio(base.serverCpuMs, ours.serverCpuMs),
-        serverBytesOut: ratio(base.serverBytesOut, ours.serverBytesOut), serverFramesOut: ratio(base.serverFramesOut, ours.serverFramesOut),
-        excessServerCpu: ratio(base.excess.serverCpuMs, ours.excess.serverCpuMs), excessBytesOut: ratio(base.excess.serverBytesOut, ours.excess.serverBytesOut),
-        excessFramesOut: ratio(base.excess.serverFramesOut, ours.excess.serverFramesOut),
-      };
+      const ours = rounds.filter((r) => r.cut === cut && r.resume);
+      const base = rounds.filter((r) => r.cut === cut && !r.resume);
+      const entries = (Object.keys(RATIO_OF) as RatioKey[]).map((k) => [k, median(ours.map((x, i) => ratio(RATIO_OF[k](base[i]!), RATIO_OF[k](x))))] as const);
+      return { cut, pairs: ours.length, ...(Object.fromEntries(entries) as Record<RatioKey, number | null>) };
     });
     return {
       scenario: 'mass-reconnect',
-      params: { users: o.users, subsPerUser: o.subsPerUser, records: o.records, updatesPerSec: o.updatesPerSec, cuts: o.cuts, retryMs: o.retryMs, giveUpMs: o.giveUpMs, settleMs: o.settleMs, maxConnecting: o.maxConnecting, threads: o.threads, history: 'server default records.history (/**=64/60000)' },
+      params: { users: o.users, subsPerUser: o.subsPerUser, records: o.records, updatesPerSec: o.updatesPerSec, cuts: o.cuts, pairs: o.pairs, retryMs: o.retryMs, giveUpMs: o.giveUpMs, settleMs: o.settleMs, maxConnecting: o.maxConnecting, threads: o.threads, history: 'server default records.history (/**=64/60000)' },
       rounds, ratios, ok: rounds.every((r) => r.ok),
     };
   } finally {
@@ -209,17 +222,10 @@ export async function runMassReconnect(o: MassReconnectOptions): Promise<MassRec
     await server.stop();
   }
 
-  /** One round; `settled`: the server's counters at the start of the settle period before it. */
-  async function round(cut: CutKind, resume: boolean, settled: Awaited<ReturnType<typeof health>>): Promise<RoundResult> {
+  async function round(cut: CutKind, resume: boolean): Promise<RoundResult> {
     const p = sim!;
     const common = { resume, giveUpMs: o.giveUpMs, retryMs: o.retryMs };
     let before = await health(server.url);
-    const steadyMs = before.atMs - settled.atMs;
-    const perSec = (a: number | null, b: number | null): number | null => (a === null || b === null || steadyMs <= 0 ? null : ((b - a) * 1000) / steadyMs);
-    const steady = {
-      windowMs: steadyMs, serverCpuPct: perSec(settled.cpuMicros, before.cpuMicros) === null ? null : perSec(settled.cpuMicros, before.cpuMicros)! / 10_000,
-      framesOutPerSec: perSec(settled.framesOut, before.framesOut), bytesOutPerSec: perSec(settled.bytesOut, before.bytesOut),
-    };
     let serverDownMs: number | null = null;
     let cutMs: number;
     let a: NativeLine;
@@ -244,7 +250,6 @@ export async function runMassReconnect(o: MassReconnectOptions): Promise<MassRec
     const cpu = diff(before.cpuMicros, after.cpuMicros);
     const n = (k: string): number => Number(r[k] ?? 0);
     const times = r.resumeMs as { p50: number; p90: number; p99: number; max: number };
-    const over = (total: number | null, rate: number | null, scale: number): number | null => (total === null || rate === null ? null : Math.round(total - (rate * windowMs) / scale));
     const serverCpuMs = cpu === null ? null : cpu / 1000;
     const serverFramesOut = diff(before.framesOut, after.framesOut);
     const serverBytesOut = diff(before.bytesOut, after.bytesOut);
@@ -253,7 +258,7 @@ export async function runMassReconnect(o: MassReconnectOptions): Promise<MassRec
       cut, resume, users: n('users'), resumed: n('resumed'), failed: n('failed'), lastError: typeof r.lastError === 'string' ? r.lastError : null,
       resumeMs: { p50: times.p50, p90: times.p90, p99: times.p99, max: times.max }, allResumedMs: n('lastResumedMs'), serverDownMs, windowMs,
       serverCpuMs, serverCpuPct: cpu === null ? null : Math.round((cpu / 10 / windowMs) * 10) / 10, serverFramesOut, serverBytesOut,
-      steady, excess: { serverCpuMs: over(serverCpuMs, steady.serverCpuPct, 100), serverFramesOut: over(serverFramesOut, steady.framesOutPerSec, 1000), serverBytesOut: over(serverBytesOut, steady.bytesOutPerSec, 1000) },
+      recoveryFrames: n('recoveryFrames'), recoveryBytes: n('recoveryBytes'),
       simulatorCpuMs: (simCpu(r) - simCpu(a)) / 1000,
       framesReceived: n('frames'), bytesReceived: n('bytes'), updatesReceived: n('updates'), imagesReceived: n('images'),
       replayed: n('replayed'), resetImages: n('resetImages'), pendingImages: n('pendingImages'), freshImages: n('freshImages'),
