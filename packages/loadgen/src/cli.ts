@@ -13,6 +13,7 @@ import { FANOUT_PRESETS, PRESET_NAMES } from './presets/presets.js';
 import { FINDER_SOURCE_FLAGS, USERS_CONFIG_FLAGS, VIEW_PRESETS, finderSourceCommand, usersConfigCommand } from './commands/view-commands.js';
 import { ESPER_HELP, ESPER_PRESET } from './commands/esper-command.js';
 import { FIX_PRESET_HELP } from './presets/fix-presets.js';
+import { MASS_RECONNECT_DOC, MASS_RECONNECT_PRESET } from './commands/mass-reconnect-command.js';
 
 interface Command {
   summary: string;
@@ -24,7 +25,7 @@ interface Command {
 const presetList = PRESET_NAMES.map((n) => {
   const p = FANOUT_PRESETS[n]!;
   return `  ${n.padEnd(21)} ${p.subjectCount} records x ${p.ratePerSubject}/s, ${p.subsPerUser} per user, ${p.messageBytes.join('/')} B, burst-max ${p.burstMaxMs.join('/')} ms; steps ${p.defaultSteps.join(',')}`;
-}).join('\n') + `\n  ${''.padEnd(21)} (liberator-*: --url ws://a,ws://b = a cluster: the source on the first node, the users split over all; server CPU from the first)` + `\n${Object.entries(VIEW_PRESETS).map(([n, doc]) => `  ${n.padEnd(21)} ${doc}`).join('\n')}\n  ${ESPER_PRESET.padEnd(21)} ${ESPER_HELP}\n  ${'failover'.padEnd(21)} ${FAILOVER_DOC}\n${Object.entries(FIX_PRESET_HELP).map(([n, doc]) => `  ${n.padEnd(21)} ${doc}`).join('\n')}`;
+}).join('\n') + `\n  ${''.padEnd(21)} (liberator-*: --url ws://a,ws://b = a cluster: the source on the first node, the users split over all; server CPU from the first)` + `\n${Object.entries(VIEW_PRESETS).map(([n, doc]) => `  ${n.padEnd(21)} ${doc}`).join('\n')}\n  ${ESPER_PRESET.padEnd(21)} ${ESPER_HELP}\n  ${'failover'.padEnd(21)} ${FAILOVER_DOC}\n  ${MASS_RECONNECT_PRESET.padEnd(21)} ${MASS_RECONNECT_DOC}\n${Object.entries(FIX_PRESET_HELP).map(([n, doc]) => `  ${n.padEnd(21)} ${doc}`).join('\n')}`;
 
 const COMMANDS: Record<string, Command> = {
   source: {

@@ -4,7 +4,9 @@
 //!
 //! - in:  `{"cmd":"connect","users":N}` opens N more users (and answers `connected` when each
 //!   one is ready or failed), `{"cmd":"report"}` answers `report` with the stats since the
-//!   previous report (and resets them), `{"cmd":"stop"}` closes everything and exits.
+//!   previous report (and resets them), `{"cmd":"recover",...}` starts a recovery round (a cut:
+//!   recovery.rs) and `{"cmd":"recovery",...}` answers its measurements once every user
+//!   recovered, `{"cmd":"stop"}` closes everything and exits.
 //! - out: `{"event":"ready"}` once started, then one answer per command. See
 //!   packages/loadgen/README.md for every field.
 //!
@@ -26,6 +28,7 @@ mod order_conn;
 mod order_stats;
 mod order_worker;
 mod orders;
+mod recovery;
 mod scan;
 mod schedule;
 mod stats;
@@ -42,7 +45,7 @@ use stats::Stats;
 use std::io::{BufRead, Write};
 use std::sync::mpsc;
 use std::thread;
-use worker::{Command, Event, WorkerReport, WorkerSpec};
+use worker::{Command, Event, RecoveryReport, WorkerReport, WorkerSpec};
 
 /// Writes one JSON line to stdout (whole lines: the lock is held for the write and flush).
 pub(crate) fn emit(value: serde_json::Value) {
@@ -83,6 +86,37 @@ pub(crate) fn cpu_micros() -> (u64, u64) {
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
     let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
     (us(ru.ru_utime), us(ru.ru_stime))
+}
+
+/// The round of a `recover` command (`resume`, `cut`, `giveUpMs`, `retryMs`, optional `cutMs`:
+/// when the cut happened on the run clock, default now) and whether to cut.
+fn recovery_round(cmd: &serde_json::Value, now_ms: f64) -> Result<(recovery::Round, bool), String> {
+    let flag = |k: &str| {
+        cmd.get(k)
+            .and_then(|v| v.as_bool())
+            .ok_or_else(|| format!("recover needs '{k}' (true or false)"))
+    };
+    let ms = |k: &str, max: f64| {
+        cmd.get(k)
+            .and_then(|v| v.as_f64())
+            .filter(|v| *v > 0.0 && *v <= max)
+            .ok_or_else(|| format!("recover needs '{k}' (ms, above 0, at most {max})"))
+    };
+    let (resume, cut) = (flag("resume")?, flag("cut")?);
+    let cut_ms = match cmd.get("cutMs") {
+        None => now_ms,
+        Some(v) => v
+            .as_f64()
+            .filter(|c| *c > 0.0)
+            .ok_or_else(|| "'cutMs' must be a run-clock time, ms".to_string())?,
+    };
+    let round = recovery::Round {
+        resume,
+        cut_ms,
+        give_up_ms: cut_ms + ms("giveUpMs", 3_600_000.0)?,
+        retry_ms: ms("retryMs", 60_000.0)?,
+    };
+    Ok((round, cut))
 }
 
 fn main() {
@@ -223,10 +257,93 @@ fn main() {
                     "cpuUserMicros": user, "cpuSystemMicros": system
                 }));
             }
-            Some("stop") => break,
-            other => {
-                emit(serde_json::json!({ "event": "error", "message": format!("unknown cmd {other:?}: expected connect, report or stop") }))
+            Some("recover") => match recovery_round(&cmd, args.clock.now_ms()) {
+                Ok((round, cut)) => {
+                    let mut users = 0u64;
+                    let mut replies = Vec::new();
+                    // every worker gets the command before any answers: the cut is one instant
+                    for (tx, waker, _) in &workers {
+                        let (rtx, rrx) = mpsc::channel::<u64>();
+                        let _ = tx.send(Command::Recover { round, cut, reply: rtx });
+                        let _ = waker.wake();
+                        replies.push(rrx);
+                    }
+                    for r in replies {
+                        users += r.recv().unwrap_or(0);
+                    }
+                    let (user, system) = cpu_micros();
+                    emit(serde_json::json!({
+                        "event": "recovering", "cutMs": round.cut_ms, "cut": users, "doneMs": args.clock.now_ms(),
+                        "cpuUserMicros": user, "cpuSystemMicros": system
+                    }));
+                }
+                Err(message) => emit(serde_json::json!({ "event": "error", "message": message })),
+            },
+            Some("recovery") => {
+                let (Some(expect), Some(wait_ms)) = (
+                    cmd.get("expect").and_then(|u| u.as_u64()),
+                    cmd.get("waitMs").and_then(|u| u.as_f64()).filter(|w| *w >= 0.0),
+                ) else {
+                    emit(serde_json::json!({ "event": "error", "message": "recovery needs 'expect' (users) and 'waitMs' (>= 0)" }));
+                    continue;
+                };
+                let cut_ms = cmd.get("cutMs").and_then(|c| c.as_f64()).unwrap_or(0.0);
+                let deadline = args.clock.now_ms() + wait_ms;
+                let take = |take: bool| {
+                    let mut rec = recovery::RecoveryStats::default();
+                    let mut stats = Stats::default();
+                    let mut live = 0;
+                    for (tx, waker, _) in &workers {
+                        let (rtx, rrx) = mpsc::channel::<RecoveryReport>();
+                        let _ = tx.send(Command::Recovery { take, reply: rtx });
+                        let _ = waker.wake();
+                        if let Ok(r) = rrx.recv() {
+                            rec.merge(&r.recovery);
+                            stats.merge(&r.stats);
+                            live += r.live;
+                        }
+                    }
+                    (rec, stats, live)
+                };
+                // poll the workers until every expected user recovered or gave up, or the wait ends
+                let settled = loop {
+                    let (rec, _, _) = take(false);
+                    if rec.users >= expect && rec.settled() {
+                        break true;
+                    }
+                    if args.clock.now_ms() >= deadline {
+                        break false;
+                    }
+                    thread::sleep(std::time::Duration::from_millis(10));
+                };
+                let (rec, stats, live) = take(true);
+                let (user, system) = cpu_micros();
+                let mut answer = rec.to_json(cut_ms);
+                if let Some(o) = answer.as_object_mut() {
+                    for (k, v) in [
+                        ("event", serde_json::json!("recovery")),
+                        ("settled", settled.into()),
+                        ("live", live.into()),
+                        ("updates", stats.updates.into()),
+                        ("images", stats.images.into()),
+                        ("lost", stats.lost.into()),
+                        ("outOfOrder", stats.out_of_order.into()),
+                        ("conflated", stats.conflated.into()),
+                        ("frames", stats.frames.into()),
+                        ("bytes", stats.bytes.into()),
+                        ("clockMs", args.clock.now_ms().into()),
+                        ("cpuUserMicros", user.into()),
+                        ("cpuSystemMicros", system.into()),
+                    ] {
+                        o.insert(k.to_string(), v);
+                    }
+                }
+                emit(answer);
             }
+            Some("stop") => break,
+            other => emit(serde_json::json!({
+                "event": "error", "message": format!("unknown cmd {other:?}: expected connect, report, recover, recovery or stop")
+            })),
         }
     }
     for (tx, waker, _) in &workers {

@@ -1,6 +1,7 @@
 //! A minimal JSON scanner for server frames (a JSON array of message objects) that reads only
 //! what the simulator needs from each message (type, reqId, id, seq, ts, conflated, the number
-//! of `records`, error code/message, heartbeatMs; orderId of order.ack, field/rule of order.reject; of view messages viewId, count and the id, seq,
+//! of `records` (and each one's id and pending of record.subscribed / record.resumed), epoch of
+//! session.loggedIn, reset of record.image, error code/message, heartbeatMs; orderId of order.ack, field/rule of order.reject; of view messages viewId, count and the id, seq,
 //! ts, conflated and subject of each row in `rows`, `entered`, `updated` and `left`) and skips
 //! everything else (`fields`, `moved`, subjects of records) without building values. About twice as fast as deserialising with serde on update frames.
 //! Malformed JSON is an error, never a panic; golden frames check it against serde_json.
@@ -19,6 +20,13 @@ pub struct Msg<'a> {
     pub conflated: Option<bool>,
     /// Number of elements of `records` (record.subscribed).
     pub records: Option<usize>,
+    /// `id` and `pending` of each element of `records` of `record.subscribed` / `record.resumed`,
+    /// in order (the order of the request's subjects).
+    pub acked: Vec<(u64, bool)>,
+    /// `epoch` of `session.loggedIn` (what a resume names).
+    pub epoch: Option<u64>,
+    /// `reset` of `record.image` (the answer to a resume that could not be replayed).
+    pub reset: Option<bool>,
     pub code: Option<Cow<'a, str>>,
     pub message: Option<Cow<'a, str>>,
     pub heartbeat_ms: Option<u64>,
@@ -326,6 +334,43 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// The `records` of a subscribe / resume ack into `out`: (id, pending) per element, other keys
+    /// skipped; an element without `id` is an error.
+    fn acked_records(&mut self, out: &mut Vec<(u64, bool)>) -> R<()> {
+        self.expect(b'[')?;
+        if self.peek() == Some(b']') {
+            self.i += 1;
+            return Ok(());
+        }
+        loop {
+            self.expect(b'{')?;
+            let (mut id, mut pending) = (None, false);
+            if self.peek() != Some(b'}') {
+                loop {
+                    match self.key()? {
+                        b"id" => id = Some(self.u64()?),
+                        b"pending" => pending = self.bool()?,
+                        _ => {
+                            self.skip_value(3)?;
+                        }
+                    }
+                    if !self.more(b'}')? {
+                        break;
+                    }
+                }
+            } else {
+                self.i += 1;
+            }
+            let Some(id) = id else {
+                return self.err("acknowledged record without 'id'");
+            };
+            out.push((id, pending));
+            if !self.more(b']')? {
+                return Ok(());
+            }
+        }
+    }
+
     fn message(&mut self) -> R<Msg<'a>> {
         self.expect(b'{')?;
         let mut m = Msg::default();
@@ -346,7 +391,13 @@ impl<'a> Scanner<'a> {
                 b"seq" => m.seq = Some(self.u64()?),
                 b"ts" => m.ts = Some(self.f64()?),
                 b"conflated" => m.conflated = Some(self.bool()?),
+                b"records" if m.ty == kind::RECORD_SUBSCRIBED || m.ty == kind::RECORD_RESUMED => {
+                    self.acked_records(&mut m.acked)?;
+                    m.records = Some(m.acked.len());
+                }
                 b"records" => m.records = Some(self.skip_value(1)?),
+                b"epoch" if m.ty == kind::SESSION_LOGGED_IN => m.epoch = Some(self.u64()?),
+                b"reset" if m.ty == kind::RECORD_IMAGE => m.reset = Some(self.bool()?),
                 b"code" => m.code = Some(self.string()?),
                 b"message" => m.message = Some(self.string()?),
                 b"heartbeatMs" => m.heartbeat_ms = Some(self.u64()?),
@@ -519,6 +570,7 @@ mod tests {
     fn agrees_with_serde_on_every_golden_server_frame() {
         let frames = golden_frames().0;
         assert!(frames.len() >= 5, "golden server frames found: {}", frames.len());
+        let (mut acks, mut epochs, mut resets) = (std::collections::HashSet::new(), 0, 0);
         for frame in frames {
             let scanned = scan_frame(frame.as_bytes()).unwrap_or_else(|e| panic!("{e} in {frame}"));
             let parsed: Vec<Value> = serde_json::from_str(&frame).expect("golden frame is JSON");
@@ -531,6 +583,25 @@ mod tests {
                 assert_eq!(m.ts, v["ts"].as_f64());
                 assert_eq!(m.conflated, v["conflated"].as_bool());
                 assert_eq!(m.records, v["records"].as_array().map(|a| a.len()));
+                let ty = m.ty.as_ref();
+                if ty == kind::RECORD_SUBSCRIBED || ty == kind::RECORD_RESUMED {
+                    let expected: Vec<(u64, bool)> = v["records"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|r| (r["id"].as_u64().expect("acked id"), r["pending"].as_bool().unwrap_or(false)))
+                        .collect();
+                    assert_eq!(m.acked, expected, "acked records of {frame}");
+                    acks.insert(ty.to_string());
+                }
+                if ty == kind::SESSION_LOGGED_IN {
+                    assert_eq!(m.epoch, v["epoch"].as_u64(), "epoch of {frame}");
+                    epochs += usize::from(m.epoch.is_some());
+                }
+                if ty == kind::RECORD_IMAGE {
+                    assert_eq!(m.reset, v["reset"].as_bool(), "reset of {frame}");
+                    resets += usize::from(m.reset == Some(true));
+                }
                 assert_eq!(m.code.as_deref(), v["code"].as_str());
                 assert_eq!(m.message.as_deref(), v["message"].as_str());
                 assert_eq!(m.heartbeat_ms, v["heartbeatMs"].as_u64());
@@ -539,6 +610,24 @@ mod tests {
                 assert_eq!(m.rule.as_deref(), v["rule"].as_str());
             }
         }
+        // the resume fields are covered: both acks, an epoch and a reset image
+        assert_eq!(acks.len(), 2, "golden frames hold record.subscribed and record.resumed: {acks:?}");
+        assert!(
+            epochs > 0 && resets > 0,
+            "golden frames hold an epoch ({epochs}) and a reset image ({resets})"
+        );
+    }
+
+    #[test]
+    fn reads_acked_records_and_refuses_one_without_id() {
+        let f = br#"[{"type":"record.resumed","reqId":4,"records":[{"subject":"/A","id":1,"pending":false},{"id":9,"subject":"/B","pending":true},{}]}]"#;
+        assert!(scan_frame(f).is_err());
+        let f = br#"[{"type":"record.subscribed","reqId":2,"records":[{"subject":"/A","id":1},{"id":9,"pending":true}]}]"#;
+        let m = scan_frame(f).unwrap();
+        assert_eq!((m[0].acked.clone(), m[0].records), (vec![(1, false), (9, true)], Some(2)));
+        // another message's `records` is only counted
+        let m = scan_frame(br#"[{"type":"admin.x","records":[{},1]}]"#).unwrap();
+        assert_eq!((m[0].acked.len(), m[0].records), (0, Some(2)));
     }
 
     #[test]

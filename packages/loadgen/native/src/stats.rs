@@ -39,6 +39,11 @@ impl SeqTracker {
         self.last.is_empty()
     }
 
+    /// The last seq seen of record `id`, if any.
+    pub fn last(&self, id: u64) -> Option<u64> {
+        self.last.get(&id).copied()
+    }
+
     /// An image carries the record's current `seq`: later updates continue from it.
     pub fn on_image(&mut self, id: u64, seq: u64) {
         self.last.insert(id, seq);

@@ -1,9 +1,12 @@
 //! One socket-loop thread: a mio poll owning a share of the simulated users. It opens users on
 //! command (at most `max_connecting` handshakes at a time), reads every frame they receive into
 //! its `Stats`, keeps heartbeats, and hands its stats over (and resets them) on each report.
+//! During a recovery round (recovery.rs) users that were cut or dropped reconnect with what they
+//! hold, retrying refused attempts, and the round's measurements are kept apart.
 
 use crate::clock::Clock;
-use crate::conn::{Conn, ConnSpec, Outcome, State};
+use crate::conn::{Conn, ConnSpec, Outcome, State, Subs};
+use crate::recovery::{Progress, RecoveryStats, Round};
 use crate::stats::Stats;
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token, Waker};
@@ -19,8 +22,29 @@ pub enum Command {
     Connect(Vec<(u64, Vec<String>)>),
     /// Send a `WorkerReport` and reset the interval stats.
     Report(Sender<WorkerReport>),
+    /// Start a recovery round: from now on a dropped user reconnects and recovers as `Round`
+    /// says; with `cut` every user's socket is closed now. Answers the number of users cut.
+    Recover { round: Round, cut: bool, reply: Sender<u64> },
+    /// The round's measurements so far (`take`: and end the round, resetting them).
+    Recovery { take: bool, reply: Sender<RecoveryReport> },
     /// Close every connection and end the thread.
     Stop,
+}
+
+/// One worker's share of a recovery answer.
+pub struct RecoveryReport {
+    pub recovery: RecoveryStats,
+    /// What the users received since the round started.
+    pub stats: Stats,
+    /// Users currently ready.
+    pub live: u64,
+}
+
+/// A user waiting to (re)connect: new (`Subs::new`) or recovering, not before `due_ms`.
+struct Queued {
+    user: u64,
+    subs: Subs,
+    due_ms: f64,
 }
 
 /// Events to the main thread.
@@ -96,33 +120,113 @@ struct Loop {
     live: u64,
     dropped: u64,
     last_drop_reason: Option<String>,
+    queue: VecDeque<Queued>,
+    /// The recovery round in force, if any.
+    round: Option<Round>,
+    recovery: RecoveryStats,
 }
 
 impl Loop {
-    /// Applies a connection's outcome: counts it, tells the main thread, drops closed ones.
-    fn settle(&mut self, outcome: Outcome, idx: usize, poll: &Poll, events: &Sender<Event>) {
+    /// Applies a connection's outcome: counts it, tells the main thread (or the round), drops
+    /// closed ones (a recovering user is queued to reconnect).
+    fn settle(&mut self, outcome: Outcome, idx: usize, poll: &Poll, events: &Sender<Event>, now: f64) {
         match outcome {
             Outcome::Nothing => {}
             Outcome::BecameReady => {
                 self.connecting -= 1;
                 self.live += 1;
-                let _ = events.send(Event::Settled(Ok(())));
+                let Some(c) = self.conns[idx].as_mut() else { return };
+                match c.recovering_since() {
+                    Some(cut_ms) => {
+                        c.end_recovery();
+                        self.recovery.on_resumed(cut_ms, now);
+                    }
+                    None => {
+                        let _ = events.send(Event::Settled(Ok(())));
+                    }
+                }
             }
             Outcome::Closed { reason, was_ready } => {
-                if let Some(mut c) = self.conns[idx].take() {
-                    let _ = poll.registry().deregister(&mut c.link.stream);
-                }
+                let Some(mut c) = self.conns[idx].take() else { return };
+                let _ = poll.registry().deregister(&mut c.link.stream);
                 self.free.push(idx);
+                let user = c.user;
+                let mut subs = c.into_subs();
                 if was_ready {
                     self.live -= 1;
-                    self.dropped += 1;
-                    self.last_drop_reason = Some(reason);
-                } else {
-                    self.connecting -= 1;
-                    let _ = events.send(Event::Settled(Err(reason)));
+                    match self.round {
+                        Some(round) => {
+                            // dropped while a round is armed (the server went away): recover
+                            self.recovery.users += 1;
+                            subs.recovery = Some(Progress::new(round));
+                            self.queue.push_back(Queued { user, subs, due_ms: now });
+                        }
+                        None => {
+                            self.dropped += 1;
+                            self.last_drop_reason = Some(reason);
+                        }
+                    }
+                    return;
                 }
+                self.connecting -= 1;
+                self.not_ready(user, subs, reason, events, now);
             }
         }
+    }
+
+    /// A connection attempt of `user` failed (`reason`): a recovering user retries after the
+    /// round's retry period plus jitter (or gives up past the round's deadline); a new user's
+    /// failure goes to the main thread.
+    fn not_ready(&mut self, user: u64, subs: Subs, reason: String, events: &Sender<Event>, now: f64) {
+        match subs.recovery.as_ref().map(|p| (p.round, p.attempts)) {
+            Some((round, _)) if now >= round.give_up_ms => {
+                self.recovery.failed += 1;
+                self.recovery.last_error = Some(reason);
+            }
+            Some((round, attempts)) => {
+                // spread the retries: a per-user share of up to one more retry period
+                let jitter = (user.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ attempts).wrapping_mul(0xBF58_476D_1CE4_E5B9) % 1000;
+                let due_ms = now + round.retry_ms * (1.0 + jitter as f64 / 1000.0);
+                self.recovery.last_error = Some(reason);
+                self.queue.push_back(Queued { user, subs, due_ms });
+            }
+            None => {
+                let _ = events.send(Event::Settled(Err(reason)));
+            }
+        }
+    }
+
+    /// Starts a round; with `cut`, closes every user's socket now and queues them all to
+    /// reconnect at once. Returns the users cut.
+    fn recover(&mut self, round: Round, cut: bool, poll: &Poll) -> u64 {
+        self.round = Some(round);
+        self.recovery = RecoveryStats::default();
+        if !cut {
+            return 0;
+        }
+        let mut n = 0;
+        for idx in 0..self.conns.len() {
+            let Some(mut c) = self.conns[idx].take() else { continue };
+            let _ = c.link.stream.shutdown(std::net::Shutdown::Both);
+            let _ = poll.registry().deregister(&mut c.link.stream);
+            self.free.push(idx);
+            if c.state == State::Ready {
+                self.live -= 1;
+            } else {
+                self.connecting -= 1;
+            }
+            let user = c.user;
+            let mut subs = c.into_subs();
+            subs.recovery = Some(Progress::new(round));
+            self.queue.push_back(Queued {
+                user,
+                subs,
+                due_ms: round.cut_ms,
+            });
+            n += 1;
+        }
+        self.recovery.users += n;
+        n
     }
 }
 
@@ -136,14 +240,21 @@ pub fn run(mut poll: Poll, spec: WorkerSpec, commands: Receiver<Command>, events
         live: 0,
         dropped: 0,
         last_drop_reason: None,
+        queue: VecDeque::new(),
+        round: None,
+        recovery: RecoveryStats::default(),
     };
-    let mut queue: VecDeque<(u64, Vec<String>)> = VecDeque::new();
     let mut scratch = vec![0u8; 256 * 1024];
     let mut evs = Events::with_capacity(1024);
     let mut next_housekeeping = 0.0f64;
 
     'outer: loop {
-        if let Err(e) = poll.poll(&mut evs, Some(Duration::from_millis(HOUSEKEEPING_MS as u64))) {
+        // wake for the next queued reconnect when it is due before the housekeeping
+        let wait_ms = match w.queue.front() {
+            Some(q) if w.connecting < spec.max_connecting => (q.due_ms - spec.clock.now_ms()).clamp(0.0, HOUSEKEEPING_MS),
+            _ => HOUSEKEEPING_MS,
+        };
+        if let Err(e) = poll.poll(&mut evs, Some(Duration::from_micros((wait_ms * 1000.0) as u64))) {
             if e.kind() != std::io::ErrorKind::Interrupted {
                 eprintln!("worker poll failed: {e}");
                 break;
@@ -162,16 +273,44 @@ pub fn run(mut poll: Poll, spec: WorkerSpec, commands: Receiver<Command>, events
                 outcome = conn.on_writable(&spec.conn);
             }
             if conn.state != State::Closed && (ev.is_readable() || ev.is_read_closed()) {
-                let o = conn.on_readable(&spec.conn, &spec.clock, &mut scratch, &mut w.stats);
+                let o = conn.on_readable(&spec.conn, &spec.clock, &mut scratch, &mut w.stats, &mut w.recovery);
                 if o != Outcome::Nothing {
                     outcome = o;
                 }
             }
-            w.settle(outcome, idx, &poll, &events);
+            if outcome != Outcome::Nothing {
+                w.settle(outcome, idx, &poll, &events, spec.clock.now_ms());
+            }
         }
         loop {
             match commands.try_recv() {
-                Ok(Command::Connect(users)) => queue.extend(users),
+                Ok(Command::Connect(users)) => w.queue.extend(users.into_iter().map(|(user, subjects)| Queued {
+                    user,
+                    subs: Subs::new(subjects),
+                    due_ms: 0.0,
+                })),
+                Ok(Command::Recover { round, cut, reply }) => {
+                    let n = w.recover(round, cut, &poll);
+                    w.stats = Stats::default();
+                    let _ = reply.send(n);
+                }
+                Ok(Command::Recovery { take, reply }) => {
+                    let report = if take {
+                        w.round = None;
+                        RecoveryReport {
+                            recovery: std::mem::take(&mut w.recovery),
+                            stats: std::mem::take(&mut w.stats),
+                            live: w.live,
+                        }
+                    } else {
+                        RecoveryReport {
+                            recovery: w.recovery.clone(),
+                            stats: w.stats.clone(),
+                            live: w.live,
+                        }
+                    };
+                    let _ = reply.send(report);
+                }
                 Ok(Command::Report(reply)) => {
                     let report = WorkerReport {
                         stats: std::mem::take(&mut w.stats),
@@ -186,28 +325,38 @@ pub fn run(mut poll: Poll, spec: WorkerSpec, commands: Receiver<Command>, events
             }
         }
         let now = spec.clock.now_ms();
-        while w.connecting < spec.max_connecting {
-            let Some((user, subjects)) = queue.pop_front() else { break };
+        while w.connecting < spec.max_connecting && w.queue.front().is_some_and(|q| q.due_ms <= now) {
+            let Some(Queued { user, mut subs, .. }) = w.queue.pop_front() else {
+                break;
+            };
+            if let Some(p) = subs.recovery.as_mut() {
+                p.attempts += 1;
+                w.recovery.attempts += 1;
+            }
             match TcpStream::connect(spec.addr) {
-                Ok(mut stream) => {
+                Ok(stream) => {
                     let _ = stream.set_nodelay(true);
                     let idx = w.free.pop().unwrap_or_else(|| {
                         w.conns.push(None);
                         w.conns.len() - 1
                     });
                     let interest = Interest::READABLE | Interest::WRITABLE;
-                    if let Err(e) = poll.registry().register(&mut stream, Token(idx), interest) {
-                        w.free.push(idx);
-                        let _ = events.send(Event::Settled(Err(format!("register failed: {e}"))));
+                    let seed = user.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ now.to_bits();
+                    let mut conn = Conn::new(stream, user, subs, seed, now);
+                    w.connecting += 1;
+                    if let Err(e) = poll.registry().register(&mut conn.link.stream, Token(idx), interest) {
+                        conn.state = State::Closed;
+                        w.conns[idx] = Some(conn);
+                        let outcome = Outcome::Closed {
+                            reason: format!("register failed: {e}"),
+                            was_ready: false,
+                        };
+                        w.settle(outcome, idx, &poll, &events, now);
                         continue;
                     }
-                    let seed = user.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ now.to_bits();
-                    w.conns[idx] = Some(Conn::new(stream, subjects, seed, now));
-                    w.connecting += 1;
+                    w.conns[idx] = Some(conn);
                 }
-                Err(e) => {
-                    let _ = events.send(Event::Settled(Err(format!("connect failed: {e}"))));
-                }
+                Err(e) => w.not_ready(user, subs, format!("connect failed: {e}"), &events, now),
             }
         }
         if now >= next_housekeeping {
@@ -221,7 +370,9 @@ pub fn run(mut poll: Poll, spec: WorkerSpec, commands: Receiver<Command>, events
                 } else {
                     conn.tick(now)
                 };
-                w.settle(outcome, idx, &poll, &events);
+                if outcome != Outcome::Nothing {
+                    w.settle(outcome, idx, &poll, &events, now);
+                }
             }
         }
     }

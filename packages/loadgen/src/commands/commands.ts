@@ -25,6 +25,7 @@ import { FAILOVER_FLAGS, failoverCommand } from './failover-command.js';
 import { VIEW_PRESETS, VIEW_RUN_FLAGS, runViewPreset } from './view-commands.js';
 import { ESPER_PRESET, ESPER_RUN_FLAGS, esperKitCommand } from './esper-command.js';
 import { FIX_ECHO_PRESET, FIX_ORDERS_PRESET, FIX_RUN_FLAGS, fixEchoCommand, fixOrdersCommand } from '../presets/fix-presets.js';
+import { MASS_RECONNECT_FLAGS, MASS_RECONNECT_PRESET, massReconnectCommand } from './mass-reconnect-command.js';
 
 const common: Record<string, FlagSpec> = {
   url: { type: 'string', doc: 'server base URL (ws://host:port); non-loopback hosts only when given here', default: DEFAULT_URL },
@@ -82,6 +83,7 @@ export const RUN_FLAGS: Record<string, FlagSpec> = {
   ...ESPER_RUN_FLAGS,
   ...FAILOVER_FLAGS,
   ...FIX_RUN_FLAGS,
+  ...MASS_RECONNECT_FLAGS,
 };
 
 function str(p: ParsedFlags, name: string): string {
@@ -242,6 +244,7 @@ export async function runCommand(p: ParsedFlags): Promise<number> {
   if (name === 'failover') return failoverCommand(p);
   if (name === FIX_ECHO_PRESET) return fixEchoCommand(p, machine());
   if (name === FIX_ORDERS_PRESET) return fixOrdersCommand(p, machine());
+  if (name === MASS_RECONNECT_PRESET) return massReconnectCommand(p, machine());
   if (name !== undefined && VIEW_PRESETS[name] !== undefined) {
     // orders takes several servers (the nodes of a cluster); the other presets one
     const targets = resolveTargets(str(p, 'url'), p.explicit.has('url'));
@@ -262,7 +265,7 @@ export async function runCommand(p: ParsedFlags): Promise<number> {
     writeOutputs(p, result.report, result.published);
     return 0;
   }
-  if (!preset) throw badArgument('run <preset>', name ?? null, `must be one of: ${[...PRESET_NAMES, ...Object.keys(VIEW_PRESETS), ESPER_PRESET, 'failover', FIX_ECHO_PRESET, FIX_ORDERS_PRESET].join(', ')}`);
+  if (!preset) throw badArgument('run <preset>', name ?? null, `must be one of: ${[...PRESET_NAMES, ...Object.keys(VIEW_PRESETS), ESPER_PRESET, 'failover', FIX_ECHO_PRESET, FIX_ORDERS_PRESET, MASS_RECONNECT_PRESET].join(', ')}`);
   // several URLs (the nodes of a cluster): the source on the first, the users split over all
   const targets = resolveTargets(str(p, 'url'), p.explicit.has('url'));
   const target = { url: targets.urls[0]!, note: targets.note };
