@@ -28,7 +28,10 @@ fn flush(set: &mut ViewSet) -> Vec<WindowDiff> {
 struct Lcg(u64);
 impl Lcg {
     fn next(&mut self, n: u32) -> u32 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((self.0 >> 33) % u64::from(n)) as u32
     }
 }
@@ -43,7 +46,9 @@ fn a_reattached_window_gets_the_diff_since_its_detach() {
         for id in 0..60 {
             set.insert(1, None, id, &rows).unwrap();
         }
-        let v = set.open(1, "p < 30", "p desc", 0, &rows, &mut |n: &str| field(n)).unwrap();
+        let v = set
+            .open(1, "p < 30", "p desc", 0, &rows, &mut |n: &str| field(n))
+            .unwrap();
         let w = set.open_window(v, 5, 10).unwrap();
         let live = set.open_window(v, 5, 10).unwrap();
         let mut held: Vec<u32> = Vec::new();
@@ -63,7 +68,10 @@ fn a_reattached_window_gets_the_diff_since_its_detach() {
             set.record_updated(id, &[f], &rows_of(&recs));
             if rng.next(3) == 0 {
                 let out = flush(&mut set);
-                assert!(out.iter().all(|d| d.window != w), "seed {seed}: a detached window got a diff");
+                assert!(
+                    out.iter().all(|d| d.window != w),
+                    "seed {seed}: a detached window got a diff"
+                );
             }
         }
         let out = flush(&mut set);
@@ -76,7 +84,10 @@ fn a_reattached_window_gets_the_diff_since_its_detach() {
             d.apply_to(&mut held);
         }
         let fresh: Vec<u32> = set.view(v).unwrap().rows(offset, 10).collect();
-        assert_eq!(held, fresh, "seed {seed}: the resumed rows differ from a fresh window's");
+        assert_eq!(
+            held, fresh,
+            "seed {seed}: the resumed rows differ from a fresh window's"
+        );
         // every row that stayed and whose q changed is in `updated` with field 1
         let empty = WindowDiff::default();
         let d = d.unwrap_or(&empty);
@@ -84,7 +95,10 @@ fn a_reattached_window_gets_the_diff_since_its_detach() {
             let stayed = fresh.contains(id) && !d.entered.iter().any(|e| e.1 == *id);
             if stayed {
                 let u = d.updated.iter().find(|u| u.0 == *id);
-                assert!(u.is_some_and(|u| u.1.contains(&1)), "seed {seed}: row {id}'s change is missing");
+                assert!(
+                    u.is_some_and(|u| u.1.contains(&1)),
+                    "seed {seed}: row {id}'s change is missing"
+                );
             }
         }
         // the other window kept getting its diffs all along
@@ -119,5 +133,8 @@ fn a_row_updated_twice_while_detached_is_sent_conflated() {
     recs[3][1] = 5.0;
     set.record_updated(3, &[1], &rows_of(&recs));
     let out = flush(&mut set);
-    assert_eq!((out[0].updated.clone(), out[0].conflated.clone()), (vec![(3, vec![1])], vec![]));
+    assert_eq!(
+        (out[0].updated.clone(), out[0].conflated.clone()),
+        (vec![(3, vec![1])], vec![])
+    );
 }
