@@ -21,8 +21,11 @@ export declare class Engine {
   unregisterWorker(workerId: number): void
   /** Opens a session on `workerId`; returns its id at once. */
   openSession(workerId: number, user: string, tier: string): number
-  /** Closes a session; unknown ids are ignored. */
-  closeSession(sessionId: number): void
+  /**
+   * Closes a session; unknown ids are ignored. `keepViews`: the connection dropped (its client
+   * did not close it), so its views are held for `view.resume` (`viewResumeGraceMs`).
+   */
+  closeSession(sessionId: number, keepViews?: boolean | undefined | null): void
   /**
    * `source.register` of a source session: it serves `patterns`, active or standby by
    * `priority` (lower takes over first); `source.registered`, later `source.activate`, or an
@@ -49,6 +52,12 @@ export declare class Engine {
   viewCreate(sessionId: number, reqId: number, container: string, filter: string, sort: string, offset: number, size: number): void
   /** Moves the session's window on view `viewId`; the next `view.rows` carries `reqId`. */
   viewChange(sessionId: number, reqId: number, viewId: number, offset: number, size: number): void
+  /**
+   * `view.resume`: continues a view held since its session dropped (`view.resumed`, then the
+   * diff it missed) or opens `resume`'s definition afresh (`view.created` flagged `reset`); or
+   * an `error`. Arrives in the session's frames.
+   */
+  viewResume(sessionId: number, reqId: number, resume: ViewResumeInput): void
   /** Closes view `viewId`; `view.closed` (or an `error`) arrives in the session's frames. */
   viewClose(sessionId: number, reqId: number, viewId: number): void
   /**
@@ -365,6 +374,15 @@ export interface EngineConfig {
    */
   recordHistoryMaxBytes?: number
   /**
+   * How long a dropped session's views are held for `view.resume`, ms (0..3,600,000; 0: not
+   * held). @default 30000
+   */
+  viewResumeGraceMs?: number
+  /** Most views held for one user (0..10,000); past it the user's oldest closes. @default 100 */
+  viewResumeMaxPerUser?: number
+  /** Most views held in all (0..1,000,000); past it the oldest closes. @default 10000 */
+  viewResumeMax?: number
+  /**
    * Cluster mode: NATS server URLs (`nats://host:port`); unset or empty = one process, no
    * NATS. @default unset
    */
@@ -411,8 +429,16 @@ export interface EngineStats {
   containers: number
   /** Materialised views (unique container + filter + sort + tier; views in their grace period included). */
   views: number
-  /** Open view windows (one per view subscriber). */
+  /** Open view windows (one per view subscriber), held ones included. */
   viewWindows: number
+  /** Views of dropped sessions held for `view.resume` now. */
+  viewsDetached: number
+  /** `view.resume`s that continued a held view, since start. */
+  viewResumes: number
+  /** `view.resume`s answered by a fresh view flagged `reset`, since start. */
+  viewResets: number
+  /** Held views closed unresumed (grace ended, or pushed out by the bounds), since start. */
+  viewsDetachedClosed: number
   /** Publishes refused by the store (a record would pass 128 fields). */
   publishesRejected: number
   /** Orders accepted since start (0 with orders disabled). */
@@ -616,6 +642,28 @@ export interface StatementStream {
   pattern?: string
   /** The container subject, when the statement reads `container <subject>`. */
   container?: string
+}
+
+/** A `view.resume` as the server passes it (`Engine.viewResume`). */
+export interface ViewResumeInput {
+  /** `epoch` of the `session.loggedIn` the view comes from. */
+  epoch: number
+  /** The session id the view was opened in. */
+  sessionId: number
+  /** The view's id in that session. */
+  viewId: number
+  /** Seq of the last view message the client holds. */
+  seq: number
+  /** Container subject. */
+  container: string
+  /** Filter text (empty: every member). */
+  filter: string
+  /** Sort text (`name asc, bid desc`; empty: natural order). */
+  sort: string
+  /** First row of the window. */
+  offset: number
+  /** Rows in the window. */
+  size: number
 }
 
 /** One materialised view (the admin views table). */

@@ -137,6 +137,7 @@ class FakeEngine implements TransportEngine {
   viewCreate(): void {}
   viewChange(): void {}
   viewClose(): void {}
+  viewResume(): void {}
   sessionViews(): Promise<never[]> {
     return Promise.resolve([]);
   }

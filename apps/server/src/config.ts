@@ -139,6 +139,15 @@ export interface Config {
     /** Longest wait for NATS on an order before UNAVAILABLE, ms. */
     readonly requestTimeoutMs: number;
   };
+  /** Views of dropped sessions held for `view.resume` (docs/protocol.md, "Views after a reconnect"). */
+  readonly views: {
+    /** How long a dropped session's views are held, ms (0: not held). */
+    readonly resumeGraceMs: number;
+    /** Most views held per user. */
+    readonly resumeMaxPerUser: number;
+    /** Most views held in all. */
+    readonly resumeMax: number;
+  };
   /** Record status: how a record turns stale (docs/operations.md, "Record status"). */
   readonly records: {
     /** A gone source's records turn stale after this long, ms (0: at once). */

@@ -4,13 +4,13 @@
  * the value types are the engine's own (generated there), not copies.
  */
 
-import type { Drained, OrderSubmitInput, PublishGrants, SessionViewInfo, StatementStream } from '@tidewire/engine';
+import type { Drained, OrderSubmitInput, PublishGrants, SessionViewInfo, StatementStream, ViewResumeInput } from '@tidewire/engine';
 import type { ContainerOp } from '@tidewire/protocol';
 import type { EngineViewStat } from './admin/views-table.js';
 import type { ContainerMembersList } from './entitlements/member-check.js';
 
 // OrderSubmitInput: no price is a market order; a null price is refused by napi (pass none)
-export type { OrderSubmitInput, PublishGrants, SessionViewInfo } from '@tidewire/engine';
+export type { OrderSubmitInput, PublishGrants, SessionViewInfo, ViewResumeInput } from '@tidewire/engine';
 
 /** One `drain()` result: frames for this worker's sessions (per entry of `index`: session id, offset, length, close code; 0: send as a text frame, else close with it, data = reason). */
 export type DrainedFrames = Drained;
@@ -19,8 +19,12 @@ export type DrainedFrames = Drained;
 export interface EnginePort {
   /** Opens an engine session owned by `workerId`; returns its server-wide id. */
   openSession(workerId: number, user: string, tier: string): number;
-  /** Drops the session, its subscriptions and queued frames. Unknown ids are ignored. */
-  closeSession(sessionId: number): void;
+  /**
+   * Drops the session, its subscriptions and queued frames. Unknown ids are ignored. `keepViews`:
+   * the connection dropped (its client did not close it), so its views are held for `view.resume`
+   * for `views.resumeGraceMs`.
+   */
+  closeSession(sessionId: number, keepViews?: boolean): void;
   /** Queues `record.subscribed` (+ images) for the session; errors arrive as `error` frames through drain. */
   subscribe(sessionId: number, reqId: number, subjects: string[]): void;
   /**
@@ -39,6 +43,12 @@ export interface EnginePort {
    * `filter` engine filter text (empty: every member).
    */
   viewCreate(sessionId: number, reqId: number, container: string, filter: string, sort: string, offset: number, size: number): void;
+  /**
+   * `view.resume`: continues a view held since its session dropped (`view.resumed`, then what it
+   * missed) or opens the definition afresh (`view.created` flagged `reset`); or an `error`. All
+   * arrive through drain. `sort` and `filter` as for `viewCreate`.
+   */
+  viewResume(sessionId: number, reqId: number, resume: ViewResumeInput): void;
   /** Moves the session's window on its view `viewId`; the next `view.rows` carries `reqId`. */
   viewChange(sessionId: number, reqId: number, viewId: number, offset: number, size: number): void;
   /** Closes the session's view `viewId`; `view.closed` (or NOT_FOUND) arrives through drain. */

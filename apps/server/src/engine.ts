@@ -71,6 +71,9 @@ export function engineConfig(config: Config): EngineConfig {
     recordMaxAge: config.records.maxAge.split(',').map((r) => r.trim()).filter((r) => r !== ''),
     recordHistory: config.records.history.split(',').map((r) => r.trim()).filter((r) => r !== ''),
     recordHistoryMaxBytes: config.records.historyMaxBytes,
+    viewResumeGraceMs: config.views.resumeGraceMs,
+    viewResumeMaxPerUser: config.views.resumeMaxPerUser,
+    viewResumeMax: config.views.resumeMax,
   };
 }
 

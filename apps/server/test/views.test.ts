@@ -30,7 +30,7 @@ describe('views over WebSockets', () => {
 
     source.publish([delta('/P/8', { name: 'p8x' }, 2000)]);
     await waitFor(() => rowsOf(trader, 1).length === 1, 'field update');
-    expect(rowsOf(trader, 1)[0]).toEqual({ type: 'view.rows', reqId: 7, viewId: 1, updated: [{ id: created.rows[0]!.id, seq: 2, ts: 2000, fields: { name: 'p8x' } }] });
+    expect(rowsOf(trader, 1)[0]).toEqual({ type: 'view.rows', reqId: 7, viewId: 1, seq: 2, updated: [{ id: created.rows[0]!.id, seq: 2, ts: 2000, fields: { name: 'p8x' } }] });
 
     source.publish([delta('/P/0', { sector: 'B' }, 2001), delta('/P/9', { sector: 'A' }, 2001)]);
     await waitFor(() => rowsOf(trader, 1).length === 2, 'row entering at the top');
@@ -58,7 +58,7 @@ describe('views over WebSockets', () => {
     await trader.next<ViewCreated>((m) => m.type === 'view.created' && m.count === 10, 'view of 10');
     source.send({ type: 'container.publish', subject: C, ops: [{ op: 'remove', subjects: ['/P/0', '/P/1'] }] });
     const size = await trader.next<ViewSize>((m) => m.type === 'view.size', 'view.size');
-    expect(size).toEqual({ type: 'view.size', viewId: 1, count: 8 });
+    expect(size).toEqual({ type: 'view.size', viewId: 1, seq: 2, count: 8 });
     source.send({ type: 'container.publish', subject: C, ops: [{ op: 'clear' }] });
     await trader.next<ViewSize>((m) => m.type === 'view.size' && m.count === 0, 'empty after clear');
   });

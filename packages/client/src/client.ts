@@ -120,6 +120,8 @@ export class TidewireClient {
     reconnects: 0,
     resumed: 0,
     resets: 0,
+    viewResumes: 0,
+    viewResets: 0,
     failovers: 0,
     rttMs: undefined,
   };
@@ -135,6 +137,10 @@ export class TidewireClient {
     send: (m) => this.send(m),
     takeReqId: () => this.takeReqId(),
     report: (e) => this.emitError(new TidewireError('HANDLER_FAILED', `a view handler threw: ${String(e)}`, { cause: e })),
+    resumeAnswered: (how) => {
+      if (how === 'resumed') this.counters.viewResumes++;
+      else this.counters.viewResets++;
+    },
   });
   private readonly orders: Orders;
   private readonly statements = new Statements({
@@ -525,6 +531,7 @@ export class TidewireClient {
     const { type: _type, reqId: _reqId, ...info } = m;
     // the previous connection's epoch: the table kept its records for a resume (onSocketClosed)
     const resumeEpoch = this.everLoggedIn ? this.currentSession?.epoch : undefined;
+    const resumeFrom = resumeEpoch === undefined || this.currentSession === undefined ? undefined : { epoch: resumeEpoch, sessionId: this.currentSession.sessionId };
     this.currentSession = info;
     this.token = info.token;
     this.everLoggedIn = true;
@@ -543,7 +550,7 @@ export class TidewireClient {
     }
     this.flush();
     this.admin.onLoggedIn();
-    this.viewSet.onLoggedIn();
+    this.viewSet.onLoggedIn(resumeFrom);
     this.statements.onLoggedIn();
     return info;
   }
@@ -835,6 +842,7 @@ export class TidewireClient {
           if (!this.settle(m.reqId, m) && !this.viewSet.error(m.reqId, TidewireError.fromMessage(m))) this.emitError(TidewireError.fromMessage(m));
           break;
         case 'view.created':
+        case 'view.resumed':
         case 'view.rows':
         case 'view.size':
           this.viewSet.deliver(m);

@@ -174,6 +174,10 @@ export interface ClientStats {
   resumed: number;
   /** Images flagged reset: the server could not replay what a resumed record missed. */
   resets: number;
+  /** Views continued after a reconnect (`view.resumed`): only what they missed was sent. */
+  viewResumes: number;
+  /** Views a `view.resume` could not continue: opened afresh (`view.created` flagged reset) and diffed. */
+  viewResets: number;
   /** Of `reconnects`, those on another URL than the connection that dropped (`urls` only). */
   failovers: number;
   /** Round-trip time of the latest ping, ms. */

@@ -52,7 +52,7 @@ describe('Views', () => {
   it('reports rows changed by a diff of an earlier window with the next call (a grid patching `updated` stays current)', () => {
     let next = 1;
     const sent: unknown[] = [];
-    const views = new Views({ loggedIn: () => true, send: (m) => (sent.push(m), true), takeReqId: () => next++, report: (e) => { throw e; } });
+    const views = new Views({ loggedIn: () => true, send: (m) => (sent.push(m), true), takeReqId: () => next++, report: (e) => { throw e; }, resumeAnswered: () => {} });
     const calls: Array<{ ids: number[]; updated: number[]; v: unknown }> = [];
     const handle = views.add({ container: '/C', window: { offset: 0, size: 2 } }, {
       onRows: (rows, _count, updated) => calls.push({ ids: rows.map((r) => r.id), updated: [...updated].sort(), v: rows.find((r) => r.id === 7)?.fields.v }),
@@ -69,5 +69,50 @@ describe('Views', () => {
     // reported once
     views.deliver({ type: 'view.rows', reqId: 2, viewId: 3, updated: [{ id: 8, seq: 2, ts: 2, fields: { v: 1 } }] });
     expect(calls[2]!.updated).toEqual([8]);
+  });
+
+  it('resumes its views after a reconnect: continued with only the missed diff, or reset and diffed', () => {
+    let next = 1;
+    const sent: Array<Record<string, unknown>> = [];
+    const answered: string[] = [];
+    const views = new Views({
+      loggedIn: () => true, send: (m) => (sent.push(m as unknown as Record<string, unknown>), true), takeReqId: () => next++,
+      report: (e) => { throw e; }, resumeAnswered: (how) => answered.push(how),
+    });
+    const calls: Array<{ ids: number[]; updated: number[] }> = [];
+    const handler = { onRows: (rows: readonly ViewRow[], _count: number, updated: ReadonlySet<number>) => calls.push({ ids: rows.map((r) => r.id), updated: [...updated].sort() }) };
+    const a = views.add({ container: '/C', filter: 'x > 1', sort: [{ field: 'x', dir: 'asc' }], window: { offset: 0, size: 2 } }, handler);
+    const b = views.add({ container: '/D', window: { offset: 0, size: 2 } }, handler);
+    const image = (id: number, index: number, seq = 1) => ({ index, id, subject: `/R/${id}`, seq, ts: 0, fields: { v: id } });
+    views.deliver({ type: 'view.created', reqId: 1, viewId: 5, seq: 1, count: 2, rows: [image(7, 0), image(8, 1)] });
+    views.deliver({ type: 'view.created', reqId: 2, viewId: 6, seq: 1, count: 2, rows: [image(1, 0), image(2, 1)] });
+    views.deliver({ type: 'view.size', viewId: 5, seq: 2, count: 3 });
+    views.deliver({ type: 'view.rows', reqId: 1, viewId: 5, seq: 3, updated: [{ id: 8, seq: 2, ts: 1, fields: { v: 80 } }] });
+    sent.length = 0;
+    // reconnected: each view names the previous session, its id there and the last seq it holds
+    views.onLoggedIn({ epoch: 77, sessionId: 40 });
+    expect(sent).toEqual([
+      { type: 'view.resume', reqId: 3, epoch: 77, sessionId: 40, viewId: 5, seq: 3, container: '/C', window: { offset: 0, size: 2 }, filter: 'x > 1', sort: [{ field: 'x', dir: 'asc' }] },
+      { type: 'view.resume', reqId: 4, epoch: 77, sessionId: 40, viewId: 6, seq: 1, container: '/D', window: { offset: 0, size: 2 } },
+    ]);
+    calls.length = 0;
+    // a continues: no image, its rows stay; the missed diff follows continuing the seq
+    views.deliver({ type: 'view.resumed', reqId: 3, viewId: 1, seq: 3 });
+    expect(calls).toEqual([]);
+    views.deliver({ type: 'view.rows', reqId: 3, viewId: 1, seq: 4, left: [7], entered: [image(9, 1)], updated: [{ id: 8, seq: 3, ts: 2, fields: { v: 81 } }] });
+    expect(calls).toEqual([{ ids: [8, 9], updated: [8] }]);
+    expect(a.rows.map((r) => r.fields.v)).toEqual([81, 9]);
+    // b could not continue: a reset snapshot, diffed against what it held (row 2 changed)
+    views.deliver({ type: 'view.created', reqId: 4, viewId: 2, seq: 1, count: 2, rows: [image(1, 0), image(2, 1, 5)], reset: true });
+    expect(calls[1]).toEqual({ ids: [1, 2], updated: [2] });
+    expect(b.rows.map((r) => r.seq)).toEqual([1, 5]);
+    expect(answered).toEqual(['resumed', 'reset']);
+    // the next reconnect names the new ids and seqs; a login without a previous session creates
+    sent.length = 0;
+    views.onLoggedIn({ epoch: 78, sessionId: 41 });
+    expect(sent.map((m) => [m.type, m.viewId, m.seq])).toEqual([['view.resume', 1, 4], ['view.resume', 2, 1]]);
+    sent.length = 0;
+    views.onLoggedIn();
+    expect(sent.map((m) => m.type)).toEqual(['view.create', 'view.create']);
   });
 });

@@ -1,16 +1,19 @@
 /**
  * Server-side views in the SDK (`client.view(...)`): one `view.create` per handle, the window's
  * rows kept in view order from `view.created` / `view.rows` / `view.size`, `move()` as
- * `view.change`, `close()` as `view.close`, and every open view created again after each
- * (re)login (the server forgets views with the session): the fresh snapshot replaces the rows,
- * and `onRows` names the rows it changed (`updated`), so a grid patches them in place.
+ * `view.change`, `close()` as `view.close`. After a reconnect every open view is resumed
+ * (`view.resume` with the previous session's epoch and id, the view's id there and the last seq
+ * held): the server either continues it, sending only what it missed (`view.resumed`, then
+ * ordinary diffs), or opens it afresh (`view.created` flagged `reset`, as after a login to a
+ * server that does not hold it); a fresh snapshot replaces the rows, and `onRows` names the rows
+ * it changed (`updated`), so a grid patches them in place either way.
  *
  * Every diff is applied, whatever its reqId (the server diffs against what it last sent, so a
  * skipped diff would corrupt the window); the handler is only called for diffs tagged with the
  * latest `view.create` / `view.change`, so a scrolling UI never renders an outdated window.
  */
 
-import type { ViewClientMessage, ViewCreated, ViewRowImage, ViewRows, ViewSize, ViewSortKey, ViewWindow } from '@tidewire/protocol';
+import type { ViewClientMessage, ViewCreated, ViewResumed, ViewRowImage, ViewRows, ViewSize, ViewSortKey, ViewWindow } from '@tidewire/protocol';
 import type { TidewireError } from './errors.js';
 
 /** What `client.view()` asks for. */
@@ -65,6 +68,14 @@ export interface ViewsPort {
   takeReqId(): number;
   /** Reports a handler that threw. */
   report(error: unknown): void;
+  /** Counts a `view.resume` answered: continued (`resumed`) or opened afresh (`reset`). */
+  resumeAnswered(how: 'resumed' | 'reset'): void;
+}
+
+/** The previous session a reconnect resumes views from (its `session.loggedIn`). */
+export interface ResumeFrom {
+  epoch: number;
+  sessionId: number;
 }
 
 class OpenView implements ViewHandle {
@@ -72,6 +83,8 @@ class OpenView implements ViewHandle {
   count = 0;
   /** Server view id of the current session's view.create, once created. */
   viewId: number | undefined;
+  /** Seq of the last view message applied (0: none; the server numbers them from 1). */
+  seq = 0;
   /** reqId of the latest create/change: only its diffs reach the handler. */
   latestReq = -1;
   /** Window offset the server used for diffs tagged with each reqId still in flight. */
@@ -172,21 +185,28 @@ export class Views {
     return v;
   }
 
-  /** After every login: the server forgot the views with the old session. */
-  onLoggedIn(): void {
+  /**
+   * After every login: views of the previous session are resumed from it (`from`: a reconnect to
+   * a server that told its epoch), the others created (the server may have forgotten them).
+   */
+  onLoggedIn(from?: ResumeFrom): void {
     this.creating.clear();
     this.byId.clear();
     for (const v of this.open) {
+      const held = from !== undefined && v.viewId !== undefined && v.seq > 0 ? { ...from, viewId: v.viewId, seq: v.seq } : undefined;
       v.viewId = undefined;
       v.moveAfterCreate = false;
-      this.create(v);
+      this.create(v, held);
     }
   }
 
-  private create(v: OpenView): void {
+  /** Sends `view.create`, or `view.resume` of `held` (the view as the previous session knew it). */
+  private create(v: OpenView, held?: ResumeFrom & { viewId: number; seq: number }): void {
     const reqId = this.port.takeReqId();
     const r = v.request;
-    const m: ViewClientMessage = { type: 'view.create', reqId, container: r.container, window: { ...r.window } };
+    const m: ViewClientMessage = held === undefined
+      ? { type: 'view.create', reqId, container: r.container, window: { ...r.window } }
+      : { type: 'view.resume', reqId, epoch: held.epoch, sessionId: held.sessionId, viewId: held.viewId, seq: held.seq, container: r.container, window: { ...r.window } };
     if (r.filter !== undefined) m.filter = r.filter;
     if (r.sort !== undefined) m.sort = r.sort.map((k) => ({ field: k.field, dir: k.dir }));
     v.latestReq = reqId;
@@ -216,13 +236,33 @@ export class Views {
     if (this.port.loggedIn()) this.port.send({ type: 'view.close', reqId: this.port.takeReqId(), viewId: v.viewId });
   }
 
-  /** Applies a `view.created` / `view.rows` / `view.size` to its view (unknown views: ignored). */
-  deliver(m: ViewCreated | ViewRows | ViewSize): void {
-    if (m.type === 'view.created') {
+  /**
+   * Applies a `view.created` / `view.resumed` / `view.rows` / `view.size` to its view (unknown
+   * views: ignored).
+   */
+  deliver(m: ViewCreated | ViewResumed | ViewRows | ViewSize): void {
+    if (m.type === 'view.resumed') {
+      // the view continues: its rows stay, what it missed follows as ordinary diffs
       const v = this.creating.get(m.reqId);
       if (v === undefined) return;
       this.creating.delete(m.reqId);
       v.viewId = m.viewId;
+      v.seq = m.seq;
+      this.byId.set(m.viewId, v);
+      this.port.resumeAnswered('resumed');
+      if (v.moveAfterCreate) {
+        v.moveAfterCreate = false;
+        this.change(v);
+      }
+      return;
+    }
+    if (m.type === 'view.created') {
+      const v = this.creating.get(m.reqId);
+      if (v === undefined) return;
+      this.creating.delete(m.reqId);
+      if (m.reset === true) this.port.resumeAnswered('reset');
+      v.viewId = m.viewId;
+      v.seq = m.seq ?? 0;
       this.byId.set(m.viewId, v);
       const before = v.rows;
       v.rows = m.rows.map(toRow);
@@ -242,6 +282,7 @@ export class Views {
     }
     const v = this.byId.get(m.viewId);
     if (v === undefined) return;
+    if (m.seq !== undefined) v.seq = m.seq;
     if (m.type === 'view.size') {
       v.count = m.count;
       this.notify(v, NONE);

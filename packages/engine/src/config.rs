@@ -184,6 +184,13 @@ pub struct RawConfig {
     /// Bytes all record histories together may hold (1 KiB..16 GiB); past it the oldest
     /// messages go. @default 67108864
     pub record_history_max_bytes: Option<f64>,
+    /// How long a dropped session's views are held for `view.resume`, ms (0..3,600,000; 0: not
+    /// held). @default 30000
+    pub view_resume_grace_ms: Option<f64>,
+    /// Most views held for one user (0..10,000); past it the user's oldest closes. @default 100
+    pub view_resume_max_per_user: Option<f64>,
+    /// Most views held in all (0..1,000,000); past it the oldest closes. @default 10000
+    pub view_resume_max: Option<f64>,
     /// Cluster mode: NATS server URLs (`nats://host:port`); unset or empty = one process, no
     /// NATS. @default unset
     pub cluster_urls: Option<Vec<String>>,
@@ -252,6 +259,37 @@ impl RawConfig {
             1 << 34,
         )? as usize;
         Ok(crate::hub::HistoryConfig { rules, max_bytes })
+    }
+
+    /// Held view settings (`view.resume`); errors name the setting and the rule.
+    pub fn resolve_view_resume(&self) -> Result<crate::hub::ViewResumeConfig> {
+        use crate::hub::{DEFAULT_VIEW_RESUME_GRACE_MS, DEFAULT_VIEW_RESUME_MAX, DEFAULT_VIEW_RESUME_MAX_PER_USER};
+        let grace = int(
+            "viewResumeGraceMs",
+            self.view_resume_grace_ms,
+            DEFAULT_VIEW_RESUME_GRACE_MS,
+            0,
+            3_600_000,
+        )?;
+        let per_user = int(
+            "viewResumeMaxPerUser",
+            self.view_resume_max_per_user,
+            DEFAULT_VIEW_RESUME_MAX_PER_USER as u64,
+            0,
+            10_000,
+        )?;
+        let total = int(
+            "viewResumeMax",
+            self.view_resume_max,
+            DEFAULT_VIEW_RESUME_MAX as u64,
+            0,
+            1_000_000,
+        )?;
+        Ok(crate::hub::ViewResumeConfig {
+            grace: std::time::Duration::from_millis(grace),
+            max_per_user: per_user as usize,
+            max_total: total as usize,
+        })
     }
 
     /// Validates every value (an error names the setting, the value and the rule) and fills defaults.

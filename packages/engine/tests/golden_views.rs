@@ -5,17 +5,18 @@ mod golden_support;
 
 use golden_support::{assert_frame, fields, vectors};
 use serde_json::{Map, Value as J};
-use tidewire_engine::wire::view::{view_closed, view_size, ViewCreated, ViewRows};
+use tidewire_engine::wire::view::{view_closed, view_resumed, view_size, ViewCreated, ViewRows};
 
 fn u(m: &Map<String, J>, k: &str) -> u64 {
     m[k].as_u64().unwrap_or_else(|| panic!("{k}"))
 }
 
 fn encode_message(out: &mut Vec<u8>, m: &Map<String, J>) {
+    let seq = m.get("seq").map(|s| s.as_u64().expect("seq"));
     let list = |k: &str| m.get(k).and_then(J::as_array).cloned().unwrap_or_default();
     match m["type"].as_str().expect("type") {
         "view.created" => {
-            let mut w = ViewCreated::begin(out, u(m, "reqId") as u32, u(m, "viewId") as u32, u(m, "count"));
+            let mut w = ViewCreated::begin(out, u(m, "reqId") as u32, u(m, "viewId") as u32, seq, u(m, "count"));
             for r in list("rows") {
                 let r = r.as_object().expect("row");
                 let f = fields(r);
@@ -30,10 +31,10 @@ fn encode_message(out: &mut Vec<u8>, m: &Map<String, J>) {
                     it,
                 );
             }
-            w.finish();
+            w.finish_flagged(m.get("reset").and_then(J::as_bool).unwrap_or(false));
         }
         "view.rows" => {
-            let mut w = ViewRows::begin(out, u(m, "reqId") as u32, u(m, "viewId") as u32);
+            let mut w = ViewRows::begin(out, u(m, "reqId") as u32, u(m, "viewId") as u32, seq);
             for id in list("left") {
                 w.left(id.as_u64().expect("id") as u32);
             }
@@ -70,7 +71,8 @@ fn encode_message(out: &mut Vec<u8>, m: &Map<String, J>) {
             }
             w.finish();
         }
-        "view.size" => view_size(out, u(m, "viewId") as u32, u(m, "count")),
+        "view.size" => view_size(out, u(m, "viewId") as u32, seq, u(m, "count")),
+        "view.resumed" => view_resumed(out, u(m, "reqId") as u32, u(m, "viewId") as u32, u(m, "seq")),
         "view.closed" => view_closed(out, u(m, "reqId") as u32, u(m, "viewId") as u32),
         other => panic!("{other} is not a view message"),
     }

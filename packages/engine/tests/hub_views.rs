@@ -127,7 +127,7 @@ fn updates_become_field_deltas_moves_entries_and_size_changes() {
     assert_eq!(
         m,
         vec![
-            json!({"type":"view.rows","reqId":7,"viewId":1,"updated":[{"id":9,"seq":2,"ts":1000,"fields":{"name":"p8x"}}]})
+            json!({"type":"view.rows","reqId":7,"viewId":1,"seq":2,"updated":[{"id":9,"seq":2,"ts":1000,"fields":{"name":"p8x"}}]})
         ]
     );
     // p0 jumps to the top: enters at index 0, p6 leaves the window, p8 shifts down.
@@ -145,7 +145,7 @@ fn updates_become_field_deltas_moves_entries_and_size_changes() {
     // A row leaves the filter: the count changes (view.size) and the window refills.
     h.delta(&p(0), r#"{"sector":"B"}"#);
     let m = msgs(&h.run_for(1));
-    assert_eq!(m[0], json!({"type":"view.size","viewId":1,"count":4}));
+    assert_eq!(m[0], json!({"type":"view.size","viewId":1,"seq":4,"count":4}));
     assert_eq!(m[1]["type"], "view.rows");
     assert_eq!(m[1]["left"], json!([1]));
     // A record outside the container or outside the filter sends nothing.
@@ -202,7 +202,7 @@ fn every_change_is_answered_even_when_the_window_shows_the_same_rows() {
         let m = msgs(&h.run_for(1));
         assert_eq!(
             m,
-            [json!({"type":"view.rows","reqId":req_id,"viewId":1})],
+            [json!({"type":"view.rows","reqId":req_id,"viewId":1,"seq":req_id - 6})],
             "an empty view.rows answers view.change #{req_id}"
         );
     }
@@ -266,7 +266,7 @@ fn a_row_updated_twice_before_a_flush_gets_one_conflated_update() {
     let m = msgs(&h.run_for(1));
     assert_eq!(
         m,
-        vec![json!({"type":"view.rows","reqId":7,"viewId":1,"updated":[
+        vec![json!({"type":"view.rows","reqId":7,"viewId":1,"seq":2,"updated":[
             {"id":7,"seq":2,"ts":1000,"fields":{"name":"b"}},
             {"id":9,"seq":3,"ts":1000,"fields":{"name":"a","qty":5},"conflated":true}
         ]})]
@@ -395,7 +395,7 @@ fn container_ops_insert_remove_and_clear_reach_the_views() {
     let m = msgs(&h.run_for(1));
     assert_eq!(
         m[0],
-        json!({"type":"view.size","viewId":1,"count":9}),
+        json!({"type":"view.size","viewId":1,"seq":2,"count":9}),
         "remove then insert of a member: one fewer"
     );
     h.cmd(Command::ContainerPublish {
@@ -403,7 +403,7 @@ fn container_ops_insert_remove_and_clear_reach_the_views() {
         ops: vec![ContainerOp::Clear],
     });
     let m = msgs(&h.run_for(1));
-    assert_eq!(m[0], json!({"type":"view.size","viewId":1,"count":0}));
+    assert_eq!(m[0], json!({"type":"view.size","viewId":1,"seq":4,"count":0}));
     assert_eq!(m[1]["left"].as_array().map(Vec::len), Some(3));
 }
 
@@ -504,7 +504,7 @@ fn views_compute_on_the_users_tier_records_and_share_only_within_a_tier() {
     });
     let out = h.run();
     let to2 = msgs(&out.iter().filter(|o| o.sid == 2).cloned().collect::<Vec<_>>());
-    assert_eq!(to2[0], json!({"type":"view.size","viewId":1,"count":9}));
+    assert_eq!(to2[0], json!({"type":"view.size","viewId":1,"seq":3,"count":9}));
     // Updates of the constituent do not reach T2 rows showing the tiered record.
     h.delta(&p(9), r#"{"name":"base only"}"#);
     assert!(h.run_for(2).is_empty());

@@ -173,6 +173,7 @@ export function decodeClientMessage(text: string): ClientMessage | DecodeFailure
         checkKeys(m, ADMIN_SUBSCRIBE_KEYS);
         return m as unknown as ClientMessage;
       case 'view.create':
+      case 'view.resume':
       case 'view.change':
       case 'view.close':
         return checkViewRequest(m);

@@ -181,6 +181,7 @@ function orderClient(m: ClientMessage): Ordered {
     case 'admin.unsubscribe':
       return { type: m.type, reqId: m.reqId };
     case 'view.create':
+    case 'view.resume':
     case 'view.change':
     case 'view.close':
       return orderViewRequest(m);
@@ -231,6 +232,7 @@ function orderServer(m: SourceServerMessage): Ordered {
     case 'error':
       return error(m);
     case 'view.created':
+    case 'view.resumed':
     case 'view.rows':
     case 'view.size':
     case 'view.closed':

@@ -580,6 +580,37 @@ export interface ViewCreate {
   window: ViewWindow;
 }
 
+/**
+ * After a reconnect, instead of `view.create`: continue a view of the previous session. Names the
+ * view as that session knew it (`sessionId`, `viewId`), the `seq` of the last view message the
+ * client holds, and the view's definition, checked as a `view.create` (entitlements, limits). When
+ * the server still holds the view (its session dropped less than `views.resumeGraceMs` ago), for
+ * this user and `epoch`, the definition opens that same view and `seq` is the last one it sent:
+ * `view.resumed`, then what the client missed as `view.size` / `view.rows` continuing the seq.
+ * Otherwise the definition is opened afresh: `view.created` with `reset: true`.
+ */
+export interface ViewResume {
+  type: 'view.resume';
+  /** Echoed in the reply; tags the view's `view.rows` until its next `view.change`. */
+  reqId: number;
+  /** `epoch` of the `session.loggedIn` of the session the view was opened in. */
+  epoch: number;
+  /** `sessionId` of that `session.loggedIn`. */
+  sessionId: number;
+  /** The view's id in that session. */
+  viewId: number;
+  /** Seq of the last view message the client holds for it. */
+  seq: number;
+  /** Container subject, as in `view.create`. */
+  container: string;
+  /** As in `view.create`. */
+  filter?: string;
+  /** As in `view.create`. */
+  sort?: ViewSortKey[];
+  /** The window the client wants now (it may differ from the one held). */
+  window: ViewWindow;
+}
+
 /** Move a view's window (scrolling). The filter is not recomputed; the next `view.rows` carries this reqId. */
 export interface ViewChange {
   type: 'view.change';
@@ -602,10 +633,24 @@ export interface ViewCreated {
   reqId: number;
   /** Per-session id of this subscription; `view.rows`/`view.size`/`view.change`/`view.close` name it. */
   viewId: number;
+  /** The view's message seq: 1 here, +1 per `view.size` and `view.rows` of this view (what `view.resume` names). */
+  seq?: number;
   /** Rows in the whole view (matching members). */
   count: number;
   /** The window's rows (`rows[i].index` = window.offset + i). */
   rows: ViewRowImage[];
+  /** true: answers a `view.resume` that could not continue the view; the window restarts from these rows. */
+  reset?: boolean;
+}
+
+/** `view.resume` continues the view: what the client missed follows as `view.size` / `view.rows` from `seq` + 1 (nothing when nothing changed). */
+export interface ViewResumed {
+  type: 'view.resumed';
+  reqId: number;
+  /** The view's id in this session (`view.change`/`view.close` name it). */
+  viewId: number;
+  /** The seq the view continues from (the client's). */
+  seq: number;
 }
 
 /**
@@ -618,6 +663,8 @@ export interface ViewRows {
   type: 'view.rows';
   reqId: number;
   viewId: number;
+  /** The view's message seq (see `view.created`). */
+  seq?: number;
   /** Ids of rows that left the window. */
   left?: number[];
   moved?: ViewRowMove[];
@@ -629,6 +676,8 @@ export interface ViewRows {
 export interface ViewSize {
   type: 'view.size';
   viewId: number;
+  /** The view's message seq (see `view.created`). */
+  seq?: number;
   count: number;
 }
 
@@ -640,14 +689,14 @@ export interface ViewClosed {
 }
 
 /** View requests a client sends on `/stream`. */
-export type ViewClientMessage = ViewCreate | ViewChange | ViewClose;
+export type ViewClientMessage = ViewCreate | ViewResume | ViewChange | ViewClose;
 /** View messages the server sends on `/stream`. */
-export type ViewServerMessage = ViewCreated | ViewRows | ViewSize | ViewClosed;
+export type ViewServerMessage = ViewCreated | ViewResumed | ViewRows | ViewSize | ViewClosed;
 
 /** Every view request `type`. */
-export const VIEW_CLIENT_MESSAGE_TYPES = ['view.create', 'view.change', 'view.close'] as const;
+export const VIEW_CLIENT_MESSAGE_TYPES = ['view.create', 'view.resume', 'view.change', 'view.close'] as const;
 /** Every view message `type` the server sends. */
-export const VIEW_SERVER_MESSAGE_TYPES = ['view.created', 'view.rows', 'view.size', 'view.closed'] as const;
+export const VIEW_SERVER_MESSAGE_TYPES = ['view.created', 'view.resumed', 'view.rows', 'view.size', 'view.closed'] as const;
 
 // ---------------------------------------------------------------------------------------------
 // Orders
@@ -1111,6 +1160,7 @@ export const CLIENT_MESSAGE_TYPES = [
   'admin.subscribe',
   'admin.unsubscribe',
   'view.create',
+  'view.resume',
   'view.change',
   'view.close',
   'order.submit',
@@ -1138,6 +1188,7 @@ export const SERVER_MESSAGE_TYPES = [
   'admin.unsubscribed',
   'admin.metrics',
   'view.created',
+  'view.resumed',
   'view.rows',
   'view.size',
   'view.closed',

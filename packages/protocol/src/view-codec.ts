@@ -32,6 +32,7 @@ import type { DecodeFailure } from './result.js';
 import { Violation, checkKeys, checkReqId, checkSubject, fail, isObject, readReqId, show, type JsonObject } from './rules.js';
 
 const CREATE_KEYS: ReadonlySet<string> = new Set(['type', 'reqId', 'container', 'filter', 'sort', 'window']);
+const RESUME_KEYS: ReadonlySet<string> = new Set(['type', 'reqId', 'epoch', 'sessionId', 'viewId', 'seq', 'container', 'filter', 'sort', 'window']);
 const CHANGE_KEYS: ReadonlySet<string> = new Set(['type', 'reqId', 'viewId', 'window']);
 const CLOSE_KEYS: ReadonlySet<string> = new Set(['type', 'reqId', 'viewId']);
 const WINDOW_KEYS: ReadonlySet<string> = new Set(['offset', 'size']);
@@ -106,6 +107,17 @@ export function checkViewRequest(m: JsonObject): ViewClientMessage {
   switch (m.type) {
     case 'view.create':
       checkKeys(m, CREATE_KEYS);
+      checkSubject('container', m.container);
+      if (m.filter !== undefined && typeof m.filter !== 'string') fail('filter', m.filter, 'must be a filter expression string');
+      if (m.sort !== undefined) checkSort(m.sort);
+      checkWindow(m.window);
+      break;
+    case 'view.resume':
+      checkKeys(m, RESUME_KEYS);
+      checkInt('epoch', m.epoch, 0, Number.MAX_SAFE_INTEGER);
+      checkInt('sessionId', m.sessionId, 0, 0xffff_ffff);
+      checkInt('viewId', m.viewId, 0, MAX_REQ_ID);
+      checkInt('seq', m.seq, 0, Number.MAX_SAFE_INTEGER);
       checkSubject('container', m.container);
       if (m.filter !== undefined && typeof m.filter !== 'string') fail('filter', m.filter, 'must be a filter expression string');
       if (m.sort !== undefined) checkSort(m.sort);
@@ -207,6 +219,13 @@ export function orderViewRequest(m: ViewClientMessage): Ordered {
       o.window = windowOf(m.window);
       return o;
     }
+    case 'view.resume': {
+      const o: Ordered = { type: m.type, reqId: m.reqId, epoch: m.epoch, sessionId: m.sessionId, viewId: m.viewId, seq: m.seq, container: m.container };
+      if (m.filter !== undefined) o.filter = m.filter;
+      if (m.sort !== undefined) o.sort = m.sort.map((k) => ({ field: k.field, dir: k.dir }));
+      o.window = windowOf(m.window);
+      return o;
+    }
     case 'view.change':
       return { type: m.type, reqId: m.reqId, viewId: m.viewId, window: windowOf(m.window) };
     case 'view.close':
@@ -256,10 +275,19 @@ function rowUpdate(r: ViewRowUpdate): Ordered {
 /** A view server message rebuilt in canonical key order (empty diff lists left out). */
 export function orderView(m: ViewServerMessage): Ordered {
   switch (m.type) {
-    case 'view.created':
-      return { type: m.type, reqId: m.reqId, viewId: m.viewId, count: m.count, rows: m.rows.map(rowImage) };
+    case 'view.created': {
+      const o: Ordered = { type: m.type, reqId: m.reqId, viewId: m.viewId };
+      if (m.seq !== undefined) o.seq = m.seq;
+      o.count = m.count;
+      o.rows = m.rows.map(rowImage);
+      if (m.reset === true) o.reset = true;
+      return o;
+    }
+    case 'view.resumed':
+      return { type: m.type, reqId: m.reqId, viewId: m.viewId, seq: m.seq };
     case 'view.rows': {
       const o: Ordered = { type: m.type, reqId: m.reqId, viewId: m.viewId };
+      if (m.seq !== undefined) o.seq = m.seq;
       if (m.left !== undefined && m.left.length > 0) o.left = m.left;
       if (m.moved !== undefined && m.moved.length > 0) o.moved = m.moved.map((r) => ({ index: r.index, id: r.id }));
       if (m.entered !== undefined && m.entered.length > 0) o.entered = m.entered.map(rowImage);
@@ -267,7 +295,7 @@ export function orderView(m: ViewServerMessage): Ordered {
       return o;
     }
     case 'view.size':
-      return { type: m.type, viewId: m.viewId, count: m.count };
+      return m.seq === undefined ? { type: m.type, viewId: m.viewId, count: m.count } : { type: m.type, viewId: m.viewId, seq: m.seq, count: m.count };
     case 'view.closed':
       return { type: m.type, reqId: m.reqId, viewId: m.viewId };
   }

@@ -5,7 +5,7 @@ import { hashPassword } from '../auth/passwords.js';
 import { UserDirectory } from '../auth/users.js';
 import { issueToken, passwordTag } from '../auth/tokens.js';
 import { createSecurity } from '../entitlements/security.js';
-import type { EnginePort, OrderSubmitInput, PublishGrants } from '../engine-port.js';
+import type { EnginePort, OrderSubmitInput, PublishGrants, ViewResumeInput } from '../engine-port.js';
 import { setLogSink } from '../log.js';
 import { Session, type Endpoint } from '../session/session.js';
 import { NO_PREFS } from '../prefs/prefs-store.js';
@@ -67,6 +67,7 @@ class FakeEngine implements EnginePort {
   }
   viewChange(sid: number, reqId: number, viewId: number, offset: number, size: number): void { this.calls.push(['viewChange', sid, reqId, viewId, offset, size]); }
   viewClose(sid: number, reqId: number, viewId: number): void { this.calls.push(['viewClose', sid, reqId, viewId]); }
+  viewResume(sid: number, reqId: number, resume: ViewResumeInput): void { this.calls.push(['viewResume', sid, reqId, resume]); }
   sessionViews(): Promise<never[]> { return Promise.resolve([]); }
   revokeView(sid: number, viewId: number, reason: string): void { this.calls.push(['revokeView', sid, viewId, reason]); }
   containerPublish(subject: string, ops: ContainerOp[]): void { this.calls.push(['containerPublish', subject, ops]); }
@@ -195,6 +196,22 @@ describe('stream dispatch', () => {
     expect(t.engine.calls.slice(1)).toEqual([
       ['subscribe', 100, 2, ['/FX/EURUSD', '/FX/GBPUSD']],
       ['unsubscribe', 100, 3, ['/FX/EURUSD']],
+    ]);
+  });
+
+  it('passes a view.resume to the engine after the checks a view.create gets', async () => {
+    const t = setup('stream', { limits: { maxViewWindowRows: 1000 } });
+    t.send('{"type":"session.login","reqId":1,"user":"alice","password":"alice123"}');
+    await t.until(() => t.session.loggedIn);
+    const resume = { type: 'view.resume', epoch: 4_242, sessionId: 7, viewId: 2, seq: 19 };
+    t.send(JSON.stringify({ ...resume, reqId: 2, container: '/CONTAINER/FX', filter: 'bid > 1', sort: [{ field: 'bid', dir: 'desc' }], window: { offset: 10, size: 20 } }));
+    // the entitlement is checked as the rules are now: another user's blotter is refused
+    t.send(JSON.stringify({ ...resume, reqId: 3, container: '/BLOTTER/bob', window: { offset: 0, size: 20 } }));
+    expect(t.port.last()).toMatchObject({ code: 'NOT_ENTITLED', reqId: 3, field: 'container' });
+    t.send(JSON.stringify({ ...resume, reqId: 4, container: '/CONTAINER/FX', window: { offset: 0, size: 5000 } }));
+    expect(t.port.last()).toMatchObject({ code: 'LIMIT_EXCEEDED', reqId: 4, field: 'window.size' });
+    expect(t.engine.calls.slice(1)).toEqual([
+      ['viewResume', 100, 2, { epoch: 4_242, sessionId: 7, viewId: 2, seq: 19, container: '/CONTAINER/FX', filter: 'bid > 1', sort: 'bid desc', offset: 10, size: 20 }],
     ]);
   });
 

@@ -16,7 +16,7 @@ import { handleResume, handleSubscribe, handleUnsubscribe } from './record.js';
 import { handleStatementClose, handleStatementCreate } from './statement.js';
 import { handleLogin, handlePing, handleRefresh } from './session.js';
 import { handlePublish, handleSourcePing, handleSourceRegister } from './source.js';
-import { handleContainerPublish, handleViewChange, handleViewClose, handleViewCreate } from './view.js';
+import { handleContainerPublish, handleViewChange, handleViewClose, handleViewCreate, handleViewResume } from './view.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -113,6 +113,9 @@ export function dispatchStream(ctx: HandlerContext, session: Session, port: Conn
       return;
     case 'view.create':
       if (!needLogin(ctx, session, port, m.type, m.reqId)) handleViewCreate(ctx, session, port, m);
+      return;
+    case 'view.resume':
+      if (!needLogin(ctx, session, port, m.type, m.reqId)) handleViewResume(ctx, session, port, m);
       return;
     case 'view.change':
       if (!needLogin(ctx, session, port, m.type, m.reqId)) handleViewChange(ctx, session, port, m);

@@ -10,7 +10,7 @@
  * rows are always subjects its viewer may subscribe to: docs/security.md "Views and rows").
  */
 
-import type { ContainerPublish, DecodeError, ViewChange, ViewClose, ViewCreate, ViewSortKey } from '@tidewire/protocol';
+import type { ContainerPublish, DecodeError, ViewChange, ViewClose, ViewCreate, ViewResume, ViewSortKey } from '@tidewire/protocol';
 import type { Session } from '../session/session.js';
 import type { ConnectionPort, HandlerContext } from './context.js';
 import { fromEngineError, replyError } from './errors.js';
@@ -30,8 +30,12 @@ export function sortText(sort: readonly ViewSortKey[] | undefined): string {
   return (sort ?? []).map((k) => `${k.field} ${k.dir}`).join(', ');
 }
 
-/** Opens a view for the (logged-in) session. */
-export function handleViewCreate(ctx: HandlerContext, session: Session, port: ConnectionPort, m: ViewCreate): void {
+/**
+ * The server's checks of a view definition (`view.create`, `view.resume`): the user's entitlement
+ * to the container as the rules are now, `limits.maxFilterBytes`, `limits.maxViewWindowRows`.
+ * Replies the refusal and returns false, or returns true.
+ */
+function admitView(ctx: HandlerContext, session: Session, port: ConnectionPort, m: ViewCreate | ViewResume): boolean {
   const user = session.user!;
   // rows: containers are granted as a whole (docs/security.md "Views and rows")
   if (!ctx.security.entitlements.canSubscribe(user, m.container)) {
@@ -40,7 +44,7 @@ export function handleViewCreate(ctx: HandlerContext, session: Session, port: Co
       ? `${notEntitledMessage(user, 'subscribe', m.container)} (views need it)`
       : `user '${user.user}' may not view '${m.container}': it holds '${member}', which the rules no longer grant (found at the last reload; a later reload re-checks)`;
     replyError(ctx, session, port, { code: 'NOT_ENTITLED', reqId: m.reqId, field: 'container', message });
-    return;
+    return false;
   }
   const filterBytes = Buffer.byteLength(m.filter ?? '');
   if (filterBytes > ctx.config.limits.maxFilterBytes) {
@@ -48,15 +52,39 @@ export function handleViewCreate(ctx: HandlerContext, session: Session, port: Co
       code: 'LIMIT_EXCEEDED', reqId: m.reqId, field: 'filter',
       message: `'filter' is ${filterBytes} bytes, over the limit of ${ctx.config.limits.maxFilterBytes} (limits.maxFilterBytes)`,
     });
-    return;
+    return false;
   }
   const tooBig = windowError(ctx, m.reqId, m.window.size);
   if (tooBig) {
     replyError(ctx, session, port, tooBig);
-    return;
+    return false;
   }
+  return true;
+}
+
+/** Opens a view for the (logged-in) session. */
+export function handleViewCreate(ctx: HandlerContext, session: Session, port: ConnectionPort, m: ViewCreate): void {
+  if (!admitView(ctx, session, port, m)) return;
   try {
     ctx.engine.viewCreate(session.sessionId!, m.reqId, m.container, m.filter ?? '', sortText(m.sort), m.window.offset, m.window.size);
+  } catch (err) {
+    replyError(ctx, session, port, fromEngineError(err, m.reqId));
+  }
+}
+
+/**
+ * Continues a view of the session's previous connection, or opens its definition afresh (a reset):
+ * checked as a `view.create` first (entitlements as the rules are now, so a grant revoked while
+ * the view was held shows none of its rows). Which of the two happens is the engine's decision
+ * (it holds the view, its user, epoch and last seq).
+ */
+export function handleViewResume(ctx: HandlerContext, session: Session, port: ConnectionPort, m: ViewResume): void {
+  if (!admitView(ctx, session, port, m)) return;
+  try {
+    ctx.engine.viewResume(session.sessionId!, m.reqId, {
+      epoch: m.epoch, sessionId: m.sessionId, viewId: m.viewId, seq: m.seq,
+      container: m.container, filter: m.filter ?? '', sort: sortText(m.sort), offset: m.window.offset, size: m.window.size,
+    });
   } catch (err) {
     replyError(ctx, session, port, fromEngineError(err, m.reqId));
   }

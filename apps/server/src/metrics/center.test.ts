@@ -10,7 +10,7 @@ const ZERO: EngineStats = { publishesIn: 0, deliveries: 0, framesOut: 0, bytesOu
   journalDurableSeq: 0, ordersExpired: 0, clusterBatchesSent: 0, clusterRecordsSent: 0, clusterBytesSent: 0, clusterBatchesReceived: 0,
   clusterRecordsReceived: 0, clusterBytesReceived: 0, clusterImageRequestsSent: 0, clusterImageRequestsAnswered: 0, clusterGaps: 0, clusterBatchesDropped: 0,
   clusterPublishesRefused: 0, clusterDecodeErrors: 0, clusterConflicts: 0, clusterPeers: 0, orderLeader: 0, orderStreamSeq: 0, ordersForwarded: 0,
-  orderPublishFailures: 0 };
+  orderPublishFailures: 0, viewsDetached: 0, viewResumes: 0, viewResets: 0, viewsDetachedClosed: 0 };
 
 function fixture(clusterMode = false) {
   const state = { now: 1_000_000, stats: { ...ZERO }, cpu: { user: 0, system: 0 }, orderAcksMicros: [] as number[], queue: { frames: 0, bytes: 0 }, heldTicks: 0 };
@@ -119,6 +119,18 @@ describe('MetricsCenter', () => {
       'tidewire_cluster_batches_received_total 5', 'tidewire_cluster_records_received_total 50', 'tidewire_cluster_bytes_received_total 3000',
       'tidewire_cluster_gaps_total 1', 'tidewire_cluster_peers 2', 'tidewire_cluster_order_leader 1', 'tidewire_cluster_order_stream_seq 77',
       'tidewire_cluster_orders_forwarded_total 6', 'tidewire_cluster_order_publish_failures_total 2', '# TYPE tidewire_cluster_peers gauge']) {
+      expect(lines).toContain(line);
+    }
+  });
+
+  it('views held for view.resume and what became of resumes, on /metrics', () => {
+    const { state, center } = fixture();
+    state.now += 1000;
+    state.stats = { ...ZERO, viewsDetached: 3, viewResumes: 7, viewResets: 2, viewsDetachedClosed: 1 };
+    expect(center.build([]).viewResume).toEqual({ viewsDetached: 3, viewResumes: 7, viewResets: 2, viewsDetachedClosed: 1 });
+    const lines = renderPrometheus(center.last()).split('\n');
+    for (const line of ['tidewire_views_detached 3', 'tidewire_view_resumes_total 7', 'tidewire_view_resets_total 2', 'tidewire_views_detached_closed_total 1',
+      '# TYPE tidewire_views_detached gauge', '# TYPE tidewire_view_resumes_total counter']) {
       expect(lines).toContain(line);
     }
   });

@@ -72,7 +72,12 @@ export interface MetricsUpdate {
   cumulative: CumulativeObservations;
   /** Cluster mode only: what this node sent to and received from the other nodes. */
   cluster?: ClusterMetrics;
+  /** Views held for `view.resume` (gauge) and what became of resumes (totals since start). */
+  viewResume?: ViewResumeMetrics;
 }
+
+/** The engine's held-view counters (EngineStats), read at the end of an interval. */
+export type ViewResumeMetrics = Pick<EngineStats, 'viewsDetached' | 'viewResumes' | 'viewResets' | 'viewsDetachedClosed'>;
 
 /** Counts and sums since start of the sampled observations. */
 export interface CumulativeObservations {
@@ -234,7 +239,10 @@ export class MetricsCenter {
       this.prevFix.set(key, { messagesIn: f.messagesIn, messagesOut: f.messagesOut });
       return { ...f, messagesInPerSec: rate(f.messagesIn, before.messagesIn), messagesOutPerSec: rate(f.messagesOut, before.messagesOut) };
     });
-    this.latest = { sample, sessions: shown, fix, cumulative: this.cumulative, ...(this.src.clusterMode ? { cluster: clusterMetricsOf(stats) } : {}) };
+    const viewResume: ViewResumeMetrics = {
+      viewsDetached: stats.viewsDetached, viewResumes: stats.viewResumes, viewResets: stats.viewResets, viewsDetachedClosed: stats.viewsDetachedClosed,
+    };
+    this.latest = { sample, sessions: shown, fix, cumulative: this.cumulative, viewResume, ...(this.src.clusterMode ? { cluster: clusterMetricsOf(stats) } : {}) };
     return this.latest;
   }
 

@@ -52,6 +52,11 @@ export function renderPrometheus(update: MetricsUpdate | undefined): string {
   family('tidewire_containers', 'gauge', 'Containers (per-tier copies included).', one(s?.containers));
   family('tidewire_views', 'gauge', 'Materialised views (unique container + filter + sort + tier).', one(s?.views));
   family('tidewire_view_windows', 'gauge', 'Subscribed view windows.', one(s?.viewWindows));
+  const vr = update?.viewResume;
+  family('tidewire_views_detached', 'gauge', 'Views of dropped sessions held for view.resume (views.resumeGraceMs).', one(vr?.viewsDetached));
+  family('tidewire_view_resumes_total', 'counter', 'view.resume requests that continued a held view.', one(vr?.viewResumes));
+  family('tidewire_view_resets_total', 'counter', 'view.resume requests answered by a fresh view flagged reset.', one(vr?.viewResets));
+  family('tidewire_views_detached_closed_total', 'counter', 'Held views closed unresumed (grace ended, or pushed out by views.resumeMaxPerUser / views.resumeMax).', one(vr?.viewsDetachedClosed));
   family('tidewire_orders_open', 'gauge', 'Orders open (new, acknowledged, partially filled).', one(s?.ordersOpen));
   family('tidewire_process_cpu_percent', 'gauge', 'Process CPU (user+system) over the last interval, percent of one core.', one(s?.cpuPercent));
   family('tidewire_process_resident_memory_bytes', 'gauge', 'Resident set size.', one(s?.rssBytes));

@@ -23,6 +23,15 @@ import { Session, type Endpoint } from '../session/session.js';
 import type { Conn, ConnTable } from './connection.js';
 import type { Outbound } from './outbound.js';
 
+/**
+ * Close codes after which a session's views are not held for `view.resume`: the client closed
+ * (1000) or is going away (1001, a page unloading), or the code is final (it will not reconnect).
+ */
+const NO_RESUME_CODES: ReadonlySet<number> = new Set([
+  CloseCodes.NORMAL.code, CloseCodes.GOING_AWAY.code,
+  ...Object.values(CloseCodes).filter((c) => !c.reconnect).map((c) => c.code),
+]);
+
 /** What the endpoints need. */
 export interface EndpointDeps {
   config: Config;
@@ -156,7 +165,8 @@ export function createEndpoints(deps: EndpointDeps): (endpoint: Endpoint, maxFra
           if (session.sessionId !== undefined) {
             conns.bySession.delete(session.sessionId);
             metrics.closed(session.sessionId);
-            engine.closeSession(session.sessionId);
+            // a drop (not the client's own close, not a final code) holds the views for view.resume
+            engine.closeSession(session.sessionId, endpoint === 'stream' && prior === 'loggedIn' && !NO_RESUME_CODES.has(code));
           }
         } catch (err) {
           log('error', 'session.fault', { ...session.logFields(), error: String(err) });

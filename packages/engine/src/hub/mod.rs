@@ -16,6 +16,7 @@ mod statements;
 mod status;
 mod subscribe;
 mod tiers;
+mod view_resume;
 mod views;
 
 pub use history::{HistoryConfig, HistoryRule, DEFAULT_HISTORY_MAX_BYTES, DEFAULT_HISTORY_RULES};
@@ -24,6 +25,10 @@ pub use resume::ResumeRecord;
 pub use statements::{is_stat_subject, statement_cost, StatementQuota, STAT_PREFIX};
 pub use status::StatusConfig;
 pub use subscribe::SessionView;
+pub use view_resume::{
+    ViewResume, ViewResumeConfig, DEFAULT_VIEW_RESUME_GRACE_MS, DEFAULT_VIEW_RESUME_MAX,
+    DEFAULT_VIEW_RESUME_MAX_PER_USER,
+};
 pub use views::{ContainerOp, ViewStat, DEFAULT_MAX_VIEWS_PER_SESSION};
 
 use std::cmp::Reverse;
@@ -59,6 +64,24 @@ pub enum Command {
         /// Session id.
         sid: u32,
     },
+    /// As `CloseSession`, for a connection that dropped (not closed by its client): the session's
+    /// views are held detached for `view.resume` (`view_resume.rs`) instead of closed.
+    DetachSession {
+        /// Session id.
+        sid: u32,
+    },
+    /// `view.resume`: `view.resumed` and the diff since the drop, or a `view.created` flagged
+    /// `reset`, or an error frame (`view_resume.rs`).
+    ViewResume {
+        /// Session id.
+        sid: u32,
+        /// Request id echoed in the reply and tagging the view's `view.rows`.
+        req_id: u32,
+        /// What the client held, and the view's definition.
+        resume: ViewResume,
+    },
+    /// New settings of held views (`view.resume`).
+    SetViewResume(ViewResumeConfig),
     /// `record.subscribe`: ack (+ images) or an error frame go to the session.
     Subscribe {
         /// Session id.
@@ -260,8 +283,16 @@ pub struct HubStats {
     pub containers: u64,
     /// Materialised views (unique container + filter + sort + tier), in grace included.
     pub views: u64,
-    /// Open view windows (subscribers of views).
+    /// Open view windows (subscribers of views), held ones included.
     pub view_windows: u64,
+    /// Views of dropped sessions held for `view.resume`.
+    pub views_detached: u64,
+    /// `view.resume`s that continued a held view.
+    pub view_resumes: u64,
+    /// `view.resume`s answered by a fresh view flagged `reset`.
+    pub view_resets: u64,
+    /// Held views closed unresumed (their grace ended, or the hold bounds pushed them out).
+    pub views_detached_closed: u64,
 }
 
 /// Throttle / conflation state of one (session, record) subscription.
@@ -324,6 +355,8 @@ pub struct Hub {
     history: history::History,
     /// This hub's epoch: seqs of a resume from another epoch are not comparable (0: none).
     epoch: u64,
+    /// Views of dropped sessions, held for `view.resume`.
+    detached: view_resume::DetachedViews,
 }
 
 impl Hub {
@@ -358,6 +391,7 @@ impl Hub {
             failover: failover::Failover::default(),
             history: history::History::default(),
             epoch: 0,
+            detached: view_resume::DetachedViews::default(),
         }
     }
 
@@ -376,6 +410,20 @@ impl Hub {
                 }
                 self.source_closed(sid, now);
             }
+            Command::DetachSession { sid } => {
+                if let Some(slot) = self.by_sid.get(&sid).copied() {
+                    self.detach_session_views(slot, now);
+                    self.drop_session(slot, now);
+                }
+                self.source_closed(sid, now);
+            }
+            Command::ViewResume {
+                sid,
+                req_id,
+                ref resume,
+            } if self.refuse_private(sid, req_id, &resume.container, "container", now) => {}
+            Command::ViewResume { sid, req_id, resume } => self.view_resume(sid, req_id, &resume, now),
+            Command::SetViewResume(cfg) => self.set_view_resume(cfg),
             Command::ContainerPublish { subject, ops } => self.container_publish(&subject, &ops, now),
             // Privacy: a view of another user's blotter is refused before any view work.
             Command::ViewCreate {
@@ -477,6 +525,7 @@ impl Hub {
             containers: self.views.container_count() as u64,
             views: self.views.view_count() as u64,
             view_windows: self.views.window_count() as u64,
+            views_detached: self.detached.len() as u64,
             ..self.stats
         }
     }
@@ -496,6 +545,7 @@ impl Hub {
         let t = self.timers.peek().map(|Reverse((t, _))| *t);
         [
             self.views_expire_at,
+            self.detached.next_due(),
             self.statements.next_due(),
             self.status.next_deadline(),
         ]

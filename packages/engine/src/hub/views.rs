@@ -47,9 +47,9 @@ pub enum ContainerOp {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct ViewSub {
     /// `ViewSet` view id (one reference held).
-    view: u32,
+    pub(super) view: u32,
     /// `ViewSet` window id (this subscriber's own).
-    window: u32,
+    pub(super) window: u32,
     /// reqId of the latest `view.create` / `view.change`: tags `view.rows`.
     req_id: u32,
     /// reqId of the `view.create` until `view.created` is sent, else `None`.
@@ -57,16 +57,51 @@ pub(super) struct ViewSub {
     /// A `view.change` not yet answered: its `view.rows` is sent even when the move changed
     /// nothing (every request gets a reply; the client waits on this reqId).
     change_pending: bool,
+    /// The `view.created` answers a `view.resume` that could not continue the view: flagged
+    /// `reset`.
+    reset: bool,
+}
+
+impl ViewSub {
+    /// A subscription whose window `window` of view `view` awaits its `view.created` (`reset`:
+    /// flagged so) for request `req_id`.
+    pub(super) fn creating(view: u32, window: u32, req_id: u32, reset: bool) -> ViewSub {
+        ViewSub {
+            view,
+            window,
+            req_id,
+            creating: Some(req_id),
+            change_pending: false,
+            reset,
+        }
+    }
+
+    /// A subscription re-attached by `view.resume` `req_id`: no `view.created`, its diffs follow.
+    pub(super) fn resumed(view: u32, window: u32, req_id: u32) -> ViewSub {
+        ViewSub {
+            view,
+            window,
+            req_id,
+            creating: None,
+            change_pending: false,
+            reset: false,
+        }
+    }
+
+    /// True while its `view.created` is not sent yet (the client does not hold the view).
+    pub(super) fn is_creating(&self) -> bool {
+        self.creating.is_some()
+    }
 }
 
 /// Per-session view subscriptions, by the session's `viewId`.
 #[derive(Debug, Default)]
 pub(super) struct SessionViews {
-    next_id: u32,
-    open: FxHashMap<u32, ViewSub>,
+    pub(super) next_id: u32,
+    pub(super) open: FxHashMap<u32, ViewSub>,
 }
 
-fn engine_error(e: &EngineError) -> ReqError {
+pub(super) fn engine_error(e: &EngineError) -> ReqError {
     ReqError {
         code: e.code(),
         message: e.to_string(),
@@ -76,7 +111,7 @@ fn engine_error(e: &EngineError) -> ReqError {
 
 impl Hub {
     /// Milliseconds on the views' clock (since the first instant the hub saw).
-    fn views_ms(&mut self, now: Instant) -> u64 {
+    pub(super) fn views_ms(&mut self, now: Instant) -> u64 {
         let epoch = *self.views_epoch.get_or_insert(now);
         now.saturating_duration_since(epoch).as_millis() as u64
     }
@@ -194,13 +229,33 @@ impl Hub {
         now: Instant,
     ) {
         let Some(&slot) = self.by_sid.get(&sid) else { return };
+        let Some(view) = self.open_session_view(slot, req_id, container, filter, sort, size, now) else {
+            return;
+        };
+        self.open_subscription(slot, req_id, view, offset, size, false, now);
+    }
+
+    /// Checks a `view.create` (or `view.resume`) for session slot `slot` and opens (or shares)
+    /// its view, holding one reference; on a refusal the error is sent and `None` returned.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn open_session_view(
+        &mut self,
+        slot: u32,
+        req_id: u32,
+        container: &str,
+        filter: &str,
+        sort: &str,
+        size: usize,
+        now: Instant,
+    ) -> Option<u32> {
         if let Err(rule) = check_subject(container) {
             let e = ReqError {
                 code: ErrorCode::BadRequest,
                 message: format!("'container' ({}) {rule}", show_str(container)),
                 field: Some("container".into()),
             };
-            return self.send_error(slot, req_id, e, now);
+            self.send_error(slot, req_id, e, now);
+            return None;
         }
         if size == 0 || size > MAX_WINDOW_ROWS {
             let e = ReqError {
@@ -208,7 +263,8 @@ impl Hub {
                 message: format!("window size {size} must be 1 to {MAX_WINDOW_ROWS}"),
                 field: Some("window.size".into()),
             };
-            return self.send_error(slot, req_id, e, now);
+            self.send_error(slot, req_id, e, now);
+            return None;
         }
         let open = self.session_views.get(&slot).map_or(0, |v| v.open.len());
         if open >= self.max_views_per_session {
@@ -217,7 +273,8 @@ impl Hub {
                 message: format!("a session may hold at most {} views", self.max_views_per_session),
                 field: None,
             };
-            return self.send_error(slot, req_id, e, now);
+            self.send_error(slot, req_id, e, now);
+            return None;
         }
         let base = self.store.subject_id(container);
         let tier = self.sessions[slot as usize]
@@ -230,10 +287,28 @@ impl Hub {
         let opened = views.open(c, filter, sort, 0, &*store, &mut |name| {
             store.field_lookup(name).unwrap_or(u32::MAX)
         });
-        let view = match opened {
-            Ok(v) => v,
-            Err(e) => return self.send_error(slot, req_id, engine_error(&e), now),
-        };
+        match opened {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.send_error(slot, req_id, engine_error(&e), now);
+                None
+            }
+        }
+    }
+
+    /// Opens this subscriber's window on `view` (whose reference it takes over) and sends its
+    /// `view.created` (flagged `reset` when `reset`) with the window's rows.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn open_subscription(
+        &mut self,
+        slot: u32,
+        req_id: u32,
+        view: u32,
+        offset: usize,
+        size: usize,
+        reset: bool,
+        now: Instant,
+    ) {
         let window = match self.views.open_window(view, offset, size) {
             Ok(w) => w,
             Err(e) => {
@@ -242,22 +317,22 @@ impl Hub {
                 return self.send_error(slot, req_id, engine_error(&e), now);
             }
         };
+        self.add_subscription(slot, ViewSub::creating(view, window, req_id, reset));
+        self.flush_views(now);
+    }
+
+    /// Lists `sub` as a new view of session slot `slot` (its window owned by it); the next flush
+    /// sends a creating subscription its `view.created`, a resumed one its diff. Returns its viewId.
+    pub(super) fn add_subscription(&mut self, slot: u32, sub: ViewSub) -> u32 {
         let sv = self.session_views.entry(slot).or_default();
         sv.next_id += 1;
         let view_id = sv.next_id;
-        sv.open.insert(
-            view_id,
-            ViewSub {
-                view,
-                window,
-                req_id,
-                creating: Some(req_id),
-                change_pending: false,
-            },
-        );
-        self.window_owner.insert(window, (slot, view_id));
-        let _ = self.views.set_window_tag(window, [slot, view_id, req_id, TAG_PENDING]);
-        self.flush_views(now);
+        sv.open.insert(view_id, sub);
+        self.window_owner.insert(sub.window, (slot, view_id));
+        let _ = self
+            .views
+            .set_window_tag(sub.window, [slot, view_id, sub.req_id, TAG_PENDING]);
+        view_id
     }
 
     /// `view.change`: moves the window; the next `view.rows` carries `req_id`.
@@ -294,9 +369,11 @@ impl Hub {
         if !std::mem::take(&mut sub.change_pending) {
             return;
         }
-        let req_id = sub.req_id;
+        let (req_id, window) = (sub.req_id, sub.window);
+        let seq = self.views.window_seq(window).unwrap_or(0) + 1;
+        let _ = self.views.set_window_seq(window, seq);
         self.scratch.clear();
-        ViewRows::begin(&mut self.scratch, req_id, view_id).finish();
+        ViewRows::begin(&mut self.scratch, req_id, view_id, Some(seq)).finish();
         self.send_reply(slot, now);
     }
 
@@ -321,7 +398,7 @@ impl Hub {
         }
     }
 
-    fn drop_view_sub(&mut self, sub: ViewSub, now: Instant) {
+    pub(super) fn drop_view_sub(&mut self, sub: ViewSub, now: Instant) {
         self.window_owner.remove(&sub.window);
         let _ = self.views.close_window(sub.window);
         let ms = self.views_ms(now);
@@ -335,6 +412,7 @@ impl Hub {
     /// Frees views unreferenced for the grace period (driven by the engine thread's timer), then
     /// arms the timer for the next view whose grace period ends.
     pub(super) fn expire_views(&mut self, now: Instant) {
+        self.expire_detached_views(now);
         if self.views_expire_at.is_some_and(|t| now >= t) {
             let ms = self.views_ms(now);
             self.views.expire(ms);
@@ -367,13 +445,14 @@ impl Hub {
                 continue;
             };
             let creating = sub.creating.take();
+            let reset = std::mem::take(&mut sub.reset);
             let req_id = sub.req_id;
             let answers_change = std::mem::take(&mut sub.change_pending);
             let _ = self.views.set_window_tag(d.window, [slot, view_id, req_id, TAG_LIVE]);
             let reply = creating.is_some() || answers_change;
             self.scratch.clear();
             match creating {
-                Some(create_req) => self.encode_created(d, create_req, view_id),
+                Some(create_req) => self.encode_created(d, create_req, view_id, reset),
                 None => {
                     if !self.encode_rows(d, req_id, view_id, answers_change) {
                         continue;
@@ -390,10 +469,12 @@ impl Hub {
         self.diffs = diffs;
     }
 
-    fn encode_created(&mut self, d: &WindowDiff, req_id: u32, view_id: u32) {
+    /// `view.created` (seq 1 of the window) from its first diff, a snapshot.
+    fn encode_created(&mut self, d: &WindowDiff, req_id: u32, view_id: u32, reset: bool) {
         let count = d.count.unwrap_or(0) as u64;
+        let _ = self.views.set_window_seq(d.window, 1);
         let Hub { scratch, store, .. } = self;
-        let mut w = ViewCreated::begin(scratch, req_id, view_id, count);
+        let mut w = ViewCreated::begin(scratch, req_id, view_id, Some(1), count);
         for &(i, id) in &d.entered {
             let index = (d.offset + i as usize) as u64;
             match store.get(id) {
@@ -401,25 +482,34 @@ impl Hub {
                 None => w.row(index, id, store.subject(id), 0, 0.0, std::iter::empty()),
             }
         }
-        w.finish();
+        w.finish_flagged(reset);
     }
 
     /// `view.size` (count changed) then `view.rows`; false when there is nothing to send.
     /// `always`: a `view.change` waits for this reply, so an empty `view.rows` is sent too.
     /// Each updated row is encoded once per flush (`ViewSet::row_bytes`) and copied into every
-    /// window's message that carries it.
+    /// window's message that carries it. Each message sent takes the window's next seq.
     fn encode_rows(&mut self, d: &WindowDiff, req_id: u32, view_id: u32, always: bool) -> bool {
+        let mut seq = self.views.window_seq(d.window).unwrap_or(0);
+        let sent = self.encode_rows_at(d, req_id, view_id, always, &mut seq);
+        let _ = self.views.set_window_seq(d.window, seq);
+        sent
+    }
+
+    /// `encode_rows` after the message numbered `seq`; `seq` ends as the last one written.
+    fn encode_rows_at(&mut self, d: &WindowDiff, req_id: u32, view_id: u32, always: bool, seq: &mut u64) -> bool {
         let Hub {
             scratch, store, views, ..
         } = self;
         if let Some(count) = d.count {
-            view_size(scratch, view_id, count as u64);
+            *seq += 1;
+            view_size(scratch, view_id, Some(*seq), count as u64);
         }
         let mark = scratch.len();
         if mark > 0 {
             scratch.push(b',');
         }
-        let mut w = ViewRows::begin(scratch, req_id, view_id);
+        let mut w = ViewRows::begin(scratch, req_id, view_id, Some(*seq + 1));
         for &id in &d.left {
             w.left(id);
         }
@@ -465,6 +555,7 @@ impl Hub {
         } else {
             scratch.extend_from_slice(b"]}");
         }
+        *seq += 1;
         true
     }
 }
@@ -597,13 +688,13 @@ mod tests {
             .into_iter()
         };
         let mut want = Vec::new();
-        let mut w = ViewRows::begin(&mut want, 3, 1);
+        let mut w = ViewRows::begin(&mut want, 3, 1, None);
         w.left(4);
         w.updated(7, 2, 10.5, fields(), false);
         w.updated(8, 9, 11.0, fields(), true);
         w.finish();
         let mut got = Vec::new();
-        let mut w = ViewRows::begin(&mut got, 3, 1);
+        let mut w = ViewRows::begin(&mut got, 3, 1, None);
         w.left(4);
         w.finish();
         got.pop();

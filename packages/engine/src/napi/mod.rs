@@ -18,6 +18,39 @@ use crate::error::EngineError;
 use crate::hub::ContainerOp;
 use crate::runtime::{self, Waker};
 
+/// A `view.resume` as the server passes it (`Engine.viewResume`).
+#[napi(object)]
+pub struct ViewResumeInput {
+    /// `epoch` of the `session.loggedIn` the view comes from.
+    pub epoch: f64,
+    /// The session id the view was opened in.
+    pub session_id: u32,
+    /// The view's id in that session.
+    pub view_id: u32,
+    /// Seq of the last view message the client holds.
+    pub seq: f64,
+    /// Container subject.
+    pub container: String,
+    /// Filter text (empty: every member).
+    pub filter: String,
+    /// Sort text (`name asc, bid desc`; empty: natural order).
+    pub sort: String,
+    /// First row of the window.
+    pub offset: u32,
+    /// Rows in the window.
+    pub size: u32,
+}
+
+/// A whole number from JavaScript (the protocol decoder allows integers 0..2^53 only); anything
+/// else is 0, which no epoch or seq the engine sent equals.
+fn whole(v: f64) -> u64 {
+    if v.is_finite() && v > 0.0 {
+        v as u64
+    } else {
+        0
+    }
+}
+
 /// One op of a `container.publish` (packages/protocol `ContainerOp`, already validated by the
 /// server's decoder): `op` is `add` / `insertAt` / `remove` / `clear`.
 #[napi(object)]
@@ -225,8 +258,16 @@ pub struct EngineStats {
     pub containers: f64,
     /// Materialised views (unique container + filter + sort + tier; views in their grace period included).
     pub views: f64,
-    /// Open view windows (one per view subscriber).
+    /// Open view windows (one per view subscriber), held ones included.
     pub view_windows: f64,
+    /// Views of dropped sessions held for `view.resume` now.
+    pub views_detached: f64,
+    /// `view.resume`s that continued a held view, since start.
+    pub view_resumes: f64,
+    /// `view.resume`s answered by a fresh view flagged `reset`, since start.
+    pub view_resets: f64,
+    /// Held views closed unresumed (grace ended, or pushed out by the bounds), since start.
+    pub views_detached_closed: f64,
     /// Publishes refused by the store (a record would pass 128 fields).
     pub publishes_rejected: f64,
     /// Orders accepted since start (0 with orders disabled).
@@ -444,9 +485,11 @@ impl JsEngine {
         .map_err(|e| to_js(&env, e))?;
         let status = raw.resolve_status().map_err(|e| to_js(&env, e))?;
         let history = raw.resolve_history().map_err(|e| to_js(&env, e))?;
+        let view_resume = raw.resolve_view_resume().map_err(|e| to_js(&env, e))?;
         let inner = runtime::Engine::start_node(cfg, orders, cluster).map_err(|e| to_js(&env, e))?;
         inner.set_status(status).map_err(|e| to_js(&env, e))?;
         inner.set_history(history).map_err(|e| to_js(&env, e))?;
+        inner.set_view_resume(view_resume).map_err(|e| to_js(&env, e))?;
         Ok(JsEngine { inner })
     }
 
@@ -487,9 +530,13 @@ impl JsEngine {
             .map_err(|e| to_js(&env, e))
     }
 
-    /// Closes a session; unknown ids are ignored.
+    /// Closes a session; unknown ids are ignored. `keepViews`: the connection dropped (its client
+    /// did not close it), so its views are held for `view.resume` (`viewResumeGraceMs`).
     #[napi]
-    pub fn close_session(&self, env: Env, session_id: u32) -> napi::Result<()> {
+    pub fn close_session(&self, env: Env, session_id: u32, keep_views: Option<bool>) -> napi::Result<()> {
+        if keep_views == Some(true) {
+            return self.inner.detach_session(session_id).map_err(|e| to_js(&env, e));
+        }
         self.inner.close_session(session_id).map_err(|e| to_js(&env, e))
     }
 
@@ -587,6 +634,27 @@ impl JsEngine {
     ) -> napi::Result<()> {
         self.inner
             .view_change(session_id, req_id, view_id, offset, size)
+            .map_err(|e| to_js(&env, e))
+    }
+
+    /// `view.resume`: continues a view held since its session dropped (`view.resumed`, then the
+    /// diff it missed) or opens `resume`'s definition afresh (`view.created` flagged `reset`); or
+    /// an `error`. Arrives in the session's frames.
+    #[napi]
+    pub fn view_resume(&self, env: Env, session_id: u32, req_id: u32, resume: ViewResumeInput) -> napi::Result<()> {
+        let r = crate::hub::ViewResume {
+            epoch: whole(resume.epoch),
+            session_id: resume.session_id,
+            view_id: resume.view_id,
+            seq: whole(resume.seq),
+            container: resume.container,
+            filter: resume.filter,
+            sort: resume.sort,
+            offset: resume.offset,
+            size: resume.size,
+        };
+        self.inner
+            .view_resume(session_id, req_id, r)
             .map_err(|e| to_js(&env, e))
     }
 
@@ -775,6 +843,10 @@ impl JsEngine {
             containers: s.containers as f64,
             views: s.views as f64,
             view_windows: s.view_windows as f64,
+            views_detached: s.views_detached as f64,
+            view_resumes: s.view_resumes as f64,
+            view_resets: s.view_resets as f64,
+            views_detached_closed: s.views_detached_closed as f64,
             publishes_rejected: s.publishes_rejected as f64,
             orders_accepted: s.orders_accepted as f64,
             orders_rejected: s.orders_rejected as f64,

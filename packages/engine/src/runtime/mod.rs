@@ -117,8 +117,16 @@ pub struct EngineStats {
     pub containers: u64,
     /// Materialised views (unique requests), in grace included.
     pub views: u64,
-    /// Open view windows (view subscribers).
+    /// Open view windows (view subscribers), held ones included.
     pub view_windows: u64,
+    /// Views of dropped sessions held for `view.resume` now.
+    pub views_detached: u64,
+    /// `view.resume`s that continued a held view, since start.
+    pub view_resumes: u64,
+    /// `view.resume`s answered by a fresh view flagged `reset`, since start.
+    pub view_resets: u64,
+    /// Held views closed unresumed (grace ended, or pushed out by the bounds), since start.
+    pub views_detached_closed: u64,
     /// Orders accepted since start (0 when orders are disabled).
     pub orders_accepted: u64,
     /// Order requests rejected since start.
@@ -158,6 +166,10 @@ struct AtomicStats {
     containers: AtomicU64,
     views: AtomicU64,
     view_windows: AtomicU64,
+    views_detached: AtomicU64,
+    view_resumes: AtomicU64,
+    view_resets: AtomicU64,
+    views_detached_closed: AtomicU64,
 }
 
 impl AtomicStats {
@@ -176,6 +188,10 @@ impl AtomicStats {
         self.containers.store(h.containers, r);
         self.views.store(h.views, r);
         self.view_windows.store(h.view_windows, r);
+        self.views_detached.store(h.views_detached, r);
+        self.view_resumes.store(h.view_resumes, r);
+        self.view_resets.store(h.view_resets, r);
+        self.views_detached_closed.store(h.views_detached_closed, r);
     }
 
     fn snapshot(&self) -> EngineStats {
@@ -195,6 +211,10 @@ impl AtomicStats {
             containers: self.containers.load(r),
             views: self.views.load(r),
             view_windows: self.view_windows.load(r),
+            views_detached: self.views_detached.load(r),
+            view_resumes: self.view_resumes.load(r),
+            view_resets: self.view_resets.load(r),
+            views_detached_closed: self.views_detached_closed.load(r),
             ..EngineStats::default()
         }
     }
@@ -542,6 +562,26 @@ impl Engine {
             return Ok(());
         }
         self.send(Command::CloseSession { sid })
+    }
+
+    /// Closes a session whose connection dropped (not closed by its client): as `close_session`,
+    /// but its views are held for `view.resume` (`ViewResumeConfig`). Ignored on a shut engine.
+    pub fn detach_session(&self, sid: u32) -> Result<()> {
+        if self.is_shut() {
+            return Ok(());
+        }
+        self.send(Command::DetachSession { sid })
+    }
+
+    /// `view.resume`: `view.resumed` and the missed diff, or a `view.created` flagged `reset`
+    /// (or an error frame), arrive in the session's stream.
+    pub fn view_resume(&self, sid: u32, req_id: u32, resume: crate::hub::ViewResume) -> Result<()> {
+        self.send(Command::ViewResume { sid, req_id, resume })
+    }
+
+    /// New settings of held views (`view.resume`).
+    pub fn set_view_resume(&self, cfg: crate::hub::ViewResumeConfig) -> Result<()> {
+        self.send(Command::SetViewResume(cfg))
     }
 
     /// Subscribes; the ack, images or an error frame arrive in the session's stream.

@@ -6,6 +6,8 @@
 
 mod columns;
 #[cfg(test)]
+mod detach_tests;
+#[cfg(test)]
 mod expiry_tests;
 mod fanout;
 #[cfg(test)]

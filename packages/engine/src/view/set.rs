@@ -137,6 +137,8 @@ pub struct ViewSet {
     row_bytes: RowBytes,
     /// Window id -> the owner's tag (see [`ViewSet::set_window_tag`]).
     tags: Vec<WindowTag>,
+    /// Window id -> seq of the last message sent for it (see [`ViewSet::window_seq`]).
+    seqs: Vec<u64>,
 }
 
 /// Words a window's owner keeps with it (the hub: session slot, viewId, reqId, pending flags),
@@ -169,6 +171,7 @@ impl ViewSet {
             light: Vec::new(),
             row_bytes: RowBytes::default(),
             tags: Vec::new(),
+            seqs: Vec::new(),
         }
     }
 

@@ -63,6 +63,15 @@ impl WindowDiff {
     }
 }
 
+/// Field updates a detached window's rows took while nothing was sent (see [`Window::detach`]).
+#[derive(Debug, Clone, Default)]
+struct Pending {
+    /// Row (record id) -> changed field ids, sorted, merged over every update since the detach.
+    fields: FxHashMap<u32, Vec<u32>>,
+    /// Rows of `fields` whose changes merge more than one record update (sent `conflated`).
+    merged: rustc_hash::FxHashSet<u32>,
+}
+
 /// A window's position and what its subscriber last received.
 #[derive(Debug, Clone)]
 pub struct Window {
@@ -71,6 +80,11 @@ pub struct Window {
     sent: Vec<u32>,
     sent_count: Option<usize>,
     moved: bool,
+    /// Detached (its subscriber's connection dropped): flushes skip it.
+    detached: bool,
+    /// Field updates of the sent rows gathered while detached, so the first diff after a
+    /// re-attach sends exactly what was missed; taken by that diff.
+    pending: Option<Box<Pending>>,
 }
 
 impl Window {
@@ -82,7 +96,55 @@ impl Window {
             sent: Vec::new(),
             sent_count: None,
             moved: true,
+            detached: false,
+            pending: None,
         }
+    }
+
+    /// Detaches the window: flushes send nothing for it (its `sent` rows stay what the
+    /// subscriber holds) and field updates of those rows are gathered until [`Window::attach`].
+    pub fn detach(&mut self) {
+        self.detached = true;
+        if self.pending.is_none() {
+            self.pending = Some(Box::default());
+        }
+    }
+
+    /// True while detached.
+    pub fn is_detached(&self) -> bool {
+        self.detached
+    }
+
+    /// Notes, for a detached window, that its sent row `row` changed `fields` (sorted); `merged`:
+    /// the change already merges several record updates. Ignored when attached.
+    pub fn gather(&mut self, row: u32, fields: &[u32], merged: bool) {
+        let Some(p) = self.pending.as_deref_mut().filter(|_| self.detached) else {
+            return;
+        };
+        match p.fields.get_mut(&row) {
+            Some(f) => {
+                f.extend_from_slice(fields);
+                f.sort_unstable();
+                f.dedup();
+                p.merged.insert(row);
+            }
+            None => {
+                p.fields.insert(row, fields.to_vec());
+                if merged {
+                    p.merged.insert(row);
+                }
+            }
+        }
+    }
+
+    /// Re-attaches a detached window at (`offset`, `size`): its next flush diffs the view's slice
+    /// against the rows last sent and carries the gathered field updates of the rows that stay
+    /// (the diff since the detach, as one message).
+    pub fn attach(&mut self, offset: usize, size: usize) {
+        self.offset = offset;
+        self.size = size;
+        self.moved = true;
+        self.detached = false;
     }
 
     /// Current offset.
@@ -165,6 +227,7 @@ impl Window {
             return (!d.is_empty()).then_some(d);
         }
         self.moved = false;
+        let pending = self.pending.take().unwrap_or_default();
         let new: Vec<u32> = view.rows(self.offset, self.size).collect();
         if snapshot {
             d.entered = new.iter().enumerate().map(|(i, &r)| (i as u32, r)).collect();
@@ -185,8 +248,22 @@ impl Window {
             if !keep[k] {
                 d.moved.push((j as u32, r));
             }
-            if let Some(f) = dirty.get(&r) {
-                d.updated.push((r, f.clone()));
+            match (dirty.get(&r), pending.fields.get(&r)) {
+                (Some(f), None) => d.updated.push((r, f.clone())),
+                (None, Some(p)) => {
+                    d.updated.push((r, p.clone()));
+                    if pending.merged.contains(&r) {
+                        d.conflated.push(r);
+                    }
+                }
+                (Some(f), Some(p)) => {
+                    let mut both: Vec<u32> = f.iter().chain(p).copied().collect();
+                    both.sort_unstable();
+                    both.dedup();
+                    d.updated.push((r, both));
+                    d.conflated.push(r);
+                }
+                (None, None) => {}
             }
         }
         d.entered = new

@@ -29,12 +29,13 @@ pub struct ViewCreated<'o> {
 }
 
 impl<'o> ViewCreated<'o> {
-    /// Writes `{"type":"view.created","reqId","viewId","count","rows":[`.
-    pub fn begin(out: &'o mut Vec<u8>, req_id: u32, view_id: u32, count: u64) -> Self {
+    /// Writes `{"type":"view.created","reqId","viewId"[,"seq"],"count","rows":[`.
+    pub fn begin(out: &'o mut Vec<u8>, req_id: u32, view_id: u32, seq: Option<u64>, count: u64) -> Self {
         out.extend_from_slice(b"{\"type\":\"view.created\",\"reqId\":");
         write_u64(out, req_id.into());
         out.extend_from_slice(b",\"viewId\":");
         write_u64(out, view_id.into());
+        write_seq(out, seq);
         out.extend_from_slice(b",\"count\":");
         write_u64(out, count);
         out.extend_from_slice(b",\"rows\":[");
@@ -55,7 +56,17 @@ impl<'o> ViewCreated<'o> {
 
     /// Closes the row list and the message.
     pub fn finish(self) {
-        self.out.extend_from_slice(b"]}");
+        self.finish_flagged(false);
+    }
+
+    /// Closes the row list and the message, with `"reset":true` when `reset` (the answer to a
+    /// `view.resume` that could not continue the view: the client's window restarts from it).
+    pub fn finish_flagged(self, reset: bool) {
+        self.out.push(b']');
+        if reset {
+            self.out.extend_from_slice(b",\"reset\":true");
+        }
+        self.out.push(b'}');
     }
 }
 
@@ -81,13 +92,14 @@ pub struct ViewRows<'o> {
 }
 
 impl<'o> ViewRows<'o> {
-    /// Writes `{"type":"view.rows","reqId","viewId"`; `req_id` is the latest `view.change`'s
-    /// (or the `view.create`'s).
-    pub fn begin(out: &'o mut Vec<u8>, req_id: u32, view_id: u32) -> Self {
+    /// Writes `{"type":"view.rows","reqId","viewId"[,"seq"]`; `req_id` is the latest
+    /// `view.change`'s (or the `view.create`'s, or the `view.resume`'s).
+    pub fn begin(out: &'o mut Vec<u8>, req_id: u32, view_id: u32, seq: Option<u64>) -> Self {
         out.extend_from_slice(b"{\"type\":\"view.rows\",\"reqId\":");
         write_u64(out, req_id.into());
         out.extend_from_slice(b",\"viewId\":");
         write_u64(out, view_id.into());
+        write_seq(out, seq);
         ViewRows {
             out,
             section: Section::None,
@@ -157,10 +169,19 @@ impl<'o> ViewRows<'o> {
     }
 }
 
-/// `view.size`: `{"type":"view.size","viewId","count"}`.
-pub fn view_size(out: &mut Vec<u8>, view_id: u32, count: u64) {
+/// `,"seq":n` when `seq` is set.
+fn write_seq(out: &mut Vec<u8>, seq: Option<u64>) {
+    if let Some(seq) = seq {
+        out.extend_from_slice(b",\"seq\":");
+        write_u64(out, seq);
+    }
+}
+
+/// `view.size`: `{"type":"view.size","viewId"[,"seq"],"count"}`.
+pub fn view_size(out: &mut Vec<u8>, view_id: u32, seq: Option<u64>, count: u64) {
     out.extend_from_slice(b"{\"type\":\"view.size\",\"viewId\":");
     write_u64(out, view_id.into());
+    write_seq(out, seq);
     out.extend_from_slice(b",\"count\":");
     write_u64(out, count);
     out.push(b'}');
@@ -175,6 +196,18 @@ pub fn view_closed(out: &mut Vec<u8>, req_id: u32, view_id: u32) {
     out.push(b'}');
 }
 
+/// `view.resumed`: `{"type":"view.resumed","reqId","viewId","seq"}`: the view continues from
+/// `seq` (the last message the client holds); the messages it missed follow from `seq + 1`.
+pub fn view_resumed(out: &mut Vec<u8>, req_id: u32, view_id: u32, seq: u64) {
+    out.extend_from_slice(b"{\"type\":\"view.resumed\",\"reqId\":");
+    write_u64(out, req_id.into());
+    out.extend_from_slice(b",\"viewId\":");
+    write_u64(out, view_id.into());
+    out.extend_from_slice(b",\"seq\":");
+    write_u64(out, seq);
+    out.push(b'}');
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,7 +216,7 @@ mod tests {
     #[test]
     fn rows_writer_skips_empty_lists_and_closes_the_open_one() {
         let mut out = Vec::new();
-        let mut w = ViewRows::begin(&mut out, 3, 1);
+        let mut w = ViewRows::begin(&mut out, 3, 1, None);
         assert!(w.is_empty());
         w.left(4);
         w.left(5);
@@ -199,12 +232,28 @@ mod tests {
     #[test]
     fn empty_created_and_empty_rows() {
         let mut out = Vec::new();
-        ViewCreated::begin(&mut out, 1, 2, 0).finish();
+        ViewCreated::begin(&mut out, 1, 2, None, 0).finish();
         out.push(b' ');
-        ViewRows::begin(&mut out, 1, 2).finish();
+        ViewRows::begin(&mut out, 1, 2, None).finish();
+        out.push(b' ');
+        ViewCreated::begin(&mut out, 1, 2, Some(1), 0).finish_flagged(true);
+        out.push(b' ');
+        ViewRows::begin(&mut out, 1, 2, Some(4)).finish();
+        out.push(b' ');
+        view_size(&mut out, 2, Some(5), 9);
+        out.push(b' ');
+        view_resumed(&mut out, 3, 2, 5);
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            r#"{"type":"view.created","reqId":1,"viewId":2,"count":0,"rows":[]} {"type":"view.rows","reqId":1,"viewId":2}"#
+            [
+                r#"{"type":"view.created","reqId":1,"viewId":2,"count":0,"rows":[]}"#,
+                r#"{"type":"view.rows","reqId":1,"viewId":2}"#,
+                r#"{"type":"view.created","reqId":1,"viewId":2,"seq":1,"count":0,"rows":[],"reset":true}"#,
+                r#"{"type":"view.rows","reqId":1,"viewId":2,"seq":4}"#,
+                r#"{"type":"view.size","viewId":2,"seq":5,"count":9}"#,
+                r#"{"type":"view.resumed","reqId":3,"viewId":2,"seq":5}"#,
+            ]
+            .join(" ")
         );
     }
 }

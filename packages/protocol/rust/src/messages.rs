@@ -52,12 +52,16 @@ pub mod kind {
     pub const CONTAINER_PUBLISH: &str = "container.publish";
     /// `view.create` (`ViewCreate`, client->server on /stream).
     pub const VIEW_CREATE: &str = "view.create";
+    /// `view.resume` (`ViewResume`, client->server on /stream).
+    pub const VIEW_RESUME: &str = "view.resume";
     /// `view.change` (`ViewChange`, client->server on /stream).
     pub const VIEW_CHANGE: &str = "view.change";
     /// `view.close` (`ViewClose`, client->server on /stream).
     pub const VIEW_CLOSE: &str = "view.close";
     /// `view.created` (`ViewCreated`, server->client on /stream).
     pub const VIEW_CREATED: &str = "view.created";
+    /// `view.resumed` (`ViewResumed`, server->client on /stream).
+    pub const VIEW_RESUMED: &str = "view.resumed";
     /// `view.rows` (`ViewRows`, server->client on /stream).
     pub const VIEW_ROWS: &str = "view.rows";
     /// `view.size` (`ViewSize`, server->client on /stream).
@@ -128,9 +132,11 @@ pub mod kind {
         ADMIN_METRICS,
         CONTAINER_PUBLISH,
         VIEW_CREATE,
+        VIEW_RESUME,
         VIEW_CHANGE,
         VIEW_CLOSE,
         VIEW_CREATED,
+        VIEW_RESUMED,
         VIEW_ROWS,
         VIEW_SIZE,
         VIEW_CLOSED,
@@ -738,6 +744,30 @@ pub mod view_create {
     pub const REQUIRED: &[&str] = &[key::TYPE, key::REQ_ID, key::CONTAINER, key::WINDOW];
 }
 
+/// `ViewResume`: `view.resume`.
+pub mod view_resume {
+    use super::{key, kind};
+
+    /// Its `type` values.
+    pub const TYPES: &[&str] = &[kind::VIEW_RESUME];
+    /// Every key, in canonical (wire) order.
+    pub const KEYS: &[&str] = &[
+        key::TYPE,
+        key::REQ_ID,
+        key::EPOCH,
+        key::SESSION_ID,
+        key::VIEW_ID,
+        key::SEQ,
+        key::CONTAINER,
+        key::FILTER,
+        key::SORT,
+        key::WINDOW,
+    ];
+    /// The keys it always carries.
+    pub const REQUIRED: &[&str] =
+        &[key::TYPE, key::REQ_ID, key::EPOCH, key::SESSION_ID, key::VIEW_ID, key::SEQ, key::CONTAINER, key::WINDOW];
+}
+
 /// `ViewChange`: `view.change`.
 pub mod view_change {
     use super::{key, kind};
@@ -769,9 +799,21 @@ pub mod view_created {
     /// Its `type` values.
     pub const TYPES: &[&str] = &[kind::VIEW_CREATED];
     /// Every key, in canonical (wire) order.
-    pub const KEYS: &[&str] = &[key::TYPE, key::REQ_ID, key::VIEW_ID, key::COUNT, key::ROWS];
+    pub const KEYS: &[&str] = &[key::TYPE, key::REQ_ID, key::VIEW_ID, key::SEQ, key::COUNT, key::ROWS, key::RESET];
     /// The keys it always carries.
     pub const REQUIRED: &[&str] = &[key::TYPE, key::REQ_ID, key::VIEW_ID, key::COUNT, key::ROWS];
+}
+
+/// `ViewResumed`: `view.resumed`.
+pub mod view_resumed {
+    use super::{key, kind};
+
+    /// Its `type` values.
+    pub const TYPES: &[&str] = &[kind::VIEW_RESUMED];
+    /// Every key, in canonical (wire) order.
+    pub const KEYS: &[&str] = &[key::TYPE, key::REQ_ID, key::VIEW_ID, key::SEQ];
+    /// The keys it always carries.
+    pub const REQUIRED: &[&str] = &[key::TYPE, key::REQ_ID, key::VIEW_ID, key::SEQ];
 }
 
 /// `ViewRows`: `view.rows`.
@@ -782,7 +824,7 @@ pub mod view_rows {
     pub const TYPES: &[&str] = &[kind::VIEW_ROWS];
     /// Every key, in canonical (wire) order.
     pub const KEYS: &[&str] =
-        &[key::TYPE, key::REQ_ID, key::VIEW_ID, key::LEFT, key::MOVED, key::ENTERED, key::UPDATED];
+        &[key::TYPE, key::REQ_ID, key::VIEW_ID, key::SEQ, key::LEFT, key::MOVED, key::ENTERED, key::UPDATED];
     /// The keys it always carries.
     pub const REQUIRED: &[&str] = &[key::TYPE, key::REQ_ID, key::VIEW_ID];
 }
@@ -794,7 +836,7 @@ pub mod view_size {
     /// Its `type` values.
     pub const TYPES: &[&str] = &[kind::VIEW_SIZE];
     /// Every key, in canonical (wire) order.
-    pub const KEYS: &[&str] = &[key::TYPE, key::VIEW_ID, key::COUNT];
+    pub const KEYS: &[&str] = &[key::TYPE, key::VIEW_ID, key::SEQ, key::COUNT];
     /// The keys it always carries.
     pub const REQUIRED: &[&str] = &[key::TYPE, key::VIEW_ID, key::COUNT];
 }

@@ -60,6 +60,9 @@ impl ViewSet {
                 let Some((_, win)) = self.windows[w as usize].as_mut() else {
                     continue;
                 };
+                if win.is_detached() {
+                    continue; // sends nothing; its first diff after a re-attach re-slices
+                }
                 let hit =
                     range.is_some_and(|(lo, hi)| lo < win.offset().saturating_add(win.size()) && hi >= win.offset());
                 if hit || win.needs_slice() {
@@ -85,8 +88,9 @@ impl ViewSet {
                             if !merged.is_empty() {
                                 d.conflated
                                     .extend(d.updated.iter().map(|u| u.0).filter(|r| merged.contains(r)));
-                                d.conflated.sort_unstable();
                             }
+                            d.conflated.sort_unstable();
+                            d.conflated.dedup();
                             out.push(d);
                         }
                         None => {
@@ -142,6 +146,10 @@ impl ViewSet {
             for (&row, fields) in dirty.iter() {
                 for &(w, wc) in self.shown.windows(row) {
                     if wc != container {
+                        continue;
+                    }
+                    if let Some((_, win)) = self.windows[w as usize].as_mut().filter(|(_, win)| win.is_detached()) {
+                        win.gather(row, fields, merged.contains(&row));
                         continue;
                     }
                     let i = match self.marks.get(w) {

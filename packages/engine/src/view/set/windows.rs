@@ -42,6 +42,9 @@ impl ViewSet {
         if let Some(t) = self.tags.get_mut(id as usize) {
             *t = [0; 4];
         }
+        if let Some(q) = self.seqs.get_mut(id as usize) {
+            *q = 0;
+        }
         self.moved_windows.push(id);
         Ok(id)
     }
@@ -76,6 +79,41 @@ impl ViewSet {
     pub fn move_window(&mut self, window: u32, offset: usize, size: usize) -> Result<()> {
         self.check_window(size)?;
         self.window_mut(window)?.1.set(offset, size);
+        self.moved_windows.push(window);
+        Ok(())
+    }
+
+    /// The seq of the last message sent for open `window` (0: none yet), `None` if it is not open.
+    /// The owner numbers the window's messages (`view.created` 1, then +1 per `view.size` and
+    /// `view.rows`) and records each here.
+    #[inline]
+    pub fn window_seq(&self, window: u32) -> Option<u64> {
+        self.windows.get(window as usize)?.as_ref()?;
+        Some(self.seqs.get(window as usize).copied().unwrap_or(0))
+    }
+
+    /// Records `seq` as the last message sent for open `window` (see [`ViewSet::window_seq`]).
+    pub fn set_window_seq(&mut self, window: u32, seq: u64) -> Result<()> {
+        self.window_mut(window)?;
+        if self.seqs.len() <= window as usize {
+            self.seqs.resize(window as usize + 1, 0);
+        }
+        self.seqs[window as usize] = seq;
+        Ok(())
+    }
+
+    /// Detaches open `window` (its subscriber's connection dropped): flushes send nothing for it
+    /// and gather the field updates of the rows it last sent, until [`ViewSet::attach_window`].
+    pub fn detach_window(&mut self, window: u32) -> Result<()> {
+        self.window_mut(window)?.1.detach();
+        Ok(())
+    }
+
+    /// Re-attaches a detached window at (`offset`, `size`): the next flush diffs its slice
+    /// against the rows last sent, with the field updates gathered meanwhile.
+    pub fn attach_window(&mut self, window: u32, offset: usize, size: usize) -> Result<()> {
+        self.check_window(size)?;
+        self.window_mut(window)?.1.attach(offset, size);
         self.moved_windows.push(window);
         Ok(())
     }
