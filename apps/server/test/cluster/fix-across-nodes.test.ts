@@ -12,7 +12,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/transport/free-port.js';
 import { mainBuilt } from '../built.js';
 import { ensureInitiator, fixNow, QfjInitiator, type FixMsg } from '../fix/qfj.js';
-import { RawSocket, tempDir } from '../helpers.js';
+import { RawSocket, tempDir, waitForAsync } from '../helpers.js';
 import { clusterTestCleanup, startTestCluster } from './cluster-test.js';
 import { natsAvailable } from './nats-cluster.js';
 import { nodeMetric } from './node-metrics.js';
@@ -55,7 +55,9 @@ describe.runIf(natsAvailable() && mainBuilt())('cluster: FIX orders', () => {
     const ports = await twoPorts();
     const { nodes, leader } = await startTestCluster(2, {
       extraArgs: ['--fix-demo-sessions', '--fill-interval-ms', '5'],
-      nodeArgs: (i) => ['--fix-port', String(ports[i])],
+      // each node its own session store (the default, `fix` beside the journal directory, is
+      // one directory for every temp journal)
+      nodeArgs: (i) => ['--fix-port', String(ports[i]), '--fix-store-dir', tempDir(`tidewire-fix-store-${i}-`)],
     });
     const follower = nodes.find((n) => n !== leader)!;
 
@@ -75,7 +77,8 @@ describe.runIf(natsAvailable() && mainBuilt())('cluster: FIX orders', () => {
     tags(created, { 150: '0', 39: '0', 38: '100', 151: '100', 14: '0' });
     const orderId = Number(created.fields.get(37));
     expect(orderId).toBeGreaterThan(0);
-    expect(await nodeMetric(follower, 'tidewire_cluster_orders_forwarded_total')).toBeGreaterThanOrEqual(1);
+    // the follower forwarded it (its metrics are sampled once a second)
+    await waitForAsync(async () => ((await nodeMetric(follower, 'tidewire_cluster_orders_forwarded_total')) ?? 0) >= 1, 'the forwarded request counted on the follower');
 
     // alice's web blotter on the leader lists the FIX order with the same order id
     const token = await passwordToken(leader, 'alice');
