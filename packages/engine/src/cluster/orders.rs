@@ -1,18 +1,19 @@
 //! The NATS side of the replicated order desk (docs/architecture.md, "Cluster mode: orders").
 //!
 //! - Stream `<name>_ORDERS` (subjects `<name>.orders.>`, file storage, `replicas`): the desk's
-//!   decided order events, each on the subject of the term that decided it
-//!   (`<name>.orders.ev.<node>.<term>`), after one `<name>.orders.genesis` message (so every
-//!   publish can be fenced on a last seq >= 1).
+//!   decided order events, in messages of one or more (`batch.rs`) on the subject of the term that
+//!   decided them (`<name>.orders.ev.<node>.<term>`), after one `<name>.orders.genesis` message
+//!   (so every publish can be fenced on a last seq >= 1).
 //! - KV bucket `<name>_desk` (history 1, `max_age` = `LEASE`): key `leader` is the lease. The holder
-//!   refreshes it with `update(revision)` every `LEASE / 4`; the others try `create` as often.
+//!   refreshes it with `update(revision)` every `LEASE / 4`, a failed refresh retried while the
+//!   lease is valid (`lease.rs`); the others try `create` as often.
 //! - Requests of sessions on a node that does not lead go to `<name>.desk.req` as core NATS
 //!   requests (reply subject `<name>.desk.rep.<node>.<id>`); only the active leader subscribes,
 //!   and it answers each with the one message the session gets (`order.ack`, `order.reject` or
 //!   `error`).
 //!
-//! Tasks on the link's runtime: the publisher (pipelined stream publishes, completions in publish
-//! order), the consumer (an ordered push consumer from the last applied seq + 1, batches sent to
+//! Tasks on the link's runtime: the publisher (group commit: the events queued when a message is
+//! sent go in it; messages pipelined, completions in publish order), the consumer (an ordered push consumer from the last applied seq + 1, batches sent to
 //! the engine thread), the election, the request server (leader) and the forwarder (followers).
 //! They all end when the desk's `DeskLink` is dropped (the engine thread ended).
 

@@ -8,11 +8,13 @@
 //! its durable book has applied that seq, then it becomes the **leader**: live book := durable
 //! book, working orders indexed, orders left New acknowledged, a new term (event subject) begun,
 //! and it serves forwarded requests. The leader decides exactly like the single-process desk;
-//! each decided event is published fenced (`Nats-Expected-Last-Sequence` = the seq the previous
-//! event got, pipelined as base + k, and `Nats-Expected-Last-Msg-Id` = the term's previous
-//! event's id, so a publish following a failed one of the same term cannot land on another
-//! node's event). Its completion (link thread, in publish order) sends the `order.ack` to the local
-//! session's worker or to the forwarding node. A failed publish (timed out, fenced, no quorum) or
+//! each decided event goes into the term's next stream message, fenced (`batch.rs`:
+//! `Nats-Expected-Last-Sequence` = the seq the previous message got, pipelined as base + k, and
+//! `Nats-Expected-Last-Msg-Id` = the term's previous message's id, so a message following a failed
+//! one of the same term cannot land on another node's event). Its completion (link thread, in
+//! publish order) sends the `order.ack`, with the event's seq among the stream's events, to the
+//! local session's worker or to the forwarding node; a gateway's event is reported by the gateway
+//! of the node that took the request when the stream brings it back (its origin tag). A failed publish (timed out, fenced, no quorum) or
 //! the lost lease makes the leader step down: it stops deciding (its live book may hold events
 //! never stored), and re-promotes from the stream while it still holds the lease. The leader, too,
 //! applies the durable side only from the stream: one path on every node.
