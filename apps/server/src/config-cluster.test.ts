@@ -20,6 +20,13 @@ const URLS = 'nats://127.0.0.1:4222, nats://127.0.0.1:4223,tls://nats-3.internal
 const SECRET = ['--token-secret', 'a-shared-cluster-secret'];
 
 describe('cluster settings', () => {
+  it('take a FIX port: the gateway uses the cluster order path, its session store per node beside the journal', () => {
+    const journal = path.join(dir, 'node-journal');
+    const c = load({ argv: ['--cluster', URLS, ...SECRET, '--fix-port', '9878', '--fix-demo-sessions', '--journal-dir', journal] });
+    expect(c.fix.port).toBe(9878);
+    expect(c.fix.storeDir).toBe(path.join(dir, 'fix'));
+  });
+
   it('are off by default: no URLs, nothing cluster-related passed to the engine', () => {
     const c = load();
     expect(c.cluster).toEqual({ urls: [], node: 'host-example-com', name: 'tidewire', replicas: 3, requestTimeoutMs: 2000 });

@@ -568,10 +568,6 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const prefs = out.prefs!;
   const journalDir = String(out.orders!.journalDir);
   prefs.dir = prefs.dir !== '' ? path.resolve(String(prefs.dir)) : journalDir === '' ? '' : path.join(path.dirname(path.resolve(journalDir)), 'prefs');
-  // FIX orders enter the single-node desk; a cluster's orders are decided by its order leader
-  if ((out.fix!.port as number) !== 0 && (cluster.urls as string[]).length > 0) {
-    throw new ConfigError(`fix.port (${out.fix!.port}) cannot be used in cluster mode (cluster.urls): the FIX gateway takes orders on single-node servers`);
-  }
 
   (out as Record<string, unknown>).statements = statements;
   return deepFreeze(out as unknown as Config);

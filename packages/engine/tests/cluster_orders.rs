@@ -1,7 +1,8 @@
 //! Orders in cluster mode: two engines (separate links) on a real 3-server NATS cluster. The
 //! leader decides through the replicated order stream; every node applies it (same ids, same
 //! blotters); a stopped leader, a killed stream leader and a lost quorum never lose or invent
-//! an acknowledged order.
+//! an acknowledged order; a gateway on a node that does not lead has its orders decided by the
+//! leader and reported to it through the stream.
 
 #[path = "nats_util/mod.rs"]
 mod nats_util;
@@ -9,13 +10,15 @@ mod nats_util;
 mod orders_util;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use orders_util::{order, orders_config, Rig};
+use orders_util::{order, orders_config, Recorder, Rig, Seen};
 use serde_json::Value;
 use tidewire_engine::cluster::ClusterConfig;
 use tidewire_engine::config::EngineConfig;
-use tidewire_engine::order::Side;
+use tidewire_engine::order::{Side, TimeInForce};
+use tidewire_engine::orders::{GatewayOp, OrderInput};
 use tidewire_engine::runtime::Engine;
 
 /// Longest wait for anything cluster-wide (an election, a NATS server restart, a catch-up).
@@ -370,4 +373,84 @@ fn the_order_leader_applies_the_risk_rules() {
     );
     follower.engine.order_submit(sid, 2, resting("near")).unwrap();
     ack_id(&follower.reply(sid, 2));
+}
+
+#[test]
+fn a_gateway_on_a_node_that_does_not_lead_has_its_orders_decided_by_the_leader() {
+    if !nats_util::nats_available() {
+        eprintln!("nats-server not found: skipped");
+        return;
+    }
+    let nats = nats_util::NatsCluster::start("gateway");
+    let mut rigs = [node(&nats, "a", CLUSTER_WAIT), node(&nats, "b", CLUSTER_WAIT)];
+    let l = leader(&[&rigs[0], &rigs[1]]);
+    let f = 1 - l;
+    // an order of alice from the web on the leader: event seqs 1 (accepted) and 2 (acknowledged)
+    let web = rigs[l].session("alice");
+    rigs[l].engine.order_submit(web, 1, resting("web-1")).expect("submit");
+    ack_id(&rigs[l].reply(web, 1));
+
+    // a node started now attaches its gateway once it applied the stream as far as it reached:
+    // web-1 is in the attach, and none of its events is reported again after it
+    let late = node(&nats, "c", CLUSTER_WAIT);
+    let seen_late = Arc::new(Seen::default());
+    late.engine
+        .attach_gateway(vec!["alice".into()], Arc::new(Recorder(Arc::clone(&seen_late))))
+        .expect("attach");
+    assert_eq!(seen_late.wait(1), ["attached alice:web-1"]);
+
+    let seen = Arc::new(Seen::default());
+    rigs[f]
+        .engine
+        .attach_gateway(vec!["alice".into()], Arc::new(Recorder(Arc::clone(&seen))))
+        .expect("attach");
+    assert_eq!(seen.wait(1), ["attached alice:web-1"]);
+    let submit = |cid: &str| {
+        GatewayOp::Submit(OrderInput {
+            client_order_id: cid.into(),
+            instrument: EURUSD.into(),
+            side: Side::Buy,
+            quantity: 10.0,
+            price: Some(1.0),
+            time_in_force: TimeInForce::Day,
+        })
+    };
+    // forwarded to the leader; reported with the request id when the stream brings it back
+    rigs[f]
+        .engine
+        .gateway_request("alice", 7, submit("g-1"))
+        .expect("request");
+    assert_eq!(
+        seen.wait(3)[1..],
+        [
+            "durable g-1 accepted new Some(7) 3",
+            "durable g-1 acknowledged acknowledged None 4"
+        ]
+    );
+    // refused by the leader's desk: the refusal comes back to the gateway
+    rigs[f]
+        .engine
+        .gateway_request("alice", 8, submit("g-1"))
+        .expect("request");
+    let cancel = GatewayOp::Cancel {
+        client_order_id: "g-1".into(),
+    };
+    rigs[f].engine.gateway_request("alice", 9, cancel).expect("request");
+    assert_eq!(
+        seen.wait(5)[3..],
+        ["refused 8 duplicate", "durable g-1 cancelled cancelled Some(9) 5"]
+    );
+    // the late node's gateway saw g-1 as an order entered elsewhere (no request of its own)
+    assert_eq!(
+        seen_late.wait(4)[1..],
+        [
+            "durable g-1 accepted new None 3",
+            "durable g-1 acknowledged acknowledged None 4",
+            "durable g-1 cancelled cancelled None 5"
+        ]
+    );
+    // and the leader's blotter of alice lists both orders
+    eventually(CLUSTER_WAIT, "both orders in alice's blotter on the leader", || {
+        blotter(&rigs[l], "alice").len() == 2
+    });
 }

@@ -7,65 +7,12 @@ mod journal_util;
 #[path = "orders_util/mod.rs"]
 mod orders_util;
 
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::Instant;
+use std::sync::Arc;
 
 use journal_util::TempDir;
-use orders_util::{order, orders_config, Rig, WAIT};
-use tidewire_engine::order::{Order, OrderReject, Side, TimeInForce};
-use tidewire_engine::orders::{Durable, GatewayOp, GatewaySink, OrderInput};
-
-/// What the sink saw, as text lines.
-#[derive(Default)]
-struct Seen {
-    lines: Mutex<Vec<String>>,
-    cv: Condvar,
-}
-
-impl Seen {
-    fn push(&self, line: String) {
-        self.lines.lock().unwrap().push(line);
-        self.cv.notify_all();
-    }
-    /// Waits (bounded) until `n` lines arrived; returns them.
-    fn wait(&self, n: usize) -> Vec<String> {
-        let deadline = Instant::now() + WAIT;
-        let mut g = self.lines.lock().unwrap();
-        while g.len() < n {
-            assert!(Instant::now() < deadline, "got only {:?}", *g);
-            g = self.cv.wait_timeout(g, WAIT).unwrap().0;
-        }
-        g.clone()
-    }
-}
-
-struct Recorder(Arc<Seen>);
-
-impl GatewaySink for Recorder {
-    fn attached(&self, orders: &[&Order]) {
-        let ids: Vec<String> = orders
-            .iter()
-            .map(|o| format!("{}:{}", o.user, o.client_order_id))
-            .collect();
-        self.0.push(format!("attached {}", ids.join(",")));
-    }
-    fn refused(&self, request: u64, reject: &OrderReject) {
-        self.0.push(format!("refused {request} {}", reject.rule.as_str()));
-    }
-    fn unavailable(&self, request: u64, message: &str) {
-        self.0.push(format!("unavailable {request} {message}"));
-    }
-    fn durable(&self, u: &Durable<'_>) {
-        self.0.push(format!(
-            "durable {} {} {} {:?} {}",
-            u.order.client_order_id,
-            u.event.kind(),
-            u.order.status.as_str(),
-            u.request,
-            u.seq
-        ));
-    }
-}
+use orders_util::{order, orders_config, Recorder, Rig, Seen};
+use tidewire_engine::order::{Side, TimeInForce};
+use tidewire_engine::orders::{GatewayOp, OrderInput};
 
 fn submit(cid: &str, price: f64) -> GatewayOp {
     GatewayOp::Submit(OrderInput {

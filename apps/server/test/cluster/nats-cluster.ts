@@ -94,8 +94,19 @@ export class NatsCluster {
     const size = options.size ?? 3;
     const dir = mkdtempSync(path.join(tmpdir(), 'tidewire-nats-'));
     const servers: NatsServer[] = [];
+    // a port just released can come back from the next freePort: every port of the cluster distinct
+    const taken = new Set<number>();
+    const distinctPort = async (): Promise<number> => {
+      for (;;) {
+        const p = await freePort();
+        if (!taken.has(p)) {
+          taken.add(p);
+          return p;
+        }
+      }
+    };
     for (let i = 0; i < size; i++) {
-      const [clientPort, routePort, monitorPort] = [await freePort(), await freePort(), await freePort()];
+      const [clientPort, routePort, monitorPort] = [await distinctPort(), await distinctPort(), await distinctPort()];
       servers.push({
         name: `n${i}`, clientPort, routePort, monitorPort, url: `nats://127.0.0.1:${clientPort}`,
         storeDir: path.join(dir, `store-${i}`), confPath: path.join(dir, `n${i}.conf`), logPath: path.join(dir, `n${i}.log`),

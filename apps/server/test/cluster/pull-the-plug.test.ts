@@ -8,24 +8,15 @@
  * again is logged (measured, not asserted: the target is 2 s).
  */
 
-import type { TidewireClient } from '@tidewire/client';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mainBuilt } from '../built.js';
-import { killChildServers } from '../child-server.js';
-import { closeAll, removeTempDirs, waitFor } from '../helpers.js';
-import { NatsCluster, natsAvailable, stopNatsClusters } from './nats-cluster.js';
-import { waitOrderLeader, waitStreamApplied } from './node-metrics.js';
+import { waitFor } from '../helpers.js';
+import { clusterTestCleanup, startTestCluster } from './cluster-test.js';
+import { natsAvailable } from './nats-cluster.js';
+import { waitStreamApplied } from './node-metrics.js';
 import { OrderFlow, passwordToken, publishInstruments, readBlotter, startTraders, type BlotterEntry, type FlowTrader } from './order-flow.js';
-import { startClusterNodes } from './tidewire-nodes.js';
 
-const clients: TidewireClient[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.close();
-  await closeAll();
-  await killChildServers();
-  await stopNatsClusters();
-});
-afterAll(removeTempDirs);
+const clients = clusterTestCleanup();
 
 const STREAM = 'tidewire_ORDERS';
 const USERS = ['alice', 'bob'];
@@ -39,9 +30,7 @@ function failureCounts(flow: OrderFlow): string {
 
 describe.runIf(natsAvailable() && mainBuilt())('cluster: pull the plug', () => {
   it('kill -9 the order leader node, then the order stream\'s NATS leader, mid-flow: nothing acknowledged lost or doubled, ids gap-free, traders move', async () => {
-    const nats = await NatsCluster.start();
-    const nodes = await startClusterNodes(nats.urls(), 2, { extraArgs: ['--metrics-public', '--orders-per-sec', '0'] });
-    const leader = await waitOrderLeader(nodes);
+    const { nats, nodes, leader } = await startTestCluster(2, { extraArgs: ['--orders-per-sec', '0'] });
     const survivor = nodes.find((n) => n !== leader)!;
     const tokens = new Map<string, string>();
     for (const user of USERS) tokens.set(user, await passwordToken(leader, user));

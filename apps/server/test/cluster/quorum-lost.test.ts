@@ -6,24 +6,15 @@
  * every order acknowledged before and after.
  */
 
-import type { TidewireClient, TidewireError } from '@tidewire/client';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { TidewireError } from '@tidewire/client';
+import { describe, expect, it } from 'vitest';
 import { mainBuilt } from '../built.js';
-import { killChildServers } from '../child-server.js';
-import { closeAll, removeTempDirs, waitForAsync } from '../helpers.js';
-import { NatsCluster, natsAvailable, stopNatsClusters } from './nats-cluster.js';
-import { waitOrderLeader } from './node-metrics.js';
+import { waitForAsync } from '../helpers.js';
+import { clusterTestCleanup, startTestCluster } from './cluster-test.js';
+import { natsAvailable } from './nats-cluster.js';
 import { FLOW_INSTRUMENTS, flowQuote, passwordToken, publishInstruments, readBlotter, startTraders, type FlowTrader } from './order-flow.js';
-import { startClusterNodes } from './tidewire-nodes.js';
 
-const clients: TidewireClient[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.close();
-  await closeAll();
-  await killChildServers();
-  await stopNatsClusters();
-});
-afterAll(removeTempDirs);
+const clients = clusterTestCleanup();
 
 let nextOrder = 0;
 
@@ -41,9 +32,7 @@ async function submit(t: FlowTrader): Promise<{ clientOrderId: string; orderId?:
 
 describe.runIf(natsAvailable() && mainBuilt())('cluster: NATS quorum lost', () => {
   it('2 of 3 NATS servers killed: orders refused UNAVAILABLE, none acknowledged; restarted: accepted again', async () => {
-    const nats = await NatsCluster.start();
-    const nodes = await startClusterNodes(nats.urls(), 2, { extraArgs: ['--metrics-public'] });
-    const leader = await waitOrderLeader(nodes);
+    const { nats, nodes, leader } = await startTestCluster(2);
     const follower = nodes.find((n) => n !== leader)!;
     const token = await passwordToken(leader, 'alice');
     clients.push(await publishInstruments(follower, leader, token));

@@ -5,25 +5,19 @@
  * same view on a single node fed the same way.
  */
 
-import type { TidewireClient, ViewRow } from '@tidewire/client';
+import type { ViewRow } from '@tidewire/client';
 import { encodeSourceFrame, type RecordImage, type RecordPublish, type RecordUpdate, type ServerMessage } from '@tidewire/protocol';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mainBuilt } from '../built.js';
-import { killChildServers, startChildServer } from '../child-server.js';
-import { RawSocket, closeAll, removeTempDirs, tempDir, waitFor, waitForAsync } from '../helpers.js';
-import { NatsCluster, natsAvailable, stopNatsClusters } from './nats-cluster.js';
+import { startChildServer } from '../child-server.js';
+import { RawSocket, tempDir, waitFor, waitForAsync } from '../helpers.js';
+import { clusterTestCleanup, startTestCluster } from './cluster-test.js';
+import { natsAvailable } from './nats-cluster.js';
 import { nodeMetrics } from './node-metrics.js';
 import { passwordToken, tokenClient } from './order-flow.js';
-import { startClusterNodes, type ClusterNode } from './tidewire-nodes.js';
+import type { ClusterNode } from './tidewire-nodes.js';
 
-const clients: TidewireClient[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.close();
-  await closeAll();
-  await killChildServers();
-  await stopNatsClusters();
-});
-afterAll(removeTempDirs);
+const clients = clusterTestCleanup();
 
 /** A logged-in source socket on `wsBase`. */
 async function source(wsBase: string): Promise<RawSocket & { publish(ms: RecordPublish[]): void }> {
@@ -99,8 +93,7 @@ async function openView(streamUrl: string, token: string): Promise<{ rows: () =>
 
 describe.runIf(natsAvailable() && mainBuilt())('cluster: records across node processes', () => {
   it('a subscriber on B gets every update of a record published on A, with A\'s seqs; a view on B equals the single-node view', async () => {
-    const nats = await NatsCluster.start();
-    const [a, b] = (await startClusterNodes(nats.urls(), 2, { extraArgs: ['--metrics-public'] })) as [ClusterNode, ClusterNode];
+    const [a, b] = (await startTestCluster(2)).nodes as [ClusterNode, ClusterNode];
     const single = await startChildServer(['--no-demo', '--workers', '1', '--journal-dir', '', '--audit-dir', tempDir('tidewire-single-audit-')]);
 
     // 1. one record, every update

@@ -29,6 +29,8 @@ export interface ClusterNodesOptions {
   names?: readonly string[];
   /** Further flags of every node (e.g. `--orders-per-sec 0`); they come last and win. */
   extraArgs?: readonly string[];
+  /** Further flags of node `i` only, after `extraArgs` (e.g. its own `--fix-port`). */
+  nodeArgs?: (i: number) => readonly string[];
 }
 
 /** A token secret file for the nodes of one test (mode 0600, under a temp dir `removeTempDirs` clears). */
@@ -60,7 +62,7 @@ export async function startClusterNodes(natsUrls: readonly string[], count: numb
   const nodes: ClusterNode[] = [];
   for (let i = 0; i < count; i++) {
     const name = options.names?.[i] ?? `tw${i}`;
-    const args = clusterNodeArgs(natsUrls, name, secretFile, options);
+    const args = [...clusterNodeArgs(natsUrls, name, secretFile, options), ...(options.nodeArgs?.(i) ?? [])];
     // cluster start-up connects to NATS first: allow for a busy machine
     const server = await startChildServer(args, 60_000);
     nodes.push({ name, server, streamUrl: `${server.wsBase}/stream`, args });

@@ -6,6 +6,8 @@
 //! thread), so the engine thread never runs async code: it hands work to the link through
 //! channels and takes results back as commands, like the journal writer thread does.
 
+pub mod batch;
+pub mod lease;
 pub mod orders;
 pub mod records;
 

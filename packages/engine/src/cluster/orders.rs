@@ -1,24 +1,25 @@
 //! The NATS side of the replicated order desk (docs/architecture.md, "Cluster mode: orders").
 //!
 //! - Stream `<name>_ORDERS` (subjects `<name>.orders.>`, file storage, `replicas`): the desk's
-//!   decided order events, each on the subject of the term that decided it
-//!   (`<name>.orders.ev.<node>.<term>`), after one `<name>.orders.genesis` message (so every
-//!   publish can be fenced on a last seq >= 1).
+//!   decided order events, in messages of one or more (`batch.rs`) on the subject of the term that
+//!   decided them (`<name>.orders.ev.<node>.<term>`), after one `<name>.orders.genesis` message
+//!   (so every publish can be fenced on a last seq >= 1).
 //! - KV bucket `<name>_desk` (history 1, `max_age` = `LEASE`): key `leader` is the lease. The holder
-//!   refreshes it with `update(revision)` every `LEASE / 4`; the others try `create` as often.
+//!   refreshes it with `update(revision)` every `LEASE / 4`, a failed refresh retried while the
+//!   lease is valid (`lease.rs`); the others try `create` as often.
 //! - Requests of sessions on a node that does not lead go to `<name>.desk.req` as core NATS
 //!   requests (reply subject `<name>.desk.rep.<node>.<id>`); only the active leader subscribes,
 //!   and it answers each with the one message the session gets (`order.ack`, `order.reject` or
 //!   `error`).
 //!
-//! Tasks on the link's runtime: the publisher (pipelined stream publishes, completions in publish
-//! order), the consumer (an ordered push consumer from the last applied seq + 1, batches sent to
+//! Tasks on the link's runtime: the publisher (group commit: the events queued when a message is
+//! sent go in it; messages pipelined, completions in publish order), the consumer (an ordered push consumer from the last applied seq + 1, batches sent to
 //! the engine thread), the election, the request server (leader) and the forwarder (followers).
 //! They all end when the desk's `DeskLink` is dropped (the engine thread ended).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use async_nats::jetstream::message::PublishMessage;
@@ -28,16 +29,16 @@ use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, watch};
 
+use super::batch;
+use super::lease::{self, Lease};
 use super::{ClusterError, Link};
 use crate::error::ErrorCode;
-use crate::order::{Side, TimeInForce};
+use crate::order::{OrderReject, RejectField, RejectRule, Side, TimeInForce};
 use crate::orders::cluster::{ClusterCmd, RemoteRequest, StreamEvent};
 use crate::orders::{OrderCmd, OrderInput};
 use crate::wire::encode;
 
-/// How long the order lease lives without a refresh: a leader that stops (killed, cut off)
-/// is replaced after at most this long.
-pub const LEASE: Duration = Duration::from_secs(1);
+pub use super::lease::LEASE;
 
 /// A consumer that delivered nothing for this long checks whether the stream went on without it.
 const CONSUMER_QUIET: Duration = Duration::from_secs(1);
@@ -68,21 +69,17 @@ pub struct ClusterOrderStats {
     pub publish_failures: AtomicU64,
 }
 
-/// One stream publish with its fence.
-struct PublishReq {
-    subject: Arc<str>,
-    /// `Nats-Expected-Last-Sequence`.
-    last_seq: u64,
-    /// Index of the event in its term (from 0): its `Nats-Msg-Id` is `<subject>:<k>`, and from
-    /// the second on it expects the previous one's (`Nats-Expected-Last-Msg-Id`).
-    k: u64,
-    body: Vec<u8>,
-    done: PublishDone,
-}
+/// Runs after the completions of one stream message (the desk's completion sink ends its group
+/// there: one wake of the engine thread and the workers per message, not per event).
+pub type GroupEnd = Arc<dyn Fn() + Send + Sync>;
 
-/// A forwarded request of local session `sid`.
+/// One event for the publisher (`batch.rs` makes messages of them).
+type PublishReq = batch::Item<PublishDone>;
+
+/// A forwarded request of local session `sid`, or of the local gateway (its request id).
 struct Forward {
     sid: u32,
+    gateway: Option<u64>,
     req_id: u32,
     payload: Vec<u8>,
 }
@@ -90,9 +87,11 @@ struct Forward {
 /// The desk's handle on its NATS tasks (engine thread). Dropping it ends them.
 pub struct DeskLink {
     publish_tx: mpsc::UnboundedSender<PublishReq>,
+    group_end: Arc<OnceLock<GroupEnd>>,
     forward_tx: mpsc::UnboundedSender<Forward>,
     reply_tx: mpsc::UnboundedSender<(Arc<str>, Vec<u8>)>,
     active: watch::Sender<bool>,
+    node: String,
     event_prefix: String,
     stats: Arc<ClusterOrderStats>,
     terms: AtomicU64,
@@ -130,14 +129,21 @@ impl DeskLink {
         format!("{}{}", self.event_prefix, n).into()
     }
 
-    /// Publishes `body`, the `k`-th event (from 0) of the term whose subject is `subject`, fenced
-    /// on the stream's last seq and (from the second on) on the term's previous event; `done` runs
-    /// on the link's thread with the result, in publish order.
-    pub fn publish(&self, subject: &Arc<str>, last_seq: u64, k: u64, body: Vec<u8>, done: PublishDone) {
+    /// Sets what runs after the completions of each stream message (once; later calls change
+    /// nothing).
+    pub fn set_group_end(&self, end: GroupEnd) {
+        let _ = self.group_end.set(end);
+    }
+
+    /// Publishes `body`, an event of the term whose subject is `subject` and that began when the
+    /// stream's last seq was `base`, in the term's next stream message (with the events queued
+    /// beside it, `batch.rs`); `tag` names the gateway request it answers (empty: none). `done`
+    /// runs on the link's thread with the message's result (its stream seq), in publish order.
+    pub fn publish(&self, subject: &Arc<str>, base: u64, tag: Vec<u8>, body: Vec<u8>, done: PublishDone) {
         let req = PublishReq {
             subject: Arc::clone(subject),
-            last_seq,
-            k,
+            base,
+            tag,
             body,
             done,
         };
@@ -150,8 +156,39 @@ impl DeskLink {
     /// UNAVAILABLE when no leader takes it in time) comes back as `ClusterCmd::Deliver`.
     pub fn forward(&self, sid: u32, req_id: u32, user: &str, req: &RemoteRequest) {
         self.stats.forwarded.fetch_add(1, Ordering::Relaxed);
-        let payload = encode_request(user, req_id, req);
-        let _ = self.forward_tx.send(Forward { sid, req_id, payload });
+        let payload = encode_request(user, req_id, "", req);
+        let _ = self.forward_tx.send(Forward {
+            sid,
+            gateway: None,
+            req_id,
+            payload,
+        });
+    }
+
+    /// Forwards gateway request `request` (for `user`) to the leader; the events answering it
+    /// carry this node's tag for it (`gateway_tag`), and the leader's answer comes back as
+    /// `ClusterCmd::Deliver` with `gateway` set.
+    pub fn forward_gateway(&self, request: u64, user: &str, req: &RemoteRequest) {
+        self.stats.forwarded.fetch_add(1, Ordering::Relaxed);
+        let payload = encode_request(user, 0, &self.gateway_tag(request), req);
+        let _ = self.forward_tx.send(Forward {
+            sid: 0,
+            gateway: Some(request),
+            req_id: 0,
+            payload,
+        });
+    }
+
+    /// The origin tag of this node's gateway request `request` (`<node>:<request>`).
+    pub fn gateway_tag(&self, request: u64) -> String {
+        format!("{}:{request}", self.node)
+    }
+
+    /// The gateway request of this node a stream event's origin tag names, if it names one.
+    pub fn own_request(&self, tag: &[u8]) -> Option<u64> {
+        let tag = std::str::from_utf8(tag).ok()?;
+        let (node, request) = tag.rsplit_once(':')?;
+        (node == self.node).then(|| request.parse().ok()).flatten()
     }
 
     /// The answer sender for forwarded requests.
@@ -184,12 +221,16 @@ struct WireRequest {
     quantity: Option<f64>,
     #[serde(default)]
     price: Option<f64>,
+    /// A gateway request's origin tag (`<node>:<request id>`); empty for a session's request.
+    #[serde(default)]
+    tag: String,
 }
 
-fn encode_request(user: &str, req_id: u32, req: &RemoteRequest) -> Vec<u8> {
+fn encode_request(user: &str, req_id: u32, tag: &str, req: &RemoteRequest) -> Vec<u8> {
     let mut w = WireRequest {
         user: user.to_owned(),
         req_id,
+        tag: tag.to_owned(),
         kind: String::new(),
         client_order_id: String::new(),
         instrument: String::new(),
@@ -226,7 +267,7 @@ fn encode_request(user: &str, req_id: u32, req: &RemoteRequest) -> Vec<u8> {
     serde_json::to_vec(&w).unwrap_or_default()
 }
 
-fn decode_request(bytes: &[u8]) -> Option<(String, u32, RemoteRequest)> {
+fn decode_request(bytes: &[u8]) -> Option<(String, u32, String, RemoteRequest)> {
     let w: WireRequest = serde_json::from_slice(bytes).ok()?;
     let req = match w.kind.as_str() {
         "submit" => RemoteRequest::Submit(OrderInput {
@@ -254,7 +295,81 @@ fn decode_request(bytes: &[u8]) -> Option<(String, u32, RemoteRequest)> {
         },
         _ => return None,
     };
-    Some((w.user, w.req_id, req))
+    Some((w.user, w.req_id, w.tag, req))
+}
+
+/// What the leader answered a forwarded gateway request (one encoded server message).
+#[derive(Debug, Clone, PartialEq)]
+pub enum GatewayAnswer {
+    /// Durable (`order.ack`): the gateway reports it when the event arrives through the stream.
+    Durable,
+    /// Refused (`order.reject`): nothing changed.
+    Refused(OrderReject),
+    /// Not served (`error`, or an answer this version cannot read): why.
+    Unavailable(String),
+}
+
+const FIELDS: [RejectField; 6] = [
+    RejectField::ClientOrderId,
+    RejectField::User,
+    RejectField::Instrument,
+    RejectField::Quantity,
+    RejectField::Price,
+    RejectField::Order,
+];
+
+const RULES: [RejectRule; 19] = [
+    RejectRule::BadLength,
+    RejectRule::Duplicate,
+    RejectRule::UnknownInstrument,
+    RejectRule::NotEntitled,
+    RejectRule::NotPositive,
+    RejectRule::NotWhole,
+    RejectRule::AboveLimit,
+    RejectRule::BelowLimit,
+    RejectRule::OffTick,
+    RejectRule::NotFinite,
+    RejectRule::UnknownOrder,
+    RejectRule::NotOpen,
+    RejectRule::BelowFilled,
+    RejectRule::MarketOrder,
+    RejectRule::NoChange,
+    RejectRule::Collar,
+    RejectRule::MaxNotional,
+    RejectRule::OpenNotional,
+    RejectRule::Stale,
+];
+
+/// Reads the leader's answer to a forwarded gateway request.
+pub fn gateway_answer(msg: &[u8]) -> GatewayAnswer {
+    #[derive(Deserialize)]
+    struct Wire {
+        #[serde(rename = "type")]
+        kind: String,
+        #[serde(default)]
+        field: String,
+        #[serde(default)]
+        rule: String,
+        #[serde(default)]
+        message: String,
+    }
+    let Ok(w) = serde_json::from_slice::<Wire>(msg) else {
+        return GatewayAnswer::Unavailable(
+            "orders are unavailable: the order leader's answer could not be read".into(),
+        );
+    };
+    let field = FIELDS.iter().find(|f| f.as_str() == w.field);
+    let rule = RULES.iter().find(|r| r.as_str() == w.rule);
+    match (w.kind.as_str(), field, rule) {
+        ("order.ack", _, _) => GatewayAnswer::Durable,
+        ("order.reject", Some(field), Some(rule)) => GatewayAnswer::Refused(OrderReject {
+            field: *field,
+            rule: *rule,
+            message: w.message,
+        }),
+        _ if w.message.is_empty() => GatewayAnswer::Unavailable("orders are unavailable".into()),
+        _ => GatewayAnswer::Unavailable(w.message),
+    }
 }
 
 /// `error` UNAVAILABLE for request `req_id`.
@@ -370,7 +485,14 @@ pub fn start(link: &Arc<Link>, to_engine: ToEngine) -> Result<DeskLink, ClusterE
     let h = link.handle();
     let client = link.client().clone();
     let timeout = link.config().request_timeout;
-    h.spawn(publisher(js.clone(), publish_rx, Arc::clone(&stats), timeout));
+    let group_end = Arc::new(OnceLock::new());
+    h.spawn(publisher(
+        js.clone(),
+        publish_rx,
+        Arc::clone(&stats),
+        timeout,
+        Arc::clone(&group_end),
+    ));
     h.spawn(consumer(
         js.clone(),
         names.clone(),
@@ -404,31 +526,35 @@ pub fn start(link: &Arc<Link>, to_engine: ToEngine) -> Result<DeskLink, ClusterE
         .map_or(0, |d| d.as_millis());
     Ok(DeskLink {
         publish_tx,
+        group_end,
         forward_tx,
         reply_tx,
         active,
+        node: link.config().node.clone(),
         event_prefix: format!("{}{}.{started:x}-", names.events, link.config().node),
         stats,
         terms: AtomicU64::new(1),
     })
 }
 
-/// One publish as sent: what a retry sends again.
+/// One stream message as sent: what a retry sends again.
 struct Sent {
     subject: Arc<str>,
     last_seq: u64,
     k: u64,
     body: Bytes,
+    events: usize,
     /// The first send: the publish's deadline is this plus the request timeout.
     at: Instant,
 }
 
 impl Sent {
-    /// The message with its fences (`Nats-Msg-Id` the same on every send: a retry the stream
-    /// already stored is answered as a duplicate with the same seq).
+    /// The message with its fences (`batch.rs`; `Nats-Msg-Id` the same on every send: a retry
+    /// the stream already stored is answered as a duplicate with the same seq).
     fn message(&self) -> PublishMessage {
         let mut msg = PublishMessage::build()
             .payload(self.body.clone())
+            .header(batch::HEADER, self.events.to_string().as_str())
             .expected_last_sequence(self.last_seq)
             .message_id(format!("{}:{}", self.subject, self.k));
         if self.k > 0 {
@@ -446,21 +572,29 @@ fn retry_publish(kind: PublishErrorKind, elapsed: Duration, timeout: Duration) -
     kind == PublishErrorKind::StreamNotFound && elapsed + RETRY < timeout
 }
 
-/// Publishes in order; a second task awaits the acks in the same order and runs completions. A
-/// publish nobody answered for (the stream is electing a leader) is sent again every `RETRY`
-/// until `timeout` after its first send, before the acks of the later ones are read, so an order
-/// arriving during a stream leader election waits for the new leader instead of being refused.
+/// Publishes in order, each message with the events queued when it is sent (`batch.rs`), many
+/// messages in flight; a second task awaits the acks in the same order and runs the completions
+/// of each message's events, then the group end. A message nobody answered for (the stream is
+/// electing a leader) is sent again every `RETRY` until `timeout` after its first send, before
+/// the acks of the later ones are read, so an order arriving during a stream leader election
+/// waits for the new leader instead of being refused.
 async fn publisher(
     js: jetstream::Context,
     mut rx: mpsc::UnboundedReceiver<PublishReq>,
     stats: Arc<ClusterOrderStats>,
     timeout: Duration,
+    group_end: Arc<OnceLock<GroupEnd>>,
 ) {
-    type Pending = (Result<jetstream::context::PublishAckFuture, String>, Sent, PublishDone);
+    type Pending = (
+        Result<jetstream::context::PublishAckFuture, String>,
+        Sent,
+        Vec<PublishDone>,
+    );
     let (acks_tx, mut acks_rx) = mpsc::unbounded_channel::<Pending>();
     let resend = js.clone();
+    let failures = Arc::clone(&stats);
     let acker = tokio::spawn(async move {
-        while let Some((mut attempt, sent, done)) = acks_rx.recv().await {
+        while let Some((mut attempt, sent, dones)) = acks_rx.recv().await {
             let result = loop {
                 // a retry's own ack timeout would run past the first send's deadline: bound it
                 let left = (sent.at + timeout).saturating_duration_since(Instant::now());
@@ -483,24 +617,38 @@ async fn publisher(
                     .map_err(|e| describe(e.kind(), &e));
             };
             if result.is_err() {
-                stats.publish_failures.fetch_add(1, Ordering::Relaxed);
+                failures.publish_failures.fetch_add(1, Ordering::Relaxed);
             }
-            done(result);
+            batch::settle(dones, &result);
+            if let Some(end) = group_end.get() {
+                end();
+            }
         }
     });
-    while let Some(req) = rx.recv().await {
+    let mut batcher = batch::Batcher::default();
+    let mut held: Option<PublishReq> = None;
+    loop {
+        let first = match held.take() {
+            Some(req) => req,
+            None => match rx.recv().await {
+                Some(req) => req,
+                None => break,
+            },
+        };
+        let m = batcher.message(first, &mut held, || rx.try_recv().ok());
         let sent = Sent {
-            subject: req.subject,
-            last_seq: req.last_seq,
-            k: req.k,
-            body: Bytes::from(req.body),
+            subject: m.subject,
+            last_seq: m.last_seq,
+            k: m.k,
+            body: Bytes::from(m.body),
+            events: m.events,
             at: Instant::now(),
         };
         let attempt = js
             .send_publish(sent.subject.to_string(), sent.message())
             .await
             .map_err(|e| describe(e.kind(), &e));
-        if acks_tx.send((attempt, sent, req.done)).is_err() {
+        if acks_tx.send((attempt, sent, m.dones)).is_err() {
             break;
         }
     }
@@ -521,9 +669,21 @@ fn describe(kind: PublishErrorKind, e: &dyn std::fmt::Display) -> String {
     }
 }
 
-/// Delivers the stream to the engine thread in seq order from seq 1, through an ordered push
-/// consumer recreated from the last delivered seq + 1 whenever it fails.
+/// Tells the engine thread the stream's last seq at start (`StreamHead`), then delivers the stream
+/// in seq order from seq 1, through an ordered push consumer recreated from the last delivered
+/// seq + 1 whenever it fails.
 async fn consumer(js: jetstream::Context, names: Names, to_engine: ToEngine, mut stop: watch::Receiver<bool>) {
+    // How far the stream reached at start: the desk attaches a gateway once it applied that much.
+    let head = loop {
+        if let Some(last) = stream_last_seq(&js, &names).await {
+            break last;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(RETRY * 4) => {}
+            r = stop.changed() => if r.is_err() { return },
+        }
+    };
+    to_engine(OrderCmd::Cluster(ClusterCmd::StreamHead { last_seq: head }));
     let mut delivered = 0u64;
     loop {
         if stop.has_changed().is_err() {
@@ -577,10 +737,9 @@ async fn consumer(js: jetstream::Context, names: Names, to_engine: ToEngine, mut
                     break;
                 } else {
                     delivered = seq;
-                    let event = m.subject.as_str().starts_with(&names.events);
                     batch.push(StreamEvent {
                         seq,
-                        body: event.then(|| m.payload.to_vec()),
+                        events: stream_events(&names, &m),
                     });
                 }
                 if batch.len() >= APPLY_BATCH {
@@ -602,6 +761,28 @@ async fn consumer(js: jetstream::Context, names: Names, to_engine: ToEngine, mut
     }
 }
 
+/// The events of a stream message (none in the genesis marker or in a message this version
+/// cannot read).
+fn stream_events(names: &Names, m: &async_nats::Message) -> Vec<batch::Framed> {
+    if !m.subject.as_str().starts_with(&names.events) {
+        return Vec::new();
+    }
+    let count = m
+        .headers
+        .as_ref()
+        .and_then(|h| h.get(batch::HEADER))
+        .map(|v| v.as_str().parse::<usize>().ok());
+    match count {
+        // written one event per message
+        None => vec![batch::Framed {
+            tag: Vec::new(),
+            body: m.payload.to_vec(),
+        }],
+        Some(Some(n)) => batch::split(&m.payload, n).unwrap_or_default(),
+        Some(None) => Vec::new(),
+    }
+}
+
 /// The order stream's last seq (`None`: not answered).
 async fn stream_last_seq(js: &jetstream::Context, names: &Names) -> Option<u64> {
     let s = js.get_stream(&names.stream).await.ok()?;
@@ -609,7 +790,8 @@ async fn stream_last_seq(js: &jetstream::Context, names: &Names) -> Option<u64> 
 }
 
 /// The lease: refresh it while held, else try to take it; while held by a desk that is not
-/// deciding yet, tell it the stream's last seq to catch up to (`Promote`).
+/// deciding yet, tell it the stream's last seq to catch up to (`Promote`). A failed refresh is
+/// retried while the lease is valid (`lease.rs`); only then is the desk told `LeaseLost`.
 async fn election(
     js: jetstream::Context,
     kv: kv::Store,
@@ -618,24 +800,30 @@ async fn election(
     to_engine: ToEngine,
     mut active: watch::Receiver<bool>,
 ) {
-    let mut held: Option<u64> = None;
+    let mut held: Option<Lease> = None;
     let mut tick = tokio::time::interval(LEASE / 4);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let value = Bytes::from(node.clone());
     loop {
         tokio::select! {
             _ = tick.tick() => {}
             r = active.changed() => if r.is_err() { return } else { continue },
         }
-        let value = Bytes::from(node.clone());
         held = match held {
-            Some(rev) => match kv.update("leader", value, rev).await {
-                Ok(rev) => Some(rev),
-                Err(_) => {
+            Some(mut l) => match refresh(&kv, &value, &mut l).await {
+                lease::Next::Retry => Some(l),
+                lease::Next::Lost => {
                     to_engine(OrderCmd::Cluster(ClusterCmd::LeaseLost));
                     None
                 }
             },
-            None => kv.create("leader", value).await.ok(),
+            None => {
+                let sent = Instant::now();
+                kv.create("leader", value.clone())
+                    .await
+                    .ok()
+                    .map(|rev| Lease::new(rev, sent))
+            }
         };
         if held.is_none() || *active.borrow() {
             continue;
@@ -655,6 +843,36 @@ async fn election(
             continue;
         }
         to_engine(OrderCmd::Cluster(ClusterCmd::Promote { last_seq: last }));
+    }
+}
+
+/// Refreshes the held lease, trying again every `RETRY` while it is valid (each try bounded by
+/// the time left): `Retry` once refreshed (keep it), `Lost` when it could have expired or a read
+/// shows it gone or taken.
+async fn refresh(kv: &kv::Store, value: &Bytes, l: &mut Lease) -> lease::Next {
+    loop {
+        let sent = Instant::now();
+        let Some(left) = l.remaining(sent) else {
+            return lease::Next::Lost;
+        };
+        if let Ok(Ok(rev)) = tokio::time::timeout(left, kv.update("leader", value.clone(), l.revision)).await {
+            l.refreshed(rev, sent);
+            return lease::Next::Retry;
+        }
+        let left = l.remaining(Instant::now()).unwrap_or_default();
+        let read = match tokio::time::timeout(left, kv.entry("leader")).await {
+            Ok(Ok(Some(e))) if e.operation == kv::Operation::Put && e.value == *value => {
+                lease::Read::Ours { revision: e.revision }
+            }
+            Ok(Ok(Some(e))) if e.operation == kv::Operation::Put => lease::Read::Theirs,
+            Ok(Ok(_)) => lease::Read::Absent,
+            Ok(Err(_)) | Err(_) => lease::Read::Unanswered,
+        };
+        if l.failed(Instant::now(), read) == lease::Next::Lost {
+            return lease::Next::Lost;
+        }
+        let left = l.remaining(Instant::now()).unwrap_or_default();
+        tokio::time::sleep(RETRY.min(left)).await;
     }
 }
 
@@ -680,10 +898,11 @@ async fn server(client: async_nats::Client, subject: String, to_engine: ToEngine
                     let Some(reply) = m.reply else { continue };
                     let reply: Arc<str> = reply.as_str().into();
                     match decode_request(&m.payload) {
-                        Some((user, req_id, request)) => to_engine(OrderCmd::Cluster(ClusterCmd::Remote {
+                        Some((user, req_id, tag, request)) => to_engine(OrderCmd::Cluster(ClusterCmd::Remote {
                             reply,
                             user,
                             req_id,
+                            tag: (!tag.is_empty()).then(|| tag.into()),
                             request,
                             at: Instant::now(),
                         })),
@@ -712,6 +931,7 @@ async fn replies(client: async_nats::Client, mut rx: mpsc::UnboundedReceiver<(Ar
 /// A forwarded request waiting for its answer.
 struct Waiting {
     sid: u32,
+    gateway: Option<u64>,
     req_id: u32,
     payload: Bytes,
     deadline: Instant,
@@ -739,7 +959,9 @@ async fn forwarder(
     let mut next_id = 0u64;
     let mut tick = tokio::time::interval(RETRY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let deliver = |sid: u32, msg: Vec<u8>| to_engine(OrderCmd::Cluster(ClusterCmd::Deliver { sid, msg }));
+    let deliver = |sid: u32, gateway: Option<u64>, msg: Vec<u8>| {
+        to_engine(OrderCmd::Cluster(ClusterCmd::Deliver { sid, gateway, msg }))
+    };
     loop {
         tokio::select! {
             f = rx.recv() => {
@@ -750,6 +972,7 @@ async fn forwarder(
                 let _ = client.publish_with_reply(names.requests.clone(), reply, payload.clone()).await;
                 waiting.insert(next_id, Waiting {
                     sid: f.sid,
+                    gateway: f.gateway,
                     req_id: f.req_id,
                     payload,
                     deadline: Instant::now() + timeout,
@@ -766,7 +989,7 @@ async fn forwarder(
                     continue;
                 }
                 if let Some(w) = waiting.remove(&id) {
-                    deliver(w.sid, m.payload.to_vec());
+                    deliver(w.sid, w.gateway, m.payload.to_vec());
                 }
             }
             _ = tick.tick() => {
@@ -788,7 +1011,7 @@ async fn forwarder(
                         } else {
                             format!("orders are unavailable: the order leader did not answer within {} ms (the request may still be carried out: check the blotter)", timeout.as_millis())
                         };
-                        deliver(w.sid, unavailable(w.req_id, &msg));
+                        deliver(w.sid, w.gateway, unavailable(w.req_id, &msg));
                     }
                 }
             }
@@ -819,12 +1042,52 @@ mod tests {
             },
         ];
         for r in reqs {
-            let bytes = encode_request("alice", 7, &r);
-            let (user, req_id, back) = decode_request(&bytes).expect("decodes");
-            assert_eq!((user.as_str(), req_id), ("alice", 7));
+            let bytes = encode_request("alice", 7, "b:12", &r);
+            let (user, req_id, tag, back) = decode_request(&bytes).expect("decodes");
+            assert_eq!((user.as_str(), req_id, tag.as_str()), ("alice", 7, "b:12"));
             assert_eq!(back, r);
         }
         assert!(decode_request(b"{}").is_none());
+    }
+
+    #[test]
+    fn gateway_answers_are_read_back_from_the_leaders_messages() {
+        assert_eq!(
+            gateway_answer(&unavailable(0, "no quorum")),
+            GatewayAnswer::Unavailable("no quorum".into())
+        );
+        let mut ack = Vec::new();
+        crate::wire::order::order_ack(
+            &mut ack,
+            0,
+            crate::wire::order::OrderAction::Submit,
+            "c1",
+            3,
+            9,
+            "acknowledged",
+        );
+        assert_eq!(gateway_answer(&ack), GatewayAnswer::Durable);
+        for field in FIELDS {
+            for rule in RULES {
+                let mut out = Vec::new();
+                crate::wire::order::order_reject(
+                    &mut out,
+                    0,
+                    crate::wire::order::OrderAction::Submit,
+                    "c1",
+                    field.as_str(),
+                    rule.as_str(),
+                    "why",
+                );
+                let want = OrderReject {
+                    field,
+                    rule,
+                    message: "why".into(),
+                };
+                assert_eq!(gateway_answer(&out), GatewayAnswer::Refused(want));
+            }
+        }
+        assert!(matches!(gateway_answer(b"not json"), GatewayAnswer::Unavailable(_)));
     }
 
     #[test]

@@ -8,11 +8,13 @@
 //! its durable book has applied that seq, then it becomes the **leader**: live book := durable
 //! book, working orders indexed, orders left New acknowledged, a new term (event subject) begun,
 //! and it serves forwarded requests. The leader decides exactly like the single-process desk;
-//! each decided event is published fenced (`Nats-Expected-Last-Sequence` = the seq the previous
-//! event got, pipelined as base + k, and `Nats-Expected-Last-Msg-Id` = the term's previous
-//! event's id, so a publish following a failed one of the same term cannot land on another
-//! node's event). Its completion (link thread, in publish order) sends the `order.ack` to the local
-//! session's worker or to the forwarding node. A failed publish (timed out, fenced, no quorum) or
+//! each decided event goes into the term's next stream message, fenced (`batch.rs`:
+//! `Nats-Expected-Last-Sequence` = the seq the previous message got, pipelined as base + k, and
+//! `Nats-Expected-Last-Msg-Id` = the term's previous message's id, so a message following a failed
+//! one of the same term cannot land on another node's event). Its completion (link thread, in
+//! publish order) sends the `order.ack`, with the event's seq among the stream's events, to the
+//! local session's worker or to the forwarding node; a gateway's event is reported by the gateway
+//! of the node that took the request when the stream brings it back (its origin tag). A failed publish (timed out, fenced, no quorum) or
 //! the lost lease makes the leader step down: it stops deciding (its live book may hold events
 //! never stored), and re-promotes from the stream while it still holds the lease. The leader, too,
 //! applies the durable side only from the stream: one path on every node.
@@ -23,8 +25,12 @@ use std::time::Instant;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::{ack_message, reply_error, OrderDesk, OrderInput, OrderLog, OrdersShared, PendingReply, Post, To};
-use crate::cluster::orders::{unavailable, DeskLink, Replier};
+use super::{
+    ack_message, reply_error, GatewayAttach, GatewayOp, GatewayRequest, OrderDesk, OrderInput, OrderLog, OrdersShared,
+    PendingReply, Post, Remote, To,
+};
+use crate::cluster::batch::Framed;
+use crate::cluster::orders::{gateway_answer, unavailable, DeskLink, GatewayAnswer, Replier};
 use crate::config::OrdersConfig;
 use crate::hub::Hub;
 use crate::order::{Amend, ExecutionSimulator, OrderBook, OrderEvent, OrderLimits};
@@ -52,8 +58,8 @@ pub enum RemoteRequest {
 pub struct StreamEvent {
     /// Stream seq.
     pub seq: u64,
-    /// An encoded `OrderEvent`; `None` for a message that is not one (the genesis marker).
-    pub body: Option<Vec<u8>>,
+    /// The encoded `OrderEvent`s it holds, in order (none in the genesis marker).
+    pub events: Vec<Framed>,
 }
 
 /// A stream publish's completion, back on the engine thread.
@@ -68,6 +74,8 @@ pub struct Published {
     pub event: OrderEvent,
     /// The request it answers, if any (its ack or error went out already when remote).
     pub reply: Option<PendingReply>,
+    /// The local gateway request it answers, if any.
+    pub gateway: Option<u64>,
 }
 
 /// Cluster work for the desk (engine thread).
@@ -82,6 +90,11 @@ pub enum ClusterCmd {
     },
     /// The lease could not be refreshed: stop deciding.
     LeaseLost,
+    /// The stream's last seq when this node started: a gateway attaches once it is applied.
+    StreamHead {
+        /// The stream's last seq.
+        last_seq: u64,
+    },
     /// A request forwarded by another node, to answer on `reply`.
     Remote {
         /// NATS reply subject.
@@ -90,20 +103,25 @@ pub enum ClusterCmd {
         user: String,
         /// The session's request id.
         req_id: u32,
+        /// A gateway request's origin tag (its events carry it).
+        tag: Option<Arc<str>>,
         /// The request.
         request: RemoteRequest,
         /// When it arrived.
         at: Instant,
     },
-    /// The answer (one encoded message) to a request this node forwarded for session `sid`.
+    /// The answer (one encoded message) to a request this node forwarded for session `sid` or
+    /// for its gateway.
     Deliver {
         /// Local session.
         sid: u32,
+        /// The local gateway's request id (then `sid` is 0).
+        gateway: Option<u64>,
         /// `order.ack`, `order.reject` or `error`.
         msg: Vec<u8>,
     },
     /// A stream publish completed.
-    Published(Published),
+    Published(Box<Published>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,6 +141,9 @@ pub(crate) struct ClusterState {
     role: Role,
     /// Last stream seq applied to the durable book.
     applied: u64,
+    /// Events applied to the durable book: an event's seq (in acks and trade records) is its
+    /// position among the stream's events, the same on every node, gap-free from 1.
+    events: u64,
     /// Current term (bumped on every promotion and step-down; completions of older terms only
     /// deliver their acks).
     term: u64,
@@ -130,13 +151,19 @@ pub(crate) struct ClusterState {
     subject: Arc<str>,
     /// The stream's last seq when the term began.
     base: u64,
+    /// Events applied when the term began.
+    event_base: u64,
     /// Events published in this term.
     published: u64,
+    /// The stream's last seq when this node started (`None`: not known yet).
+    head: Option<u64>,
+    /// A gateway to attach once the stream is applied up to `head`.
+    held_attach: Option<GatewayAttach>,
 }
 
 impl ClusterState {
-    /// Publishes `ev` (decided on the live book) with the next fence of the term; the completion
-    /// answers its request (see the module doc).
+    /// Publishes `ev` (decided on the live book) in the term's next stream message; the
+    /// completion answers its request (see the module doc).
     pub(super) fn publish(
         &mut self,
         body: Vec<u8>,
@@ -144,20 +171,31 @@ impl ClusterState {
         shared: Arc<OrdersShared>,
         ev: OrderEvent,
         reply: Option<PendingReply>,
+        gateway: Option<u64>,
     ) {
-        let (last, k) = (self.base + self.published, self.published);
         self.published += 1;
+        let seq = self.event_base + self.published;
         let replier = self.replier.clone();
         let term = self.term;
-        let done = move |result: Result<u64, String>| complete(&post, &shared, &replier, term, result, ev, reply);
-        self.link.publish(&self.subject, last, k, body, Box::new(done));
+        // The message's stream seq is not the event's: acks carry the event seq.
+        let tag = match (gateway, reply.as_ref().and_then(|r| r.remote.as_ref()?.tag.as_ref())) {
+            (Some(g), _) => self.link.gateway_tag(g).into_bytes(),
+            (None, Some(t)) => t.as_bytes().to_vec(),
+            (None, None) => Vec::new(),
+        };
+        let done = move |result: Result<u64, String>| {
+            complete(&post, &shared, &replier, term, result.map(|_| seq), ev, reply, gateway);
+        };
+        self.link.publish(&self.subject, self.base, tag, body, Box::new(done));
     }
 }
 
-/// A stream publish's completion on the link thread: the request's `order.ack` goes to the local
-/// worker (through the completion sink, like a journal completion) or to the forwarding node; a
+/// A stream publish's completion on the link thread (`result`: the event's seq once stored): the
+/// request's `order.ack` goes to the local worker (through the completion sink, like a journal
+/// completion; the sink's group ends after the message's last event) or to the forwarding node; a
 /// forwarded request whose publish failed is answered `error` UNAVAILABLE here (a local one by the
 /// engine thread). Completions run in publish order, so a session's acks keep stream order.
+#[allow(clippy::too_many_arguments)]
 fn complete(
     post: &Post,
     shared: &OrdersShared,
@@ -166,6 +204,7 @@ fn complete(
     result: Result<u64, String>,
     event: OrderEvent,
     reply: Option<PendingReply>,
+    gateway: Option<u64>,
 ) {
     let mut msg = Vec::new();
     let mut local_ack = None;
@@ -176,7 +215,7 @@ fn complete(
             match &r.remote {
                 Some(to) => {
                     ack_message(&mut msg, r, event.order_id(), *seq);
-                    replier.send(to, msg);
+                    replier.send(&to.reply, msg);
                 }
                 None => {
                     msg.push(b'[');
@@ -190,17 +229,18 @@ fn complete(
         (Err(e), Some(r)) => {
             if let Some(to) = &r.remote {
                 let text = format!("orders are unavailable: {e}; the request was not acknowledged");
-                replier.send(to, unavailable(r.req_id, &text));
+                replier.send(&to.reply, unavailable(r.req_id, &text));
             }
         }
         (Err(_), None) => {}
     }
-    let cmd = super::OrderCmd::Cluster(ClusterCmd::Published(Published {
+    let cmd = super::OrderCmd::Cluster(ClusterCmd::Published(Box::new(Published {
         result,
         term,
         event,
         reply,
-    }));
+        gateway,
+    })));
     match &local_ack {
         Some((worker, sid, frame)) => post.post(
             cmd,
@@ -212,7 +252,6 @@ fn complete(
         ),
         None => post.post(cmd, None),
     }
-    post.group_done(&|_| {});
 }
 
 impl OrderDesk {
@@ -228,6 +267,8 @@ impl OrderDesk {
         };
         let replier = link.replier();
         let subject = link.new_term_subject();
+        let sink = Arc::clone(&post);
+        link.set_group_end(Arc::new(move || sink.group_done(&|_| {})));
         OrderDesk {
             book: OrderBook::new(limits),
             durable: OrderBook::new(limits),
@@ -236,10 +277,14 @@ impl OrderDesk {
                 replier,
                 role: Role::Follower,
                 applied: 0,
+                events: 0,
                 term: 1,
                 subject,
                 base: 0,
+                event_base: 0,
                 published: 0,
+                head: None,
+                held_attach: None,
             })),
             sim: ExecutionSimulator::new(cfg.simulator),
             cfg,
@@ -307,16 +352,23 @@ impl OrderDesk {
                 self.maybe_lead(hub, now);
             }
             ClusterCmd::LeaseLost => self.step_down(),
+            ClusterCmd::StreamHead { last_seq } => {
+                if let OrderLog::Stream(c) = &mut self.log {
+                    c.head = Some(last_seq);
+                }
+                self.attach_when_caught_up();
+            }
             ClusterCmd::Remote {
                 reply,
                 user,
                 req_id,
+                tag,
                 request,
                 at,
             } => {
                 let to = To {
                     sid: 0,
-                    remote: Some(reply),
+                    remote: Some(Arc::new(Remote { reply, tag })),
                     gateway: None,
                 };
                 if !self.deciding() {
@@ -338,8 +390,25 @@ impl OrderDesk {
                     }
                 }
             }
-            ClusterCmd::Deliver { sid, msg } => hub.reply_now(sid, &msg, now),
-            ClusterCmd::Published(p) => self.published(hub, p, now),
+            ClusterCmd::Deliver {
+                sid,
+                gateway: None,
+                msg,
+            } => hub.reply_now(sid, &msg, now),
+            ClusterCmd::Deliver {
+                gateway: Some(request),
+                msg,
+                ..
+            } => {
+                let Some(g) = &self.gateway else { return };
+                match gateway_answer(&msg) {
+                    // reported when the event arrives through the stream (its tag names the request)
+                    GatewayAnswer::Durable => {}
+                    GatewayAnswer::Refused(r) => g.sink.refused(request, &r),
+                    GatewayAnswer::Unavailable(m) => g.sink.unavailable(request, &m),
+                }
+            }
+            ClusterCmd::Published(p) => self.published(hub, *p, now),
         }
     }
 
@@ -351,15 +420,19 @@ impl OrderDesk {
         let current = c.term == p.term && c.role == Role::Leader;
         match p.result {
             Ok(_) => {
-                if current && p.reply.is_some() && matches!(p.event, OrderEvent::Accepted { .. }) {
+                let answers = p.reply.is_some() || p.gateway.is_some();
+                if current && answers && matches!(p.event, OrderEvent::Accepted { .. }) {
                     self.acknowledge(hub, p.event.order_id(), now);
                 }
             }
             Err(e) => {
+                let msg = format!("orders are unavailable: {e}; the request was not acknowledged");
                 if let Some(r) = p.reply.as_ref().filter(|r| r.remote.is_none()) {
-                    let msg = format!("orders are unavailable: {e}; the request was not acknowledged");
                     reply_error(&mut self.scratch, r.req_id, &msg);
                     hub.reply_now(r.sid, &self.scratch, now);
+                }
+                if let (Some(request), Some(g)) = (p.gateway, &self.gateway) {
+                    g.sink.unavailable(request, &msg);
                 }
                 if current {
                     self.step_down();
@@ -396,6 +469,7 @@ impl OrderDesk {
         c.term += 1;
         c.subject = c.link.new_term_subject();
         c.base = c.applied;
+        c.event_base = c.events;
         c.published = 0;
         c.link.set_active(true);
         self.book = self.durable.clone();
@@ -415,20 +489,27 @@ impl OrderDesk {
     /// trade records and blotters); a promoting node that caught up starts deciding.
     fn apply_stream(&mut self, hub: &mut Hub, batch: Vec<StreamEvent>, now: Instant) {
         let OrderLog::Stream(c) = &self.log else { return };
-        let mut applied = c.applied;
+        let (mut applied, mut events) = (c.applied, c.events);
         let leader = c.role == Role::Leader;
         let mut open_delta = 0i64;
-        for StreamEvent { seq, body } in batch {
+        for StreamEvent { seq, events: framed } in batch {
             if seq <= applied {
                 continue;
             }
             applied = seq;
-            let Some(body) = body else { continue };
-            let Ok(mut ev) = OrderEvent::decode(&body) else {
-                continue; // not written by a desk of this version: nothing to apply
-            };
-            if let Ok((was, is)) = self.apply_durable(seq, &mut ev, None) {
-                open_delta += i64::from(is) - i64::from(was);
+            for f in framed {
+                events += 1;
+                let Ok(mut ev) = OrderEvent::decode(&f.body) else {
+                    continue; // not written by a desk of this version: nothing to apply
+                };
+                // the gateway request of this node the event answers, if any
+                let request = match &self.log {
+                    OrderLog::Stream(c) if !f.tag.is_empty() => c.link.own_request(&f.tag),
+                    _ => None,
+                };
+                if let Ok((was, is)) = self.apply_durable(events, &mut ev, request) {
+                    open_delta += i64::from(is) - i64::from(was);
+                }
             }
         }
         if !leader {
@@ -439,12 +520,63 @@ impl OrderDesk {
                 self.shared.open.fetch_sub(open_delta.unsigned_abs(), Ordering::Relaxed);
             }
         }
-        self.shared.note_durable(applied);
+        self.shared.note_durable(events);
         if let OrderLog::Stream(c) = &mut self.log {
             c.applied = applied;
+            c.events = events;
             c.link.stats().applied_seq.store(applied, Ordering::Relaxed);
         }
         self.flush_published(hub, now);
+        self.attach_when_caught_up();
         self.maybe_lead(hub, now);
+    }
+
+    /// Cluster mode, not leading: forwards gateway request `r` to the leader and returns true.
+    /// Otherwise false (decided here).
+    pub(super) fn forward_gateway(&mut self, r: &GatewayRequest) -> bool {
+        let OrderLog::Stream(c) = &self.log else { return false };
+        if c.role == Role::Leader {
+            return false;
+        }
+        let req = match &r.op {
+            GatewayOp::Submit(o) => RemoteRequest::Submit(o.clone()),
+            GatewayOp::Cancel { client_order_id } => RemoteRequest::Cancel(client_order_id.clone()),
+            GatewayOp::Amend {
+                client_order_id,
+                quantity,
+                price,
+            } => RemoteRequest::Amend {
+                client_order_id: client_order_id.clone(),
+                quantity: *quantity,
+                price: *price,
+            },
+        };
+        c.link.forward_gateway(r.request, &r.user, &req);
+        true
+    }
+
+    /// Cluster mode: keeps a gateway's attach until the durable book has applied the stream as
+    /// far as it reached when this node started (else the gateway would take the events it
+    /// applies later for new ones and report them again). `Some`: attach now.
+    pub(super) fn hold_attach(&mut self, a: GatewayAttach) -> Option<GatewayAttach> {
+        let OrderLog::Stream(c) = &mut self.log else {
+            return Some(a);
+        };
+        if c.head.is_some_and(|h| c.applied >= h) {
+            return Some(a);
+        }
+        c.held_attach = Some(a);
+        None
+    }
+
+    /// Attaches a held gateway once the stream is applied up to its head at start.
+    fn attach_when_caught_up(&mut self) {
+        let OrderLog::Stream(c) = &mut self.log else { return };
+        if c.held_attach.is_none() || c.head.is_none_or(|h| c.applied < h) {
+            return;
+        }
+        if let Some(a) = c.held_attach.take() {
+            self.attach_gateway(a);
+        }
     }
 }

@@ -93,7 +93,16 @@ pub struct PendingReply {
     pub accepted_at: Instant,
     /// Cluster mode: the NATS reply subject of a request forwarded by another node (`sid` and
     /// `worker` are then 0); `None`: a session of this engine.
-    pub remote: Option<Arc<str>>,
+    pub remote: Option<Arc<Remote>>,
+}
+
+/// Cluster mode: where a request another node forwarded is answered.
+#[derive(Debug, PartialEq)]
+pub struct Remote {
+    /// The NATS reply subject.
+    pub reply: Arc<str>,
+    /// A gateway request's origin tag (the stream event carries it back to that node's gateway).
+    pub tag: Option<Arc<str>>,
 }
 
 /// A journal completion, posted back to the engine thread.
@@ -359,8 +368,8 @@ enum OrderLog {
 pub(crate) struct To {
     /// Local session (0 for a forwarded request).
     sid: u32,
-    /// Cluster mode: the reply subject of a request another node forwarded.
-    remote: Option<Arc<str>>,
+    /// Cluster mode: where a request another node forwarded is answered.
+    remote: Option<Arc<Remote>>,
     /// A gateway request (its id): answers go through the attached `GatewaySink`.
     gateway: Option<u64>,
 }
@@ -503,7 +512,7 @@ impl OrderDesk {
     /// Sends the message in `scratch` to `to` (a local session, or the node that forwarded it).
     fn answer(&mut self, hub: &mut Hub, to: &To, now: Instant) {
         match (&to.remote, &self.log) {
-            (Some(reply), OrderLog::Stream(c)) => c.replier.send(reply, self.scratch.clone()),
+            (Some(remote), OrderLog::Stream(c)) => c.replier.send(&remote.reply, self.scratch.clone()),
             (Some(_), OrderLog::Journal(_)) => {} // forwarded requests exist in cluster mode only
             (None, _) => hub.reply_now(to.sid, &self.scratch, now),
         }
@@ -530,18 +539,16 @@ impl OrderDesk {
         self.answer(hub, to, now);
     }
 
-    /// A gateway request (`gateway.rs`), for its user. In cluster mode orders are decided by the
-    /// order leader through the replicated stream, which gateways do not use: refused as
-    /// unavailable.
+    /// A gateway request (`gateway.rs`), for its user. In cluster mode a node that does not lead
+    /// forwards it to the order leader (`cluster.rs`).
     fn gateway_request(&mut self, hub: &mut Hub, r: GatewayRequest, now: Instant) {
         let to = To {
             sid: 0,
             remote: None,
             gateway: Some(r.request),
         };
-        if matches!(self.log, OrderLog::Stream(_)) {
-            let msg = "orders are unavailable: gateways (FIX) take orders on single-node servers; this node is in cluster mode";
-            return self.unavailable(hub, &to, 0, msg, now);
+        if self.forward_gateway(&r) {
+            return;
         }
         let user = Some(r.user);
         match r.op {
@@ -561,6 +568,8 @@ impl OrderDesk {
     /// Attaches a gateway: it gets the durable orders of its users now, and their events from
     /// here on (`gateway.rs`).
     fn attach_gateway(&mut self, a: GatewayAttach) {
+        // Cluster mode: once the stream is applied as far as it reached at start (`cluster.rs`).
+        let Some(a) = self.hold_attach(a) else { return };
         let users: FxHashSet<String> = a.users.into_iter().collect();
         let orders: Vec<&crate::order::Order> = self
             .durable
@@ -754,7 +763,7 @@ impl OrderDesk {
         let shared = Arc::clone(&self.shared);
         let journal = match &mut self.log {
             OrderLog::Journal(j) => j,
-            OrderLog::Stream(c) => return c.publish(body, post, shared, ev, reply),
+            OrderLog::Stream(c) => return c.publish(body, post, shared, ev, reply, gateway),
         };
         // Blocks only while the journal's bounded queue is full (backpressure), never on fsync.
         let queued = journal.append(body, move |result| complete(&post, &shared, result, ev, reply, gateway));

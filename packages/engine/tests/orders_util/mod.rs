@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tidewire_engine::config::{EngineConfig, OrdersConfig};
-use tidewire_engine::order::{Side, TimeInForce};
+use tidewire_engine::order::{Order, OrderReject, Side, TimeInForce};
+use tidewire_engine::orders::{Durable, GatewaySink};
 use tidewire_engine::runtime::{Engine, OrderSubmit, Waker};
 
 /// How long any wait may take before the test fails.
@@ -165,5 +166,57 @@ pub fn order(cid: &str, instrument: &str, side: Side, quantity: f64, price: Opti
         quantity,
         price,
         time_in_force: TimeInForce::Day,
+    }
+}
+
+/// What a gateway sink saw, as text lines (`Recorder`).
+#[derive(Default)]
+pub struct Seen {
+    lines: Mutex<Vec<String>>,
+    cv: Condvar,
+}
+
+impl Seen {
+    pub fn push(&self, line: String) {
+        self.lines.lock().unwrap().push(line);
+        self.cv.notify_all();
+    }
+    /// Waits (bounded) until `n` lines arrived; returns them.
+    pub fn wait(&self, n: usize) -> Vec<String> {
+        let deadline = Instant::now() + WAIT;
+        let mut g = self.lines.lock().unwrap();
+        while g.len() < n {
+            assert!(Instant::now() < deadline, "got only {:?}", *g);
+            g = self.cv.wait_timeout(g, WAIT).unwrap().0;
+        }
+        g.clone()
+    }
+}
+
+pub struct Recorder(pub Arc<Seen>);
+
+impl GatewaySink for Recorder {
+    fn attached(&self, orders: &[&Order]) {
+        let ids: Vec<String> = orders
+            .iter()
+            .map(|o| format!("{}:{}", o.user, o.client_order_id))
+            .collect();
+        self.0.push(format!("attached {}", ids.join(",")));
+    }
+    fn refused(&self, request: u64, reject: &OrderReject) {
+        self.0.push(format!("refused {request} {}", reject.rule.as_str()));
+    }
+    fn unavailable(&self, request: u64, message: &str) {
+        self.0.push(format!("unavailable {request} {message}"));
+    }
+    fn durable(&self, u: &Durable<'_>) {
+        self.0.push(format!(
+            "durable {} {} {} {:?} {}",
+            u.order.client_order_id,
+            u.event.kind(),
+            u.order.status.as_str(),
+            u.request,
+            u.seq
+        ));
     }
 }
