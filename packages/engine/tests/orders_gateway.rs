@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use journal_util::TempDir;
 use orders_util::{order, orders_config, Rig, WAIT};
-use tidewire_engine::order::{Order, OrderReject, Side, TimeInForce};
-use tidewire_engine::orders::{Durable, GatewayOp, GatewaySink, OrderInput};
+use tidewire_engine::order_book::{Order, OrderReject, Side, TimeInForce};
+use tidewire_engine::order_desk::{Durable, GatewayOp, GatewaySink, OrderInput};
 
 /// What the sink saw, as text lines.
 #[derive(Default)]

@@ -626,7 +626,7 @@ impl Hub {
             // Cluster mode: this node's own publishes are captured for the other nodes, except
             // the order desk's (every node derives those from the replicated order stream).
             let captured = match self.records.as_deref_mut() {
-                Some(r) if !crate::orders::privacy::is_private(&p.subject) => {
+                Some(r) if !crate::order_desk::privacy::is_private(&p.subject) => {
                     let id = self.store.subject_id(&p.subject);
                     if !r.admit(id, &p.subject) {
                         continue;

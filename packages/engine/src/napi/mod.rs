@@ -86,10 +86,10 @@ pub struct JournalRecovery {
     pub cut_line: Option<String>,
 }
 
-fn order_side(s: &str) -> crate::error::Result<crate::order::Side> {
+fn order_side(s: &str) -> crate::error::Result<crate::order_book::Side> {
     match s {
-        "buy" => Ok(crate::order::Side::Buy),
-        "sell" => Ok(crate::order::Side::Sell),
+        "buy" => Ok(crate::order_book::Side::Buy),
+        "sell" => Ok(crate::order_book::Side::Sell),
         other => Err(EngineError::bad_request(
             format!("'side' ({other:?}) must be 'buy' or 'sell'"),
             Some("side"),
@@ -98,8 +98,8 @@ fn order_side(s: &str) -> crate::error::Result<crate::order::Side> {
     }
 }
 
-fn time_in_force(s: &str) -> crate::error::Result<crate::order::TimeInForce> {
-    use crate::order::TimeInForce as T;
+fn time_in_force(s: &str) -> crate::error::Result<crate::order_book::TimeInForce> {
+    use crate::order_book::TimeInForce as T;
     match s {
         "day" => Ok(T::Day),
         "ioc" => Ok(T::Ioc),

@@ -8,7 +8,7 @@
 use napi::Env;
 
 use super::error::to_js;
-use crate::orders::frame::read_submit;
+use crate::order_desk::frame::read_submit;
 use crate::runtime::{self, OrderSubmit};
 
 /// `orderFrameInstrument`: the instrument of a frame the fast path takes, else `None`. Pure.

@@ -42,7 +42,7 @@ use crate::cluster::{ClusterConfig, ClusterError, Link};
 use crate::config::{BatchingConfig, EngineConfig, OrdersConfig};
 use crate::error::{EngineError, Result};
 use crate::hub::{Command, ContainerOp, Hub, HubStats};
-use crate::orders::{OrderCmd, OrderDesk, OrdersShared};
+use crate::order_desk::{OrderCmd, OrderDesk, OrdersShared};
 use crate::wire::decode::decode_source_frame_as;
 use crate::wire::PublishGrants;
 

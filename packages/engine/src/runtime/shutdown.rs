@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::orders::Completions;
 use super::{Lanes, Msg};
-use crate::orders::OrderCmd;
+use crate::order_desk::OrderCmd;
 
 /// What `Engine::shutdown_report` found when the engine thread stopped.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tidewire_engine::config::{EngineConfig, OrdersConfig};
-use tidewire_engine::order::{Side, TimeInForce};
+use tidewire_engine::order_book::{Side, TimeInForce};
 use tidewire_engine::runtime::{Engine, OrderSubmit, Waker};
 
 /// How long any wait may take before the test fails.

@@ -27,7 +27,7 @@ use super::{ack_message, reply_error, OrderDesk, OrderInput, OrderLog, OrdersSha
 use crate::cluster::orders::{unavailable, DeskLink, Replier};
 use crate::config::OrdersConfig;
 use crate::hub::Hub;
-use crate::order::{Amend, ExecutionSimulator, OrderBook, OrderEvent, OrderLimits};
+use crate::order_book::{Amend, ExecutionSimulator, OrderBook, OrderEvent, OrderLimits};
 
 /// A request another node forwarded (its session's user comes with it).
 #[derive(Debug, Clone, PartialEq)]
