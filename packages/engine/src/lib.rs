@@ -23,6 +23,7 @@ pub mod config;
 pub mod hub;
 pub mod runtime;
 pub mod session;
+pub mod stats;
 pub mod view;
 
 #[cfg(feature = "napi")]

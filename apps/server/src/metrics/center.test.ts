@@ -5,7 +5,8 @@ import { encodeHistogram, newHistogram, recordLatencyMs } from './histogram.js';
 import { renderPrometheus } from './prometheus.js';
 import type { TransportSnapshot } from './transport-metrics.js';
 
-const ZERO: EngineStats = { publishesIn: 0, deliveries: 0, framesOut: 0, bytesOut: 0, conflatedUpdates: 0, droppedUpdates: 0, slowConsumerCloses: 0, sessions: 0,
+const ZERO: EngineStats = { publishesIn: 0, publishesApplied: 0, statusChanges: 0, failovers: 0, repliesAhead: 0, historyBytes: 0, historyEntries: 0,
+  historyEvicted: 0, deliveries: 0, framesOut: 0, bytesOut: 0, conflatedUpdates: 0, droppedUpdates: 0, slowConsumerCloses: 0, sessions: 0,
   subscriptions: 0, records: 0, containers: 0, views: 0, viewWindows: 0, publishesRejected: 0, ordersAccepted: 0, ordersRejected: 0, ordersOpen: 0,
   journalDurableSeq: 0, ordersExpired: 0, clusterBatchesSent: 0, clusterRecordsSent: 0, clusterBytesSent: 0, clusterBatchesReceived: 0,
   clusterRecordsReceived: 0, clusterBytesReceived: 0, clusterImageRequestsSent: 0, clusterImageRequestsAnswered: 0, clusterGaps: 0, clusterBatchesDropped: 0,
@@ -119,6 +120,18 @@ describe('MetricsCenter', () => {
       'tidewire_cluster_batches_received_total 5', 'tidewire_cluster_records_received_total 50', 'tidewire_cluster_bytes_received_total 3000',
       'tidewire_cluster_gaps_total 1', 'tidewire_cluster_peers 2', 'tidewire_cluster_order_leader 1', 'tidewire_cluster_order_stream_seq 77',
       'tidewire_cluster_orders_forwarded_total 6', 'tidewire_cluster_order_publish_failures_total 2', '# TYPE tidewire_cluster_peers gauge']) {
+      expect(lines).toContain(line);
+    }
+  });
+
+  it('the record history memory, on /metrics', () => {
+    const { state, center } = fixture();
+    state.now += 1000;
+    state.stats = { ...ZERO, historyBytes: 4_096, historyEntries: 32, historyEvicted: 5 };
+    expect(center.build([]).history).toEqual({ historyBytes: 4_096, historyEntries: 32, historyEvicted: 5 });
+    const lines = renderPrometheus(center.last()).split('\n');
+    for (const line of ['tidewire_history_bytes 4096', 'tidewire_history_entries 32', 'tidewire_history_evicted_total 5',
+      '# TYPE tidewire_history_bytes gauge', '# TYPE tidewire_history_evicted_total counter']) {
       expect(lines).toContain(line);
     }
   });

@@ -62,6 +62,9 @@ export function clusterMetricsOf(s: EngineStats): ClusterMetrics {
   };
 }
 
+/** The engine's record history memory (EngineStats), read at the end of an interval. */
+export type HistoryMetrics = Pick<EngineStats, 'historyBytes' | 'historyEntries' | 'historyEvicted'>;
+
 /** A finished interval: the sample and the sessions list at its end. */
 export interface MetricsUpdate {
   sample: AdminMetricsSample;
@@ -72,6 +75,8 @@ export interface MetricsUpdate {
   cumulative: CumulativeObservations;
   /** Cluster mode only: what this node sent to and received from the other nodes. */
   cluster?: ClusterMetrics;
+  /** Record history (`record.resume`): what its rings hold now and what the byte cap evicted. */
+  history: HistoryMetrics;
 }
 
 /** Counts and sums since start of the sampled observations. */
@@ -234,7 +239,8 @@ export class MetricsCenter {
       this.prevFix.set(key, { messagesIn: f.messagesIn, messagesOut: f.messagesOut });
       return { ...f, messagesInPerSec: rate(f.messagesIn, before.messagesIn), messagesOutPerSec: rate(f.messagesOut, before.messagesOut) };
     });
-    this.latest = { sample, sessions: shown, fix, cumulative: this.cumulative, ...(this.src.clusterMode ? { cluster: clusterMetricsOf(stats) } : {}) };
+    const history = { historyBytes: stats.historyBytes, historyEntries: stats.historyEntries, historyEvicted: stats.historyEvicted };
+    this.latest = { sample, sessions: shown, fix, cumulative: this.cumulative, history, ...(this.src.clusterMode ? { cluster: clusterMetricsOf(stats) } : {}) };
     return this.latest;
   }
 

@@ -13,7 +13,7 @@ use crate::wire::encode;
 struct Ctx<'a> {
     cfg: &'a EngineConfig,
     timers: &'a mut std::collections::BinaryHeap<Reverse<(Instant, u32)>>,
-    stats: &'a mut super::HubStats,
+    stats: &'a mut crate::stats::EngineStats,
     now: Instant,
 }
 

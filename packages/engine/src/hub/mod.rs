@@ -33,6 +33,7 @@ use std::time::Instant;
 use crate::chunked::ChunkedVec;
 use crate::config::{BatchingConfig, EngineConfig};
 use crate::session::Session;
+use crate::stats::EngineStats;
 use crate::store::{Applied, Store};
 use crate::view::{ViewSet, ViewsConfig};
 use crate::wire::Publish;
@@ -224,46 +225,6 @@ pub trait FrameSink {
     fn frame(&mut self, worker: u32, sid: u32, parts: &[&[u8]], close_code: u16);
 }
 
-/// Counters of the hub (cumulative) and gauges (current).
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct HubStats {
-    /// Publishes merged into the store.
-    pub publishes_applied: u64,
-    /// Publishes refused by the store (field limit).
-    pub publishes_rejected: u64,
-    /// Messages appended to outboxes.
-    pub deliveries: u64,
-    /// Frames flushed.
-    pub frames_out: u64,
-    /// Bytes flushed (frames, brackets included).
-    pub bytes_out: u64,
-    /// Record updates merged into a throttled delta (`conflated: true`) instead of sent alone.
-    pub conflated_updates: u64,
-    /// Record updates a slow consumer never got as deltas: dropped from its queue when it passed
-    /// `outboxConflateBytes`, or arriving while it conflated; the record's image replaces them.
-    pub dropped_updates: u64,
-    /// Sessions closed as slow consumers.
-    pub slow_consumer_closes: u64,
-    /// Record status changes (ok -> stale and back).
-    pub status_changes: u64,
-    /// Standby sources told `source.activate`.
-    pub failovers: u64,
-    /// Frames of replies sent to a blocked session ahead of its held record messages.
-    pub replies_ahead: u64,
-    /// Open sessions.
-    pub sessions: u64,
-    /// Current record subscriptions.
-    pub subscriptions: u64,
-    /// Published records.
-    pub records: u64,
-    /// Containers (published to or viewed; per-tier copies included).
-    pub containers: u64,
-    /// Materialised views (unique container + filter + sort + tier), in grace included.
-    pub views: u64,
-    /// Open view windows (subscribers of views).
-    pub view_windows: u64,
-}
-
 /// Throttle / conflation state of one (session, record) subscription.
 #[derive(Debug, Default, Clone)]
 struct SubState {
@@ -302,7 +263,7 @@ pub struct Hub {
     scratch: Vec<u8>,
     applied: Applied,
     to_conflate: Vec<u32>,
-    stats: HubStats,
+    stats: EngineStats,
     views: ViewSet,
     tiers: tiers::TierMap,
     session_views: HashMap<u32, views::SessionViews>,
@@ -340,7 +301,7 @@ impl Hub {
             scratch: Vec::with_capacity(1024),
             applied: Applied::default(),
             to_conflate: Vec::new(),
-            stats: HubStats::default(),
+            stats: EngineStats::default(),
             views: ViewSet::new(ViewsConfig::default()),
             tiers: tiers::TierMap::default(),
             session_views: HashMap::new(),
@@ -470,13 +431,17 @@ impl Hub {
         &self.cfg
     }
 
-    /// Counters and gauges.
-    pub fn stats(&self) -> HubStats {
-        HubStats {
+    /// Counters and gauges of the hub's parts (the ingest lane's, the desk's and the cluster
+    /// fields stay 0: `runtime::Engine::stats` fills them).
+    pub fn stats(&self) -> EngineStats {
+        EngineStats {
             records: self.store.len() as u64,
             containers: self.views.container_count() as u64,
             views: self.views.view_count() as u64,
             view_windows: self.views.window_count() as u64,
+            history_bytes: self.history.bytes() as u64,
+            history_entries: self.history.entries() as u64,
+            history_evicted: self.history.evicted(),
             ..self.stats
         }
     }

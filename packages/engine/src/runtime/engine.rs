@@ -7,7 +7,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use super::engine_thread::{run, Lanes};
 use super::ready::{self, Drained, Waker, WorkerQueue, Workers};
 use super::shutdown::ShutdownReport;
-use super::stats::{AtomicStats, EngineStats};
+use super::stats::AtomicStats;
 use super::{
     cluster_error, cluster_link, internal, new_epoch, orders, registry, shutdown, statements, ClusterStart, Engine,
     IngestMsg, Msg, Shared, NEXT_ENGINE_ID,
@@ -17,6 +17,7 @@ use crate::config::{BatchingConfig, EngineConfig, OrdersConfig};
 use crate::error::{EngineError, Result};
 use crate::hub::{Command, ContainerOp, Hub};
 use crate::order_desk::OrderDesk;
+use crate::stats::EngineStats;
 use crate::wire::decode::decode_source_frame_as;
 use crate::wire::PublishGrants;
 impl Engine {
@@ -584,7 +585,21 @@ impl Engine {
             s.orders_expired = os.expired;
         }
         if let Some(r) = &self.shared.records {
-            s.cluster_records = r.counters();
+            let c = r.counters();
+            s.cluster_batches_sent = c.batches_sent;
+            s.cluster_records_sent = c.records_sent;
+            s.cluster_bytes_sent = c.bytes_sent;
+            s.cluster_batches_received = c.batches_received;
+            s.cluster_records_received = c.records_received;
+            s.cluster_bytes_received = c.bytes_received;
+            s.cluster_image_requests_sent = c.image_requests_sent;
+            s.cluster_image_requests_answered = c.image_requests_answered;
+            s.cluster_gaps = c.gaps;
+            s.cluster_batches_dropped = c.batches_dropped;
+            s.cluster_publishes_refused = c.publishes_refused;
+            s.cluster_decode_errors = c.decode_errors;
+            s.cluster_conflicts = c.conflicts;
+            s.cluster_peers = c.peers;
         }
         if let Some(c) = &self.shared.cluster_orders {
             let r = Ordering::Relaxed;

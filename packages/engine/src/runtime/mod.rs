@@ -33,13 +33,13 @@ use std::thread::JoinHandle;
 
 use crossbeam_channel::Sender;
 
+pub use crate::stats::EngineStats;
 pub use cluster::{host_name, ClusterStart};
 pub use orders::OrderSubmit;
 use ready::Workers;
 pub use ready::{Drained, Waker, WorkerQueue};
 pub use shutdown::ShutdownReport;
 use stats::AtomicStats;
-pub use stats::EngineStats;
 
 use crate::cluster::orders::ClusterOrderStats;
 use crate::cluster::{ClusterConfig, ClusterError, Link};
