@@ -2,12 +2,12 @@
 //! driven by `Command`s and the clock passed in. `runtime` feeds it; tests drive it directly.
 //!
 //! Encode once, send many: a publish is encoded once and the same bytes are appended to every
-//! subscriber's outbox (`deliver`). Subscriber lists are `Vec<u32>` of session slab slots with a
+//! subscriber's outbox (`fan_out`). Subscriber lists are `Vec<u32>` of session slab slots with a
 //! parallel `Vec<SubState>` holding throttle/conflation state, so the common path (no
 //! throttling, not blocked) touches neither a map nor the state.
 
-mod deliver;
 mod failover;
+mod fan_out;
 mod history;
 mod members;
 mod remote;
