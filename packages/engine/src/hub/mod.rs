@@ -8,6 +8,7 @@
 
 mod failover;
 mod fan_out;
+mod flush;
 mod history;
 mod members;
 mod remote;
