@@ -79,7 +79,7 @@ export declare class Engine {
    * resolves to its canonical text, rejects with `CODE: message` (a parse error names its
    * column: `BAD_REQUEST: statement at 14: ...`).
    */
-  createServerStatement(name: string, text: string): Promise<unknown>
+  createServerStatement(name: string, text: string): Promise<string>
   /**
    * Applies a source's `container.publish` (ops in order). Throws `{code, message, field}` for
    * an unknown op name (nothing applied).
@@ -403,22 +403,35 @@ export interface EngineConfig {
   clusterRequestTimeoutMs?: number
 }
 
-/** Engine counters (cumulative) and gauges (current). */
+/** Engine counters (cumulative) and gauges (current): `crate::stats::EngineStats`. */
 export interface EngineStats {
   /** Publishes accepted by `ingest`. */
   publishesIn: number
+  /** Publishes merged into the store. */
+  publishesApplied: number
+  /** Publishes refused by the store (a record would pass 128 fields). */
+  publishesRejected: number
   /** Messages appended to session outboxes. */
   deliveries: number
   /** Frames flushed. */
   framesOut: number
-  /** Bytes flushed. */
+  /** Bytes flushed (frames, brackets included). */
   bytesOut: number
   /** Record updates merged into throttled deltas (`conflated: true`) instead of sent alone. */
   conflatedUpdates: number
-  /** Record updates slow consumers never got as deltas (replaced by an image when they drain). */
+  /**
+   * Record updates slow consumers never got as deltas: dropped from a queue past
+   * `outboxConflateBytes`, or arriving while it conflated (an image replaces them).
+   */
   droppedUpdates: number
   /** Sessions closed as slow consumers (4008). */
   slowConsumerCloses: number
+  /** Record status changes (ok -> stale and back). */
+  statusChanges: number
+  /** Standby sources told `source.activate`. */
+  failovers: number
+  /** Frames of replies sent to a blocked session ahead of its held record messages. */
+  repliesAhead: number
   /** Open sessions. */
   sessions: number
   /** Current record subscriptions. */
@@ -439,8 +452,15 @@ export interface EngineStats {
   viewResets: number
   /** Held views closed unresumed (grace ended, or pushed out by the bounds), since start. */
   viewsDetachedClosed: number
-  /** Publishes refused by the store (a record would pass 128 fields). */
-  publishesRejected: number
+  /** Record history (`record.resume`): bytes of the messages its rings hold now. */
+  historyBytes: number
+  /** Record history: messages its rings hold now. */
+  historyEntries: number
+  /**
+   * Record history: messages dropped from a ring, oldest of any record first, to keep the
+   * total under `records.historyMaxBytes` (a resume of that record then gets a reset image).
+   */
+  historyEvicted: number
   /** Orders accepted since start (0 with orders disabled). */
   ordersAccepted: number
   /** Order requests rejected since start. */

@@ -187,23 +187,23 @@ fn with_nats() {
         }
     }
     let deadline = Instant::now() + Duration::from_secs(300);
-    while b.stats().cluster_records.records_received < N && Instant::now() < deadline {
+    while b.stats().cluster_records_received < N && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(1));
     }
     let secs = t.elapsed().as_secs_f64();
-    let cb = b.stats().cluster_records;
-    let ca = a.stats().cluster_records;
+    let cb = b.stats();
+    let ca = a.stats();
     let cpu = thread_cpu("tw-cluster-b") - cpu0;
     println!(
         "with NATS: {} of {N} records A -> B in {secs:.2} s = {:.0} records/s; {} batches ({:.0} records/batch, \
          {:.1} bytes/record); B link thread {:.2} us CPU/record; gaps {}",
-        cb.records_received,
-        cb.records_received as f64 / secs,
-        ca.batches_sent,
-        ca.records_sent as f64 / ca.batches_sent.max(1) as f64,
-        ca.bytes_sent as f64 / ca.records_sent.max(1) as f64,
-        cpu * 1e6 / cb.records_received.max(1) as f64,
-        cb.gaps
+        cb.cluster_records_received,
+        cb.cluster_records_received as f64 / secs,
+        ca.cluster_batches_sent,
+        ca.cluster_records_sent as f64 / ca.cluster_batches_sent.max(1) as f64,
+        ca.cluster_bytes_sent as f64 / ca.cluster_records_sent.max(1) as f64,
+        cpu * 1e6 / cb.cluster_records_received.max(1) as f64,
+        cb.cluster_gaps
     );
     a.shutdown().ok();
     b.shutdown().ok();

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use tidewire_engine::cluster::ClusterConfig;
 use tidewire_engine::config::{EngineConfig, OrdersConfig};
-use tidewire_engine::order::{Side, TimeInForce};
+use tidewire_engine::order_book::{Side, TimeInForce};
 use tidewire_engine::runtime::{Engine, OrderSubmit, Waker};
 
 struct Unpark(std::thread::Thread);

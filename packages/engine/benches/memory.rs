@@ -18,8 +18,8 @@ mod support;
 use std::time::Instant;
 
 use support::{arg_value, rss_bytes};
-use tidewire_engine::order::{Order, OrderStatus, Side, TimeInForce};
-use tidewire_engine::orders::records;
+use tidewire_engine::order_book::{Order, OrderStatus, Side, TimeInForce};
+use tidewire_engine::order_desk::records;
 use tidewire_engine::store::{Applied, Store};
 use tidewire_engine::value::Value;
 use tidewire_engine::view::{ViewSet, ViewsConfig};

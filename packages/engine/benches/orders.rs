@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use tidewire_engine::config::{EngineConfig, OrdersConfig};
-use tidewire_engine::order::{Side, TimeInForce};
+use tidewire_engine::order_book::{Side, TimeInForce};
 use tidewire_engine::runtime::{Engine, OrderSubmit, Waker};
 
 const SESSIONS: u32 = 8;

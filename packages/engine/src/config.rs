@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::error::{EngineError, Result};
 use crate::journal::{Clock, SyncHook, SystemClock};
-use crate::order::{SimulatorConfig, MAX_PRICE_TICKS, MAX_TICK_SIZE, MIN_TICK_SIZE};
+use crate::order_book::{SimulatorConfig, MAX_PRICE_TICKS, MAX_TICK_SIZE, MIN_TICK_SIZE};
 
 /// Batching and throttling of session outboxes (Liberator semantics, see `batch::Burst`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -344,7 +344,7 @@ pub struct RawRiskRule {
 }
 
 impl RawRiskRule {
-    fn resolve(&self) -> Result<crate::order::RiskRule> {
+    fn resolve(&self) -> Result<crate::order_book::RiskRule> {
         let bad = |m: String| EngineError::bad_request(format!("'riskRules': {m}"), Some("riskRules"), None);
         let pattern = crate::analytics::pattern::Pattern::parse(&self.pattern).map_err(bad)?;
         let age = match self.max_quote_age_ms {
@@ -352,15 +352,15 @@ impl RawRiskRule {
             Some(v) => Some(int("riskRules.maxQuoteAgeMs", Some(v), 0, 1, 86_400_000)?),
         };
         let basis = match self.notional_basis.as_deref() {
-            None | Some("price") => crate::order::NotionalBasis::Price,
-            Some("quantity") => crate::order::NotionalBasis::Quantity,
+            None | Some("price") => crate::order_book::NotionalBasis::Price,
+            Some("quantity") => crate::order_book::NotionalBasis::Quantity,
             Some(other) => {
                 return Err(bad(format!(
                     "notionalBasis must be \"price\" or \"quantity\", got {other:?}"
                 )))
             }
         };
-        Ok(crate::order::RiskRule {
+        Ok(crate::order_book::RiskRule {
             pattern,
             basis,
             collar_pct: self.collar_pct,
@@ -404,7 +404,7 @@ pub struct OrdersConfig {
     /// UTC by `clock`. Default `None`: DAY orders never expire (napi: `endOfDay` unset or empty).
     pub end_of_day: Option<EndOfDay>,
     /// Pre-trade risk rules (collar, notional limits, stale quotes). Default none.
-    pub risk: crate::order::RiskRules,
+    pub risk: crate::order_book::RiskRules,
 }
 
 /// Milliseconds in a day.
@@ -496,7 +496,7 @@ impl OrdersConfig {
             clock: Arc::new(SystemClock),
             sync_hook: None,
             end_of_day: None,
-            risk: crate::order::RiskRules::default(),
+            risk: crate::order_book::RiskRules::default(),
         }
     }
 }
@@ -557,7 +557,7 @@ impl RawConfig {
             .flatten()
             .map(RawRiskRule::resolve)
             .collect::<Result<Vec<_>>>()?;
-        c.risk = crate::order::RiskRules::new(rules)
+        c.risk = crate::order_book::RiskRules::new(rules)
             .map_err(|m| EngineError::bad_request(format!("'riskRules': {m}"), Some("riskRules"), None))?;
         let d = SimulatorConfig::default();
         c.simulator = SimulatorConfig {

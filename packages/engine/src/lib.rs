@@ -11,8 +11,8 @@ pub mod filter;
 pub mod fix;
 pub mod intern;
 pub mod journal;
-pub mod order;
-pub mod orders;
+pub mod order_book;
+pub mod order_desk;
 pub mod store;
 pub mod value;
 pub mod wire;
@@ -23,6 +23,7 @@ pub mod config;
 pub mod hub;
 pub mod runtime;
 pub mod session;
+pub mod stats;
 pub mod view;
 
 #[cfg(feature = "napi")]

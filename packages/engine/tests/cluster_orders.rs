@@ -17,8 +17,8 @@ use orders_util::{order, orders_config, Recorder, Rig, Seen};
 use serde_json::Value;
 use tidewire_engine::cluster::ClusterConfig;
 use tidewire_engine::config::EngineConfig;
-use tidewire_engine::order::{Side, TimeInForce};
-use tidewire_engine::orders::{GatewayOp, OrderInput};
+use tidewire_engine::order_book::{Side, TimeInForce};
+use tidewire_engine::order_desk::{GatewayOp, OrderInput};
 use tidewire_engine::runtime::Engine;
 
 /// Longest wait for anything cluster-wide (an election, a NATS server restart, a catch-up).
@@ -339,7 +339,7 @@ fn without_a_quorum_orders_are_refused_and_accepted_again_after() {
 #[test]
 fn the_order_leader_applies_the_risk_rules() {
     use tidewire_engine::analytics::pattern::Pattern;
-    use tidewire_engine::order::{NotionalBasis, RiskRule, RiskRules};
+    use tidewire_engine::order_book::{NotionalBasis, RiskRule, RiskRules};
     if !nats_util::nats_available() {
         eprintln!("nats-server not found: skipped");
         return;

@@ -6,7 +6,7 @@ mod util;
 
 use std::collections::HashMap;
 use tidewire_engine::journal::Journal;
-use tidewire_engine::order::*;
+use tidewire_engine::order_book::*;
 use util::{options, TempDir};
 
 struct Catalog(HashMap<&'static str, Instrument>);

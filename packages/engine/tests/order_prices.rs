@@ -9,7 +9,7 @@
 use proptest::prelude::*;
 use proptest::sample::select;
 use std::collections::HashMap;
-use tidewire_engine::order::*;
+use tidewire_engine::order_book::*;
 
 /// One test instrument: subject, tick, `minPrice`, `maxPrice`.
 type Spec = (&'static str, f64, Option<f64>, Option<f64>);

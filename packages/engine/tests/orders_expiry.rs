@@ -18,7 +18,7 @@ use orders_util::{order, orders_config, Rig};
 use serde_json::Value;
 use tidewire_engine::config::{EndOfDay, EngineConfig, DAY_MS};
 use tidewire_engine::journal::Clock;
-use tidewire_engine::order::{Side, TimeInForce};
+use tidewire_engine::order_book::{Side, TimeInForce};
 use tidewire_engine::runtime::Engine;
 
 /// A wall clock the test sets (ms since the epoch).

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use journal_util::TempDir;
 use orders_util::{order, orders_config, Rig};
-use tidewire_engine::order::Side;
+use tidewire_engine::order_book::Side;
 use tidewire_engine::runtime::Engine;
 use tidewire_engine::ErrorCode;
 

@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use journal_util::TempDir;
 use orders_util::{order, orders_config, Recorder, Rig, Seen};
-use tidewire_engine::order::{Side, TimeInForce};
-use tidewire_engine::orders::{GatewayOp, OrderInput};
+use tidewire_engine::order_book::{Side, TimeInForce};
+use tidewire_engine::order_desk::{GatewayOp, OrderInput};
 
 fn submit(cid: &str, price: f64) -> GatewayOp {
     GatewayOp::Submit(OrderInput {

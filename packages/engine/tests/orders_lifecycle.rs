@@ -12,7 +12,7 @@ use journal_util::TempDir;
 use orders_util::{order, orders_config, Rig};
 use serde_json::Value;
 use tidewire_engine::hub::ContainerOp;
-use tidewire_engine::order::{Side, TimeInForce};
+use tidewire_engine::order_book::{Side, TimeInForce};
 use tidewire_engine::ErrorCode;
 
 fn status(m: &Value) -> Option<&str> {

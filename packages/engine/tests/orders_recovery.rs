@@ -11,7 +11,7 @@ use std::io::{Seek, SeekFrom, Write};
 
 use journal_util::TempDir;
 use orders_util::{order, orders_config, Rig};
-use tidewire_engine::order::Side;
+use tidewire_engine::order_book::Side;
 
 /// Alice: limit orders a, b (working), c (cancelled), a filled market order m. Returns the last seq.
 fn trade(rig: &mut Rig) -> u64 {

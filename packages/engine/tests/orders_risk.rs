@@ -11,7 +11,7 @@ use journal_util::TempDir;
 use orders_util::{order, orders_config, Rig};
 use serde_json::Value;
 use tidewire_engine::analytics::pattern::Pattern;
-use tidewire_engine::order::{NotionalBasis, RiskRule, RiskRules, Side};
+use tidewire_engine::order_book::{NotionalBasis, RiskRule, RiskRules, Side};
 
 fn rules() -> RiskRules {
     RiskRules::new(vec![

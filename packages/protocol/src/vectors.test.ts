@@ -72,7 +72,7 @@ describe('golden frames', () => {
   });
 });
 
-/** vectors/orders.json: order.submit frames as the engine's fast path (orders/frame.rs) and the decoder read them. */
+/** vectors/orders.json: order.submit frames as the engine's fast path (order_desk/frame.rs) and the decoder read them. */
 interface OrderVector {
   name: string;
   note?: string;

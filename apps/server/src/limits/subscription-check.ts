@@ -3,7 +3,7 @@
  * session), made by the server first so that a refusal is an `error` it sends and counts towards
  * `limits.maxProtocolErrors` (4002), and `Session.subjects` only ever holds subjects the engine
  * accepted. The private-record rule is the engine's own (`firstPrivateRefusal`,
- * packages/engine/src/orders/privacy.rs), not a copy; the engine keeps its checks as a backstop.
+ * packages/engine/src/order_desk/privacy.rs), not a copy; the engine keeps its checks as a backstop.
  */
 
 import type { DecodeError } from '@tidewire/protocol';

@@ -5,7 +5,8 @@ import { encodeHistogram, newHistogram, recordLatencyMs } from './histogram.js';
 import { renderPrometheus } from './prometheus.js';
 import type { TransportSnapshot } from './transport-metrics.js';
 
-const ZERO: EngineStats = { publishesIn: 0, deliveries: 0, framesOut: 0, bytesOut: 0, conflatedUpdates: 0, droppedUpdates: 0, slowConsumerCloses: 0, sessions: 0,
+const ZERO: EngineStats = { publishesIn: 0, publishesApplied: 0, statusChanges: 0, failovers: 0, repliesAhead: 0, historyBytes: 0, historyEntries: 0,
+  historyEvicted: 0, deliveries: 0, framesOut: 0, bytesOut: 0, conflatedUpdates: 0, droppedUpdates: 0, slowConsumerCloses: 0, sessions: 0,
   subscriptions: 0, records: 0, containers: 0, views: 0, viewWindows: 0, publishesRejected: 0, ordersAccepted: 0, ordersRejected: 0, ordersOpen: 0,
   journalDurableSeq: 0, ordersExpired: 0, clusterBatchesSent: 0, clusterRecordsSent: 0, clusterBytesSent: 0, clusterBatchesReceived: 0,
   clusterRecordsReceived: 0, clusterBytesReceived: 0, clusterImageRequestsSent: 0, clusterImageRequestsAnswered: 0, clusterGaps: 0, clusterBatchesDropped: 0,
@@ -131,6 +132,18 @@ describe('MetricsCenter', () => {
     const lines = renderPrometheus(center.last()).split('\n');
     for (const line of ['tidewire_views_detached 3', 'tidewire_view_resumes_total 7', 'tidewire_view_resets_total 2', 'tidewire_views_detached_closed_total 1',
       '# TYPE tidewire_views_detached gauge', '# TYPE tidewire_view_resumes_total counter']) {
+      expect(lines).toContain(line);
+    }
+  });
+
+  it('the record history memory, on /metrics', () => {
+    const { state, center } = fixture();
+    state.now += 1000;
+    state.stats = { ...ZERO, historyBytes: 4_096, historyEntries: 32, historyEvicted: 5 };
+    expect(center.build([]).history).toEqual({ historyBytes: 4_096, historyEntries: 32, historyEvicted: 5 });
+    const lines = renderPrometheus(center.last()).split('\n');
+    for (const line of ['tidewire_history_bytes 4096', 'tidewire_history_entries 32', 'tidewire_history_evicted_total 5',
+      '# TYPE tidewire_history_bytes gauge', '# TYPE tidewire_history_evicted_total counter']) {
       expect(lines).toContain(line);
     }
   });

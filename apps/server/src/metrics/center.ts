@@ -62,6 +62,9 @@ export function clusterMetricsOf(s: EngineStats): ClusterMetrics {
   };
 }
 
+/** The engine's record history memory (EngineStats), read at the end of an interval. */
+export type HistoryMetrics = Pick<EngineStats, 'historyBytes' | 'historyEntries' | 'historyEvicted'>;
+
 /** A finished interval: the sample and the sessions list at its end. */
 export interface MetricsUpdate {
   sample: AdminMetricsSample;
@@ -74,6 +77,8 @@ export interface MetricsUpdate {
   cluster?: ClusterMetrics;
   /** Views held for `view.resume` (gauge) and what became of resumes (totals since start). */
   viewResume?: ViewResumeMetrics;
+  /** Record history (`record.resume`): what its rings hold now and what the byte cap evicted. */
+  history: HistoryMetrics;
 }
 
 /** The engine's held-view counters (EngineStats), read at the end of an interval. */
@@ -242,7 +247,8 @@ export class MetricsCenter {
     const viewResume: ViewResumeMetrics = {
       viewsDetached: stats.viewsDetached, viewResumes: stats.viewResumes, viewResets: stats.viewResets, viewsDetachedClosed: stats.viewsDetachedClosed,
     };
-    this.latest = { sample, sessions: shown, fix, cumulative: this.cumulative, viewResume, ...(this.src.clusterMode ? { cluster: clusterMetricsOf(stats) } : {}) };
+    const history = { historyBytes: stats.historyBytes, historyEntries: stats.historyEntries, historyEvicted: stats.historyEvicted };
+    this.latest = { sample, sessions: shown, fix, cumulative: this.cumulative, viewResume, history, ...(this.src.clusterMode ? { cluster: clusterMetricsOf(stats) } : {}) };
     return this.latest;
   }
 

@@ -84,6 +84,10 @@ export function renderPrometheus(update: MetricsUpdate | undefined): string {
   family('tidewire_source_paused_seconds_total', 'counter', 'Time sources spent paused, summed over sources.', one(f === undefined ? undefined : f.pausedMsTotal / 1000));
   family('tidewire_source_overrun_closes_total', 'counter', 'Sources closed with 4013 SOURCE_OVERRUN (kept sending while paused).', one(f?.overrunClosesTotal));
   family('tidewire_demo_feed_held_ticks_total', 'counter', 'Demo feed ticks held back while the ingest queue was above high water.', one(f?.demoHeldTicks));
+  const h = update?.history;
+  family('tidewire_history_bytes', 'gauge', 'Bytes of the record messages the history rings hold (record.resume; bounded by history.maxBytes).', one(h?.historyBytes));
+  family('tidewire_history_entries', 'gauge', 'Record messages the history rings hold.', one(h?.historyEntries));
+  family('tidewire_history_evicted_total', 'counter', 'Record messages dropped from the history rings, oldest first, to stay under history.maxBytes.', one(h?.historyEvicted));
   const fix = update?.fix ?? [];
   const states = ['disconnected', 'connected', 'loggedOn'];
   family('tidewire_fix_sessions', 'gauge', 'Configured FIX sessions by state (loggedOn, connected: logon pending, disconnected).',

@@ -62,7 +62,7 @@ export type ToWorker =
    * reads it (`publishedUpdate`): cloned as objects it was about a tenth of what a transport
    * thread allocated at the Low preset, every second, whether or not an admin looked.
    */
-  | { type: 'publish'; sample: MetricsUpdate['sample']; cumulative: MetricsUpdate['cumulative']; sessionsJson: string; fix: MetricsUpdate['fix'] }
+  | { type: 'publish'; sample: MetricsUpdate['sample']; cumulative: MetricsUpdate['cumulative']; sessionsJson: string; fix: MetricsUpdate['fix']; history: MetricsUpdate['history'] }
   /** Close this session with 4010 if this worker holds it: answer with `kicked`. */
   | { type: 'kick'; id: number; sessionId: number; reason: string }
   /**
@@ -75,7 +75,7 @@ export type ToWorker =
 
 /** The `publish` message of `update` (its sessions as JSON: see ToWorker). */
 export function publishMessage(update: MetricsUpdate, sessionsJson = JSON.stringify(update.sessions)): ToWorker {
-  return { type: 'publish', sample: update.sample, cumulative: update.cumulative, sessionsJson, fix: update.fix };
+  return { type: 'publish', sample: update.sample, cumulative: update.cumulative, sessionsJson, fix: update.fix, history: update.history };
 }
 
 /**
@@ -90,6 +90,7 @@ export function publishedUpdate(m: Extract<ToWorker, { type: 'publish' }>): Metr
     sample: m.sample,
     cumulative: m.cumulative,
     fix: m.fix,
+    history: m.history,
     get sessions(): MetricsUpdate['sessions'] {
       sessions ??= JSON.parse(m.sessionsJson) as MetricsUpdate['sessions'];
       return sessions;

@@ -41,7 +41,7 @@ describe('metrics publish to transport workers', () => {
   it('carries the sessions as JSON through a real MessagePort and parses them on first read only', async () => {
     const session = { sessionId: 7, user: 'alice', role: 'trader', address: '127.0.0.1', connectedAt: 1, worker: 0, subscriptions: 2,
       messagesPerSec: 1.5, framesPerSec: 1, bytesPerSec: 100, queuedBytes: 0, clientLatencyMs: null };
-    const update = { sample: { at: 5 }, sessions: [session], cumulative: { latency: { count: 1 } } } as unknown as MetricsUpdate;
+    const update = { sample: { at: 5 }, sessions: [session], cumulative: { latency: { count: 1 } }, history: { historyBytes: 1, historyEntries: 2, historyEvicted: 3 } } as unknown as MetricsUpdate;
     const message = publishMessage(update);
     const { port1, port2 } = new MessageChannel();
     const received = new Promise<typeof message>((resolve) => port2.once('message', resolve));
@@ -59,6 +59,7 @@ describe('metrics publish to transport workers', () => {
       const u = publishedUpdate(m);
       expect(u.sample).toEqual(update.sample);
       expect(u.cumulative).toEqual(update.cumulative);
+      expect(u.history).toEqual(update.history);
       expect(parses).toBe(0);
       expect(u.sessions).toEqual(update.sessions);
       expect(u.sessions).toBe(u.sessions);

@@ -33,9 +33,9 @@ use super::batch;
 use super::lease::{self, Lease};
 use super::{ClusterError, Link};
 use crate::error::ErrorCode;
-use crate::order::{OrderReject, RejectField, RejectRule, Side, TimeInForce};
-use crate::orders::cluster::{ClusterCmd, RemoteRequest, StreamEvent};
-use crate::orders::{OrderCmd, OrderInput};
+use crate::order_book::{OrderReject, RejectField, RejectRule, Side, TimeInForce};
+use crate::order_desk::cluster::{ClusterCmd, RemoteRequest, StreamEvent};
+use crate::order_desk::{OrderCmd, OrderInput};
 use crate::wire::encode;
 
 pub use super::lease::LEASE;
@@ -244,8 +244,8 @@ fn encode_request(user: &str, req_id: u32, tag: &str, req: &RemoteRequest) -> Ve
             w.kind = "submit".into();
             w.client_order_id.clone_from(&o.client_order_id);
             w.instrument.clone_from(&o.instrument);
-            w.side = crate::orders::records::side_str(o.side).into();
-            w.time_in_force = crate::orders::records::tif_str(o.time_in_force).into();
+            w.side = crate::order_desk::records::side_str(o.side).into();
+            w.time_in_force = crate::order_desk::records::tif_str(o.time_in_force).into();
             w.quantity = Some(o.quantity);
             w.price = o.price;
         }

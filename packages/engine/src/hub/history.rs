@@ -195,6 +195,8 @@ pub struct History {
     total: usize,
     /// Entries held by all rings.
     live: usize,
+    /// Entries dropped by the total bound (`enforce_total`) since this history was made.
+    evicted: u64,
 }
 
 impl Default for History {
@@ -213,6 +215,7 @@ impl History {
             next_serial: 0,
             total: 0,
             live: 0,
+            evicted: 0,
         }
     }
 
@@ -230,6 +233,17 @@ impl History {
     /// Bytes held by all rings.
     pub fn bytes(&self) -> usize {
         self.total
+    }
+
+    /// Entries (messages) held by all rings.
+    pub fn entries(&self) -> usize {
+        self.live
+    }
+
+    /// Entries dropped to keep the total under `max_bytes`, since this history was made (a new
+    /// configuration makes a new one).
+    pub fn evicted(&self) -> u64 {
+        self.evicted
     }
 
     /// The rule of record `id` (`subject`), looked up once per record. `None`: it keeps no history.
@@ -317,6 +331,7 @@ impl History {
             if ring.entries.front().is_some_and(|e| e.serial == serial) {
                 self.total -= ring.pop_front();
                 self.live -= 1;
+                self.evicted += 1;
             }
         }
         if self.order.len() > 2 * self.live + 1024 {

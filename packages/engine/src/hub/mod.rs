@@ -2,12 +2,13 @@
 //! driven by `Command`s and the clock passed in. `runtime` feeds it; tests drive it directly.
 //!
 //! Encode once, send many: a publish is encoded once and the same bytes are appended to every
-//! subscriber's outbox (`deliver`). Subscriber lists are `Vec<u32>` of session slab slots with a
+//! subscriber's outbox (`fan_out`). Subscriber lists are `Vec<u32>` of session slab slots with a
 //! parallel `Vec<SubState>` holding throttle/conflation state, so the common path (no
 //! throttling, not blocked) touches neither a map nor the state.
 
-mod deliver;
 mod failover;
+mod fan_out;
+mod flush;
 mod history;
 mod members;
 mod remote;
@@ -38,6 +39,7 @@ use std::time::Instant;
 use crate::chunked::ChunkedVec;
 use crate::config::{BatchingConfig, EngineConfig};
 use crate::session::Session;
+use crate::stats::EngineStats;
 use crate::store::{Applied, Store};
 use crate::view::{ViewSet, ViewsConfig};
 use crate::wire::Publish;
@@ -247,54 +249,6 @@ pub trait FrameSink {
     fn frame(&mut self, worker: u32, sid: u32, parts: &[&[u8]], close_code: u16);
 }
 
-/// Counters of the hub (cumulative) and gauges (current).
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct HubStats {
-    /// Publishes merged into the store.
-    pub publishes_applied: u64,
-    /// Publishes refused by the store (field limit).
-    pub publishes_rejected: u64,
-    /// Messages appended to outboxes.
-    pub deliveries: u64,
-    /// Frames flushed.
-    pub frames_out: u64,
-    /// Bytes flushed (frames, brackets included).
-    pub bytes_out: u64,
-    /// Record updates merged into a throttled delta (`conflated: true`) instead of sent alone.
-    pub conflated_updates: u64,
-    /// Record updates a slow consumer never got as deltas: dropped from its queue when it passed
-    /// `outboxConflateBytes`, or arriving while it conflated; the record's image replaces them.
-    pub dropped_updates: u64,
-    /// Sessions closed as slow consumers.
-    pub slow_consumer_closes: u64,
-    /// Record status changes (ok -> stale and back).
-    pub status_changes: u64,
-    /// Standby sources told `source.activate`.
-    pub failovers: u64,
-    /// Frames of replies sent to a blocked session ahead of its held record messages.
-    pub replies_ahead: u64,
-    /// Open sessions.
-    pub sessions: u64,
-    /// Current record subscriptions.
-    pub subscriptions: u64,
-    /// Published records.
-    pub records: u64,
-    /// Containers (published to or viewed; per-tier copies included).
-    pub containers: u64,
-    /// Materialised views (unique container + filter + sort + tier), in grace included.
-    pub views: u64,
-    /// Open view windows (subscribers of views), held ones included.
-    pub view_windows: u64,
-    /// Views of dropped sessions held for `view.resume`.
-    pub views_detached: u64,
-    /// `view.resume`s that continued a held view.
-    pub view_resumes: u64,
-    /// `view.resume`s answered by a fresh view flagged `reset`.
-    pub view_resets: u64,
-    /// Held views closed unresumed (their grace ended, or the hold bounds pushed them out).
-    pub views_detached_closed: u64,
-}
-
 /// Throttle / conflation state of one (session, record) subscription.
 #[derive(Debug, Default, Clone)]
 struct SubState {
@@ -333,7 +287,7 @@ pub struct Hub {
     scratch: Vec<u8>,
     applied: Applied,
     to_conflate: Vec<u32>,
-    stats: HubStats,
+    stats: EngineStats,
     views: ViewSet,
     tiers: tiers::TierMap,
     session_views: HashMap<u32, views::SessionViews>,
@@ -373,7 +327,7 @@ impl Hub {
             scratch: Vec::with_capacity(1024),
             applied: Applied::default(),
             to_conflate: Vec::new(),
-            stats: HubStats::default(),
+            stats: EngineStats::default(),
             views: ViewSet::new(ViewsConfig::default()),
             tiers: tiers::TierMap::default(),
             session_views: HashMap::new(),
@@ -518,14 +472,18 @@ impl Hub {
         &self.cfg
     }
 
-    /// Counters and gauges.
-    pub fn stats(&self) -> HubStats {
-        HubStats {
+    /// Counters and gauges of the hub's parts (the ingest lane's, the desk's and the cluster
+    /// fields stay 0: `runtime::Engine::stats` fills them).
+    pub fn stats(&self) -> EngineStats {
+        EngineStats {
             records: self.store.len() as u64,
             containers: self.views.container_count() as u64,
             views: self.views.view_count() as u64,
             view_windows: self.views.window_count() as u64,
             views_detached: self.detached.len() as u64,
+            history_bytes: self.history.bytes() as u64,
+            history_entries: self.history.entries() as u64,
+            history_evicted: self.history.evicted(),
             ..self.stats
         }
     }
@@ -676,7 +634,7 @@ impl Hub {
             // Cluster mode: this node's own publishes are captured for the other nodes, except
             // the order desk's (every node derives those from the replicated order stream).
             let captured = match self.records.as_deref_mut() {
-                Some(r) if !crate::orders::privacy::is_private(&p.subject) => {
+                Some(r) if !crate::order_desk::privacy::is_private(&p.subject) => {
                     let id = self.store.subject_id(&p.subject);
                     if !r.admit(id, &p.subject) {
                         continue;

@@ -404,6 +404,36 @@ mod tests {
     }
 
     #[test]
+    fn stats_count_the_history_held_and_what_the_byte_cap_evicted() {
+        let now = Instant::now();
+        let mut hub = hub(&["/**=1000/60000"], now);
+        for px in 1..=5 {
+            publish(&mut hub, "/A/X", f64::from(px), now);
+        }
+        let s = hub.stats();
+        assert_eq!(s.history_entries, 4, "the image that created the record is not kept");
+        assert_eq!(s.history_bytes, hub.history_bytes() as u64);
+        assert!(s.history_bytes > 0);
+        assert_eq!(s.history_evicted, 0);
+        let cfg = HistoryConfig {
+            rules: HistoryConfig::parse_rules(&["/**=1000/60000"]).unwrap(),
+            max_bytes: 1024,
+        };
+        hub.handle(Command::SetHistory(cfg), now);
+        for px in 1..=200 {
+            publish(&mut hub, "/A/X", f64::from(px), now);
+        }
+        let s = hub.stats();
+        assert!(s.history_bytes > 0 && s.history_bytes <= 1024, "{s:?}");
+        assert!(s.history_evicted > 0, "{s:?}");
+        assert_eq!(
+            s.history_entries + s.history_evicted,
+            200,
+            "each update is held or was evicted"
+        );
+    }
+
+    #[test]
     fn no_rules_keep_no_history() {
         let now = Instant::now();
         let mut hub = hub(&[], now);

@@ -254,7 +254,7 @@ impl Hub {
             .get(slot as usize)
             .and_then(Option::as_ref)
             .map_or("", |s| &s.user);
-        crate::orders::privacy::check_read(user, subject).map_err(|message| ReqError {
+        crate::order_desk::privacy::check_read(user, subject).map_err(|message| ReqError {
             code: ErrorCode::NotEntitled,
             message,
             field: Some(field()),

@@ -123,7 +123,7 @@ impl Hub {
         }
         let c = self.store.subject_id(subject);
         if let Some(r) = self.records.as_deref_mut() {
-            if !crate::orders::privacy::is_private(subject) {
+            if !crate::order_desk::privacy::is_private(subject) {
                 if !r.admit(c, subject) {
                     return;
                 }

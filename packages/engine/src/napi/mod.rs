@@ -6,144 +6,25 @@ mod fix;
 mod grants;
 mod orders;
 mod privacy;
+mod stats;
+mod task;
+mod views;
 
-use napi::bindgen_prelude::{Buffer, Either, Float64Array, Function, Uint32Array};
+use std::time::Duration;
+
+use napi::bindgen_prelude::{AsyncTask, Buffer, Either, Float64Array, Function, Uint32Array};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Status};
 use napi_derive::napi;
 
 use self::error::to_js;
+use self::orders::{JournalRecovery, OrderSubmitInput};
+use self::stats::EngineStats;
+use self::task::EngineTask;
+use self::views::{whole, ContainerMembersInfo, ContainerOpInput, SessionViewInfo, ViewResumeInput, ViewStat};
 use crate::config::{ms, BatchingConfig as RustBatching, RawConfig};
 use crate::error::EngineError;
-use crate::hub::ContainerOp;
 use crate::runtime::{self, Waker};
-
-/// A `view.resume` as the server passes it (`Engine.viewResume`).
-#[napi(object)]
-pub struct ViewResumeInput {
-    /// `epoch` of the `session.loggedIn` the view comes from.
-    pub epoch: f64,
-    /// The session id the view was opened in.
-    pub session_id: u32,
-    /// The view's id in that session.
-    pub view_id: u32,
-    /// Seq of the last view message the client holds.
-    pub seq: f64,
-    /// Container subject.
-    pub container: String,
-    /// Filter text (empty: every member).
-    pub filter: String,
-    /// Sort text (`name asc, bid desc`; empty: natural order).
-    pub sort: String,
-    /// First row of the window.
-    pub offset: u32,
-    /// Rows in the window.
-    pub size: u32,
-}
-
-/// A whole number from JavaScript (the protocol decoder allows integers 0..2^53 only); anything
-/// else is 0, which no epoch or seq the engine sent equals.
-fn whole(v: f64) -> u64 {
-    if v.is_finite() && v > 0.0 {
-        v as u64
-    } else {
-        0
-    }
-}
-
-/// One op of a `container.publish` (packages/protocol `ContainerOp`, already validated by the
-/// server's decoder): `op` is `add` / `insertAt` / `remove` / `clear`.
-#[napi(object)]
-pub struct ContainerOpInput {
-    /// `add`, `insertAt`, `remove` or `clear`.
-    pub op: String,
-    /// Position for `insertAt` (0-based; past the end appends).
-    pub index: Option<u32>,
-    /// Subjects of `add` / `insertAt` / `remove`.
-    pub subjects: Option<Vec<String>>,
-}
-
-fn container_op(i: usize, o: ContainerOpInput) -> crate::error::Result<ContainerOp> {
-    let subjects = o.subjects.unwrap_or_default();
-    Ok(match o.op.as_str() {
-        "add" => ContainerOp::Add(subjects),
-        "insertAt" => ContainerOp::InsertAt(o.index.unwrap_or(0) as usize, subjects),
-        "remove" => ContainerOp::Remove(subjects),
-        "clear" => ContainerOp::Clear,
-        other => {
-            return Err(EngineError::bad_request(
-                format!("'ops.{i}.op' ({other:?}) must be 'add', 'insertAt', 'remove' or 'clear'"),
-                Some(&format!("ops.{i}.op")),
-                None,
-            ))
-        }
-    })
-}
-
-/// An `order.submit` as the server decoded it (shape checked; the engine checks the rules).
-#[napi(object)]
-pub struct OrderSubmitInput {
-    /// 1-64 characters, unique per user.
-    pub client_order_id: String,
-    /// Instrument subject (a record with bid/ask), e.g. `/FX/EURUSD`.
-    pub instrument: String,
-    /// `buy` or `sell`.
-    pub side: String,
-    /// Whole number 1..orderMaxQuantity (else an `order.reject`).
-    pub quantity: f64,
-    /// Limit price on the instrument's tick; null/absent = market order.
-    pub price: Option<f64>,
-    /// `day`, `ioc` or `gtc`.
-    pub time_in_force: String,
-}
-
-/// The journal replay done at construction.
-#[napi(object)]
-pub struct JournalRecovery {
-    /// Journal entries replayed.
-    pub records: f64,
-    /// Bytes of torn tail cut off (0 = clean).
-    pub bytes_dropped: f64,
-    /// Last journal seq (0 = empty); the next entry gets lastSeq + 1.
-    pub last_seq: f64,
-    /// Orders rebuilt.
-    pub orders: f64,
-    /// Of those, still open.
-    pub open_orders: f64,
-    /// `journal: dropped N bytes of torn tail after seq S` when a tail was cut: log it.
-    pub log_line: Option<String>,
-    /// Records dropped by a cut back to the last consistent seq (`journalTruncateToConsistent`).
-    pub records_dropped: f64,
-    /// `journal: cut back to seq S (truncate to consistent): <why>; dropped N records: <files>;
-    /// saved in <dir>` when the journal was cut: log it.
-    pub cut_line: Option<String>,
-}
-
-fn order_side(s: &str) -> crate::error::Result<crate::order::Side> {
-    match s {
-        "buy" => Ok(crate::order::Side::Buy),
-        "sell" => Ok(crate::order::Side::Sell),
-        other => Err(EngineError::bad_request(
-            format!("'side' ({other:?}) must be 'buy' or 'sell'"),
-            Some("side"),
-            None,
-        )),
-    }
-}
-
-fn time_in_force(s: &str) -> crate::error::Result<crate::order::TimeInForce> {
-    use crate::order::TimeInForce as T;
-    match s {
-        "day" => Ok(T::Day),
-        "ioc" => Ok(T::Ioc),
-        "gtc" => Ok(T::Gtc),
-        other => Err(EngineError::bad_request(
-            format!("'timeInForce' ({other:?}) must be 'day', 'ioc' or 'gtc'"),
-            Some("timeInForce"),
-            None,
-        )),
-    }
-}
 
 /// Batching settings for `setBatching` (all required), ms.
 #[napi(object)]
@@ -169,59 +50,6 @@ pub struct Drained {
     pub index: Uint32Array,
 }
 
-/// One materialised view (the admin views table).
-#[napi(object)]
-pub struct ViewStat {
-    /// Container subject.
-    pub container: String,
-    /// Tier the view computes on (empty: the constituents themselves).
-    pub tier: String,
-    /// Canonical filter text (empty = every member).
-    pub filter: String,
-    /// Canonical sort text (empty = natural order).
-    pub sort: String,
-    /// Rows now.
-    pub rows: f64,
-    /// Subscriber windows (0 while the view waits out its grace period).
-    pub subscribers: f64,
-    /// Cumulative updates to its rows (each updated or entered row once per flush): sample twice for a rate.
-    pub updates: f64,
-    /// Cost of its last full computation (filter scan, sort, index load), microseconds.
-    pub last_recompute_us: f64,
-}
-
-/// Asks the engine thread for its views off the JS thread (`Engine.viewStats`).
-pub struct ViewStatsTask {
-    engine: runtime::Engine,
-}
-
-impl napi::Task for ViewStatsTask {
-    type Output = Vec<crate::hub::ViewStat>;
-    type JsValue = Vec<ViewStat>;
-
-    fn compute(&mut self) -> napi::Result<Self::Output> {
-        self.engine
-            .view_stats(std::time::Duration::from_secs(2))
-            .map_err(|e| napi::Error::new(Status::GenericFailure, format!("{}: {e}", e.code().as_str())))
-    }
-
-    fn resolve(&mut self, _env: Env, out: Self::Output) -> napi::Result<Self::JsValue> {
-        Ok(out
-            .into_iter()
-            .map(|v| ViewStat {
-                container: v.container,
-                tier: v.tier,
-                filter: v.filter,
-                sort: v.sort,
-                rows: v.rows as f64,
-                subscribers: v.subscribers as f64,
-                updates: v.updates as f64,
-                last_recompute_us: v.last_recompute_us as f64,
-            })
-            .collect())
-    }
-}
-
 /// The engine's ingest lane (`Engine.ingestQueue`): what sources sent that is not applied yet.
 #[napi(object)]
 pub struct IngestQueue {
@@ -231,142 +59,6 @@ pub struct IngestQueue {
     pub bytes: f64,
 }
 
-/// Engine counters (cumulative) and gauges (current).
-#[napi(object)]
-pub struct EngineStats {
-    /// Publishes accepted by `ingest`.
-    pub publishes_in: f64,
-    /// Messages appended to session outboxes.
-    pub deliveries: f64,
-    /// Frames flushed.
-    pub frames_out: f64,
-    /// Bytes flushed.
-    pub bytes_out: f64,
-    /// Record updates merged into throttled deltas (`conflated: true`) instead of sent alone.
-    pub conflated_updates: f64,
-    /// Record updates slow consumers never got as deltas (replaced by an image when they drain).
-    pub dropped_updates: f64,
-    /// Sessions closed as slow consumers (4008).
-    pub slow_consumer_closes: f64,
-    /// Open sessions.
-    pub sessions: f64,
-    /// Current record subscriptions.
-    pub subscriptions: f64,
-    /// Published records.
-    pub records: f64,
-    /// Containers (published to or viewed; per-tier copies included).
-    pub containers: f64,
-    /// Materialised views (unique container + filter + sort + tier; views in their grace period included).
-    pub views: f64,
-    /// Open view windows (one per view subscriber), held ones included.
-    pub view_windows: f64,
-    /// Views of dropped sessions held for `view.resume` now.
-    pub views_detached: f64,
-    /// `view.resume`s that continued a held view, since start.
-    pub view_resumes: f64,
-    /// `view.resume`s answered by a fresh view flagged `reset`, since start.
-    pub view_resets: f64,
-    /// Held views closed unresumed (grace ended, or pushed out by the bounds), since start.
-    pub views_detached_closed: f64,
-    /// Publishes refused by the store (a record would pass 128 fields).
-    pub publishes_rejected: f64,
-    /// Orders accepted since start (0 with orders disabled).
-    pub orders_accepted: f64,
-    /// Order requests rejected since start.
-    pub orders_rejected: f64,
-    /// Orders open now (new, acknowledged, partially filled; recovered ones included).
-    pub orders_open: f64,
-    /// Last durable journal seq (0 = none).
-    pub journal_durable_seq: f64,
-    /// DAY orders expired at an end of day (`endOfDay`) since start.
-    pub orders_expired: f64,
-    /// Cluster mode: batch messages of this node's record changes sent (one per engine pass).
-    pub cluster_batches_sent: f64,
-    /// Cluster mode: record changes and container ops sent in them.
-    pub cluster_records_sent: f64,
-    /// Cluster mode: bytes of every message sent on NATS for records.
-    pub cluster_bytes_sent: f64,
-    /// Cluster mode: batch messages received from other nodes.
-    pub cluster_batches_received: f64,
-    /// Cluster mode: record changes and container ops received in them.
-    pub cluster_records_received: f64,
-    /// Cluster mode: bytes of every record message received from other nodes.
-    pub cluster_bytes_received: f64,
-    /// Cluster mode: snapshot and image requests sent (a gap or a late join).
-    pub cluster_image_requests_sent: f64,
-    /// Cluster mode: snapshot and image requests answered.
-    pub cluster_image_requests_answered: f64,
-    /// Cluster mode: gaps seen (healed with a snapshot or an image).
-    pub cluster_gaps: f64,
-    /// Cluster mode: batches dropped while NATS did not take them (healed once it does).
-    pub cluster_batches_dropped: f64,
-    /// Cluster mode: local publishes refused (the subject is owned by another live node).
-    pub cluster_publishes_refused: f64,
-    /// Cluster mode: messages from other nodes that could not be read.
-    pub cluster_decode_errors: f64,
-    /// Cluster mode: remote changes to subjects this node owns (two nodes publishing one subject).
-    pub cluster_conflicts: f64,
-    /// Cluster mode (gauge): other nodes heard from within the owner timeout (3 s).
-    pub cluster_peers: f64,
-    /// Cluster mode: 1 while this node is the order leader (decides orders), else 0.
-    pub order_leader: f64,
-    /// Cluster mode: last order stream seq applied to this node's order book and blotters.
-    pub order_stream_seq: f64,
-    /// Cluster mode: order requests forwarded to the leader since start.
-    pub orders_forwarded: f64,
-    /// Cluster mode: order stream publishes that failed since start (no quorum, timed out, fenced).
-    pub order_publish_failures: f64,
-}
-
-/// One open view of a session (`Engine.sessionViews`), as a rule reload re-checks it.
-#[napi(object)]
-pub struct SessionViewInfo {
-    /// Session id.
-    pub session_id: u32,
-    /// The session's view id (from `view.created`).
-    pub view_id: u32,
-    /// Container subject as requested.
-    pub container: String,
-    /// Tier the view computes on (empty: the constituents themselves).
-    pub tier: String,
-}
-
-/// One container and its members (`Engine.containerMembers`), as a rule reload re-checks them.
-#[napi(object)]
-pub struct ContainerMembersInfo {
-    /// Container subject.
-    pub container: String,
-    /// Member subjects in natural order (empty: an empty or unknown container).
-    pub members: Vec<String>,
-}
-
-/// Asks the engine thread for containers' members off the JS thread (`Engine.containerMembers`).
-pub struct ContainerMembersTask {
-    engine: runtime::Engine,
-    containers: Vec<String>,
-}
-
-impl napi::Task for ContainerMembersTask {
-    type Output = Vec<crate::hub::ContainerMembers>;
-    type JsValue = Vec<ContainerMembersInfo>;
-
-    fn compute(&mut self) -> napi::Result<Self::Output> {
-        self.engine
-            .container_members(std::mem::take(&mut self.containers), std::time::Duration::from_secs(2))
-            .map_err(|e| napi::Error::new(Status::GenericFailure, format!("{}: {e}", e.code().as_str())))
-    }
-
-    fn resolve(&mut self, _env: Env, out: Self::Output) -> napi::Result<Self::JsValue> {
-        Ok(out
-            .into_iter()
-            .map(|c| ContainerMembersInfo {
-                container: c.container,
-                members: c.members,
-            })
-            .collect())
-    }
-}
-
 /// What a statement reads (`Engine.statementStream`): a subject pattern or a container.
 #[napi(object)]
 pub struct StatementStream {
@@ -374,81 +66,6 @@ pub struct StatementStream {
     pub pattern: Option<String>,
     /// The container subject, when the statement reads `container <subject>`.
     pub container: Option<String>,
-}
-
-/// Creates a server statement off the JS thread (`Engine.createServerStatement`).
-pub struct ServerStatementTask {
-    engine: runtime::Engine,
-    name: String,
-    text: String,
-}
-
-impl napi::Task for ServerStatementTask {
-    type Output = String;
-    type JsValue = String;
-
-    fn compute(&mut self) -> napi::Result<Self::Output> {
-        self.engine
-            .create_server_statement(
-                std::mem::take(&mut self.name),
-                std::mem::take(&mut self.text),
-                std::time::Duration::from_secs(5),
-            )
-            .map_err(|e| napi::Error::new(Status::GenericFailure, format!("{}: {e}", e.code().as_str())))
-    }
-
-    fn resolve(&mut self, _env: Env, out: Self::Output) -> napi::Result<Self::JsValue> {
-        Ok(out)
-    }
-}
-
-/// Waits off the JS thread until the engine applied every ingest frame queued before it (`Engine.ingestBarrier`).
-pub struct IngestBarrierTask {
-    engine: runtime::Engine,
-}
-
-impl napi::Task for IngestBarrierTask {
-    type Output = ();
-    type JsValue = ();
-
-    fn compute(&mut self) -> napi::Result<Self::Output> {
-        self.engine
-            .ingest_barrier(std::time::Duration::from_secs(30))
-            .map_err(|e| napi::Error::new(Status::GenericFailure, format!("{}: {e}", e.code().as_str())))
-    }
-
-    fn resolve(&mut self, _env: Env, _out: Self::Output) -> napi::Result<Self::JsValue> {
-        Ok(())
-    }
-}
-
-/// Asks the engine thread for sessions' open views off the JS thread (`Engine.sessionViews`).
-pub struct SessionViewsTask {
-    engine: runtime::Engine,
-    sids: Vec<u32>,
-}
-
-impl napi::Task for SessionViewsTask {
-    type Output = Vec<crate::hub::SessionView>;
-    type JsValue = Vec<SessionViewInfo>;
-
-    fn compute(&mut self) -> napi::Result<Self::Output> {
-        self.engine
-            .session_views(std::mem::take(&mut self.sids), std::time::Duration::from_secs(2))
-            .map_err(|e| napi::Error::new(Status::GenericFailure, format!("{}: {e}", e.code().as_str())))
-    }
-
-    fn resolve(&mut self, _env: Env, out: Self::Output) -> napi::Result<Self::JsValue> {
-        Ok(out
-            .into_iter()
-            .map(|v| SessionViewInfo {
-                session_id: v.sid,
-                view_id: v.view_id,
-                container: v.container,
-                tier: v.tier,
-            })
-            .collect())
-    }
 }
 
 type ReadyFn = ThreadsafeFunction<(), (), (), Status, false, true>;
@@ -721,17 +338,13 @@ impl JsEngine {
     /// Creates a server statement (the config's `statements`), held for the engine's life;
     /// resolves to its canonical text, rejects with `CODE: message` (a parse error names its
     /// column: `BAD_REQUEST: statement at 14: ...`).
-    #[napi]
-    pub fn create_server_statement(
-        &self,
-        name: String,
-        text: String,
-    ) -> napi::bindgen_prelude::AsyncTask<ServerStatementTask> {
-        napi::bindgen_prelude::AsyncTask::new(ServerStatementTask {
-            engine: self.inner.clone(),
-            name,
-            text,
-        })
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn create_server_statement(&self, name: String, text: String) -> AsyncTask<EngineTask<String, String>> {
+        let engine = self.inner.clone();
+        task::ask(
+            move || engine.create_server_statement(name, text, Duration::from_secs(5)),
+            |text| text,
+        )
     }
 
     /// Applies a source's `container.publish` (ops in order). Throws `{code, message, field}` for
@@ -741,7 +354,7 @@ impl JsEngine {
         let ops = ops
             .into_iter()
             .enumerate()
-            .map(|(i, o)| container_op(i, o))
+            .map(|(i, o)| views::container_op(i, o))
             .collect::<crate::error::Result<Vec<_>>>()
             .map_err(|e| to_js(&env, e))?;
         self.inner.container_publish(subject, ops).map_err(|e| to_js(&env, e))
@@ -818,60 +431,15 @@ impl JsEngine {
     /// sees them at its next pass; computed off the JS thread. Rejects (`UNAVAILABLE: ...`)
     /// after shutdown or when the engine thread does not answer within 2 s.
     #[napi(ts_return_type = "Promise<Array<ViewStat>>")]
-    pub fn view_stats(&self) -> napi::bindgen_prelude::AsyncTask<ViewStatsTask> {
-        napi::bindgen_prelude::AsyncTask::new(ViewStatsTask {
-            engine: self.inner.clone(),
-        })
+    pub fn view_stats(&self) -> AsyncTask<EngineTask<Vec<crate::hub::ViewStat>, Vec<ViewStat>>> {
+        let engine = self.inner.clone();
+        task::ask(move || engine.view_stats(Duration::from_secs(2)), views::view_stats)
     }
 
     /// Current counters.
     #[napi]
     pub fn stats(&self) -> EngineStats {
-        let s = self.inner.stats();
-        let c = s.cluster_records;
-        EngineStats {
-            publishes_in: s.publishes_in as f64,
-            deliveries: s.deliveries as f64,
-            frames_out: s.frames_out as f64,
-            bytes_out: s.bytes_out as f64,
-            conflated_updates: s.conflated_updates as f64,
-            dropped_updates: s.dropped_updates as f64,
-            slow_consumer_closes: s.slow_consumer_closes as f64,
-            sessions: s.sessions as f64,
-            subscriptions: s.subscriptions as f64,
-            records: s.records as f64,
-            containers: s.containers as f64,
-            views: s.views as f64,
-            view_windows: s.view_windows as f64,
-            views_detached: s.views_detached as f64,
-            view_resumes: s.view_resumes as f64,
-            view_resets: s.view_resets as f64,
-            views_detached_closed: s.views_detached_closed as f64,
-            publishes_rejected: s.publishes_rejected as f64,
-            orders_accepted: s.orders_accepted as f64,
-            orders_rejected: s.orders_rejected as f64,
-            orders_open: s.orders_open as f64,
-            journal_durable_seq: s.journal_durable_seq as f64,
-            orders_expired: s.orders_expired as f64,
-            cluster_batches_sent: c.batches_sent as f64,
-            cluster_records_sent: c.records_sent as f64,
-            cluster_bytes_sent: c.bytes_sent as f64,
-            cluster_batches_received: c.batches_received as f64,
-            cluster_records_received: c.records_received as f64,
-            cluster_bytes_received: c.bytes_received as f64,
-            cluster_image_requests_sent: c.image_requests_sent as f64,
-            cluster_image_requests_answered: c.image_requests_answered as f64,
-            cluster_gaps: c.gaps as f64,
-            cluster_batches_dropped: c.batches_dropped as f64,
-            cluster_publishes_refused: c.publishes_refused as f64,
-            cluster_decode_errors: c.decode_errors as f64,
-            cluster_conflicts: c.conflicts as f64,
-            cluster_peers: c.peers as f64,
-            order_leader: s.order_leader as f64,
-            order_stream_seq: s.order_stream_seq as f64,
-            orders_forwarded: s.orders_forwarded as f64,
-            order_publish_failures: s.order_publish_failures as f64,
-        }
+        self.inner.stats().into()
     }
 
     /// Submits an order for `sessionId`'s user: `order.ack` (only once the journal entry is on
@@ -882,8 +450,8 @@ impl JsEngine {
     pub fn order_submit(&self, env: Env, session_id: u32, req_id: u32, order: OrderSubmitInput) -> napi::Result<()> {
         let submit = (|| {
             Ok::<_, EngineError>(runtime::OrderSubmit {
-                side: order_side(&order.side)?,
-                time_in_force: time_in_force(&order.time_in_force)?,
+                side: orders::order_side(&order.side)?,
+                time_in_force: orders::time_in_force(&order.time_in_force)?,
                 client_order_id: order.client_order_id,
                 instrument: order.instrument,
                 quantity: order.quantity,
@@ -993,21 +561,24 @@ impl JsEngine {
     /// after it). Waits off the JS thread; rejects (`UNAVAILABLE: ...`) after shutdown or when
     /// the frames before it are not applied within 30 s.
     #[napi(ts_return_type = "Promise<void>")]
-    pub fn ingest_barrier(&self) -> napi::bindgen_prelude::AsyncTask<IngestBarrierTask> {
-        napi::bindgen_prelude::AsyncTask::new(IngestBarrierTask {
-            engine: self.inner.clone(),
-        })
+    pub fn ingest_barrier(&self) -> AsyncTask<EngineTask<(), ()>> {
+        let engine = self.inner.clone();
+        task::ask(move || engine.ingest_barrier(Duration::from_secs(30)), |()| ())
     }
 
     /// The open views of sessions `sessionIds` (unknown ids have none), by session then view id,
     /// after every command queued before this call; computed off the JS thread. Rejects
     /// (`UNAVAILABLE: ...`) after shutdown or when the engine thread does not answer within 2 s.
     #[napi(ts_return_type = "Promise<Array<SessionViewInfo>>")]
-    pub fn session_views(&self, session_ids: Vec<u32>) -> napi::bindgen_prelude::AsyncTask<SessionViewsTask> {
-        napi::bindgen_prelude::AsyncTask::new(SessionViewsTask {
-            engine: self.inner.clone(),
-            sids: session_ids,
-        })
+    pub fn session_views(
+        &self,
+        session_ids: Vec<u32>,
+    ) -> AsyncTask<EngineTask<Vec<crate::hub::SessionView>, Vec<SessionViewInfo>>> {
+        let engine = self.inner.clone();
+        task::ask(
+            move || engine.session_views(session_ids, Duration::from_secs(2)),
+            views::session_views,
+        )
     }
 
     /// The members of `containers` (subjects), one entry per name in the order asked (an unknown
@@ -1017,11 +588,15 @@ impl JsEngine {
     /// off the JS thread. Rejects (`UNAVAILABLE: ...`) after shutdown or when the engine thread
     /// does not answer within 2 s.
     #[napi(ts_return_type = "Promise<Array<ContainerMembersInfo>>")]
-    pub fn container_members(&self, containers: Vec<String>) -> napi::bindgen_prelude::AsyncTask<ContainerMembersTask> {
-        napi::bindgen_prelude::AsyncTask::new(ContainerMembersTask {
-            engine: self.inner.clone(),
-            containers,
-        })
+    pub fn container_members(
+        &self,
+        containers: Vec<String>,
+    ) -> AsyncTask<EngineTask<Vec<crate::hub::ContainerMembers>, Vec<ContainerMembersInfo>>> {
+        let engine = self.inner.clone();
+        task::ask(
+            move || engine.container_members(containers, Duration::from_secs(2)),
+            views::container_members,
+        )
     }
 
     /// Closes the session's view `viewId` after a rule change: an `error` NOT_ENTITLED with

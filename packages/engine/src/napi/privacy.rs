@@ -4,7 +4,7 @@
 
 use napi_derive::napi;
 
-use crate::orders::privacy::check_read;
+use crate::order_desk::privacy::check_read;
 
 /// The first subject a session of one user may not read, and why.
 #[napi(object)]

@@ -11,9 +11,9 @@ use super::ready::{self, WorkerQueue, Workers};
 use super::{Engine, Msg};
 use crate::error::{EngineError, Result};
 use crate::hub::ContainerOp;
-use crate::order::{Side, TimeInForce};
-use crate::orders::privacy::is_private;
-use crate::orders::{
+use crate::order_book::{Side, TimeInForce};
+use crate::order_desk::privacy::is_private;
+use crate::order_desk::{
     Ack, CompletionSink, GatewayAttach, GatewayOp, GatewayRequest, GatewaySink, JournalRecovery, Journaled, OrderCmd,
     OrderInput, OrdersShared,
 };
@@ -297,8 +297,8 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::order::OrderEvent;
-    use crate::orders::Journaled;
+    use crate::order_book::OrderEvent;
+    use crate::order_desk::Journaled;
 
     fn completion(seq: u64) -> OrderCmd {
         OrderCmd::Journaled(Journaled {

@@ -11,9 +11,10 @@ use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::engine_thread::Lanes;
 use super::orders::Completions;
-use super::{Lanes, Msg};
-use crate::orders::OrderCmd;
+use super::Msg;
+use crate::order_desk::OrderCmd;
 
 /// What `Engine::shutdown_report` found when the engine thread stopped.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]

@@ -3,6 +3,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::*;
+use crate::config::{BatchingConfig, EngineConfig};
 use crate::error::ErrorCode;
 use crate::hub::ContainerOp;
 

@@ -82,7 +82,7 @@ pub fn order_reject(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::order::{OrderStatus, RejectField, RejectRule};
+    use crate::order_book::{OrderStatus, RejectField, RejectRule};
     use tidewire_protocol::messages::{order_reject_field, order_reject_rule, order_status};
 
     /// Every variant; the `match` makes a new variant a compile error here until it is listed (and

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tidewire_engine::config::{EngineConfig, OrdersConfig};
-use tidewire_engine::order::{Order, OrderReject, Side, TimeInForce};
-use tidewire_engine::orders::{Durable, GatewaySink};
+use tidewire_engine::order_book::{Order, OrderReject, Side, TimeInForce};
+use tidewire_engine::order_desk::{Durable, GatewaySink};
 use tidewire_engine::runtime::{Engine, OrderSubmit, Waker};
 
 /// How long any wait may take before the test fails.

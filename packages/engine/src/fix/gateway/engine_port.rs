@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::OrderPort;
-use crate::orders::{GatewayOp, GatewaySink};
+use crate::order_desk::{GatewayOp, GatewaySink};
 use crate::runtime::Engine;
 
 impl OrderPort for Engine {

@@ -40,8 +40,8 @@ use crate::fix::acceptor::{
     SessionHandle, SessionId, SessionStatus,
 };
 use crate::fix::session::{BusinessReject, Clock, Outbox, SystemClock};
-use crate::order::{Order, OrderEvent, OrderReject};
-use crate::orders::{Durable, GatewayOp, GatewaySink, OrderInput};
+use crate::order_book::{Order, OrderEvent, OrderReject};
+use crate::order_desk::{Durable, GatewayOp, GatewaySink, OrderInput};
 use report::{CancelReject, ExecKind, Version};
 use request::{Reason, Refusal};
 use state::{Kind, Pending, State};
@@ -242,7 +242,7 @@ impl Gateway {
             price: raw.price,
             ord_type: raw.ord_type,
             time_in_force: raw.time_in_force,
-            status: crate::order::OrderStatus::New,
+            status: crate::order_book::OrderStatus::New,
             cum_qty: 0,
             leaves_qty: 0,
             avg_px: 0.0,

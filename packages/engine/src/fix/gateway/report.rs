@@ -14,7 +14,7 @@
 //! OrdStatus 5 (Replaced).
 
 use crate::fix::session::Outbox;
-use crate::order::{OrderStatus, Side, TimeInForce};
+use crate::order_book::{OrderStatus, Side, TimeInForce};
 
 /// FIX version of a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,8 +3,8 @@
 
 use super::report::Version;
 use crate::fix::acceptor::{NewOrderSingle, OrdType, OrderCancelReplaceRequest, Side as FixSide};
-use crate::order::{RejectRule, Side, TimeInForce};
-use crate::orders::frame::{is_client_order_id, is_subject, MAX_CLIENT_ORDER_ID_CHARS};
+use crate::order_book::{RejectRule, Side, TimeInForce};
+use crate::order_desk::frame::{is_client_order_id, is_subject, MAX_CLIENT_ORDER_ID_CHARS};
 
 /// Why an order request was refused, as OrdRejReason (103) / CxlRejReason (102) know it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,7 +16,7 @@ use super::request::{self, Reason, Refusal, Replace};
 use super::Raw;
 use crate::fix::codec::Parser;
 use crate::fix::session::Outbox;
-use crate::order::{CancelReason, Order, OrderEvent, OrderStatus, Side};
+use crate::order_book::{CancelReason, Order, OrderEvent, OrderStatus, Side};
 
 /// What a pending request is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

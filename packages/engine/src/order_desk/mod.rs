@@ -44,7 +44,7 @@ use crate::config::OrdersConfig;
 use crate::error::ErrorCode;
 use crate::hub::{Command, ContainerOp, Hub};
 use crate::journal::{Journal, JournalError};
-use crate::order::{
+use crate::order_book::{
     Amend, ExecutionSimulator, NewOrder, OrderBook, OrderEvent, OrderReject, OrderStatus, RejectField, RejectRule,
     Side, TimeInForce,
 };
@@ -571,7 +571,7 @@ impl OrderDesk {
         // Cluster mode: once the stream is applied as far as it reached at start (`cluster.rs`).
         let Some(a) = self.hold_attach(a) else { return };
         let users: FxHashSet<String> = a.users.into_iter().collect();
-        let orders: Vec<&crate::order::Order> = self
+        let orders: Vec<&crate::order_book::Order> = self
             .durable
             .orders()
             .iter()

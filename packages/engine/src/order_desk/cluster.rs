@@ -33,7 +33,7 @@ use crate::cluster::batch::Framed;
 use crate::cluster::orders::{gateway_answer, unavailable, DeskLink, GatewayAnswer, Replier};
 use crate::config::OrdersConfig;
 use crate::hub::Hub;
-use crate::order::{Amend, ExecutionSimulator, OrderBook, OrderEvent, OrderLimits};
+use crate::order_book::{Amend, ExecutionSimulator, OrderBook, OrderEvent, OrderLimits};
 
 /// A request another node forwarded (its session's user comes with it).
 #[derive(Debug, Clone, PartialEq)]

@@ -3,7 +3,7 @@
 //! statuses so a blotter filter can say "in progress" (`statusCode < 10`) or "done" (`>= 10`).
 
 use super::privacy::trade_subject;
-use crate::order::{Order, OrderEvent, OrderStatus, Side, TimeInForce};
+use crate::order_book::{Order, OrderEvent, OrderStatus, Side, TimeInForce};
 use crate::value::Value;
 use crate::wire::{FieldName, PubField, Publish};
 
@@ -213,7 +213,7 @@ mod tests {
         let cancel = OrderEvent::Cancelled {
             order_id: 3,
             ts: 2000,
-            reason: crate::order::CancelReason::EndOfDay,
+            reason: crate::order_book::CancelReason::EndOfDay,
         };
         assert_eq!(
             names(&delta(&o, 12, &cancel)),

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use super::{complete, Ack, CompletionSink, OrderCmd, OrdersShared, PendingReply, Post};
 use crate::journal::JournalError;
-use crate::order::{OrderEvent, OrderStatus};
+use crate::order_book::{OrderEvent, OrderStatus};
 use crate::wire::order::OrderAction;
 
 /// One post: the completion's result and its ack as (worker, sid, frame text).

@@ -15,7 +15,7 @@ use crate::config::OrdersConfig;
 use crate::error::EngineError;
 use crate::hub::{Command, ContainerOp, Hub};
 use crate::journal::{Journal, JournalOptions};
-use crate::order::{ExecutionSimulator, OrderBook, OrderEvent, OrderLimits, OrderStatus};
+use crate::order_book::{ExecutionSimulator, OrderBook, OrderEvent, OrderLimits, OrderStatus};
 
 /// What the replay at start found (`recovery()` in the napi API).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! its numeric `minPrice` / `maxPrice` fields narrow the limit prices it accepts (`PriceGrid`);
 //! its live market is its current `bid` / `ask`.
 
-use crate::order::{Instrument, InstrumentCatalog, Market, Quote};
+use crate::order_book::{Instrument, InstrumentCatalog, Market, Quote};
 use crate::store::{Record, Store};
 use crate::value::Value;
 

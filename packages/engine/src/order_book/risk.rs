@@ -326,7 +326,7 @@ impl Exposure {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::order::{OrderStatus, TimeInForce};
+    use crate::order_book::{OrderStatus, TimeInForce};
 
     fn rules() -> RiskRules {
         RiskRules::new(vec![RiskRule {

@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use crate::order::{Order, Quote, Side, TimeInForce};
+use crate::order_book::{Order, Quote, Side, TimeInForce};
 
 /// An active working order.
 #[derive(Debug, Clone, Copy)]
@@ -126,7 +126,7 @@ impl InstrumentOrders {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::order::OrderStatus;
+    use crate::order_book::OrderStatus;
 
     fn order(id: u64, side: Side, price: Option<f64>, tif: TimeInForce) -> Order {
         Order {

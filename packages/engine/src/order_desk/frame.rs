@@ -11,7 +11,7 @@
 //! the protocol decoder's path, which answers it (or its typed error) exactly as before. So the fast
 //! path never changes what a client sees; it only skips work for the frames every trader sends.
 
-use crate::order::{Side, TimeInForce};
+use crate::order_book::{Side, TimeInForce};
 use tidewire_protocol::messages::{key, kind, order_side, time_in_force};
 
 /// The protocol's limits and syntax rules (tidewire-protocol, generated from

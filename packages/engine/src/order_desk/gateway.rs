@@ -12,7 +12,7 @@ use std::time::Instant;
 use rustc_hash::FxHashSet;
 
 use super::OrderInput;
-use crate::order::{Order, OrderEvent, OrderReject};
+use crate::order_book::{Order, OrderEvent, OrderReject};
 
 /// What a gateway asks the desk to do.
 #[derive(Debug, Clone, PartialEq)]

@@ -12,7 +12,7 @@ use super::catalog::{StoreCatalog, ASK, BID};
 use super::working::InstrumentOrders;
 use super::OrderDesk;
 use crate::hub::Hub;
-use crate::order::Side;
+use crate::order_book::Side;
 use crate::wire::Publish;
 
 impl OrderDesk {
