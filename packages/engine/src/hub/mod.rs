@@ -16,6 +16,8 @@ mod resume;
 mod statements;
 mod status;
 mod subscribe;
+#[cfg(test)]
+mod test_support;
 mod tiers;
 mod view_resume;
 mod views;

@@ -185,42 +185,18 @@ impl Hub {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Command, FrameSink, HistoryConfig};
+    use super::super::{Command, HistoryConfig};
     use super::*;
     use crate::config::EngineConfig;
     use std::time::Duration;
 
     fn publish(hub: &mut Hub, subject: &str, px: f64, now: Instant) {
-        let p = crate::wire::Publish {
-            subject: subject.into(),
-            ts: Some(1.0),
-            image: false,
-            fields: vec![crate::wire::PubField {
-                name: "px".into(),
-                value: Some(crate::value::Value::Number(px)),
-                typed: false,
-            }],
-        };
-        hub.handle(
-            Command::Publish {
-                batch: vec![p],
-                received_ms: 1.0,
-            },
-            now,
-        );
+        super::super::test_support::publish_number(hub, subject, "px", px, false, now);
     }
 
     /// Messages queued to session `sid` since the last call; queues are then flushed.
     fn take(hub: &mut Hub, sid: u32, now: Instant) -> Vec<serde_json::Value> {
-        struct Drop;
-        impl FrameSink for Drop {
-            fn frame(&mut self, _: u32, _: u32, _: &[&[u8]], _: u16) {}
-        }
-        let queued = std::str::from_utf8(hub.queued(sid).unwrap_or_default())
-            .unwrap()
-            .to_owned();
-        hub.run_due(now + Duration::from_secs(1), &mut Drop);
-        serde_json::from_str(&format!("[{queued}]")).unwrap()
+        super::super::test_support::take_queued(hub, sid, now + Duration::from_secs(1))
     }
 
     fn open(hub: &mut Hub, sid: u32, now: Instant) {

@@ -333,40 +333,19 @@ impl Hub {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Command, ContainerOp, FrameSink};
+    use super::super::{Command, ContainerOp};
     use super::*;
     use crate::config::EngineConfig;
 
     fn publish(hub: &mut Hub, subject: &str, bid: f64, now: Instant) {
-        let p = crate::wire::Publish {
-            subject: subject.into(),
-            ts: Some(1.0),
-            image: bid == 1.0, // the first publish creates the record, later ones update it
-            fields: vec![crate::wire::PubField {
-                name: "bid".into(),
-                value: Some(crate::value::Value::Number(bid)),
-                typed: false,
-            }],
-        };
-        hub.handle(
-            Command::Publish {
-                batch: vec![p],
-                received_ms: 1.0,
-            },
-            now,
-        );
+        // the first publish creates the record, later ones update it
+        super::super::test_support::publish_number(hub, subject, "bid", bid, bid == 1.0, now);
     }
 
     /// Messages queued to session `sid` since the last call; every session's queue is then
     /// flushed into a sink that drops them.
     fn take(hub: &mut Hub, sid: u32, now: Instant) -> Vec<serde_json::Value> {
-        struct Drop;
-        impl FrameSink for Drop {
-            fn frame(&mut self, _: u32, _: u32, _: &[&[u8]], _: u16) {}
-        }
-        let m = parse(hub.queued(sid).unwrap_or_default());
-        hub.run_due(now + std::time::Duration::from_secs(1), &mut Drop);
-        m
+        super::super::test_support::take_queued(hub, sid, now + std::time::Duration::from_secs(1))
     }
 
     fn parse(queued: &[u8]) -> Vec<serde_json::Value> {

@@ -3,40 +3,17 @@
 
 use std::time::{Duration, Instant};
 
-use super::super::{Command, ContainerOp, FrameSink, Hub};
+use super::super::{Command, ContainerOp, Hub};
 use super::*;
 use crate::config::EngineConfig;
-use crate::value::Value;
 
 fn publish(hub: &mut Hub, i: u32, bid: f64, now: Instant) {
-    let p = crate::wire::Publish {
-        subject: format!("/P/{i}"),
-        ts: Some(1.0),
-        image: false,
-        fields: vec![crate::wire::PubField {
-            name: "bid".into(),
-            value: Some(Value::Number(bid)),
-            typed: false,
-        }],
-    };
-    hub.handle(
-        Command::Publish {
-            batch: vec![p],
-            received_ms: 1.0,
-        },
-        now,
-    );
+    super::super::test_support::publish_number(hub, &format!("/P/{i}"), "bid", bid, false, now);
 }
 
 /// Messages queued to session `sid` since the last call; queues are then flushed.
 fn take(hub: &mut Hub, sid: u32, now: Instant) -> Vec<serde_json::Value> {
-    struct Drop;
-    impl FrameSink for Drop {
-        fn frame(&mut self, _: u32, _: u32, _: &[&[u8]], _: u16) {}
-    }
-    let queued = String::from_utf8(hub.queued(sid).unwrap_or_default().to_vec()).unwrap();
-    hub.run_due(now, &mut Drop);
-    serde_json::from_str(&format!("[{queued}]")).unwrap()
+    super::super::test_support::take_queued(hub, sid, now)
 }
 
 fn open(hub: &mut Hub, sid: u32, user: &str, now: Instant) {

@@ -729,14 +729,7 @@ mod tests {
     /// The messages queued to session 1 since the last call (the outbox is read, then cleared
     /// through a delivery into a sink that drops them).
     fn take(hub: &mut Hub, now: Instant) -> Vec<serde_json::Value> {
-        struct Drop;
-        impl super::super::FrameSink for Drop {
-            fn frame(&mut self, _: u32, _: u32, _: &[&[u8]], _: u16) {}
-        }
-        let bytes = hub.queued(1).unwrap_or_default().to_vec();
-        hub.run_due(now + std::time::Duration::from_secs(1), &mut Drop);
-        let text = format!("[{}]", String::from_utf8(bytes).unwrap());
-        serde_json::from_str::<Vec<serde_json::Value>>(&text).unwrap()
+        super::super::test_support::take_queued(hub, 1, now + std::time::Duration::from_secs(1))
     }
 
     /// Live updates of a held window carry the reqId of the latest view.change (the window tag
