@@ -16,6 +16,8 @@ class ScriptedServer {
   readonly received: ClientMessage[] = [];
   readonly sockets = new Set<WebSocket>();
   private nextId = 1;
+  /** While set, logins are held unanswered (an outage the SDK cannot get past) until `releaseLogins`. */
+  private heldLogins: Array<() => void> | null = null;
 
   private constructor(wss: WebSocketServer) {
     this.wss = wss;
@@ -25,7 +27,8 @@ class ScriptedServer {
       socket.on('message', (data) => {
         const m = JSON.parse(String(data)) as ClientMessage;
         this.received.push(m);
-        this.answer(socket, m);
+        if (m.type === 'session.login' && this.heldLogins !== null) this.heldLogins.push(() => this.answer(socket, m));
+        else this.answer(socket, m);
       });
     });
   }
@@ -40,6 +43,16 @@ class ScriptedServer {
     const address = this.wss.address();
     if (address === null || typeof address === 'string') throw new Error('expected a TCP address');
     return `ws://127.0.0.1:${address.port}/stream`;
+  }
+
+  holdLogins(): void {
+    this.heldLogins ??= [];
+  }
+
+  releaseLogins(): void {
+    const held = this.heldLogins ?? [];
+    this.heldLogins = null;
+    for (const answer of held) answer();
   }
 
   push(messages: ServerMessage[]): void {
@@ -235,10 +248,13 @@ describe('Connection', () => {
     expect(states).toEqual([]);
     expect(connection.getSnapshot().state).toBe('loggedIn');
 
+    server.holdLogins(); // the SDK reconnects but cannot log in until the grace has run out
     for (const socket of server.sockets) socket.terminate();
     await until(() => timers.length === 2, 'the grace timer of the second drop');
+    await until(() => logins() === 3, 'the reconnect\'s login, held');
     timers[1]!.fn(); // the grace ran out before the SDK got back
     expect(connection.getSnapshot().state).toBe('reconnecting');
+    server.releaseLogins();
     await until(() => connection.getSnapshot().state === 'loggedIn', 'reconnected after the outage');
     expect([states[0], states.at(-1)]).toEqual(['reconnecting', 'loggedIn']);
   });

@@ -300,7 +300,9 @@ export class Connection {
           const cancel = this.setTimer(() => {
             const detail = this.blip?.detail;
             this.blip = undefined;
-            if (this.client === client && client.state === 'reconnecting') this.set({ ...this.snapshot, state: 'reconnecting', closeDetail: detail });
+            // still without a session (reconnecting, or connected with its login unanswered): show it
+            const away = client.state !== 'loggedIn' && client.state !== 'closed';
+            if (this.client === client && away) this.set({ ...this.snapshot, state: 'reconnecting', closeDetail: detail });
           }, grace);
           this.blip = { detail: closeDetail, cancel };
         } else this.blip.detail = closeDetail;

@@ -39,7 +39,9 @@ function freePort(): Promise<number> {
 async function fixServer(): Promise<{ server: ChildServer; fix: string }> {
   const port = await freePort();
   const server = await startChildServer([
-    '--no-demo', '--workers', '1', '--config', CONFIG, '--fix-port', String(port),
+    // Records turn stale as soon as their source goes: the fix-orders preset must hold its market
+    // source for the whole run, or the desk refuses its orders.
+    '--no-demo', '--workers', '1', '--config', CONFIG, '--fix-port', String(port), '--records-stale-grace-ms', '0',
     '--journal-dir', path.join(tempDir('loadgen-fix-'), 'journal'), '--audit-dir', tempDir('loadgen-fix-audit-'),
   ]);
   return { server, fix: `127.0.0.1:${port}` };

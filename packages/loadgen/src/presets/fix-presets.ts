@@ -270,7 +270,22 @@ export async function fixOrdersCommand(p: ParsedFlags, machine: Record<string, u
   const symbol = p.values['fix-symbol'] as string;
   if (!/^[!-<>-~]{1,64}$/.test(symbol)) throw badArgument('--fix-symbol', symbol, 'must be 1..64 printable characters without \'=\'');
   const market = p.values['fix-market'] as string;
-  if (market !== '') await publishMarket(p, market);
+  // The source stays connected for the whole run: when it goes, the server turns its records
+  // stale (`records.staleGraceMs`) and the desk refuses orders on a stale instrument.
+  const marketSource = market === '' ? null : await publishMarket(p, market);
+  try {
+    return await runFixOrders(p, machine, { fix, rates, begin, price, symbol }, progress);
+  } finally {
+    marketSource?.close('run over');
+  }
+}
+
+async function runFixOrders(
+  p: ParsedFlags, machine: Record<string, unknown>,
+  o: { fix: string; rates: number[]; begin: string; price: string; symbol: string },
+  progress: (line: string) => void,
+): Promise<number> {
+  const { fix, rates, begin, price, symbol } = o;
   const uptimeBefore = loadAverage();
   const args = ['--mode', 'fix-orders', '--fix', fix, '--rates', rates.join(','), '--orders', String(num(p, 'fix-orders', 1, 100_000_000)),
     '--begin', begin, '--sender', compId(p, 'fix-sender', 'ORDERS'), '--target-comp', compId(p, 'fix-target', 'TW'),
@@ -290,8 +305,11 @@ export async function fixOrdersCommand(p: ParsedFlags, machine: Record<string, u
   return result.code === 0 ? 0 : 1;
 }
 
-/** Publishes the image of instrument `subject` (bid/ask) through the server's `/source`. */
-async function publishMarket(p: ParsedFlags, subject: string): Promise<void> {
+/**
+ * Publishes the image of instrument `subject` (bid/ask) through the server's `/source` and returns
+ * the source's connection, open: the caller closes it when the run is over.
+ */
+async function publishMarket(p: ParsedFlags, subject: string): Promise<SourceConnection> {
   if (!/^(\/[A-Za-z0-9_.@:-]+)+$/.test(subject)) throw badArgument('--fix-market', subject, 'must be a subject such as /FX/EURUSD, or empty');
   const conn = await SourceConnection.open({
     url: p.values.url as string, user: p.values['source-user'] as string, password: p.values['source-password'] as string,
@@ -300,9 +318,11 @@ async function publishMarket(p: ParsedFlags, subject: string): Promise<void> {
   try {
     conn.send(encodeSourceFrame([{ type: 'record.publish', subject, ts: Date.now(), image: true, fields: { bid: 1.085, ask: 1.0852 } }]));
     await conn.barrier(`the ${subject} record`);
-  } finally {
-    conn.close('market published');
+  } catch (e) {
+    conn.close('market not published');
+    throw e;
   }
+  return conn;
 }
 
 function writeJson(p: ParsedFlags, report: unknown): void {
