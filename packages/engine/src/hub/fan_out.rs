@@ -4,6 +4,8 @@
 use std::cmp::Reverse;
 use std::time::Instant;
 
+use super::sessions::Sessions;
+use super::subscriptions::Subscriptions;
 use super::{schedule, Hub, SubState};
 use crate::config::EngineConfig;
 use crate::session::Session;
@@ -62,15 +64,22 @@ impl Hub {
     pub(super) fn fan_out(&mut self, id: u32, is_image: bool, mask: u128, now: Instant) {
         let Hub {
             cfg,
-            subs,
+            subscriptions,
             sessions,
-            timers,
             scratch,
             stats,
-            to_conflate,
             store,
             ..
         } = self;
+        let Subscriptions {
+            by_record: subs,
+            to_conflate,
+        } = subscriptions;
+        let Sessions {
+            slots: sessions,
+            timers,
+            ..
+        } = sessions;
         let Some(list) = subs.get_mut(id as usize - 1) else {
             return;
         };
@@ -142,13 +151,18 @@ impl Hub {
     pub(super) fn fan_out_message(&mut self, id: u32, now: Instant) {
         let Hub {
             cfg,
-            subs,
+            subscriptions,
             sessions,
-            timers,
             scratch,
             stats,
             ..
         } = self;
+        let subs = &mut subscriptions.by_record;
+        let Sessions {
+            slots: sessions,
+            timers,
+            ..
+        } = sessions;
         let Some(list) = subs.get_mut(id as usize - 1) else {
             return;
         };
@@ -183,13 +197,18 @@ impl Hub {
     pub(super) fn replay_history(&mut self, slot: u32, id: u32, idx: u32, from: usize, now: Instant) {
         let Hub {
             cfg,
-            subs,
+            subscriptions,
             sessions,
-            timers,
             stats,
             history,
             ..
         } = self;
+        let subs = &mut subscriptions.by_record;
+        let Sessions {
+            slots: sessions,
+            timers,
+            ..
+        } = sessions;
         let (Some(s), Some(st)) = (
             sessions.get_mut(slot as usize).and_then(Option::as_mut),
             subs.get_mut(id as usize - 1)
@@ -217,14 +236,19 @@ impl Hub {
     pub(super) fn send_image_flagged(&mut self, slot: u32, id: u32, idx: u32, reset: bool, now: Instant) {
         let Hub {
             cfg,
-            subs,
+            subscriptions,
             sessions,
-            timers,
             scratch,
             stats,
             store,
             ..
         } = self;
+        let subs = &mut subscriptions.by_record;
+        let Sessions {
+            slots: sessions,
+            timers,
+            ..
+        } = sessions;
         let (Some(s), Some(list)) = (
             sessions.get_mut(slot as usize).and_then(Option::as_mut),
             subs.get_mut(id as usize - 1),
@@ -271,8 +295,13 @@ impl Hub {
     /// records (and any held by throttling) marked dirty; control messages stay queued.
     pub(super) fn start_conflation(&mut self, slot: u32) {
         let Hub {
-            subs, sessions, stats, ..
+            subscriptions,
+            sessions,
+            stats,
+            ..
         } = self;
+        let subs = &mut subscriptions.by_record;
+        let Sessions { slots: sessions, .. } = sessions;
         let Some(s) = sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
             return;
         };
@@ -298,7 +327,7 @@ impl Hub {
 
     /// The socket drained: dirty records go out as images, then the outbox is flushed when due.
     pub(super) fn unblock(&mut self, slot: u32, now: Instant) {
-        let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+        let Some(s) = self.sessions.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
             return;
         };
         if s.blocked_since.is_none() {
@@ -314,12 +343,13 @@ impl Hub {
         s.conflating = false;
         s.refresh_fast(&self.cfg.batching);
         for rid in dirty {
-            let Some(s) = self.sessions.get(slot as usize).and_then(Option::as_ref) else {
+            let Some(s) = self.sessions.slots.get(slot as usize).and_then(Option::as_ref) else {
                 return;
             };
             let Some(&idx) = s.subs.get(&rid) else { continue };
             let is_dirty = self
-                .subs
+                .subscriptions
+                .by_record
                 .get(rid as usize - 1)
                 .and_then(|l| l.state.get(idx as usize))
                 .is_some_and(|st| st.dirty);
@@ -327,13 +357,13 @@ impl Hub {
                 self.send_image(slot, rid, idx, now);
             }
         }
-        let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+        let Some(s) = self.sessions.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
             return;
         };
         if !s.outbox.is_empty() {
             let due = s.due.unwrap_or(now);
             s.due = Some(due);
-            schedule(&mut self.timers, s, slot, due);
+            schedule(&mut self.sessions.timers, s, slot, due);
         }
     }
 }

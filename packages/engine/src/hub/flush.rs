@@ -6,6 +6,7 @@ use std::time::Instant;
 use std::cmp::Reverse;
 
 use super::fan_out::Ctx;
+use super::sessions::Sessions;
 use super::{schedule, FrameSink, Hub, MaskBits, CLOSE_SLOW_CONSUMER};
 use crate::wire::encode;
 
@@ -16,12 +17,12 @@ impl Hub {
         self.expire_views(now);
         self.run_statement_timers(now);
         self.expire_status(now);
-        while let Some(&Reverse((at, slot))) = self.timers.peek() {
+        while let Some(&Reverse((at, slot))) = self.sessions.timers.peek() {
             if at > now {
                 break;
             }
-            self.timers.pop();
-            let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+            self.sessions.timers.pop();
+            let Some(s) = self.sessions.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
                 continue;
             };
             if s.timer != Some(at) {
@@ -30,14 +31,14 @@ impl Hub {
             s.timer = None;
             self.service(slot, now, sink);
         }
-        while let Some(slot) = self.to_conflate.pop() {
+        while let Some(slot) = self.subscriptions.to_conflate.pop() {
             self.start_conflation(slot);
         }
     }
 
     fn service(&mut self, slot: u32, now: Instant, sink: &mut dyn FrameSink) {
         let slow = self.cfg.slow_consumer;
-        let Some(s) = self.sessions.get(slot as usize).and_then(Option::as_ref) else {
+        let Some(s) = self.sessions.slots.get(slot as usize).and_then(Option::as_ref) else {
             return;
         };
         if let Some(since) = s.blocked_since {
@@ -47,7 +48,7 @@ impl Hub {
             }
         }
         let throttle_next = self.release_throttled(slot, now);
-        let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+        let Some(s) = self.sessions.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
             return;
         };
         let mut next = throttle_next;
@@ -55,14 +56,14 @@ impl Hub {
             if s.outbox.urgent() {
                 // Replies first: the control messages leave now (in their order), the record
                 // messages stay held for the drain (or conflation).
-                let mut frame = std::mem::take(&mut self.reply_scratch);
+                let mut frame = std::mem::take(&mut self.sessions.reply_scratch);
                 frame.clear();
                 s.outbox.take_control(&mut frame);
                 sink.frame(s.worker, s.sid, &[b"[", &frame, b"]"], 0);
                 self.stats.frames_out += 1;
                 self.stats.bytes_out += frame.len() as u64 + 2;
                 self.stats.replies_ahead += 1;
-                self.reply_scratch = frame;
+                self.sessions.reply_scratch = frame;
                 if s.outbox.is_empty() {
                     s.due = None;
                 }
@@ -83,7 +84,7 @@ impl Hub {
             }
         }
         if let Some(t) = next {
-            schedule(&mut self.timers, s, slot, t);
+            schedule(&mut self.sessions.timers, s, slot, t);
         }
     }
 
@@ -91,14 +92,19 @@ impl Hub {
     fn release_throttled(&mut self, slot: u32, now: Instant) -> Option<Instant> {
         let Hub {
             cfg,
-            subs,
+            subscriptions,
             sessions,
-            timers,
             scratch,
             stats,
             store,
             ..
         } = self;
+        let subs = &mut subscriptions.by_record;
+        let Sessions {
+            slots: sessions,
+            timers,
+            ..
+        } = sessions;
         let s = sessions.get_mut(slot as usize).and_then(Option::as_mut)?;
         if s.throttled.is_empty() {
             return None;
@@ -156,7 +162,7 @@ impl Hub {
     }
 
     fn close_slow(&mut self, slot: u32, now: Instant, sink: &mut dyn FrameSink) {
-        let Some(s) = self.sessions.get(slot as usize).and_then(Option::as_ref) else {
+        let Some(s) = self.sessions.slots.get(slot as usize).and_then(Option::as_ref) else {
             return;
         };
         let since = s.blocked_since.unwrap_or(now);

@@ -13,9 +13,11 @@ mod history;
 mod members;
 mod remote;
 mod resume;
+mod sessions;
 mod statements;
 mod status;
 mod subscribe;
+mod subscriptions;
 #[cfg(test)]
 mod test_support;
 mod tiers;
@@ -35,16 +37,17 @@ pub use view_resume::{
 pub use views::{ContainerOp, ViewStat, DEFAULT_MAX_VIEWS_PER_SESSION};
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
 use std::time::Instant;
 
-use crate::chunked::ChunkedVec;
 use crate::config::{BatchingConfig, EngineConfig};
 use crate::session::Session;
 use crate::stats::EngineStats;
 use crate::store::{Applied, Store};
-use crate::view::{ViewSet, ViewsConfig};
+use crate::view::ViewSet;
 use crate::wire::Publish;
+use sessions::{schedule, Sessions};
+use subscriptions::{ensure_list, remove_sub_at, SubState, Subscriptions};
+use views::HubViews;
 
 /// WebSocket close code for a slow consumer (`CloseCodes.SLOW_CONSUMER`).
 pub const CLOSE_SLOW_CONSUMER: u16 = 4008;
@@ -251,68 +254,34 @@ pub trait FrameSink {
     fn frame(&mut self, worker: u32, sid: u32, parts: &[&[u8]], close_code: u16);
 }
 
-/// Throttle / conflation state of one (session, record) subscription.
-#[derive(Debug, Default, Clone)]
-struct SubState {
-    /// When the last message for this record went into the session's outbox.
-    last_sent: Option<Instant>,
-    /// Changed slots held back by throttling.
-    mask: u128,
-    /// Updates merged into `mask`.
-    merged: u32,
-    /// Record layout `mask` refers to (a different one: send an image).
-    layout: u32,
-    /// An update is held back (listed in `Session::throttled`).
-    held: bool,
-    /// Changes not sent because the session is conflating (listed in `Session::dirty`).
-    dirty: bool,
-}
-
-/// Subscribers of one record.
-#[derive(Debug, Default)]
-struct SubList {
-    slots: Vec<u32>,
-    state: Vec<SubState>,
-}
-
-/// All engine state. Single-threaded; see the module doc.
+/// All engine state, as parts that own their state (each file's header states its invariants).
+/// Single-threaded; see the module doc.
 #[derive(Debug)]
 pub struct Hub {
     cfg: EngineConfig,
+    /// Records by subject id (the tick's first stage applies publishes here).
     store: Store,
-    /// Subscribers by subject id - 1, in chunks that never move as subjects are added.
-    subs: ChunkedVec<SubList>,
-    sessions: Vec<Option<Session>>,
-    free: Vec<u32>,
-    by_sid: HashMap<u32, u32>,
-    timers: BinaryHeap<Reverse<(Instant, u32)>>,
+    /// Subscribers per record, and the sessions waiting to start conflating.
+    subscriptions: Subscriptions,
+    /// Session slots with their outboxes, the sid index and the flush timers.
+    sessions: Sessions,
+    /// `,` + the message being fanned out (encoded once, copied to every outbox).
     scratch: Vec<u8>,
+    /// What the store's last apply changed.
     applied: Applied,
-    to_conflate: Vec<u32>,
     stats: EngineStats,
-    views: ViewSet,
+    /// Containers, views, their per-session subscriptions and the views held for `view.resume`.
+    views: HubViews,
     tiers: tiers::TierMap,
-    session_views: HashMap<u32, views::SessionViews>,
-    window_owner: HashMap<u32, (u32, u32)>,
-    views_epoch: Option<Instant>,
-    views_expire_at: Option<Instant>,
-    views_grace_ms: u64,
-    max_views_per_session: usize,
-    changed_ids: Vec<u32>,
-    diffs: Vec<crate::view::WindowDiff>,
     statements: statements::HubStatements,
     /// Cluster record replication (`remote.rs`); `None` on a single node.
     records: Option<Box<crate::cluster::records::Replica>>,
-    /// The control messages of a blocked session's reply frame (reused).
-    reply_scratch: Vec<u8>,
     status: status::StatusTable,
     failover: failover::Failover,
     /// Recent record messages per record, for `record.resume`.
     history: history::History,
     /// This hub's epoch: seqs of a resume from another epoch are not comparable (0: none).
     epoch: u64,
-    /// Views of dropped sessions, held for `view.resume`.
-    detached: view_resume::DetachedViews,
 }
 
 impl Hub {
@@ -321,33 +290,19 @@ impl Hub {
         Hub {
             cfg,
             store: Store::new(),
-            subs: ChunkedVec::default(),
-            sessions: Vec::new(),
-            free: Vec::new(),
-            by_sid: HashMap::new(),
-            timers: BinaryHeap::new(),
+            subscriptions: Subscriptions::default(),
+            sessions: Sessions::default(),
             scratch: Vec::with_capacity(1024),
             applied: Applied::default(),
-            to_conflate: Vec::new(),
             stats: EngineStats::default(),
-            views: ViewSet::new(ViewsConfig::default()),
+            views: HubViews::default(),
             tiers: tiers::TierMap::default(),
-            session_views: HashMap::new(),
-            window_owner: HashMap::new(),
-            views_epoch: None,
-            views_expire_at: None,
-            views_grace_ms: ViewsConfig::default().grace_ms,
-            max_views_per_session: DEFAULT_MAX_VIEWS_PER_SESSION,
-            changed_ids: Vec::new(),
-            diffs: Vec::new(),
             statements: statements::HubStatements::default(),
             records: None,
-            reply_scratch: Vec::new(),
             status: status::StatusTable::default(),
             failover: failover::Failover::default(),
             history: history::History::default(),
             epoch: 0,
-            detached: view_resume::DetachedViews::default(),
         }
     }
 
@@ -361,13 +316,13 @@ impl Hub {
                 tier,
             } => self.open_session(sid, worker, &user, &tier, now),
             Command::CloseSession { sid } => {
-                if let Some(slot) = self.by_sid.get(&sid).copied() {
+                if let Some(slot) = self.sessions.by_sid.get(&sid).copied() {
                     self.drop_session(slot, now);
                 }
                 self.source_closed(sid, now);
             }
             Command::DetachSession { sid } => {
-                if let Some(slot) = self.by_sid.get(&sid).copied() {
+                if let Some(slot) = self.sessions.by_sid.get(&sid).copied() {
                     self.detach_session_views(slot, now);
                     self.drop_session(slot, now);
                 }
@@ -448,20 +403,21 @@ impl Hub {
             } => self.source_register(sid, req_id, &patterns, priority, now),
             Command::SetBatching(b) => {
                 self.cfg.batching = b;
-                for s in self.sessions.iter_mut().flatten() {
+                for s in self.sessions.slots.iter_mut().flatten() {
                     s.refresh_fast(&b);
                 }
             }
             Command::CloseWorker { worker } => {
                 let slots: Vec<u32> = self
                     .sessions
+                    .slots
                     .iter()
                     .enumerate()
                     .filter(|(_, s)| s.as_ref().is_some_and(|s| s.worker == worker))
                     .map(|(i, _)| i as u32)
                     .collect();
                 for slot in slots {
-                    let sid = self.sessions[slot as usize].as_ref().map_or(0, |s| s.sid);
+                    let sid = self.sessions.slots[slot as usize].as_ref().map_or(0, |s| s.sid);
                     self.drop_session(slot, now);
                     self.source_closed(sid, now);
                 }
@@ -479,10 +435,10 @@ impl Hub {
     pub fn stats(&self) -> EngineStats {
         EngineStats {
             records: self.store.len() as u64,
-            containers: self.views.container_count() as u64,
-            views: self.views.view_count() as u64,
-            view_windows: self.views.window_count() as u64,
-            views_detached: self.detached.len() as u64,
+            containers: self.views.set.container_count() as u64,
+            views: self.views.set.view_count() as u64,
+            view_windows: self.views.set.window_count() as u64,
+            views_detached: self.views.detached.len() as u64,
             history_bytes: self.history.bytes() as u64,
             history_entries: self.history.entries() as u64,
             history_evicted: self.history.evicted(),
@@ -492,7 +448,7 @@ impl Hub {
 
     /// Containers and views (read-only), for tests and diagnostics.
     pub fn views(&self) -> &ViewSet {
-        &self.views
+        &self.views.set
     }
 
     /// The record store (read-only).
@@ -502,10 +458,10 @@ impl Hub {
 
     /// Earliest pending timer (may be stale: waking early is harmless).
     pub fn next_deadline(&self) -> Option<Instant> {
-        let t = self.timers.peek().map(|Reverse((t, _))| *t);
+        let t = self.sessions.timers.peek().map(|Reverse((t, _))| *t);
         [
-            self.views_expire_at,
-            self.detached.next_due(),
+            self.views.expire_at,
+            self.views.detached.next_due(),
             self.statements.next_due(),
             self.status.next_deadline(),
         ]
@@ -531,15 +487,17 @@ impl Hub {
     /// window (order acks are replies a client waits on); a blocked session sends its control
     /// messages now and keeps its record messages held. Unknown sid: ignored.
     pub fn reply_now(&mut self, sid: u32, msg: &[u8], now: Instant) {
-        let Some(&slot) = self.by_sid.get(&sid) else { return };
-        let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+        let Some(&slot) = self.sessions.by_sid.get(&sid) else {
+            return;
+        };
+        let Some(s) = self.sessions.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
             return;
         };
         s.outbox.push_reply(msg);
         self.stats.deliveries += 1;
         s.burst.on_message(&self.cfg.batching, now);
         s.due = Some(now);
-        schedule(&mut self.timers, s, slot, now);
+        schedule(&mut self.sessions.timers, s, slot, now);
     }
 
     /// Session `sid` closed: a standby of its failover group takes over (its records turn
@@ -560,56 +518,64 @@ impl Hub {
     }
 
     fn session_by_sid(&self, sid: u32) -> Option<&Session> {
-        let slot = *self.by_sid.get(&sid)?;
-        self.sessions.get(slot as usize)?.as_ref()
+        let slot = *self.sessions.by_sid.get(&sid)?;
+        self.sessions.slots.get(slot as usize)?.as_ref()
     }
 
     fn open_session(&mut self, sid: u32, worker: u32, user: &str, tier: &str, now: Instant) {
-        if let Some(old) = self.by_sid.get(&sid).copied() {
+        if let Some(old) = self.sessions.by_sid.get(&sid).copied() {
             // A reused id replaces the old session rather than leaking it.
             self.drop_session(old, now);
         }
         let session = Session::new(sid, worker, user, tier, &self.cfg.batching);
-        let slot = match self.free.pop() {
+        let slot = match self.sessions.free.pop() {
             Some(slot) => {
-                self.sessions[slot as usize] = Some(session);
+                self.sessions.slots[slot as usize] = Some(session);
                 slot
             }
             None => {
-                self.sessions.push(Some(session));
-                (self.sessions.len() - 1) as u32
+                self.sessions.slots.push(Some(session));
+                (self.sessions.slots.len() - 1) as u32
             }
         };
-        self.by_sid.insert(sid, slot);
+        self.sessions.by_sid.insert(sid, slot);
         self.stats.sessions += 1;
     }
 
     /// Session `slot` is going: its views and statements are released, then the session.
     fn drop_session(&mut self, slot: u32, now: Instant) {
         self.drop_session_views(slot, now);
-        if let Some(sid) = self.sessions.get(slot as usize).and_then(Option::as_ref).map(|s| s.sid) {
+        if let Some(sid) = self
+            .sessions
+            .slots
+            .get(slot as usize)
+            .and_then(Option::as_ref)
+            .map(|s| s.sid)
+        {
             self.drop_session_statements(sid, now);
         }
         self.remove_session(slot);
     }
 
     fn remove_session(&mut self, slot: u32) {
-        let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::take) else {
+        let Some(s) = self.sessions.slots.get_mut(slot as usize).and_then(Option::take) else {
             return;
         };
         for (&rid, &idx) in &s.subs {
-            remove_sub_at(&mut self.subs, &mut self.sessions, rid, idx);
+            remove_sub_at(&mut self.subscriptions.by_record, &mut self.sessions.slots, rid, idx);
             self.stats.subscriptions -= 1;
         }
-        self.by_sid.remove(&s.sid);
-        self.free.push(slot);
+        self.sessions.by_sid.remove(&s.sid);
+        self.sessions.free.push(slot);
         self.stats.sessions -= 1;
     }
 
     fn set_blocked(&mut self, sid: u32, blocked: bool, now: Instant) {
-        let Some(&slot) = self.by_sid.get(&sid) else { return };
+        let Some(&slot) = self.sessions.by_sid.get(&sid) else {
+            return;
+        };
         if blocked {
-            let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+            let Some(s) = self.sessions.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
                 return;
             };
             if s.blocked_since.is_some() {
@@ -618,7 +584,7 @@ impl Hub {
             s.blocked_since = Some(now);
             s.refresh_fast(&self.cfg.batching);
             let deadline = now + self.cfg.slow_consumer;
-            schedule(&mut self.timers, s, slot, deadline);
+            schedule(&mut self.sessions.timers, s, slot, deadline);
             if s.outbox.len() > self.cfg.outbox_conflate_bytes {
                 self.start_conflation(slot);
             }
@@ -683,10 +649,10 @@ impl Hub {
 
     /// After a batch of publishes: slow sessions start conflating, views flush.
     fn publish_tail(&mut self, now: Instant) {
-        while let Some(slot) = self.to_conflate.pop() {
+        while let Some(slot) = self.subscriptions.to_conflate.pop() {
             self.start_conflation(slot);
         }
-        if !self.window_owner.is_empty() {
+        if !self.views.window_owner.is_empty() {
             self.flush_views(now);
         }
     }
@@ -699,10 +665,10 @@ impl Hub {
         }
         self.views_record_updated();
         let id = self.applied.id;
-        ensure_list(&mut self.subs, id);
+        ensure_list(&mut self.subscriptions.by_record, id);
         let created = self.applied.created;
         let image = created || as_image;
-        let encoded = !self.subs[id as usize - 1].slots.is_empty();
+        let encoded = !self.subscriptions.by_record[id as usize - 1].slots.is_empty();
         if encoded {
             self.encode_publish(id, image);
             self.fan_out(id, image, self.applied.mask, now);
@@ -730,36 +696,6 @@ impl Hub {
                 .store
                 .fields_at(rec, self.applied.changed.iter().map(|&c| c as usize));
             encode::update(&mut self.scratch, id, rec.seq, rec.ts, fields, false);
-        }
-    }
-}
-
-/// Queues a timer for `slot` at `at` unless an earlier one is already queued.
-fn schedule(timers: &mut BinaryHeap<Reverse<(Instant, u32)>>, s: &mut Session, slot: u32, at: Instant) {
-    if s.timer.is_none_or(|t| at < t) {
-        s.timer = Some(at);
-        timers.push(Reverse((at, slot)));
-    }
-}
-
-fn ensure_list(subs: &mut ChunkedVec<SubList>, id: u32) {
-    subs.grow_with(id as usize, SubList::default);
-}
-
-/// Removes subscriber `idx` of record `rid` (swap-remove) and fixes the moved subscriber's index.
-fn remove_sub_at(subs: &mut ChunkedVec<SubList>, sessions: &mut [Option<Session>], rid: u32, idx: u32) {
-    let Some(list) = subs.get_mut(rid as usize - 1) else {
-        return;
-    };
-    let idx = idx as usize;
-    if idx >= list.slots.len() {
-        return;
-    }
-    list.slots.swap_remove(idx);
-    list.state.swap_remove(idx);
-    if let Some(&moved) = list.slots.get(idx) {
-        if let Some(m) = sessions.get_mut(moved as usize).and_then(Option::as_mut) {
-            m.subs.insert(rid, idx as u32);
         }
     }
 }

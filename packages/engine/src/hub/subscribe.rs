@@ -84,7 +84,7 @@ impl Hub {
     /// client is waiting on it; live updates keep their batching). When the session is blocked
     /// its control messages leave alone and its record messages stay held (`service`).
     pub(super) fn send_reply(&mut self, slot: u32, now: Instant) {
-        let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+        let Some(s) = self.sessions.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
             return;
         };
         s.outbox.push_reply(&self.scratch);
@@ -94,12 +94,12 @@ impl Hub {
             s.due = Some(now);
         }
         // blocked too: a blocked session's replies leave now, ahead of its held record messages
-        schedule(&mut self.timers, s, slot, now);
+        schedule(&mut self.sessions.timers, s, slot, now);
     }
 
     /// Queues `scratch` as a control message of session `slot`.
     pub(super) fn send_control(&mut self, slot: u32, now: Instant) {
-        let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+        let Some(s) = self.sessions.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
             return;
         };
         s.outbox.push_control(&self.scratch);
@@ -108,13 +108,15 @@ impl Hub {
         if s.due.is_none() {
             s.due = Some(due);
             if s.blocked_since.is_none() {
-                schedule(&mut self.timers, s, slot, due);
+                schedule(&mut self.sessions.timers, s, slot, due);
             }
         }
     }
 
     pub(super) fn subscribe(&mut self, sid: u32, req_id: u32, subjects: &[String], now: Instant) {
-        let Some(&slot) = self.by_sid.get(&sid) else { return };
+        let Some(&slot) = self.sessions.by_sid.get(&sid) else {
+            return;
+        };
         if let Err(e) = check_subjects(subjects) {
             return self.send_error(slot, req_id, e, now);
         }
@@ -152,7 +154,7 @@ impl Hub {
     /// where there is one; nothing is subscribed when the session would pass
     /// `maxSubscriptionsPerSession` (LIMIT_EXCEEDED naming `field`). One `Attached` per subject.
     pub(super) fn attach(&mut self, slot: u32, subjects: &[String], field: &str) -> Result<Vec<Attached>, ReqError> {
-        let Some(s) = self.sessions.get(slot as usize).and_then(Option::as_ref) else {
+        let Some(s) = self.sessions.slots.get(slot as usize).and_then(Option::as_ref) else {
             return Ok(Vec::new());
         };
         let tier = s.tier.clone();
@@ -180,14 +182,14 @@ impl Hub {
         let mut acks = Vec::with_capacity(subjects.len());
         for subject in subjects {
             let id = self.tier_target(subject, &tier);
-            ensure_list(&mut self.subs, id);
-            let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+            ensure_list(&mut self.subscriptions.by_record, id);
+            let Some(s) = self.sessions.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
                 break;
             };
             let idx = match s.subs.get(&id) {
                 Some(&idx) => idx,
                 None => {
-                    let list = &mut self.subs[id as usize - 1];
+                    let list = &mut self.subscriptions.by_record[id as usize - 1];
                     list.slots.push(slot);
                     list.state.push(SubState::default());
                     let idx = (list.slots.len() - 1) as u32;
@@ -203,12 +205,15 @@ impl Hub {
     }
 
     pub(super) fn unsubscribe(&mut self, sid: u32, req_id: u32, subjects: &[String], now: Instant) {
-        let Some(&slot) = self.by_sid.get(&sid) else { return };
+        let Some(&slot) = self.sessions.by_sid.get(&sid) else {
+            return;
+        };
         if let Err(e) = check_subjects(subjects) {
             return self.send_error(slot, req_id, e, now);
         }
         let tier = self
             .sessions
+            .slots
             .get(slot as usize)
             .and_then(Option::as_ref)
             .map(|s| s.tier.clone())
@@ -218,6 +223,7 @@ impl Hub {
         // only for records still subscribed).
         if self
             .sessions
+            .slots
             .get(slot as usize)
             .and_then(Option::as_ref)
             .is_some_and(|s| s.blocked_since.is_some() && s.outbox.messages() as usize > s.outbox.control_messages())
@@ -228,11 +234,11 @@ impl Hub {
             let Some(id) = self.tier_lookup(subject, &tier) else {
                 continue;
             };
-            let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+            let Some(s) = self.sessions.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
                 return;
             };
             if let Some(idx) = s.subs.remove(&id) {
-                remove_sub_at(&mut self.subs, &mut self.sessions, id, idx);
+                remove_sub_at(&mut self.subscriptions.by_record, &mut self.sessions.slots, id, idx);
                 self.stats.subscriptions -= 1;
             }
         }
@@ -251,6 +257,7 @@ impl Hub {
     ) -> Result<(), ReqError> {
         let user = self
             .sessions
+            .slots
             .get(slot as usize)
             .and_then(Option::as_ref)
             .map_or("", |s| &s.user);
@@ -264,7 +271,7 @@ impl Hub {
     /// Sends NOT_ENTITLED and returns true when session `sid` may not read `subject` (a view of
     /// another user's blotter); false (nothing sent) when it may, or the session is unknown.
     pub(super) fn refuse_private(&mut self, sid: u32, req_id: u32, subject: &str, field: &str, now: Instant) -> bool {
-        let Some(&slot) = self.by_sid.get(&sid) else {
+        let Some(&slot) = self.sessions.by_sid.get(&sid) else {
             return false;
         };
         match self.check_private(slot, subject, || field.to_owned()) {
@@ -282,15 +289,23 @@ impl Hub {
         let mut out = Vec::new();
         let mut containers: Option<HashMap<u32, u32>> = None;
         for &sid in sids {
-            let Some(&slot) = self.by_sid.get(&sid) else { continue };
+            let Some(&slot) = self.sessions.by_sid.get(&sid) else {
+                continue;
+            };
             let mut ids = self.open_view_ids(slot);
             if ids.is_empty() {
                 continue;
             }
             ids.sort_unstable();
             // ViewSet view id -> container subject id, built once per call (views are few).
-            let by_view = containers
-                .get_or_insert_with(|| self.views.infos().into_iter().map(|i| (i.view, i.container)).collect());
+            let by_view = containers.get_or_insert_with(|| {
+                self.views
+                    .set
+                    .infos()
+                    .into_iter()
+                    .map(|i| (i.view, i.container))
+                    .collect()
+            });
             for (view_id, view) in ids {
                 let Some(&c) = by_view.get(&view) else { continue };
                 let name = self.store.subject(c);
@@ -311,7 +326,9 @@ impl Hub {
     /// then `view.closed` with reqId 0, both flushed at the end of this pass; nothing of the view
     /// follows. An unknown session or a view no longer open (closed meanwhile): nothing is sent.
     pub(super) fn revoke_view(&mut self, sid: u32, view_id: u32, reason: &str, now: Instant) {
-        let Some(&slot) = self.by_sid.get(&sid) else { return };
+        let Some(&slot) = self.sessions.by_sid.get(&sid) else {
+            return;
+        };
         if !self.detach_view(slot, view_id, now) {
             return;
         }

@@ -211,25 +211,26 @@ impl DetachedViews {
 impl Hub {
     /// New settings of held views (the views held so far keep their expiry).
     pub fn set_view_resume(&mut self, cfg: ViewResumeConfig) {
-        self.detached.cfg = cfg;
+        self.views.detached.cfg = cfg;
     }
 
     /// Session slot `slot`'s connection dropped: its views are held for `view.resume` (a view
     /// whose `view.created` was not sent yet is closed: the client never held it). Call before
     /// the session is dropped.
     pub(super) fn detach_session_views(&mut self, slot: u32, now: Instant) {
-        if self.detached.cfg.grace.is_zero() {
+        if self.views.detached.cfg.grace.is_zero() {
             return; // the session's drop closes them
         }
         let Some((sid, user)) = self
             .sessions
+            .slots
             .get(slot as usize)
             .and_then(Option::as_ref)
             .map(|s| (s.sid, s.user.clone()))
         else {
             return;
         };
-        let Some(sv) = self.session_views.remove(&slot) else {
+        let Some(sv) = self.views.by_session.remove(&slot) else {
             return;
         };
         let mut open: Vec<(u32, ViewSub)> = sv.open.into_iter().collect();
@@ -239,10 +240,10 @@ impl Hub {
                 self.drop_view_sub(sub, now);
                 continue;
             }
-            self.window_owner.remove(&sub.window);
-            let _ = self.views.set_window_tag(sub.window, [0; 4]);
-            let _ = self.views.detach_window(sub.window);
-            for gone in self.detached.hold((sid, view_id), &user, sub, now) {
+            self.views.window_owner.remove(&sub.window);
+            let _ = self.views.set.set_window_tag(sub.window, [0; 4]);
+            let _ = self.views.set.detach_window(sub.window);
+            for gone in self.views.detached.hold((sid, view_id), &user, sub, now) {
                 if gone.window != sub.window {
                     self.stats.views_detached_closed += 1;
                 }
@@ -253,10 +254,10 @@ impl Hub {
 
     /// Closes held views whose grace ended (the engine thread's timer).
     pub(super) fn expire_detached_views(&mut self, now: Instant) {
-        if self.detached.next_due().is_none_or(|t| t > now) {
+        if self.views.detached.next_due().is_none_or(|t| t > now) {
             return;
         }
-        for sub in self.detached.expired(now) {
+        for sub in self.views.detached.expired(now) {
             self.stats.views_detached_closed += 1;
             self.drop_view_sub(sub, now);
         }
@@ -264,34 +265,38 @@ impl Hub {
 
     /// Views held for `view.resume` now.
     pub fn detached_view_count(&self) -> usize {
-        self.detached.len()
+        self.views.detached.len()
     }
 
     /// `view.resume` from session `sid` (see the module doc).
     pub(super) fn view_resume(&mut self, sid: u32, req_id: u32, r: &ViewResume, now: Instant) {
-        let Some(&slot) = self.by_sid.get(&sid) else { return };
+        let Some(&slot) = self.sessions.by_sid.get(&sid) else {
+            return;
+        };
         let (offset, size) = (r.offset as usize, r.size as usize);
         let Some(view) = self.open_session_view(slot, req_id, &r.container, &r.filter, &r.sort, size, now) else {
             return;
         };
-        let user = self.sessions[slot as usize]
+        let user = self.sessions.slots[slot as usize]
             .as_ref()
             .map(|s| s.user.clone())
             .unwrap_or_default();
         let key = (r.session_id, r.view_id);
-        let held = self.detached.held.get(&key).map(|h| HeldView {
+        let held = self.views.detached.held.get(&key).map(|h| HeldView {
             user: &h.user,
             view: h.sub.view,
-            seq: self.views.window_seq(h.sub.window).unwrap_or(0),
+            seq: self.views.set.window_seq(h.sub.window).unwrap_or(0),
         });
         let same_epoch = self.epoch != 0 && r.epoch == self.epoch;
         match decide(held, &user, same_epoch, view, r.seq) {
             Outcome::Continue => {
-                let Some(h) = self.detached.remove(key) else { return };
+                let Some(h) = self.views.detached.remove(key) else {
+                    return;
+                };
                 // the held subscription keeps its own reference to the view
                 let ms = self.views_ms(now);
-                let _ = self.views.release(view, ms);
-                if let Err(e) = self.views.attach_window(h.sub.window, offset, size) {
+                let _ = self.views.set.release(view, ms);
+                if let Err(e) = self.views.set.attach_window(h.sub.window, offset, size) {
                     self.drop_view_sub(h.sub, now);
                     return self.send_error(slot, req_id, super::views::engine_error(&e), now);
                 }
@@ -304,7 +309,7 @@ impl Hub {
             }
             Outcome::Reset { discard } => {
                 if discard {
-                    if let Some(h) = self.detached.remove(key) {
+                    if let Some(h) = self.views.detached.remove(key) {
                         self.drop_view_sub(h.sub, now);
                     }
                 }

@@ -8,15 +8,17 @@
 //! mirror (`tiers.rs`). A row updated several times between two view flushes gets one merged
 //! update with `conflated: true` (its `seq` jumps by more than one).
 
+use std::collections::HashMap;
 use std::time::Instant;
 
 use rustc_hash::FxHashMap;
 
 use super::subscribe::ReqError;
+use super::view_resume::DetachedViews;
 use super::Hub;
 use crate::error::{EngineError, ErrorCode};
 use crate::view::window::MAX_WINDOW_ROWS;
-use crate::view::WindowDiff;
+use crate::view::{ViewSet, ViewsConfig, WindowDiff};
 use crate::wire::rules::{check_subject, show_str};
 use crate::wire::view::{view_closed, view_size, ViewCreated, ViewRows};
 
@@ -41,6 +43,54 @@ pub enum ContainerOp {
     Remove(Vec<String>),
     /// Remove every member.
     Clear,
+}
+
+/// The hub's views: the `ViewSet` (containers and their shared views), which session holds
+/// which window, the views' clock and expiry, and the views held for `view.resume`.
+///
+/// Invariants: every window listed in `window_owner` is held by exactly one open `ViewSub`
+/// (`by_session[slot].open[view_id]`) and tagged in `set` with that owner; a held (detached)
+/// view's window is in neither. `expire_at` is never later than the earliest grace-period end
+/// of a released view. `changed_ids` and `diffs` are scratch and hold nothing between calls.
+#[derive(Debug)]
+pub(super) struct HubViews {
+    /// Containers and views.
+    pub(super) set: ViewSet,
+    /// View subscriptions by session slot.
+    pub(super) by_session: HashMap<u32, SessionViews>,
+    /// (session slot, viewId) by window id.
+    pub(super) window_owner: HashMap<u32, (u32, u32)>,
+    /// The views' clock starts at the first instant the hub saw.
+    pub(super) clock_start: Option<Instant>,
+    /// When the next released view's grace period ends.
+    pub(super) expire_at: Option<Instant>,
+    /// Grace period of a released view, ms.
+    pub(super) grace_ms: u64,
+    /// Views one session may hold open.
+    pub(super) max_per_session: usize,
+    /// Field ids changed by the publish being reported (reused).
+    pub(super) changed_ids: Vec<u32>,
+    /// Window diffs of a flush (reused).
+    pub(super) diffs: Vec<WindowDiff>,
+    /// Views of dropped sessions, held for `view.resume`.
+    pub(super) detached: DetachedViews,
+}
+
+impl Default for HubViews {
+    fn default() -> Self {
+        HubViews {
+            set: ViewSet::new(ViewsConfig::default()),
+            by_session: HashMap::new(),
+            window_owner: HashMap::new(),
+            clock_start: None,
+            expire_at: None,
+            grace_ms: ViewsConfig::default().grace_ms,
+            max_per_session: DEFAULT_MAX_VIEWS_PER_SESSION,
+            changed_ids: Vec::new(),
+            diffs: Vec::new(),
+            detached: DetachedViews::default(),
+        }
+    }
 }
 
 /// A session's subscription to one view.
@@ -112,7 +162,7 @@ pub(super) fn engine_error(e: &EngineError) -> ReqError {
 impl Hub {
     /// Milliseconds on the views' clock (since the first instant the hub saw).
     pub(super) fn views_ms(&mut self, now: Instant) -> u64 {
-        let epoch = *self.views_epoch.get_or_insert(now);
+        let epoch = *self.views.clock_start.get_or_insert(now);
         now.saturating_duration_since(epoch).as_millis() as u64
     }
 
@@ -134,13 +184,13 @@ impl Hub {
             match op {
                 ContainerOp::Clear => {
                     self.statement_members_cleared(c);
-                    self.views.clear(c);
+                    self.views.set.clear(c);
                     self.mirror_clear(c);
                 }
                 ContainerOp::Remove(subjects) => {
                     for s in subjects {
                         if let Some(id) = self.store.lookup(s) {
-                            if self.views.remove(c, id).is_some() {
+                            if self.views.set.remove(c, id).is_some() {
                                 self.mirror_remove(c, id);
                                 self.statement_member(c, id, false);
                             }
@@ -150,10 +200,10 @@ impl Hub {
                 ContainerOp::Add(subjects) => {
                     for s in subjects.iter().filter(|s| check_subject(s).is_ok()) {
                         let id = self.store.subject_id(s);
-                        let member = self.views.container(c).is_some_and(|k| k.contains(id));
+                        let member = self.views.set.container(c).is_some_and(|k| k.contains(id));
                         if !member {
                             // Only the member limit can fail: the op is cut there.
-                            match self.views.insert(c, None, id, &self.store) {
+                            match self.views.set.insert(c, None, id, &self.store) {
                                 Ok(pos) => {
                                     self.mirror_insert(c, pos, id);
                                     self.statement_member(c, id, true);
@@ -167,15 +217,15 @@ impl Hub {
                     let mut at = *index;
                     for s in subjects.iter().filter(|s| check_subject(s).is_ok()) {
                         let id = self.store.subject_id(s);
-                        if let Some(old) = self.views.remove(c, id) {
+                        if let Some(old) = self.views.set.remove(c, id) {
                             self.mirror_remove(c, id);
                             self.statement_member(c, id, false);
                             if old < at {
                                 at -= 1;
                             }
                         }
-                        let len = self.views.container(c).map_or(0, |k| k.len());
-                        match self.views.insert(c, Some(at.min(len)), id, &self.store) {
+                        let len = self.views.set.container(c).map_or(0, |k| k.len());
+                        match self.views.set.insert(c, Some(at.min(len)), id, &self.store) {
                             Ok(pos) => {
                                 self.mirror_insert(c, pos, id);
                                 self.statement_member(c, id, true);
@@ -192,16 +242,16 @@ impl Hub {
 
     /// Reports the publish just applied (`self.applied`) to the views of containers holding it.
     pub(super) fn views_record_updated(&mut self) {
-        if self.views.view_count() == 0 {
+        if self.views.set.view_count() == 0 {
             return; // a view built later reads the records as they are then
         }
         let id = self.applied.id;
         let Some(rec) = self.store.get(id) else { return };
-        self.changed_ids.clear();
+        self.views.changed_ids.clear();
         if self.applied.created || self.applied.layout_changed {
-            self.changed_ids.extend(rec.slots.iter().map(|s| s.name));
+            self.views.changed_ids.extend(rec.slots.iter().map(|s| s.name));
         } else {
-            self.changed_ids.extend(
+            self.views.changed_ids.extend(
                 self.applied
                     .changed
                     .iter()
@@ -209,9 +259,9 @@ impl Hub {
                     .map(|s| s.name),
             );
         }
-        self.changed_ids.sort_unstable();
-        self.changed_ids.dedup();
-        self.views.record_updated(id, &self.changed_ids, &self.store);
+        self.views.changed_ids.sort_unstable();
+        self.views.changed_ids.dedup();
+        self.views.set.record_updated(id, &self.views.changed_ids, &self.store);
     }
 
     /// `view.create`: opens (or shares) the view and this subscriber's window; `view.created`
@@ -228,7 +278,9 @@ impl Hub {
         size: usize,
         now: Instant,
     ) {
-        let Some(&slot) = self.by_sid.get(&sid) else { return };
+        let Some(&slot) = self.sessions.by_sid.get(&sid) else {
+            return;
+        };
         let Some(view) = self.open_session_view(slot, req_id, container, filter, sort, size, now) else {
             return;
         };
@@ -266,25 +318,25 @@ impl Hub {
             self.send_error(slot, req_id, e, now);
             return None;
         }
-        let open = self.session_views.get(&slot).map_or(0, |v| v.open.len());
-        if open >= self.max_views_per_session {
+        let open = self.views.by_session.get(&slot).map_or(0, |v| v.open.len());
+        if open >= self.views.max_per_session {
             let e = ReqError {
                 code: ErrorCode::LimitExceeded,
-                message: format!("a session may hold at most {} views", self.max_views_per_session),
+                message: format!("a session may hold at most {} views", self.views.max_per_session),
                 field: None,
             };
             self.send_error(slot, req_id, e, now);
             return None;
         }
         let base = self.store.subject_id(container);
-        let tier = self.sessions[slot as usize]
+        let tier = self.sessions.slots[slot as usize]
             .as_ref()
             .map(|s| s.tier.clone())
             .unwrap_or_default();
         let c = self.tier_container(base, &tier);
         self.intern_view_fields(filter, sort);
         let Hub { views, store, .. } = self;
-        let opened = views.open(c, filter, sort, 0, &*store, &mut |name| {
+        let opened = views.set.open(c, filter, sort, 0, &*store, &mut |name| {
             store.field_lookup(name).unwrap_or(u32::MAX)
         });
         match opened {
@@ -309,11 +361,11 @@ impl Hub {
         reset: bool,
         now: Instant,
     ) {
-        let window = match self.views.open_window(view, offset, size) {
+        let window = match self.views.set.open_window(view, offset, size) {
             Ok(w) => w,
             Err(e) => {
                 let ms = self.views_ms(now);
-                let _ = self.views.release(view, ms);
+                let _ = self.views.set.release(view, ms);
                 return self.send_error(slot, req_id, engine_error(&e), now);
             }
         };
@@ -324,13 +376,14 @@ impl Hub {
     /// Lists `sub` as a new view of session slot `slot` (its window owned by it); the next flush
     /// sends a creating subscription its `view.created`, a resumed one its diff. Returns its viewId.
     pub(super) fn add_subscription(&mut self, slot: u32, sub: ViewSub) -> u32 {
-        let sv = self.session_views.entry(slot).or_default();
+        let sv = self.views.by_session.entry(slot).or_default();
         sv.next_id += 1;
         let view_id = sv.next_id;
         sv.open.insert(view_id, sub);
-        self.window_owner.insert(sub.window, (slot, view_id));
+        self.views.window_owner.insert(sub.window, (slot, view_id));
         let _ = self
             .views
+            .set
             .set_window_tag(sub.window, [slot, view_id, sub.req_id, TAG_PENDING]);
         view_id
     }
@@ -345,17 +398,27 @@ impl Hub {
         size: usize,
         now: Instant,
     ) {
-        let Some(&slot) = self.by_sid.get(&sid) else { return };
-        let Some(sub) = self.session_views.get_mut(&slot).and_then(|v| v.open.get_mut(&view_id)) else {
+        let Some(&slot) = self.sessions.by_sid.get(&sid) else {
+            return;
+        };
+        let Some(sub) = self
+            .views
+            .by_session
+            .get_mut(&slot)
+            .and_then(|v| v.open.get_mut(&view_id))
+        else {
             return self.send_error(slot, req_id, not_open(view_id), now);
         };
         let window = sub.window;
-        if let Err(e) = self.views.move_window(window, offset, size) {
+        if let Err(e) = self.views.set.move_window(window, offset, size) {
             return self.send_error(slot, req_id, engine_error(&e), now);
         }
         sub.req_id = req_id;
         sub.change_pending = true;
-        let _ = self.views.set_window_tag(window, [slot, view_id, req_id, TAG_PENDING]);
+        let _ = self
+            .views
+            .set
+            .set_window_tag(window, [slot, view_id, req_id, TAG_PENDING]);
         self.flush_views(now);
         self.answer_change(slot, view_id, now);
     }
@@ -363,15 +426,20 @@ impl Hub {
     /// Sends an empty `view.rows` for a `view.change` that the flush did not answer (the window
     /// showed the same rows after the move).
     fn answer_change(&mut self, slot: u32, view_id: u32, now: Instant) {
-        let Some(sub) = self.session_views.get_mut(&slot).and_then(|v| v.open.get_mut(&view_id)) else {
+        let Some(sub) = self
+            .views
+            .by_session
+            .get_mut(&slot)
+            .and_then(|v| v.open.get_mut(&view_id))
+        else {
             return;
         };
         if !std::mem::take(&mut sub.change_pending) {
             return;
         }
         let (req_id, window) = (sub.req_id, sub.window);
-        let seq = self.views.window_seq(window).unwrap_or(0) + 1;
-        let _ = self.views.set_window_seq(window, seq);
+        let seq = self.views.set.window_seq(window).unwrap_or(0) + 1;
+        let _ = self.views.set.set_window_seq(window, seq);
         self.scratch.clear();
         ViewRows::begin(&mut self.scratch, req_id, view_id, Some(seq)).finish();
         self.send_reply(slot, now);
@@ -379,8 +447,15 @@ impl Hub {
 
     /// `view.close`: `view.closed`, then nothing more for the view; the view is released.
     pub(super) fn view_close(&mut self, sid: u32, req_id: u32, view_id: u32, now: Instant) {
-        let Some(&slot) = self.by_sid.get(&sid) else { return };
-        let Some(sub) = self.session_views.get_mut(&slot).and_then(|v| v.open.remove(&view_id)) else {
+        let Some(&slot) = self.sessions.by_sid.get(&sid) else {
+            return;
+        };
+        let Some(sub) = self
+            .views
+            .by_session
+            .get_mut(&slot)
+            .and_then(|v| v.open.remove(&view_id))
+        else {
             return self.send_error(slot, req_id, not_open(view_id), now);
         };
         self.drop_view_sub(sub, now);
@@ -391,7 +466,7 @@ impl Hub {
 
     /// Closes every view of a session that is going away.
     pub(super) fn drop_session_views(&mut self, slot: u32, now: Instant) {
-        if let Some(sv) = self.session_views.remove(&slot) {
+        if let Some(sv) = self.views.by_session.remove(&slot) {
             for sub in sv.open.into_values() {
                 self.drop_view_sub(sub, now);
             }
@@ -399,25 +474,25 @@ impl Hub {
     }
 
     pub(super) fn drop_view_sub(&mut self, sub: ViewSub, now: Instant) {
-        self.window_owner.remove(&sub.window);
-        let _ = self.views.close_window(sub.window);
+        self.views.window_owner.remove(&sub.window);
+        let _ = self.views.set.close_window(sub.window);
         let ms = self.views_ms(now);
-        let _ = self.views.release(sub.view, ms);
+        let _ = self.views.set.release(sub.view, ms);
         // Keep the earliest deadline: a later release must not postpone an earlier expiry (under
         // steady churn that would keep every released view alive forever).
-        let at = now + std::time::Duration::from_millis(self.views_grace_ms);
-        self.views_expire_at = Some(self.views_expire_at.map_or(at, |t| t.min(at)));
+        let at = now + std::time::Duration::from_millis(self.views.grace_ms);
+        self.views.expire_at = Some(self.views.expire_at.map_or(at, |t| t.min(at)));
     }
 
     /// Frees views unreferenced for the grace period (driven by the engine thread's timer), then
     /// arms the timer for the next view whose grace period ends.
     pub(super) fn expire_views(&mut self, now: Instant) {
         self.expire_detached_views(now);
-        if self.views_expire_at.is_some_and(|t| now >= t) {
+        if self.views.expire_at.is_some_and(|t| now >= t) {
             let ms = self.views_ms(now);
-            self.views.expire(ms);
-            self.views_expire_at = self.views.next_expiry().map(|due| {
-                let epoch = self.views_epoch.unwrap_or(now);
+            self.views.set.expire(ms);
+            self.views.expire_at = self.views.set.next_expiry().map(|due| {
+                let epoch = self.views.clock_start.unwrap_or(now);
                 epoch + std::time::Duration::from_millis(due)
             });
         }
@@ -425,30 +500,38 @@ impl Hub {
 
     /// Encodes every window's diff once and queues it to the window's subscriber.
     pub(super) fn flush_views(&mut self, now: Instant) {
-        self.diffs.clear();
-        let mut diffs = std::mem::take(&mut self.diffs);
-        self.views.flush(&mut diffs);
+        self.views.diffs.clear();
+        let mut diffs = std::mem::take(&mut self.views.diffs);
+        self.views.set.flush(&mut diffs);
         for d in &diffs {
             // The usual case, a held window's live changes: owner and reqId from the window's
             // tag (a dense array), not from three per-session maps.
-            if let Some([slot, view_id, req_id, TAG_LIVE]) = self.views.window_tag(d.window) {
+            if let Some([slot, view_id, req_id, TAG_LIVE]) = self.views.set.window_tag(d.window) {
                 self.scratch.clear();
                 if self.encode_rows(d, req_id, view_id, false) {
                     self.send_control(slot, now);
                 }
                 continue;
             }
-            let Some(&(slot, view_id)) = self.window_owner.get(&d.window) else {
+            let Some(&(slot, view_id)) = self.views.window_owner.get(&d.window) else {
                 continue;
             };
-            let Some(sub) = self.session_views.get_mut(&slot).and_then(|v| v.open.get_mut(&view_id)) else {
+            let Some(sub) = self
+                .views
+                .by_session
+                .get_mut(&slot)
+                .and_then(|v| v.open.get_mut(&view_id))
+            else {
                 continue;
             };
             let creating = sub.creating.take();
             let reset = std::mem::take(&mut sub.reset);
             let req_id = sub.req_id;
             let answers_change = std::mem::take(&mut sub.change_pending);
-            let _ = self.views.set_window_tag(d.window, [slot, view_id, req_id, TAG_LIVE]);
+            let _ = self
+                .views
+                .set
+                .set_window_tag(d.window, [slot, view_id, req_id, TAG_LIVE]);
             let reply = creating.is_some() || answers_change;
             self.scratch.clear();
             match creating {
@@ -465,14 +548,14 @@ impl Hub {
                 self.send_control(slot, now);
             }
         }
-        self.views.recycle(&mut diffs);
-        self.diffs = diffs;
+        self.views.set.recycle(&mut diffs);
+        self.views.diffs = diffs;
     }
 
     /// `view.created` (seq 1 of the window) from its first diff, a snapshot.
     fn encode_created(&mut self, d: &WindowDiff, req_id: u32, view_id: u32, reset: bool) {
         let count = d.count.unwrap_or(0) as u64;
-        let _ = self.views.set_window_seq(d.window, 1);
+        let _ = self.views.set.set_window_seq(d.window, 1);
         let Hub { scratch, store, .. } = self;
         let mut w = ViewCreated::begin(scratch, req_id, view_id, Some(1), count);
         for &(i, id) in &d.entered {
@@ -490,9 +573,9 @@ impl Hub {
     /// Each updated row is encoded once per flush (`ViewSet::row_bytes`) and copied into every
     /// window's message that carries it. Each message sent takes the window's next seq.
     fn encode_rows(&mut self, d: &WindowDiff, req_id: u32, view_id: u32, always: bool) -> bool {
-        let mut seq = self.views.window_seq(d.window).unwrap_or(0);
+        let mut seq = self.views.set.window_seq(d.window).unwrap_or(0);
         let sent = self.encode_rows_at(d, req_id, view_id, always, &mut seq);
-        let _ = self.views.set_window_seq(d.window, seq);
+        let _ = self.views.set.set_window_seq(d.window, seq);
         sent
     }
 
@@ -501,6 +584,7 @@ impl Hub {
         let Hub {
             scratch, store, views, ..
         } = self;
+        let views = &mut views.set;
         if let Some(count) = d.count {
             *seq += 1;
             view_size(scratch, view_id, Some(*seq), count as u64);
@@ -621,6 +705,7 @@ impl Hub {
     /// Every materialised view (referenced or in its grace period). O(views).
     pub fn view_stats(&self) -> Vec<ViewStat> {
         self.views
+            .set
             .infos()
             .into_iter()
             .map(|i| {
@@ -645,7 +730,8 @@ impl Hub {
     /// `(viewId, ViewSet view id)` of every view session slot `slot` holds open, in no order
     /// (the reload re-check, `subscribe.rs`).
     pub(super) fn open_view_ids(&self, slot: u32) -> Vec<(u32, u32)> {
-        self.session_views
+        self.views
+            .by_session
             .get(&slot)
             .map(|v| v.open.iter().map(|(&id, sub)| (id, sub.view)).collect())
             .unwrap_or_default()
@@ -654,7 +740,12 @@ impl Hub {
     /// Closes view `view_id` of session slot `slot` without a reply (the caller sends one);
     /// false when it is not open.
     pub(super) fn detach_view(&mut self, slot: u32, view_id: u32, now: Instant) -> bool {
-        let Some(sub) = self.session_views.get_mut(&slot).and_then(|v| v.open.remove(&view_id)) else {
+        let Some(sub) = self
+            .views
+            .by_session
+            .get_mut(&slot)
+            .and_then(|v| v.open.remove(&view_id))
+        else {
             return false;
         };
         self.drop_view_sub(sub, now);
