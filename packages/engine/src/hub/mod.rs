@@ -36,7 +36,6 @@ pub use view_resume::{
 };
 pub use views::{ContainerOp, ViewStat, DEFAULT_MAX_VIEWS_PER_SESSION};
 
-use std::cmp::Reverse;
 use std::time::Instant;
 
 use crate::config::{BatchingConfig, EngineConfig};
@@ -45,8 +44,8 @@ use crate::stats::EngineStats;
 use crate::store::{Applied, Store};
 use crate::view::ViewSet;
 use crate::wire::Publish;
-use sessions::{schedule, Sessions};
-use subscriptions::{ensure_list, remove_sub_at, SubState, Subscriptions};
+use sessions::Sessions;
+use subscriptions::Subscriptions;
 use views::HubViews;
 
 /// WebSocket close code for a slow consumer (`CloseCodes.SLOW_CONSUMER`).
@@ -316,13 +315,13 @@ impl Hub {
                 tier,
             } => self.open_session(sid, worker, &user, &tier, now),
             Command::CloseSession { sid } => {
-                if let Some(slot) = self.sessions.by_sid.get(&sid).copied() {
+                if let Some(slot) = self.sessions.slot(sid) {
                     self.drop_session(slot, now);
                 }
                 self.source_closed(sid, now);
             }
             Command::DetachSession { sid } => {
-                if let Some(slot) = self.sessions.by_sid.get(&sid).copied() {
+                if let Some(slot) = self.sessions.slot(sid) {
                     self.detach_session_views(slot, now);
                     self.drop_session(slot, now);
                 }
@@ -403,21 +402,13 @@ impl Hub {
             } => self.source_register(sid, req_id, &patterns, priority, now),
             Command::SetBatching(b) => {
                 self.cfg.batching = b;
-                for s in self.sessions.slots.iter_mut().flatten() {
+                for s in self.sessions.iter_mut() {
                     s.refresh_fast(&b);
                 }
             }
             Command::CloseWorker { worker } => {
-                let slots: Vec<u32> = self
-                    .sessions
-                    .slots
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, s)| s.as_ref().is_some_and(|s| s.worker == worker))
-                    .map(|(i, _)| i as u32)
-                    .collect();
-                for slot in slots {
-                    let sid = self.sessions.slots[slot as usize].as_ref().map_or(0, |s| s.sid);
+                for slot in self.sessions.slots_of_worker(worker) {
+                    let sid = self.sessions.get(slot).map_or(0, |s| s.sid);
                     self.drop_session(slot, now);
                     self.source_closed(sid, now);
                 }
@@ -458,7 +449,7 @@ impl Hub {
 
     /// Earliest pending timer (may be stale: waking early is harmless).
     pub fn next_deadline(&self) -> Option<Instant> {
-        let t = self.sessions.timers.peek().map(|Reverse((t, _))| *t);
+        let t = self.sessions.next_timer();
         [
             self.views.expire_at,
             self.views.detached.next_due(),
@@ -474,12 +465,12 @@ impl Hub {
 
     /// The login name of session `sid`, if it is open.
     pub fn session_user(&self, sid: u32) -> Option<&str> {
-        self.session_by_sid(sid).map(|s| &*s.user)
+        self.sessions.by_sid(sid).map(|s| &*s.user)
     }
 
     /// The user of session `sid` and the worker that owns it; `None` when there is no such session.
     pub fn session_user_and_worker(&self, sid: u32) -> Option<(&str, u32)> {
-        self.session_by_sid(sid).map(|s| (&*s.user, s.worker))
+        self.sessions.by_sid(sid).map(|s| (&*s.user, s.worker))
     }
 
     /// Queues `msg` (one encoded server message) for session `sid` as a control message and makes
@@ -487,17 +478,8 @@ impl Hub {
     /// window (order acks are replies a client waits on); a blocked session sends its control
     /// messages now and keeps its record messages held. Unknown sid: ignored.
     pub fn reply_now(&mut self, sid: u32, msg: &[u8], now: Instant) {
-        let Some(&slot) = self.sessions.by_sid.get(&sid) else {
-            return;
-        };
-        let Some(s) = self.sessions.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
-            return;
-        };
-        s.outbox.push_reply(msg);
-        self.stats.deliveries += 1;
-        s.burst.on_message(&self.cfg.batching, now);
-        s.due = Some(now);
-        schedule(&mut self.sessions.timers, s, slot, now);
+        self.sessions
+            .push_reply_now(sid, msg, &self.cfg.batching, &mut self.stats, now);
     }
 
     /// Session `sid` closed: a standby of its failover group takes over (its records turn
@@ -509,73 +491,50 @@ impl Hub {
 
     /// Queued (unflushed) bytes of a session, for tests and diagnostics.
     pub fn queued(&self, sid: u32) -> Option<&[u8]> {
-        self.session_by_sid(sid).map(|s| s.outbox.bytes())
+        self.sessions.by_sid(sid).map(|s| s.outbox.bytes())
     }
 
     /// Current batching interval of a session.
     pub fn burst_interval(&self, sid: u32) -> Option<std::time::Duration> {
-        self.session_by_sid(sid).map(|s| s.burst.interval(&self.cfg.batching))
-    }
-
-    fn session_by_sid(&self, sid: u32) -> Option<&Session> {
-        let slot = *self.sessions.by_sid.get(&sid)?;
-        self.sessions.slots.get(slot as usize)?.as_ref()
+        self.sessions.by_sid(sid).map(|s| s.burst.interval(&self.cfg.batching))
     }
 
     fn open_session(&mut self, sid: u32, worker: u32, user: &str, tier: &str, now: Instant) {
-        if let Some(old) = self.sessions.by_sid.get(&sid).copied() {
+        if let Some(old) = self.sessions.slot(sid) {
             // A reused id replaces the old session rather than leaking it.
             self.drop_session(old, now);
         }
-        let session = Session::new(sid, worker, user, tier, &self.cfg.batching);
-        let slot = match self.sessions.free.pop() {
-            Some(slot) => {
-                self.sessions.slots[slot as usize] = Some(session);
-                slot
-            }
-            None => {
-                self.sessions.slots.push(Some(session));
-                (self.sessions.slots.len() - 1) as u32
-            }
-        };
-        self.sessions.by_sid.insert(sid, slot);
+        self.sessions
+            .insert(Session::new(sid, worker, user, tier, &self.cfg.batching));
         self.stats.sessions += 1;
     }
 
     /// Session `slot` is going: its views and statements are released, then the session.
     fn drop_session(&mut self, slot: u32, now: Instant) {
         self.drop_session_views(slot, now);
-        if let Some(sid) = self
-            .sessions
-            .slots
-            .get(slot as usize)
-            .and_then(Option::as_ref)
-            .map(|s| s.sid)
-        {
+        if let Some(sid) = self.sessions.get(slot).map(|s| s.sid) {
             self.drop_session_statements(sid, now);
         }
         self.remove_session(slot);
     }
 
     fn remove_session(&mut self, slot: u32) {
-        let Some(s) = self.sessions.slots.get_mut(slot as usize).and_then(Option::take) else {
+        let Some(s) = self.sessions.take(slot) else {
             return;
         };
         for (&rid, &idx) in &s.subs {
-            remove_sub_at(&mut self.subscriptions.by_record, &mut self.sessions.slots, rid, idx);
+            self.subscriptions.remove(&mut self.sessions.slots, rid, idx);
             self.stats.subscriptions -= 1;
         }
-        self.sessions.by_sid.remove(&s.sid);
-        self.sessions.free.push(slot);
         self.stats.sessions -= 1;
     }
 
     fn set_blocked(&mut self, sid: u32, blocked: bool, now: Instant) {
-        let Some(&slot) = self.sessions.by_sid.get(&sid) else {
+        let Some(slot) = self.sessions.slot(sid) else {
             return;
         };
         if blocked {
-            let Some(s) = self.sessions.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
+            let Some(s) = self.sessions.get_mut(slot) else {
                 return;
             };
             if s.blocked_since.is_some() {
@@ -584,8 +543,9 @@ impl Hub {
             s.blocked_since = Some(now);
             s.refresh_fast(&self.cfg.batching);
             let deadline = now + self.cfg.slow_consumer;
-            schedule(&mut self.sessions.timers, s, slot, deadline);
-            if s.outbox.len() > self.cfg.outbox_conflate_bytes {
+            let conflate = s.outbox.len() > self.cfg.outbox_conflate_bytes;
+            self.sessions.schedule(slot, deadline);
+            if conflate {
                 self.start_conflation(slot);
             }
         } else {
@@ -665,10 +625,10 @@ impl Hub {
         }
         self.views_record_updated();
         let id = self.applied.id;
-        ensure_list(&mut self.subscriptions.by_record, id);
+        self.subscriptions.ensure(id);
         let created = self.applied.created;
         let image = created || as_image;
-        let encoded = !self.subscriptions.by_record[id as usize - 1].slots.is_empty();
+        let encoded = self.subscriptions.has_subscribers(id);
         if encoded {
             self.encode_publish(id, image);
             self.fan_out(id, image, self.applied.mask, now);

@@ -397,16 +397,10 @@ impl Hub {
         quota: StatementQuota,
         now: Instant,
     ) {
-        let Some(&slot) = self.sessions.by_sid.get(&sid) else {
+        let Some(slot) = self.sessions.slot(sid) else {
             return;
         };
-        let Some(user) = self
-            .sessions
-            .slots
-            .get(slot as usize)
-            .and_then(Option::as_ref)
-            .map(|s| s.user.clone())
-        else {
+        let Some(user) = self.sessions.get(slot).map(|s| s.user.clone()) else {
             return;
         };
         let limits = self
@@ -460,7 +454,7 @@ impl Hub {
     /// `statement.close` of session `sid`: releases one of the session's references to `name`;
     /// NOT_FOUND when the session holds none.
     pub(super) fn session_statement_close(&mut self, sid: u32, req_id: u32, name: &str, now: Instant) {
-        let Some(&slot) = self.sessions.by_sid.get(&sid) else {
+        let Some(slot) = self.sessions.slot(sid) else {
             return;
         };
         let held = self
@@ -493,7 +487,7 @@ impl Hub {
         if list.is_empty() {
             self.statements.by_session.remove(&sid);
         }
-        let user = self.session_by_sid(sid).map(|s| s.user.clone());
+        let user = self.sessions.by_sid(sid).map(|s| s.user.clone());
         if let Some(u) = user.and_then(|u| self.statements.by_user.get_mut(&*u).map(|e| (u.clone(), e))) {
             let (key, e) = u;
             e.0 -= 1;

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
-use super::{ensure_list, remove_sub_at, schedule, Hub, SubState};
+use super::Hub;
 use crate::error::ErrorCode;
 use crate::wire::encode::{self, SubscribedRef};
 use crate::wire::rules::{check_subject, show_str, MAX_SUBJECTS_PER_REQUEST};
@@ -84,37 +84,18 @@ impl Hub {
     /// client is waiting on it; live updates keep their batching). When the session is blocked
     /// its control messages leave alone and its record messages stay held (`service`).
     pub(super) fn send_reply(&mut self, slot: u32, now: Instant) {
-        let Some(s) = self.sessions.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
-            return;
-        };
-        s.outbox.push_reply(&self.scratch);
-        self.stats.deliveries += 1;
-        s.burst.on_message(&self.cfg.batching, now);
-        if s.due.is_none_or(|d| d > now) {
-            s.due = Some(now);
-        }
-        // blocked too: a blocked session's replies leave now, ahead of its held record messages
-        schedule(&mut self.sessions.timers, s, slot, now);
+        self.sessions
+            .push_reply(slot, &self.scratch, &self.cfg.batching, &mut self.stats, now);
     }
 
     /// Queues `scratch` as a control message of session `slot`.
     pub(super) fn send_control(&mut self, slot: u32, now: Instant) {
-        let Some(s) = self.sessions.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
-            return;
-        };
-        s.outbox.push_control(&self.scratch);
-        self.stats.deliveries += 1;
-        let due = s.burst.on_message(&self.cfg.batching, now);
-        if s.due.is_none() {
-            s.due = Some(due);
-            if s.blocked_since.is_none() {
-                schedule(&mut self.sessions.timers, s, slot, due);
-            }
-        }
+        self.sessions
+            .push_control(slot, &self.scratch, &self.cfg.batching, &mut self.stats, now);
     }
 
     pub(super) fn subscribe(&mut self, sid: u32, req_id: u32, subjects: &[String], now: Instant) {
-        let Some(&slot) = self.sessions.by_sid.get(&sid) else {
+        let Some(slot) = self.sessions.slot(sid) else {
             return;
         };
         if let Err(e) = check_subjects(subjects) {
@@ -154,7 +135,7 @@ impl Hub {
     /// where there is one; nothing is subscribed when the session would pass
     /// `maxSubscriptionsPerSession` (LIMIT_EXCEEDED naming `field`). One `Attached` per subject.
     pub(super) fn attach(&mut self, slot: u32, subjects: &[String], field: &str) -> Result<Vec<Attached>, ReqError> {
-        let Some(s) = self.sessions.slots.get(slot as usize).and_then(Option::as_ref) else {
+        let Some(s) = self.sessions.get(slot) else {
             return Ok(Vec::new());
         };
         let tier = s.tier.clone();
@@ -182,20 +163,15 @@ impl Hub {
         let mut acks = Vec::with_capacity(subjects.len());
         for subject in subjects {
             let id = self.tier_target(subject, &tier);
-            ensure_list(&mut self.subscriptions.by_record, id);
-            let Some(s) = self.sessions.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
+            self.subscriptions.ensure(id);
+            let Some(s) = self.sessions.get_mut(slot) else {
                 break;
             };
             let idx = match s.subs.get(&id) {
                 Some(&idx) => idx,
                 None => {
-                    let list = &mut self.subscriptions.by_record[id as usize - 1];
-                    list.slots.push(slot);
-                    list.state.push(SubState::default());
-                    let idx = (list.slots.len() - 1) as u32;
-                    s.subs.insert(id, idx);
                     self.stats.subscriptions += 1;
-                    idx
+                    self.subscriptions.add(id, slot, s)
                 }
             };
             let pending = self.store.get(id).is_none();
@@ -205,27 +181,19 @@ impl Hub {
     }
 
     pub(super) fn unsubscribe(&mut self, sid: u32, req_id: u32, subjects: &[String], now: Instant) {
-        let Some(&slot) = self.sessions.by_sid.get(&sid) else {
+        let Some(slot) = self.sessions.slot(sid) else {
             return;
         };
         if let Err(e) = check_subjects(subjects) {
             return self.send_error(slot, req_id, e, now);
         }
-        let tier = self
-            .sessions
-            .slots
-            .get(slot as usize)
-            .and_then(Option::as_ref)
-            .map(|s| s.tier.clone())
-            .unwrap_or_default();
+        let tier = self.sessions.get(slot).map(|s| s.tier.clone()).unwrap_or_default();
         // `record.unsubscribed` follows the last message for its subjects, and a blocked session's
         // reply overtakes its held record messages: conflate those first (sent later as images,
         // only for records still subscribed).
         if self
             .sessions
-            .slots
-            .get(slot as usize)
-            .and_then(Option::as_ref)
+            .get(slot)
             .is_some_and(|s| s.blocked_since.is_some() && s.outbox.messages() as usize > s.outbox.control_messages())
         {
             self.start_conflation(slot);
@@ -234,11 +202,11 @@ impl Hub {
             let Some(id) = self.tier_lookup(subject, &tier) else {
                 continue;
             };
-            let Some(s) = self.sessions.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
+            let Some(s) = self.sessions.get_mut(slot) else {
                 return;
             };
             if let Some(idx) = s.subs.remove(&id) {
-                remove_sub_at(&mut self.subscriptions.by_record, &mut self.sessions.slots, id, idx);
+                self.subscriptions.remove(&mut self.sessions.slots, id, idx);
                 self.stats.subscriptions -= 1;
             }
         }
@@ -255,12 +223,7 @@ impl Hub {
         subject: &str,
         field: impl FnOnce() -> String,
     ) -> Result<(), ReqError> {
-        let user = self
-            .sessions
-            .slots
-            .get(slot as usize)
-            .and_then(Option::as_ref)
-            .map_or("", |s| &s.user);
+        let user = self.sessions.get(slot).map_or("", |s| &s.user);
         crate::order_desk::privacy::check_read(user, subject).map_err(|message| ReqError {
             code: ErrorCode::NotEntitled,
             message,
@@ -271,7 +234,7 @@ impl Hub {
     /// Sends NOT_ENTITLED and returns true when session `sid` may not read `subject` (a view of
     /// another user's blotter); false (nothing sent) when it may, or the session is unknown.
     pub(super) fn refuse_private(&mut self, sid: u32, req_id: u32, subject: &str, field: &str, now: Instant) -> bool {
-        let Some(&slot) = self.sessions.by_sid.get(&sid) else {
+        let Some(slot) = self.sessions.slot(sid) else {
             return false;
         };
         match self.check_private(slot, subject, || field.to_owned()) {
@@ -289,7 +252,7 @@ impl Hub {
         let mut out = Vec::new();
         let mut containers: Option<HashMap<u32, u32>> = None;
         for &sid in sids {
-            let Some(&slot) = self.sessions.by_sid.get(&sid) else {
+            let Some(slot) = self.sessions.slot(sid) else {
                 continue;
             };
             let mut ids = self.open_view_ids(slot);
@@ -326,7 +289,7 @@ impl Hub {
     /// then `view.closed` with reqId 0, both flushed at the end of this pass; nothing of the view
     /// follows. An unknown session or a view no longer open (closed meanwhile): nothing is sent.
     pub(super) fn revoke_view(&mut self, sid: u32, view_id: u32, reason: &str, now: Instant) {
-        let Some(&slot) = self.sessions.by_sid.get(&sid) else {
+        let Some(slot) = self.sessions.slot(sid) else {
             return;
         };
         if !self.detach_view(slot, view_id, now) {

@@ -46,24 +46,65 @@ pub(super) struct SubList {
     pub(super) state: Vec<SubState>,
 }
 
-pub(super) fn ensure_list(subs: &mut ChunkedVec<SubList>, id: u32) {
-    subs.grow_with(id as usize, SubList::default);
-}
-
-/// Removes subscriber `idx` of record `rid` (swap-remove) and fixes the moved subscriber's index.
-pub(super) fn remove_sub_at(subs: &mut ChunkedVec<SubList>, sessions: &mut [Option<Session>], rid: u32, idx: u32) {
-    let Some(list) = subs.get_mut(rid as usize - 1) else {
-        return;
-    };
-    let idx = idx as usize;
-    if idx >= list.slots.len() {
-        return;
+impl Subscriptions {
+    /// Makes sure record `id` has a (possibly empty) subscriber list.
+    #[inline]
+    pub(super) fn ensure(&mut self, id: u32) {
+        self.by_record.grow_with(id as usize, SubList::default);
     }
-    list.slots.swap_remove(idx);
-    list.state.swap_remove(idx);
-    if let Some(&moved) = list.slots.get(idx) {
-        if let Some(m) = sessions.get_mut(moved as usize).and_then(Option::as_mut) {
-            m.subs.insert(rid, idx as u32);
+
+    /// Subscribers of record `id`.
+    #[inline]
+    pub(super) fn list(&self, id: u32) -> Option<&SubList> {
+        self.by_record.get(id as usize - 1)
+    }
+
+    /// True when record `id` has at least one subscriber.
+    #[inline]
+    pub(super) fn has_subscribers(&self, id: u32) -> bool {
+        self.list(id).is_some_and(|l| !l.slots.is_empty())
+    }
+
+    /// State of subscriber `idx` of record `id`.
+    #[inline]
+    pub(super) fn state(&self, id: u32, idx: u32) -> Option<&SubState> {
+        self.list(id)?.state.get(idx as usize)
+    }
+
+    /// State of subscriber `idx` of record `id`.
+    #[inline]
+    pub(super) fn state_mut(&mut self, id: u32, idx: u32) -> Option<&mut SubState> {
+        self.by_record.get_mut(id as usize - 1)?.state.get_mut(idx as usize)
+    }
+
+    /// Subscribes session `s` (in `slot`, not yet subscribed to `id`) to record `id`; returns
+    /// its index in the record's list (also noted in `s.subs`).
+    pub(super) fn add(&mut self, id: u32, slot: u32, s: &mut Session) -> u32 {
+        self.ensure(id);
+        let list = &mut self.by_record[id as usize - 1];
+        list.slots.push(slot);
+        list.state.push(SubState::default());
+        let idx = (list.slots.len() - 1) as u32;
+        s.subs.insert(id, idx);
+        idx
+    }
+
+    /// Removes subscriber `idx` of record `rid` (swap-remove) and fixes the moved subscriber's
+    /// index in its session (`slots`).
+    pub(super) fn remove(&mut self, slots: &mut [Option<Session>], rid: u32, idx: u32) {
+        let Some(list) = self.by_record.get_mut(rid as usize - 1) else {
+            return;
+        };
+        let idx = idx as usize;
+        if idx >= list.slots.len() {
+            return;
+        }
+        list.slots.swap_remove(idx);
+        list.state.swap_remove(idx);
+        if let Some(&moved) = list.slots.get(idx) {
+            if let Some(m) = slots.get_mut(moved as usize).and_then(Option::as_mut) {
+                m.subs.insert(rid, idx as u32);
+            }
         }
     }
 }

@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use super::{ensure_list, remove_sub_at, Hub, SubState};
+use super::Hub;
 
 /// The tier mirrors of containers.
 #[derive(Debug, Default)]
@@ -110,29 +110,23 @@ impl Hub {
         let Some(base) = self.store.lookup(&subject[..at]) else {
             return;
         };
-        let movers: Vec<u32> = match self.subscriptions.by_record.get(base as usize - 1) {
+        let movers: Vec<u32> = match self.subscriptions.list(base) {
             Some(list) => list
                 .slots
                 .iter()
                 .copied()
-                .filter(|&slot| {
-                    self.sessions
-                        .slots
-                        .get(slot as usize)
-                        .and_then(Option::as_ref)
-                        .is_some_and(|s| *s.tier == *tier)
-                })
+                .filter(|&slot| self.sessions.get(slot).is_some_and(|s| *s.tier == *tier))
                 .collect(),
             None => return,
         };
         for slot in movers {
-            let Some(s) = self.sessions.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
+            let Some(s) = self.sessions.get_mut(slot) else {
                 continue;
             };
             let Some(old) = s.subs.remove(&base) else { continue };
-            remove_sub_at(&mut self.subscriptions.by_record, &mut self.sessions.slots, base, old);
-            ensure_list(&mut self.subscriptions.by_record, id);
-            let Some(s) = self.sessions.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
+            self.subscriptions.remove(&mut self.sessions.slots, base, old);
+            self.subscriptions.ensure(id);
+            let Some(s) = self.sessions.get_mut(slot) else {
                 continue;
             };
             let idx = match s.subs.get(&id) {
@@ -140,14 +134,7 @@ impl Hub {
                     self.stats.subscriptions -= 1; // already subscribed by name: one left
                     idx
                 }
-                None => {
-                    let list = &mut self.subscriptions.by_record[id as usize - 1];
-                    list.slots.push(slot);
-                    list.state.push(SubState::default());
-                    let idx = (list.slots.len() - 1) as u32;
-                    s.subs.insert(id, idx);
-                    idx
-                }
+                None => self.subscriptions.add(id, slot, s),
             };
             self.send_image(slot, id, idx, now);
         }

@@ -221,13 +221,7 @@ impl Hub {
         if self.views.detached.cfg.grace.is_zero() {
             return; // the session's drop closes them
         }
-        let Some((sid, user)) = self
-            .sessions
-            .slots
-            .get(slot as usize)
-            .and_then(Option::as_ref)
-            .map(|s| (s.sid, s.user.clone()))
-        else {
+        let Some((sid, user)) = self.sessions.get(slot).map(|s| (s.sid, s.user.clone())) else {
             return;
         };
         let Some(sv) = self.views.by_session.remove(&slot) else {
@@ -270,17 +264,14 @@ impl Hub {
 
     /// `view.resume` from session `sid` (see the module doc).
     pub(super) fn view_resume(&mut self, sid: u32, req_id: u32, r: &ViewResume, now: Instant) {
-        let Some(&slot) = self.sessions.by_sid.get(&sid) else {
+        let Some(slot) = self.sessions.slot(sid) else {
             return;
         };
         let (offset, size) = (r.offset as usize, r.size as usize);
         let Some(view) = self.open_session_view(slot, req_id, &r.container, &r.filter, &r.sort, size, now) else {
             return;
         };
-        let user = self.sessions.slots[slot as usize]
-            .as_ref()
-            .map(|s| s.user.clone())
-            .unwrap_or_default();
+        let user = self.sessions.get(slot).map(|s| s.user.clone()).unwrap_or_default();
         let key = (r.session_id, r.view_id);
         let held = self.views.detached.held.get(&key).map(|h| HeldView {
             user: &h.user,

@@ -278,7 +278,7 @@ impl Hub {
         size: usize,
         now: Instant,
     ) {
-        let Some(&slot) = self.sessions.by_sid.get(&sid) else {
+        let Some(slot) = self.sessions.slot(sid) else {
             return;
         };
         let Some(view) = self.open_session_view(slot, req_id, container, filter, sort, size, now) else {
@@ -329,10 +329,7 @@ impl Hub {
             return None;
         }
         let base = self.store.subject_id(container);
-        let tier = self.sessions.slots[slot as usize]
-            .as_ref()
-            .map(|s| s.tier.clone())
-            .unwrap_or_default();
+        let tier = self.sessions.get(slot).map(|s| s.tier.clone()).unwrap_or_default();
         let c = self.tier_container(base, &tier);
         self.intern_view_fields(filter, sort);
         let Hub { views, store, .. } = self;
@@ -398,7 +395,7 @@ impl Hub {
         size: usize,
         now: Instant,
     ) {
-        let Some(&slot) = self.sessions.by_sid.get(&sid) else {
+        let Some(slot) = self.sessions.slot(sid) else {
             return;
         };
         let Some(sub) = self
@@ -447,7 +444,7 @@ impl Hub {
 
     /// `view.close`: `view.closed`, then nothing more for the view; the view is released.
     pub(super) fn view_close(&mut self, sid: u32, req_id: u32, view_id: u32, now: Instant) {
-        let Some(&slot) = self.sessions.by_sid.get(&sid) else {
+        let Some(slot) = self.sessions.slot(sid) else {
             return;
         };
         let Some(sub) = self
