@@ -67,7 +67,7 @@ impl Hub {
     /// Fires every timer due at `now`: expires statements' time windows, turns records stale,
     /// releases throttled updates, flushes due outboxes into `sink`, closes slow consumers.
     pub fn run_due(&mut self, now: Instant, sink: &mut dyn FrameSink) {
-        self.expire_views(now);
+        self.views.expire(now, &mut self.stats);
         self.run_statement_timers(now);
         self.expire_status(now);
         while let Some(slot) = self.sessions.pop_due(now) {

@@ -511,7 +511,7 @@ impl Hub {
 
     /// Session `slot` is going: its views and statements are released, then the session.
     fn drop_session(&mut self, slot: u32, now: Instant) {
-        self.drop_session_views(slot, now);
+        self.views.close_session(slot, now);
         if let Some(sid) = self.sessions.get(slot).map(|s| s.sid) {
             self.drop_session_statements(sid, now);
         }

@@ -255,7 +255,7 @@ impl Hub {
             let Some(slot) = self.sessions.slot(sid) else {
                 continue;
             };
-            let mut ids = self.open_view_ids(slot);
+            let mut ids = self.views.open_view_ids(slot);
             if ids.is_empty() {
                 continue;
             }
@@ -292,7 +292,7 @@ impl Hub {
         let Some(slot) = self.sessions.slot(sid) else {
             return;
         };
-        if !self.detach_view(slot, view_id, now) {
+        if !self.views.close_view(slot, view_id, now) {
             return;
         }
         self.scratch.clear();

@@ -14,8 +14,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
-use super::views::ViewSub;
+use super::views::{HubViews, ViewSub};
 use super::Hub;
+use crate::stats::EngineStats;
 use crate::wire::view::view_resumed;
 
 /// How long a dropped session's views are held for `view.resume`, ms. @default 30,000
@@ -208,6 +209,19 @@ impl DetachedViews {
     }
 }
 
+impl HubViews {
+    /// Closes held views whose grace ended (the engine thread's timer).
+    pub(super) fn expire_detached(&mut self, now: Instant, stats: &mut EngineStats) {
+        if self.detached.next_due().is_none_or(|t| t > now) {
+            return;
+        }
+        for sub in self.detached.expired(now) {
+            stats.views_detached_closed += 1;
+            self.release_sub(sub, now);
+        }
+    }
+}
+
 impl Hub {
     /// New settings of held views (the views held so far keep their expiry).
     pub fn set_view_resume(&mut self, cfg: ViewResumeConfig) {
@@ -231,7 +245,7 @@ impl Hub {
         open.sort_unstable_by_key(|(id, _)| *id); // bounds push out the oldest: hold in id order
         for (view_id, sub) in open {
             if sub.is_creating() {
-                self.drop_view_sub(sub, now);
+                self.views.release_sub(sub, now);
                 continue;
             }
             self.views.window_owner.remove(&sub.window);
@@ -241,19 +255,8 @@ impl Hub {
                 if gone.window != sub.window {
                     self.stats.views_detached_closed += 1;
                 }
-                self.drop_view_sub(gone, now);
+                self.views.release_sub(gone, now);
             }
-        }
-    }
-
-    /// Closes held views whose grace ended (the engine thread's timer).
-    pub(super) fn expire_detached_views(&mut self, now: Instant) {
-        if self.views.detached.next_due().is_none_or(|t| t > now) {
-            return;
-        }
-        for sub in self.views.detached.expired(now) {
-            self.stats.views_detached_closed += 1;
-            self.drop_view_sub(sub, now);
         }
     }
 
@@ -285,13 +288,15 @@ impl Hub {
                     return;
                 };
                 // the held subscription keeps its own reference to the view
-                let ms = self.views_ms(now);
+                let ms = self.views.clock_ms(now);
                 let _ = self.views.set.release(view, ms);
                 if let Err(e) = self.views.set.attach_window(h.sub.window, offset, size) {
-                    self.drop_view_sub(h.sub, now);
+                    self.views.release_sub(h.sub, now);
                     return self.send_error(slot, req_id, super::views::engine_error(&e), now);
                 }
-                let view_id = self.add_subscription(slot, ViewSub::resumed(h.sub.view, h.sub.window, req_id));
+                let view_id = self
+                    .views
+                    .add_subscription(slot, ViewSub::resumed(h.sub.view, h.sub.window, req_id));
                 self.scratch.clear();
                 view_resumed(&mut self.scratch, req_id, view_id, r.seq);
                 self.send_reply(slot, now);
@@ -301,7 +306,7 @@ impl Hub {
             Outcome::Reset { discard } => {
                 if discard {
                     if let Some(h) = self.views.detached.remove(key) {
-                        self.drop_view_sub(h.sub, now);
+                        self.views.release_sub(h.sub, now);
                     }
                 }
                 self.stats.view_resets += 1;

@@ -24,6 +24,7 @@ use super::subscribe::ReqError;
 use super::view_resume::DetachedViews;
 use super::Hub;
 use crate::error::{EngineError, ErrorCode};
+use crate::stats::EngineStats;
 use crate::view::{ViewSet, ViewsConfig, WindowDiff};
 
 /// Window tag flag (`ViewSet::set_window_tag`, word 3): a `view.create` or `view.change` awaits
@@ -158,48 +159,50 @@ fn not_open(view_id: u32) -> ReqError {
     }
 }
 
-impl Hub {
+impl HubViews {
     /// Milliseconds on the views' clock (since the first instant the hub saw).
-    pub(super) fn views_ms(&mut self, now: Instant) -> u64 {
-        let epoch = *self.views.clock_start.get_or_insert(now);
+    pub(super) fn clock_ms(&mut self, now: Instant) -> u64 {
+        let epoch = *self.clock_start.get_or_insert(now);
         now.saturating_duration_since(epoch).as_millis() as u64
     }
 
     /// Lists `sub` as a new view of session slot `slot` (its window owned by it); the next flush
     /// sends a creating subscription its `view.created`, a resumed one its diff. Returns its viewId.
     pub(super) fn add_subscription(&mut self, slot: u32, sub: ViewSub) -> u32 {
-        let sv = self.views.by_session.entry(slot).or_default();
+        let sv = self.by_session.entry(slot).or_default();
         sv.next_id += 1;
         let view_id = sv.next_id;
         sv.open.insert(view_id, sub);
-        self.views.window_owner.insert(sub.window, (slot, view_id));
+        self.window_owner.insert(sub.window, (slot, view_id));
         let _ = self
-            .views
             .set
             .set_window_tag(sub.window, [slot, view_id, sub.req_id, TAG_PENDING]);
         view_id
     }
 
-    pub(super) fn drop_view_sub(&mut self, sub: ViewSub, now: Instant) {
-        self.views.window_owner.remove(&sub.window);
-        let _ = self.views.set.close_window(sub.window);
-        let ms = self.views_ms(now);
-        let _ = self.views.set.release(sub.view, ms);
+    /// Closes `sub`'s window and releases its view reference (the view is freed after the grace
+    /// period unless another window opens on it).
+    pub(super) fn release_sub(&mut self, sub: ViewSub, now: Instant) {
+        self.window_owner.remove(&sub.window);
+        let _ = self.set.close_window(sub.window);
+        let ms = self.clock_ms(now);
+        let _ = self.set.release(sub.view, ms);
         // Keep the earliest deadline: a later release must not postpone an earlier expiry (under
         // steady churn that would keep every released view alive forever).
-        let at = now + std::time::Duration::from_millis(self.views.grace_ms);
-        self.views.expire_at = Some(self.views.expire_at.map_or(at, |t| t.min(at)));
+        let at = now + std::time::Duration::from_millis(self.grace_ms);
+        self.expire_at = Some(self.expire_at.map_or(at, |t| t.min(at)));
     }
 
-    /// Frees views unreferenced for the grace period (driven by the engine thread's timer), then
-    /// arms the timer for the next view whose grace period ends.
-    pub(super) fn expire_views(&mut self, now: Instant) {
-        self.expire_detached_views(now);
-        if self.views.expire_at.is_some_and(|t| now >= t) {
-            let ms = self.views_ms(now);
-            self.views.set.expire(ms);
-            self.views.expire_at = self.views.set.next_expiry().map(|due| {
-                let epoch = self.views.clock_start.unwrap_or(now);
+    /// Closes held views whose grace ended, then frees views unreferenced for the grace period
+    /// (driven by the engine thread's timer) and arms the timer for the next view whose grace
+    /// period ends.
+    pub(super) fn expire(&mut self, now: Instant, stats: &mut EngineStats) {
+        self.expire_detached(now, stats);
+        if self.expire_at.is_some_and(|t| now >= t) {
+            let ms = self.clock_ms(now);
+            self.set.expire(ms);
+            self.expire_at = self.set.next_expiry().map(|due| {
+                let epoch = self.clock_start.unwrap_or(now);
                 epoch + std::time::Duration::from_millis(due)
             });
         }
@@ -208,8 +211,7 @@ impl Hub {
     /// `(viewId, ViewSet view id)` of every view session slot `slot` holds open, in no order
     /// (the reload re-check, `subscribe.rs`).
     pub(super) fn open_view_ids(&self, slot: u32) -> Vec<(u32, u32)> {
-        self.views
-            .by_session
+        self.by_session
             .get(&slot)
             .map(|v| v.open.iter().map(|(&id, sub)| (id, sub.view)).collect())
             .unwrap_or_default()
@@ -217,17 +219,21 @@ impl Hub {
 
     /// Closes view `view_id` of session slot `slot` without a reply (the caller sends one);
     /// false when it is not open.
-    pub(super) fn detach_view(&mut self, slot: u32, view_id: u32, now: Instant) -> bool {
-        let Some(sub) = self
-            .views
-            .by_session
-            .get_mut(&slot)
-            .and_then(|v| v.open.remove(&view_id))
-        else {
+    pub(super) fn close_view(&mut self, slot: u32, view_id: u32, now: Instant) -> bool {
+        let Some(sub) = self.by_session.get_mut(&slot).and_then(|v| v.open.remove(&view_id)) else {
             return false;
         };
-        self.drop_view_sub(sub, now);
+        self.release_sub(sub, now);
         true
+    }
+
+    /// Closes every view of a session that is going away.
+    pub(super) fn close_session(&mut self, slot: u32, now: Instant) {
+        if let Some(sv) = self.by_session.remove(&slot) {
+            for sub in sv.open.into_values() {
+                self.release_sub(sub, now);
+            }
+        }
     }
 }
 

@@ -110,12 +110,13 @@ impl Hub {
         let window = match self.views.set.open_window(view, offset, size) {
             Ok(w) => w,
             Err(e) => {
-                let ms = self.views_ms(now);
+                let ms = self.views.clock_ms(now);
                 let _ = self.views.set.release(view, ms);
                 return self.send_error(slot, req_id, engine_error(&e), now);
             }
         };
-        self.add_subscription(slot, ViewSub::creating(view, window, req_id, reset));
+        self.views
+            .add_subscription(slot, ViewSub::creating(view, window, req_id, reset));
         self.flush_views(now);
     }
 
@@ -189,18 +190,9 @@ impl Hub {
         else {
             return self.send_error(slot, req_id, not_open(view_id), now);
         };
-        self.drop_view_sub(sub, now);
+        self.views.release_sub(sub, now);
         self.scratch.clear();
         view_closed(&mut self.scratch, req_id, view_id);
         self.send_reply(slot, now);
-    }
-
-    /// Closes every view of a session that is going away.
-    pub(in crate::hub) fn drop_session_views(&mut self, slot: u32, now: Instant) {
-        if let Some(sv) = self.views.by_session.remove(&slot) {
-            for sub in sv.open.into_values() {
-                self.drop_view_sub(sub, now);
-            }
-        }
     }
 }
