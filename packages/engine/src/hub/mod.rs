@@ -1,11 +1,23 @@
-//! The hub: all engine state (store, subscriptions, sessions, timers), owned by one thread and
-//! driven by `Command`s and the clock passed in. `runtime` feeds it; tests drive it directly.
+//! The hub: all engine state, owned by one thread and driven by `Command`s and the clock passed
+//! in. `runtime` feeds it; tests drive it directly.
 //!
-//! Encode once, send many: a publish is encoded once and the same bytes are appended to every
-//! subscriber's outbox (`fan_out`). Subscriber lists are `Vec<u32>` of session slab slots with a
-//! parallel `Vec<SubState>` holding throttle/conflation state, so the common path (no
-//! throttling, not blocked) touches neither a map nor the state.
+//! `Hub` is a composition of parts that own their state (each file's header states its
+//! invariants): the record `Store`, `Sessions` (session slots with their outboxes, the sid index,
+//! the flush timers: `sessions.rs`), `Subscriptions` (subscribers per record with their throttle
+//! and conflation state: `subscriptions.rs`), `HubViews` (containers, views, per-session views
+//! and the views held for `view.resume`: `views/`), tier mirrors (`tiers.rs`), statements,
+//! record statuses and source failover, the record history and, in cluster mode, the record
+//! replica (`remote.rs`). A method that needs two parts takes them as arguments; `Hub` routes.
+//!
+//! The tick path, one stage per file: `command.rs` (the input) -> `apply.rs` (ingest: merge
+//! into the store, deliver each change) -> `fan_out.rs` (encode once, append the same bytes to
+//! every subscriber's outbox) -> `flush.rs` (timers fire: due outboxes become frames for the
+//! `FrameSink`). Subscriber lists are `Vec<u32>` of session slots with a parallel
+//! `Vec<SubState>`, so the common path (no throttling, not blocked) touches neither a map nor
+//! the state.
 
+mod apply;
+mod command;
 mod failover;
 mod fan_out;
 mod flush;
@@ -24,6 +36,7 @@ mod tiers;
 mod view_resume;
 mod views;
 
+pub use command::Command;
 pub use history::{HistoryConfig, HistoryRule, DEFAULT_HISTORY_MAX_BYTES, DEFAULT_HISTORY_RULES};
 pub use members::ContainerMembers;
 pub use resume::ResumeRecord;
@@ -38,214 +51,17 @@ pub use views::{ContainerOp, ViewStat, DEFAULT_MAX_VIEWS_PER_SESSION};
 
 use std::time::Instant;
 
-use crate::config::{BatchingConfig, EngineConfig};
+use crate::config::EngineConfig;
 use crate::session::Session;
 use crate::stats::EngineStats;
 use crate::store::{Applied, Store};
 use crate::view::ViewSet;
-use crate::wire::Publish;
 use sessions::Sessions;
 use subscriptions::Subscriptions;
 use views::HubViews;
 
 /// WebSocket close code for a slow consumer (`CloseCodes.SLOW_CONSUMER`).
 pub const CLOSE_SLOW_CONSUMER: u16 = 4008;
-
-/// Work for the hub, in the order callers sent it.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Command {
-    /// A session was opened on `worker` (its frames go to that worker's ready queue).
-    OpenSession {
-        /// Session id (allocated by the caller).
-        sid: u32,
-        /// Worker id.
-        worker: u32,
-        /// Login name.
-        user: String,
-        /// Price tier.
-        tier: String,
-    },
-    /// The session is gone (socket closed); its subscriptions and queue are dropped.
-    CloseSession {
-        /// Session id.
-        sid: u32,
-    },
-    /// As `CloseSession`, for a connection that dropped (not closed by its client): the session's
-    /// views are held detached for `view.resume` (`view_resume.rs`) instead of closed.
-    DetachSession {
-        /// Session id.
-        sid: u32,
-    },
-    /// `view.resume`: `view.resumed` and the diff since the drop, or a `view.created` flagged
-    /// `reset`, or an error frame (`view_resume.rs`).
-    ViewResume {
-        /// Session id.
-        sid: u32,
-        /// Request id echoed in the reply and tagging the view's `view.rows`.
-        req_id: u32,
-        /// What the client held, and the view's definition.
-        resume: ViewResume,
-    },
-    /// New settings of held views (`view.resume`).
-    SetViewResume(ViewResumeConfig),
-    /// `record.subscribe`: ack (+ images) or an error frame go to the session.
-    Subscribe {
-        /// Session id.
-        sid: u32,
-        /// Request id echoed in the reply.
-        req_id: u32,
-        /// Subjects (validated here: the hub trusts no caller).
-        subjects: Vec<String>,
-    },
-    /// `record.resume`: `record.resumed` then, per record, the missed messages from its history
-    /// or a fresh image flagged `reset` (`resume.rs`); or an error frame.
-    Resume {
-        /// Session id.
-        sid: u32,
-        /// Request id echoed in the reply.
-        req_id: u32,
-        /// The epoch the client's seqs come from (`session.loggedIn`'s `epoch`).
-        epoch: u64,
-        /// What the client holds (validated here: the hub trusts no caller).
-        records: Vec<ResumeRecord>,
-    },
-    /// New record history settings (`history.rs`); the history kept so far is dropped.
-    SetHistory(HistoryConfig),
-    /// `record.unsubscribe`: ack or an error frame go to the session.
-    Unsubscribe {
-        /// Session id.
-        sid: u32,
-        /// Request id echoed in the reply.
-        req_id: u32,
-        /// Subjects; unknown or not-subscribed ones are ignored.
-        subjects: Vec<String>,
-    },
-    /// The worker's socket for `sid` is buffered (`true`) or drained (`false`).
-    SetBlocked {
-        /// Session id.
-        sid: u32,
-        /// Whether `ws.send` is currently buffering.
-        blocked: bool,
-    },
-    /// A decoded, validated source frame.
-    Publish {
-        /// The publishes, in frame order.
-        batch: Vec<Publish>,
-        /// Receive time, epoch ms: the origin `ts` of publishes without one.
-        received_ms: f64,
-    },
-    /// A decoded, validated frame of the source whose session is `source`: as `Publish`, and the
-    /// records it publishes are that source's (stale once it is gone: `StatusConfig`).
-    SourcePublish {
-        /// Session id of the publishing source.
-        source: u32,
-        /// The publishes, in frame order.
-        batch: Vec<Publish>,
-        /// Receive time, epoch ms: the origin `ts` of publishes without one.
-        received_ms: f64,
-    },
-    /// New record status settings (stale grace, age rules).
-    SetStatus(StatusConfig),
-    /// `source.register`: source session `sid` serves `patterns` (active, or standby by
-    /// `priority`: lower takes over first); `source.registered` or an error goes to it.
-    SourceRegister {
-        /// The source's session id.
-        sid: u32,
-        /// Request id echoed in the reply.
-        req_id: u32,
-        /// Subject patterns (validated here).
-        patterns: Vec<String>,
-        /// Standby order: lower takes over first.
-        priority: u32,
-    },
-    /// New batching/throttle settings, applied from the next message on.
-    SetBatching(BatchingConfig),
-    /// A source's `container.publish`: ops applied in order (ingest validated them).
-    ContainerPublish {
-        /// Container subject.
-        subject: String,
-        /// The ops, in order.
-        ops: Vec<ContainerOp>,
-    },
-    /// `view.create`: `view.created` (count + the window's rows) or an error frame.
-    ViewCreate {
-        /// Session id.
-        sid: u32,
-        /// Request id echoed in the reply and tagging `view.rows` until the next `ViewChange`.
-        req_id: u32,
-        /// Container subject.
-        container: String,
-        /// Filter text (docs/views.md); empty: every member.
-        filter: String,
-        /// Sort text (`name asc, bid desc`); empty: natural order.
-        sort: String,
-        /// First row of the window.
-        offset: u32,
-        /// Rows in the window (1..=10,000).
-        size: u32,
-    },
-    /// `view.change`: moves the session's window on view `view_id` (no filter work).
-    ViewChange {
-        /// Session id.
-        sid: u32,
-        /// Request id tagging the next `view.rows`.
-        req_id: u32,
-        /// The session's view id (from `view.created`).
-        view_id: u32,
-        /// New first row.
-        offset: u32,
-        /// New size (1..=10,000).
-        size: u32,
-    },
-    /// `view.close`: `view.closed`; the shared view is released (freed after the grace period).
-    ViewClose {
-        /// Session id.
-        sid: u32,
-        /// Request id echoed in `view.closed`.
-        req_id: u32,
-        /// The session's view id.
-        view_id: u32,
-    },
-    /// A rule reload: session `sid` may no longer read view `view_id`'s container. The view is
-    /// closed with an `error` NOT_ENTITLED (`field: "viewId"`, message `reason`) then
-    /// `view.closed` with reqId 0; nothing when the view is no longer open.
-    ViewRevoke {
-        /// Session id.
-        sid: u32,
-        /// The session's view id.
-        view_id: u32,
-        /// The error message (names the view, its container and the rule).
-        reason: String,
-    },
-    /// `statement.create`: `statement.created` or an error frame (docs/analytics.md).
-    StatementCreate {
-        /// Session id.
-        sid: u32,
-        /// Request id echoed in the reply.
-        req_id: u32,
-        /// Statement name (a subject segment: `/STAT/<name>/<key>`).
-        name: String,
-        /// Statement text.
-        text: String,
-        /// The user's bounds (the server's `limits.maxStatementsPerUser`, `limits.maxStatementCostPerUser`).
-        quota: StatementQuota,
-    },
-    /// `statement.close`: releases one of the session's references to statement `name`;
-    /// `statement.closed` or an error frame (NOT_FOUND when the session holds none).
-    StatementClose {
-        /// Session id.
-        sid: u32,
-        /// Request id echoed in the reply.
-        req_id: u32,
-        /// Statement name.
-        name: String,
-    },
-    /// The worker went away: close all its sessions.
-    CloseWorker {
-        /// Worker id.
-        worker: u32,
-    },
-}
 
 /// Receives flushed frames and close instructions.
 pub trait FrameSink {
@@ -550,112 +366,6 @@ impl Hub {
             }
         } else {
             self.unblock(slot, now);
-        }
-    }
-
-    fn publish(&mut self, batch: &[Publish], received_ms: f64, source: u32, now: Instant) {
-        let statements = self.statements.active();
-        if statements {
-            self.statements.note_wall(now, received_ms);
-        }
-        for p in batch {
-            // Cluster mode: this node's own publishes are captured for the other nodes, except
-            // the order desk's (every node derives those from the replicated order stream).
-            let captured = match self.records.as_deref_mut() {
-                Some(r) if !crate::order_desk::privacy::is_private(&p.subject) => {
-                    let id = self.store.subject_id(&p.subject);
-                    if !r.admit(id, &p.subject) {
-                        continue;
-                    }
-                    true
-                }
-                _ => false,
-            };
-            if !self.apply_one(p, received_ms, None, false, now) {
-                continue;
-            }
-            let id = self.applied.id;
-            if captured {
-                if let (Some(r), Some(rec)) = (self.records.as_deref_mut(), self.store.get(id)) {
-                    r.capture(p, rec.seq, rec.ts);
-                }
-            }
-            self.status_published(id, source, now);
-            if statements {
-                // last: statement results reuse `applied`
-                self.feed_statements(id, now);
-            }
-        }
-        self.publish_tail(now);
-    }
-
-    /// Merges one publish into the store (with `seq` when another node applied it first) and
-    /// delivers it: to subscribers (an image when it created the record or `as_image`), views
-    /// and tiers. False when the store refused it.
-    fn apply_one(&mut self, p: &Publish, received_ms: f64, seq: Option<u64>, as_image: bool, now: Instant) -> bool {
-        let applied = match seq {
-            None => self.store.apply(p, received_ms, &mut self.applied),
-            Some(seq) => self.store.apply_with_seq(p, seq, received_ms, &mut self.applied),
-        };
-        if applied.is_err() {
-            // Only the field limit can fail here; the frame was validated on ingest.
-            self.stats.publishes_rejected += 1;
-            return false;
-        }
-        self.stats.publishes_applied += 1;
-        self.after_apply(as_image, now);
-        true
-    }
-
-    /// After a batch of publishes: slow sessions start conflating, views flush.
-    fn publish_tail(&mut self, now: Instant) {
-        while let Some(slot) = self.subscriptions.to_conflate.pop() {
-            self.start_conflation(slot);
-        }
-        if !self.views.window_owner.is_empty() {
-            self.flush_views(now);
-        }
-    }
-
-    /// Delivers the record update just applied (`self.applied`) to views, subscribers (an image
-    /// when it created the record or `as_image`) and tiers, and keeps it in the record's history.
-    fn after_apply(&mut self, as_image: bool, now: Instant) {
-        if self.applied.created && !self.tiers.is_empty() {
-            self.tier_record_created(self.applied.id);
-        }
-        self.views_record_updated();
-        let id = self.applied.id;
-        self.subscriptions.ensure(id);
-        let created = self.applied.created;
-        let image = created || as_image;
-        let encoded = self.subscriptions.has_subscribers(id);
-        if encoded {
-            self.encode_publish(id, image);
-            self.fan_out(id, image, self.applied.mask, now);
-        }
-        if self.history.enabled() {
-            self.record_history(id, image, encoded, now);
-        }
-        if created {
-            self.retarget_tier_subscribers(id, now);
-        }
-    }
-
-    /// Encodes `,` + the message for the publish just applied into `scratch`: an image when it
-    /// created the record (pending subscribers), else an update of the changed fields.
-    fn encode_publish(&mut self, id: u32, created: bool) {
-        use crate::wire::encode;
-        self.scratch.clear();
-        self.scratch.push(b',');
-        let Some(rec) = self.store.get(id) else { return };
-        if created {
-            let fields = self.store.image_fields(rec);
-            encode::image(&mut self.scratch, id, self.store.subject(id), rec.seq, rec.ts, fields);
-        } else {
-            let fields = self
-                .store
-                .fields_at(rec, self.applied.changed.iter().map(|&c| c as usize));
-            encode::update(&mut self.scratch, id, rec.seq, rec.ts, fields, false);
         }
     }
 }
