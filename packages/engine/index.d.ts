@@ -527,6 +527,35 @@ export interface EngineStats {
   ordersForwarded: number
   /** Cluster mode: order stream publishes that failed since start (no quorum, timed out, fenced). */
   orderPublishFailures: number
+  /** Cluster mode: order stream messages this node published as leader (group commit, first sends). */
+  orderBatches: number
+  /** Cluster mode: order events in those messages. */
+  orderBatchEvents: number
+  /** Cluster mode: bytes of those messages' bodies (the framed events). */
+  orderBatchBytes: number
+  /** Cluster mode (gauge): order stream messages published and not yet stored or refused. */
+  orderBatchesInFlight: number
+  /**
+   * Cluster mode: order stream messages of at most 1 event (cumulative histogram buckets,
+   * `cluster::batch_meter::EVENT_BUCKETS`; more than 256 events: only in `order_batches`).
+   */
+  orderBatchesLe1: number
+  /** Cluster mode: order stream messages of at most 2 events. */
+  orderBatchesLe2: number
+  /** Cluster mode: order stream messages of at most 4 events. */
+  orderBatchesLe4: number
+  /** Cluster mode: order stream messages of at most 8 events. */
+  orderBatchesLe8: number
+  /** Cluster mode: order stream messages of at most 16 events. */
+  orderBatchesLe16: number
+  /** Cluster mode: order stream messages of at most 32 events. */
+  orderBatchesLe32: number
+  /** Cluster mode: order stream messages of at most 64 events. */
+  orderBatchesLe64: number
+  /** Cluster mode: order stream messages of at most 128 events. */
+  orderBatchesLe128: number
+  /** Cluster mode: order stream messages of at most 256 events. */
+  orderBatchesLe256: number
 }
 
 /**
