@@ -121,17 +121,25 @@ export declare class Engine {
    */
   orderSubmit(sessionId: number, reqId: number, order: OrderSubmitInput): void
   /**
-   * The `instrument` of `frame` (a client frame's UTF-8 bytes) when it is an `order.submit` the
-   * fast path takes (napi/orders.rs), for the server's entitlement check; null for any other
-   * frame, valid or not (decode it with the protocol decoder then). Pure: submits nothing.
+   * Submits the `order.submit` in `frame` (a client frame's UTF-8 bytes) for `sessionId` in
+   * one call: the frame is read as is (napi/orders.rs), its instrument checked against the
+   * session's `grants` (`orderGrants`, compiled at login), then `orderToken` (the caller took
+   * one of the user's order rate), then it is submitted as `orderSubmit` does. Returns the
+   * frame's reqId when submitted; -1 (nothing checked or submitted) when the frame is not an
+   * `order.submit` this path takes: decode it with the protocol decoder; -2 when the order is
+   * permitted but `orderToken` is false (nothing submitted: answer RATE_LIMITED). Throws
+   * NOT_ENTITLED (field `instrument`) when the grants refuse the instrument, else as
+   * `orderSubmit`.
    */
-  orderFrameInstrument(frame: Uint8Array): string | null
+  orderSubmitFrame(sessionId: number, frame: Uint8Array, grants: OrderGrants, orderToken: boolean): number
   /**
-   * Submits the `order.submit` in `frame` for `sessionId`, as `orderSubmit` does with the
-   * decoded message. Returns its reqId; null when the fast path does not take the frame
-   * (nothing submitted). Throws as `orderSubmit`.
+   * Compiles a trader's order rules (`patterns` as configured, its role's then its own: `!`
+   * for deny rules, `{user}` becomes `user`) with its price `tier` (null: none) and every
+   * configured tier in `tiers` (another tier's price is never orderable), for
+   * `orderSubmitFrame`; `user` and `role` are named in its refusals. Made once per login and
+   * configuration reload, not per order. Throws BAD_REQUEST naming the first invalid pattern.
    */
-  orderSubmitFrame(sessionId: number, frame: Uint8Array): number | null
+  orderGrants(user: string, role: string, patterns: Array<string>, tier: string | undefined | null, tiers: Array<string>): OrderGrants
   /** Cancels the session user's open order; replies as `orderSubmit`. */
   orderCancel(sessionId: number, reqId: number, clientOrderId: string): void
   /**
@@ -220,6 +228,18 @@ export declare class FixGateway {
   stop(): Promise<void>
 }
 export type JsFixGateway = FixGateway
+
+/**
+ * The instruments one trader may order, compiled (its role's and its own `order` rules, and its
+ * price tier); made by `Engine.orderGrants` only.
+ */
+export declare class OrderGrants {
+  /**
+   * True when the trader may order `instrument` (the check `orderSubmitFrame` makes; for
+   * orders that arrive another way: decoded frames, FIX).
+   */
+  permits(instrument: string): boolean
+}
 
 /**
  * The subjects one source may publish, compiled (its role's and its own `publish` rules); made
@@ -507,6 +527,35 @@ export interface EngineStats {
   ordersForwarded: number
   /** Cluster mode: order stream publishes that failed since start (no quorum, timed out, fenced). */
   orderPublishFailures: number
+  /** Cluster mode: order stream messages this node published as leader (group commit, first sends). */
+  orderBatches: number
+  /** Cluster mode: order events in those messages. */
+  orderBatchEvents: number
+  /** Cluster mode: bytes of those messages' bodies (the framed events). */
+  orderBatchBytes: number
+  /** Cluster mode (gauge): order stream messages published and not yet stored or refused. */
+  orderBatchesInFlight: number
+  /**
+   * Cluster mode: order stream messages of at most 1 event (cumulative histogram buckets,
+   * `cluster::batch_meter::EVENT_BUCKETS`; more than 256 events: only in `order_batches`).
+   */
+  orderBatchesLe1: number
+  /** Cluster mode: order stream messages of at most 2 events. */
+  orderBatchesLe2: number
+  /** Cluster mode: order stream messages of at most 4 events. */
+  orderBatchesLe4: number
+  /** Cluster mode: order stream messages of at most 8 events. */
+  orderBatchesLe8: number
+  /** Cluster mode: order stream messages of at most 16 events. */
+  orderBatchesLe16: number
+  /** Cluster mode: order stream messages of at most 32 events. */
+  orderBatchesLe32: number
+  /** Cluster mode: order stream messages of at most 64 events. */
+  orderBatchesLe64: number
+  /** Cluster mode: order stream messages of at most 128 events. */
+  orderBatchesLe128: number
+  /** Cluster mode: order stream messages of at most 256 events. */
+  orderBatchesLe256: number
 }
 
 /**

@@ -25,7 +25,7 @@ import { encodeServerFrame, type ViewRowUpdate } from '@tidewire/protocol';
 import type { AdminControl } from '../dist/admin/control.js';
 import { hashPassword } from '../dist/auth/passwords.js';
 import { loadConfig, type UserEntry } from '../dist/config.js';
-import type { DrainedFrames, PublishGrants, TransportEngine } from '../dist/engine-port.js';
+import type { DrainedFrames, OrderGrants, PublishGrants, TransportEngine } from '../dist/engine-port.js';
 import { setLogSink } from '../dist/log.js';
 import { preciseClock } from '../dist/session/clock.js';
 import { startTransport } from '../dist/transport/transport.js';
@@ -153,6 +153,9 @@ class FakeEngine implements TransportEngine {
   statementClose(): void {}
   publishGrants(): PublishGrants {
     return { checks: false, permits: () => true };
+  }
+  orderGrants(): OrderGrants {
+    return { permits: () => true };
   }
   ingest(): number {
     return 0;

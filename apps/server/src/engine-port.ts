@@ -4,13 +4,13 @@
  * the value types are the engine's own (generated there), not copies.
  */
 
-import type { Drained, OrderSubmitInput, PublishGrants, SessionViewInfo, StatementStream, ViewResumeInput } from '@tidewire/engine';
+import type { Drained, OrderGrants, OrderSubmitInput, PublishGrants, SessionViewInfo, StatementStream, ViewResumeInput } from '@tidewire/engine';
 import type { ContainerOp } from '@tidewire/protocol';
 import type { EngineViewStat } from './admin/views-table.js';
 import type { ContainerMembersList } from './entitlements/member-check.js';
 
 // OrderSubmitInput: no price is a market order; a null price is refused by napi (pass none)
-export type { OrderSubmitInput, PublishGrants, SessionViewInfo, ViewResumeInput } from '@tidewire/engine';
+export type { OrderGrants, OrderSubmitInput, PublishGrants, SessionViewInfo, ViewResumeInput } from '@tidewire/engine';
 
 /** One `drain()` result: frames for this worker's sessions (per entry of `index`: session id, offset, length, close code; 0: send as a text frame, else close with it, data = reason). */
 export type DrainedFrames = Drained;
@@ -101,6 +101,21 @@ export interface EnginePort {
   /** Amends the session user's open order (null leaves quantity / price as is); replies as orderSubmit. */
   orderAmend(sessionId: number, reqId: number, clientOrderId: string, quantity?: number | null, price?: number | null): void;
   /**
+   * Compiles a trader's order rules (`patterns`: its role's then its own, as configured) with its
+   * price `tier` (null: none) among every configured tier `tiers`, for `orderSubmitFrame` and
+   * `OrderGrants.permits`; `user` and `role` are named in its refusals. Made once per user record
+   * and config reload (handlers/order-grants.ts). Throws {code: 'BAD_REQUEST'} naming an invalid pattern.
+   */
+  orderGrants(user: string, role: string, patterns: string[], tier: string | null, tiers: string[]): OrderGrants;
+  /**
+   * The `order.submit` fast path in one call: reads a client frame's bytes, checks `grants`, then
+   * `orderToken`, then submits (handlers/order.ts submitFrame). The reqId when submitted;
+   * ORDER_FRAME_NOT_TAKEN when the frame is not one it takes (decode it); ORDER_FRAME_NO_TOKEN when
+   * permitted but `orderToken` is false. Throws NOT_ENTITLED (field `instrument`), else as
+   * `orderSubmit`. Optional: engines without it (test fakes) leave every order to the decoder path.
+   */
+  orderSubmitFrame?(sessionId: number, frame: Uint8Array, grants: OrderGrants, orderToken: boolean): number;
+  /**
    * Compiles a source's publish rules (`patterns`: its role's then its own, as configured) for
    * `ingest`; `user` and `role` are named in its refusals. Made once per login and config reload
    * (handlers/source.ts publishGrantsOf). Throws {code: 'BAD_REQUEST'} naming an invalid pattern.
@@ -155,3 +170,8 @@ export interface TransportEngine extends EnginePort {
   /** The materialised views (admin views table); rejects when the engine thread does not answer. */
   viewStats(): Promise<EngineViewStat[]>;
 }
+
+/** `orderSubmitFrame`: the frame is not an `order.submit` the engine reads as is; decode it. */
+export const ORDER_FRAME_NOT_TAKEN = -1;
+/** `orderSubmitFrame`: the order is permitted but the caller had no order token; nothing submitted. */
+export const ORDER_FRAME_NO_TOKEN = -2;

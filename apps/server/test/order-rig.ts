@@ -7,7 +7,8 @@
 import { decodeServerFrame, encodeServerFrame, type ServerMessage } from '@tidewire/protocol';
 import { UserDirectory } from '../src/auth/users.js';
 import { loadConfig, type UserEntry } from '../src/config.js';
-import type { EnginePort, OrderSubmitInput } from '../src/engine-port.js';
+import { engineModule, type ServerEngine } from '../src/engine.js';
+import type { EnginePort, OrderGrants, OrderSubmitInput } from '../src/engine-port.js';
 import { createSecurity } from '../src/entitlements/security.js';
 import type { ConnectionPort, HandlerContext } from '../src/handlers/context.js';
 import { NO_PREFS } from '../src/prefs/prefs-store.js';
@@ -28,10 +29,33 @@ export class FakePort implements ConnectionPort {
   }
 }
 
-/** Records the order calls; `fail` makes the next one throw like the napi engine does. */
+let real: ServerEngine | undefined;
+
+/**
+ * A real engine (no journal, no sessions) for what the fakes must not copy: it compiles the order
+ * grants and reads order frames. Made on first use; `closeRealEngine` (afterAll) shuts it down.
+ */
+export function realEngine(): ServerEngine {
+  real ??= new (engineModule().Engine)({});
+  return real;
+}
+
+/** Shuts down the engine `realEngine` made, if any. */
+export function closeRealEngine(): void {
+  real?.shutdown();
+  real = undefined;
+}
+
+/**
+ * Records the order calls; `fail` makes the next one throw like the napi engine does. Order
+ * grants are the real engine's (`realEngine`).
+ */
 export class FakeOrderEngine {
   calls: unknown[][] = [];
   fail: object | undefined;
+  orderGrants(user: string, role: string, patterns: string[], tier: string | null, tiers: string[]): OrderGrants {
+    return realEngine().orderGrants(user, role, patterns, tier, tiers);
+  }
   protected call(c: unknown[]): void {
     if (this.fail) {
       const e = this.fail;

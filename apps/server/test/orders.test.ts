@@ -7,7 +7,7 @@
 
 import { OrderRejectedError, type ClientRecord, type TidewireError, type ViewRow } from '@tidewire/client';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { closeAll, image, removeTempDirs, sdkClient, sourceSocket, startTestServer, streamSocket, tempDir, waitFor } from './helpers.js';
+import { closeAll, image, removeTempDirs, sdkClient, sourceSocket, startTestServer, streamSocket, tempDir, TEST_ROLES, waitFor } from './helpers.js';
 
 afterEach(closeAll);
 afterAll(removeTempDirs);
@@ -159,6 +159,22 @@ describe('orders over a real server', () => {
     // a source cannot order at all: /source does not know order messages
     source.send({ type: 'order.submit', reqId: 9, clientOrderId: 'x', instrument: '/FX/EURUSD', side: 'buy', quantity: 1, timeInForce: 'day' });
     expect(await source.next((x) => x.type === 'error' && x.reqId === 9, 'order on /source')).toMatchObject({ code: 'UNKNOWN_TYPE' });
+  });
+
+  it('refuses an instrument outside the order grants with the same error on the fast and the decoder path', async () => {
+    const server = await startTestServer({
+      orders: { journalDir: tempDir('tidewire-orders-') },
+      auth: { roles: { ...TEST_ROLES, trader: { subscribe: ['/**'], order: ['/FX/**'] } } },
+    });
+    const alice = await streamSocket(server);
+    // as the SDK writes it (the engine reads the bytes), and with an escape (decoded first)
+    alice.send('{"type":"order.submit","reqId":61,"clientOrderId":"s-1","instrument":"/SECRET/X","side":"buy","quantity":1,"timeInForce":"day"}');
+    alice.send('{"type":"order.submit","reqId":62,"clientOrderId":"s\\u002d2","instrument":"/SECRET/X","side":"buy","quantity":1,"timeInForce":"day"}');
+    for (const reqId of [61, 62]) {
+      const m = await alice.next((x) => 'reqId' in x && x.reqId === reqId, `reply ${reqId}`);
+      expect(m).toEqual({ type: 'error', reqId, code: 'NOT_ENTITLED', field: 'instrument', message: "user 'alice' (role trader) may not order '/SECRET/X'" });
+    }
+    expect(server.engine.stats().ordersAccepted).toBe(0);
   });
 
   it('answers UNAVAILABLE naming the setting when the server has no journal', async () => {

@@ -109,6 +109,33 @@ macro_rules! engine_stats_fields {
             orders_forwarded,
             #[doc = " Cluster mode: order stream publishes that failed since start (no quorum, timed out, fenced)."]
             order_publish_failures,
+            #[doc = " Cluster mode: order stream messages this node published as leader (group commit, first sends)."]
+            order_batches,
+            #[doc = " Cluster mode: order events in those messages."]
+            order_batch_events,
+            #[doc = " Cluster mode: bytes of those messages' bodies (the framed events)."]
+            order_batch_bytes,
+            #[doc = " Cluster mode (gauge): order stream messages published and not yet stored or refused."]
+            order_batches_in_flight,
+            #[doc = " Cluster mode: order stream messages of at most 1 event (cumulative histogram buckets,"]
+            #[doc = " `cluster::batch_meter::EVENT_BUCKETS`; more than 256 events: only in `order_batches`)."]
+            order_batches_le_1,
+            #[doc = " Cluster mode: order stream messages of at most 2 events."]
+            order_batches_le_2,
+            #[doc = " Cluster mode: order stream messages of at most 4 events."]
+            order_batches_le_4,
+            #[doc = " Cluster mode: order stream messages of at most 8 events."]
+            order_batches_le_8,
+            #[doc = " Cluster mode: order stream messages of at most 16 events."]
+            order_batches_le_16,
+            #[doc = " Cluster mode: order stream messages of at most 32 events."]
+            order_batches_le_32,
+            #[doc = " Cluster mode: order stream messages of at most 64 events."]
+            order_batches_le_64,
+            #[doc = " Cluster mode: order stream messages of at most 128 events."]
+            order_batches_le_128,
+            #[doc = " Cluster mode: order stream messages of at most 256 events."]
+            order_batches_le_256,
         }
     };
 }
@@ -150,7 +177,7 @@ mod tests {
         let s = EngineStats {
             publishes_in: 1,
             history_evicted: 7,
-            order_publish_failures: 9,
+            order_batches_le_256: 9,
             ..EngineStats::default()
         };
         let v = s.values();

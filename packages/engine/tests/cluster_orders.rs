@@ -156,6 +156,25 @@ fn orders_on_either_node_are_acked_once_and_every_node_shows_them() {
     });
     assert!(follower.engine.stats().orders_forwarded >= 7);
     assert_eq!(follower.engine.stats().order_leader, 0);
+
+    // Group commit's counters: only the leader publishes; 10 submits and a cancel are at least
+    // 11 events, each message holds one or more, and none is left on its way once all answered.
+    let f = follower.engine.stats();
+    assert_eq!((f.order_batches, f.order_batch_events), (0, 0));
+    let s = leader_rig.engine.stats();
+    assert!(s.order_batch_events >= 11, "{s:?}");
+    assert!(s.order_batches >= 1 && s.order_batches <= s.order_batch_events, "{s:?}");
+    assert!(
+        s.order_batch_bytes > s.order_batch_events * 6,
+        "each event framed in 6 bytes and more: {s:?}"
+    );
+    assert!(
+        s.order_batches_le_1 <= s.order_batches_le_256 && s.order_batches_le_256 <= s.order_batches,
+        "{s:?}"
+    );
+    eventually(CLUSTER_WAIT, "no order stream message in flight", || {
+        leader_rig.engine.stats().order_batches_in_flight == 0
+    });
 }
 
 /// Submits on `rig` until one is answered `order.ack` (a new client id per try: a refused try
@@ -436,9 +455,13 @@ fn a_gateway_on_a_node_that_does_not_lead_has_its_orders_decided_by_the_leader()
         client_order_id: "g-1".into(),
     };
     rigs[f].engine.gateway_request("alice", 9, cancel).expect("request");
+    // the refusal comes back in the leader's reply, the cancel through the stream: two paths, so
+    // the two requests' answers may arrive in either order
+    let mut answers = seen.wait(5)[3..].to_vec();
+    answers.sort();
     assert_eq!(
-        seen.wait(5)[3..],
-        ["refused 8 duplicate", "durable g-1 cancelled cancelled Some(9) 5"]
+        answers,
+        ["durable g-1 cancelled cancelled Some(9) 5", "refused 8 duplicate"]
     );
     // the late node's gateway saw g-1 as an order entered elsewhere (no request of its own)
     assert_eq!(

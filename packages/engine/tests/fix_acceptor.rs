@@ -8,7 +8,7 @@ use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tidewire_engine::fix::acceptor::{
-    Acceptor, AcceptorConfig, Application, NewOrderSingle, SessionHandle, SessionSettings, Side,
+    Acceptor, AcceptorConfig, Application, EchoApplication, NewOrderSingle, SessionHandle, SessionSettings, Side,
 };
 use tidewire_engine::fix::codec::{Builder, Frame, Framer, Parser};
 use tidewire_engine::fix::dictionary::Dictionary;
@@ -92,6 +92,12 @@ impl Client {
     }
 
     fn send(&mut self, msg_type: &str, fields: &str) {
+        let bytes = self.encode(msg_type, fields);
+        self.s.write_all(&bytes).expect("write");
+    }
+
+    /// The next message, encoded with the next sequence number, for the caller to write.
+    fn encode(&mut self, msg_type: &str, fields: &str) -> Vec<u8> {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .expect("time")
@@ -104,7 +110,7 @@ impl Client {
             .field_timestamp(52, now)
             .raw(fields.replace('|', "\u{1}").as_bytes());
         self.seq += 1;
-        self.s.write_all(b.finish(b"FIX.4.2")).expect("write");
+        b.finish(b"FIX.4.2").to_vec()
     }
 
     /// The next message as "tag=value|..." without 8, 9, 10, 49, 52, 56, 122.
@@ -169,4 +175,67 @@ fn later_reports_are_sent_stored_and_resent_after_a_restart() {
     acceptor.stop();
     worker.join().expect("worker");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An acceptor echoing NewOrderSingles (the acceptance test mode), its store in memory.
+fn start_echo() -> Acceptor {
+    let settings = SessionSettings {
+        config: SessionConfig::new(Dictionary::fix42(), "TW", "CLIENT"),
+        user: "alice".into(),
+    };
+    let mut cfg = AcceptorConfig::new("127.0.0.1:0".parse().expect("addr"), vec![settings]);
+    cfg.memory_stores = vec![true];
+    Acceptor::start(cfg, Arc::new(EchoApplication::new()), Arc::new(SystemClock::default())).expect("start")
+}
+
+const ORDER: &str = "21=1|40=1|54=1|38=100|55=INTC|60=20240101-10:00:00|";
+
+#[test]
+fn messages_that_arrive_together_are_each_answered_in_order() {
+    let acceptor = start_echo();
+    let mut c = Client::connect(acceptor.local_addr(), 1);
+    c.send("A", "98=0|108=30|");
+    assert_eq!(c.recv(), "35=A|34=1|98=0|108=30");
+    // 200 orders in one write: the acceptor reads many in one read and answers them as a batch
+    let mut burst = Vec::new();
+    for i in 0..200 {
+        burst.extend(c.encode("D", &format!("11=B{i}|{ORDER}")));
+    }
+    c.s.write_all(&burst).expect("write");
+    for i in 0..200u64 {
+        assert_eq!(
+            c.recv(),
+            format!(
+                "35=D|34={}|11=B{i}|21=1|40=1|54=1|38=100|55=INTC|60=20240101-10:00:00",
+                i + 2
+            )
+        );
+    }
+    // and the session goes on as before
+    c.send("1", "112=after|");
+    assert_eq!(c.recv(), "35=0|34=202|112=after");
+    acceptor.stop();
+}
+
+#[test]
+fn a_message_that_ends_the_session_leaves_the_rest_of_its_read_unanswered() {
+    let acceptor = start_echo();
+    let mut c = Client::connect(acceptor.local_addr(), 1);
+    c.send("A", "98=0|108=30|");
+    assert_eq!(c.recv(), "35=A|34=1|98=0|108=30");
+    let mut burst = c.encode("D", &format!("11=FIRST|{ORDER}"));
+    // MsgSeqNum 1 again, without PossDupFlag: too low, the acceptor logs out and disconnects
+    c.seq = 1;
+    burst.extend(c.encode("D", &format!("11=LOW|{ORDER}")));
+    c.seq = 3;
+    burst.extend(c.encode("D", &format!("11=AFTER|{ORDER}")));
+    c.s.write_all(&burst).expect("write");
+    assert_eq!(
+        c.recv(),
+        "35=D|34=2|11=FIRST|21=1|40=1|54=1|38=100|55=INTC|60=20240101-10:00:00"
+    );
+    let logout = c.recv();
+    assert!(logout.starts_with("35=5|34=3|58=MsgSeqNum too low"), "{logout}");
+    assert!(c.closed(), "the connection ends after the Logout, AFTER never echoed");
+    acceptor.stop();
 }

@@ -310,3 +310,77 @@ fn an_unusable_journal_dir_stops_startup_naming_the_setting() {
     let err = Engine::start_with_orders(Default::default(), Some(orders_config(&other))).unwrap_err();
     assert!(err.to_string().contains("journal seq 1"), "{err}");
 }
+
+/// The one-call submit of a client frame: entitlement, then the caller's order token, then the
+/// order; frames the reader does not take are left alone whatever the grants.
+#[test]
+fn order_frames_are_checked_against_the_grants_then_the_token_then_submitted() {
+    use tidewire_engine::runtime::FrameSubmit;
+    use tidewire_engine::wire::OrderGrants;
+
+    let dir = TempDir::new("orders-frame");
+    let mut rig = Rig::start(orders_config(dir.path()));
+    let sid = rig.session("alice");
+    rig.market("/FX/EURUSD", 1.0850, 1.0852);
+    let grants = OrderGrants::compile("alice", "trader", &["/FX/*", "!/FX/USDRUB"], None, &["T2"]).unwrap();
+    let frame = |req: u32, cid: &str, instrument: &str| {
+        format!(
+            r#"{{"type":"order.submit","reqId":{req},"clientOrderId":"{cid}","instrument":"{instrument}","side":"buy","quantity":1000,"price":1.0,"timeInForce":"day"}}"#
+        )
+    };
+    let e = rig
+        .engine
+        .order_submit_frame(sid, frame(3, "c-1", "/FX/USDRUB").as_bytes(), &grants, true)
+        .unwrap_err();
+    assert_eq!(
+        (e.code(), e.field(), e.to_string().as_str()),
+        (
+            ErrorCode::NotEntitled,
+            Some("instrument"),
+            "user 'alice' (role trader) may not order '/FX/USDRUB'"
+        )
+    );
+    // another tier's price is refused before the token counts
+    let e = rig
+        .engine
+        .order_submit_frame(sid, frame(4, "c-1", "/FX/EURUSD@T2").as_bytes(), &grants, false)
+        .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::NotEntitled);
+    let f = frame(5, "c-1", "/FX/EURUSD");
+    assert_eq!(
+        rig.engine
+            .order_submit_frame(sid, f.as_bytes(), &grants, false)
+            .unwrap(),
+        FrameSubmit::NoToken
+    );
+    for other in [
+        r#"{"type":"order.cancel","reqId":6,"clientOrderId":"c-1"}"#,
+        "[1]",
+        "",
+        r#"{"type":"order.submit"}"#,
+    ] {
+        assert_eq!(
+            rig.engine
+                .order_submit_frame(sid, other.as_bytes(), &grants, true)
+                .unwrap(),
+            FrameSubmit::NotTaken
+        );
+    }
+    assert_eq!(
+        rig.engine.order_submit_frame(sid, f.as_bytes(), &grants, true).unwrap(),
+        FrameSubmit::Submitted(5)
+    );
+    let ack = rig.reply(sid, 5);
+    assert_eq!(
+        (ack["type"].as_str(), ack["orderId"].as_u64()),
+        (Some("order.ack"), Some(1))
+    );
+    // nothing of the refused or token-less frames reached the desk
+    rig.pump();
+    assert!(
+        rig.msgs.iter().all(|(_, m)| m["reqId"] != 3 && m["reqId"] != 4),
+        "{:?}",
+        rig.msgs
+    );
+    assert_eq!(rig.engine.stats().journal_durable_seq, 1);
+}

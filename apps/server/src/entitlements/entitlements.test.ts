@@ -1,9 +1,20 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { UserEntry } from '../config.js';
 import { loadConfig } from '../config.js';
+import { engineModule } from '../engine.js';
+import type { EnginePort } from '../engine-port.js';
+import { orderGrantsFor } from '../handlers/order-grants.js';
 import { DEFAULT_ROLE_GRANTS, Entitlements, notEntitledMessage, parseGrants, parseRoleGrants } from './entitlements.js';
 import { compilePattern, patternError } from './patterns.js';
 import { checkOrder, createSecurity } from './security.js';
+
+/** A real engine: order rules are compiled and checked by it (handlers/order-grants.ts). */
+const engine = new (engineModule().Engine)({});
+afterAll(() => {
+  engine.shutdown();
+});
+const port = engine as unknown as EnginePort;
+const canOrder = (e: Entitlements, u: UserEntry, instrument: string): boolean => orderGrantsFor(port, e, u).permits(instrument);
 
 const user = (name: string, role: UserEntry['role'], grants?: UserEntry['grants']): UserEntry =>
   (grants ? { user: name, role, tier: 'T1', passwordHash: 'x', grants } : { user: name, role, tier: 'T1', passwordHash: 'x' });
@@ -60,8 +71,8 @@ describe('Entitlements', () => {
     for (const s of ['/FX/EURUSD', '/PRODUCT/XS1', '/CONTAINER/PRODUCTS', '/BLOTTER/alice', '/TRADE/alice/000042']) expect(e.canSubscribe(alice, s), s).toBe(true);
     for (const s of ['/BLOTTER/bob', '/TRADE/bob/000001', '/SECRET/X', '/BLOTTER/alice/x']) expect(e.canSubscribe(alice, s), s).toBe(false);
     expect(e.canPublish(alice, '/FX/EURUSD')).toBe(false);
-    expect(e.canOrder(alice, '/PRODUCT/XS1')).toBe(true);
-    expect(e.canOrder(alice, '/TRADE/alice/1')).toBe(false);
+    expect(canOrder(e, alice, '/PRODUCT/XS1')).toBe(true);
+    expect(canOrder(e, alice, '/TRADE/alice/1')).toBe(false);
   });
 
   it('lets sources publish everything but trades and blotters (deny wins)', () => {
@@ -98,7 +109,8 @@ describe('Entitlements', () => {
     const t3 = { ...alice, tier: 'T3' };
     expect(local.canSubscribe(t3, '/PRODUCT/X@T3')).toBe(true);
     expect(local.canSubscribe(t3, '/PRODUCT/X@T2')).toBe(false);
-    expect(local.canOrder(t3, '/PRODUCT/X@T2')).toBe(false);
+    expect(canOrder(local, t3, '/PRODUCT/X@T2')).toBe(false);
+    expect(canOrder(local, t3, '/PRODUCT/X@T3')).toBe(true);
     expect(local.canSubscribe(t3, '/PRODUCT/X')).toBe(true);
     expect(local.canSubscribe(t3, '/PRODUCT/X@LDN')).toBe(true);
     expect(local.canSubscribe(t3, '/FX/T2@T2/X')).toBe(true);
@@ -137,12 +149,33 @@ describe('checkOrder', () => {
     const config = loadConfig({ overrides: { limits: { ordersPerSecPerUser: 2 } } });
     const security = createSecurity(config);
     const alice = user('alice', 'trader');
-    expect(checkOrder(security, alice, '/SECRET/X', 1, 0)).toMatchObject({ code: 'NOT_ENTITLED', reqId: 1, field: 'instrument' });
-    expect(checkOrder(security, alice, '/FX/EURUSD', 2, 0)).toBeUndefined();
-    expect(checkOrder(security, alice, '/FX/EURUSD', 3, 0)).toBeUndefined();
-    expect(checkOrder(security, alice, '/FX/EURUSD', 4, 0)).toMatchObject({ code: 'RATE_LIMITED', reqId: 4 });
-    expect(checkOrder(security, user('bob', 'trader'), '/FX/EURUSD', 5, 0)).toBeUndefined();
-    expect(checkOrder(security, alice, '/FX/EURUSD', 6, 500)).toBeUndefined();
+    const bob = user('bob', 'trader');
+    const grants = orderGrantsFor(port, security.entitlements, alice);
+    expect(checkOrder(security, grants, alice, '/SECRET/X', 1, 0)).toMatchObject({ code: 'NOT_ENTITLED', reqId: 1, field: 'instrument' });
+    expect(checkOrder(security, grants, alice, '/FX/EURUSD', 2, 0)).toBeUndefined();
+    expect(checkOrder(security, grants, alice, '/FX/EURUSD', 3, 0)).toBeUndefined();
+    expect(checkOrder(security, grants, alice, '/FX/EURUSD', 4, 0)).toMatchObject({ code: 'RATE_LIMITED', reqId: 4 });
+    expect(checkOrder(security, orderGrantsFor(port, security.entitlements, bob), bob, '/FX/EURUSD', 5, 0)).toBeUndefined();
+    expect(checkOrder(security, grants, alice, '/FX/EURUSD', 6, 500)).toBeUndefined();
+    // a token given back (the order turned out not to count) may be taken again
+    expect(checkOrder(security, grants, alice, '/FX/EURUSD', 7, 500)).toMatchObject({ code: 'RATE_LIMITED' });
+    security.orderLimiter.giveBack('alice', 500);
+    expect(checkOrder(security, grants, alice, '/FX/EURUSD', 8, 500)).toBeUndefined();
+    expect(checkOrder(security, grants, alice, '/FX/EURUSD', 9, 500)).toMatchObject({ code: 'RATE_LIMITED' });
+  });
+
+  it('compiles a user\'s order grants once, and again after the role grants or tiers change', () => {
+    const local = new Entitlements(DEFAULT_ROLE_GRANTS);
+    const alice = user('alice', 'trader');
+    const first = orderGrantsFor(port, local, alice);
+    expect(orderGrantsFor(port, local, alice)).toBe(first);
+    local.setTiers(['T2']);
+    const tiered = orderGrantsFor(port, local, alice);
+    expect(tiered).not.toBe(first);
+    expect(tiered.permits('/FX/EURUSD@T2')).toBe(false);
+    local.setRoles({ ...DEFAULT_ROLE_GRANTS, trader: { order: ['/FX/EURUSD'] } });
+    const narrowed = orderGrantsFor(port, local, alice);
+    expect([narrowed.permits('/FX/EURUSD'), narrowed.permits('/FX/GBPUSD')]).toEqual([true, false]);
   });
 });
 

@@ -149,6 +149,11 @@ export class Entitlements {
     return this.memberDenials.size === 0 ? undefined : this.memberDenials.get(container)?.get(user.user);
   }
 
+  /** The configured price tiers (setTiers); a new set after each call. */
+  get tierSet(): ReadonlySet<string> {
+    return this.tiers;
+  }
+
   /** True when `subject` is the priced variant of another tier than `user`'s. */
   private otherTier(user: UserEntry, subject: string): boolean {
     const at = subject.lastIndexOf('@');
@@ -185,7 +190,9 @@ export class Entitlements {
   /**
    * `user`'s rules for `action` as configured: its role's patterns, then its own (`!` for deny
    * rules, `{user}` not replaced). The engine compiles the publish rules of each source session
-   * (handlers/source.ts publishGrantsOf) and checks them while it decodes the source's frames.
+   * (handlers/source.ts publishGrantsOf) and checks them while it decodes the source's frames;
+   * it compiles the order rules of each user (handlers/order-grants.ts) and checks them for
+   * every order: `can` is not asked about orders.
    */
   patterns(user: UserEntry, action: Action): string[] {
     return [...(this.roles[user.role]?.[action] ?? []), ...(user.grants?.[action] ?? [])];
@@ -203,15 +210,6 @@ export class Entitlements {
   /** True when `user` (a source) may publish `subject`. */
   canPublish(user: UserEntry, subject: string): boolean {
     return this.can(user, 'publish', subject);
-  }
-
-  /**
-   * True when `user` may order `instrument` (a record subject such as `/PRODUCT/XS0123456789`).
-   * The order handler calls it before validating anything else; false: reject NOT_ENTITLED with
-   * `notEntitledMessage(user, 'order', instrument)`.
-   */
-  canOrder(user: UserEntry, instrument: string): boolean {
-    return this.can(user, 'order', instrument);
   }
 
   /**

@@ -8,6 +8,7 @@
 
 import type { DecodeError } from '@tidewire/protocol';
 import type { Config, UserEntry } from '../config.js';
+import type { OrderGrants } from '../engine-port.js';
 import { SharedCounter } from '../limits/shared-counter.js';
 import { SharedWorkGate } from '../limits/shared-gate.js';
 import { SharedRateLimiter, SharedRateTable } from '../limits/shared-rate.js';
@@ -62,17 +63,21 @@ export function createSecurity(config: Config, sharedBuffer: SharedArrayBuffer =
 }
 
 /**
- * The check an order handler runs first, for `user` ordering `instrument` at `nowMs`: undefined
- * when allowed (and one order token taken), else the error to reply with: NOT_ENTITLED when the
- * rules do not grant `order` on the instrument, RATE_LIMITED when the user is over
+ * The check an order handler runs first, for `user` ordering `instrument` at `nowMs` with the
+ * user's compiled order `grants` (handlers/order-grants.ts: the engine's rule): undefined when
+ * allowed (and one order token taken), else the error to reply with: NOT_ENTITLED when the
+ * grants do not permit the instrument, RATE_LIMITED (orderRateRefusal) when the user is over
  * `limits.ordersPerSecPerUser`. A refused order takes no token.
  */
-export function checkOrder(security: Security, user: UserEntry, instrument: string, reqId: number, nowMs: number): DecodeError | undefined {
-  if (!security.entitlements.canOrder(user, instrument)) {
+export function checkOrder(security: Security, grants: OrderGrants, user: UserEntry, instrument: string, reqId: number, nowMs: number): DecodeError | undefined {
+  if (!grants.permits(instrument)) {
     return { code: 'NOT_ENTITLED', reqId, field: 'instrument', message: notEntitledMessage(user, 'order', instrument) };
   }
-  if (!security.orderLimiter.take(user.user, nowMs)) {
-    return { code: 'RATE_LIMITED', reqId, message: `user '${user.user}' sent more than ${security.orderLimiter.ratePerSec} orders per second; retry after a pause` };
-  }
+  if (!security.orderLimiter.take(user.user, nowMs)) return orderRateRefusal(security, user, reqId);
   return undefined;
+}
+
+/** The RATE_LIMITED reply to an order of `user` over `limits.ordersPerSecPerUser`. */
+export function orderRateRefusal(security: Security, user: UserEntry, reqId: number): DecodeError {
+  return { code: 'RATE_LIMITED', reqId, message: `user '${user.user}' sent more than ${security.orderLimiter.ratePerSec} orders per second; retry after a pause` };
 }

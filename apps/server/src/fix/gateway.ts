@@ -2,21 +2,21 @@
  * Starts the engine's FIX order gateway (packages/engine `FixGateway`) beside the running engine
  * when `fix.port` is set. Its orders get the checks WebSocket orders get before the desk
  * (handlers/order.ts): the role (trader or admin), the entitlement to order the instrument and the
- * per-user order rate, from the same rules and the same server-wide rate table; the desk then
- * applies the order rules, the journal and the lifecycle.
+ * per-user order rate, from the same rules (the engine's compiled order grants) and the same
+ * server-wide rate table; the desk then applies the order rules, the journal and the lifecycle.
  */
 
 import type { FixGateway, FixSessionInfo } from '@tidewire/engine';
 import type { Config } from '../config.js';
 import { engineModule, type ServerEngine } from '../engine.js';
+import type { EnginePort } from '../engine-port.js';
+import { ORDER_ROLES, orderGrantsFor } from '../handlers/order-grants.js';
 import { checkOrder, type Security } from '../entitlements/security.js';
 import type { UserDirectory } from '../auth/users.js';
 import { log } from '../log.js';
 import type { Clock } from '../session/clock.js';
 import { PortInUseError } from '../transport/port-guard.js';
 
-/** Roles that may send orders (as on `/stream`). */
-const ORDER_ROLES: ReadonlySet<string> = new Set(['trader', 'admin']);
 
 /** One FIX session as the admin console and /metrics see it. */
 export type FixSessionStatus = FixSessionInfo;
@@ -44,12 +44,13 @@ export interface FixCheckSources {
  * The check before each FIX order: null when `user` may order `instrument` now (one order token
  * taken), else the refusal text the ExecutionReport carries.
  */
-export function fixOrderCheck(src: FixCheckSources): (args: [user: string, instrument: string]) => string | null {
+export function fixOrderCheck(src: FixCheckSources, engine: EnginePort): (args: [user: string, instrument: string]) => string | null {
   return ([name, instrument]) => {
     const user = src.users().get(name);
     if (user === undefined) return `user '${name}' is not configured`;
     if (!ORDER_ROLES.has(user.role)) return `orders need the trader or admin role; user '${name}' has role '${user.role}'`;
-    const refused = checkOrder(src.security(), user, instrument, 0, src.clock.now());
+    const security = src.security();
+    const refused = checkOrder(security, orderGrantsFor(engine, security.entitlements, user), user, instrument, 0, src.clock.now());
     return refused === undefined ? null : refused.message;
   };
 }
@@ -64,7 +65,7 @@ export function startFixGateway(config: Config, engine: ServerEngine, src: FixCh
   };
   let gw: FixGateway;
   try {
-    gw = engineModule().FixGateway.start(engine, input, fixOrderCheck(src));
+    gw = engineModule().FixGateway.start(engine, input, fixOrderCheck(src, engine));
   } catch (err) {
     if ((err as { code?: string }).code === 'EADDRINUSE') throw new PortInUseError(config.server.host, config.fix.port, 'a listening socket', 'FIX port (fix.port)');
     throw err;

@@ -5,7 +5,7 @@ import { hashPassword } from '../auth/passwords.js';
 import { UserDirectory } from '../auth/users.js';
 import { issueToken, passwordTag } from '../auth/tokens.js';
 import { createSecurity } from '../entitlements/security.js';
-import type { EnginePort, OrderSubmitInput, PublishGrants, ViewResumeInput } from '../engine-port.js';
+import type { EnginePort, OrderGrants, OrderSubmitInput, PublishGrants, ViewResumeInput } from '../engine-port.js';
 import { setLogSink } from '../log.js';
 import { Session, type Endpoint } from '../session/session.js';
 import { NO_PREFS } from '../prefs/prefs-store.js';
@@ -71,7 +71,10 @@ class FakeEngine implements EnginePort {
   sessionViews(): Promise<never[]> { return Promise.resolve([]); }
   revokeView(sid: number, viewId: number, reason: string): void { this.calls.push(['revokeView', sid, viewId, reason]); }
   containerPublish(subject: string, ops: ContainerOp[]): void { this.calls.push(['containerPublish', subject, ops]); }
-  // order calls are covered by order.test.ts
+  // order calls (and order grants: the real engine's) are covered by order.test.ts
+  orderGrants(): OrderGrants {
+    return { permits: () => true };
+  }
   orderSubmit(sid: number, reqId: number, order: OrderSubmitInput): void { this.calls.push(['orderSubmit', sid, reqId, order]); }
   orderCancel(sid: number, reqId: number, clientOrderId: string): void { this.calls.push(['orderCancel', sid, reqId, clientOrderId]); }
   orderAmend(sid: number, reqId: number, clientOrderId: string, quantity?: number | null, price?: number | null): void {

@@ -10,7 +10,7 @@ import type { Session } from '../session/session.js';
 import type { ConnectionPort, HandlerContext } from './context.js';
 import { replyError } from './errors.js';
 import { handleAdminStream } from './admin.js';
-import { frameReqId, handleOrder, orderFrameInstrument, submitFrame } from './order.js';
+import { fastOrderGrants, handleOrder, submitFrame } from './order.js';
 import { handlePrefsGet, handlePrefsSet } from './prefs.js';
 import { handleResume, handleSubscribe, handleUnsubscribe } from './record.js';
 import { handleStatementClose, handleStatementCreate } from './statement.js';
@@ -50,20 +50,21 @@ function needLogin(ctx: HandlerContext, session: Session, port: ConnectionPort, 
  */
 export function dispatchStream(ctx: HandlerContext, session: Session, port: ConnectionPort, bytes: Uint8Array, isBinary: boolean): void {
   session.requests++;
+  const now = ctx.clock.now();
   // over the rate whatever the frame is: refused before it is decoded or read by the order fast
   // path (a flood of large frames costs a byte scan per frame, not a decode)
-  if (session.rate && session.rate.level(ctx.clock.now()) < 1) {
+  const rate = session.rate;
+  if (rate && rate.level(now) < 1) {
     refuseUnread(ctx, session, port, bytes);
     return;
   }
-  // order.submit fast path (handlers/order.ts): the engine reads the frame's bytes; the same
-  // checks in the same order (rate, then the order's own) and the same replies as decoded below
+  // order.submit fast path (handlers/order.ts): one engine call reads the frame's bytes, checks
+  // the grants and submits; the same checks in the same order (rate, then the order's own) and
+  // the same replies as decoded below. Its request token cannot be missing: the bucket held one
+  // at `now` just above.
   if (!isBinary && session.loggedIn) {
-    const instrument = orderFrameInstrument(ctx, session, bytes);
-    if (instrument !== undefined) {
-      if (!overRate(ctx, session, port, 'order.submit', bytes)) submitFrame(ctx, session, port, bytes, instrument);
-      return;
-    }
+    const grants = fastOrderGrants(ctx, session);
+    if (grants !== undefined && submitFrame(ctx, session, port, bytes, grants, now, () => rate?.take(now))) return;
   }
   const t = text(ctx, session, port, bytes, isBinary);
   if (t === undefined) return;
@@ -146,15 +147,15 @@ export function dispatchStream(ctx: HandlerContext, session: Session, port: Conn
 /**
  * Takes `cost` request tokens (1 per frame; a subscribe or unsubscribe 1 per
  * `limits.subjectsPerToken` subjects); when the session is over its rate (`limits.requestsPerSec`)
- * replies RATE_LIMITED (with the frame's reqId: a number, or the bytes of a fast-path order frame)
- * and returns true: the frame is not handled.
+ * replies RATE_LIMITED (with the frame's reqId when it has one) and returns true: the frame is
+ * not handled.
  */
-function overRate(ctx: HandlerContext, session: Session, port: ConnectionPort, type: string, req: number | undefined | Uint8Array, cost = 1): boolean {
+function overRate(ctx: HandlerContext, session: Session, port: ConnectionPort, type: string, reqId: number | undefined, cost = 1): boolean {
   // a weighted request refused still costs its tokens (a debt): repeating it is then refused
   // undecoded (refuseUnread) until the debt is paid
   if (!session.rate || (cost > 1 ? session.rate.takeOrOwe(ctx.clock.now(), cost) : session.rate.take(ctx.clock.now()))) return false;
   const weight = cost > 1 ? ` (this one counts as ${Math.min(cost, session.rate.capacity)}: ${ctx.config.limits.subjectsPerToken} subjects per frame, limits.subjectsPerToken)` : '';
-  replyRateLimited(ctx, session, port, req instanceof Uint8Array ? frameReqId(req) : req, `${weight}; '${type}' was not handled`, cost);
+  replyRateLimited(ctx, session, port, reqId, `${weight}; '${type}' was not handled`, cost);
   return true;
 }
 

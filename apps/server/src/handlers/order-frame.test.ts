@@ -1,46 +1,44 @@
 /**
- * The `order.submit` fast path (order.ts `orderFrameInstrument` / `submitFrame`, the engine's
- * `orderFrameInstrument` / `orderSubmitFrame`): the same replies and the same engine orders as the
- * decoder path, for every scenario of order.test.ts; and the engine's frame reader takes only
- * frames the protocol decoder accepts as that same order.submit (differential, over mutations).
+ * The `order.submit` fast path (order.ts `submitFrame`, the engine's one-call `orderSubmitFrame`):
+ * the same replies and the same engine orders as the decoder path, for every scenario of
+ * order.test.ts; and the engine's frame reader takes only frames the protocol decoder accepts as
+ * that same order.submit (differential, over mutations).
  */
 
 import { decodeClientMessage, isDecodeFailure } from '@tidewire/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { UserEntry } from '../config.js';
-import { engineModule } from '../engine.js';
-import type { OrderSubmitInput } from '../engine-port.js';
+import { ORDER_FRAME_NO_TOKEN, ORDER_FRAME_NOT_TAKEN, type OrderGrants, type OrderSubmitInput } from '../engine-port.js';
 import { setLogSink } from '../log.js';
-import type { OrderFramePort } from './order.js';
-import { FakeOrderEngine, orderRig, submit } from '../../test/order-rig.js';
+import { closeRealEngine, FakeOrderEngine, orderRig, realEngine, submit } from '../../test/order-rig.js';
 
 setLogSink(() => {});
 
-/** The real frame reader (pure: an engine without orders reads frames all the same). */
-const reader = new (engineModule().Engine)({});
-afterAll(() => {
-  reader.shutdown();
-});
+afterAll(closeRealEngine);
 
-/** The order-rig engine; with `fast`, submits the real reader takes arrive as frames. */
+/**
+ * The order-rig engine; with `fast`, frames reach the real engine's reader and grants check
+ * (`orderSubmitFrame` without an order token: it submits nothing), and the submits it permits
+ * with a token arrive as frames.
+ */
 class FastOrderEngine extends FakeOrderEngine {
   framesTaken = 0;
+  orderSubmitFrame?: (sid: number, frame: Uint8Array, grants: OrderGrants, token: boolean) => number;
   constructor(fast: boolean) {
     super();
     if (!fast) return;
-    const port: OrderFramePort = {
-      orderFrameInstrument: (frame) => reader.orderFrameInstrument(Buffer.from(frame)),
-      orderSubmitFrame: (sid, frame) => {
-        if (reader.orderFrameInstrument(Buffer.from(frame)) === null) return null;
-        const m = JSON.parse(Buffer.from(frame).toString()) as OrderSubmitInput & { reqId: number };
-        const order: OrderSubmitInput = { clientOrderId: m.clientOrderId, instrument: m.instrument, side: m.side, quantity: m.quantity, timeInForce: m.timeInForce };
-        if (m.price !== undefined) order.price = m.price;
-        this.framesTaken++;
-        this.call(['submit', sid, m.reqId, order]);
-        return m.reqId;
-      },
+    this.orderSubmitFrame = (sid, frame, grants, token) => {
+      const r = realEngine().orderSubmitFrame(sid, Buffer.from(frame), grants, false);
+      if (r === ORDER_FRAME_NOT_TAKEN) return r;
+      expect(r).toBe(ORDER_FRAME_NO_TOKEN);
+      this.framesTaken++;
+      if (!token) return r;
+      const m = JSON.parse(Buffer.from(frame).toString()) as OrderSubmitInput & { reqId: number };
+      const order: OrderSubmitInput = { clientOrderId: m.clientOrderId, instrument: m.instrument, side: m.side, quantity: m.quantity, timeInForce: m.timeInForce };
+      if (m.price !== undefined) order.price = m.price;
+      this.call(['submit', sid, m.reqId, order]);
+      return m.reqId;
     };
-    Object.assign(this, port);
   }
 }
 
@@ -128,6 +126,7 @@ describe('engine order frame reader vs the protocol decoder', () => {
       seed = (seed * 1103515245 + 12345) >>> 0;
       return seed % n;
     };
+    const nothing = realEngine().orderGrants('alice', 'trader', [], null, []);
     let taken = 0;
     for (let i = 0; i < 20_000; i++) {
       let s = base[i % base.length]!;
@@ -137,8 +136,15 @@ describe('engine order frame reader vs the protocol decoder', () => {
         const op = rand(3);
         s = op === 0 ? s.slice(0, at) + s.slice(at + 1) : op === 1 ? s.slice(0, at) + ch + s.slice(at) : s.slice(0, at) + ch + s.slice(at + 1);
       }
-      const instrument = reader.orderFrameInstrument(Buffer.from(s));
-      if (instrument === null) continue;
+      // grants that permit nothing: a frame the reader takes is refused naming its instrument
+      let instrument: string | undefined;
+      try {
+        if (realEngine().orderSubmitFrame(1, Buffer.from(s), nothing, true) === ORDER_FRAME_NOT_TAKEN) continue;
+        throw new Error(`permitted with no rules: ${s}`);
+      } catch (err) {
+        instrument = /may not order '(.*)'$/.exec((err as Error).message)?.[1];
+        expect((err as { code?: string }).code).toBe('NOT_ENTITLED');
+      }
       taken++;
       const m = decodeClientMessage(s);
       if (isDecodeFailure(m) || m.type !== 'order.submit') throw new Error(`the reader took a frame the decoder refuses: ${s}`);

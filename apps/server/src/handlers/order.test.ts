@@ -1,7 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { UserEntry } from '../config.js';
 import { setLogSink } from '../log.js';
-import { FakeOrderEngine, orderRig, submit } from '../../test/order-rig.js';
+import { closeRealEngine, FakeOrderEngine, orderRig, submit } from '../../test/order-rig.js';
+
+afterAll(closeRealEngine);
 
 setLogSink(() => {});
 

@@ -4,26 +4,26 @@
  * request and answers through `drain` with `order.ack` (only once the journal entry is on disk)
  * or `order.reject` (nothing changed). The server keeps no order state.
  *
- * Checks here, before the engine: the role (traders and admins order; anything else gets
- * NOT_ENTITLED), orders enabled (`orders.journalDir` set; else UNAVAILABLE naming the setting),
- * and for a submit the user's entitlement to order the instrument plus the per-user order rate
- * (`entitlements/security.ts` checkOrder: NOT_ENTITLED field `instrument`, or RATE_LIMITED).
+ * Checks, before the order reaches the desk: the role (traders and admins order; anything else
+ * gets NOT_ENTITLED), orders enabled (`orders.journalDir` set; else UNAVAILABLE naming the
+ * setting), and for a submit the user's entitlement to order the instrument (the engine's
+ * compiled order grants, handlers/order-grants.ts: NOT_ENTITLED field `instrument`), then the
+ * per-user order rate (`limits.ordersPerSecPerUser`: RATE_LIMITED).
  *
- * Fast path (`orderFrameInstrument` / `submitFrame`): a well-formed `order.submit` from a session
- * that may order goes to the engine as the frame's bytes (packages/engine napi/orders.rs reads
- * them), with the same checks in the same order and the same replies; no JSON.parse, no message
- * object, no per-field napi conversion. Every other frame takes the decoder path.
+ * Fast path (`submitFrame`): a frame of a session that may order goes to the engine as its bytes
+ * in one call (`orderSubmitFrame`: packages/engine reads the frame, checks the grants and the
+ * order token, submits), with the same checks in the same order and the same replies; no
+ * JSON.parse, no message object, no per-field napi conversion. Every frame it does not take goes
+ * the decoder path.
  */
 
 import { decodeClientMessage, isDecodeFailure, type OrderAmend, type OrderCancel, type OrderClientMessage, type OrderSubmit } from '@tidewire/protocol';
-import { checkOrder } from '../entitlements/security.js';
-import type { EnginePort, OrderSubmitInput } from '../engine-port.js';
+import { checkOrder, orderRateRefusal } from '../entitlements/security.js';
+import { ORDER_FRAME_NO_TOKEN, ORDER_FRAME_NOT_TAKEN, type EngineError, type OrderGrants, type OrderSubmitInput } from '../engine-port.js';
 import type { Session } from '../session/session.js';
 import type { ConnectionPort, HandlerContext } from './context.js';
 import { fromEngineError, replyError } from './errors.js';
-
-/** Roles that may send orders. */
-const ORDER_ROLES: ReadonlySet<string> = new Set(['trader', 'admin']);
+import { ORDER_ROLES, orderGrantsFor, sessionOrderGrants } from './order-grants.js';
 
 /**
  * The engine's input for a decoded `order.submit`; no `price` key for a market order (napi
@@ -53,7 +53,12 @@ export function handleOrder(ctx: HandlerContext, session: Session, port: Connect
     return;
   }
   if (m.type === 'order.submit') {
-    const refused = checkOrder(ctx.security, user, m.instrument, m.reqId, ctx.clock.now());
+    let refused;
+    try {
+      refused = checkOrder(ctx.security, orderGrantsFor(ctx.engine, ctx.security.entitlements, user), user, m.instrument, m.reqId, ctx.clock.now());
+    } catch (err) {
+      refused = fromEngineError(err, m.reqId);
+    }
     if (refused !== undefined) {
       replyError(ctx, session, port, refused);
       return;
@@ -80,65 +85,56 @@ function send(ctx: HandlerContext, sid: number, m: OrderSubmit | OrderCancel | O
   }
 }
 
-/**
- * The engine's `order.submit` fast path (packages/engine `orderFrameInstrument` /
- * `orderSubmitFrame`). Optional on the port: an engine (or a test fake) without it leaves every
- * order on the decoder path.
- */
-export interface OrderFramePort {
-  /** The instrument of a well-formed `order.submit` frame the engine takes; null for any other frame. Pure. */
-  orderFrameInstrument(frame: Uint8Array): string | null;
-  /** Submits that frame's order (as orderSubmit); its reqId, or null when the frame is not taken (nothing submitted). */
-  orderSubmitFrame(sessionId: number, frame: Uint8Array): number | null;
-}
-
-function framePort(engine: EnginePort): OrderFramePort | undefined {
-  const e = engine as EnginePort & Partial<OrderFramePort>;
-  return typeof e.orderFrameInstrument === 'function' && typeof e.orderSubmitFrame === 'function' ? (e as OrderFramePort) : undefined;
-}
-
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** The decoded form of a frame the fast path took (it is a valid order.submit), for the rare replies that name its reqId. */
-function decodedSubmit(bytes: Uint8Array): OrderSubmit {
+/** The reqId of a frame the fast path took (it is a valid order.submit), for the rare replies that name it. */
+export function frameReqId(bytes: Uint8Array): number {
   const m = decodeClientMessage(utf8.decode(bytes));
   if (isDecodeFailure(m) || m.type !== 'order.submit') throw new Error(`order fast path: a frame it took does not decode as order.submit: ${JSON.stringify(m)}`);
-  return m;
-}
-
-/** The reqId of a frame the fast path took. */
-export function frameReqId(bytes: Uint8Array): number {
-  return decodedSubmit(bytes).reqId;
+  return m.reqId;
 }
 
 /**
- * The instrument of `bytes` when the fast path takes this frame: the engine has it, the
- * (logged-in) session's user may order and orders are enabled (else the decoder path answers
- * with the error), and the engine reads the bytes as a well-formed `order.submit`. Undefined:
- * decode the frame as usual. Takes nothing (no rate token), changes nothing.
+ * The order grants of the fast path for the (logged-in) `session`: when the engine has the fast
+ * path, the session's user may order and orders are enabled; else undefined (the decoder path
+ * answers). A failure to compile them leaves the frame to the decoder path, which answers it.
  */
-export function orderFrameInstrument(ctx: HandlerContext, session: Session, bytes: Uint8Array): string | undefined {
-  const fast = framePort(ctx.engine);
-  if (fast === undefined || !ORDER_ROLES.has(session.user!.role) || ctx.config.orders.journalDir === '') return undefined;
-  return fast.orderFrameInstrument(bytes) ?? undefined;
-}
-
-/**
- * Handles an `order.submit` frame `orderFrameInstrument` took (dispatch checked the login and the
- * request rate): the entitlement and order-rate check, then the engine reads the order from the
- * bytes. Replies exactly as `handleOrder` would for the decoded message.
- */
-export function submitFrame(ctx: HandlerContext, session: Session, port: ConnectionPort, bytes: Uint8Array, instrument: string): void {
-  const refused = checkOrder(ctx.security, session.user!, instrument, 0, ctx.clock.now());
-  if (refused !== undefined) {
-    replyError(ctx, session, port, { ...refused, reqId: frameReqId(bytes) });
-    return;
-  }
-  const sid = session.sessionId!;
+export function fastOrderGrants(ctx: HandlerContext, session: Session): OrderGrants | undefined {
+  if (ctx.engine.orderSubmitFrame === undefined) return undefined;
   try {
-    // null cannot happen (the engine just took these bytes); if it did, the decoded order is sent
-    if (framePort(ctx.engine)!.orderSubmitFrame(sid, bytes) === null) send(ctx, sid, decodedSubmit(bytes));
-  } catch (err) {
-    replyError(ctx, session, port, fromEngineError(err, frameReqId(bytes)));
+    return sessionOrderGrants(ctx, session);
+  } catch {
+    return undefined;
   }
+}
+
+/**
+ * Offers a frame of a logged-in session that may order (`grants`, fastOrderGrants) to the
+ * engine's one-call submit at `nowMs`; false when the engine does not take it (not an
+ * order.submit it reads as is: decode it; nothing was taken or answered). Taken: the engine
+ * checked the grants (NOT_ENTITLED), then the order token this takes beforehand (given back
+ * when the frame was not taken or not permitted: a refused order takes no token), then
+ * submitted; the replies are exactly the decoder path's (`handleOrder`). The caller takes the
+ * frame's request token (`takeRequest`) once the frame is taken.
+ */
+export function submitFrame(ctx: HandlerContext, session: Session, port: ConnectionPort, bytes: Uint8Array, grants: OrderGrants, nowMs: number, takeRequest: () => void): boolean {
+  const user = session.user!;
+  const limiter = ctx.security.orderLimiter;
+  const token = limiter.take(user.user, nowMs);
+  let r: number;
+  try {
+    r = ctx.engine.orderSubmitFrame!(session.sessionId!, bytes, grants, token);
+  } catch (err) {
+    if (token && (err as EngineError | undefined)?.code === 'NOT_ENTITLED') limiter.giveBack(user.user, nowMs);
+    takeRequest();
+    replyError(ctx, session, port, fromEngineError(err, frameReqId(bytes)));
+    return true;
+  }
+  if (r === ORDER_FRAME_NOT_TAKEN) {
+    if (token) limiter.giveBack(user.user, nowMs);
+    return false;
+  }
+  takeRequest();
+  if (r === ORDER_FRAME_NO_TOKEN) replyError(ctx, session, port, orderRateRefusal(ctx.security, user, frameReqId(bytes)));
+  return true;
 }

@@ -14,6 +14,7 @@ import type { Session } from '../session/session.js';
 import type { ConnectionPort, HandlerContext } from './context.js';
 import { replyError } from './errors.js';
 import { compilePublishGrants } from './publish-grants.js';
+import { compileOrderGrants } from './order-grants.js';
 
 /** Roles accepted per endpoint. */
 const ROLES_BY_ENDPOINT = { stream: ['trader', 'admin'], source: ['source'] } as const;
@@ -120,6 +121,7 @@ export async function handleLogin(ctx: HandlerContext, session: Session, port: C
   session.user = user;
   session.state = 'loggedIn';
   compilePublishGrants(ctx, session);
+  compileOrderGrants(ctx, session);
   port.bind(sessionId);
   const now = ctx.clock.now();
   const { token, expiresAt } = issueToken(ctx.config.auth.tokenSecret, user.user, now, ctx.config.auth.tokenTtlMs, passwordTag(user.passwordHash));

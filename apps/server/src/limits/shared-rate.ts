@@ -98,6 +98,20 @@ export class SharedRateTable {
   }
 
   /**
+   * Gives back one request `take` took for `key` (its `tat` one interval earlier): the request
+   * turned out not to count. False when the key has no slot (nothing was taken here).
+   */
+  giveBack(key: string, nowMs: number, ratePerSec: number): boolean {
+    const s = this.slot(hash48(key), micros(nowMs), false);
+    if (s < 0) return false;
+    const interval = micros(1000 / ratePerSec);
+    for (;;) {
+      const tat = Atomics.load(this.words, s + 1);
+      if (Atomics.compareExchange(this.words, s + 1, tat, tat - interval) === tat) return true;
+    }
+  }
+
+  /**
    * Stores a bucket level for `key`: its `tat` becomes at least `tatMs` (epoch ms; a later one
    * already stored stays). Used to carry a session's request bucket to the user's next session.
    * False when no slot could be had.
@@ -147,6 +161,12 @@ export class SharedRateLimiter {
     if (this.ratePerSec <= 0) return true;
     const r = this.table.take(this.prefix + key, nowMs, this.ratePerSec, this.burst);
     return r === 'untracked' ? this.fallback.take(key, nowMs) : r === 'ok';
+  }
+
+  /** Gives back one request `take` allowed for `key` at `nowMs` (it turned out not to count). */
+  giveBack(key: string, nowMs: number): void {
+    if (this.ratePerSec <= 0) return;
+    if (!this.table.giveBack(this.prefix + key, nowMs, this.ratePerSec)) this.fallback.giveBack(key);
   }
 
   /** Milliseconds until `key` may take a request at `nowMs` (0 when now or the limit is off). */

@@ -55,6 +55,11 @@ export class TokenBucket {
     return false;
   }
 
+  /** Returns one token `take` took (up to the capacity): the request turned out not to count. */
+  giveBack(): void {
+    this.tokens = Math.min(this.burst, this.tokens + 1);
+  }
+
   /** Tokens `count` costs: at least 1, at most the capacity (a request never costs more than a full bucket). */
   private cost(count: number): number {
     return Math.min(this.burst, Math.max(1, count));
@@ -109,6 +114,11 @@ export class KeyedRateLimiter {
     }
     entry.lastMs = nowMs;
     return entry.bucket.take(nowMs);
+  }
+
+  /** Returns one token `take` took for `key` (nothing when the key has no bucket). */
+  giveBack(key: string): void {
+    this.buckets.get(key)?.bucket.giveBack();
   }
 
   /** Drops buckets not used for a minute (they would be full again anyway). */

@@ -11,7 +11,9 @@ const ZERO: EngineStats = { publishesIn: 0, publishesApplied: 0, statusChanges: 
   journalDurableSeq: 0, ordersExpired: 0, clusterBatchesSent: 0, clusterRecordsSent: 0, clusterBytesSent: 0, clusterBatchesReceived: 0,
   clusterRecordsReceived: 0, clusterBytesReceived: 0, clusterImageRequestsSent: 0, clusterImageRequestsAnswered: 0, clusterGaps: 0, clusterBatchesDropped: 0,
   clusterPublishesRefused: 0, clusterDecodeErrors: 0, clusterConflicts: 0, clusterPeers: 0, orderLeader: 0, orderStreamSeq: 0, ordersForwarded: 0,
-  orderPublishFailures: 0, viewsDetached: 0, viewResumes: 0, viewResets: 0, viewsDetachedClosed: 0 };
+  orderPublishFailures: 0, orderBatches: 0, orderBatchEvents: 0, orderBatchBytes: 0, orderBatchesInFlight: 0, orderBatchesLe1: 0, orderBatchesLe2: 0,
+  orderBatchesLe4: 0, orderBatchesLe8: 0, orderBatchesLe16: 0, orderBatchesLe32: 0, orderBatchesLe64: 0, orderBatchesLe128: 0, orderBatchesLe256: 0,
+  viewsDetached: 0, viewResumes: 0, viewResets: 0, viewsDetachedClosed: 0 };
 
 function fixture(clusterMode = false) {
   const state = { now: 1_000_000, stats: { ...ZERO }, cpu: { user: 0, system: 0 }, orderAcksMicros: [] as number[], queue: { frames: 0, bytes: 0 }, heldTicks: 0 };
@@ -120,6 +122,29 @@ describe('MetricsCenter', () => {
       'tidewire_cluster_batches_received_total 5', 'tidewire_cluster_records_received_total 50', 'tidewire_cluster_bytes_received_total 3000',
       'tidewire_cluster_gaps_total 1', 'tidewire_cluster_peers 2', 'tidewire_cluster_order_leader 1', 'tidewire_cluster_order_stream_seq 77',
       'tidewire_cluster_orders_forwarded_total 6', 'tidewire_cluster_order_publish_failures_total 2', '# TYPE tidewire_cluster_peers gauge']) {
+      expect(lines).toContain(line);
+    }
+  });
+
+  it('in cluster mode: group commit\'s events per order stream message as a histogram, bytes and messages in flight', () => {
+    const { state, center } = fixture(true);
+    state.now += 1000;
+    // 10 messages: 4 of 1 event, 3 of 2, 2 of 3-4, 1 of 300 (above the last bound)
+    state.stats = { ...ZERO, orderBatches: 10, orderBatchEvents: 4 + 6 + 7 + 300, orderBatchBytes: 52_000, orderBatchesInFlight: 2, orderBatchesLe1: 4,
+      orderBatchesLe2: 7, orderBatchesLe4: 9, orderBatchesLe8: 9, orderBatchesLe16: 9, orderBatchesLe32: 9, orderBatchesLe64: 9, orderBatchesLe128: 9, orderBatchesLe256: 9 };
+    expect(center.build([]).cluster).toMatchObject({ orderBatches: 10, orderBatchesLe2: 7, orderBatchesInFlight: 2 });
+    const lines = renderPrometheus(center.last()).split('\n');
+    const at = lines.indexOf('# TYPE tidewire_cluster_order_batch_events histogram');
+    expect(at).toBeGreaterThan(0);
+    expect(lines.slice(at + 1, at + 13)).toEqual([
+      'tidewire_cluster_order_batch_events_bucket{le="1"} 4', 'tidewire_cluster_order_batch_events_bucket{le="2"} 7',
+      'tidewire_cluster_order_batch_events_bucket{le="4"} 9', 'tidewire_cluster_order_batch_events_bucket{le="8"} 9',
+      'tidewire_cluster_order_batch_events_bucket{le="16"} 9', 'tidewire_cluster_order_batch_events_bucket{le="32"} 9',
+      'tidewire_cluster_order_batch_events_bucket{le="64"} 9', 'tidewire_cluster_order_batch_events_bucket{le="128"} 9',
+      'tidewire_cluster_order_batch_events_bucket{le="256"} 9', 'tidewire_cluster_order_batch_events_bucket{le="+Inf"} 10',
+      'tidewire_cluster_order_batch_events_sum 317', 'tidewire_cluster_order_batch_events_count 10',
+    ]);
+    for (const line of ['tidewire_cluster_order_batch_bytes_sum 52000', 'tidewire_cluster_order_batch_bytes_count 10', 'tidewire_cluster_order_batches_in_flight 2']) {
       expect(lines).toContain(line);
     }
   });

@@ -48,7 +48,9 @@ export interface CenterSources {
 export type ClusterMetrics = Pick<EngineStats,
   | 'clusterBatchesSent' | 'clusterRecordsSent' | 'clusterBytesSent' | 'clusterBatchesReceived' | 'clusterRecordsReceived' | 'clusterBytesReceived'
   | 'clusterImageRequestsSent' | 'clusterImageRequestsAnswered' | 'clusterGaps' | 'clusterBatchesDropped' | 'clusterPublishesRefused'
-  | 'clusterDecodeErrors' | 'clusterConflicts' | 'clusterPeers' | 'orderLeader' | 'orderStreamSeq' | 'ordersForwarded' | 'orderPublishFailures'>;
+  | 'clusterDecodeErrors' | 'clusterConflicts' | 'clusterPeers' | 'orderLeader' | 'orderStreamSeq' | 'ordersForwarded' | 'orderPublishFailures'
+  | 'orderBatches' | 'orderBatchEvents' | 'orderBatchBytes' | 'orderBatchesInFlight' | 'orderBatchesLe1' | 'orderBatchesLe2' | 'orderBatchesLe4'
+  | 'orderBatchesLe8' | 'orderBatchesLe16' | 'orderBatchesLe32' | 'orderBatchesLe64' | 'orderBatchesLe128' | 'orderBatchesLe256'>;
 
 /** The cluster counters of `stats`. */
 export function clusterMetricsOf(s: EngineStats): ClusterMetrics {
@@ -59,6 +61,10 @@ export function clusterMetricsOf(s: EngineStats): ClusterMetrics {
     clusterBatchesDropped: s.clusterBatchesDropped, clusterPublishesRefused: s.clusterPublishesRefused, clusterDecodeErrors: s.clusterDecodeErrors,
     clusterConflicts: s.clusterConflicts, clusterPeers: s.clusterPeers, orderLeader: s.orderLeader, orderStreamSeq: s.orderStreamSeq,
     ordersForwarded: s.ordersForwarded, orderPublishFailures: s.orderPublishFailures,
+    orderBatches: s.orderBatches, orderBatchEvents: s.orderBatchEvents, orderBatchBytes: s.orderBatchBytes, orderBatchesInFlight: s.orderBatchesInFlight,
+    orderBatchesLe1: s.orderBatchesLe1, orderBatchesLe2: s.orderBatchesLe2, orderBatchesLe4: s.orderBatchesLe4, orderBatchesLe8: s.orderBatchesLe8,
+    orderBatchesLe16: s.orderBatchesLe16, orderBatchesLe32: s.orderBatchesLe32, orderBatchesLe64: s.orderBatchesLe64, orderBatchesLe128: s.orderBatchesLe128,
+    orderBatchesLe256: s.orderBatchesLe256,
   };
 }
 

@@ -21,7 +21,7 @@ function num(v: number): string {
 /** Renders `update` (undefined before the first interval: only the metric families, no samples). */
 export function renderPrometheus(update: MetricsUpdate | undefined): string {
   const out: string[] = [];
-  const family = (name: string, type: 'counter' | 'gauge' | 'summary', help: string, lines: Array<[string, number]>): void => {
+  const family = (name: string, type: 'counter' | 'gauge' | 'summary' | 'histogram', help: string, lines: Array<[string, number]>): void => {
     out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
     for (const [suffix, v] of lines) out.push(`${name}${suffix} ${num(v)}`);
   };
@@ -117,6 +117,16 @@ export function renderPrometheus(update: MetricsUpdate | undefined): string {
     family('tidewire_cluster_order_stream_seq', 'gauge', 'Last order stream seq applied to this node\'s order book and blotters.', one(k.orderStreamSeq));
     family('tidewire_cluster_orders_forwarded_total', 'counter', 'Order requests this node forwarded to the order leader.', one(k.ordersForwarded));
     family('tidewire_cluster_order_publish_failures_total', 'counter', 'Order stream publishes that failed (no quorum, timed out, fenced).', one(k.orderPublishFailures));
+    // group commit (engine cluster/batch_meter.rs): what the leader put in each order stream message
+    const le: Array<[number, number]> = [[1, k.orderBatchesLe1], [2, k.orderBatchesLe2], [4, k.orderBatchesLe4], [8, k.orderBatchesLe8], [16, k.orderBatchesLe16],
+      [32, k.orderBatchesLe32], [64, k.orderBatchesLe64], [128, k.orderBatchesLe128], [256, k.orderBatchesLe256]];
+    family('tidewire_cluster_order_batch_events', 'histogram', 'Order events per order stream message this node published as leader (group commit).', [
+      ...le.map(([b, n]): [string, number] => [`_bucket{le="${b}"}`, n]), ['_bucket{le="+Inf"}', k.orderBatches],
+      ['_sum', k.orderBatchEvents], ['_count', k.orderBatches],
+    ]);
+    family('tidewire_cluster_order_batch_bytes', 'summary', 'Body bytes (framed events) per order stream message this node published as leader.',
+      [['_sum', k.orderBatchBytes], ['_count', k.orderBatches]]);
+    family('tidewire_cluster_order_batches_in_flight', 'gauge', 'Order stream messages published and not yet stored on a quorum or refused.', one(k.orderBatchesInFlight));
   }
   family('tidewire_batching_burst_min_ms', 'gauge', 'batching.burstMinMs in force.', one(s?.batching.burstMinMs));
   family('tidewire_batching_burst_max_ms', 'gauge', 'batching.burstMaxMs in force (0: batching off).', one(s?.batching.burstMaxMs));

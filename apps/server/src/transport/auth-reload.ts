@@ -26,6 +26,7 @@ import type { EnginePort, SessionViewInfo } from '../engine-port.js';
 import { DEMO_TIERS } from '../feeds/demo-views.js';
 import type { ConnectionPort, HandlerContext } from '../handlers/context.js';
 import { compilePublishGrants } from '../handlers/publish-grants.js';
+import { compileOrderGrants } from '../handlers/order-grants.js';
 import { log } from '../log.js';
 import type { Session } from '../session/session.js';
 
@@ -121,8 +122,10 @@ export async function applyAuthReload(ctx: HandlerContext, conns: ReadonlyArray<
       continue;
     }
     session.user = fresh;
-    // the engine checks this source's frames against the reloaded rules from its next frame on
+    // the engine checks this source's frames (and this trader's orders) against the reloaded
+    // rules from its next frame on
     compilePublishGrants(ctx, session);
+    compileOrderGrants(ctx, session);
     kept.set(session.sessionId!, conn);
     result.removedSubscriptions += removeSubscriptions(ctx, session, port, fresh);
   }

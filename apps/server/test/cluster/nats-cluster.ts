@@ -205,6 +205,12 @@ export class NatsCluster {
     return leader!;
   }
 
+  /** Names of the clients connected to running server `i` now (`/connz`; empty when it does not answer). */
+  async clientNames(i: number): Promise<string[]> {
+    const connz = (await this.monitor(i, '/connz')) as { connections?: Array<{ name?: string }> } | undefined;
+    return (connz?.connections ?? []).map((c) => c.name ?? '').filter((n) => n !== '');
+  }
+
   /** The JetStream meta leader as running server `i` sees it. */
   async metaLeader(i: number): Promise<string | undefined> {
     return ((await this.monitor(i, '/jsz')) as Jsz | undefined)?.meta_cluster?.leader;

@@ -7,14 +7,18 @@
 import { waitForAsync } from '../helpers.js';
 import type { ClusterNode } from './tidewire-nodes.js';
 
-/** The node's unlabelled samples by metric name; undefined when it does not answer (killed, busy). */
+/**
+ * The node's samples by metric name, a labelled one under its name with the labels as written
+ * (`tidewire_cluster_order_batch_events_bucket{le="1"}`); undefined when it does not answer
+ * (killed, busy).
+ */
 export async function nodeMetrics(node: ClusterNode): Promise<Map<string, number> | undefined> {
   try {
     const res = await fetch(`http://127.0.0.1:${node.server.port}/metrics`, { signal: AbortSignal.timeout(5_000) });
     if (res.status !== 200) return undefined;
     const out = new Map<string, number>();
     for (const line of (await res.text()).split('\n')) {
-      const m = /^([a-z_]+) (\S+)$/.exec(line);
+      const m = /^([a-z_]+(?:\{[^}]*\})?) (\S+)$/.exec(line);
       if (m) out.set(m[1]!, Number(m[2]));
     }
     return out;

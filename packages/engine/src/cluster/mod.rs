@@ -7,6 +7,7 @@
 //! channels and takes results back as commands, like the journal writer thread does.
 
 pub mod batch;
+pub mod batch_meter;
 pub mod lease;
 pub mod orders;
 pub mod records;

@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, watch};
 
 use super::batch;
+use super::batch_meter::BatchMeter;
 use super::lease::{self, Lease};
 use super::{ClusterError, Link};
 use crate::error::ErrorCode;
@@ -67,6 +68,8 @@ pub struct ClusterOrderStats {
     pub forwarded: AtomicU64,
     /// Stream publishes that failed (timed out, refused by the fence, no quorum).
     pub publish_failures: AtomicU64,
+    /// Group commit: messages published, events and bytes in them, messages in flight.
+    pub batches: BatchMeter,
 }
 
 /// Runs after the completions of one stream message (the desk's completion sink ends its group
@@ -589,6 +592,7 @@ async fn publisher(
                 failures.publish_failures.fetch_add(1, Ordering::Relaxed);
             }
             batch::settle(dones, &result);
+            failures.batches.settled();
             if let Some(end) = group_end.get() {
                 end();
             }
@@ -617,6 +621,7 @@ async fn publisher(
             .send_publish(sent.subject.to_string(), sent.message())
             .await
             .map_err(|e| describe(e.kind(), &e));
+        stats.batches.published(sent.events, sent.body.len());
         if acks_tx.send((attempt, sent, m.dones)).is_err() {
             break;
         }

@@ -464,20 +464,43 @@ impl JsEngine {
             .map_err(|e| to_js(&env, e))
     }
 
-    /// The `instrument` of `frame` (a client frame's UTF-8 bytes) when it is an `order.submit` the
-    /// fast path takes (napi/orders.rs), for the server's entitlement check; null for any other
-    /// frame, valid or not (decode it with the protocol decoder then). Pure: submits nothing.
+    /// Submits the `order.submit` in `frame` (a client frame's UTF-8 bytes) for `sessionId` in
+    /// one call: the frame is read as is (napi/orders.rs), its instrument checked against the
+    /// session's `grants` (`orderGrants`, compiled at login), then `orderToken` (the caller took
+    /// one of the user's order rate), then it is submitted as `orderSubmit` does. Returns the
+    /// frame's reqId when submitted; -1 (nothing checked or submitted) when the frame is not an
+    /// `order.submit` this path takes: decode it with the protocol decoder; -2 when the order is
+    /// permitted but `orderToken` is false (nothing submitted: answer RATE_LIMITED). Throws
+    /// NOT_ENTITLED (field `instrument`) when the grants refuse the instrument, else as
+    /// `orderSubmit`.
     #[napi]
-    pub fn order_frame_instrument(&self, frame: &[u8]) -> Option<String> {
-        orders::frame_instrument(frame)
+    pub fn order_submit_frame(
+        &self,
+        env: Env,
+        session_id: u32,
+        frame: &[u8],
+        grants: &grants::OrderGrants,
+        order_token: bool,
+    ) -> napi::Result<i32> {
+        orders::submit_frame(&self.inner, &env, session_id, frame, &grants.inner, order_token)
     }
 
-    /// Submits the `order.submit` in `frame` for `sessionId`, as `orderSubmit` does with the
-    /// decoded message. Returns its reqId; null when the fast path does not take the frame
-    /// (nothing submitted). Throws as `orderSubmit`.
+    /// Compiles a trader's order rules (`patterns` as configured, its role's then its own: `!`
+    /// for deny rules, `{user}` becomes `user`) with its price `tier` (null: none) and every
+    /// configured tier in `tiers` (another tier's price is never orderable), for
+    /// `orderSubmitFrame`; `user` and `role` are named in its refusals. Made once per login and
+    /// configuration reload, not per order. Throws BAD_REQUEST naming the first invalid pattern.
     #[napi]
-    pub fn order_submit_frame(&self, env: Env, session_id: u32, frame: &[u8]) -> napi::Result<Option<u32>> {
-        orders::submit_frame(&self.inner, &env, session_id, frame)
+    pub fn order_grants(
+        &self,
+        env: Env,
+        user: String,
+        role: String,
+        patterns: Vec<String>,
+        tier: Option<String>,
+        tiers: Vec<String>,
+    ) -> napi::Result<grants::OrderGrants> {
+        grants::compile_order(&env, &user, &role, &patterns, tier.as_deref(), &tiers)
     }
 
     /// Cancels the session user's open order; replies as `orderSubmit`.

@@ -1,46 +1,41 @@
 //! napi: the `order.submit` fast path. The server hands a client frame's bytes to the engine as is
-//! (`orders::frame::read_submit` reads them), so a trader's order costs no `JSON.parse`, no JS
-//! object and no per-field napi conversion. Frames the fast path does not take give null and go
-//! through the protocol decoder and `orderSubmit` as before. The `#[napi]` methods
-//! (`orderFrameInstrument`, `orderSubmitFrame`) sit in mod.rs's `impl JsEngine`: a second
-//! `#[napi] impl` block outside the struct's module would export the class as `JsEngine`.
+//! (`runtime::Engine::order_submit_frame` reads them, checks the session's order grants and
+//! submits), so a trader's order costs one napi call: no `JSON.parse`, no JS object and no
+//! per-field napi conversion. Frames the fast path does not take answer -1 and go through the
+//! protocol decoder and `orderSubmit` as before. The `#[napi]` method (`orderSubmitFrame`) sits
+//! in mod.rs's `impl JsEngine`: a second `#[napi] impl` block outside the struct's module would
+//! export the class as `JsEngine`.
 
 use napi::Env;
 use napi_derive::napi;
 
 use super::error::to_js;
 use crate::error::EngineError;
-use crate::order_desk::frame::read_submit;
-use crate::runtime::{self, OrderSubmit};
+use crate::runtime::{self, FrameSubmit};
+use crate::wire::OrderGrants;
 
-/// `orderFrameInstrument`: the instrument of a frame the fast path takes, else `None`. Pure.
-pub(super) fn frame_instrument(frame: &[u8]) -> Option<String> {
-    read_submit(frame).map(|f| f.instrument.to_owned())
-}
+/// `orderSubmitFrame`'s answer for a frame the fast path does not take.
+const NOT_TAKEN: i32 = -1;
+/// `orderSubmitFrame`'s answer for a permitted order without an order token.
+const NO_TOKEN: i32 = -2;
 
-/// `orderSubmitFrame`: submits the frame's order for `session_id`; its reqId, `None` when the
-/// fast path does not take the frame (nothing submitted). Engine errors are thrown as JS errors.
+/// `orderSubmitFrame`: the frame's reqId when submitted, else `NOT_TAKEN` / `NO_TOKEN`; engine
+/// errors (NOT_ENTITLED first) are thrown as JS errors.
 pub(super) fn submit_frame(
     engine: &runtime::Engine,
     env: &Env,
     session_id: u32,
     frame: &[u8],
-) -> napi::Result<Option<u32>> {
-    let Some(f) = read_submit(frame) else {
-        return Ok(None);
-    };
-    let order = OrderSubmit {
-        client_order_id: f.client_order_id.to_owned(),
-        instrument: f.instrument.to_owned(),
-        side: f.side,
-        quantity: f.quantity,
-        price: f.price,
-        time_in_force: f.time_in_force,
-    };
-    engine
-        .order_submit(session_id, f.req_id, order)
-        .map_err(|e| to_js(env, e))?;
-    Ok(Some(f.req_id))
+    grants: &OrderGrants,
+    token: bool,
+) -> napi::Result<i32> {
+    match engine.order_submit_frame(session_id, frame, grants, token) {
+        // reqIds are 0..=2^31-1 (the reader refuses larger ones)
+        Ok(FrameSubmit::Submitted(req_id)) => Ok(i32::try_from(req_id).unwrap_or(i32::MAX)),
+        Ok(FrameSubmit::NotTaken) => Ok(NOT_TAKEN),
+        Ok(FrameSubmit::NoToken) => Ok(NO_TOKEN),
+        Err(e) => Err(to_js(env, e)),
+    }
 }
 
 /// An `order.submit` as the server decoded it (shape checked; the engine checks the rules).

@@ -627,6 +627,22 @@ impl Engine {
             s.order_stream_seq = c.applied_seq.load(r);
             s.orders_forwarded = c.forwarded.load(r);
             s.order_publish_failures = c.publish_failures.load(r);
+            let b = c.batches.counts();
+            s.order_batches = b.messages;
+            s.order_batch_events = b.events;
+            s.order_batch_bytes = b.bytes;
+            s.order_batches_in_flight = b.in_flight;
+            [
+                s.order_batches_le_1,
+                s.order_batches_le_2,
+                s.order_batches_le_4,
+                s.order_batches_le_8,
+                s.order_batches_le_16,
+                s.order_batches_le_32,
+                s.order_batches_le_64,
+                s.order_batches_le_128,
+                s.order_batches_le_256,
+            ] = b.le;
         }
         s
     }

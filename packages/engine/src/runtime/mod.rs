@@ -35,7 +35,7 @@ use crossbeam_channel::Sender;
 
 pub use crate::stats::EngineStats;
 pub use cluster::{host_name, ClusterStart};
-pub use orders::OrderSubmit;
+pub use orders::{FrameSubmit, OrderSubmit};
 use ready::Workers;
 pub use ready::{Drained, Waker, WorkerQueue};
 pub use shutdown::ShutdownReport;

@@ -12,12 +12,13 @@ use super::{Engine, Msg};
 use crate::error::{EngineError, Result};
 use crate::hub::ContainerOp;
 use crate::order_book::{Side, TimeInForce};
+use crate::order_desk::frame::read_submit;
 use crate::order_desk::privacy::is_private;
 use crate::order_desk::{
     Ack, CompletionSink, GatewayAttach, GatewayOp, GatewayRequest, GatewaySink, JournalRecovery, Journaled, OrderCmd,
     OrderInput, OrdersShared,
 };
-use crate::wire::Publish;
+use crate::wire::{OrderGrants, Publish};
 
 /// An `order.submit` as the server decoded it.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,6 +35,19 @@ pub struct OrderSubmit {
     pub price: Option<f64>,
     /// Time in force.
     pub time_in_force: TimeInForce,
+}
+
+/// What [`Engine::order_submit_frame`] did with a client frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameSubmit {
+    /// Not a frame the `order.submit` reader takes (`order_desk::frame::read_submit`): nothing
+    /// was checked or submitted; the caller decodes it as usual.
+    NotTaken,
+    /// An order the user may place, but the caller had no order token for it (over the per-user
+    /// order rate): nothing submitted; the caller answers `RATE_LIMITED`.
+    NoToken,
+    /// Submitted, as [`Engine::order_submit`]; the frame's reqId.
+    Submitted(u32),
 }
 
 /// Journal completions waiting for the engine thread. The journal writer completes a whole commit
@@ -224,6 +238,34 @@ impl Engine {
             },
             at: Instant::now(),
         })
+    }
+
+    /// The whole `order.submit` path of a client frame in one step: reads the frame's bytes
+    /// (`read_submit`), checks that `grants` permit its instrument, then that the caller holds an
+    /// order token (`token`: the per-user order rate, counted by the caller), then submits it as
+    /// [`Engine::order_submit`]. Frames the reader does not take are [`FrameSubmit::NotTaken`]
+    /// whatever the grants. Errors: `NOT_ENTITLED` (field `instrument`, the server's wording)
+    /// when the grants refuse the instrument (nothing submitted), else those of `order_submit`.
+    pub fn order_submit_frame(&self, sid: u32, frame: &[u8], grants: &OrderGrants, token: bool) -> Result<FrameSubmit> {
+        let Some(f) = read_submit(frame) else {
+            return Ok(FrameSubmit::NotTaken);
+        };
+        if !grants.permits(f.instrument) {
+            return Err(grants.refusal(f.instrument));
+        }
+        if !token {
+            return Ok(FrameSubmit::NoToken);
+        }
+        let order = OrderSubmit {
+            client_order_id: f.client_order_id.to_owned(),
+            instrument: f.instrument.to_owned(),
+            side: f.side,
+            quantity: f.quantity,
+            price: f.price,
+            time_in_force: f.time_in_force,
+        };
+        self.order_submit(sid, f.req_id, order)?;
+        Ok(FrameSubmit::Submitted(f.req_id))
     }
 
     /// `order.cancel` of the session user's order `client_order_id`; replies as `order_submit`.

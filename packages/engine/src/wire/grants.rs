@@ -1,6 +1,8 @@
-//! Publish grants: the subjects one source may publish, compiled once from its entitlement rules
-//! (the server's `auth.roles.source.publish` plus the user's own `grants.publish`) and checked by
-//! the source-frame decoder against every `record.publish` subject.
+//! Publish and order grants: the subjects one source may publish, compiled once from its
+//! entitlement rules (the server's `auth.roles.source.publish` plus the user's own
+//! `grants.publish`) and checked by the source-frame decoder against every `record.publish`
+//! subject; and the instruments one trader may order (`order` rules and price tiers), checked by
+//! the order submit path (`runtime::Engine::order_submit_frame`).
 //!
 //! Patterns follow apps/server/src/entitlements/patterns.ts: globs over `/`-separated segments;
 //! `*` inside a segment matches any characters of that segment, a whole segment `**` matches zero
@@ -179,11 +181,57 @@ impl Pattern {
     }
 }
 
-/// The allow and deny rules of one source.
+/// The allow and deny rules of one user for one action.
 #[derive(Debug, Clone, PartialEq)]
 struct Rules {
     allow: Vec<Pattern>,
     deny: Vec<Pattern>,
+}
+
+impl Rules {
+    /// Compiles `patterns` (`!` for deny rules; `{user}` becomes `user`) of `action` (named in
+    /// the count refusal). `BAD_REQUEST` naming the first invalid pattern and its index.
+    fn compile<S: AsRef<str>>(user: &str, patterns: &[S], action: &str) -> Result<Self> {
+        if patterns.len() > MAX_PATTERNS {
+            return Err(EngineError::bad_request(
+                format!("at most {MAX_PATTERNS} {action} patterns, got {}", patterns.len()),
+                Some("patterns"),
+                None,
+            ));
+        }
+        if !user.bytes().all(|c| c.is_ascii_alphanumeric() || b"_.@-".contains(&c)) {
+            return Err(EngineError::bad_request(
+                format!("user '{user}' must be characters of [A-Za-z0-9_.@-]"),
+                Some("user"),
+                None,
+            ));
+        }
+        let mut rules = Rules {
+            allow: Vec::new(),
+            deny: Vec::new(),
+        };
+        for (i, text) in patterns.iter().enumerate() {
+            let text = text.as_ref();
+            let (deny, body) = match text.strip_prefix('!') {
+                Some(body) => (true, body),
+                None => (false, text),
+            };
+            let pattern = Pattern::compile(body, user).map_err(|rule| {
+                EngineError::bad_request(format!("pattern {i} ('{text}') {rule}"), Some("patterns"), None)
+            })?;
+            if deny {
+                rules.deny.push(pattern);
+            } else {
+                rules.allow.push(pattern);
+            }
+        }
+        Ok(rules)
+    }
+
+    /// True when an allow rule matches `subject` and no deny rule does.
+    fn permits(&self, subject: &str) -> bool {
+        self.allow.iter().any(|p| p.matches(subject)) && !self.deny.iter().any(|p| p.matches(subject))
+    }
 }
 
 /// What one source (user) may publish: compiled once per login or configuration reload and
@@ -201,42 +249,12 @@ impl PublishGrants {
     /// `user` of `role` (both only named in refusals). `BAD_REQUEST` naming the first invalid
     /// pattern and its index (the server validates them when it loads the configuration).
     pub fn compile<S: AsRef<str>>(user: &str, role: &str, patterns: &[S]) -> Result<Self> {
-        if patterns.len() > MAX_PATTERNS {
-            return Err(EngineError::bad_request(
-                format!("at most {MAX_PATTERNS} publish patterns, got {}", patterns.len()),
-                Some("patterns"),
-                None,
-            ));
-        }
-        if !user.bytes().all(|c| c.is_ascii_alphanumeric() || b"_.@-".contains(&c)) {
-            return Err(EngineError::bad_request(
-                format!("user '{user}' must be characters of [A-Za-z0-9_.@-]"),
-                Some("user"),
-                None,
-            ));
-        }
-        let mut rules = Rules {
-            allow: Vec::new(),
-            deny: Vec::new(),
-        };
-        let (mut allows_all, mut only_private_denies) = (false, true);
-        for (i, text) in patterns.iter().enumerate() {
-            let text = text.as_ref();
-            let (deny, body) = match text.strip_prefix('!') {
-                Some(body) => (true, body),
-                None => (false, text),
-            };
-            let pattern = Pattern::compile(body, user).map_err(|rule| {
-                EngineError::bad_request(format!("pattern {i} ('{text}') {rule}"), Some("patterns"), None)
-            })?;
-            if deny {
-                only_private_denies &= ENGINE_PRIVATE_DENIES.contains(&text);
-                rules.deny.push(pattern);
-            } else {
-                allows_all |= text == "/**";
-                rules.allow.push(pattern);
-            }
-        }
+        let rules = Rules::compile(user, patterns, "publish")?;
+        let texts = || patterns.iter().map(AsRef::as_ref);
+        let allows_all = texts().any(|t| t == "/**");
+        let only_private_denies = texts()
+            .filter(|t| t.starts_with('!'))
+            .all(|t| ENGINE_PRIVATE_DENIES.contains(&t));
         Ok(PublishGrants {
             user: user.to_owned(),
             role: role.to_owned(),
@@ -252,8 +270,7 @@ impl PublishGrants {
 
     /// True when the source may publish `subject`.
     pub fn permits(&self, subject: &str) -> bool {
-        let Some(rules) = &self.rules else { return true };
-        rules.allow.iter().any(|p| p.matches(subject)) && !rules.deny.iter().any(|p| p.matches(subject))
+        self.rules.as_ref().is_none_or(|rules| rules.permits(subject))
     }
 
     /// The `NOT_ENTITLED` refusal of a frame whose message `index` publishes `subject` (the
@@ -266,6 +283,70 @@ impl PublishGrants {
             ),
             field: Some("subject".into()),
             index: Some(index),
+        }
+    }
+}
+
+/// What one trader may order: the instruments of its `order` rules (its role's, then its own),
+/// except the priced variants of other tiers (`/PRODUCT/X@T2` for a user not of tier T2, when T2
+/// is a configured tier: only that tier's users may order it, as apps/server's entitlements.ts
+/// rules it). Compiled once per login or configuration reload and handed to every order submit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OrderGrants {
+    user: String,
+    role: String,
+    rules: Rules,
+    /// Configured tiers other than the user's own.
+    other_tiers: Vec<Box<str>>,
+}
+
+impl OrderGrants {
+    /// Compiles `patterns` for `user` of `role` (both named in refusals) of tier `tier` (`None`:
+    /// no tier); `tiers`: every configured tier. `BAD_REQUEST` naming the first invalid pattern
+    /// and its index (the server validates them when it loads the configuration).
+    pub fn compile<S: AsRef<str>, T: AsRef<str>>(
+        user: &str,
+        role: &str,
+        patterns: &[S],
+        tier: Option<&str>,
+        tiers: &[T],
+    ) -> Result<Self> {
+        let rules = Rules::compile(user, patterns, "order")?;
+        let other_tiers = tiers
+            .iter()
+            .map(AsRef::as_ref)
+            .filter(|t| Some(*t) != tier)
+            .map(Box::from)
+            .collect();
+        Ok(OrderGrants {
+            user: user.to_owned(),
+            role: role.to_owned(),
+            rules,
+            other_tiers,
+        })
+    }
+
+    /// True when the user may order `instrument`: not another tier's price (its last segment
+    /// ending in `@<tier>` of a configured tier other than the user's), and the rules grant it.
+    pub fn permits(&self, instrument: &str) -> bool {
+        !self.other_tier(instrument) && self.rules.permits(instrument)
+    }
+
+    fn other_tier(&self, subject: &str) -> bool {
+        let Some(at) = subject.rfind('@') else {
+            return false;
+        };
+        let tier = &subject[at + 1..];
+        !tier.contains('/') && self.other_tiers.iter().any(|t| &**t == tier)
+    }
+
+    /// The `NOT_ENTITLED` refusal of an order for `instrument` (the server's wording: user, role,
+    /// verb, subject; `field` `instrument`).
+    pub fn refusal(&self, instrument: &str) -> EngineError {
+        EngineError::NotEntitled {
+            message: format!("user '{}' (role {}) may not order '{instrument}'", self.user, self.role),
+            field: Some("instrument".into()),
+            index: None,
         }
     }
 }
@@ -346,6 +427,43 @@ mod tests {
             (e.code().as_str(), e.field(), e.index()),
             ("NOT_ENTITLED", Some("subject"), Some(3))
         );
+    }
+
+    #[test]
+    fn order_grants_follow_the_rules_and_keep_other_tiers_prices() {
+        let g = OrderGrants::compile(
+            "alice",
+            "trader",
+            &["/FX/*", "/PRODUCT/*", "!/PRODUCT/SECRET"],
+            Some("T1"),
+            &["T1", "T2"],
+        )
+        .expect("valid patterns");
+        assert!(g.permits("/FX/EURUSD"));
+        assert!(g.permits("/PRODUCT/X@T1"));
+        assert!(!g.permits("/PRODUCT/X@T2")); // another tier's price
+        assert!(g.permits("/PRODUCT/X@T3")); // not a configured tier: an ordinary subject
+        assert!(!g.permits("/PRODUCT/SECRET"));
+        assert!(!g.permits("/TRADE/alice/1"));
+        assert!(!g.permits("/FX/A/B"));
+        let untiered = OrderGrants::compile("bob", "admin", &["/**"], None, &["T1"]).unwrap();
+        assert!(!untiered.permits("/PRODUCT/X@T1"));
+        assert!(untiered.permits("/PRODUCT/X"));
+        assert!(OrderGrants::compile::<&str, &str>("bob", "trader", &[], None, &[])
+            .unwrap()
+            .permits("/FX/EURUSD")
+            .eq(&false));
+        let e = g.refusal("/PRODUCT/SECRET");
+        assert_eq!(
+            e.to_string(),
+            "user 'alice' (role trader) may not order '/PRODUCT/SECRET'"
+        );
+        assert_eq!(
+            (e.code().as_str(), e.field(), e.index()),
+            ("NOT_ENTITLED", Some("instrument"), None)
+        );
+        let bad = OrderGrants::compile("alice", "trader", &["/ok", "FX"], None, &["T1"]).expect_err("invalid");
+        assert_eq!((bad.code().as_str(), bad.field()), ("BAD_REQUEST", Some("patterns")));
     }
 
     #[test]

@@ -15,4 +15,4 @@ pub mod view;
 
 pub use decode::{decode_source_frame, decode_source_frame_tree, PubField, Publish};
 pub use field_name::FieldName;
-pub use grants::PublishGrants;
+pub use grants::{OrderGrants, PublishGrants};

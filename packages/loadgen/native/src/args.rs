@@ -12,7 +12,7 @@ pub const USAGE: &str = "usage: tidewire-loadgen-clients --url ws://127.0.0.1:80
    or: tidewire-loadgen-clients --mode views --url ws://127.0.0.1:8080/stream [--light true] [--report-left true] \
 [--response-timeout-ms 30000] [--threads 2] [--max-connecting 128] [--connect-timeout-ms 30000] [--max-frame-bytes 16777216] \
 [--clock-epoch-ms E --clock-mono-ms M] [--max-seconds 3600]\n\
-   or: tidewire-loadgen-clients --mode orders --url ws://127.0.0.1:8080/stream --token T --clients 50 --id-prefix L1 \
+   or: tidewire-loadgen-clients --mode orders --url ws://127.0.0.1:8080/stream[,ws://...] --token T --clients 50 --id-prefix L1 \
 [--tick-ms 0] [--spin-ms 0] [--threads 1] [--connect-timeout-ms 30000] [--max-frame-bytes 16777216] \
 [--clock-epoch-ms E --clock-mono-ms M] [--max-seconds 3600]";
 
@@ -27,13 +27,59 @@ pub enum Mode {
     Orders,
 }
 
+/// One server the clients connect to: a `ws://host:port/path` URL, resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    pub addr: SocketAddr,
+    /// `host:port` as given (the upgrade's Host header).
+    pub host: String,
+    /// Request path of the upgrade. @default /stream
+    pub path: String,
+}
+
+impl Endpoint {
+    /// Parses and resolves one `ws://` URL (an IPv4 address preferred); Err names the URL.
+    pub fn parse(url: &str) -> Result<Endpoint, String> {
+        let rest = url
+            .strip_prefix("ws://")
+            .ok_or_else(|| format!("--url must start with ws:// (wss is not supported), got {url:?}"))?;
+        let (hostport, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], rest[i..].to_string()),
+            None => (rest, String::from("/stream")),
+        };
+        let with_port = if hostport.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) {
+            hostport.to_string()
+        } else {
+            format!("{hostport}:80")
+        };
+        let addrs: Vec<SocketAddr> = with_port
+            .to_socket_addrs()
+            .map_err(|e| format!("cannot resolve {hostport:?}: {e}"))?
+            .collect();
+        let addr = addrs
+            .iter()
+            .find(|a| a.is_ipv4())
+            .or(addrs.first())
+            .copied()
+            .ok_or_else(|| format!("{hostport:?} resolves to nothing"))?;
+        Ok(Endpoint {
+            addr,
+            host: hostport.to_string(),
+            path,
+        })
+    }
+}
+
 /// Parsed arguments.
 #[derive(Debug)]
 pub struct Args {
     pub mode: Mode,
+    /// The first server of `--url` (the only one outside orders mode).
     pub addr: SocketAddr,
     pub host: String,
     pub path: String,
+    /// Orders: every server of `--url a,b,...`, in order (client `c` connects to `c mod n`).
+    pub endpoints: Vec<Endpoint>,
     pub user: String,
     pub password: String,
     /// A session token from an earlier login: when set, users log in with it instead of the
@@ -181,28 +227,22 @@ impl Args {
         if max_connecting == 0 || timeout.is_nan() || timeout <= 0.0 || max_seconds.is_nan() || max_seconds <= 0.0 {
             return Err("--max-connecting, --connect-timeout-ms and --max-seconds must be positive".into());
         }
-        let rest = url
-            .strip_prefix("ws://")
-            .ok_or_else(|| format!("--url must start with ws:// (wss is not supported), got {url:?}"))?;
-        let (hostport, path) = match rest.find('/') {
-            Some(i) => (&rest[..i], rest[i..].to_string()),
-            None => (rest, String::from("/stream")),
+        let endpoints = url.split(',').map(|u| Endpoint::parse(u.trim())).collect::<Result<Vec<_>, _>>()?;
+        if endpoints.len() > 1 && mode != Mode::Orders {
+            return Err(format!(
+                "--url names {} servers: only --mode orders takes several (comma-separated)",
+                endpoints.len()
+            ));
+        }
+        if mode == Mode::Orders && endpoints.len() as u64 > clients {
+            return Err(format!(
+                "--url names {} servers, more than --clients ({clients}): a server would have no client",
+                endpoints.len()
+            ));
+        }
+        let Some(first) = endpoints.first().cloned() else {
+            return Err("--url names no server".into());
         };
-        let with_port = if hostport.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) {
-            hostport.to_string()
-        } else {
-            format!("{hostport}:80")
-        };
-        let addrs: Vec<SocketAddr> = with_port
-            .to_socket_addrs()
-            .map_err(|e| format!("cannot resolve {hostport:?}: {e}"))?
-            .collect();
-        let addr = addrs
-            .iter()
-            .find(|a| a.is_ipv4())
-            .or(addrs.first())
-            .copied()
-            .ok_or_else(|| format!("{hostport:?} resolves to nothing"))?;
         let clock = match (epoch, mono) {
             (Some(e), Some(m)) => Clock::anchored(e, m),
             (None, None) => Clock::from_system(),
@@ -210,9 +250,10 @@ impl Args {
         };
         Ok(Args {
             mode,
-            addr,
-            host: hostport.to_string(),
-            path,
+            addr: first.addr,
+            host: first.host,
+            path: first.path,
+            endpoints,
             user,
             password,
             token,
@@ -415,5 +456,32 @@ mod tests {
         assert!(parse(&format!("{base} --token T --clients x --id-prefix L"))
             .unwrap_err()
             .contains("--clients"));
+    }
+
+    #[test]
+    fn orders_mode_takes_several_servers() {
+        let a = parse("--mode orders --url ws://127.0.0.1:9/stream,ws://127.0.0.1:10/s2 --token T --clients 3 --id-prefix L").unwrap();
+        let ports: Vec<u16> = a.endpoints.iter().map(|e| e.addr.port()).collect();
+        assert_eq!(ports, [9, 10]);
+        assert_eq!(
+            (a.endpoints[1].host.as_str(), a.endpoints[1].path.as_str()),
+            ("127.0.0.1:10", "/s2")
+        );
+        assert_eq!((a.addr.port(), a.path.as_str()), (9, "/stream"));
+        let one = parse("--mode orders --url ws://127.0.0.1:9 --token T --clients 1 --id-prefix L").unwrap();
+        assert_eq!(one.endpoints.len(), 1);
+        assert!(
+            parse("--mode orders --url ws://127.0.0.1:9,ws://127.0.0.1:10 --token T --clients 1 --id-prefix L")
+                .unwrap_err()
+                .contains("more than --clients")
+        );
+        assert!(
+            parse("--mode orders --url ws://127.0.0.1:9,wss://h:1 --token T --clients 3 --id-prefix L")
+                .unwrap_err()
+                .contains("wss")
+        );
+        assert!(parse("--mode views --url ws://127.0.0.1:9,ws://127.0.0.1:10")
+            .unwrap_err()
+            .contains("only --mode orders"));
     }
 }

@@ -7,15 +7,15 @@
 //! within that long (lower lateness, a busy core). Commands come on a channel (woken by the
 //! waker); answers go back on the channel each command carries.
 
+use crate::args::Endpoint;
 use crate::clock::Clock;
 use crate::order_conn::{Answers, OrderBufs, OrderConn};
 use crate::order_stats::OrderStats;
-use crate::schedule::{next_tick_ms, Schedule, Share};
+use crate::schedule::{next_tick_ms, server_of, Schedule, Share};
 use crate::user::{UserCounts, UserOutcome, UserState};
 use mio::net::TcpStream;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
-use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 use std::sync::Arc;
@@ -61,9 +61,8 @@ pub enum OrderCommand {
 
 /// Settings of a worker.
 pub struct OrderWorkerSpec {
-    pub addr: SocketAddr,
-    pub host: String,
-    pub path: String,
+    /// The servers; client `c` connects to `endpoints[c mod len]` (`schedule::server_of`).
+    pub endpoints: Arc<[Endpoint]>,
     pub token: Arc<str>,
     /// Client order ids are `<prefix>-<k base 36>`.
     pub id_prefix: String,
@@ -230,7 +229,10 @@ pub fn run(mut poll: Poll, spec: OrderWorkerSpec, commands: Receiver<OrderComman
             };
             let mut outcome = UserOutcome::Nothing;
             if ev.is_writable() || ev.is_write_closed() || ev.is_error() {
-                outcome = conn.on_writable(&spec.host, &spec.path);
+                let Some(ep) = spec.endpoints.get(server_of(share.client_at(slot), spec.endpoints.len())) else {
+                    continue;
+                };
+                outcome = conn.on_writable(&ep.host, &ep.path);
             }
             if conn.state != UserState::Closed && (ev.is_readable() || ev.is_read_closed()) {
                 let o = conn.on_readable(&spec.clock, &mut scratch, spec.max_frame_bytes, &mut w.stats, &mut w.answers);
@@ -250,7 +252,13 @@ pub fn run(mut poll: Poll, spec: OrderWorkerSpec, commands: Receiver<OrderComman
                         if w.conns[slot].is_some() {
                             continue; // already open
                         }
-                        let mut stream = match TcpStream::connect(spec.addr) {
+                        let Some(ep) = spec.endpoints.get(server_of(c, spec.endpoints.len())) else {
+                            report.failed += 1;
+                            report.errors.truncate(4);
+                            report.errors.push("no server to connect to".into());
+                            continue;
+                        };
+                        let mut stream = match TcpStream::connect(ep.addr) {
                             Ok(s) => s,
                             Err(e) => {
                                 report.failed += 1;

@@ -3,7 +3,8 @@
 //! the steps; this process sends the orders on schedule and times their answers. One JSON object
 //! per line on stdin, each answered by one line, in order:
 //!
-//! - `{"cmd":"connect"}` opens and logs in the `--clients` connections (with `--token`):
+//! - `{"cmd":"connect"}` opens and logs in the `--clients` connections (with `--token`; with
+//!   several `--url` servers, comma-separated, client `c` connects to server `c mod n`):
 //!   `{"event":"connected","ready":50,"failed":0,"errors":[]}`.
 //! - `{"cmd":"step","firstK":0,"count":260000,"startMs":E,"ratePerSec":20000,"warmEndMs":W}`
 //!   starts a step: order `firstK + j` (by client `(firstK + j) mod clients`) is due at
@@ -72,6 +73,7 @@ fn take_answer(merged: &OrderStats, reports: &[OrderWorkerReport], ids: &IdSet) 
 pub fn serve(args: &Args) {
     let token: Arc<str> = Arc::from(args.token.clone().unwrap_or_default());
     let threads = (args.threads as u64).min(args.clients).max(1);
+    let endpoints: Arc<[crate::args::Endpoint]> = Arc::from(args.endpoints.clone());
     let mut workers: Vec<(Handle, thread::JoinHandle<()>)> = Vec::new();
     for t in 0..threads {
         let (poll, waker) = match crate::worker::new_poll() {
@@ -83,9 +85,7 @@ pub fn serve(args: &Args) {
         };
         let (tx, rx) = mpsc::channel::<OrderCommand>();
         let spec = OrderWorkerSpec {
-            addr: args.addr,
-            host: args.host.clone(),
-            path: args.path.clone(),
+            endpoints: endpoints.clone(),
             token: token.clone(),
             id_prefix: args.id_prefix.clone(),
             share: Share {

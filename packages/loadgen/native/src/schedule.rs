@@ -87,6 +87,11 @@ impl Share {
         (c / self.threads) as usize
     }
 
+    /// The client at this thread's local slot `slot` (the inverse of `slot_of`).
+    pub fn client_at(&self, slot: usize) -> u64 {
+        self.thread + slot as u64 * self.threads
+    }
+
     /// Clients this thread owns.
     pub fn owned_clients(&self) -> impl Iterator<Item = u64> + '_ {
         (self.thread..self.clients).step_by(self.threads as usize)
@@ -99,6 +104,12 @@ impl Share {
         let limit = s.count.min(from.saturating_add(self.clients));
         (from..limit).find(|&j| self.owns(s.first_k + j)).unwrap_or(s.count)
     }
+}
+
+/// The server (index into the `--url` list of `servers`) client `c` connects to: `c mod servers`,
+/// as the Node engine's clients (so order `k` goes to server `(k mod clients) mod servers`).
+pub fn server_of(c: u64, servers: usize) -> usize {
+    (c % servers.max(1) as u64) as usize
 }
 
 /// When the pacing timer should fire for an order due at `due_ms`: not before `last_tick_ms +
@@ -144,6 +155,7 @@ mod tests {
                 assert!(!mine.is_empty());
                 for (i, c) in mine.iter().enumerate() {
                     assert_eq!(share.slot_of(*c), i);
+                    assert_eq!(share.client_at(i), *c);
                 }
                 let mut j = share.next_owned(&s, 0);
                 while j < s.count {
@@ -154,6 +166,18 @@ mod tests {
             }
             assert!(seen.iter().all(|&n| n == 1), "clients {clients} threads {threads}: {seen:?}");
         }
+    }
+
+    #[test]
+    fn clients_spread_evenly_over_the_servers() {
+        assert_eq!((0..5).map(|c| server_of(c, 2)).collect::<Vec<_>>(), [0, 1, 0, 1, 0]);
+        assert_eq!((0..4).map(|c| server_of(c, 1)).collect::<Vec<_>>(), [0, 0, 0, 0]);
+        // 50 clients, 3 servers: 17 / 17 / 16, and the orders of a step split the same way
+        let mut per = [0u64; 3];
+        for k in 0..50_000u64 {
+            per[server_of(k % 50, 3)] += 1;
+        }
+        assert_eq!(per, [17_000, 17_000, 16_000]);
     }
 
     #[test]

@@ -170,9 +170,9 @@ export async function runViewPreset(name: string, p: ParsedFlags, c: ViewRunCont
       if (pacing !== 'worker' && pacing !== 'interval') throw badArgument('--pacing', pacing, 'must be worker or interval');
       const tickGiven = p.values['tick-ms'] !== undefined;
       const urls = ctx.urls ?? [ctx.url];
-      // the Rust simulator connects to one server: several nodes run on the Node engine
-      if (urls.length > 1 && engine === 'native') throw badArgument('--engine', engine, `must be node or auto with several --url servers (the native simulator takes one), got ${urls.length}`);
-      const native = urls.length === 1 && (engine === 'native' || (engine === 'auto' && nativeAvailable()));
+      // both engines spread the clients over several servers (client c on urls[c mod n])
+      if (urls.length > clients) throw badArgument('--url', urls.join(','), `names ${urls.length} servers, more than --clients (${clients}): a server would have no trader`);
+      const native = engine === 'native' || (engine === 'auto' && nativeAvailable());
       const tickMs = pacing === 'worker' ? (tickGiven && !native ? num(p, 'tick-ms', 0.05, 100) : ORDERS_DEFAULT_TICK_MS) : 1;
       // native: a send floor of 0.1 ms unless --tick-ms says otherwise; one socket thread unless --threads says more
       const nativeTickMs = tickGiven && native ? num(p, 'tick-ms', 0, 100) : NATIVE_ORDERS_DEFAULT_TICK_MS;

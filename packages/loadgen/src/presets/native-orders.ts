@@ -1,7 +1,8 @@
 /**
  * `run orders` on the Rust simulator (`tidewire-loadgen-clients --mode orders`, native/src/orders.rs
  * documents its lines): this process publishes the instruments, fetches the login token and runs
- * the steps; the simulator holds the trader connections, sends order `k` (`orderOf(k)`, by client
+ * the steps; the simulator holds the trader connections (client `c` on `urls[c mod n]` with several
+ * servers, as the Node engine), sends order `k` (`orderOf(k)`, by client
  * `k mod clients`) at `start + k / rate` from a timerfd-paced socket thread and times each answer,
  * so neither this event loop nor its pacing is inside the measured latency. Same report as the Node
  * engine (orders.ts): create -> ack from the schedule, `sentToAckMs` from the actual send, send
@@ -48,7 +49,8 @@ export interface OrdersTake {
 
 /** Options of the order simulator process. */
 export interface OrderProcessOptions {
-  url: string;
+  /** The server the clients connect to, or several (a cluster's nodes): client `c` on `urls[c mod n]`. */
+  url: string | readonly string[];
   token: string;
   clients: number;
   idPrefix: string;
@@ -69,8 +71,12 @@ export class OrderProcess {
 
   /** Spawns the simulator and waits for its `ready` line. Throws NATIVE_FAILED when it is not built or does not start. */
   static async start(o: OrderProcessOptions): Promise<OrderProcess> {
+    const urls = typeof o.url === 'string' ? [o.url] : o.url;
+    const args = simulatorArgs(urls[0] ?? '', o.connectTimeoutMs, o.maxSeconds);
+    // several servers: one comma-separated --url, each with its /stream path (native/src/args.rs)
+    args[args.indexOf('--url') + 1] = urls.map((u) => `${u.replace(/\/+$/, '')}/stream`).join(',');
     return new OrderProcess(await NativeProcess.start({ name: 'order simulator', replies: 'order', args: [
-      ...simulatorArgs(o.url, o.connectTimeoutMs, o.maxSeconds),
+      ...args,
       '--mode', 'orders',
       '--token', o.token,
       '--clients', String(o.clients),
@@ -142,7 +148,7 @@ export async function runNativeOrders(o: OrdersOptions): Promise<SweepReport> {
   try {
     const token = await publishInstrumentsAndLogin(o, feed);
     proc = await OrderProcess.start({
-      url: o.url, token, clients: o.clients, idPrefix, threads, tickMs, spinMs,
+      url: o.urls ?? [o.url], token, clients: o.clients, idPrefix, threads, tickMs, spinMs,
       connectTimeoutMs: o.connectTimeoutMs, maxSeconds: runSeconds,
     });
     const p = proc;

@@ -50,7 +50,7 @@ export interface OrdersOptions {
   url: string;
   /**
    * Every server the traders connect to (the nodes of a cluster): client `c` on `urls[c mod n]`, so
-   * the order rate splits evenly; Node engine only. @default [url]
+   * the order rate splits evenly (both engines). @default [url]
    */
   urls?: readonly string[];
   source: { user: string; password: string };

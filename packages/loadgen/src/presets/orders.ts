@@ -129,9 +129,7 @@ const round2 = (x: number): number => Math.round(x * 100) / 100;
  */
 export async function runOrders(o: OrdersOptions): Promise<SweepReport> {
   const engine = o.engine ?? 'auto';
-  const several = (o.urls?.length ?? 1) > 1;
-  if (several && engine === 'native') throw new LoadgenError('BAD_ARGUMENT', `the native order simulator connects to one server, not ${o.urls!.length}: use the node engine`);
-  if (!several && (engine === 'native' || (engine === 'auto' && nativeAvailable()))) {
+  if (engine === 'native' || (engine === 'auto' && nativeAvailable())) {
     const { runNativeOrders } = await import('./native-orders.js'); // loaded only when used
     return runNativeOrders(o);
   }

@@ -2,7 +2,7 @@ import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { AdminMetricsSample } from '@tidewire/protocol';
-import { chartData, type ChartSpec } from './metrics-window.js';
+import { chartCaption, chartData, type ChartSpec } from './metrics-window.js';
 
 const COLORS = ['#38bdf8', '#22c55e', '#f59e0b', '#ef4444'];
 const WIDTH = 400;
@@ -44,7 +44,7 @@ export function MetricsChart({ spec, samples }: { spec: ChartSpec; samples: read
       <figcaption>
         <span>{spec.title}</span>
         <span className="page-hint">
-          {last === undefined ? 'no data yet' : spec.series.map((s) => `${s.label} ${s.value(last)}`).join(' · ')} ({spec.unit}{spec.log === true ? ', log scale' : ''})
+          {chartCaption(spec, last)}
         </span>
       </figcaption>
       <div ref={host} />

@@ -270,40 +270,40 @@ fn serve(stream: TcpStream, ctx: &Ctx) {
                 ) => {}
             Err(_) => break,
         }
-        while let Some(frame) = framer.next_frame() {
-            let range = match frame {
-                Frame::Message(r) => r,
-                // garbled data is ignored on a logged-on session; before the Logon it ends the connection
-                Frame::Garbled(_) if bound.is_some() => continue,
-                Frame::Garbled(_) => break 'conn,
+        // until the Logon binds the connection to its session, one message at a time
+        while bound.is_none() {
+            let Some(frame) = framer.next_frame() else { break };
+            let Frame::Message(range) = frame else {
+                // garbled data before the Logon ends the connection
+                break 'conn;
             };
             let bytes = &framer.bytes()[range];
-            let slot = match &bound {
-                Some(slot) => Arc::clone(slot),
-                None => {
-                    let Some(slot) = logon_slot(ctx, &mut parser, bytes) else {
-                        break 'conn;
-                    };
-                    let Ok(conn) = stream.try_clone() else { break 'conn };
-                    let (taken, _) = slot.with_session(|sh, _, now| {
-                        if sh.conn.is_some() {
-                            return false;
-                        }
-                        sh.conn = Some(conn);
-                        sh.session.on_connect(now);
-                        true
-                    });
-                    if !taken {
-                        // the session already has a connection: refuse this one, leave that one alone
-                        break 'conn;
-                    }
-                    bound = Some(Arc::clone(&slot));
-                    slot
-                }
+            let Some(slot) = logon_slot(ctx, &mut parser, bytes) else {
+                break 'conn;
             };
+            let Ok(conn) = stream.try_clone() else { break 'conn };
+            let (taken, _) = slot.with_session(|sh, _, now| {
+                if sh.conn.is_some() {
+                    return false;
+                }
+                sh.conn = Some(conn);
+                sh.session.on_connect(now);
+                true
+            });
+            if !taken {
+                // the session already has a connection: refuse this one, leave that one alone
+                break 'conn;
+            }
             slot.note_received();
             let ((), close) = slot.with_session(|sh, app, now| sh.session.on_frame(bytes, now, app));
+            bound = Some(slot);
             if close {
+                break 'conn;
+            }
+        }
+        // then everything this read brought, in one batch
+        if let Some(slot) = &bound {
+            if framer.pending() > 0 && slot.on_frames(&mut framer) {
                 break 'conn;
             }
         }
