@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use super::sessions::Delivery;
+use super::sessions::{schedule, Delivery};
 use super::subscriptions::{SubState, Subscriptions};
 use super::Hub;
 use crate::session::Session;
@@ -91,7 +91,7 @@ impl Subscriptions {
                     st.merged = 1;
                     st.layout = layout;
                     s.throttled.push(id);
-                    super::sessions::schedule(out.timers, s, slot, last + throttle);
+                    schedule(out.timers, s, slot, last + throttle);
                     continue;
                 }
             }

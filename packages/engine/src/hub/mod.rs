@@ -80,7 +80,8 @@ pub struct Hub {
     subscriptions: Subscriptions,
     /// Session slots with their outboxes, the sid index and the flush timers.
     sessions: Sessions,
-    /// `,` + the message being fanned out (encoded once, copied to every outbox).
+    /// Encode buffer (reused): `,` + the record message being fanned out (encoded once, copied
+    /// to every outbox), or a reply being queued.
     scratch: Vec<u8>,
     /// What the store's last apply changed.
     applied: Applied,

@@ -78,11 +78,8 @@ impl Hub {
         self.send_reply(slot, now);
     }
 
-    /// Queues `scratch` as the answer to a request of session `slot` and makes the session due
-    /// now: a reply (`record.subscribed`, `view.created`, `error`, ...) is flushed at the end of
-    /// this pass with whatever the outbox already holds, never held for the burst window (a
-    /// client is waiting on it; live updates keep their batching). When the session is blocked
-    /// its control messages leave alone and its record messages stay held (`service`).
+    /// Queues `scratch` as the answer to a request of session `slot`, due now
+    /// (`Sessions::push_reply`).
     pub(super) fn send_reply(&mut self, slot: u32, now: Instant) {
         self.sessions
             .push_reply(slot, &self.scratch, &self.cfg.batching, &mut self.stats, now);
