@@ -19,6 +19,7 @@ mod subscribe;
 #[cfg(test)]
 mod test_support;
 mod tiers;
+mod view_history;
 mod view_resume;
 mod views;
 
@@ -28,6 +29,9 @@ pub use resume::ResumeRecord;
 pub use statements::{is_stat_subject, statement_cost, StatementQuota, STAT_PREFIX};
 pub use status::StatusConfig;
 pub use subscribe::SessionView;
+pub use view_history::{
+    ViewHistoryConfig, DEFAULT_VIEW_HISTORY_BYTES, DEFAULT_VIEW_HISTORY_MESSAGES, DEFAULT_VIEW_HISTORY_MS,
+};
 pub use view_resume::{
     ViewResume, ViewResumeConfig, DEFAULT_VIEW_RESUME_GRACE_MS, DEFAULT_VIEW_RESUME_MAX,
     DEFAULT_VIEW_RESUME_MAX_PER_USER,
@@ -313,6 +317,8 @@ pub struct Hub {
     epoch: u64,
     /// Views of dropped sessions, held for `view.resume`.
     detached: view_resume::DetachedViews,
+    /// The view messages each window sent last, replayed by `view.resume`.
+    view_history: view_history::ViewHistories,
 }
 
 impl Hub {
@@ -348,6 +354,7 @@ impl Hub {
             history: history::History::default(),
             epoch: 0,
             detached: view_resume::DetachedViews::default(),
+            view_history: view_history::ViewHistories::default(),
         }
     }
 
@@ -483,6 +490,7 @@ impl Hub {
             views: self.views.view_count() as u64,
             view_windows: self.views.window_count() as u64,
             views_detached: self.detached.len() as u64,
+            view_history_bytes: self.view_history.bytes() as u64,
             history_bytes: self.history.bytes() as u64,
             history_entries: self.history.entries() as u64,
             history_evicted: self.history.evicted(),
