@@ -403,6 +403,21 @@ export interface EngineConfig {
   /** Most views held in all (0..1,000,000); past it the oldest closes. @default 10000 */
   viewResumeMax?: number
   /**
+   * Most view messages each view keeps for `view.resume` to replay (0..10,000; 0: none kept).
+   * @default 64
+   */
+  viewResumeHistoryMessages?: number
+  /**
+   * Most bytes of view messages each view keeps for replay (0..67,108,864; 0: none kept).
+   * @default 262144
+   */
+  viewResumeHistoryBytes?: number
+  /**
+   * How long a sent view message is kept for replay while its view is live, ms
+   * (0..3,600,000). @default 60000
+   */
+  viewResumeHistoryMs?: number
+  /**
    * Cluster mode: NATS server URLs (`nats://host:port`); unset or empty = one process, no
    * NATS. @default unset
    */
@@ -472,6 +487,10 @@ export interface EngineStats {
   viewResets: number
   /** Held views closed unresumed (grace ended, or pushed out by the bounds), since start. */
   viewsDetachedClosed: number
+  /** `view.resume`s that replayed messages lost in flight from the view's history, since start. */
+  viewReplays: number
+  /** Bytes held now by the views' histories of sent messages (`views.resumeHistoryBytes` per view). */
+  viewHistoryBytes: number
   /** Record history (`record.resume`): bytes of the messages its rings hold now. */
   historyBytes: number
   /** Record history: messages its rings hold now. */

@@ -147,6 +147,12 @@ export interface Config {
     readonly resumeMaxPerUser: number;
     /** Most views held in all. */
     readonly resumeMax: number;
+    /** View messages each view keeps for replay on resume (0: none). */
+    readonly resumeHistoryMessages: number;
+    /** Bytes of kept messages per view (0: none). */
+    readonly resumeHistoryBytes: number;
+    /** How long a sent view message is kept while its view is live, ms. */
+    readonly resumeHistoryMs: number;
   };
   /** Record status: how a record turns stale (docs/operations.md, "Record status"). */
   readonly records: {

@@ -74,6 +74,9 @@ export function engineConfig(config: Config): EngineConfig {
     viewResumeGraceMs: config.views.resumeGraceMs,
     viewResumeMaxPerUser: config.views.resumeMaxPerUser,
     viewResumeMax: config.views.resumeMax,
+    viewResumeHistoryMessages: config.views.resumeHistoryMessages,
+    viewResumeHistoryBytes: config.views.resumeHistoryBytes,
+    viewResumeHistoryMs: config.views.resumeHistoryMs,
   };
 }
 

@@ -62,6 +62,37 @@ async function freshRows(s: RawSocket, reqId: number): Promise<ViewRow[]> {
   return held(created, []);
 }
 
+/**
+ * A source updating the view's records until stopped: every step updates the qty of a row of
+ * the window, every third moves another record's px (rows enter and leave the window). Bounded:
+ * at most 2000 steps; `steps` counts those applied (each awaits the source barrier).
+ */
+function liveFeed(source: Source) {
+  const feed = { steps: 0, stopped: false, done: Promise.resolve() };
+  feed.done = (async () => {
+    for (let i = 1; i <= 2000 && !feed.stopped; i++) {
+      const batch = [delta(`/VR/${i % 8}`, { qty: i })];
+      if (i % 3 === 0) batch.push(delta(`/VR/${8 + (i % 20)}`, { px: (i * 37) % 300 }));
+      source.publish(batch);
+      await source.barrier();
+      feed.steps = i;
+    }
+  })();
+  return {
+    get steps() { return feed.steps; },
+    /** Waits until `n` more steps were applied. */
+    more: async (n: number) => { const at = feed.steps; await waitFor(() => feed.steps >= at + n, `${n} live steps`); },
+    stop: async () => { feed.stopped = true; await feed.done; },
+  };
+}
+
+type Seqd = ServerMessage & { seq: number };
+
+/** The `view.size` / `view.rows` of view `viewId` on `s`, in order. */
+function seqd(s: RawSocket, viewId: number): Seqd[] {
+  return s.messages.filter((m): m is Seqd => (m.type === 'view.rows' || m.type === 'view.size') && m.viewId === viewId && typeof m.seq === 'number');
+}
+
 /** Logs in on a new socket; returns it and its `session.loggedIn`. */
 async function login(server: RunningServer, user: string) {
   const s = await new RawSocket(wsUrl(server, '/stream')).open();
@@ -123,6 +154,75 @@ describe('views after a dropped connection', () => {
     expect(live.seq).toBe(lastSeq + 3);
   });
 
+  it('replays the messages lost in flight with their original seqs, then the diff, while live updates flow', async () => {
+    const server = await startTestServer();
+    const source = await seed(server);
+    const live = liveFeed(source);
+    const { s: a, info } = await login(server, 'alice');
+    a.send({ type: 'view.create', reqId: 2, ...VIEW });
+    const created = await a.next<ViewCreated>((m) => m.type === 'view.created' && m.reqId === 2, 'view.created');
+    await waitFor(() => seqd(a, created.viewId).length >= 6, 'live view messages');
+    // the client stops reading: what it received after seq N counts as lost in flight
+    const n = seqd(a, created.viewId).at(-4)!.seq;
+    a.ws.terminate(); // no close frame: the server holds the view
+    await a.waitClosed();
+    const received = seqd(a, created.viewId);
+    const lastReceived = received.at(-1)!.seq;
+    await waitFor(() => server.engine.stats().viewsDetached === 1, 'the view held');
+    await live.more(3); // the view's rows change while it is held
+
+    const { s: a2 } = await login(server, 'alice');
+    a2.send({ type: 'view.resume', reqId: 3, epoch: info.epoch, sessionId: info.sessionId, viewId: created.viewId, seq: n, ...VIEW });
+    const resumed = await a2.next((m) => m.type === 'view.resumed' && m.reqId === 3, 'view.resumed') as ServerMessage & { viewId: number; seq: number };
+    const last = resumed.seq;
+    expect(last).toBeGreaterThanOrEqual(lastReceived);
+    // the diff since the drop, then live again on the resumed view
+    await waitFor(() => seqd(a2, resumed.viewId).some((m) => m.seq > last + 2), 'the diff and live updates after the resume');
+    await live.stop();
+    await source.barrier();
+    const fresh = await freshRows(a2, 4); // queued after every earlier message of the resumed view
+
+    const after = seqd(a2, resumed.viewId);
+    expect(after.map((m) => m.seq)).toEqual(after.map((_, i) => n + 1 + i));
+    const replayed = after.filter((m) => m.seq <= last);
+    expect(replayed.length).toBe(last - n);
+    for (const m of replayed) {
+      if (m.type === 'view.rows') expect(m.reqId).toBe(2); // as sent: tagged with the view.create
+      const sent = received.find((r) => r.seq === m.seq);
+      if (sent !== undefined) expect(m).toEqual({ ...sent, viewId: resumed.viewId });
+    }
+    for (const m of after.filter((x) => x.seq > last)) if (m.type === 'view.rows') expect(m.reqId).toBe(3);
+    const rows = held(created, received.filter((m) => m.seq <= n));
+    for (const m of after) if (m.type === 'view.rows') applyViewRows(rows, 0, m);
+    expect(shape(rows)).toEqual(shape(fresh));
+    expect(server.engine.stats()).toMatchObject({ viewResumes: 1, viewReplays: 1, viewResets: 0, viewsDetached: 0 });
+    expect(server.engine.stats().viewHistoryBytes).toBeGreaterThan(0);
+  });
+
+  it('resets a resume from before the messages the view keeps', async () => {
+    const server = await startTestServer({ views: { resumeHistoryMessages: 4 } });
+    const source = await seed(server);
+    const live = liveFeed(source);
+    const { s: a, info } = await login(server, 'alice');
+    a.send({ type: 'view.create', reqId: 2, ...VIEW });
+    const created = await a.next<ViewCreated>((m) => m.type === 'view.created' && m.reqId === 2, 'view.created');
+    await waitFor(() => seqd(a, created.viewId).length >= 8, 'live view messages');
+    const n = seqd(a, created.viewId)[0]!.seq; // 7 or more messages back: past the 4 kept
+    a.ws.terminate();
+    await waitFor(() => server.engine.stats().viewsDetached === 1, 'the view held');
+    const { s: a2 } = await login(server, 'alice');
+    a2.send({ type: 'view.resume', reqId: 3, epoch: info.epoch, sessionId: info.sessionId, viewId: created.viewId, seq: n, ...VIEW });
+    const reset = await a2.next<ViewCreated>((m) => m.type === 'view.created' && m.reqId === 3, 'the reset view');
+    expect(reset).toMatchObject({ seq: 1, reset: true });
+    expect(a2.messages.some((m) => m.type === 'view.resumed')).toBe(false);
+    await live.stop();
+    await source.barrier();
+    const fresh = await freshRows(a2, 4);
+    const rows = held(reset, seqd(a2, reset.viewId));
+    expect(shape(rows)).toEqual(shape(fresh));
+    expect(server.engine.stats()).toMatchObject({ viewResumes: 0, viewReplays: 0, viewResets: 1, viewsDetached: 0 });
+  });
+
   it('answers a reset once the grace has passed, and holds nothing after a client close', async () => {
     const server = await startTestServer({ views: { resumeGraceMs: 200 } });
     const source = await seed(server);
@@ -180,6 +280,53 @@ describe('views after a dropped connection', () => {
     const reported = new Set(calls.slice(seen).flatMap((c) => c.updated));
     expect(reported.size).toBeLessThan(VIEW.window.size);
     expect(server.engine.stats().viewResumes).toBe(1);
+    await client.close();
+  });
+
+  it('the SDK applies and counts a replay of what was lost in flight, its window equal to a fresh view', async () => {
+    const server = await startTestServer({ auth: { tokenSecret: 'a-stable-secret-for-view-resume-tests' } });
+    const source = await seed(server);
+    const gate = { closed: false, losing: false, lost: 0, sockets: [] as WebSocket[] };
+    class Lossy extends WebSocket {
+      constructor(url: string, protocols?: string | string[]) {
+        super(gate.closed ? 'ws://127.0.0.1:1/stream' : url, protocols);
+        gate.sockets.push(this);
+      }
+
+      // frames that reached the socket but never the SDK: lost in flight
+      override emit(event: string | symbol, ...args: unknown[]): boolean {
+        if (event === 'message' && gate.losing) {
+          if (/"view\.(rows|size)"/.test(String(args[0]))) gate.lost++;
+          return false;
+        }
+        return super.emit(event, ...args);
+      }
+    }
+    const client = sdkClient(server, { WebSocket: Lossy as unknown as ClientOptions['WebSocket'] });
+    await client.connect();
+    let calls = 0;
+    const view = client.view(VIEW, { onRows: () => calls++ });
+    await waitFor(() => calls > 0, 'the first rows');
+    const live = liveFeed(source);
+    await waitFor(() => calls > 3, 'live rows');
+    gate.losing = true;
+    await waitFor(() => gate.lost >= 3, 'view messages lost in flight');
+    gate.closed = true;
+    gate.sockets.at(-1)?.terminate();
+    gate.losing = false;
+    await waitFor(() => server.engine.stats().viewsDetached === 1, 'the view held');
+    await live.more(2);
+    gate.closed = false;
+    await waitFor(() => client.stats().viewResumes === 1, 'resumed', 20_000);
+    await live.more(2);
+    await live.stop();
+    await source.barrier();
+    const { s } = await login(server, 'alice');
+    const fresh = await freshRows(s, 2);
+    await waitFor(() => JSON.stringify(shape(view.rows)) === JSON.stringify(shape(fresh)), 'the window equals a fresh view');
+    expect(client.stats()).toMatchObject({ viewResumes: 1, viewResets: 0 });
+    expect(client.stats().viewReplays).toBeGreaterThanOrEqual(gate.lost);
+    expect(server.engine.stats().viewReplays).toBe(1);
     await client.close();
   });
 });

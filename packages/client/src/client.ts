@@ -122,6 +122,7 @@ export class TidewireClient {
     resets: 0,
     viewResumes: 0,
     viewResets: 0,
+    viewReplays: 0,
     failovers: 0,
     rttMs: undefined,
   };
@@ -140,6 +141,9 @@ export class TidewireClient {
     resumeAnswered: (how) => {
       if (how === 'resumed') this.counters.viewResumes++;
       else this.counters.viewResets++;
+    },
+    replayed: () => {
+      this.counters.viewReplays++;
     },
   });
   private readonly orders: Orders;

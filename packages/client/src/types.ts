@@ -178,6 +178,11 @@ export interface ClientStats {
   viewResumes: number;
   /** Views a `view.resume` could not continue: opened afresh (`view.created` flagged reset) and diffed. */
   viewResets: number;
+  /**
+   * View messages replayed after a `view.resumed`: sent before the connection dropped but lost in
+   * flight, so the server sent them again (same seqs) before the diff since the drop.
+   */
+  viewReplays: number;
   /** Of `reconnects`, those on another URL than the connection that dropped (`urls` only). */
   failovers: number;
   /** Round-trip time of the latest ping, ms. */

@@ -52,7 +52,7 @@ describe('Views', () => {
   it('reports rows changed by a diff of an earlier window with the next call (a grid patching `updated` stays current)', () => {
     let next = 1;
     const sent: unknown[] = [];
-    const views = new Views({ loggedIn: () => true, send: (m) => (sent.push(m), true), takeReqId: () => next++, report: (e) => { throw e; }, resumeAnswered: () => {} });
+    const views = new Views({ loggedIn: () => true, send: (m) => (sent.push(m), true), takeReqId: () => next++, report: (e) => { throw e; }, resumeAnswered: () => {}, replayed: () => {} });
     const calls: Array<{ ids: number[]; updated: number[]; v: unknown }> = [];
     const handle = views.add({ container: '/C', window: { offset: 0, size: 2 } }, {
       onRows: (rows, _count, updated) => calls.push({ ids: rows.map((r) => r.id), updated: [...updated].sort(), v: rows.find((r) => r.id === 7)?.fields.v }),
@@ -77,7 +77,7 @@ describe('Views', () => {
     const answered: string[] = [];
     const views = new Views({
       loggedIn: () => true, send: (m) => (sent.push(m as unknown as Record<string, unknown>), true), takeReqId: () => next++,
-      report: (e) => { throw e; }, resumeAnswered: (how) => answered.push(how),
+      report: (e) => { throw e; }, resumeAnswered: (how) => answered.push(how), replayed: () => {},
     });
     const calls: Array<{ ids: number[]; updated: number[] }> = [];
     const handler = { onRows: (rows: readonly ViewRow[], _count: number, updated: ReadonlySet<number>) => calls.push({ ids: rows.map((r) => r.id), updated: [...updated].sort() }) };
@@ -114,5 +114,47 @@ describe('Views', () => {
     sent.length = 0;
     views.onLoggedIn();
     expect(sent.map((m) => m.type)).toEqual(['view.create', 'view.create']);
+  });
+
+  it('applies the messages a resume replays (lost in flight) in the windows they were sent for, then the diff', () => {
+    let next = 1;
+    let replays = 0;
+    const sent: Array<Record<string, unknown>> = [];
+    const views = new Views({
+      loggedIn: () => true, send: (m) => (sent.push(m as unknown as Record<string, unknown>), true), takeReqId: () => next++,
+      report: (e) => { throw e; }, resumeAnswered: () => {}, replayed: () => replays++,
+    });
+    const calls: Array<{ ids: number[]; updated: number[] }> = [];
+    const v = views.add({ container: '/C', window: { offset: 0, size: 2 } }, {
+      onRows: (rows, _count, updated) => calls.push({ ids: rows.map((r) => r.id), updated: [...updated].sort() }),
+    });
+    const image = (id: number, index: number) => ({ index, id, subject: `/R/${id}`, seq: 1, ts: 0, fields: { v: id } });
+    views.deliver({ type: 'view.created', reqId: 1, viewId: 5, seq: 1, count: 9, rows: [image(1, 0), image(2, 1)] });
+    v.move(4, 2); // view.change reqId 2: its answer (seq 3) is lost, as is the update before it (seq 2)
+    sent.length = 0;
+    views.onLoggedIn({ epoch: 77, sessionId: 40 });
+    expect(sent).toMatchObject([{ type: 'view.resume', reqId: 3, viewId: 5, seq: 1, window: { offset: 4, size: 2 } }]);
+    calls.length = 0;
+    views.deliver({ type: 'view.resumed', reqId: 3, viewId: 8, seq: 3 });
+    // replayed: an update of the first window, then the answer to the move (its offset, 4)
+    views.deliver({ type: 'view.rows', reqId: 1, viewId: 8, seq: 2, updated: [{ id: 2, seq: 2, ts: 1, fields: { v: 20 } }] });
+    expect(calls).toEqual([]);
+    views.deliver({ type: 'view.rows', reqId: 2, viewId: 8, seq: 3, left: [1, 2], entered: [image(5, 4), image(6, 5)] });
+    expect(calls).toEqual([{ ids: [5, 6], updated: [2] }]);
+    expect(v.rows.map((r) => r.index)).toEqual([4, 5]);
+    expect(replays).toBe(2);
+    // the diff since the drop, tagged with the resume
+    views.deliver({ type: 'view.rows', reqId: 3, viewId: 8, seq: 4, updated: [{ id: 6, seq: 2, ts: 2, fields: { v: 60 } }] });
+    expect(calls[1]).toEqual({ ids: [5, 6], updated: [6] });
+    expect(replays).toBe(2);
+    // a drop mid-replay resumes from what was applied
+    sent.length = 0;
+    views.onLoggedIn({ epoch: 77, sessionId: 41 });
+    views.deliver({ type: 'view.resumed', reqId: 4, viewId: 9, seq: 7 });
+    views.deliver({ type: 'view.size', viewId: 9, seq: 5, count: 10 });
+    sent.length = 0;
+    views.onLoggedIn({ epoch: 77, sessionId: 42 });
+    expect(sent).toMatchObject([{ type: 'view.resume', viewId: 9, seq: 5 }]);
+    expect(replays).toBe(3);
   });
 });

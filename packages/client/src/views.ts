@@ -3,8 +3,8 @@
  * rows kept in view order from `view.created` / `view.rows` / `view.size`, `move()` as
  * `view.change`, `close()` as `view.close`. After a reconnect every open view is resumed
  * (`view.resume` with the previous session's epoch and id, the view's id there and the last seq
- * held): the server either continues it, sending only what it missed (`view.resumed`, then
- * ordinary diffs), or opens it afresh (`view.created` flagged `reset`, as after a login to a
+ * held): the server either continues it, sending only what it missed (`view.resumed`, then the
+ * messages lost in flight replayed with their seqs and reqIds, then ordinary diffs), or opens it afresh (`view.created` flagged `reset`, as after a login to a
  * server that does not hold it); a fresh snapshot replaces the rows, and `onRows` names the rows
  * it changed (`updated`), so a grid patches them in place either way.
  *
@@ -70,6 +70,8 @@ export interface ViewsPort {
   report(error: unknown): void;
   /** Counts a `view.resume` answered: continued (`resumed`) or opened afresh (`reset`). */
   resumeAnswered(how: 'resumed' | 'reset'): void;
+  /** Counts one view message replayed after a `view.resumed` (lost in flight before the drop). */
+  replayed(): void;
 }
 
 /** The previous session a reconnect resumes views from (its `session.loggedIn`). */
@@ -85,9 +87,17 @@ class OpenView implements ViewHandle {
   viewId: number | undefined;
   /** Seq of the last view message applied (0: none; the server numbers them from 1). */
   seq = 0;
+  /**
+   * After `view.resumed`: the last seq the server sent before the drop; messages up to it are
+   * replays (sent before, lost in flight), tagged with the reqIds of the previous session.
+   */
+  replayTo: number | undefined;
   /** reqId of the latest create/change: only its diffs reach the handler. */
   latestReq = -1;
-  /** Window offset the server used for diffs tagged with each reqId still in flight. */
+  /**
+   * Window offset the server used for diffs tagged with each reqId still in flight (kept across a
+   * resume: replayed diffs carry the reqIds of the previous session).
+   */
   readonly offsets = new Map<number, number>();
   /**
    * Ids of rows whose fields a diff of an earlier window changed (applied, no call): reported with
@@ -210,7 +220,8 @@ export class Views {
     if (r.filter !== undefined) m.filter = r.filter;
     if (r.sort !== undefined) m.sort = r.sort.map((k) => ({ field: k.field, dir: k.dir }));
     v.latestReq = reqId;
-    v.offsets.clear();
+    v.replayTo = undefined;
+    if (held === undefined) v.offsets.clear();
     v.offsets.set(reqId, r.window.offset);
     this.creating.set(reqId, v);
     this.port.send(m);
@@ -247,7 +258,9 @@ export class Views {
       if (v === undefined) return;
       this.creating.delete(m.reqId);
       v.viewId = m.viewId;
-      v.seq = m.seq;
+      // the messages from the held seq + 1 to m.seq are replayed next; v.seq moves as they are
+      // applied (a drop mid-replay resumes from what was really applied)
+      if (m.seq > v.seq) v.replayTo = m.seq;
       this.byId.set(m.viewId, v);
       this.port.resumeAnswered('resumed');
       if (v.moveAfterCreate) {
@@ -261,6 +274,10 @@ export class Views {
       if (v === undefined) return;
       this.creating.delete(m.reqId);
       if (m.reset === true) this.port.resumeAnswered('reset');
+      // a fresh view: the previous session's requests are done with
+      const own = v.offsets.get(m.reqId);
+      v.offsets.clear();
+      if (own !== undefined) v.offsets.set(m.reqId, own);
       v.viewId = m.viewId;
       v.seq = m.seq ?? 0;
       this.byId.set(m.viewId, v);
@@ -282,6 +299,13 @@ export class Views {
     }
     const v = this.byId.get(m.viewId);
     if (v === undefined) return;
+    // a replay ends with the message numbered replayTo: the grid is told then, whatever its reqId
+    let replayEnd = false;
+    if (v.replayTo !== undefined && m.seq !== undefined && m.seq <= v.replayTo) {
+      this.port.replayed();
+      replayEnd = m.seq === v.replayTo;
+      if (replayEnd) v.replayTo = undefined;
+    }
     if (m.seq !== undefined) v.seq = m.seq;
     if (m.type === 'view.size') {
       v.count = m.count;
@@ -291,7 +315,7 @@ export class Views {
     const offset = v.offsets.get(m.reqId) ?? v.request.window.offset;
     for (const r of v.offsets.keys()) if (r !== m.reqId && r !== v.latestReq && r < m.reqId) v.offsets.delete(r);
     const updated = applyViewRows(v.rows, offset, m);
-    if (m.reqId === v.latestReq) this.notify(v, updated);
+    if (m.reqId === v.latestReq || replayEnd) this.notify(v, updated);
     else for (const id of updated) v.missed.add(id);
   }
 

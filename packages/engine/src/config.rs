@@ -191,6 +191,15 @@ pub struct RawConfig {
     pub view_resume_max_per_user: Option<f64>,
     /// Most views held in all (0..1,000,000); past it the oldest closes. @default 10000
     pub view_resume_max: Option<f64>,
+    /// Most view messages each view keeps for `view.resume` to replay (0..10,000; 0: none kept).
+    /// @default 64
+    pub view_resume_history_messages: Option<f64>,
+    /// Most bytes of view messages each view keeps for replay (0..67,108,864; 0: none kept).
+    /// @default 262144
+    pub view_resume_history_bytes: Option<f64>,
+    /// How long a sent view message is kept for replay while its view is live, ms
+    /// (0..3,600,000). @default 60000
+    pub view_resume_history_ms: Option<f64>,
     /// Cluster mode: NATS server URLs (`nats://host:port`); unset or empty = one process, no
     /// NATS. @default unset
     pub cluster_urls: Option<Vec<String>>,
@@ -285,10 +294,36 @@ impl RawConfig {
             0,
             1_000_000,
         )?;
+        let messages = int(
+            "viewResumeHistoryMessages",
+            self.view_resume_history_messages,
+            crate::hub::DEFAULT_VIEW_HISTORY_MESSAGES as u64,
+            0,
+            10_000,
+        )?;
+        let bytes = int(
+            "viewResumeHistoryBytes",
+            self.view_resume_history_bytes,
+            crate::hub::DEFAULT_VIEW_HISTORY_BYTES as u64,
+            0,
+            64 << 20,
+        )?;
+        let age = int(
+            "viewResumeHistoryMs",
+            self.view_resume_history_ms,
+            crate::hub::DEFAULT_VIEW_HISTORY_MS,
+            0,
+            3_600_000,
+        )?;
         Ok(crate::hub::ViewResumeConfig {
             grace: std::time::Duration::from_millis(grace),
             max_per_user: per_user as usize,
             max_total: total as usize,
+            history: crate::hub::ViewHistoryConfig {
+                messages: messages as usize,
+                bytes: bytes as usize,
+                max_age: std::time::Duration::from_millis(age),
+            },
         })
     }
 
@@ -642,6 +677,53 @@ mod tests {
         .resolve()
         .unwrap();
         assert_eq!(ok.batching.burst_max, Duration::from_millis(500));
+    }
+
+    #[test]
+    fn view_resume_history_defaults_and_validation() {
+        let d = RawConfig::default().resolve_view_resume().unwrap();
+        assert_eq!(d, crate::hub::ViewResumeConfig::default());
+        assert_eq!(
+            (d.history.messages, d.history.bytes, d.history.max_age),
+            (64, 256 * 1024, Duration::from_secs(60))
+        );
+        let set = RawConfig {
+            view_resume_history_messages: Some(8.0),
+            view_resume_history_bytes: Some(0.0),
+            view_resume_history_ms: Some(1500.0),
+            ..Default::default()
+        }
+        .resolve_view_resume()
+        .unwrap();
+        assert_eq!(
+            (set.history.messages, set.history.bytes, set.history.max_age),
+            (8, 0, Duration::from_millis(1500))
+        );
+        for (raw, field) in [
+            (
+                RawConfig {
+                    view_resume_history_messages: Some(10_001.0),
+                    ..Default::default()
+                },
+                "viewResumeHistoryMessages",
+            ),
+            (
+                RawConfig {
+                    view_resume_history_bytes: Some(-1.0),
+                    ..Default::default()
+                },
+                "viewResumeHistoryBytes",
+            ),
+            (
+                RawConfig {
+                    view_resume_history_ms: Some(0.5),
+                    ..Default::default()
+                },
+                "viewResumeHistoryMs",
+            ),
+        ] {
+            assert_eq!(raw.resolve_view_resume().unwrap_err().field(), Some(field));
+        }
     }
 
     fn with_tick(r: &RawConfig, t: f64) -> RawConfig {

@@ -56,6 +56,10 @@ macro_rules! engine_stats_fields {
             view_resets,
             #[doc = " Held views closed unresumed (grace ended, or pushed out by the bounds), since start."]
             views_detached_closed,
+            #[doc = " `view.resume`s that replayed messages lost in flight from the view's history, since start."]
+            view_replays,
+            #[doc = " Bytes held now by the views' histories of sent messages (`views.resumeHistoryBytes` per view)."]
+            view_history_bytes,
             #[doc = " Record history (`record.resume`): bytes of the messages its rings hold now."]
             history_bytes,
             #[doc = " Record history: messages its rings hold now."]

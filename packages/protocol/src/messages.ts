@@ -585,9 +585,10 @@ export interface ViewCreate {
  * view as that session knew it (`sessionId`, `viewId`), the `seq` of the last view message the
  * client holds, and the view's definition, checked as a `view.create` (entitlements, limits). When
  * the server still holds the view (its session dropped less than `views.resumeGraceMs` ago), for
- * this user and `epoch`, the definition opens that same view and `seq` is the last one it sent:
- * `view.resumed`, then what the client missed as `view.size` / `view.rows` continuing the seq.
- * Otherwise the definition is opened afresh: `view.created` with `reset: true`.
+ * this user and `epoch`, the definition opens that same view and `seq` is the last one it sent or
+ * one it still keeps the later messages of: `view.resumed`, then the messages after `seq` as they
+ * were sent (lost in flight), then what changed since the drop as `view.size` / `view.rows`
+ * continuing the seq. Otherwise the definition is opened afresh: `view.created` with `reset: true`.
  */
 export interface ViewResume {
   type: 'view.resume';
@@ -643,13 +644,13 @@ export interface ViewCreated {
   reset?: boolean;
 }
 
-/** `view.resume` continues the view: what the client missed follows as `view.size` / `view.rows` from `seq` + 1 (nothing when nothing changed). */
+/** `view.resume` continues the view. Follow: the messages numbered from the request's `seq` + 1 to this `seq`, replayed as they were sent (lost in flight: same seqs and reqIds, this viewId), then what changed since the drop as `view.size` / `view.rows` from `seq` + 1 (nothing when nothing changed). */
 export interface ViewResumed {
   type: 'view.resumed';
   reqId: number;
   /** The view's id in this session (`view.change`/`view.close` name it). */
   viewId: number;
-  /** The seq the view continues from (the client's). */
+  /** The last seq the server sent for the view before the drop: the client's `seq`, or ahead of it by the messages replayed next. */
   seq: number;
 }
 

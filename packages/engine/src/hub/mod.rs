@@ -33,6 +33,7 @@ mod subscriptions;
 #[cfg(test)]
 mod test_support;
 mod tiers;
+mod view_history;
 mod view_resume;
 mod views;
 
@@ -43,6 +44,9 @@ pub use resume::ResumeRecord;
 pub use statements::{is_stat_subject, statement_cost, StatementQuota, STAT_PREFIX};
 pub use status::StatusConfig;
 pub use subscribe::SessionView;
+pub use view_history::{
+    ViewHistoryConfig, DEFAULT_VIEW_HISTORY_BYTES, DEFAULT_VIEW_HISTORY_MESSAGES, DEFAULT_VIEW_HISTORY_MS,
+};
 pub use view_resume::{
     ViewResume, ViewResumeConfig, DEFAULT_VIEW_RESUME_GRACE_MS, DEFAULT_VIEW_RESUME_MAX,
     DEFAULT_VIEW_RESUME_MAX_PER_USER,
@@ -247,6 +251,7 @@ impl Hub {
             views: self.views.set.view_count() as u64,
             view_windows: self.views.set.window_count() as u64,
             views_detached: self.views.detached.len() as u64,
+            view_history_bytes: self.views.history.bytes() as u64,
             history_bytes: self.history.bytes() as u64,
             history_entries: self.history.entries() as u64,
             history_evicted: self.history.evicted(),

@@ -8,12 +8,15 @@
 //! definition. The view continues (`view.resumed`, then the diff since the drop as ordinary
 //! `view.size` / `view.rows` with the next seqs) only when it is held for the same user, the epoch
 //! is this engine's, the definition opens the same view, and the client's seq is the last one the
-//! server sent; otherwise the definition is opened afresh and answered by a `view.created` flagged
-//! `reset`. Held views past the grace, or pushed out by the bounds, are closed (their memory freed).
+//! server sent or one inside the window's history of sent messages (`view_history.rs`: then the
+//! messages after it are replayed with their original seqs before the diff); otherwise the
+//! definition is opened afresh and answered by a `view.created` flagged `reset`. Held views past
+//! the grace, or pushed out by the bounds, are closed (their memory freed).
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
+use super::view_history::ViewHistoryConfig;
 use super::views::{HubViews, ViewSub};
 use super::Hub;
 use crate::stats::EngineStats;
@@ -35,6 +38,8 @@ pub struct ViewResumeConfig {
     pub max_per_user: usize,
     /// Most views held in all; past it the oldest held view is closed.
     pub max_total: usize,
+    /// Bounds of each window's history of sent messages (kept only while `grace` is not zero).
+    pub history: ViewHistoryConfig,
 }
 
 impl Default for ViewResumeConfig {
@@ -43,6 +48,7 @@ impl Default for ViewResumeConfig {
             grace: Duration::from_millis(DEFAULT_VIEW_RESUME_GRACE_MS),
             max_per_user: DEFAULT_VIEW_RESUME_MAX_PER_USER,
             max_total: DEFAULT_VIEW_RESUME_MAX,
+            history: ViewHistoryConfig::default(),
         }
     }
 }
@@ -100,12 +106,14 @@ pub(super) enum Outcome {
 }
 
 /// What the server holds under the requested (session id, viewId): its user, its view, the seq
-/// of the last message sent for it.
+/// of the last message sent for it, and the lowest seq its history replays from (`seq` when it
+/// keeps nothing).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct HeldView<'a> {
     pub(super) user: &'a str,
     pub(super) view: u32,
     pub(super) seq: u64,
+    pub(super) oldest: u64,
 }
 
 /// The resume decision. `held`: what is held under the requested ids; `user`: the resuming
@@ -119,7 +127,7 @@ pub(super) fn decide(held: Option<HeldView<'_>>, user: &str, same_epoch: bool, v
         // another user's (or another run's numbers): not the caller's to continue or close
         return Outcome::Reset { discard: false };
     }
-    if h.view != view || h.seq != seq {
+    if h.view != view || seq < h.oldest || seq > h.seq {
         return Outcome::Reset { discard: true };
     }
     Outcome::Continue
@@ -226,6 +234,7 @@ impl Hub {
     /// New settings of held views (the views held so far keep their expiry).
     pub fn set_view_resume(&mut self, cfg: ViewResumeConfig) {
         self.views.detached.cfg = cfg;
+        self.views.history.configure(cfg.history, !cfg.grace.is_zero());
     }
 
     /// Session slot `slot`'s connection dropped: its views are held for `view.resume` (a view
@@ -251,6 +260,7 @@ impl Hub {
             self.views.window_owner.remove(&sub.window);
             let _ = self.views.set.set_window_tag(sub.window, [0; 4]);
             let _ = self.views.set.detach_window(sub.window);
+            self.views.history.age(sub.window, now);
             for gone in self.views.detached.hold((sid, view_id), &user, sub, now) {
                 if gone.window != sub.window {
                     self.stats.views_detached_closed += 1;
@@ -276,10 +286,14 @@ impl Hub {
         };
         let user = self.sessions.get(slot).map(|s| s.user.clone()).unwrap_or_default();
         let key = (r.session_id, r.view_id);
-        let held = self.views.detached.held.get(&key).map(|h| HeldView {
-            user: &h.user,
-            view: h.sub.view,
-            seq: self.views.set.window_seq(h.sub.window).unwrap_or(0),
+        let held = self.views.detached.held.get(&key).map(|h| {
+            let seq = self.views.set.window_seq(h.sub.window).unwrap_or(0);
+            HeldView {
+                user: &h.user,
+                view: h.sub.view,
+                seq,
+                oldest: self.views.history.oldest(h.sub.window, seq),
+            }
         });
         let same_epoch = self.epoch != 0 && r.epoch == self.epoch;
         match decide(held, &user, same_epoch, view, r.seq) {
@@ -297,8 +311,19 @@ impl Hub {
                 let view_id = self
                     .views
                     .add_subscription(slot, ViewSub::resumed(h.sub.view, h.sub.window, req_id));
+                // `view.resumed` names the last seq sent; the messages after the client's follow
+                // as sent (lost in flight), then the diff since the drop
+                let last = self.views.set.window_seq(h.sub.window).unwrap_or(0);
                 self.scratch.clear();
-                view_resumed(&mut self.scratch, req_id, view_id, r.seq);
+                view_resumed(&mut self.scratch, req_id, view_id, last);
+                if self
+                    .views
+                    .history
+                    .replay(h.sub.window, r.seq, view_id, &mut self.scratch)
+                    > 0
+                {
+                    self.stats.view_replays += 1;
+                }
                 self.send_reply(slot, now);
                 self.stats.view_resumes += 1;
                 self.flush_views(now);

@@ -63,6 +63,7 @@ fn hub(now: Instant) -> Hub {
             grace: Duration::from_secs(1),
             max_per_user: 3,
             max_total: 4,
+            history: ViewHistoryConfig::default(),
         }),
         now,
     );
@@ -121,7 +122,14 @@ fn seqs(msgs: &[serde_json::Value]) -> Vec<(String, u64)> {
 
 #[test]
 fn the_decision() {
-    let held = |user, view, seq| Some(HeldView { user, view, seq });
+    let held = |user, view, seq| {
+        Some(HeldView {
+            user,
+            view,
+            seq,
+            oldest: seq,
+        })
+    };
     assert_eq!(decide(held("a", 4, 9), "a", true, 4, 9), Outcome::Continue);
     assert_eq!(decide(None, "a", true, 4, 9), Outcome::Reset { discard: false });
     assert_eq!(
@@ -144,6 +152,20 @@ fn the_decision() {
         decide(held("a", 4, 9), "a", true, 4, 10),
         Outcome::Reset { discard: true }
     );
+    // a history replaying from seq 5: a client holding 5..=9 continues
+    let replays = Some(HeldView {
+        user: "a",
+        view: 4,
+        seq: 9,
+        oldest: 5,
+    });
+    for (seq, want) in [
+        (4, Outcome::Reset { discard: true }),
+        (5, Outcome::Continue),
+        (8, Outcome::Continue),
+    ] {
+        assert_eq!(decide(replays, "a", true, 4, seq), want);
+    }
 }
 
 #[test]

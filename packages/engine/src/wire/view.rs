@@ -106,6 +106,11 @@ impl<'o> ViewRows<'o> {
         }
     }
 
+    /// Bytes in the output so far (right after `begin`: where the message's body starts).
+    pub fn written(&self) -> usize {
+        self.out.len()
+    }
+
     fn item(&mut self, section: Section, key: &[u8]) {
         debug_assert!(section >= self.section, "view.rows lists out of order");
         if section == self.section {

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use super::TAG_LIVE;
+use super::{HubViews, TAG_LIVE};
 use crate::hub::Hub;
 use crate::view::WindowDiff;
 use crate::wire::view::{view_size, ViewCreated, ViewRows};
@@ -21,7 +21,7 @@ impl Hub {
             // tag (a dense array), not from three per-session maps.
             if let Some([slot, view_id, req_id, TAG_LIVE]) = self.views.set.window_tag(d.window) {
                 self.scratch.clear();
-                if self.encode_rows(d, req_id, view_id, false) {
+                if self.encode_rows(d, req_id, view_id, false, now) {
                     self.send_control(slot, now);
                 }
                 continue;
@@ -50,7 +50,7 @@ impl Hub {
             match creating {
                 Some(create_req) => self.encode_created(d, create_req, view_id, reset),
                 None => {
-                    if !self.encode_rows(d, req_id, view_id, answers_change) {
+                    if !self.encode_rows(d, req_id, view_id, answers_change, now) {
                         continue;
                     }
                 }
@@ -69,6 +69,7 @@ impl Hub {
     pub(super) fn encode_created(&mut self, d: &WindowDiff, req_id: u32, view_id: u32, reset: bool) {
         let count = d.count.unwrap_or(0) as u64;
         let _ = self.views.set.set_window_seq(d.window, 1);
+        self.views.history.start(d.window, 1);
         let Hub { scratch, store, .. } = self;
         let mut w = ViewCreated::begin(scratch, req_id, view_id, Some(1), count);
         for &(i, id) in &d.entered {
@@ -84,10 +85,18 @@ impl Hub {
     /// `view.size` (count changed) then `view.rows`; false when there is nothing to send.
     /// `always`: a `view.change` waits for this reply, so an empty `view.rows` is sent too.
     /// Each updated row is encoded once per flush (`ViewSet::row_bytes`) and copied into every
-    /// window's message that carries it. Each message sent takes the window's next seq.
-    pub(super) fn encode_rows(&mut self, d: &WindowDiff, req_id: u32, view_id: u32, always: bool) -> bool {
+    /// window's message that carries it. Each message sent takes the window's next seq and is
+    /// kept in the window's history (`view_history.rs`) as sent at `now`.
+    pub(super) fn encode_rows(
+        &mut self,
+        d: &WindowDiff,
+        req_id: u32,
+        view_id: u32,
+        always: bool,
+        now: Instant,
+    ) -> bool {
         let mut seq = self.views.set.window_seq(d.window).unwrap_or(0);
-        let sent = self.encode_rows_at(d, req_id, view_id, always, &mut seq);
+        let sent = self.encode_rows_at(d, req_id, view_id, always, &mut seq, now);
         let _ = self.views.set.set_window_seq(d.window, seq);
         sent
     }
@@ -100,20 +109,27 @@ impl Hub {
         view_id: u32,
         always: bool,
         seq: &mut u64,
+        now: Instant,
     ) -> bool {
         let Hub {
             scratch, store, views, ..
         } = self;
-        let views = &mut views.set;
+        let HubViews {
+            set: views,
+            history: view_history,
+            ..
+        } = views;
         if let Some(count) = d.count {
             *seq += 1;
             view_size(scratch, view_id, Some(*seq), count as u64);
+            view_history.sent_size(d.window, *seq, count as u64, now);
         }
         let mark = scratch.len();
         if mark > 0 {
             scratch.push(b',');
         }
         let mut w = ViewRows::begin(scratch, req_id, view_id, Some(*seq + 1));
+        let body = w.written();
         for &id in &d.left {
             w.left(id);
         }
@@ -160,6 +176,7 @@ impl Hub {
             scratch.extend_from_slice(b"]}");
         }
         *seq += 1;
+        view_history.sent_rows(d.window, *seq, req_id, &scratch[body..], now);
         true
     }
 }

@@ -6,7 +6,7 @@
 //! `requests.rs` (`view.create` / `view.change` / `view.close`), `flush.rs` (the per-window
 //! diffs encoded once per window into its subscriber's outbox, as control messages: a view diff
 //! is never dropped by slow-consumer conflation, it is state the client cannot rebuild); held
-//! views: `../view_resume.rs`. Views of a tiered session are opened over the container's tier
+//! views: `../view_resume.rs`, each window's sent messages: `../view_history.rs`. Views of a tiered session are opened over the container's tier
 //! mirror (`../tiers.rs`).
 
 mod containers;
@@ -21,6 +21,7 @@ use std::time::Instant;
 use rustc_hash::FxHashMap;
 
 use super::subscribe::ReqError;
+use super::view_history::ViewHistories;
 use super::view_resume::DetachedViews;
 use super::Hub;
 use crate::error::{EngineError, ErrorCode};
@@ -38,7 +39,8 @@ const TAG_LIVE: u32 = 2;
 pub const DEFAULT_MAX_VIEWS_PER_SESSION: usize = tidewire_protocol::limits::view_limits::MAX_VIEWS_PER_SESSION;
 
 /// The hub's views: the `ViewSet` (containers and their shared views), which session holds
-/// which window, the views' clock and expiry, and the views held for `view.resume`.
+/// which window, the views' clock and expiry, the views held for `view.resume` and the messages
+/// each window sent last.
 ///
 /// Invariants: every window listed in `window_owner` is held by exactly one open `ViewSub`
 /// (`by_session[slot].open[view_id]`) and tagged in `set` with that owner; a held (detached)
@@ -66,6 +68,8 @@ pub(super) struct HubViews {
     pub(super) diffs: Vec<WindowDiff>,
     /// Views of dropped sessions, held for `view.resume`.
     pub(super) detached: DetachedViews,
+    /// The view messages each window sent last, replayed by `view.resume`.
+    pub(super) history: ViewHistories,
 }
 
 impl Default for HubViews {
@@ -81,6 +85,7 @@ impl Default for HubViews {
             changed_ids: Vec::new(),
             diffs: Vec::new(),
             detached: DetachedViews::default(),
+            history: ViewHistories::default(),
         }
     }
 }
@@ -184,6 +189,7 @@ impl HubViews {
     /// period unless another window opens on it).
     pub(super) fn release_sub(&mut self, sub: ViewSub, now: Instant) {
         self.window_owner.remove(&sub.window);
+        self.history.remove(sub.window);
         let _ = self.set.close_window(sub.window);
         let ms = self.clock_ms(now);
         let _ = self.set.release(sub.view, ms);

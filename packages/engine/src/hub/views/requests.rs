@@ -173,7 +173,12 @@ impl Hub {
         let seq = self.views.set.window_seq(window).unwrap_or(0) + 1;
         let _ = self.views.set.set_window_seq(window, seq);
         self.scratch.clear();
-        ViewRows::begin(&mut self.scratch, req_id, view_id, Some(seq)).finish();
+        let w = ViewRows::begin(&mut self.scratch, req_id, view_id, Some(seq));
+        let body = w.written();
+        w.finish();
+        self.views
+            .history
+            .sent_rows(window, seq, req_id, &self.scratch[body..], now);
         self.send_reply(slot, now);
     }
 

@@ -1,0 +1,418 @@
+//! The window histories alone (bounds, gaps, byte-identical replay), then `view.resume` replaying
+//! them in the hub: from every seq inside a history, over random seeds, the client's window ends
+//! equal to a fresh view's; outside it, a reset.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use serde_json::Value as Json;
+
+use super::super::{Command, ContainerOp, Hub, ViewResume, ViewResumeConfig};
+use super::*;
+use crate::config::EngineConfig;
+use crate::value::Value;
+use crate::wire::encode::FieldRef;
+
+fn cfg(messages: usize, bytes: usize, age_ms: u64) -> ViewHistoryConfig {
+    ViewHistoryConfig {
+        messages,
+        bytes,
+        max_age: Duration::from_millis(age_ms),
+    }
+}
+
+fn histories(c: ViewHistoryConfig) -> ViewHistories {
+    let mut h = ViewHistories::default();
+    h.configure(c, true);
+    h
+}
+
+/// Encodes `view.rows` `seq` of view `view_id` with one updated field; returns the message and
+/// where its body starts.
+fn rows_msg(req_id: u32, view_id: u32, seq: u64, bid: f64) -> (Vec<u8>, usize) {
+    let v = Value::Number(bid);
+    let mut out = Vec::new();
+    let mut w = ViewRows::begin(&mut out, req_id, view_id, Some(seq));
+    let body = w.written();
+    w.left(4);
+    let f: [FieldRef<'_>; 1] = [("bid", Some(&v), None)];
+    w.updated(7, seq, 1.5, f.into_iter(), false);
+    w.finish();
+    (out, body)
+}
+
+/// Keeps `view.rows` `seq` of window 1 (view 3) at `at`; returns the message as sent.
+fn keep_rows(h: &mut ViewHistories, seq: u64, at: Instant) -> Vec<u8> {
+    let (msg, body) = rows_msg(9, 3, seq, seq as f64);
+    h.sent_rows(1, seq, 9, &msg[body..], at);
+    msg
+}
+
+fn replayed(h: &ViewHistories, seq: u64, view_id: u32) -> (usize, String) {
+    let mut out = Vec::new();
+    let n = h.replay(1, seq, view_id, &mut out);
+    (n, String::from_utf8(out).unwrap())
+}
+
+#[test]
+fn replays_what_was_sent_byte_for_byte_under_the_new_view_id() {
+    let now = Instant::now();
+    let mut h = histories(ViewHistoryConfig::default());
+    h.start(1, 1);
+    let mut sent = Vec::new();
+    view_size(&mut sent, 3, Some(2), 40);
+    h.sent_size(1, 2, 40, now);
+    sent.push(b',');
+    sent.extend(keep_rows(&mut h, 3, now));
+    sent.push(b',');
+    sent.extend(keep_rows(&mut h, 4, now));
+    let sent = String::from_utf8(sent).unwrap();
+    assert_eq!(replayed(&h, 1, 3), (3, format!(",{sent}")));
+    let want = |seq| String::from_utf8(rows_msg(9, 8, seq, seq as f64).0).unwrap();
+    assert_eq!(replayed(&h, 2, 8), (2, format!(",{},{}", want(3), want(4))));
+    assert_eq!(replayed(&h, 4, 3).0, 0, "nothing after the last");
+    assert_eq!((h.oldest(1, 4), h.oldest(1, 5), h.oldest(2, 4)), (1, 5, 4));
+}
+
+#[test]
+fn bounded_by_count_bytes_and_age() {
+    let t0 = Instant::now();
+    let one = ENTRY_BYTES + rows_msg(9, 3, 2, 2.0).0.len() - rows_msg(9, 3, 2, 2.0).1;
+    // by count: 3 kept
+    let mut h = histories(cfg(3, 1 << 20, 60_000));
+    h.start(1, 1);
+    for seq in 2..=7 {
+        keep_rows(&mut h, seq, t0);
+    }
+    assert_eq!(h.oldest(1, 7), 4);
+    assert_eq!(replayed(&h, 3, 3).0, 0, "seq 4 is gone: no replay from 3");
+    assert_eq!(replayed(&h, 4, 3).0, 3);
+    assert_eq!(h.bytes(), 3 * one);
+    // by bytes: two messages fit
+    let mut h = histories(cfg(64, 2 * one + one / 2, 60_000));
+    h.start(1, 1);
+    for seq in 2..=6 {
+        keep_rows(&mut h, seq, t0);
+    }
+    assert_eq!((h.oldest(1, 6), h.bytes()), (4, 2 * one));
+    // one message past the bytes bound: nothing before it can be replayed, nor it
+    let mut h = histories(cfg(64, one - 1, 60_000));
+    h.start(1, 1);
+    keep_rows(&mut h, 2, t0);
+    assert_eq!((h.oldest(1, 2), h.bytes()), (2, 0));
+    // by age, checked as the window sends and when its session drops
+    let mut h = histories(cfg(64, 1 << 20, 1000));
+    h.start(1, 1);
+    keep_rows(&mut h, 2, t0);
+    keep_rows(&mut h, 3, t0 + Duration::from_millis(600));
+    keep_rows(&mut h, 4, t0 + Duration::from_millis(1200));
+    assert_eq!(h.oldest(1, 4), 2);
+    h.age(1, t0 + Duration::from_millis(1700));
+    assert_eq!(h.oldest(1, 4), 3);
+    h.age(1, t0 + Duration::from_secs(60));
+    assert_eq!((h.oldest(1, 4), h.bytes()), (4, 0));
+}
+
+#[test]
+fn a_gap_restarts_the_history_and_closing_frees_it() {
+    let now = Instant::now();
+    let mut h = histories(ViewHistoryConfig::default());
+    h.start(1, 1);
+    keep_rows(&mut h, 2, now);
+    keep_rows(&mut h, 5, now); // 3 and 4 were not kept
+    assert_eq!(h.oldest(1, 5), 4);
+    assert_eq!(replayed(&h, 4, 3).0, 1);
+    h.start(2, 1);
+    h.sent_size(2, 2, 10, now);
+    let both = h.bytes();
+    h.remove(1);
+    assert_eq!(h.bytes(), ENTRY_BYTES);
+    assert!(both > h.bytes());
+    h.remove(2);
+    assert_eq!(h.bytes(), 0);
+    // resume off: nothing kept, what was is freed
+    keep_rows(&mut h, 2, now);
+    h.configure(ViewHistoryConfig::default(), false);
+    assert_eq!(h.bytes(), 0);
+    keep_rows(&mut h, 3, now);
+    assert_eq!((h.bytes(), h.oldest(1, 3)), (0, 3));
+}
+
+// ---------------------------------------------------------------------------------------------
+// view.resume with a replay, in the hub
+
+/// Deterministic xorshift, so a failing seed can be rerun.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+const RECORDS: u32 = 20;
+const SIZE: u32 = 5;
+const HISTORY: usize = 16;
+
+fn publish(hub: &mut Hub, i: u64, field: &str, v: f64, now: Instant) {
+    super::super::test_support::publish_number(hub, &format!("/P/{i}"), field, v, false, now);
+}
+
+fn take(hub: &mut Hub, sid: u32, now: Instant) -> Vec<Json> {
+    super::super::test_support::take_queued(hub, sid, now)
+}
+
+fn open(hub: &mut Hub, sid: u32, now: Instant) {
+    let cmd = Command::OpenSession {
+        sid,
+        worker: 0,
+        user: "u".into(),
+        tier: String::new(),
+    };
+    hub.handle(cmd, now);
+}
+
+fn create(hub: &mut Hub, sid: u32, req_id: u32, offset: u32, now: Instant) {
+    let cmd = Command::ViewCreate {
+        sid,
+        req_id,
+        container: "/C".into(),
+        filter: "bid < 100".into(),
+        sort: "bid".into(),
+        offset,
+        size: SIZE,
+    };
+    hub.handle(cmd, now);
+}
+
+/// A row as a client holds it: id, seq, fields.
+type Row = (u64, u64, serde_json::Map<String, Json>);
+
+/// A client's copy of one view window: rows (id, seq, fields) in order, the offset each of its
+/// requests asked for (diffs tagged with a reqId are relative to its window), its last seq.
+#[derive(Debug, Default, Clone)]
+struct Client {
+    rows: Vec<Row>,
+    offsets: HashMap<u64, u64>,
+    seq: u64,
+}
+
+impl Client {
+    fn apply(&mut self, m: &Json) {
+        let n = |v: &Json| v.as_u64().unwrap();
+        let image = |r: &Json| (n(&r["id"]), n(&r["seq"]), r["fields"].as_object().unwrap().clone());
+        let list = |k: &str| m[k].as_array().cloned().unwrap_or_default();
+        match m["type"].as_str().unwrap() {
+            "view.created" => self.rows = list("rows").iter().map(image).collect(),
+            "view.rows" => {
+                let offset = self.offsets[&n(&m["reqId"])];
+                let mut gone: Vec<u64> = list("left").iter().map(n).collect();
+                gone.extend(list("moved").iter().map(|r| n(&r["id"])));
+                let old = std::mem::take(&mut self.rows);
+                let mut placed: Vec<(u64, Row)> = list("moved")
+                    .iter()
+                    .map(|r| (n(&r["index"]), old.iter().find(|x| x.0 == n(&r["id"])).unwrap().clone()))
+                    .collect();
+                placed.extend(list("entered").iter().map(|r| (n(&r["index"]), image(r))));
+                placed.sort_by_key(|p| p.0);
+                self.rows = old.into_iter().filter(|r| !gone.contains(&r.0)).collect();
+                for (index, row) in placed {
+                    let at = ((index - offset) as usize).min(self.rows.len());
+                    self.rows.insert(at, row);
+                }
+                for u in list("updated") {
+                    let row = self.rows.iter_mut().find(|r| r.0 == n(&u["id"])).unwrap();
+                    row.1 = n(&u["seq"]);
+                    for (k, v) in u["fields"].as_object().unwrap() {
+                        if v.is_null() {
+                            row.2.remove(k);
+                        } else {
+                            row.2.insert(k.clone(), v.clone());
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        if let Some(seq) = m["seq"].as_u64() {
+            self.seq = seq;
+        }
+    }
+}
+
+/// What a seeded run left: the hub holding session 1's view, every view message session 1 was
+/// sent (in order), each request's offset, and the window asked for last.
+struct Run {
+    hub: Hub,
+    sent: Vec<Json>,
+    offsets: HashMap<u64, u64>,
+    offset: u32,
+    now: Instant,
+}
+
+/// Records /P/0../P/19 in /C; session 1 views `bid < 100` by bid, 5 rows, while random updates
+/// (and scrolls) flow; then its connection drops and more updates come.
+fn run(seed: u64, messages: usize) -> Run {
+    let now = Instant::now();
+    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut hub = Hub::new(EngineConfig::default());
+    hub.set_epoch(77);
+    let resume = ViewResumeConfig {
+        history: cfg(messages, 1 << 20, 60_000),
+        ..ViewResumeConfig::default()
+    };
+    hub.handle(Command::SetViewResume(resume), now);
+    for i in 0..RECORDS {
+        super::super::test_support::publish_number(&mut hub, &format!("/P/{i}"), "bid", f64::from(i * 5), true, now);
+    }
+    let members = (0..RECORDS).map(|i| format!("/P/{i}")).collect();
+    let add = Command::ContainerPublish {
+        subject: "/C".into(),
+        ops: vec![ContainerOp::Add(members)],
+    };
+    hub.handle(add, now);
+    open(&mut hub, 1, now);
+    create(&mut hub, 1, 1, 0, now);
+    let (mut offsets, mut offset, mut req) = (HashMap::from([(1, 0)]), 0, 1);
+    let mut sent = take(&mut hub, 1, now);
+    for _ in 0..40 {
+        let i = rng.below(u64::from(RECORDS));
+        match rng.below(8) {
+            0 => {
+                req += 1;
+                offset = rng.below(8) as u32;
+                offsets.insert(u64::from(req), u64::from(offset));
+                let change = Command::ViewChange {
+                    sid: 1,
+                    req_id: req,
+                    view_id: 1,
+                    offset,
+                    size: SIZE,
+                };
+                hub.handle(change, now);
+            }
+            1 | 2 => publish(&mut hub, i, "qty", rng.below(1000) as f64, now),
+            _ => publish(&mut hub, i, "bid", rng.below(120) as f64, now),
+        }
+        sent.extend(take(&mut hub, 1, now));
+    }
+    hub.handle(Command::DetachSession { sid: 1 }, now);
+    for _ in 0..8 {
+        let i = rng.below(u64::from(RECORDS));
+        publish(&mut hub, i, "bid", rng.below(120) as f64, now);
+    }
+    Run {
+        hub,
+        sent,
+        offsets,
+        offset,
+        now,
+    }
+}
+
+fn resume(run: &mut Run, sid: u32, req_id: u32, seq: u64) -> Vec<Json> {
+    open(&mut run.hub, sid, run.now);
+    let resume = ViewResume {
+        epoch: 77,
+        session_id: 1,
+        view_id: 1,
+        seq,
+        container: "/C".into(),
+        filter: "bid < 100".into(),
+        sort: "bid".into(),
+        offset: run.offset,
+        size: SIZE,
+    };
+    run.hub.handle(Command::ViewResume { sid, req_id, resume }, run.now);
+    take(&mut run.hub, sid, run.now)
+}
+
+fn fresh(run: &mut Run, sid: u32) -> Client {
+    create(&mut run.hub, sid, 500, run.offset, run.now);
+    let mut c = Client::default();
+    for m in take(&mut run.hub, sid, run.now) {
+        c.apply(&m);
+    }
+    c
+}
+
+#[test]
+fn a_resume_from_any_seq_inside_the_history_ends_equal_to_a_fresh_view() {
+    let mut replays = 0;
+    for seed in 1..=12 {
+        let last = run(seed, HISTORY).sent.last().and_then(|m| m["seq"].as_u64()).unwrap();
+        let oldest = last.saturating_sub(HISTORY as u64).max(1);
+        for held in oldest..=last {
+            let mut r = run(seed, HISTORY);
+            // the client got the messages up to `held`; the rest were lost in flight
+            let mut client = Client {
+                offsets: r.offsets.clone(),
+                ..Client::default()
+            };
+            for m in r.sent.iter().filter(|m| m["seq"].as_u64().is_some_and(|s| s <= held)) {
+                client.apply(m);
+            }
+            assert_eq!(client.seq, held);
+            client.offsets.insert(9, u64::from(r.offset));
+            let msgs = resume(&mut r, 2, 9, held);
+            let ctx = format!("seed {seed}, held {held} of {last}: {msgs:?}");
+            assert_eq!(
+                (&msgs[0]["type"], &msgs[0]["seq"]),
+                (&"view.resumed".into(), &last.into()),
+                "{ctx}"
+            );
+            let seqs: Vec<u64> = msgs[1..].iter().map(|m| m["seq"].as_u64().unwrap()).collect();
+            let want: Vec<u64> = (held + 1..=held + seqs.len() as u64).collect();
+            assert_eq!(seqs, want, "{ctx}");
+            // the replayed messages are the ones sent, addressed to the new viewId
+            let view_id = msgs[0]["viewId"].clone();
+            for (m, orig) in msgs[1..]
+                .iter()
+                .zip(r.sent.iter().filter(|m| m["seq"].as_u64() > Some(held)))
+            {
+                let mut orig = orig.clone();
+                orig["viewId"] = view_id.clone();
+                assert_eq!(m, &orig, "{ctx}");
+            }
+            for m in &msgs {
+                client.apply(m);
+            }
+            assert_eq!(client.rows, fresh(&mut r, 2).rows, "{ctx}");
+            replays += r.hub.stats().view_replays;
+            assert_eq!(r.hub.stats().view_replays, u64::from(held < last), "{ctx}");
+        }
+    }
+    assert!(replays > 100, "replays {replays}");
+}
+
+#[test]
+fn outside_the_history_a_resume_resets() {
+    let mut r = run(3, HISTORY);
+    let last = r.sent.last().and_then(|m| m["seq"].as_u64()).unwrap();
+    let oldest = last - HISTORY as u64;
+    assert!(oldest > 1);
+    assert!(r.hub.stats().view_history_bytes > 0);
+    let msgs = resume(&mut r, 2, 9, oldest - 1);
+    assert_eq!(
+        (&msgs[0]["type"], &msgs[0]["reset"], &msgs[0]["seq"]),
+        (&"view.created".into(), &true.into(), &1.into())
+    );
+    // the held view was closed: its history freed; the reset view's starts empty
+    let s = r.hub.stats();
+    assert_eq!(
+        (s.views_detached, s.view_resets, s.view_replays, s.view_history_bytes),
+        (0, 1, 0, 0)
+    );
+    // ahead of the last sent: a reset too
+    let mut r = run(3, HISTORY);
+    assert_eq!(resume(&mut r, 2, 9, last + 1)[0]["reset"], true);
+    // no history kept (resumeHistoryMessages 0): only the last seq continues
+    let mut r = run(3, 0);
+    assert_eq!(r.hub.stats().view_history_bytes, 0);
+    assert_eq!(resume(&mut r, 2, 9, last - 1)[0]["reset"], true);
+    let mut r = run(3, 0);
+    assert_eq!(resume(&mut r, 2, 9, last)[0]["type"], "view.resumed");
+}
