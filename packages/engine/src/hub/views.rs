@@ -435,6 +435,7 @@ impl Hub {
                 self.scratch.clear();
                 if self.encode_rows(d, req_id, view_id, false) {
                     self.send_control(slot, now);
+                    self.sample_view_rows(slot);
                 }
                 continue;
             }
@@ -464,6 +465,7 @@ impl Hub {
             } else {
                 self.send_control(slot, now);
             }
+            self.sample_view_rows(slot);
         }
         self.views.recycle(&mut diffs);
         self.diffs = diffs;
@@ -499,8 +501,13 @@ impl Hub {
     /// `encode_rows` after the message numbered `seq`; `seq` ends as the last one written.
     fn encode_rows_at(&mut self, d: &WindowDiff, req_id: u32, view_id: u32, always: bool, seq: &mut u64) -> bool {
         let Hub {
-            scratch, store, views, ..
+            scratch,
+            store,
+            views,
+            sampling,
+            ..
         } = self;
+        sampling.rows.clear();
         if let Some(count) = d.count {
             *seq += 1;
             view_size(scratch, view_id, Some(*seq), count as u64);
@@ -543,6 +550,7 @@ impl Hub {
                 scratch.push(b',');
             }
             scratch.extend_from_slice(bytes);
+            sampling.rows.push(rec.ts);
             items += 1;
         }
         if items == 0 {
