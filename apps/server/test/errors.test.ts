@@ -136,6 +136,7 @@ describe('bad input gets a typed error and the session keeps working', () => {
     expect(await source.next<ErrorMessage>((m) => isError(m) && source.messages.indexOf(m) >= before, 'repeated key')).toMatchObject({ code: 'BAD_REQUEST', message: expect.stringContaining("'subject' appears twice") });
     // a valid one is applied once; nothing of the refused ones was
     source.send('{"type":"record.publish","subject":"/ONE/A","fields":{"px":9}}');
+    await source.barrier(); // applied before the subscribe (the ingest lane is not the control lane)
     subscriber.send({ type: 'record.subscribe', reqId: 1, subjects: ['/ONE/A'] });
     expect(await subscriber.next((m) => m.type === 'record.image', 'image')).toMatchObject({ subject: '/ONE/A', seq: 2, fields: { px: 9 } });
   });
