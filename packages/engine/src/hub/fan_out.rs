@@ -18,10 +18,14 @@ pub(super) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// Appends a record message (`bytes` starts with `,`) and arms the session's flush.
+    /// Appends a record message (`bytes` starts with `,`) and arms the session's flush. `ts`: the
+    /// origin timestamp of a `record.update` / `record.image`, for the latency samples.
     #[inline]
-    pub(super) fn queue(&mut self, s: &mut Session, slot: u32, bytes: &[u8]) {
+    pub(super) fn queue(&mut self, s: &mut Session, slot: u32, bytes: &[u8], ts: Option<f64>) {
         s.outbox.push_record(bytes);
+        if let Some(ts) = ts {
+            s.outbox.samples().record(ts);
+        }
         self.stats.deliveries += 1;
         let due = s.burst.on_message(&self.cfg.batching, self.now);
         if s.due.is_none() {
@@ -74,7 +78,7 @@ impl Hub {
         let Some(list) = subs.get_mut(id as usize - 1) else {
             return;
         };
-        let layout = store.get(id).map_or(0, |r| r.layout);
+        let (layout, ts) = store.get(id).map_or((0, None), |r| (r.layout, Some(r.ts)));
         let bytes: &[u8] = scratch;
         let mut ctx = Ctx {
             cfg,
@@ -95,7 +99,7 @@ impl Hub {
             };
             if s.fast {
                 // Hot path: not blocked, not conflating, no throttling.
-                ctx.queue(s, slot, bytes);
+                ctx.queue(s, slot, bytes, ts);
                 continue;
             }
             let st = &mut list.state[i];
@@ -128,7 +132,7 @@ impl Hub {
                 st.merged = 0;
             }
             st.last_sent = Some(now);
-            ctx.queue(s, slot, bytes);
+            ctx.queue(s, slot, bytes, ts);
             if s.blocked_since.is_some() && s.outbox.len() > ctx.cfg.outbox_conflate_bytes {
                 to_conflate.push(slot);
             }
@@ -167,7 +171,7 @@ impl Hub {
                 mark_dirty(s, &mut list.state[i], id);
                 continue;
             }
-            ctx.queue(s, slot, scratch);
+            ctx.queue(s, slot, scratch, None);
         }
     }
 
@@ -209,7 +213,7 @@ impl Hub {
             now,
         };
         for bytes in history.entries_from(id, from) {
-            ctx.queue(s, slot, bytes);
+            ctx.queue(s, slot, bytes, None);
         }
     }
 
@@ -251,19 +255,19 @@ impl Hub {
         st.merged = 0;
         st.dirty = false;
         st.last_sent = Some(now);
-        let stale = rec.stale;
+        let (stale, ts) = (rec.stale, rec.ts);
         let mut ctx = Ctx {
             cfg,
             timers,
             stats,
             now,
         };
-        ctx.queue(s, slot, scratch);
+        ctx.queue(s, slot, scratch, Some(ts));
         if stale {
             scratch.clear();
             scratch.push(b',');
             encode::record_status(scratch, id, true);
-            ctx.queue(s, slot, scratch);
+            ctx.queue(s, slot, scratch, None);
         }
     }
 

@@ -57,8 +57,9 @@ impl Hub {
                 // messages stay held for the drain (or conflation).
                 let mut frame = std::mem::take(&mut self.reply_scratch);
                 frame.clear();
-                s.outbox.take_control(&mut frame);
-                sink.frame(s.worker, s.sid, &[b"[", &frame, b"]"], 0);
+                let messages = s.outbox.take_control(&mut frame);
+                sink.frame_with(s.worker, s.sid, &[b"[", &frame, b"]"], &s.outbox.control_meta(messages));
+                s.outbox.samples().clear_rows();
                 self.stats.frames_out += 1;
                 self.stats.bytes_out += frame.len() as u64 + 2;
                 self.stats.replies_ahead += 1;
@@ -73,7 +74,7 @@ impl Hub {
                 Some(d) if d > now => next = min_opt(next, d),
                 _ => {
                     let len = s.outbox.len();
-                    sink.frame(s.worker, s.sid, &[b"[", s.outbox.bytes(), b"]"], 0);
+                    sink.frame_with(s.worker, s.sid, &[b"[", s.outbox.bytes(), b"]"], &s.outbox.frame_meta());
                     self.stats.frames_out += 1;
                     self.stats.bytes_out += len as u64 + 2;
                     s.outbox.clear();
@@ -149,7 +150,7 @@ impl Hub {
             st.mask = 0;
             st.merged = 0;
             st.last_sent = Some(now);
-            ctx.queue(s, slot, scratch);
+            ctx.queue(s, slot, scratch, Some(rec.ts));
         }
         s.throttled = keep;
         next

@@ -13,6 +13,7 @@ mod history;
 mod members;
 mod remote;
 mod resume;
+mod sampling;
 mod statements;
 mod status;
 mod subscribe;
@@ -44,7 +45,7 @@ use std::time::Instant;
 
 use crate::chunked::ChunkedVec;
 use crate::config::{BatchingConfig, EngineConfig};
-use crate::session::Session;
+use crate::session::{FrameMeta, Session};
 use crate::stats::EngineStats;
 use crate::store::{Applied, Store};
 use crate::view::{ViewSet, ViewsConfig};
@@ -242,6 +243,14 @@ pub enum Command {
         /// Statement name.
         name: String,
     },
+    /// Latency samples of the sessions of `worker`: one record message or updated view row in
+    /// `every` (`session::Sampler`).
+    SetLatencySampling {
+        /// Worker id.
+        worker: u32,
+        /// Sampling period (0 counts as 1).
+        every: u32,
+    },
     /// The worker went away: close all its sessions.
     CloseWorker {
         /// Worker id.
@@ -253,6 +262,13 @@ pub enum Command {
 pub trait FrameSink {
     /// `parts` concatenated is the frame (close code 0) or the UTF-8 close reason.
     fn frame(&mut self, worker: u32, sid: u32, parts: &[&[u8]], close_code: u16);
+
+    /// A text frame (`parts` concatenated) with its message count and latency samples; sinks
+    /// that do not carry them take it as `frame`.
+    fn frame_with(&mut self, worker: u32, sid: u32, parts: &[&[u8]], meta: &FrameMeta<'_>) {
+        let _ = meta;
+        self.frame(worker, sid, parts, 0);
+    }
 }
 
 /// Throttle / conflation state of one (session, record) subscription.
@@ -319,6 +335,8 @@ pub struct Hub {
     detached: view_resume::DetachedViews,
     /// The view messages each window sent last, replayed by `view.resume`.
     view_history: view_history::ViewHistories,
+    /// Latency sampling periods and the view-row samples being queued.
+    sampling: sampling::Sampling,
 }
 
 impl Hub {
@@ -355,6 +373,7 @@ impl Hub {
             epoch: 0,
             detached: view_resume::DetachedViews::default(),
             view_history: view_history::ViewHistories::default(),
+            sampling: sampling::Sampling::default(),
         }
     }
 
@@ -459,6 +478,7 @@ impl Hub {
                     s.refresh_fast(&b);
                 }
             }
+            Command::SetLatencySampling { worker, every } => self.set_latency_sampling(worker, every),
             Command::CloseWorker { worker } => {
                 let slots: Vec<u32> = self
                     .sessions
@@ -590,6 +610,7 @@ impl Hub {
         };
         self.by_sid.insert(sid, slot);
         self.stats.sessions += 1;
+        self.init_sampling(slot, worker);
     }
 
     /// Session `slot` is going: its views and statements are released, then the session.

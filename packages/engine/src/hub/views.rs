@@ -440,6 +440,7 @@ impl Hub {
                 self.scratch.clear();
                 if self.encode_rows(d, req_id, view_id, false, now) {
                     self.send_control(slot, now);
+                    self.sample_view_rows(slot);
                 }
                 continue;
             }
@@ -469,6 +470,7 @@ impl Hub {
             } else {
                 self.send_control(slot, now);
             }
+            self.sample_view_rows(slot);
         }
         self.views.recycle(&mut diffs);
         self.diffs = diffs;
@@ -519,8 +521,10 @@ impl Hub {
             store,
             views,
             view_history,
+            sampling,
             ..
         } = self;
+        sampling.rows.clear();
         if let Some(count) = d.count {
             *seq += 1;
             view_size(scratch, view_id, Some(*seq), count as u64);
@@ -565,6 +569,7 @@ impl Hub {
                 scratch.push(b',');
             }
             scratch.extend_from_slice(bytes);
+            sampling.rows.push(rec.ts);
             items += 1;
         }
         if items == 0 {
