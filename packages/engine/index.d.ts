@@ -103,6 +103,11 @@ export declare class Engine {
   publishGrants(user: string, role: string, patterns: Array<string>): PublishGrants
   /** Everything ready for `workerId`, or null. */
   drain(workerId: number): Drained | null
+  /**
+   * Latency samples of `workerId`'s sessions: the origin ts of one record message or updated
+   * view row in `every` comes back in `drain().samples`.
+   */
+  setLatencySampling(workerId: number, every: number): void
   /** New batching/throttle settings, from the next message on. */
   setBatching(config: BatchingConfig): void
   /**
@@ -298,6 +303,13 @@ export interface Drained {
   data: Buffer
   /** Four u32 per entry. */
   index: Uint32Array
+  /** Messages per entry (0 for a close instruction). */
+  messages: Uint32Array
+  /**
+   * Latency samples: `(entry * 2 + kind, ts)` pairs in entry order; kind 0: a record
+   * message's ts, 1: an updated view row's ts.
+   */
+  samples: Float64Array
 }
 
 /**

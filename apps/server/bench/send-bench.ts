@@ -4,7 +4,8 @@
  *
  * A real transport (startTransport: uWS, handlers, metrics) runs on this thread with a fake engine
  * whose drain hands out prebuilt batches shaped like the finder preset's (one `view.rows` frame
- * per session per period, `--rows` updated rows each, sessions staggered over 10 ms ticks). The
+ * per session per period, `--rows` updated rows each, sessions staggered over 10 ms ticks), with
+ * latency samples as the engine keeps them (one updated row in the period the transport sets). The
  * WebSocket clients run in a child process (this file with `--clients`), so the CPU measured here
  * is the transport's: flush, metrics, uWS framing and the kernel's send side.
  *
@@ -71,7 +72,11 @@ class FakeEngine implements TransportEngine {
   frames = 0;
   blocked = 0;
 
-  constructor(private readonly frame: Buffer, slots: number, private readonly passes: number) {
+  /** Latency sampling: one row in `period` (setLatencySampling), rows to skip before the next. */
+  private period = 1;
+  private untilSample = 0;
+
+  constructor(private readonly frame: Buffer, slots: number, private readonly passes: number, private readonly rows: number, private readonly ts: number) {
     this.slots = new Array<DrainedFrames | null>(slots).fill(null);
   }
 
@@ -87,11 +92,21 @@ class FakeEngine implements TransportEngine {
       const entries = ids.length * this.passes;
       const data = Buffer.allocUnsafe(entries * this.frame.length);
       const index = new Uint32Array(entries * 4);
+      const messages = new Uint32Array(entries).fill(1);
+      // the engine's latency samples: one updated row in `period` (view-row samples)
+      const samples: number[] = [];
       for (let n = 0; n < entries; n++) {
         this.frame.copy(data, n * this.frame.length);
         index.set([ids[n % ids.length]!, n * this.frame.length, this.frame.length, 0], n * 4);
+        for (let r = 0; r < this.rows; r++) {
+          if (this.untilSample > 0) this.untilSample--;
+          else {
+            this.untilSample = this.period - 1;
+            samples.push(n * 2 + 1, this.ts);
+          }
+        }
       }
-      batch = { data, index };
+      batch = { data, index, messages, samples: new Float64Array(samples) };
       this.slots[slot] = batch;
     }
     if (batch.index.length === 0) return;
@@ -120,6 +135,12 @@ class FakeEngine implements TransportEngine {
   }
   closeSession(sessionId: number): void {
     if (this.open.delete(sessionId)) this.slots[sessionId % this.slots.length] = null;
+  }
+  setLatencySampling(_workerId: number, every: number): void {
+    if (every === this.period) return;
+    this.period = every;
+    this.untilSample = Math.min(this.untilSample, every - 1);
+    this.slots.fill(null); // rebuilt with the new period
   }
   setBlocked(_sessionId: number, blocked: boolean): void {
     if (blocked) this.blocked++;
@@ -201,7 +222,8 @@ async function runServer(o: BenchOptions): Promise<void> {
   // a cheap hash: the bench logs in thousands of sessions, not a password-guessing attacker
   const users: UserEntry[] = [{ user: USER, passwordHash: await hashPassword(PASSWORD, { N: 16, r: 1, p: 1 }), role: 'trader', tier: 'T1' }];
   const slots = Math.max(1, Math.round(1000 / o.framesPerSec / TICK_MS));
-  const engine = new FakeEngine(frameTemplate(o.rows, Date.now()), slots, o.passesPerDrain);
+  const ts = Date.now();
+  const engine = new FakeEngine(frameTemplate(o.rows, ts), slots, o.passesPerDrain, o.rows, ts);
   const transport = await startTransport({ config, users, engine, clock: preciseClock, index: 0, port: 0, control: noControl });
   const child = fork(fileURLToPath(import.meta.url), ['--clients', '--port', String(transport.port), '--sessions', String(o.sessions)], { stdio: 'inherit' });
   let slot = 0;

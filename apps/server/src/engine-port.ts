@@ -12,7 +12,12 @@ import type { ContainerMembersList } from './entitlements/member-check.js';
 // OrderSubmitInput: no price is a market order; a null price is refused by napi (pass none)
 export type { OrderGrants, OrderSubmitInput, PublishGrants, SessionViewInfo, ViewResumeInput } from '@tidewire/engine';
 
-/** One `drain()` result: frames for this worker's sessions (per entry of `index`: session id, offset, length, close code; 0: send as a text frame, else close with it, data = reason). */
+/**
+ * One `drain()` result: frames for this worker's sessions (per entry of `index`: session id,
+ * offset, length, close code; 0: send as a text frame, else close with it, data = reason), the
+ * messages of each entry (`messages`) and the latency samples (`samples`: `(entry * 2 + kind, ts)`
+ * pairs in entry order; kind 0 a record message, 1 an updated view row).
+ */
 export type DrainedFrames = Drained;
 
 /** Engine calls used by the server. */
@@ -166,6 +171,8 @@ export interface TransportEngine extends EnginePort {
   unregisterWorker(workerId: number): void;
   /** Everything ready for this worker's sessions, or null. */
   drain(workerId: number): DrainedFrames | null;
+  /** The engine keeps the origin ts of one record message or updated view row in `every` of this worker's sessions (`drain().samples`). */
+  setLatencySampling(workerId: number, every: number): void;
   stats(): object;
   /** The materialised views (admin views table); rejects when the engine thread does not answer. */
   viewStats(): Promise<EngineViewStat[]>;

@@ -1,4 +1,4 @@
-import type { ErrorMessage } from '@tidewire/protocol';
+import { decodeSourceMessage, isDecodeFailure, toErrorMessage, type DecodeFailure, type ErrorMessage } from '@tidewire/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { closeAll, delta, image, logLines, RawSocket, sourceSocket, startTestServer, streamSocket, waitFor, wsUrl } from './helpers.js';
@@ -107,6 +107,38 @@ describe('bad input gets a typed error and the session keeps working', () => {
     expect(await subscriber.next((m) => m.type === 'record.image', 'image')).toMatchObject({ seq: 1, fields: { px: 1 } });
     source.publish([delta('/OK/ONE', { px: 9 })]);
     expect(await subscriber.next((m) => m.type === 'record.update', 'update')).toMatchObject({ seq: 2, fields: { px: 9 } });
+  });
+
+  it('source: a single-object publish is refused in the protocol decoder\'s words; one with a repeated key in the engine\'s', async () => {
+    const server = await startTestServer();
+    const source = await sourceSocket(server);
+    const subscriber = await streamSocket(server);
+    source.publish([image('/ONE/A', { px: 1 })]);
+    // refused by the engine, worded as the protocol decoder words it
+    for (const bad of [
+      '{"type":"record.publish","subject":"bad","fields":{"px":2}}',
+      '{"type":"record.publish","subject":"/ONE/A","fields":{"px":"a"},"types":{"px":"money"}}',
+      '{"type":"record.publish","subject":"/ONE/A"}',
+      '{"type":"record.publish","subject":"/ONE/A","fields":{"px":2},"extra":1}',
+    ]) {
+      const before = source.messages.length;
+      source.send(bad);
+      const decoded = decodeSourceMessage(bad);
+      expect(isDecodeFailure(decoded), bad).toBe(true);
+      const e = await source.next<ErrorMessage>((m) => isError(m) && source.messages.indexOf(m) >= before, `error for ${bad}`);
+      expect(e, bad).toEqual(toErrorMessage((decoded as DecodeFailure).error));
+    }
+    // JSON.parse reads this one (the last "subject" wins); the engine refuses the repeated key
+    const repeated = '{"type":"record.publish","subject":"/ONE/A","subject":"/ONE/B","fields":{"px":3}}';
+    expect(isDecodeFailure(decodeSourceMessage(repeated))).toBe(false);
+    const before = source.messages.length;
+    source.send(repeated);
+    expect(await source.next<ErrorMessage>((m) => isError(m) && source.messages.indexOf(m) >= before, 'repeated key')).toMatchObject({ code: 'BAD_REQUEST', message: expect.stringContaining("'subject' appears twice") });
+    // a valid one is applied once; nothing of the refused ones was
+    source.send('{"type":"record.publish","subject":"/ONE/A","fields":{"px":9}}');
+    await source.barrier(); // applied before the subscribe (the ingest lane is not the control lane)
+    subscriber.send({ type: 'record.subscribe', reqId: 1, subjects: ['/ONE/A'] });
+    expect(await subscriber.next((m) => m.type === 'record.image', 'image')).toMatchObject({ subject: '/ONE/A', seq: 2, fields: { px: 9 } });
   });
 
   it('cuts a dead peer (answers no pings, sends nothing) after the idle timeout; live quiet peers stay', async () => {

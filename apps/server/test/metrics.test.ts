@@ -161,6 +161,45 @@ describe('metrics from known traffic', () => {
     expect(prom.get('tidewire_view_windows')).toBe(2);
   });
 
+  it('measures latency from each update\'s own ts: updates and view rows published AGE ms ago show as AGE+ in the histograms', async () => {
+    const server = await startTestServer({ admin: { auditDir: auditDir() } });
+    const source = await sourceSocket(server);
+    source.publish([image('/L/0', { bid: 1 }), image('/L/1', { bid: 2 })]);
+    source.send({ type: 'container.publish', subject: '/C/L', ops: [{ op: 'add', subjects: ['/L/0', '/L/1'] }] });
+    await source.barrier();
+    const trader = await new RawSocket(wsUrl(server, '/stream')).open();
+    trader.send({ type: 'session.login', reqId: 1, user: 'alice', password: 'alice123' });
+    await trader.next((m) => m.type === 'session.loggedIn', 'login');
+    trader.send({ type: 'record.subscribe', reqId: 2, subjects: ['/L/0'] });
+    await trader.next((m) => m.type === 'record.image', 'image');
+    trader.send({ type: 'view.create', reqId: 3, container: '/C/L', sort: [{ field: 'bid', dir: 'asc' }], window: { offset: 0, size: 10 } });
+    await trader.next((m) => m.type === 'view.created', 'view');
+    await sampleWhere(server, (s) => s.latencyMs.count === 0 && s.viewUpdateMs.count === 0, 'an interval without traffic');
+    const from = server.metrics.samples().length;
+    const before = parsePrometheus(await (await fetch(`${server.url}/metrics`)).text());
+    const AGE = 5_000;
+    const N = 10;
+    // one source frame: the N updates leave in one or a few frames of several messages
+    const sent = Date.now();
+    source.publish(Array.from({ length: N }, (_, i) => delta(i % 2 === 0 ? '/L/0' : '/L/1', { bid: 10 + i }, sent - AGE - i)));
+    await waitFor(() => trader.messages.filter((m) => m.type === 'record.update').length === N / 2, 'the updates of /L/0');
+    const done = (): AdminMetricsSample[] => server.metrics.samples().slice(from).filter((s) => s.latencyMs.count > 0 || s.viewUpdateMs.count > 0);
+    await sampleWhere(server, () => done().reduce((n, s) => n + s.latencyMs.count, 0) === N / 2 && done().reduce((n, s) => n + s.viewUpdateMs.count, 0) >= 1, 'latencies');
+    const received = Date.now();
+    for (const s of done()) {
+      for (const h of [s.latencyMs, s.viewUpdateMs]) {
+        if (h.count === 0) continue;
+        // origin ts (AGE .. AGE + N ms ago) -> socket write, within the test's own span
+        expect(h.p50).toBeGreaterThanOrEqual(AGE * 0.99);
+        expect(h.max).toBeLessThanOrEqual((received - sent + AGE + N) * 1.01);
+      }
+    }
+    const prom = parsePrometheus(await (await fetch(`${server.url}/metrics`)).text());
+    const grew = (name: string): number => prom.get(name)! - before.get(name)!;
+    expect(grew('tidewire_delivery_latency_seconds_count')).toBe(N / 2);
+    expect(grew('tidewire_delivery_latency_seconds_sum')).toBeGreaterThanOrEqual((N / 2) * (AGE / 1000) * 0.99);
+  });
+
   it('aggregates client latency reports per session and overall', async () => {
     const server = await startTestServer({ admin: { auditDir: auditDir() } });
     const a = await new RawSocket(wsUrl(server, '/stream')).open();

@@ -291,11 +291,11 @@ export interface AdminMetricsSample {
   at: number;
   /** Length of the interval, ms (about 1000). */
   intervalMs: number;
-  /** Origin timestamp (source's `ts`, else engine receipt) -> `ws.send` returned, per record message (sampled frames). */
+  /** Origin timestamp (source's `ts`, else engine receipt) -> `ws.send` of its frame returned, per sampled record message (about 20,000 samples/s per worker). */
   latencyMs: LatencyStatsMs;
-  /** Messages per frame sent to clients (sampled frames). */
+  /** Messages per frame sent to clients (every frame up to 20,000 frames/s per worker, else 1 in N). */
   batchSize: LatencyStatsMs;
-  /** View update latency: a row's record update `ts` -> the `view.rows` carrying it sent (rows of `updated` lists, sampled frames). */
+  /** View update latency: a row's record update `ts` -> the `view.rows` carrying it sent (sampled rows of `updated` lists, with the record messages' sample). */
   viewUpdateMs: LatencyStatsMs;
   /** Order accepted -> durable `order.ack` queued (journal fsync included), per order acknowledged in the interval; all 0 without orders. */
   orderAckMs: LatencyStatsMs;
@@ -399,11 +399,7 @@ export interface AdminSessionInfo {
   worker: number;
   /** Subjects subscribed through this session and not unsubscribed (as requested). */
   subscriptions: number;
-  /**
-   * Messages sent to it per second over the last interval: counted exactly while every frame is
-   * scanned (up to ~20,000 messages/s per worker), else its frames/s × the messages per frame of
-   * its sampled frames (or the worker's, when none of its frames was sampled).
-   */
+  /** Messages sent to it per second over the last interval (exact: the engine counts each frame's messages). */
   messagesPerSec: number;
   /** Frames and bytes sent to it per second over the last interval (always exact). */
   framesPerSec: number;

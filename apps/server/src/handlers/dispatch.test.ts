@@ -1,5 +1,5 @@
 import { decodeServerFrame, encodeServerFrame, type ContainerOp, type ServerMessage } from '@tidewire/protocol';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig, type Config, type UserEntry } from '../config.js';
 import { hashPassword } from '../auth/passwords.js';
 import { UserDirectory } from '../auth/users.js';
@@ -13,6 +13,19 @@ import type { ConnectionPort, HandlerContext } from './context.js';
 import { dispatchSource, dispatchStream, scanReqId, scanType } from './dispatch.js';
 
 setLogSink(() => {});
+
+// the protocol decoder, counted: a valid single-object publish must not reach it
+const decoded = vi.hoisted(() => ({ source: 0 }));
+vi.mock('@tidewire/protocol', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('@tidewire/protocol')>();
+  return {
+    ...actual,
+    decodeSourceMessage: (text: string) => {
+      decoded.source++;
+      return actual.decodeSourceMessage(text);
+    },
+  };
+});
 
 /** Fake transport: records frames and closes, like the real one would send them. */
 class FakePort implements ConnectionPort {
@@ -38,6 +51,8 @@ class FakeEngine implements EnginePort {
   calls: unknown[][] = [];
   nextSid = 100;
   ingestError: object | undefined;
+  /** The engine's refusal of `frame` (a stand-in for its parser), or undefined to take it. */
+  refuse: (frame: string) => object | undefined = () => undefined;
   openSession(workerId: number, user: string, tier: string): number {
     this.calls.push(['open', workerId, user, tier]);
     return this.nextSid++;
@@ -57,6 +72,8 @@ class FakeEngine implements EnginePort {
   ingestGrants: unknown[] = [];
   ingest(frame: Buffer | string, grants?: PublishGrants | null): number {
     if (this.ingestError) throw this.ingestError;
+    const refusal = this.refuse(frame.toString());
+    if (refusal) throw refusal;
     this.ingestGrants.push(grants);
     this.calls.push(['ingest', frame.toString()]);
     return 1;
@@ -312,6 +329,7 @@ describe('source dispatch', () => {
     expect(t.port.last()).toMatchObject({ code: 'NOT_ENTITLED', reqId: 1 });
     t.send('{"type":"session.login","reqId":2,"user":"feed","password":"feed123"}');
     await t.until(() => t.session.loggedIn);
+    t.engine.refuse = (f) => (f.includes('"subject":"B"') ? { code: 'BAD_REQUEST', field: 'subject', message: 'the engine words it differently' } : undefined);
     t.send(' [{"type":"record.publish","subject":"/A","fields":{"x":1}}]');
     t.send('{"type":"record.publish","subject":"/B","fields":{"y":"z"}}');
     t.send('{"type":"record.publish","subject":"B","fields":{"y":"z"}}');
@@ -334,6 +352,54 @@ describe('source dispatch', () => {
     expect(t.engine.ingestGrants[0]).toBeDefined();
     expect(t.engine.ingestGrants[1]).toBe(t.engine.ingestGrants[0]);
     expect(t.engine.calls.filter((c) => c[0] === 'publishGrants')).toHaveLength(1);
+  });
+
+  it('hands a valid single-object publish to the engine without decoding it; a refused one is decoded to word the error', async () => {
+    const t = setup('source');
+    t.send('{"type":"session.login","reqId":1,"user":"feed","password":"feed123"}');
+    await t.until(() => t.session.loggedIn);
+    t.engine.refuse = (f) => (f.includes('"subject":"B"') ? { code: 'BAD_REQUEST', field: 'subject', message: 'the engine words it differently' } : undefined);
+    decoded.source = 0;
+    t.send('{"type":"record.publish","subject":"/B","fields":{"y":"z"}}');
+    t.send(' { "type" : "record.publish", "subject":"/C","fields":{"y":1}}');
+    expect(decoded.source).toBe(0);
+    expect(t.engine.calls.filter((c) => c[0] === 'ingest')).toHaveLength(2);
+    expect(t.port.frames).toHaveLength(1); // the login's reply only
+    // refused by the engine: the protocol decoder words the error frame, as before
+    t.send('{"type":"record.publish","subject":"B","fields":{"y":"z"}}');
+    expect(decoded.source).toBe(1);
+    expect(t.port.last()).toMatchObject({ type: 'error', code: 'BAD_REQUEST', field: 'subject' });
+    expect(t.port.last()).not.toMatchObject({ message: 'the engine words it differently' });
+    // other messages are decoded as before
+    t.send('{"type":"session.ping","reqId":7}');
+    expect(decoded.source).toBe(2);
+  });
+
+  it('answers the engine\'s refusal of a record.publish the protocol decoder accepts (duplicate keys), without ingesting it twice', async () => {
+    const t = setup('source');
+    t.send('{"type":"session.login","reqId":1,"user":"feed","password":"feed123"}');
+    await t.until(() => t.session.loggedIn);
+    const refusal = { code: 'BAD_REQUEST', field: 'subject', message: "duplicate key 'subject' in record.publish" };
+    let offered = 0;
+    t.engine.refuse = () => {
+      offered++;
+      return refusal;
+    };
+    // JSON.parse keeps the last "subject": the decoder reads a valid publish of /B
+    t.send('{"type":"record.publish","subject":"/A","subject":"/B","fields":{"x":1}}');
+    expect(t.port.last()).toEqual({ type: 'error', ...refusal });
+    expect(offered).toBe(1);
+    expect(t.engine.calls.filter((c) => c[0] === 'ingest')).toEqual([]);
+  });
+
+  it('decodes a frame scanType misreads as a publish after the engine refuses it, and handles what it is', async () => {
+    const t = setup('source');
+    t.send('{"type":"session.login","reqId":1,"user":"feed","password":"feed123"}');
+    await t.until(() => t.session.loggedIn);
+    t.engine.refuse = () => ({ code: 'BAD_REQUEST', message: 'not a record.publish' });
+    // the first "type" reads record.publish; JSON.parse keeps the last: a ping
+    t.send('{"type":"record.publish","type":"session.ping","reqId":9,"ts":1}');
+    expect(t.port.last()).toMatchObject({ type: 'session.pong', reqId: 9 });
   });
 
   it('turns engine ingest errors into error frames naming index and field', async () => {

@@ -15,7 +15,7 @@ import { handlePrefsGet, handlePrefsSet } from './prefs.js';
 import { handleResume, handleSubscribe, handleUnsubscribe } from './record.js';
 import { handleStatementClose, handleStatementCreate } from './statement.js';
 import { handleLogin, handlePing, handleRefresh } from './session.js';
-import { handlePublish, handleSourcePing, handleSourceRegister } from './source.js';
+import { handlePublish, handleSourcePing, handleSourceRegister, ingestFirst, INGESTED } from './source.js';
 import { handleContainerPublish, handleViewChange, handleViewClose, handleViewCreate, handleViewResume } from './view.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -236,8 +236,11 @@ function firstByte(bytes: Uint8Array): number {
 
 /**
  * Handles one frame a source sent on `/source`. Arrays (`[`) are publish frames and go to the
- * engine as bytes, unparsed here (the engine parses them once, on this thread); objects are
- * decoded by the protocol codec. Never throws for any input.
+ * engine as bytes, unparsed here (the engine parses them once, on this thread). An object whose
+ * first `type` reads `record.publish` (`scanType`) from a logged-in source goes to the engine
+ * first, unparsed here too (`ingestFirst`); only when the engine refuses it is it decoded here,
+ * so that its error frame words it as the protocol codec does. Other objects are decoded by the
+ * protocol codec. Never throws for any input.
  */
 export function dispatchSource(ctx: HandlerContext, session: Session, port: ConnectionPort, bytes: Buffer, isBinary: boolean): void {
   session.requests++;
@@ -245,11 +248,19 @@ export function dispatchSource(ctx: HandlerContext, session: Session, port: Conn
     if (!needLogin(ctx, session, port, 'record.publish', undefined)) handlePublish(ctx, session, port, bytes);
     return;
   }
+  const refused = !isBinary && session.loggedIn && scanType(bytes) === 'record.publish' ? ingestFirst(ctx, session, bytes) : undefined;
+  if (refused === INGESTED) return;
   const t = text(ctx, session, port, bytes, isBinary);
   if (t === undefined) return;
   const m: SourceMessage | ReturnType<typeof decodeSourceMessage> = decodeSourceMessage(t);
   if (isDecodeFailure(m)) {
     replyError(ctx, session, port, m.error);
+    return;
+  }
+  // the codec reads a record.publish the engine refused (duplicate keys: JSON.parse keeps the
+  // last): the engine's refusal stands, the frame is not ingested twice
+  if (refused !== undefined && m.type === 'record.publish') {
+    replyError(ctx, session, port, refused);
     return;
   }
   switch (m.type) {

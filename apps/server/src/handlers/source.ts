@@ -2,14 +2,15 @@
  * `/source`: flow control (SourceFlow: `source.pause` / `source.resume` from the engine's ingest
  * queue, close 4013 past the overrun allowance), and frames after login: a JSON array of
  * `record.publish` goes to `engine.ingest` (the engine parses and validates it on this thread,
- * atomically); a single `record.publish` object too, after the protocol decoder checked it. The
+ * atomically); a single `record.publish` object too, decoded here only when the engine refuses it
+ * (to word the error frame as the protocol codec does: `ingestFirst`). The
  * engine also checks every subject in the frame against the source's `publish` grants (compiled
  * once per login and reload: publishGrantsOf) while it decodes it: a subject outside them refuses
  * the whole frame with NOT_ENTITLED naming the element's index, and nothing of it is applied.
  */
 
 import type { IngestQueue } from '@tidewire/engine';
-import { CloseCodes, type SessionPing, type SourceRegister, type SourceServerMessage } from '@tidewire/protocol';
+import { CloseCodes, type DecodeError, type SessionPing, type SourceRegister, type SourceServerMessage } from '@tidewire/protocol';
 import type { EnginePort } from '../engine-port.js';
 import type { Session } from '../session/session.js';
 import { mayResume, mustHold, sourceWaterMarks, type WaterMarks } from '../limits/backlog.js';
@@ -30,6 +31,24 @@ export function handlePublish(ctx: HandlerContext, session: Session, port: Conne
     ctx.engine.ingest(frame, publishGrantsOf(ctx, session), session.sessionId);
   } catch (err) {
     replyError(ctx, session, port, fromEngineError(err));
+  }
+}
+
+/** `ingestFirst`: the engine took the frame. */
+export const INGESTED = null;
+
+/**
+ * Hands a single-object frame that looks like a `record.publish` (`scanType`) straight to the
+ * engine, which parses and validates it once. Returns INGESTED when the engine took it, else the
+ * engine's refusal (the caller decodes the frame with the protocol codec to word the error frame
+ * and replies this refusal only when the codec reads a valid `record.publish`).
+ */
+export function ingestFirst(ctx: HandlerContext, session: Session, frame: Buffer): typeof INGESTED | DecodeError {
+  try {
+    ctx.engine.ingest(frame, publishGrantsOf(ctx, session), session.sessionId);
+    return INGESTED;
+  } catch (err) {
+    return fromEngineError(err);
   }
 }
 

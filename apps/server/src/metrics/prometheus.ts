@@ -64,13 +64,13 @@ export function renderPrometheus(update: MetricsUpdate | undefined): string {
   family('tidewire_process_resident_memory_bytes', 'gauge', 'Resident set size.', one(s?.rssBytes));
   family('tidewire_heap_used_bytes', 'gauge', 'V8 heap in use, all threads.', one(s?.heapUsedBytes));
   family('tidewire_event_loop_lag_seconds', 'gauge', 'Event-loop delay of the worst thread over the last interval (p99).', one(s === undefined ? undefined : s.eventLoopLagMs.p99 / 1000));
-  family('tidewire_delivery_latency_seconds', 'summary', 'Origin timestamp -> ws.send, per record message of sampled frames (quantiles: last interval).',
+  family('tidewire_delivery_latency_seconds', 'summary', 'Origin timestamp -> ws.send, per sampled record message (quantiles: last interval).',
     summary(s?.latencyMs, 1 / 1000, c?.latencyCount, c?.latencySumMs));
-  family('tidewire_view_update_latency_seconds', 'summary', 'Record update ts -> view.rows with the updated row sent, sampled frames (quantiles: last interval).',
+  family('tidewire_view_update_latency_seconds', 'summary', 'Record update ts -> view.rows with the updated row sent, per sampled row (quantiles: last interval).',
     summary(s?.viewUpdateMs, 1 / 1000, c?.viewUpdateCount, c?.viewUpdateSumMs));
   family('tidewire_order_ack_latency_seconds', 'summary', 'Order accepted -> durable order.ack queued (quantiles: last interval).',
     summary(s?.orderAckMs, 1 / 1000, c?.orderAckCount, c?.orderAckSumMs));
-  family('tidewire_batch_size_messages', 'summary', 'Messages per frame sent, sampled frames (quantiles: last interval).',
+  family('tidewire_batch_size_messages', 'summary', 'Messages per frame sent, 1 frame in N above 20,000 frames/s per worker (quantiles: last interval).',
     summary(s?.batchSize, 1, c?.batchCount, c?.batchMessages));
   family('tidewire_client_latency_seconds', 'gauge', 'Client-reported update latency over the last interval (mean, weighted by samples).',
     one(s === undefined || s.clientLatencyMs.count === 0 ? undefined : s.clientLatencyMs.mean / 1000));

@@ -1,7 +1,6 @@
-import { encodeServerFrame, type RecordUpdate, type ViewRows } from '@tidewire/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { decodeFromCompressedBase64 } from 'hdr-histogram-js';
-import { MAX_SNAPSHOT_SESSIONS, SCAN_BUDGET_ITEMS_PER_SEC, TransportMetrics, type SessionMeter } from './transport-metrics.js';
+import { BATCH_BUDGET_FRAMES_PER_SEC, MAX_SNAPSHOT_SESSIONS, SAMPLE_BUDGET_PER_SEC, SAMPLE_RECORD, SAMPLE_VIEW_ROW, TransportMetrics } from './transport-metrics.js';
 
 const metrics: TransportMetrics[] = [];
 afterEach(() => metrics.splice(0).forEach((m) => m.dispose()));
@@ -12,32 +11,39 @@ function make(now: number): TransportMetrics {
   return m;
 }
 
-function frame(n: number, ts: number): Buffer {
-  const ms: RecordUpdate[] = Array.from({ length: n }, (_, i) => ({ type: 'record.update', id: i + 1, seq: 2, ts, fields: { bid: i } }));
-  return Buffer.from(encodeServerFrame(ms));
-}
-
-/** What the transport does per frame: count it, read it when sampled. */
-function send(m: TransportMetrics, meter: SessionMeter | undefined, f: Buffer, now: number): void {
-  if (m.sent(meter, f.length)) m.scan(meter, f, now);
+/** Total count of an encoded histogram. */
+function count(encoded: string): number {
+  if (encoded === '') return 0;
+  const h = decodeFromCompressedBase64(encoded, 32, false);
+  const n = h.totalCount;
+  h.destroy();
+  return n;
 }
 
 const info = (sessionId: number) => ({ sessionId, user: 'alice', role: 'trader' as const, address: '127.0.0.1', connectedAt: 0, worker: 0 });
 
 describe('TransportMetrics', () => {
-  it('counts per session exactly while every frame is scanned', () => {
+  it('counts frames, messages and bytes per session exactly, and each sample in its histogram', () => {
     const m = make(0);
     const meter = m.opened(info(7), () => 42);
     m.subscriptions(7, 3);
-    for (let i = 0; i < 10; i++) send(m, meter, frame(5, 100), 102.5);
+    for (let i = 0; i < 10; i++) m.sent(meter, 300, 5);
+    for (let i = 0; i < 4; i++) m.sample(SAMPLE_RECORD, 100, 102.5);
+    m.sample(SAMPLE_VIEW_ROW, 100, 2100);
     m.received(300);
     const snap = m.snapshot(2000, 1);
-    expect(snap.sessions).toEqual([{ ...info(7), subscriptions: 3, messagesPerSec: 25, framesPerSec: 5, bytesPerSec: Math.round((10 * frame(5, 100).length) / 2), queuedBytes: 42, clientLatencyMs: null }]);
+    expect(snap.sessions).toEqual([{ ...info(7), subscriptions: 3, messagesPerSec: 25, framesPerSec: 5, bytesPerSec: 1500, queuedBytes: 42, clientLatencyMs: null }]);
     expect(snap.bytesIn).toBe(300);
     const latency = decodeFromCompressedBase64(snap.latency, 32, false);
-    expect(latency.totalCount).toBe(50);
+    expect(latency.totalCount).toBe(4);
     expect(latency.maxValue).toBeGreaterThanOrEqual(2499);
+    expect(latency.maxValue).toBeLessThan(2600);
     latency.destroy();
+    const views = decodeFromCompressedBase64(snap.viewLatency, 32, false);
+    expect(views.totalCount).toBe(1);
+    expect(views.maxValue).toBeGreaterThanOrEqual(1_999_000);
+    views.destroy();
+    expect(count(snap.batch)).toBe(10);
     // the interval is over: counters start again
     const next = m.snapshot(3000, 1);
     expect(next.latency).toBe('');
@@ -53,53 +59,41 @@ describe('TransportMetrics', () => {
     expect(snap.sourceFlow).toEqual({ pauses: 3, overruns: 1, paused: 1, pausedMs: 420 });
   });
 
-  it('samples frames above the budget and scales the session rate from its sampled frames', () => {
+  it('asks the engine for a sampling period that brings about the budget back', () => {
     const m = make(0);
-    const meter = m.opened(info(1), () => 0);
-    const f = frame(10, 0);
-    const frames = SCAN_BUDGET_ITEMS_PER_SEC / 10 * 4; // four times the budget in one second
-    for (let i = 0; i < frames; i++) send(m, meter, f, 1);
+    expect(m.samplingPeriod()).toBe(1);
+    // every item sampled: four times the budget in one second -> keep 1 in 4
+    for (let i = 0; i < SAMPLE_BUDGET_PER_SEC * 4; i++) m.sample(SAMPLE_RECORD, 0, 1);
     m.snapshot(1000, 1);
-    for (let i = 0; i < frames; i++) send(m, meter, f, 1);
-    const snap = m.snapshot(2000, 1);
-    const latency = decodeFromCompressedBase64(snap.latency, 32, false);
-    // 1 frame in 4 scanned: a quarter of the messages measured, the rate still exact (uniform frames)
-    expect(latency.totalCount).toBe(frames * 10 / 4);
-    latency.destroy();
-    expect(snap.sessions[0]!.messagesPerSec).toBe(frames * 10);
-    expect(snap.sessions[0]!.framesPerSec).toBe(frames);
+    expect(m.samplingPeriod()).toBe(4);
+    // at 1 in 4 the budget came back over two seconds: the items doubled -> 1 in 8
+    for (let i = 0; i < SAMPLE_BUDGET_PER_SEC * 4; i++) m.sample(SAMPLE_VIEW_ROW, 0, 1);
+    m.snapshot(3000, 1);
+    expect(m.samplingPeriod()).toBe(8);
+    // quiet: back to every item
+    m.snapshot(4000, 1);
+    expect(m.samplingPeriod()).toBe(1);
   });
 
-  it('counts updated view rows in the scan budget: frames of 1 message and 49 rows are sampled 1 in 10', () => {
+  it('records the batch size of 1 frame in N above its frame budget; session rates stay exact', () => {
     const m = make(0);
     const meter = m.opened(info(1), () => 0);
-    const updated = Array.from({ length: 49 }, (_, i) => ({ id: i + 1, seq: 2, ts: 0, fields: { bid: i } }));
-    const rows: ViewRows = { type: 'view.rows', reqId: 0, viewId: 1, updated };
-    const f = Buffer.from(encodeServerFrame([rows]));
-    const frames = SCAN_BUDGET_ITEMS_PER_SEC / 50 * 10; // 50 items per frame, ten times the budget
-    for (let i = 0; i < frames; i++) send(m, meter, f, 2);
-    m.snapshot(1000, 1);
-    for (let i = 0; i < frames; i++) send(m, meter, f, 2);
+    const frames = BATCH_BUDGET_FRAMES_PER_SEC * 4; // four times the budget in one second
+    for (let i = 0; i < frames; i++) m.sent(meter, 10, 3);
+    expect(count(m.snapshot(1000, 1).batch)).toBe(frames);
+    for (let i = 0; i < frames; i++) m.sent(meter, 10, 3);
     const snap = m.snapshot(2000, 1);
-    const views = decodeFromCompressedBase64(snap.viewLatency, 32, false);
-    expect(views.totalCount).toBe(frames / 10 * 49);
-    expect(views.maxValue).toBeGreaterThanOrEqual(1999);
-    views.destroy();
-    const batch = decodeFromCompressedBase64(snap.batch, 32, false);
-    expect(batch.totalCount).toBe(frames / 10);
-    batch.destroy();
-    expect(snap.sessions[0]).toMatchObject({ messagesPerSec: frames, framesPerSec: frames });
+    expect(count(snap.batch)).toBe(frames / 4);
+    expect(snap.sessions[0]).toMatchObject({ messagesPerSec: frames * 3, framesPerSec: frames, bytesPerSec: frames * 10 });
   });
 
-  it('counts frames of sessions it has no meter for in the sample, not in any session', () => {
+  it('counts frames of sessions it has no meter for in the transport, not in any session', () => {
     const m = make(0);
     const meter = m.opened(info(1), () => 0);
-    send(m, undefined, frame(3, 0), 1);
-    send(m, meter, frame(2, 0), 1);
+    m.sent(undefined, 10, 3);
+    m.sent(meter, 10, 2);
     const snap = m.snapshot(1000, 1);
-    const latency = decodeFromCompressedBase64(snap.latency, 32, false);
-    expect(latency.totalCount).toBe(5);
-    latency.destroy();
+    expect(count(snap.batch)).toBe(2);
     expect(snap.sessions[0]).toMatchObject({ messagesPerSec: 2, framesPerSec: 1 });
   });
 
@@ -108,7 +102,7 @@ describe('TransportMetrics', () => {
     const n = MAX_SNAPSHOT_SESSIONS + 5;
     const meters = Array.from({ length: n }, (_, i) => m.opened(info(i + 1), () => 0));
     // sessions 1..5 send nothing; the others send i bytes: the 5 idle ones drop out
-    meters.forEach((meter, i) => { if (i >= 5) m.sent(meter, i); });
+    meters.forEach((meter, i) => { if (i >= 5) m.sent(meter, i, 1); });
     const snap = m.snapshot(1000, n);
     expect(snap.sessions).toHaveLength(MAX_SNAPSHOT_SESSIONS);
     expect(snap.sessions.some((s) => s.sessionId <= 5)).toBe(false);

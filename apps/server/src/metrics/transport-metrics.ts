@@ -1,23 +1,30 @@
 /**
- * Metrics one transport (one thread) collects: latency and batch-size histograms from the frames
- * it sends, bytes received, its sessions (frames/bytes per second, subscriptions, the latency the
- * client reports), event-loop delay and heap. `snapshot()` hands one interval to the
- * MetricsCenter (main thread) and starts the next.
+ * Metrics one transport (one thread) collects: latency histograms from the samples the engine
+ * hands back with the frames it drains, messages per frame, bytes received, its sessions
+ * (frames/messages/bytes per second, subscriptions, the latency the client reports), event-loop
+ * delay and heap. `snapshot()` hands one interval to the MetricsCenter (main thread) and starts
+ * the next.
  */
 
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import type { AdminSessionInfo, ClientLatencyReport, LatencyStatsMs } from '@tidewire/protocol';
 import { encodeHistogram, MAX_BATCH_MESSAGES, newHistogram, recordLatencyMs, type Histogram } from './histogram.js';
-import { scanFrame } from './frame-scan.js';
 import type { SourceFlowCounts } from '../handlers/source.js';
 
 /**
- * Items per second a transport reads for latency at most (an item: one message, or one updated
- * row of a `view.rows`; each costs one `ts` read and one histogram record, ~0.5-1 µs): frames are
- * sampled 1 in N so that about this many items are scanned (~1.5 % of a core). See frame-scan.bench.ts.
+ * Latency samples per second a transport records at most (a sample: the origin `ts` of one record
+ * message or updated view row, ~0.3 µs to record): the engine keeps one item in N
+ * (`samplingPeriod`), N set each interval so that about this many come back.
  */
-export const SCAN_BUDGET_ITEMS_PER_SEC = 20_000;
+export const SAMPLE_BUDGET_PER_SEC = 20_000;
+
+/** Frames per second whose message count goes into the batch-size histogram at most (1 in N above). */
+export const BATCH_BUDGET_FRAMES_PER_SEC = 20_000;
+
+/** Kind of a drained latency sample (engine `session::SAMPLE_RECORD` / `SAMPLE_VIEW_ROW`). */
+export const SAMPLE_RECORD = 0;
+export const SAMPLE_VIEW_ROW = 1;
 
 /** Sampling period of the event-loop delay monitor, ms. */
 export const LOOP_RESOLUTION_MS = 10;
@@ -65,15 +72,13 @@ export const NO_SOURCE_FLOW: SourceFlowCounts = Object.freeze({ pauses: 0, overr
 
 /**
  * Per-session bookkeeping; `opened` returns it so that the send path counts a frame without a
- * lookup (`sent(meter, bytes)`). Opaque to callers.
+ * lookup (`sent(meter, bytes, messages)`). Opaque to callers.
  */
 export interface SessionMeter {
   info: AdminSessionInfo;
   frames: number;
   bytes: number;
-  /** Frames of this interval that were scanned, and the messages in them. */
-  scannedFrames: number;
-  scannedMessages: number;
+  messages: number;
   /** Reads the socket's send-buffer size (uWS getBufferedAmount), bytes. */
   queuedBytes: () => number;
 }
@@ -88,20 +93,15 @@ export class TransportMetrics {
   private readonly sessions = new Map<number, SessionMeter>();
   private readonly loop: IntervalHistogram;
   private framesThisInterval = 0;
-  private scannedFrames = 0;
-  private scannedMessages = 0;
-  /** Updated view rows read in the scanned frames of this interval (each costs a latency record). */
-  private scannedRows = 0;
-  /** Scan one frame in `sampleEvery` (1: all). */
-  private sampleEvery = 1;
-  /** Frames still to count before the next scanned one (0: scan the next). */
-  private untilScan = 0;
+  /** Latency samples recorded this interval. */
+  private samples = 0;
+  /** The engine keeps one item in `period` (the value `samplingPeriod` last returned). */
+  private period = 1;
+  /** Record one frame's size in the batch histogram in `batchEvery` (1: all). */
+  private batchEvery = 1;
+  /** Frames still to count before the next one recorded (0: record the next). */
+  private untilBatch = 0;
   private lastSnapshotAt: number;
-  private readonly recordLatency = (ms: number): void => recordLatencyMs(this.latency, ms);
-  private readonly recordViewLatency = (ms: number): void => {
-    this.scannedRows++;
-    recordLatencyMs(this.viewLatency, ms);
-  };
 
   /** `worker`: transport index; `nowMs`: current time (the clock's). */
   constructor(readonly worker: number, nowMs: number) {
@@ -116,49 +116,47 @@ export class TransportMetrics {
   }
 
   /**
-   * A frame of `bytes` was handed to `ws.send` for the session of `meter` (undefined: a session
-   * not opened here, counted for the transport only). Returns true when this frame is one of the
-   * sample (about SCAN_BUDGET_ITEMS_PER_SEC items per second): the caller then hands its bytes to
-   * `scan`. Constant time, no allocation: this runs for every frame sent.
+   * A frame of `bytes` holding `messages` messages was handed to `ws.send` for the session of
+   * `meter` (undefined: a session not opened here, counted for the transport only). Constant
+   * time, no allocation: this runs for every frame sent.
    */
-  sent(meter: SessionMeter | undefined, bytes: number): boolean {
+  sent(meter: SessionMeter | undefined, bytes: number, messages: number): void {
     if (meter !== undefined) {
       meter.frames++;
       meter.bytes += bytes;
+      meter.messages += messages;
     }
     this.framesThisInterval++;
-    if (this.untilScan > 0) {
-      this.untilScan--;
-      return false;
+    if (this.untilBatch > 0) {
+      this.untilBatch--;
+      return;
     }
-    this.untilScan = this.sampleEvery - 1;
-    return true;
-  }
-
-  /**
-   * Reads a sampled frame (`sent` returned true; `frame` is exactly its bytes) at `nowMs`: batch
-   * size (messages per frame), record latency per record message, view update latency per
-   * updated view row.
-   */
-  scan(meter: SessionMeter | undefined, frame: Buffer, nowMs: number): void {
-    const messages = scanFrame(frame, nowMs, this.recordLatency, this.recordViewLatency);
-    this.scannedFrames++;
-    this.scannedMessages += messages;
-    if (meter !== undefined) {
-      meter.scannedFrames++;
-      meter.scannedMessages += messages;
-    }
+    this.untilBatch = this.batchEvery - 1;
     if (messages > 0) this.batch.recordValue(Math.min(MAX_BATCH_MESSAGES, messages));
   }
 
   /**
-   * A session logged in (either endpoint). Returns its meter for `sent` / `scan`; a second call
+   * One latency sample of a frame sent: `kind` SAMPLE_RECORD (a record message) or
+   * SAMPLE_VIEW_ROW (an updated view row), origin `ts` -> `sentAtMs` (the frame's socket write).
+   */
+  sample(kind: number, ts: number, sentAtMs: number): void {
+    this.samples++;
+    recordLatencyMs(kind === SAMPLE_VIEW_ROW ? this.viewLatency : this.latency, sentAtMs - ts);
+  }
+
+  /** The sampling period the engine is to use for this transport's sessions (see SAMPLE_BUDGET_PER_SEC). */
+  samplingPeriod(): number {
+    return this.period;
+  }
+
+  /**
+   * A session logged in (either endpoint). Returns its meter for `sent`; a second call
    * for the same id replaces the first (the old meter then counts for nothing).
    */
   opened(info: Omit<AdminSessionInfo, 'subscriptions' | 'messagesPerSec' | 'framesPerSec' | 'bytesPerSec' | 'queuedBytes' | 'clientLatencyMs'>, queuedBytes: () => number): SessionMeter {
     const meter: SessionMeter = {
       info: { ...info, subscriptions: 0, messagesPerSec: 0, framesPerSec: 0, bytesPerSec: 0, queuedBytes: 0, clientLatencyMs: null },
-      frames: 0, bytes: 0, scannedFrames: 0, scannedMessages: 0, queuedBytes,
+      frames: 0, bytes: 0, messages: 0, queuedBytes,
     };
     this.sessions.set(info.sessionId, meter);
     return meter;
@@ -213,24 +211,18 @@ export class TransportMetrics {
     for (const s of this.sessions.values()) {
       s.info.framesPerSec = Math.round(s.frames / seconds);
       s.info.bytesPerSec = Math.round(s.bytes / seconds);
-      // exact when every frame was scanned (scannedFrames === frames); none of its frames sampled:
-      // the worker's messages per scanned frame
-      const perFrame = s.scannedFrames > 0 ? s.scannedMessages / s.scannedFrames : this.scannedFrames > 0 ? this.scannedMessages / this.scannedFrames : 0;
-      s.info.messagesPerSec = Math.round((perFrame * s.frames) / seconds);
+      s.info.messagesPerSec = Math.round(s.messages / seconds);
       s.frames = 0;
       s.bytes = 0;
-      s.scannedFrames = 0;
-      s.scannedMessages = 0;
+      s.messages = 0;
     }
-    // next interval: scan about SCAN_BUDGET_ITEMS_PER_SEC items whatever the traffic (items/s
-    // estimated from all frames sent x items per scanned frame; a frame costs at least one item)
-    const itemsPerFrame = this.scannedFrames === 0 ? 1 : Math.max(1, (this.scannedMessages + this.scannedRows) / this.scannedFrames);
-    this.sampleEvery = Math.max(1, Math.ceil((this.framesThisInterval * itemsPerFrame) / seconds / SCAN_BUDGET_ITEMS_PER_SEC));
-    this.untilScan = Math.min(this.untilScan, this.sampleEvery - 1);
+    // next interval: about SAMPLE_BUDGET_PER_SEC samples whatever the traffic (items/s estimated
+    // as samples/s x the period they were kept at), and about BATCH_BUDGET_FRAMES_PER_SEC frames
+    this.period = Math.max(1, Math.ceil((this.samples * this.period) / seconds / SAMPLE_BUDGET_PER_SEC));
+    this.batchEvery = Math.max(1, Math.ceil(this.framesThisInterval / seconds / BATCH_BUDGET_FRAMES_PER_SEC));
+    this.untilBatch = Math.min(this.untilBatch, this.batchEvery - 1);
     this.framesThisInterval = 0;
-    this.scannedFrames = 0;
-    this.scannedMessages = 0;
-    this.scannedRows = 0;
+    this.samples = 0;
     const loop = this.loop;
     // the histogram holds the time between the monitor's timer ticks (an idle loop shows
     // ~LOOP_RESOLUTION_MS): the lag is what exceeds the resolution

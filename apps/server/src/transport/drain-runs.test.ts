@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DrainRuns, FrameScratch, INDEX_STRIDE, SCRATCH_MAX_BYTES, type RunOwner } from './drain-runs.js';
+import { DrainRuns, DrainSamples, FrameScratch, INDEX_STRIDE, SCRATCH_MAX_BYTES, type RunOwner } from './drain-runs.js';
 
 interface Owner extends RunOwner {
   sid: number;
@@ -89,5 +89,34 @@ describe('FrameScratch', () => {
     const scratch = new FrameScratch();
     expect(() => scratch.frame(drain, drain.length - 3, 4)).toThrow(RangeError);
     expect(() => scratch.frame(drain, -1, 4)).toThrow(RangeError);
+  });
+});
+
+describe('DrainSamples', () => {
+  it('finds each entry\'s samples by entry, with their kind', () => {
+    const samples = new DrainSamples();
+    // entry 0: a record sample; entry 2: a record and two view-row samples; 1 and 3: none
+    samples.load(new Float64Array([0, 100, 4, 200, 5, 300, 5, 301]), 4);
+    expect([0, 1, 2, 3, 4].map((e) => samples.has(e))).toEqual([true, false, true, false, false]);
+    const got: Array<[number, number, number]> = [];
+    const sink = { sample: (kind: number, ts: number, at: number) => got.push([kind, ts, at]) };
+    samples.each(2, 1000, sink);
+    samples.each(1, 1000, sink);
+    samples.each(0, 999, sink);
+    expect(got).toEqual([[0, 200, 1000], [1, 300, 1000], [1, 301, 1000], [0, 100, 999]]);
+    // a drain without samples: nothing, whatever its size
+    samples.load(new Float64Array(0), 10_000);
+    expect(samples.has(2)).toBe(false);
+    samples.each(2, 1, sink);
+    expect(got).toHaveLength(4);
+  });
+
+  it('grows past its first table and ignores entries beyond the drain', () => {
+    const samples = new DrainSamples();
+    const entries = 1000;
+    samples.load(new Float64Array([2 * 999, 7]), entries);
+    expect(samples.has(999)).toBe(true);
+    expect(samples.has(998)).toBe(false);
+    expect(samples.has(1000)).toBe(false);
   });
 });

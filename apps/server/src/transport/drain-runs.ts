@@ -119,3 +119,54 @@ export class FrameScratch {
     return view;
   }
 }
+
+/** Takes the latency samples of the frames sent (TransportMetrics). */
+export interface SampleSink {
+  /** `kind`: what was measured (0 a record message, 1 an updated view row); origin `ts` -> `sentAtMs`. */
+  sample(kind: number, ts: number, sentAtMs: number): void;
+}
+
+/**
+ * The latency samples of one drain (`DrainedFrames.samples`: `(entry * 2 + kind, ts)` pairs in
+ * entry order), looked up by entry without an object per frame or per sample. One per transport
+ * (not re-entrant).
+ */
+export class DrainSamples {
+  private pairs: Float64Array = new Float64Array(0);
+  /** at[e]: the first pair of entry e, at[e + 1]: past its last (entries of the loaded drain). */
+  private at = new Uint32Array(256);
+  private entries = 0;
+
+  /** Loads a drain's samples; `entries`: the drain's entry count. Nothing is read without samples. */
+  load(pairs: Float64Array, entries: number): void {
+    this.pairs = pairs;
+    const n = pairs.length >> 1;
+    if (n === 0) {
+      this.entries = 0;
+      return;
+    }
+    if (this.at.length < entries + 1) this.at = new Uint32Array(Math.max(entries + 1, this.at.length * 2));
+    const at = this.at;
+    let p = 0;
+    for (let e = 0; e <= entries; e++) {
+      while (p < n && pairs[2 * p]! < 2 * e) p++;
+      at[e] = p;
+    }
+    this.entries = entries;
+  }
+
+  /** true when entry `entry` of the loaded drain carries samples. */
+  has(entry: number): boolean {
+    return entry < this.entries && this.at[entry] !== this.at[entry + 1];
+  }
+
+  /** Hands every sample of entry `entry` to `sink`, measured to `sentAtMs`. */
+  each(entry: number, sentAtMs: number, sink: SampleSink): void {
+    if (entry >= this.entries) return;
+    const pairs = this.pairs;
+    for (let p = this.at[entry]!, end = this.at[entry + 1]!; p < end; p++) {
+      const tag = pairs[2 * p]!;
+      sink.sample(tag - 2 * Math.floor(tag / 2), pairs[2 * p + 1]!, sentAtMs);
+    }
+  }
+}

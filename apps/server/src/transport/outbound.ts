@@ -14,11 +14,12 @@ import { log } from '../log.js';
 import type { TransportMetrics } from '../metrics/transport-metrics.js';
 import type { Clock } from '../session/clock.js';
 import type { Conn, ConnTable } from './connection.js';
-import { DrainRuns, FrameScratch } from './drain-runs.js';
+import { DrainRuns, DrainSamples, FrameScratch, INDEX_STRIDE } from './drain-runs.js';
 
 /** Placeholders for the drain `flush` holds between drains. */
 const EMPTY_DATA = Buffer.alloc(0);
 const EMPTY_INDEX = new Uint32Array(0);
+const EMPTY_SAMPLES = new Float64Array(0);
 
 /** What the outbound side needs. */
 export interface OutboundDeps {
@@ -59,27 +60,31 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
   // session: no closure per session per drain).
   const runs = new DrainRuns<Conn>();
   const scratch = new FrameScratch();
+  const samples = new DrainSamples();
   const liveConn = (sid: number): Conn | undefined => conns.live(sid);
   let runData: Buffer = EMPTY_DATA;
   let runIndex: Uint32Array = EMPTY_INDEX;
+  let runMessages: Uint32Array = EMPTY_INDEX;
   let runConn: Conn | undefined;
-  /** Index positions of the sampled frames of `runConn` (read after its cork), and their count. */
-  let toScan = new Uint32Array(16);
-  let scanCount = 0;
+  /** Entries of `runConn`'s frames sent in this drain that carry latency samples, and their count. */
+  let sampled = new Uint32Array(16);
+  let sampledCount = 0;
 
   /**
    * Sends every run of `runConn` in this drain (called in its cork): each frame goes through the
    * reused FrameScratch (no object per frame); a close entry closes the socket with its reason
-   * and ends the session's frames. Every frame sent is counted; sampled ones are noted for `scan`.
+   * and ends the session's frames. Every frame sent is counted with its messages; the ones with
+   * latency samples are noted for after the cork.
    */
   function sendRuns(): void {
     const conn = runConn!;
     const { ws, meter } = conn;
     const index = runIndex;
     const data = runData;
+    const messages = runMessages;
     for (let r = conn.firstRun; r !== -1 && !conn.closed; r = runs.runNext[r]!) {
       const end = runs.runEnd[r]!;
-      for (let k = runs.runStart[r]!; k < end && !conn.closed; k += 4) {
+      for (let k = runs.runStart[r]!; k < end && !conn.closed; k += INDEX_STRIDE) {
         const offset = index[k + 1]!;
         const length = index[k + 2]!;
         const closeCode = index[k + 3]!;
@@ -90,13 +95,15 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
           continue;
         }
         afterSend(ws, conn, ws.send(scratch.frame(data, offset, length), false));
-        if (metrics.sent(meter, length)) {
-          if (scanCount === toScan.length) {
-            const grown = new Uint32Array(toScan.length * 2);
-            grown.set(toScan);
-            toScan = grown;
+        const entry = k / INDEX_STRIDE;
+        metrics.sent(meter, length, messages[entry] ?? 0);
+        if (samples.has(entry)) {
+          if (sampledCount === sampled.length) {
+            const grown = new Uint32Array(sampled.length * 2);
+            grown.set(sampled);
+            sampled = grown;
           }
-          toScan[scanCount++] = k;
+          sampled[sampledCount++] = entry;
         }
       }
     }
@@ -105,30 +112,31 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
   /**
    * Sends every frame the engine has ready for this worker's sessions. Per frame: a copy into the
    * scratch buffer, one `ws.send` and a counter, no allocation; per session per drain: one Map
-   * lookup per run of its frames and one cork (one write syscall) for all of them; metrics read
-   * only sampled frames (one clock reading per session).
+   * lookup per run of its frames and one cork (one write syscall) for all of them; the latency
+   * samples of the frames sent are measured against one clock reading taken after the cork.
    */
   function flush(): void {
     const drained = engine.drain(workerId());
     if (!drained) return;
     const { data, index } = drained;
     runs.group(index, liveConn);
+    samples.load(drained.samples, index.length / INDEX_STRIDE);
     const { owners } = runs;
     runData = data;
     runIndex = index;
+    runMessages = drained.messages;
     for (let o = 0; o < owners.length; o++) {
       const conn = owners[o]!;
       if (conn.closed) continue;
       // one session's fault must not cost the other sessions in this drain their frames
       try {
         runConn = conn;
-        scanCount = 0;
+        sampledCount = 0;
         conn.ws.cork(sendRuns);
         // after the cork: the frames were written (or buffered) when it returned
-        const sentAt = scanCount > 0 ? clock.now() : 0;
-        for (let n = 0; n < scanCount; n++) {
-          const k = toScan[n]!;
-          metrics.scan(conn.meter, data.subarray(index[k + 1]!, index[k + 1]! + index[k + 2]!), sentAt);
+        if (sampledCount > 0) {
+          const sentAt = clock.now();
+          for (let n = 0; n < sampledCount; n++) samples.each(sampled[n]!, sentAt, metrics);
         }
       } catch (err) {
         log('error', 'session.sendFault', { ...conn.session.logFields(), error: String(err) });
@@ -139,6 +147,8 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
     runConn = undefined;
     runData = EMPTY_DATA;
     runIndex = EMPTY_INDEX;
+    runMessages = EMPTY_INDEX;
+    samples.load(EMPTY_SAMPLES, 0);
     owners.length = 0;
   }
 

@@ -143,10 +143,25 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
   log('info', 'transport.listen', { worker: opts.index, host: config.server.host, port, engineWorker: workerId });
 
   let closed: Promise<void> | undefined;
+  /** The latency sampling period the engine has for this worker's sessions (its default: every item). */
+  let samplingPeriod = 1;
   return {
     port,
     connections: () => conns.sockets.size,
-    collect: () => Promise.resolve([metrics.snapshot(clock.now(), conns.sockets.size, sourceFlow.counts())]),
+    collect: () => {
+      const snapshot = metrics.snapshot(clock.now(), conns.sockets.size, sourceFlow.counts());
+      const period = metrics.samplingPeriod();
+      if (period !== samplingPeriod) {
+        try {
+          engine.setLatencySampling(workerId, period);
+          samplingPeriod = period;
+        } catch (err) {
+          // the engine is stopping: the interval's snapshot still counts
+          log('warn', 'transport.samplingFault', { worker: opts.index, error: String(err) });
+        }
+      }
+      return Promise.resolve([snapshot]);
+    },
     publish(update) {
       latest = update;
       history.push(update.sample);

@@ -195,6 +195,14 @@ pub enum Command {
         /// Statement name.
         name: String,
     },
+    /// Latency samples of the sessions of `worker`: one record message or updated view row in
+    /// `every` (`session::Sampler`).
+    SetLatencySampling {
+        /// Worker id.
+        worker: u32,
+        /// Sampling period (0 counts as 1).
+        every: u32,
+    },
     /// The worker went away: close all its sessions.
     CloseWorker {
         /// Worker id.

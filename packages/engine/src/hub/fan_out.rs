@@ -35,8 +35,8 @@ pub(super) fn mark_dirty(s: &mut Session, st: &mut SubState, id: u32) {
 }
 
 impl Subscriptions {
-    /// Appends `bytes` (`,` + the message for record `id`, of record layout `layout`; `mask`:
-    /// its changed slots) to every subscriber's outbox; throttled subscriptions hold it, a
+    /// Appends `bytes` (`,` + the message for record `id`, of record layout `layout` and origin
+    /// timestamp `ts`; `mask`: its changed slots) to every subscriber's outbox; throttled subscriptions hold it, a
     /// conflating session marks the record dirty, a blocked session past the conflation
     /// threshold is listed in `to_conflate`.
     #[allow(clippy::too_many_arguments)]
@@ -46,6 +46,7 @@ impl Subscriptions {
         out: &mut Delivery<'_>,
         id: u32,
         layout: u32,
+        ts: Option<f64>,
         bytes: &[u8],
         is_image: bool,
         mask: u128,
@@ -68,7 +69,7 @@ impl Subscriptions {
             };
             if s.fast {
                 // Hot path: not blocked, not conflating, no throttling.
-                out.queue(s, slot, bytes);
+                out.queue(s, slot, bytes, ts);
                 continue;
             }
             let st = &mut list.state[i];
@@ -101,7 +102,7 @@ impl Subscriptions {
                 st.merged = 0;
             }
             st.last_sent = Some(now);
-            out.queue(s, slot, bytes);
+            out.queue(s, slot, bytes, ts);
             if s.blocked_since.is_some() && s.outbox.len() > out.cfg.outbox_conflate_bytes {
                 to_conflate.push(slot);
             }
@@ -131,7 +132,7 @@ impl Subscriptions {
                 mark_dirty(s, &mut list.state[i], id);
                 continue;
             }
-            out.queue(s, slot, bytes);
+            out.queue(s, slot, bytes, None);
         }
     }
 
@@ -170,9 +171,9 @@ impl Hub {
             store,
             ..
         } = self;
-        let layout = store.get(id).map_or(0, |r| r.layout);
+        let (layout, ts) = store.get(id).map_or((0, None), |r| (r.layout, Some(r.ts)));
         let (slots, mut out) = sessions.delivery(cfg, stats, now);
-        subscriptions.fan_out(slots, &mut out, id, layout, scratch, is_image, mask);
+        subscriptions.fan_out(slots, &mut out, id, layout, ts, scratch, is_image, mask);
     }
 
     /// Fans `scratch` (a record message of `id` that is not a field update) out to its
@@ -221,7 +222,7 @@ impl Hub {
         }
         st.last_sent = Some(now);
         for bytes in history.entries_from(id, from) {
-            out.queue(s, slot, bytes);
+            out.queue(s, slot, bytes, None);
         }
     }
 
@@ -260,13 +261,13 @@ impl Hub {
         st.merged = 0;
         st.dirty = false;
         st.last_sent = Some(now);
-        let stale = rec.stale;
-        out.queue(s, slot, scratch);
+        let (stale, ts) = (rec.stale, rec.ts);
+        out.queue(s, slot, scratch, Some(ts));
         if stale {
             scratch.clear();
             scratch.push(b',');
             encode::record_status(scratch, id, true);
-            out.queue(s, slot, scratch);
+            out.queue(s, slot, scratch, None);
         }
     }
 

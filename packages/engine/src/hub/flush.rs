@@ -33,8 +33,14 @@ impl Sessions {
                 // messages stay held for the drain (or conflation).
                 let frame = &mut self.reply_scratch;
                 frame.clear();
-                s.outbox.take_control(frame);
-                sink.frame(s.worker, s.sid, &[b"[", frame.as_slice(), b"]"], 0);
+                let messages = s.outbox.take_control(frame);
+                sink.frame_with(
+                    s.worker,
+                    s.sid,
+                    &[b"[", frame.as_slice(), b"]"],
+                    &s.outbox.control_meta(messages),
+                );
+                s.outbox.samples().clear_rows();
                 stats.frames_out += 1;
                 stats.bytes_out += frame.len() as u64 + 2;
                 stats.replies_ahead += 1;
@@ -48,7 +54,7 @@ impl Sessions {
                 Some(d) if d > now => next = min_opt(next, d),
                 _ => {
                     let len = s.outbox.len();
-                    sink.frame(s.worker, s.sid, &[b"[", s.outbox.bytes(), b"]"], 0);
+                    sink.frame_with(s.worker, s.sid, &[b"[", s.outbox.bytes(), b"]"], &s.outbox.frame_meta());
                     stats.frames_out += 1;
                     stats.bytes_out += len as u64 + 2;
                     s.outbox.clear();
@@ -149,7 +155,7 @@ impl Hub {
             st.mask = 0;
             st.merged = 0;
             st.last_sent = Some(now);
-            out.queue(s, slot, scratch);
+            out.queue(s, slot, scratch, Some(rec.ts));
         }
         s.throttled = keep;
         next

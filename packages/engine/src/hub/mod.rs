@@ -6,8 +6,8 @@
 //! the flush timers: `sessions.rs`), `Subscriptions` (subscribers per record with their throttle
 //! and conflation state: `subscriptions.rs`), `HubViews` (containers, views, per-session views
 //! and the views held for `view.resume`: `views/`), tier mirrors (`tiers.rs`), statements,
-//! record statuses and source failover, the record history and, in cluster mode, the record
-//! replica (`remote.rs`). A method that needs two parts takes them as arguments; `Hub` routes.
+//! record statuses and source failover, the record history, latency sampling (`sampling.rs`)
+//! and, in cluster mode, the record replica (`remote.rs`). A method that needs two parts takes them as arguments; `Hub` routes.
 //!
 //! The tick path, one stage per file: `command.rs` (the input) -> `apply.rs` (ingest: merge
 //! into the store, deliver each change) -> `fan_out.rs` (encode once, append the same bytes to
@@ -25,6 +25,7 @@ mod history;
 mod members;
 mod remote;
 mod resume;
+mod sampling;
 mod sessions;
 mod statements;
 mod status;
@@ -56,7 +57,7 @@ pub use views::{ContainerOp, ViewStat, DEFAULT_MAX_VIEWS_PER_SESSION};
 use std::time::Instant;
 
 use crate::config::EngineConfig;
-use crate::session::Session;
+use crate::session::{FrameMeta, Session};
 use crate::stats::EngineStats;
 use crate::store::{Applied, Store};
 use crate::view::ViewSet;
@@ -71,6 +72,13 @@ pub const CLOSE_SLOW_CONSUMER: u16 = 4008;
 pub trait FrameSink {
     /// `parts` concatenated is the frame (close code 0) or the UTF-8 close reason.
     fn frame(&mut self, worker: u32, sid: u32, parts: &[&[u8]], close_code: u16);
+
+    /// A text frame (`parts` concatenated) with its message count and latency samples; sinks
+    /// that do not carry them take it as `frame`.
+    fn frame_with(&mut self, worker: u32, sid: u32, parts: &[&[u8]], meta: &FrameMeta<'_>) {
+        let _ = meta;
+        self.frame(worker, sid, parts, 0);
+    }
 }
 
 /// All engine state, as parts that own their state (each file's header states its invariants).
@@ -102,6 +110,8 @@ pub struct Hub {
     history: history::History,
     /// This hub's epoch: seqs of a resume from another epoch are not comparable (0: none).
     epoch: u64,
+    /// Latency sampling periods and the view-row samples being queued.
+    sampling: sampling::Sampling,
 }
 
 impl Hub {
@@ -123,6 +133,7 @@ impl Hub {
             failover: failover::Failover::default(),
             history: history::History::default(),
             epoch: 0,
+            sampling: sampling::Sampling::default(),
         }
     }
 
@@ -227,6 +238,7 @@ impl Hub {
                     s.refresh_fast(&b);
                 }
             }
+            Command::SetLatencySampling { worker, every } => self.set_latency_sampling(worker, every),
             Command::CloseWorker { worker } => {
                 for slot in self.sessions.slots_of_worker(worker) {
                     let sid = self.sessions.get(slot).map_or(0, |s| s.sid);
@@ -326,9 +338,11 @@ impl Hub {
             // A reused id replaces the old session rather than leaking it.
             self.drop_session(old, now);
         }
-        self.sessions
+        let slot = self
+            .sessions
             .insert(Session::new(sid, worker, user, tier, &self.cfg.batching));
         self.stats.sessions += 1;
+        self.init_sampling(slot, worker);
     }
 
     /// Session `slot` is going: its views and statements are released, then the session.

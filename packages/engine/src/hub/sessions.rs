@@ -230,10 +230,14 @@ pub(super) struct Delivery<'a> {
 
 impl Delivery<'_> {
     /// Appends a record message (`bytes` starts with `,`) to session `s` (in `slot`) and arms
-    /// its flush.
+    /// its flush. `ts`: the origin timestamp of a `record.update` / `record.image`, for the
+    /// latency samples.
     #[inline]
-    pub(super) fn queue(&mut self, s: &mut Session, slot: u32, bytes: &[u8]) {
+    pub(super) fn queue(&mut self, s: &mut Session, slot: u32, bytes: &[u8], ts: Option<f64>) {
         s.outbox.push_record(bytes);
+        if let Some(ts) = ts {
+            s.outbox.samples().record(ts);
+        }
         self.stats.deliveries += 1;
         let due = s.burst.on_message(&self.cfg.batching, self.now);
         if s.due.is_none() {

@@ -48,6 +48,11 @@ pub struct Drained {
     pub data: Buffer,
     /// Four u32 per entry.
     pub index: Uint32Array,
+    /// Messages per entry (0 for a close instruction).
+    pub messages: Uint32Array,
+    /// Latency samples: `(entry * 2 + kind, ts)` pairs in entry order; kind 0: a record
+    /// message's ts, 1: an updated view row's ts.
+    pub samples: Float64Array,
 }
 
 /// The engine's ingest lane (`Engine.ingestQueue`): what sources sent that is not applied yet.
@@ -409,7 +414,18 @@ impl JsEngine {
         Ok(d.map(|d| Drained {
             data: d.data.into(),
             index: Uint32Array::new(d.index),
+            messages: Uint32Array::new(d.messages),
+            samples: Float64Array::new(d.samples),
         }))
+    }
+
+    /// Latency samples of `workerId`'s sessions: the origin ts of one record message or updated
+    /// view row in `every` comes back in `drain().samples`.
+    #[napi]
+    pub fn set_latency_sampling(&self, env: Env, worker_id: u32, every: u32) -> napi::Result<()> {
+        self.inner
+            .set_latency_sampling(worker_id, every)
+            .map_err(|e| to_js(&env, e))
     }
 
     /// New batching/throttle settings, from the next message on.

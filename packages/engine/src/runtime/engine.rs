@@ -515,6 +515,12 @@ impl Engine {
         self.send(Command::SetBatching(b))
     }
 
+    /// Latency samples for worker `worker`'s sessions: the origin `ts` of one record message or
+    /// updated view row in `every` (0 counts as 1) comes back with the drained frames.
+    pub fn set_latency_sampling(&self, worker: u32, every: u32) -> Result<()> {
+        self.send(Command::SetLatencySampling { worker, every })
+    }
+
     /// The materialised views, as the engine thread sees them at its next pass. Blocks the
     /// calling thread until then, at most `timeout` (`UNAVAILABLE` past it or after shutdown).
     pub fn view_stats(&self, timeout: std::time::Duration) -> Result<Vec<crate::hub::ViewStat>> {

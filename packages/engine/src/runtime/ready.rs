@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use crate::error::{EngineError, Result};
 use crate::hub::FrameSink;
+use crate::session::FrameMeta;
 
 /// Wakes a worker thread (napi: a non-blocking, unref'd threadsafe function).
 pub trait Waker: Send + Sync {
@@ -29,18 +30,27 @@ pub(super) fn queue_of(workers: &[Option<Arc<WorkerQueue>>], worker: u32) -> Opt
 /// sessions are closed), as are all acks once the workers lock is poisoned.
 pub(super) fn push_ack(workers: &Workers, worker: u32, sid: u32, frame: &[u8]) -> Option<Arc<WorkerQueue>> {
     let queue = queue_of(&workers.read().ok()?, worker)?.clone();
-    queue.push(sid, &[frame], 0).then_some(queue)
+    let one = FrameMeta {
+        messages: 1,
+        ..FrameMeta::default()
+    };
+    queue.push(sid, &[frame], 0, &one).then_some(queue)
 }
 
 /// Everything ready for one worker: frames back to back in `data`, and per entry four u32s in
 /// `index`: session id, offset, length, close code (0 = text frame; else a close instruction
-/// whose data slice is the UTF-8 reason).
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+/// whose data slice is the UTF-8 reason); per entry its message count in `messages`; and the
+/// latency samples of the frames in `samples` (`FrameMeta::write_samples`).
+#[derive(Debug, Default, Clone, PartialEq)]
 pub struct Drained {
     /// Frame bytes.
     pub data: Vec<u8>,
     /// `[sid, offset, len, closeCode]` per entry.
     pub index: Vec<u32>,
+    /// Messages per entry (0 for a close instruction).
+    pub messages: Vec<u32>,
+    /// `(entry * 2 + kind, ts)` pairs, in entry order (`session::SAMPLE_RECORD` / `SAMPLE_VIEW_ROW`).
+    pub samples: Vec<f64>,
 }
 
 /// One worker's ready queue and waker.
@@ -75,7 +85,7 @@ impl WorkerQueue {
     }
 
     /// Appends one entry; true if the queue was empty before.
-    fn push(&self, sid: u32, parts: &[&[u8]], close_code: u16) -> bool {
+    fn push(&self, sid: u32, parts: &[&[u8]], close_code: u16, meta: &FrameMeta<'_>) -> bool {
         let Ok(mut r) = self.ready.lock() else { return false };
         let was_empty = r.index.is_empty();
         let offset = r.data.len();
@@ -83,9 +93,12 @@ impl WorkerQueue {
             r.data.extend_from_slice(p);
         }
         let len = r.data.len() - offset;
+        let entry = r.messages.len() as u32;
         // Offsets fit u32: a worker drains long before 4 GiB pile up.
         r.index
             .extend_from_slice(&[sid, offset as u32, len as u32, close_code.into()]);
+        r.messages.push(meta.messages);
+        meta.write_samples(entry, &mut r.samples);
         was_empty
     }
 }
@@ -112,13 +125,23 @@ impl QueueSink {
     }
 }
 
-impl FrameSink for QueueSink {
-    fn frame(&mut self, worker: u32, sid: u32, parts: &[&[u8]], close_code: u16) {
+impl QueueSink {
+    fn push(&mut self, worker: u32, sid: u32, parts: &[&[u8]], close_code: u16, meta: &FrameMeta<'_>) {
         // Frames of an unregistered worker's sessions are dropped (the sessions are closing).
         if let Some(q) = queue_of(&self.workers, worker) {
-            if q.push(sid, parts, close_code) && !self.to_wake.contains(&worker) {
+            if q.push(sid, parts, close_code, meta) && !self.to_wake.contains(&worker) {
                 self.to_wake.push(worker);
             }
         }
+    }
+}
+
+impl FrameSink for QueueSink {
+    fn frame(&mut self, worker: u32, sid: u32, parts: &[&[u8]], close_code: u16) {
+        self.push(worker, sid, parts, close_code, &FrameMeta::default());
+    }
+
+    fn frame_with(&mut self, worker: u32, sid: u32, parts: &[&[u8]], meta: &FrameMeta<'_>) {
+        self.push(worker, sid, parts, 0, meta);
     }
 }

@@ -7,6 +7,9 @@ use std::time::Instant;
 use crate::batch::Burst;
 use crate::config::BatchingConfig;
 
+mod samples;
+pub use samples::{FrameMeta, Sampler, SAMPLE_RECORD, SAMPLE_VIEW_ROW};
+
 /// Encoded messages waiting to be flushed as one frame (`[` + bytes + `]`).
 #[derive(Debug, Default)]
 #[repr(C)]
@@ -18,6 +21,8 @@ pub struct Outbox {
     /// A reply (an answer to a request) is queued: a blocked session still sends its control
     /// messages now (`take_control`), ahead of the record messages it holds.
     urgent: bool,
+    /// Latency samples of the queued messages.
+    samples: Sampler,
 }
 
 /// How every record message starts (the encoder's canonical key order); inside JSON strings
@@ -72,11 +77,14 @@ impl Outbox {
     /// Moves every control message into `out` (joined by `,`, in order) and keeps the record
     /// messages queued, in order; clears `urgent`. Replies of a blocked session leave this way
     /// while its record messages stay held (and may still be conflated).
-    pub fn take_control(&mut self, out: &mut Vec<u8>) {
+    /// Returns the number of messages moved; their view-row samples stay until `clear_rows`
+    /// (`control_meta` reads them for the frame).
+    pub fn take_control(&mut self, out: &mut Vec<u8>) -> u32 {
         self.urgent = false;
         if self.control.is_empty() {
-            return;
+            return 0;
         }
+        let moved = self.control.len() as u32;
         let mut records = Vec::with_capacity(self.bytes.len());
         let mut at = 0usize;
         let keep = |piece: &[u8], records: &mut Vec<u8>| {
@@ -101,6 +109,31 @@ impl Outbox {
         self.messages -= self.control.len() as u32;
         self.control.clear();
         self.bytes = records;
+        moved
+    }
+
+    /// The sampling counter and the samples of the queued messages.
+    pub fn samples(&mut self) -> &mut Sampler {
+        &mut self.samples
+    }
+
+    /// The frame of `messages` control messages `take_control` moved out: the view-row samples
+    /// go with it (the caller then clears them with `samples().clear_rows()`).
+    pub fn control_meta(&self, messages: u32) -> FrameMeta<'_> {
+        FrameMeta {
+            messages,
+            records: &[],
+            rows: self.samples.rows(),
+        }
+    }
+
+    /// The whole outbox as one frame: its message count and samples.
+    pub fn frame_meta(&self) -> FrameMeta<'_> {
+        FrameMeta {
+            messages: self.messages,
+            records: self.samples.records(),
+            rows: self.samples.rows(),
+        }
     }
 
     /// Where the next message will be written (for prefetching; never dereferenced here).
@@ -164,6 +197,7 @@ impl Outbox {
         self.messages = control.len() as u32;
         self.control = control;
         let dropped = before - self.bytes.len();
+        self.samples.clear_records();
         (ids, dropped)
     }
 
@@ -173,6 +207,7 @@ impl Outbox {
         self.messages = 0;
         self.control.clear();
         self.urgent = false;
+        self.samples.clear();
     }
 }
 
@@ -320,5 +355,36 @@ mod tests {
             o.bytes(),
             br#"{"type":"record.update","id":4},{"type":"record.update","id":5}"#
         );
+    }
+
+    #[test]
+    fn samples_follow_their_messages() {
+        let rec = |id: u32| format!(",{{\"type\":\"record.update\",\"id\":{id}}}");
+        let mut o = Outbox::default();
+        o.push_record(rec(1).as_bytes());
+        o.samples().record(100.0);
+        o.push_control(b"{\"type\":\"view.rows\"}");
+        o.samples().view_row(200.0);
+        o.push_reply(b"{\"a\":1}");
+        let meta = o.frame_meta();
+        assert_eq!(
+            (meta.messages, meta.records, meta.rows),
+            (3, &[100.0][..], &[200.0][..])
+        );
+        // a blocked session's replies leave with the view-row samples
+        let mut out = Vec::new();
+        let moved = o.take_control(&mut out);
+        let meta = o.control_meta(moved);
+        assert_eq!((meta.messages, meta.records, meta.rows), (2, &[][..], &[200.0][..]));
+        o.samples().clear_rows();
+        assert_eq!(o.frame_meta().records, [100.0], "the record message is still queued");
+        // conflation drops the record messages and their samples
+        o.drop_records();
+        assert_eq!(o.frame_meta().messages, 0);
+        assert!(o.frame_meta().records.is_empty());
+        o.push_record(rec(2).as_bytes());
+        o.samples().record(300.0);
+        o.clear();
+        assert!(o.frame_meta().records.is_empty() && o.frame_meta().rows.is_empty());
     }
 }

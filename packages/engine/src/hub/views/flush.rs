@@ -23,6 +23,7 @@ impl Hub {
                 self.scratch.clear();
                 if self.encode_rows(d, req_id, view_id, false, now) {
                     self.send_control(slot, now);
+                    self.sample_view_rows(slot);
                 }
                 continue;
             }
@@ -60,6 +61,7 @@ impl Hub {
             } else {
                 self.send_control(slot, now);
             }
+            self.sample_view_rows(slot);
         }
         self.views.set.recycle(&mut diffs);
         self.views.diffs = diffs;
@@ -112,13 +114,18 @@ impl Hub {
         now: Instant,
     ) -> bool {
         let Hub {
-            scratch, store, views, ..
+            scratch,
+            store,
+            views,
+            sampling,
+            ..
         } = self;
         let HubViews {
             set: views,
             history: view_history,
             ..
         } = views;
+        sampling.rows.clear();
         if let Some(count) = d.count {
             *seq += 1;
             view_size(scratch, view_id, Some(*seq), count as u64);
@@ -163,6 +170,7 @@ impl Hub {
                 scratch.push(b',');
             }
             scratch.extend_from_slice(bytes);
+            sampling.rows.push(rec.ts);
             items += 1;
         }
         if items == 0 {
