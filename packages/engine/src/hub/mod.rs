@@ -32,6 +32,7 @@ pub use status::StatusConfig;
 pub use subscribe::SessionView;
 pub use view_history::{
     ViewHistoryConfig, DEFAULT_VIEW_HISTORY_BYTES, DEFAULT_VIEW_HISTORY_MESSAGES, DEFAULT_VIEW_HISTORY_MS,
+    DEFAULT_VIEW_HISTORY_TOTAL_BYTES,
 };
 pub use view_resume::{
     ViewResume, ViewResumeConfig, DEFAULT_VIEW_RESUME_GRACE_MS, DEFAULT_VIEW_RESUME_MAX,
@@ -511,6 +512,7 @@ impl Hub {
             view_windows: self.views.window_count() as u64,
             views_detached: self.detached.len() as u64,
             view_history_bytes: self.view_history.bytes() as u64,
+            view_history_evicted: self.view_history.evicted(),
             history_bytes: self.history.bytes() as u64,
             history_entries: self.history.entries() as u64,
             history_evicted: self.history.evicted(),
