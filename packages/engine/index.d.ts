@@ -430,6 +430,12 @@ export interface EngineConfig {
    */
   viewResumeHistoryMs?: number
   /**
+   * Most bytes of view messages all views together keep for replay (0..17,179,869,184; 0: no
+   * bound but the per-view ones); past it a view's own oldest go, then its new ones are not
+   * kept. @default 268435456
+   */
+  viewResumeHistoryTotalBytes?: number
+  /**
    * Cluster mode: NATS server URLs (`nats://host:port`); unset or empty = one process, no
    * NATS. @default unset
    */
@@ -503,6 +509,12 @@ export interface EngineStats {
   viewReplays: number
   /** Bytes held now by the views' histories of sent messages (`views.resumeHistoryBytes` per view). */
   viewHistoryBytes: number
+  /**
+   * View messages dropped from a view's history before their time, or not kept, to keep all
+   * views' histories under `views.resumeHistoryTotalBytes`, since start (a resume from
+   * before them gets a reset).
+   */
+  viewHistoryEvicted: number
   /** Record history (`record.resume`): bytes of the messages its rings hold now. */
   historyBytes: number
   /** Record history: messages its rings hold now. */

@@ -153,6 +153,8 @@ export interface Config {
     readonly resumeHistoryBytes: number;
     /** How long a sent view message is kept while its view is live, ms. */
     readonly resumeHistoryMs: number;
+    /** Bytes of kept messages of all views together (0: no total bound). */
+    readonly resumeHistoryTotalBytes: number;
   };
   /** Record status: how a record turns stale (docs/operations.md, "Record status"). */
   readonly records: {

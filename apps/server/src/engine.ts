@@ -77,6 +77,7 @@ export function engineConfig(config: Config): EngineConfig {
     viewResumeHistoryMessages: config.views.resumeHistoryMessages,
     viewResumeHistoryBytes: config.views.resumeHistoryBytes,
     viewResumeHistoryMs: config.views.resumeHistoryMs,
+    viewResumeHistoryTotalBytes: config.views.resumeHistoryTotalBytes,
   };
 }
 

@@ -21,6 +21,10 @@
 //! - `-- held_windows [views] [updates/s] [secs] [products]` instead runs only held windows under a feed of
 //!   non-filter field updates through the hub (views_support/held_windows.rs; defaults 3,000
 //!   views, 10,000 updates/s, 5 s, 10,000 products): engine CPU per row update sent and per flush.
+//! - `-- view_history [views] [updates/s] [secs] [rounds] [cap bytes]` instead runs the held
+//!   windows feed with the view history on, off (`resumeGraceMs` 0) and on under a tight
+//!   `resumeHistoryTotalBytes`, interleaved (views_support/held_windows.rs; defaults 3,000 views,
+//!   10,000 updates/s, 5 s, 5 rounds, 4 MiB): engine CPU per view message sent and the ratios.
 //! - `-- blotter [users] [trades] [updates/s] [secs]` instead runs only the blotter shape through
 //!   the hub (views_support/blotter.rs; defaults 2,000 users x 1,000 trades, 69,000 updates/s,
 //!   5 s): engine CPU per record update and the distribution of a pass's CPU time.
@@ -465,6 +469,18 @@ fn main() {
     if let Some(i) = args.iter().position(|a| a == "held_windows") {
         let arg = |k: usize, d: usize| args.get(i + k).and_then(|s| s.parse().ok()).unwrap_or(d);
         held_windows::run(arg(1, 3_000), arg(2, 10_000), arg(3, 5) as u64, arg(4, 10_000));
+        return;
+    }
+    // `-- view_history [views] [updates/s] [secs] [rounds] [cap bytes]`: history on / off / capped.
+    if let Some(i) = args.iter().position(|a| a == "view_history") {
+        let arg = |k: usize, d: usize| args.get(i + k).and_then(|s| s.parse().ok()).unwrap_or(d);
+        held_windows::history_ab(
+            arg(1, 3_000),
+            arg(2, 10_000),
+            arg(3, 5) as u64,
+            arg(4, 5),
+            arg(5, 4 << 20),
+        );
         return;
     }
     // `-- blotter [users] [trades] [updates/s] [secs]`: only the hub-level blotter run.

@@ -200,6 +200,10 @@ pub struct RawConfig {
     /// How long a sent view message is kept for replay while its view is live, ms
     /// (0..3,600,000). @default 60000
     pub view_resume_history_ms: Option<f64>,
+    /// Most bytes of view messages all views together keep for replay (0..17,179,869,184; 0: no
+    /// bound but the per-view ones); past it a view's own oldest go, then its new ones are not
+    /// kept. @default 268435456
+    pub view_resume_history_total_bytes: Option<f64>,
     /// Cluster mode: NATS server URLs (`nats://host:port`); unset or empty = one process, no
     /// NATS. @default unset
     pub cluster_urls: Option<Vec<String>>,
@@ -315,6 +319,13 @@ impl RawConfig {
             0,
             3_600_000,
         )?;
+        let total_bytes = int(
+            "viewResumeHistoryTotalBytes",
+            self.view_resume_history_total_bytes,
+            crate::hub::DEFAULT_VIEW_HISTORY_TOTAL_BYTES as u64,
+            0,
+            1 << 34,
+        )?;
         Ok(crate::hub::ViewResumeConfig {
             grace: std::time::Duration::from_millis(grace),
             max_per_user: per_user as usize,
@@ -323,6 +334,7 @@ impl RawConfig {
                 messages: messages as usize,
                 bytes: bytes as usize,
                 max_age: std::time::Duration::from_millis(age),
+                total_bytes: total_bytes as usize,
             },
         })
     }
@@ -684,20 +696,31 @@ mod tests {
         let d = RawConfig::default().resolve_view_resume().unwrap();
         assert_eq!(d, crate::hub::ViewResumeConfig::default());
         assert_eq!(
-            (d.history.messages, d.history.bytes, d.history.max_age),
-            (64, 256 * 1024, Duration::from_secs(60))
+            (
+                d.history.messages,
+                d.history.bytes,
+                d.history.max_age,
+                d.history.total_bytes
+            ),
+            (64, 256 * 1024, Duration::from_secs(60), 256 << 20)
         );
         let set = RawConfig {
             view_resume_history_messages: Some(8.0),
             view_resume_history_bytes: Some(0.0),
             view_resume_history_ms: Some(1500.0),
+            view_resume_history_total_bytes: Some(0.0),
             ..Default::default()
         }
         .resolve_view_resume()
         .unwrap();
         assert_eq!(
-            (set.history.messages, set.history.bytes, set.history.max_age),
-            (8, 0, Duration::from_millis(1500))
+            (
+                set.history.messages,
+                set.history.bytes,
+                set.history.max_age,
+                set.history.total_bytes
+            ),
+            (8, 0, Duration::from_millis(1500), 0)
         );
         for (raw, field) in [
             (
@@ -720,6 +743,20 @@ mod tests {
                     ..Default::default()
                 },
                 "viewResumeHistoryMs",
+            ),
+            (
+                RawConfig {
+                    view_resume_history_total_bytes: Some(17_179_869_185.0),
+                    ..Default::default()
+                },
+                "viewResumeHistoryTotalBytes",
+            ),
+            (
+                RawConfig {
+                    view_resume_history_total_bytes: Some(1.5),
+                    ..Default::default()
+                },
+                "viewResumeHistoryTotalBytes",
             ),
         ] {
             assert_eq!(raw.resolve_view_resume().unwrap_err().field(), Some(field));

@@ -60,6 +60,10 @@ macro_rules! engine_stats_fields {
             view_replays,
             #[doc = " Bytes held now by the views' histories of sent messages (`views.resumeHistoryBytes` per view)."]
             view_history_bytes,
+            #[doc = " View messages dropped from a view's history before their time, or not kept, to keep all"]
+            #[doc = " views' histories under `views.resumeHistoryTotalBytes`, since start (a resume from"]
+            #[doc = " before them gets a reset)."]
+            view_history_evicted,
             #[doc = " Record history (`record.resume`): bytes of the messages its rings hold now."]
             history_bytes,
             #[doc = " Record history: messages its rings hold now."]

@@ -13,7 +13,7 @@ const ZERO: EngineStats = { publishesIn: 0, publishesApplied: 0, statusChanges: 
   clusterPublishesRefused: 0, clusterDecodeErrors: 0, clusterConflicts: 0, clusterPeers: 0, orderLeader: 0, orderStreamSeq: 0, ordersForwarded: 0,
   orderPublishFailures: 0, orderBatches: 0, orderBatchEvents: 0, orderBatchBytes: 0, orderBatchesInFlight: 0, orderBatchesLe1: 0, orderBatchesLe2: 0,
   orderBatchesLe4: 0, orderBatchesLe8: 0, orderBatchesLe16: 0, orderBatchesLe32: 0, orderBatchesLe64: 0, orderBatchesLe128: 0, orderBatchesLe256: 0,
-  viewsDetached: 0, viewResumes: 0, viewResets: 0, viewsDetachedClosed: 0, viewReplays: 0, viewHistoryBytes: 0 };
+  viewsDetached: 0, viewResumes: 0, viewResets: 0, viewsDetachedClosed: 0, viewReplays: 0, viewHistoryBytes: 0, viewHistoryEvicted: 0 };
 
 function fixture(clusterMode = false) {
   const state = { now: 1_000_000, stats: { ...ZERO }, cpu: { user: 0, system: 0 }, orderAcksMicros: [] as number[], queue: { frames: 0, bytes: 0 }, heldTicks: 0 };
@@ -152,11 +152,11 @@ describe('MetricsCenter', () => {
   it('views held for view.resume and what became of resumes, on /metrics', () => {
     const { state, center } = fixture();
     state.now += 1000;
-    state.stats = { ...ZERO, viewsDetached: 3, viewResumes: 7, viewResets: 2, viewsDetachedClosed: 1, viewReplays: 4, viewHistoryBytes: 9000 };
-    expect(center.build([]).viewResume).toEqual({ viewsDetached: 3, viewResumes: 7, viewResets: 2, viewsDetachedClosed: 1, viewReplays: 4, viewHistoryBytes: 9000 });
+    state.stats = { ...ZERO, viewsDetached: 3, viewResumes: 7, viewResets: 2, viewsDetachedClosed: 1, viewReplays: 4, viewHistoryBytes: 9000, viewHistoryEvicted: 6 };
+    expect(center.build([]).viewResume).toEqual({ viewsDetached: 3, viewResumes: 7, viewResets: 2, viewsDetachedClosed: 1, viewReplays: 4, viewHistoryBytes: 9000, viewHistoryEvicted: 6 });
     const lines = renderPrometheus(center.last()).split('\n');
     for (const line of ['tidewire_views_detached 3', 'tidewire_view_resumes_total 7', 'tidewire_view_resets_total 2', 'tidewire_views_detached_closed_total 1',
-      'tidewire_view_replays_total 4', 'tidewire_view_history_bytes 9000', '# TYPE tidewire_view_history_bytes gauge',
+      'tidewire_view_replays_total 4', 'tidewire_view_history_bytes 9000', '# TYPE tidewire_view_history_bytes gauge', 'tidewire_view_history_evicted_total 6',
       '# TYPE tidewire_views_detached gauge', '# TYPE tidewire_view_resumes_total counter']) {
       expect(lines).toContain(line);
     }

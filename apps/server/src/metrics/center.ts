@@ -88,7 +88,7 @@ export interface MetricsUpdate {
 }
 
 /** The engine's held-view counters (EngineStats), read at the end of an interval. */
-export type ViewResumeMetrics = Pick<EngineStats, 'viewsDetached' | 'viewResumes' | 'viewResets' | 'viewsDetachedClosed' | 'viewReplays' | 'viewHistoryBytes'>;
+export type ViewResumeMetrics = Pick<EngineStats, 'viewsDetached' | 'viewResumes' | 'viewResets' | 'viewsDetachedClosed' | 'viewReplays' | 'viewHistoryBytes' | 'viewHistoryEvicted'>;
 
 /** Counts and sums since start of the sampled observations. */
 export interface CumulativeObservations {
@@ -252,7 +252,7 @@ export class MetricsCenter {
     });
     const viewResume: ViewResumeMetrics = {
       viewsDetached: stats.viewsDetached, viewResumes: stats.viewResumes, viewResets: stats.viewResets, viewsDetachedClosed: stats.viewsDetachedClosed,
-      viewReplays: stats.viewReplays, viewHistoryBytes: stats.viewHistoryBytes,
+      viewReplays: stats.viewReplays, viewHistoryBytes: stats.viewHistoryBytes, viewHistoryEvicted: stats.viewHistoryEvicted,
     };
     const history = { historyBytes: stats.historyBytes, historyEntries: stats.historyEntries, historyEvicted: stats.historyEvicted };
     this.latest = { sample, sessions: shown, fix, cumulative: this.cumulative, viewResume, history, ...(this.src.clusterMode ? { cluster: clusterMetricsOf(stats) } : {}) };

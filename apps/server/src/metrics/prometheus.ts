@@ -58,7 +58,8 @@ export function renderPrometheus(update: MetricsUpdate | undefined): string {
   family('tidewire_view_resets_total', 'counter', 'view.resume requests answered by a fresh view flagged reset.', one(vr?.viewResets));
   family('tidewire_views_detached_closed_total', 'counter', 'Held views closed unresumed (grace ended, or pushed out by views.resumeMaxPerUser / views.resumeMax).', one(vr?.viewsDetachedClosed));
   family('tidewire_view_replays_total', 'counter', 'view.resume requests that replayed messages lost in flight from the view\'s history.', one(vr?.viewReplays));
-  family('tidewire_view_history_bytes', 'gauge', 'Bytes held by the views\' histories of sent messages (views.resumeHistoryBytes per view).', one(vr?.viewHistoryBytes));
+  family('tidewire_view_history_bytes', 'gauge', 'Bytes held by the views\' histories of sent messages (views.resumeHistoryBytes per view, views.resumeHistoryTotalBytes in all).', one(vr?.viewHistoryBytes));
+  family('tidewire_view_history_evicted_total', 'counter', 'View messages dropped from a view\'s history early, or not kept, to stay under views.resumeHistoryTotalBytes.', one(vr?.viewHistoryEvicted));
   family('tidewire_orders_open', 'gauge', 'Orders open (new, acknowledged, partially filled).', one(s?.ordersOpen));
   family('tidewire_process_cpu_percent', 'gauge', 'Process CPU (user+system) over the last interval, percent of one core.', one(s?.cpuPercent));
   family('tidewire_process_resident_memory_bytes', 'gauge', 'Resident set size.', one(s?.rssBytes));

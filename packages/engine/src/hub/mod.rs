@@ -47,6 +47,7 @@ pub use status::StatusConfig;
 pub use subscribe::SessionView;
 pub use view_history::{
     ViewHistoryConfig, DEFAULT_VIEW_HISTORY_BYTES, DEFAULT_VIEW_HISTORY_MESSAGES, DEFAULT_VIEW_HISTORY_MS,
+    DEFAULT_VIEW_HISTORY_TOTAL_BYTES,
 };
 pub use view_resume::{
     ViewResume, ViewResumeConfig, DEFAULT_VIEW_RESUME_GRACE_MS, DEFAULT_VIEW_RESUME_MAX,
@@ -264,6 +265,7 @@ impl Hub {
             view_windows: self.views.set.window_count() as u64,
             views_detached: self.views.detached.len() as u64,
             view_history_bytes: self.views.history.bytes() as u64,
+            view_history_evicted: self.views.history.evicted(),
             history_bytes: self.history.bytes() as u64,
             history_entries: self.history.entries() as u64,
             history_evicted: self.history.evicted(),

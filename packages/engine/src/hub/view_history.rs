@@ -9,6 +9,11 @@
 //! viewId and their original seqs and reqIds (`ViewHistories::replay`), then the diff since the
 //! drop. A window's history is contiguous: it holds the messages numbered `base` + 1 to the last
 //! sent, so a client holding any seq from `base` to the last can continue.
+//!
+//! All windows' histories together are bounded too (`ViewHistoryConfig::total_bytes`): a message
+//! that would pass the total first pushes out its own window's oldest messages; when even its
+//! window's whole history cannot make room it is not kept, and that history restarts after it
+//! (a resume from before it gets a reset, never a replay with a hole).
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -23,8 +28,10 @@ pub const DEFAULT_VIEW_HISTORY_MESSAGES: usize = 64;
 pub const DEFAULT_VIEW_HISTORY_BYTES: usize = 256 * 1024;
 /// How long a sent message is kept for replay while its view is live, ms. @default 60,000
 pub const DEFAULT_VIEW_HISTORY_MS: u64 = 60_000;
+/// Most bytes all windows' histories may take together. @default 268,435,456 (256 MiB)
+pub const DEFAULT_VIEW_HISTORY_TOTAL_BYTES: usize = 256 << 20;
 
-/// Bounds of each window's history of sent messages.
+/// Bounds of each window's history of sent messages, and of all of them together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ViewHistoryConfig {
     /// Most messages kept per window; 0: none (a resume must name the last seq sent).
@@ -34,6 +41,9 @@ pub struct ViewHistoryConfig {
     /// How long a message is kept after it was sent, counted while its view is live (a held
     /// view's history stays as it was at the drop, until the view resumes or closes).
     pub max_age: Duration,
+    /// Most bytes kept by all windows together (counted like `bytes`); 0: no bound but the
+    /// per-window ones.
+    pub total_bytes: usize,
 }
 
 impl Default for ViewHistoryConfig {
@@ -42,6 +52,7 @@ impl Default for ViewHistoryConfig {
             messages: DEFAULT_VIEW_HISTORY_MESSAGES,
             bytes: DEFAULT_VIEW_HISTORY_BYTES,
             max_age: Duration::from_millis(DEFAULT_VIEW_HISTORY_MS),
+            total_bytes: DEFAULT_VIEW_HISTORY_TOTAL_BYTES,
         }
     }
 }
@@ -111,6 +122,8 @@ pub(super) struct ViewHistories {
     enabled: bool,
     by_window: FxHashMap<u32, WindowHistory>,
     bytes: usize,
+    /// Messages dropped early or not kept to stay under `cfg.total_bytes`, since start.
+    evicted: u64,
 }
 
 impl Default for ViewHistories {
@@ -121,13 +134,15 @@ impl Default for ViewHistories {
             enabled: true,
             by_window: FxHashMap::default(),
             bytes: 0,
+            evicted: 0,
         }
     }
 }
 
 impl ViewHistories {
     /// New bounds; `enabled`: views are held for resume (otherwise nothing is kept, and what was
-    /// is freed). The bounds apply to each window as it next sends.
+    /// is freed). The per-window bounds apply to each window as it next sends; a lower total
+    /// applies at once (whole windows' histories go, counted as evicted, until under it).
     pub(super) fn configure(&mut self, cfg: ViewHistoryConfig, enabled: bool) {
         self.cfg = cfg;
         self.enabled = enabled && cfg.messages > 0 && cfg.bytes > 0;
@@ -135,11 +150,26 @@ impl ViewHistories {
             self.by_window.clear();
             self.bytes = 0;
         }
+        if cfg.total_bytes > 0 {
+            for h in self.by_window.values_mut() {
+                if self.bytes <= cfg.total_bytes {
+                    break;
+                }
+                self.evicted += h.entries.len() as u64;
+                self.bytes -= h.restart(h.last());
+            }
+        }
     }
 
     /// Bytes held by every window's history: the kept bodies plus a fixed cost per message.
     pub(super) fn bytes(&self) -> usize {
         self.bytes
+    }
+
+    /// Messages dropped from a history before their time, or not kept, because all histories
+    /// together reached `total_bytes`, since start.
+    pub(super) fn evicted(&self) -> u64 {
+        self.evicted
     }
 
     /// `window` sent its `view.created`, numbered `seq`: its history starts after it.
@@ -178,8 +208,22 @@ impl ViewHistories {
             // a gap (messages sent while nothing was kept): the history restarts with this one
             self.bytes -= h.restart(seq.saturating_sub(1));
         }
+        Self::age_out(h, &mut self.bytes, cfg.max_age, now);
         while !h.entries.is_empty() && (h.entries.len() >= cfg.messages || h.bytes + cost > cfg.bytes) {
             self.bytes -= h.pop();
+        }
+        if cfg.total_bytes > 0 && self.bytes + cost > cfg.total_bytes {
+            // past the total: this window's own oldest go first
+            while !h.entries.is_empty() && self.bytes + cost > cfg.total_bytes {
+                self.bytes -= h.pop();
+                self.evicted += 1;
+            }
+            if self.bytes + cost > cfg.total_bytes {
+                // other windows hold the rest: not kept, the history restarts after it
+                self.bytes -= h.restart(seq);
+                self.evicted += 1;
+                return;
+            }
         }
         h.entries.push_back(Entry {
             seq,
@@ -190,7 +234,6 @@ impl ViewHistories {
         h.tails.extend(tail);
         h.bytes += cost;
         self.bytes += cost;
-        Self::age_out(h, &mut self.bytes, cfg.max_age, now);
     }
 
     /// Drops the messages of `h` sent more than `max_age` before `now`.

@@ -18,6 +18,7 @@ fn cfg(messages: usize, bytes: usize, age_ms: u64) -> ViewHistoryConfig {
         messages,
         bytes,
         max_age: Duration::from_millis(age_ms),
+        ..ViewHistoryConfig::default()
     }
 }
 
@@ -136,6 +137,172 @@ fn a_gap_restarts_the_history_and_closing_frees_it() {
     assert_eq!(h.bytes(), 0);
     keep_rows(&mut h, 3, now);
     assert_eq!((h.bytes(), h.oldest(1, 3)), (0, 3));
+}
+
+/// Checks what `h` holds against itself: the total is the sum of the windows' bytes, each
+/// window's bytes and bodies match its entries, and the entries are numbered from `base` + 1 on.
+fn assert_consistent(h: &ViewHistories, ctx: &str) {
+    let mut sum = 0;
+    for w in h.by_window.values() {
+        let tails: usize = w.entries.iter().map(|e| e.len as usize).sum();
+        assert_eq!(w.tails.len(), tails, "{ctx}");
+        assert_eq!(w.bytes, tails + w.entries.len() * ENTRY_BYTES, "{ctx}");
+        for (i, e) in w.entries.iter().enumerate() {
+            assert_eq!(e.seq, w.base + 1 + i as u64, "{ctx}");
+        }
+        sum += w.bytes;
+    }
+    assert_eq!(h.bytes(), sum, "{ctx}");
+}
+
+#[test]
+fn the_total_bounds_all_windows_over_random_sends_closes_and_drops() {
+    const WINDOWS: u32 = 40;
+    let (mut evicted, mut replays, mut squeezed) = (0, 0, 0);
+    for seed in 1..=24u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let t0 = Instant::now();
+        let mut ms = 0;
+        let mut total = [2_000, 8_000, 30_000][seed as usize % 3];
+        let mut h = histories(ViewHistoryConfig {
+            total_bytes: total,
+            ..cfg(16, 4_000, 5_000)
+        });
+        // per open window: each message sent, by seq (2..): a view.size's count or a
+        // view.rows's reqId and body
+        let mut sent: HashMap<u32, Vec<(Kind, Vec<u8>)>> = HashMap::new();
+        for step in 0..3_000 {
+            ms += rng.below(20);
+            let now = t0 + Duration::from_millis(ms);
+            let w = rng.below(u64::from(WINDOWS)) as u32;
+            match rng.below(40) {
+                0 | 1 => {
+                    h.remove(w);
+                    sent.remove(&w);
+                }
+                2 => h.age(w, now),
+                3 if step % 7 == 0 => {
+                    // new bounds at run time: a lower total applies at once
+                    total = [0, 1_000, 5_000, 20_000][rng.below(4) as usize];
+                    h.configure(
+                        ViewHistoryConfig {
+                            total_bytes: total,
+                            ..cfg(16, 4_000, 5_000)
+                        },
+                        true,
+                    );
+                }
+                _ => {
+                    let Some(msgs) = sent.get_mut(&w) else {
+                        h.start(w, 1);
+                        sent.insert(w, Vec::new());
+                        continue;
+                    };
+                    let seq = msgs.len() as u64 + 2;
+                    if rng.below(4) == 0 {
+                        let count = rng.below(500);
+                        h.sent_size(w, seq, count, now);
+                        msgs.push((Kind::Size(count), Vec::new()));
+                    } else {
+                        let len = [10, 100, 600, 1_500][rng.below(4) as usize] + rng.below(50) as usize;
+                        let tail: Vec<u8> = (0..len).map(|i| b'a' + ((seq as usize + i) % 26) as u8).collect();
+                        let req_id = rng.below(9) as u32;
+                        h.sent_rows(w, seq, req_id, &tail, now);
+                        msgs.push((Kind::Rows(req_id), tail));
+                    }
+                }
+            }
+            let ctx = format!("seed {seed}, step {step}, total {total}");
+            if total > 0 {
+                assert!(h.bytes() <= total, "{ctx}: {} bytes", h.bytes());
+            }
+            assert_consistent(&h, &ctx);
+            // every seq a window replays from gets exactly what was sent after it
+            let Some(msgs) = sent.get(&w) else { continue };
+            let last = msgs.len() as u64 + 1;
+            let oldest = h.oldest(w, last);
+            assert!(oldest <= last, "{ctx}");
+            squeezed += u64::from(oldest == last && last > 1);
+            for from in [oldest, (oldest + last) / 2, last.saturating_sub(1).max(oldest)] {
+                let mut out = Vec::new();
+                let n = h.replay(w, from, 5, &mut out);
+                assert_eq!(n as u64, last - from, "{ctx}, from {from}");
+                let mut want = Vec::new();
+                for (i, (kind, tail)) in msgs.iter().enumerate().skip((from - 1) as usize) {
+                    let seq = i as u64 + 2;
+                    want.push(b',');
+                    match *kind {
+                        Kind::Size(count) => view_size(&mut want, 5, Some(seq), count),
+                        Kind::Rows(req_id) => {
+                            ViewRows::begin(&mut want, req_id, 5, Some(seq));
+                            want.extend(tail);
+                        }
+                    }
+                }
+                assert_eq!(out, want, "{ctx}, from {from}");
+                replays += u64::from(n > 0);
+            }
+        }
+        evicted += h.evicted();
+    }
+    assert!(
+        evicted > 1_000 && replays > 1_000 && squeezed > 100,
+        "{evicted} {replays} {squeezed}"
+    );
+}
+
+#[test]
+fn past_the_total_a_window_gives_up_its_own_oldest_then_keeps_nothing_until_room_is_freed() {
+    let now = Instant::now();
+    let one = ENTRY_BYTES + rows_msg(9, 3, 2, 2.0).0.len() - rows_msg(9, 3, 2, 2.0).1;
+    let mut h = histories(ViewHistoryConfig {
+        total_bytes: 3 * one,
+        ..ViewHistoryConfig::default()
+    });
+    h.start(1, 1);
+    for seq in 2..=4 {
+        keep_rows(&mut h, seq, now);
+    }
+    assert_eq!((h.bytes(), h.evicted(), h.oldest(1, 4)), (3 * one, 0, 1));
+    // window 2 holds nothing to give up: its message is not kept, only its last seq continues
+    h.start(2, 1);
+    let (msg, body) = rows_msg(9, 4, 2, 2.0);
+    h.sent_rows(2, 2, 9, &msg[body..], now);
+    assert_eq!((h.bytes(), h.evicted(), h.oldest(2, 2)), (3 * one, 1, 2));
+    // window 1 makes room from its own oldest
+    keep_rows(&mut h, 5, now);
+    assert_eq!((h.bytes(), h.evicted(), h.oldest(1, 5)), (3 * one, 2, 2));
+    assert_eq!(replayed(&h, 1, 3).0, 0, "seq 2 is gone: no replay from 1");
+    assert_eq!(replayed(&h, 2, 3).0, 3);
+    // closing window 1 returns its bytes to the total: window 2 keeps again, from after seq 2
+    h.remove(1);
+    assert_eq!(h.bytes(), 0);
+    let (msg, body) = rows_msg(9, 4, 3, 3.0);
+    h.sent_rows(2, 3, 9, &msg[body..], now);
+    assert_eq!((h.bytes(), h.evicted(), h.oldest(2, 3)), (one, 2, 2));
+    // a lower total at run time applies at once; 0: no total bound
+    h.start(1, 1);
+    keep_rows(&mut h, 2, now);
+    h.configure(
+        ViewHistoryConfig {
+            total_bytes: one,
+            ..ViewHistoryConfig::default()
+        },
+        true,
+    );
+    assert_eq!((h.bytes(), h.evicted()), (one, 3));
+    h.configure(
+        ViewHistoryConfig {
+            total_bytes: 0,
+            ..ViewHistoryConfig::default()
+        },
+        true,
+    );
+    for seq in 3..=40 {
+        keep_rows(&mut h, seq, now);
+    }
+    assert_eq!(h.evicted(), 3);
+    assert!(h.bytes() >= 39 * one, "{}", h.bytes());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -415,4 +582,177 @@ fn outside_the_history_a_resume_resets() {
     assert_eq!(resume(&mut r, 2, 9, last - 1)[0]["reset"], true);
     let mut r = run(3, 0);
     assert_eq!(resume(&mut r, 2, 9, last)[0]["type"], "view.resumed");
+}
+
+/// What `squeeze` left: the hub holding session 2's dropped view, the view messages session 2
+/// was sent, and the seq of the one the total kept out of its history.
+struct Squeezed {
+    hub: Hub,
+    sent: Vec<Json>,
+    not_kept: u64,
+    now: Instant,
+}
+
+fn publish_note(hub: &mut Hub, i: u64, len: usize, now: Instant) {
+    let p = crate::wire::Publish {
+        subject: format!("/P/{i}"),
+        ts: Some(1.0),
+        image: false,
+        fields: vec![crate::wire::PubField {
+            name: "note".into(),
+            value: Some(Value::Str("n".repeat(len).into())),
+            typed: false,
+        }],
+    };
+    let batch = vec![p];
+    hub.handle(
+        Command::Publish {
+            batch,
+            received_ms: 1.0,
+        },
+        now,
+    );
+}
+
+/// Records /P/0../P/19 in /C, views total 1,500 bytes of history. Session 1's window (rows 0-4)
+/// fills the total with small messages while session 2's window (rows 10-14) holds one; then a
+/// 1,000-byte note for session 2's window does not fit even after its own message goes, a small
+/// update follows, and session 2's connection drops (unless `drop_2` is false).
+fn squeeze(drop_2: bool) -> Squeezed {
+    let now = Instant::now();
+    let mut hub = Hub::new(EngineConfig::default());
+    hub.set_epoch(77);
+    let resume = ViewResumeConfig {
+        history: ViewHistoryConfig {
+            total_bytes: 1_500,
+            ..ViewHistoryConfig::default()
+        },
+        ..ViewResumeConfig::default()
+    };
+    hub.handle(Command::SetViewResume(resume), now);
+    for i in 0..RECORDS {
+        super::super::test_support::publish_number(&mut hub, &format!("/P/{i}"), "bid", f64::from(i * 5), true, now);
+    }
+    let members = (0..RECORDS).map(|i| format!("/P/{i}")).collect();
+    let add = Command::ContainerPublish {
+        subject: "/C".into(),
+        ops: vec![ContainerOp::Add(members)],
+    };
+    hub.handle(add, now);
+    open(&mut hub, 1, now);
+    create(&mut hub, 1, 1, 0, now);
+    open(&mut hub, 2, now);
+    create(&mut hub, 2, 1, 10, now);
+    take(&mut hub, 1, now);
+    let mut sent = take(&mut hub, 2, now);
+    publish(&mut hub, 10, "qty", 1.0, now);
+    sent.extend(take(&mut hub, 2, now));
+    for k in 0..30 {
+        publish(&mut hub, k % 5, "qty", f64::from(k as u32), now);
+        take(&mut hub, 1, now);
+    }
+    let full = hub.stats().view_history_bytes;
+    assert!(full > 1_300 && full <= 1_500, "{full}");
+    let evicted = hub.stats().view_history_evicted;
+    publish_note(&mut hub, 11, 1_000, now);
+    let note = take(&mut hub, 2, now);
+    assert_eq!(
+        hub.stats().view_history_evicted,
+        evicted + 2,
+        "its own message, then the note"
+    );
+    let not_kept = note.last().and_then(|m| m["seq"].as_u64()).unwrap();
+    sent.extend(note);
+    publish(&mut hub, 12, "qty", 2.0, now);
+    sent.extend(take(&mut hub, 2, now));
+    assert!(hub.stats().view_history_bytes <= 1_500);
+    if drop_2 {
+        hub.handle(Command::DetachSession { sid: 2 }, now);
+    }
+    Squeezed {
+        hub,
+        sent,
+        not_kept,
+        now,
+    }
+}
+
+#[test]
+fn a_view_squeezed_by_the_total_resumes_with_a_reset_never_a_replay_with_a_hole() {
+    let last = squeeze(true).sent.last().and_then(|m| m["seq"].as_u64()).unwrap();
+    let not_kept = squeeze(true).not_kept;
+    assert!(not_kept > 2 && not_kept < last, "{not_kept} {last}");
+    for held in 1..=last {
+        let mut s = squeeze(true);
+        open(&mut s.hub, 3, s.now);
+        let resume = ViewResume {
+            epoch: 77,
+            session_id: 2,
+            view_id: 1,
+            seq: held,
+            container: "/C".into(),
+            filter: "bid < 100".into(),
+            sort: "bid".into(),
+            offset: 10,
+            size: SIZE,
+        };
+        s.hub.handle(
+            Command::ViewResume {
+                sid: 3,
+                req_id: 9,
+                resume,
+            },
+            s.now,
+        );
+        let msgs = take(&mut s.hub, 3, s.now);
+        let ctx = format!("held {held} of {last}, the total kept out {not_kept}: {msgs:?}");
+        if held < not_kept {
+            assert_eq!(
+                (&msgs[0]["type"], &msgs[0]["reset"]),
+                (&"view.created".into(), &true.into()),
+                "{ctx}"
+            );
+            continue;
+        }
+        // from the message not kept on, the history continues: what follows is what was sent
+        assert_eq!(msgs[0]["type"], "view.resumed", "{ctx}");
+        let view_id = msgs[0]["viewId"].clone();
+        let after: Vec<Json> = s
+            .sent
+            .iter()
+            .filter(|m| m["seq"].as_u64() > Some(held))
+            .map(|m| {
+                let mut m = m.clone();
+                m["viewId"] = view_id.clone();
+                m
+            })
+            .collect();
+        assert_eq!(&msgs[1..], &after[..], "{ctx}");
+    }
+}
+
+#[test]
+fn closing_a_view_returns_its_history_to_the_total() {
+    let mut s = squeeze(false);
+    let (before, evicted) = (s.hub.stats().view_history_bytes, s.hub.stats().view_history_evicted);
+    s.hub.handle(
+        Command::ViewClose {
+            sid: 1,
+            req_id: 5,
+            view_id: 1,
+        },
+        s.now,
+    );
+    let freed = s.hub.stats().view_history_bytes;
+    assert!(freed < 400 && freed < before, "{before} -> {freed}");
+    // session 2's window now has room for a note as large as the one kept out before
+    publish_note(&mut s.hub, 13, 1_000, s.now);
+    take(&mut s.hub, 2, s.now);
+    let s2 = s.hub.stats();
+    assert!(
+        s2.view_history_bytes > freed + 1_000,
+        "{freed} -> {}",
+        s2.view_history_bytes
+    );
+    assert_eq!(s2.view_history_evicted, evicted);
 }
