@@ -9,6 +9,16 @@ use tidewire_engine::hub::CLOSE_SLOW_CONSUMER;
 
 const EUR: &str = "/FX/EURUSD";
 
+/// `h` with record `subject` published as an image of `fields` and session 1 subscribed to it
+/// (reqId 1), its ack and image flushed.
+fn subscribed(mut h: H, subject: &str, fields: &str) -> H {
+    h.image(subject, fields);
+    h.open(1);
+    h.sub(1, 1, &[subject]);
+    h.run();
+    h
+}
+
 #[test]
 fn image_on_subscribe_then_deltas_in_order() {
     let mut h = H::with_batching(batching(100, 0, 50, 0));
@@ -87,11 +97,7 @@ fn fan_out_appends_the_same_bytes_to_every_subscriber() {
 
 #[test]
 fn batching_off_coalesces_everything_queued_into_one_frame() {
-    let mut h = H::with_batching(batching(100, 0, 50, 0));
-    h.image(EUR, r#"{"bid":1}"#);
-    h.open(1);
-    h.sub(1, 1, &[EUR]);
-    h.run();
+    let mut h = subscribed(H::with_batching(batching(100, 0, 50, 0)), EUR, r#"{"bid":1}"#);
     for i in 0..5 {
         h.delta(EUR, &format!(r#"{{"bid":{i}}}"#));
     }
@@ -140,11 +146,12 @@ fn batching_holds_messages_for_the_interval_and_grows_then_shrinks() {
 
 #[test]
 fn throttle_conflates_to_latest_values() {
-    let mut h = H::with_batching(batching(100, 0, 50, 1000));
-    h.image(EUR, r#"{"bid":1,"ask":2,"name":"x"}"#);
-    h.open(1);
-    h.at(0).sub(1, 1, &[EUR]);
-    h.run(); // ack + image at t=0: the record's throttle interval starts
+    // ack + image at t=0: the record's throttle interval starts
+    let mut h = subscribed(
+        H::with_batching(batching(100, 0, 50, 1000)),
+        EUR,
+        r#"{"bid":1,"ask":2,"name":"x"}"#,
+    );
     h.at(10).delta(EUR, r#"{"bid":1.1}"#);
     h.at(20).delta(EUR, r#"{"ask":2.1}"#);
     h.at(30).delta(EUR, r#"{"bid":1.2,"name":null}"#);
@@ -189,11 +196,7 @@ fn throttle_is_per_record() {
 
 #[test]
 fn unsubscribe_acks_and_stops_messages_and_held_state() {
-    let mut h = H::with_batching(batching(100, 0, 50, 1000));
-    h.image(EUR, r#"{"bid":1}"#);
-    h.open(1);
-    h.sub(1, 1, &[EUR]);
-    h.run();
+    let mut h = subscribed(H::with_batching(batching(100, 0, 50, 1000)), EUR, r#"{"bid":1}"#);
     h.at(10).delta(EUR, r#"{"bid":2}"#); // held by the throttle
     h.unsub(1, 2, &[EUR, "/NEVER/SEEN"]);
     assert_eq!(
@@ -207,11 +210,7 @@ fn unsubscribe_acks_and_stops_messages_and_held_state() {
 
 #[test]
 fn resubscribe_acks_again_with_a_fresh_image() {
-    let mut h = H::with_batching(batching(100, 0, 50, 0));
-    h.image(EUR, r#"{"bid":1}"#);
-    h.open(1);
-    h.sub(1, 1, &[EUR]);
-    h.run();
+    let mut h = subscribed(H::with_batching(batching(100, 0, 50, 0)), EUR, r#"{"bid":1}"#);
     h.delta(EUR, r#"{"bid":2}"#);
     h.sub(1, 2, &[EUR]);
     let m = msgs(&h.run());
@@ -412,11 +411,7 @@ fn unblocking_in_time_avoids_the_close() {
         slow_consumer: std::time::Duration::from_millis(1000),
         ..EngineConfig::default()
     };
-    let mut h = H::new(cfg);
-    h.image("/A", r#"{"x":0}"#);
-    h.open(1);
-    h.sub(1, 1, &["/A"]);
-    h.run();
+    let mut h = subscribed(H::new(cfg), "/A", r#"{"x":0}"#);
     h.at(0).block(1, true);
     h.delta("/A", r#"{"x":1}"#);
     assert!(h.at(500).run().is_empty());
@@ -452,11 +447,7 @@ fn held_update_across_a_layout_change_becomes_an_image() {
 #[test]
 fn set_batching_applies_to_live_sessions() {
     use tidewire_engine::hub::Command::SetBatching;
-    let mut h = H::with_batching(batching(100, 0, 50, 0));
-    h.image(EUR, r#"{"bid":1}"#);
-    h.open(1);
-    h.sub(1, 1, &[EUR]);
-    h.run();
+    let mut h = subscribed(H::with_batching(batching(100, 0, 50, 0)), EUR, r#"{"bid":1}"#);
     h.delta(EUR, r#"{"bid":2}"#);
     assert_eq!(types(&h.run()).len(), 1, "batching off: flushed in the same pass");
     h.cmd(SetBatching(batching(100, 300, 50, 0)));

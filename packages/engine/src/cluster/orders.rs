@@ -312,37 +312,6 @@ pub enum GatewayAnswer {
     Unavailable(String),
 }
 
-const FIELDS: [RejectField; 6] = [
-    RejectField::ClientOrderId,
-    RejectField::User,
-    RejectField::Instrument,
-    RejectField::Quantity,
-    RejectField::Price,
-    RejectField::Order,
-];
-
-const RULES: [RejectRule; 19] = [
-    RejectRule::BadLength,
-    RejectRule::Duplicate,
-    RejectRule::UnknownInstrument,
-    RejectRule::NotEntitled,
-    RejectRule::NotPositive,
-    RejectRule::NotWhole,
-    RejectRule::AboveLimit,
-    RejectRule::BelowLimit,
-    RejectRule::OffTick,
-    RejectRule::NotFinite,
-    RejectRule::UnknownOrder,
-    RejectRule::NotOpen,
-    RejectRule::BelowFilled,
-    RejectRule::MarketOrder,
-    RejectRule::NoChange,
-    RejectRule::Collar,
-    RejectRule::MaxNotional,
-    RejectRule::OpenNotional,
-    RejectRule::Stale,
-];
-
 /// Reads the leader's answer to a forwarded gateway request.
 pub fn gateway_answer(msg: &[u8]) -> GatewayAnswer {
     #[derive(Deserialize)]
@@ -361,8 +330,8 @@ pub fn gateway_answer(msg: &[u8]) -> GatewayAnswer {
             "orders are unavailable: the order leader's answer could not be read".into(),
         );
     };
-    let field = FIELDS.iter().find(|f| f.as_str() == w.field);
-    let rule = RULES.iter().find(|r| r.as_str() == w.rule);
+    let field = RejectField::ALL.iter().find(|f| f.as_str() == w.field);
+    let rule = RejectRule::ALL.iter().find(|r| r.as_str() == w.rule);
     match (w.kind.as_str(), field, rule) {
         ("order.ack", _, _) => GatewayAnswer::Durable,
         ("order.reject", Some(field), Some(rule)) => GatewayAnswer::Refused(OrderReject {
@@ -1072,8 +1041,8 @@ mod tests {
             "acknowledged",
         );
         assert_eq!(gateway_answer(&ack), GatewayAnswer::Durable);
-        for field in FIELDS {
-            for rule in RULES {
+        for field in RejectField::ALL {
+            for rule in RejectRule::ALL {
                 let mut out = Vec::new();
                 crate::wire::order::order_reject(
                     &mut out,

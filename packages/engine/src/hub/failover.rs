@@ -96,7 +96,9 @@ impl Hub {
     /// `source.register` of source session `sid`: joins (or re-joins) the group serving
     /// `patterns`; `source.registered` says whether it is active.
     pub(super) fn source_register(&mut self, sid: u32, req_id: u32, patterns: &[String], priority: u32, now: Instant) {
-        let Some(&slot) = self.by_sid.get(&sid) else { return };
+        let Some(slot) = self.sessions.slot(sid) else {
+            return;
+        };
         let patterns = match check_patterns(patterns) {
             Ok(p) => p,
             Err(e) => return self.send_error(slot, req_id, e, now),
@@ -151,7 +153,7 @@ impl Hub {
         self.scratch.clear();
         encode::source_activate(&mut self.scratch, &patterns);
         self.stats.failovers += 1;
-        if let Some(&slot) = self.by_sid.get(&next) {
+        if let Some(slot) = self.sessions.slot(next) {
             self.send_reply(slot, now);
         }
         true

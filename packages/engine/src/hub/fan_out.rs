@@ -1,41 +1,14 @@
-//! Fan-out: encoded messages into subscribers' outboxes, throttling, conflation of blocked
-//! sessions (flushing: `flush.rs`).
+//! Fan-out, the tick's second stage: the message encoded once for a record (`scratch`) is
+//! appended to every subscriber's outbox, with per-subscription throttling and the conflation
+//! of blocked sessions (the third stage, flushing outboxes into frames: `flush.rs`).
 
-use std::cmp::Reverse;
 use std::time::Instant;
 
-use super::{schedule, Hub, SubState};
-use crate::config::EngineConfig;
+use super::sessions::{schedule, Delivery};
+use super::subscriptions::{SubState, Subscriptions};
+use super::Hub;
 use crate::session::Session;
 use crate::wire::encode;
-
-/// Shared pieces of a delivery (borrowed from disjoint hub fields).
-pub(super) struct Ctx<'a> {
-    pub(super) cfg: &'a EngineConfig,
-    pub(super) timers: &'a mut std::collections::BinaryHeap<Reverse<(Instant, u32)>>,
-    pub(super) stats: &'a mut crate::stats::EngineStats,
-    pub(super) now: Instant,
-}
-
-impl Ctx<'_> {
-    /// Appends a record message (`bytes` starts with `,`) and arms the session's flush. `ts`: the
-    /// origin timestamp of a `record.update` / `record.image`, for the latency samples.
-    #[inline]
-    pub(super) fn queue(&mut self, s: &mut Session, slot: u32, bytes: &[u8], ts: Option<f64>) {
-        s.outbox.push_record(bytes);
-        if let Some(ts) = ts {
-            s.outbox.samples().record(ts);
-        }
-        self.stats.deliveries += 1;
-        let due = s.burst.on_message(&self.cfg.batching, self.now);
-        if s.due.is_none() {
-            s.due = Some(due);
-            if s.blocked_since.is_none() {
-                schedule(self.timers, s, slot, due);
-            }
-        }
-    }
-}
 
 /// Subscribers ahead of the current one whose outbox tail is prefetched.
 const PREFETCH_AHEAD: usize = 8;
@@ -51,7 +24,7 @@ fn prefetch_write(p: *const u8) {
     let _ = p;
 }
 
-fn mark_dirty(s: &mut Session, st: &mut SubState, id: u32) {
+pub(super) fn mark_dirty(s: &mut Session, st: &mut SubState, id: u32) {
     st.held = false;
     st.mask = 0;
     st.merged = 0;
@@ -61,31 +34,28 @@ fn mark_dirty(s: &mut Session, st: &mut SubState, id: u32) {
     }
 }
 
-impl Hub {
-    /// Appends `scratch` (`,` + the message for record `id`) to every subscriber's outbox.
-    pub(super) fn fan_out(&mut self, id: u32, is_image: bool, mask: u128, now: Instant) {
-        let Hub {
-            cfg,
-            subs,
-            sessions,
-            timers,
-            scratch,
-            stats,
-            to_conflate,
-            store,
-            ..
-        } = self;
-        let Some(list) = subs.get_mut(id as usize - 1) else {
+impl Subscriptions {
+    /// Appends `bytes` (`,` + the message for record `id`, of record layout `layout` and origin
+    /// timestamp `ts`; `mask`: its changed slots) to every subscriber's outbox; throttled subscriptions hold it, a
+    /// conflating session marks the record dirty, a blocked session past the conflation
+    /// threshold is listed in `to_conflate`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn fan_out(
+        &mut self,
+        sessions: &mut [Option<Session>],
+        out: &mut Delivery<'_>,
+        id: u32,
+        layout: u32,
+        ts: Option<f64>,
+        bytes: &[u8],
+        is_image: bool,
+        mask: u128,
+    ) {
+        let Subscriptions { by_record, to_conflate } = self;
+        let Some(list) = by_record.get_mut(id as usize - 1) else {
             return;
         };
-        let (layout, ts) = store.get(id).map_or((0, None), |r| (r.layout, Some(r.ts)));
-        let bytes: &[u8] = scratch;
-        let mut ctx = Ctx {
-            cfg,
-            timers,
-            stats,
-            now,
-        };
+        let now = out.now;
         for i in 0..list.slots.len() {
             // Fan-out writes to a thousand different outboxes: pull the tail (two lines: a message is
             // ~100 bytes) of the outbox 8 subscribers ahead into cache so copies overlap misses.
@@ -99,21 +69,21 @@ impl Hub {
             };
             if s.fast {
                 // Hot path: not blocked, not conflating, no throttling.
-                ctx.queue(s, slot, bytes, ts);
+                out.queue(s, slot, bytes, ts);
                 continue;
             }
             let st = &mut list.state[i];
             if s.conflating {
                 mark_dirty(s, st, id);
-                ctx.stats.dropped_updates += 1;
+                out.stats.dropped_updates += 1;
                 continue;
             }
-            let throttle = ctx.cfg.batching.throttle;
+            let throttle = out.cfg.batching.throttle;
             if !throttle.is_zero() && !is_image {
                 if st.held {
                     st.mask |= mask;
                     st.merged += 1;
-                    ctx.stats.conflated_updates += 1;
+                    out.stats.conflated_updates += 1;
                     continue;
                 }
                 if let Some(last) = st.last_sent.filter(|&t| now < t + throttle) {
@@ -122,7 +92,7 @@ impl Hub {
                     st.merged = 1;
                     st.layout = layout;
                     s.throttled.push(id);
-                    schedule(ctx.timers, s, slot, last + throttle);
+                    schedule(out.timers, s, slot, last + throttle);
                     continue;
                 }
             }
@@ -132,35 +102,26 @@ impl Hub {
                 st.merged = 0;
             }
             st.last_sent = Some(now);
-            ctx.queue(s, slot, bytes, ts);
-            if s.blocked_since.is_some() && s.outbox.len() > ctx.cfg.outbox_conflate_bytes {
+            out.queue(s, slot, bytes, ts);
+            if s.blocked_since.is_some() && s.outbox.len() > out.cfg.outbox_conflate_bytes {
                 to_conflate.push(slot);
             }
         }
     }
 
-    /// Appends `scratch` (`,` + a record message of `id` that is not a field update, e.g.
+    /// Appends `bytes` (`,` + a record message of `id` that is not a field update, e.g.
     /// `record.status`) to every subscriber's outbox, in order with the record's updates; a
     /// conflating session marks the record dirty instead (its image, sent on the drain, carries
     /// the status). Throttling does not hold it.
-    pub(super) fn fan_out_message(&mut self, id: u32, now: Instant) {
-        let Hub {
-            cfg,
-            subs,
-            sessions,
-            timers,
-            scratch,
-            stats,
-            ..
-        } = self;
-        let Some(list) = subs.get_mut(id as usize - 1) else {
+    pub(super) fn fan_out_message(
+        &mut self,
+        sessions: &mut [Option<Session>],
+        out: &mut Delivery<'_>,
+        id: u32,
+        bytes: &[u8],
+    ) {
+        let Some(list) = self.by_record.get_mut(id as usize - 1) else {
             return;
-        };
-        let mut ctx = Ctx {
-            cfg,
-            timers,
-            stats,
-            now,
         };
         for i in 0..list.slots.len() {
             let slot = list.slots[i];
@@ -171,8 +132,63 @@ impl Hub {
                 mark_dirty(s, &mut list.state[i], id);
                 continue;
             }
-            ctx.queue(s, slot, scratch, None);
+            out.queue(s, slot, bytes, None);
         }
+    }
+
+    /// Switches the blocked session `s` (in `slot`) to conflation: queued record messages are
+    /// dropped and their records (and any held by throttling) marked dirty; control messages
+    /// stay queued. Returns the record messages dropped.
+    pub(super) fn start_conflation(&mut self, s: &mut Session) -> u64 {
+        if s.conflating {
+            return 0;
+        }
+        s.conflating = true;
+        s.fast = false;
+        let (ids, dropped) = s.outbox.drop_records();
+        let n = ids.len() as u64;
+        s.dropped_bytes += dropped as u64;
+        let held = std::mem::take(&mut s.throttled);
+        for rid in ids.into_iter().chain(held) {
+            let Some(&idx) = s.subs.get(&rid) else { continue };
+            if let Some(st) = self.state_mut(rid, idx) {
+                mark_dirty(s, st, rid);
+            }
+        }
+        n
+    }
+}
+
+impl Hub {
+    /// Fans `scratch` (`,` + the message for record `id`) out to its subscribers.
+    pub(super) fn fan_out(&mut self, id: u32, is_image: bool, mask: u128, now: Instant) {
+        let Hub {
+            cfg,
+            subscriptions,
+            sessions,
+            scratch,
+            stats,
+            store,
+            ..
+        } = self;
+        let (layout, ts) = store.get(id).map_or((0, None), |r| (r.layout, Some(r.ts)));
+        let (slots, mut out) = sessions.delivery(cfg, stats, now);
+        subscriptions.fan_out(slots, &mut out, id, layout, ts, scratch, is_image, mask);
+    }
+
+    /// Fans `scratch` (a record message of `id` that is not a field update) out to its
+    /// subscribers (`Subscriptions::fan_out_message`).
+    pub(super) fn fan_out_message(&mut self, id: u32, now: Instant) {
+        let Hub {
+            cfg,
+            subscriptions,
+            sessions,
+            scratch,
+            stats,
+            ..
+        } = self;
+        let (slots, mut out) = sessions.delivery(cfg, stats, now);
+        subscriptions.fan_out_message(slots, &mut out, id, scratch);
     }
 
     /// Queues a fresh image of `id` for one subscriber (subscribe, unblock), or marks it dirty
@@ -187,17 +203,16 @@ impl Hub {
     pub(super) fn replay_history(&mut self, slot: u32, id: u32, idx: u32, from: usize, now: Instant) {
         let Hub {
             cfg,
-            subs,
+            subscriptions,
             sessions,
-            timers,
             stats,
             history,
             ..
         } = self;
+        let (slots, mut out) = sessions.delivery(cfg, stats, now);
         let (Some(s), Some(st)) = (
-            sessions.get_mut(slot as usize).and_then(Option::as_mut),
-            subs.get_mut(id as usize - 1)
-                .and_then(|l| l.state.get_mut(idx as usize)),
+            slots.get_mut(slot as usize).and_then(Option::as_mut),
+            subscriptions.state_mut(id, idx),
         ) else {
             return;
         };
@@ -206,14 +221,8 @@ impl Hub {
             return;
         }
         st.last_sent = Some(now);
-        let mut ctx = Ctx {
-            cfg,
-            timers,
-            stats,
-            now,
-        };
         for bytes in history.entries_from(id, from) {
-            ctx.queue(s, slot, bytes, None);
+            out.queue(s, slot, bytes, None);
         }
     }
 
@@ -221,21 +230,18 @@ impl Hub {
     pub(super) fn send_image_flagged(&mut self, slot: u32, id: u32, idx: u32, reset: bool, now: Instant) {
         let Hub {
             cfg,
-            subs,
+            subscriptions,
             sessions,
-            timers,
             scratch,
             stats,
             store,
             ..
         } = self;
-        let (Some(s), Some(list)) = (
-            sessions.get_mut(slot as usize).and_then(Option::as_mut),
-            subs.get_mut(id as usize - 1),
+        let (slots, mut out) = sessions.delivery(cfg, stats, now);
+        let (Some(s), Some(st)) = (
+            slots.get_mut(slot as usize).and_then(Option::as_mut),
+            subscriptions.state_mut(id, idx),
         ) else {
-            return;
-        };
-        let Some(st) = list.state.get_mut(idx as usize) else {
             return;
         };
         if s.conflating {
@@ -256,53 +262,26 @@ impl Hub {
         st.dirty = false;
         st.last_sent = Some(now);
         let (stale, ts) = (rec.stale, rec.ts);
-        let mut ctx = Ctx {
-            cfg,
-            timers,
-            stats,
-            now,
-        };
-        ctx.queue(s, slot, scratch, Some(ts));
+        out.queue(s, slot, scratch, Some(ts));
         if stale {
             scratch.clear();
             scratch.push(b',');
             encode::record_status(scratch, id, true);
-            ctx.queue(s, slot, scratch, None);
+            out.queue(s, slot, scratch, None);
         }
     }
 
-    /// Switches a blocked session to conflation: queued record messages are dropped and their
-    /// records (and any held by throttling) marked dirty; control messages stay queued.
+    /// Switches blocked session `slot` to conflation (`Subscriptions::start_conflation`).
     pub(super) fn start_conflation(&mut self, slot: u32) {
-        let Hub {
-            subs, sessions, stats, ..
-        } = self;
-        let Some(s) = sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+        let Some(s) = self.sessions.get_mut(slot) else {
             return;
         };
-        if s.conflating {
-            return;
-        }
-        s.conflating = true;
-        s.fast = false;
-        let (ids, dropped) = s.outbox.drop_records();
-        stats.dropped_updates += ids.len() as u64;
-        s.dropped_bytes += dropped as u64;
-        let held = std::mem::take(&mut s.throttled);
-        for rid in ids.into_iter().chain(held) {
-            let Some(&idx) = s.subs.get(&rid) else { continue };
-            if let Some(st) = subs
-                .get_mut(rid as usize - 1)
-                .and_then(|l| l.state.get_mut(idx as usize))
-            {
-                mark_dirty(s, st, rid);
-            }
-        }
+        self.stats.dropped_updates += self.subscriptions.start_conflation(s);
     }
 
     /// The socket drained: dirty records go out as images, then the outbox is flushed when due.
     pub(super) fn unblock(&mut self, slot: u32, now: Instant) {
-        let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+        let Some(s) = self.sessions.get_mut(slot) else {
             return;
         };
         if s.blocked_since.is_none() {
@@ -318,26 +297,21 @@ impl Hub {
         s.conflating = false;
         s.refresh_fast(&self.cfg.batching);
         for rid in dirty {
-            let Some(s) = self.sessions.get(slot as usize).and_then(Option::as_ref) else {
+            let Some(s) = self.sessions.get(slot) else {
                 return;
             };
             let Some(&idx) = s.subs.get(&rid) else { continue };
-            let is_dirty = self
-                .subs
-                .get(rid as usize - 1)
-                .and_then(|l| l.state.get(idx as usize))
-                .is_some_and(|st| st.dirty);
-            if is_dirty {
+            if self.subscriptions.state(rid, idx).is_some_and(|st| st.dirty) {
                 self.send_image(slot, rid, idx, now);
             }
         }
-        let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+        let Some(s) = self.sessions.get_mut(slot) else {
             return;
         };
         if !s.outbox.is_empty() {
             let due = s.due.unwrap_or(now);
             s.due = Some(due);
-            schedule(&mut self.timers, s, slot, due);
+            self.sessions.schedule(slot, due);
         }
     }
 }

@@ -3,41 +3,92 @@
 
 use std::time::Instant;
 
-use std::cmp::Reverse;
-
-use super::fan_out::Ctx;
-use super::{schedule, FrameSink, Hub, MaskBits, CLOSE_SLOW_CONSUMER};
+use super::sessions::{schedule, Sessions};
+use super::{FrameSink, Hub, MaskBits, CLOSE_SLOW_CONSUMER};
+use crate::config::EngineConfig;
+use crate::stats::EngineStats;
 use crate::wire::encode;
+
+impl Sessions {
+    /// Flushes session `slot` (not closing as a slow consumer) into `sink`: a blocked session
+    /// sends its control messages now and keeps its record messages held; an unblocked one sends
+    /// its whole outbox as one frame once due. Re-arms its timer for the earliest of `next` (a
+    /// throttled update), its flush and its slow-consumer deadline.
+    pub(super) fn flush(
+        &mut self,
+        slot: u32,
+        next: Option<Instant>,
+        cfg: &EngineConfig,
+        stats: &mut EngineStats,
+        now: Instant,
+        sink: &mut dyn FrameSink,
+    ) {
+        let Some(s) = self.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
+            return;
+        };
+        let mut next = next;
+        if let Some(since) = s.blocked_since {
+            if s.outbox.urgent() {
+                // Replies first: the control messages leave now (in their order), the record
+                // messages stay held for the drain (or conflation).
+                let frame = &mut self.reply_scratch;
+                frame.clear();
+                let messages = s.outbox.take_control(frame);
+                sink.frame_with(
+                    s.worker,
+                    s.sid,
+                    &[b"[", frame.as_slice(), b"]"],
+                    &s.outbox.control_meta(messages),
+                );
+                s.outbox.samples().clear_rows();
+                stats.frames_out += 1;
+                stats.bytes_out += frame.len() as u64 + 2;
+                stats.replies_ahead += 1;
+                if s.outbox.is_empty() {
+                    s.due = None;
+                }
+            }
+            next = min_opt(next, since + cfg.slow_consumer);
+        } else if !s.outbox.is_empty() {
+            match s.due {
+                Some(d) if d > now => next = min_opt(next, d),
+                _ => {
+                    let len = s.outbox.len();
+                    sink.frame_with(s.worker, s.sid, &[b"[", s.outbox.bytes(), b"]"], &s.outbox.frame_meta());
+                    stats.frames_out += 1;
+                    stats.bytes_out += len as u64 + 2;
+                    s.outbox.clear();
+                    s.burst.on_flush(&cfg.batching, now);
+                    s.due = None;
+                }
+            }
+        }
+        if let Some(t) = next {
+            schedule(&mut self.timers, s, slot, t);
+        }
+    }
+}
 
 impl Hub {
     /// Fires every timer due at `now`: expires statements' time windows, turns records stale,
     /// releases throttled updates, flushes due outboxes into `sink`, closes slow consumers.
     pub fn run_due(&mut self, now: Instant, sink: &mut dyn FrameSink) {
-        self.expire_views(now);
+        self.views.expire(now, &mut self.stats);
         self.run_statement_timers(now);
         self.expire_status(now);
-        while let Some(&Reverse((at, slot))) = self.timers.peek() {
-            if at > now {
-                break;
-            }
-            self.timers.pop();
-            let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
-                continue;
-            };
-            if s.timer != Some(at) {
-                continue; // superseded by an earlier timer that already ran
-            }
-            s.timer = None;
+        while let Some(slot) = self.sessions.pop_due(now) {
             self.service(slot, now, sink);
         }
-        while let Some(slot) = self.to_conflate.pop() {
+        while let Some(slot) = self.subscriptions.to_conflate.pop() {
             self.start_conflation(slot);
         }
     }
 
+    /// Services session `slot`, whose timer fired: closes it as a slow consumer, or releases
+    /// its throttled updates and flushes its outbox (`Sessions::flush`).
     fn service(&mut self, slot: u32, now: Instant, sink: &mut dyn FrameSink) {
         let slow = self.cfg.slow_consumer;
-        let Some(s) = self.sessions.get(slot as usize).and_then(Option::as_ref) else {
+        let Some(s) = self.sessions.get(slot) else {
             return;
         };
         if let Some(since) = s.blocked_since {
@@ -47,78 +98,32 @@ impl Hub {
             }
         }
         let throttle_next = self.release_throttled(slot, now);
-        let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
-            return;
-        };
-        let mut next = throttle_next;
-        if let Some(since) = s.blocked_since {
-            if s.outbox.urgent() {
-                // Replies first: the control messages leave now (in their order), the record
-                // messages stay held for the drain (or conflation).
-                let mut frame = std::mem::take(&mut self.reply_scratch);
-                frame.clear();
-                let messages = s.outbox.take_control(&mut frame);
-                sink.frame_with(s.worker, s.sid, &[b"[", &frame, b"]"], &s.outbox.control_meta(messages));
-                s.outbox.samples().clear_rows();
-                self.stats.frames_out += 1;
-                self.stats.bytes_out += frame.len() as u64 + 2;
-                self.stats.replies_ahead += 1;
-                self.reply_scratch = frame;
-                if s.outbox.is_empty() {
-                    s.due = None;
-                }
-            }
-            next = min_opt(next, since + slow);
-        } else if !s.outbox.is_empty() {
-            match s.due {
-                Some(d) if d > now => next = min_opt(next, d),
-                _ => {
-                    let len = s.outbox.len();
-                    sink.frame_with(s.worker, s.sid, &[b"[", s.outbox.bytes(), b"]"], &s.outbox.frame_meta());
-                    self.stats.frames_out += 1;
-                    self.stats.bytes_out += len as u64 + 2;
-                    s.outbox.clear();
-                    s.burst.on_flush(&self.cfg.batching, now);
-                    s.due = None;
-                }
-            }
-        }
-        if let Some(t) = next {
-            schedule(&mut self.timers, s, slot, t);
-        }
+        self.sessions
+            .flush(slot, throttle_next, &self.cfg, &mut self.stats, now, sink);
     }
 
     /// Sends held (throttled) updates whose interval has passed; returns the next one's due time.
     fn release_throttled(&mut self, slot: u32, now: Instant) -> Option<Instant> {
         let Hub {
             cfg,
-            subs,
+            subscriptions,
             sessions,
-            timers,
             scratch,
             stats,
             store,
             ..
         } = self;
-        let s = sessions.get_mut(slot as usize).and_then(Option::as_mut)?;
+        let (slots, mut out) = sessions.delivery(cfg, stats, now);
+        let s = slots.get_mut(slot as usize).and_then(Option::as_mut)?;
         if s.throttled.is_empty() {
             return None;
         }
-        let throttle = cfg.batching.throttle;
+        let throttle = out.cfg.batching.throttle;
         let mut next = None;
         let mut keep = Vec::new();
-        let mut ctx = Ctx {
-            cfg,
-            timers,
-            stats,
-            now,
-        };
         for rid in std::mem::take(&mut s.throttled) {
             let Some(&idx) = s.subs.get(&rid) else { continue };
-            let Some(st) = subs
-                .get_mut(rid as usize - 1)
-                .and_then(|l| l.state.get_mut(idx as usize))
-            else {
+            let Some(st) = subscriptions.state_mut(rid, idx) else {
                 continue;
             };
             if !st.held {
@@ -150,14 +155,14 @@ impl Hub {
             st.mask = 0;
             st.merged = 0;
             st.last_sent = Some(now);
-            ctx.queue(s, slot, scratch, Some(rec.ts));
+            out.queue(s, slot, scratch, Some(rec.ts));
         }
         s.throttled = keep;
         next
     }
 
     fn close_slow(&mut self, slot: u32, now: Instant, sink: &mut dyn FrameSink) {
-        let Some(s) = self.sessions.get(slot as usize).and_then(Option::as_ref) else {
+        let Some(s) = self.sessions.get(slot) else {
             return;
         };
         let since = s.blocked_since.unwrap_or(now);

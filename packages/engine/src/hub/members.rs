@@ -26,7 +26,7 @@ impl Hub {
     pub fn container_members(&self, containers: &[String]) -> Vec<ContainerMembers> {
         if containers.is_empty() {
             return (0..=self.store.max_id())
-                .filter_map(|id| self.views.container(id).filter(|c| !c.is_empty()).map(|c| (id, c)))
+                .filter_map(|id| self.views.set.container(id).filter(|c| !c.is_empty()).map(|c| (id, c)))
                 .filter(|(id, _)| !self.store.subject(*id).contains(TIER_MIRROR))
                 .map(|(id, c)| ContainerMembers {
                     container: self.store.subject(id).to_owned(),
@@ -40,7 +40,7 @@ impl Hub {
                 let members = self
                     .store
                     .lookup(name)
-                    .and_then(|id| self.views.container(id))
+                    .and_then(|id| self.views.set.container(id))
                     .map(|c| c.iter().map(|m| self.store.subject(m).to_owned()).collect())
                     .unwrap_or_default();
                 ContainerMembers {

@@ -129,7 +129,9 @@ impl Hub {
     }
 
     pub(super) fn resume(&mut self, sid: u32, req_id: u32, epoch: u64, records: &[ResumeRecord], now: Instant) {
-        let Some(&slot) = self.by_sid.get(&sid) else { return };
+        let Some(slot) = self.sessions.slot(sid) else {
+            return;
+        };
         if let Err(e) = check_records(records) {
             return self.send_error(slot, req_id, e, now);
         }

@@ -29,7 +29,7 @@ impl Hub {
             Some(entry) => entry.1 = every,
             None => self.sampling.every.push((worker, every)),
         }
-        for s in self.sessions.iter_mut().flatten().filter(|s| s.worker == worker) {
+        for s in self.sessions.iter_mut().filter(|s| s.worker == worker) {
             s.outbox.samples().set_every(every);
         }
     }
@@ -37,7 +37,7 @@ impl Hub {
     /// A session of `worker` opened in `slot`: it samples at its worker's period.
     pub(super) fn init_sampling(&mut self, slot: u32, worker: u32) {
         let every = self.sampling.every(worker);
-        if let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) {
+        if let Some(s) = self.sessions.get_mut(slot) {
             s.outbox.samples().set_every(every);
         }
     }
@@ -46,7 +46,7 @@ impl Hub {
     /// count for its sampler.
     pub(super) fn sample_view_rows(&mut self, slot: u32) {
         let rows = std::mem::take(&mut self.sampling.rows);
-        if let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) {
+        if let Some(s) = self.sessions.get_mut(slot) {
             let sampler = s.outbox.samples();
             for &ts in &rows {
                 sampler.view_row(ts);

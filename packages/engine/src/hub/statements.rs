@@ -152,10 +152,10 @@ impl Hub {
         self.apply_results(&out, ts, now);
         out.clear();
         self.statements.out = out;
-        while let Some(slot) = self.to_conflate.pop() {
+        while let Some(slot) = self.subscriptions.to_conflate.pop() {
             self.start_conflation(slot);
         }
-        if !self.window_owner.is_empty() {
+        if !self.views.window_owner.is_empty() {
             self.flush_views(now);
         }
     }
@@ -228,9 +228,9 @@ impl Hub {
             return rid;
         }
         let c = self.store.subject_id(&format!("{STAT_PREFIX}{name}"));
-        if !self.views.container(c).is_some_and(|k| k.contains(rid)) {
+        if !self.views.set.container(c).is_some_and(|k| k.contains(rid)) {
             // only the container's member limit can refuse: the record still exists
-            if let Ok(pos) = self.views.insert(c, None, rid, &self.store) {
+            if let Ok(pos) = self.views.set.insert(c, None, rid, &self.store) {
                 self.mirror_insert(c, pos, rid);
             }
         }
@@ -263,7 +263,7 @@ impl Hub {
         if !set.reads_container(name) {
             return;
         }
-        if let Some(c) = self.views.container(container) {
+        if let Some(c) = self.views.set.container(container) {
             for m in c.iter() {
                 set.remove_member(name, m);
             }
@@ -288,6 +288,7 @@ impl Hub {
                 let cid = self.store.subject_id(c.as_str());
                 let members: Vec<u32> = self
                     .views
+                    .set
                     .container(cid)
                     .map(|k| k.iter().collect())
                     .unwrap_or_default();
@@ -367,13 +368,13 @@ impl Hub {
             }
         }
         if let Some(c) = self.store.lookup(&format!("{STAT_PREFIX}{name}")) {
-            self.views.clear(c);
+            self.views.set.clear(c);
             self.mirror_clear(c);
         }
-        while let Some(slot) = self.to_conflate.pop() {
+        while let Some(slot) = self.subscriptions.to_conflate.pop() {
             self.start_conflation(slot);
         }
-        if !self.window_owner.is_empty() {
+        if !self.views.window_owner.is_empty() {
             self.flush_views(now);
         }
         Ok(())
@@ -396,13 +397,10 @@ impl Hub {
         quota: StatementQuota,
         now: Instant,
     ) {
-        let Some(&slot) = self.by_sid.get(&sid) else { return };
-        let Some(user) = self
-            .sessions
-            .get(slot as usize)
-            .and_then(Option::as_ref)
-            .map(|s| s.user.clone())
-        else {
+        let Some(slot) = self.sessions.slot(sid) else {
+            return;
+        };
+        let Some(user) = self.sessions.get(slot).map(|s| s.user.clone()) else {
             return;
         };
         let limits = self
@@ -456,7 +454,9 @@ impl Hub {
     /// `statement.close` of session `sid`: releases one of the session's references to `name`;
     /// NOT_FOUND when the session holds none.
     pub(super) fn session_statement_close(&mut self, sid: u32, req_id: u32, name: &str, now: Instant) {
-        let Some(&slot) = self.by_sid.get(&sid) else { return };
+        let Some(slot) = self.sessions.slot(sid) else {
+            return;
+        };
         let held = self
             .statements
             .by_session
@@ -487,7 +487,7 @@ impl Hub {
         if list.is_empty() {
             self.statements.by_session.remove(&sid);
         }
-        let user = self.session_by_sid(sid).map(|s| s.user.clone());
+        let user = self.sessions.by_sid(sid).map(|s| s.user.clone());
         if let Some(u) = user.and_then(|u| self.statements.by_user.get_mut(&*u).map(|e| (u.clone(), e))) {
             let (key, e) = u;
             e.0 -= 1;

@@ -239,7 +239,7 @@ impl Hub {
                 self.status_changed(id, now);
             }
         }
-        if self.stats.status_changes != before && !self.window_owner.is_empty() {
+        if self.stats.status_changes != before && !self.views.window_owner.is_empty() {
             self.flush_views(now);
         }
     }
@@ -250,8 +250,8 @@ impl Hub {
         let Some(rec) = self.store.get(id) else { return };
         let stale = rec.stale;
         self.stats.status_changes += 1;
-        if self.views.view_count() > 0 {
-            self.views.record_updated(id, &[STATUS_FIELD], &self.store);
+        if self.views.set.view_count() > 0 {
+            self.views.set.record_updated(id, &[STATUS_FIELD], &self.store);
         }
         self.scratch.clear();
         self.scratch.push(b',');

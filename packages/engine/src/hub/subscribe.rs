@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
-use super::{ensure_list, remove_sub_at, schedule, Hub, SubState};
+use super::Hub;
 use crate::error::ErrorCode;
 use crate::wire::encode::{self, SubscribedRef};
 use crate::wire::rules::{check_subject, show_str, MAX_SUBJECTS_PER_REQUEST};
@@ -78,43 +78,23 @@ impl Hub {
         self.send_reply(slot, now);
     }
 
-    /// Queues `scratch` as the answer to a request of session `slot` and makes the session due
-    /// now: a reply (`record.subscribed`, `view.created`, `error`, ...) is flushed at the end of
-    /// this pass with whatever the outbox already holds, never held for the burst window (a
-    /// client is waiting on it; live updates keep their batching). When the session is blocked
-    /// its control messages leave alone and its record messages stay held (`service`).
+    /// Queues `scratch` as the answer to a request of session `slot`, due now
+    /// (`Sessions::push_reply`).
     pub(super) fn send_reply(&mut self, slot: u32, now: Instant) {
-        let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
-            return;
-        };
-        s.outbox.push_reply(&self.scratch);
-        self.stats.deliveries += 1;
-        s.burst.on_message(&self.cfg.batching, now);
-        if s.due.is_none_or(|d| d > now) {
-            s.due = Some(now);
-        }
-        // blocked too: a blocked session's replies leave now, ahead of its held record messages
-        schedule(&mut self.timers, s, slot, now);
+        self.sessions
+            .push_reply(slot, &self.scratch, &self.cfg.batching, &mut self.stats, now);
     }
 
     /// Queues `scratch` as a control message of session `slot`.
     pub(super) fn send_control(&mut self, slot: u32, now: Instant) {
-        let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
-            return;
-        };
-        s.outbox.push_control(&self.scratch);
-        self.stats.deliveries += 1;
-        let due = s.burst.on_message(&self.cfg.batching, now);
-        if s.due.is_none() {
-            s.due = Some(due);
-            if s.blocked_since.is_none() {
-                schedule(&mut self.timers, s, slot, due);
-            }
-        }
+        self.sessions
+            .push_control(slot, &self.scratch, &self.cfg.batching, &mut self.stats, now);
     }
 
     pub(super) fn subscribe(&mut self, sid: u32, req_id: u32, subjects: &[String], now: Instant) {
-        let Some(&slot) = self.by_sid.get(&sid) else { return };
+        let Some(slot) = self.sessions.slot(sid) else {
+            return;
+        };
         if let Err(e) = check_subjects(subjects) {
             return self.send_error(slot, req_id, e, now);
         }
@@ -152,7 +132,7 @@ impl Hub {
     /// where there is one; nothing is subscribed when the session would pass
     /// `maxSubscriptionsPerSession` (LIMIT_EXCEEDED naming `field`). One `Attached` per subject.
     pub(super) fn attach(&mut self, slot: u32, subjects: &[String], field: &str) -> Result<Vec<Attached>, ReqError> {
-        let Some(s) = self.sessions.get(slot as usize).and_then(Option::as_ref) else {
+        let Some(s) = self.sessions.get(slot) else {
             return Ok(Vec::new());
         };
         let tier = s.tier.clone();
@@ -180,20 +160,15 @@ impl Hub {
         let mut acks = Vec::with_capacity(subjects.len());
         for subject in subjects {
             let id = self.tier_target(subject, &tier);
-            ensure_list(&mut self.subs, id);
-            let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+            self.subscriptions.ensure(id);
+            let Some(s) = self.sessions.get_mut(slot) else {
                 break;
             };
             let idx = match s.subs.get(&id) {
                 Some(&idx) => idx,
                 None => {
-                    let list = &mut self.subs[id as usize - 1];
-                    list.slots.push(slot);
-                    list.state.push(SubState::default());
-                    let idx = (list.slots.len() - 1) as u32;
-                    s.subs.insert(id, idx);
                     self.stats.subscriptions += 1;
-                    idx
+                    self.subscriptions.add(id, slot, s)
                 }
             };
             let pending = self.store.get(id).is_none();
@@ -203,23 +178,19 @@ impl Hub {
     }
 
     pub(super) fn unsubscribe(&mut self, sid: u32, req_id: u32, subjects: &[String], now: Instant) {
-        let Some(&slot) = self.by_sid.get(&sid) else { return };
+        let Some(slot) = self.sessions.slot(sid) else {
+            return;
+        };
         if let Err(e) = check_subjects(subjects) {
             return self.send_error(slot, req_id, e, now);
         }
-        let tier = self
-            .sessions
-            .get(slot as usize)
-            .and_then(Option::as_ref)
-            .map(|s| s.tier.clone())
-            .unwrap_or_default();
+        let tier = self.sessions.get(slot).map(|s| s.tier.clone()).unwrap_or_default();
         // `record.unsubscribed` follows the last message for its subjects, and a blocked session's
         // reply overtakes its held record messages: conflate those first (sent later as images,
         // only for records still subscribed).
         if self
             .sessions
-            .get(slot as usize)
-            .and_then(Option::as_ref)
+            .get(slot)
             .is_some_and(|s| s.blocked_since.is_some() && s.outbox.messages() as usize > s.outbox.control_messages())
         {
             self.start_conflation(slot);
@@ -228,11 +199,11 @@ impl Hub {
             let Some(id) = self.tier_lookup(subject, &tier) else {
                 continue;
             };
-            let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+            let Some(s) = self.sessions.get_mut(slot) else {
                 return;
             };
             if let Some(idx) = s.subs.remove(&id) {
-                remove_sub_at(&mut self.subs, &mut self.sessions, id, idx);
+                self.subscriptions.remove(&mut self.sessions.slots, id, idx);
                 self.stats.subscriptions -= 1;
             }
         }
@@ -249,11 +220,7 @@ impl Hub {
         subject: &str,
         field: impl FnOnce() -> String,
     ) -> Result<(), ReqError> {
-        let user = self
-            .sessions
-            .get(slot as usize)
-            .and_then(Option::as_ref)
-            .map_or("", |s| &s.user);
+        let user = self.sessions.get(slot).map_or("", |s| &s.user);
         crate::order_desk::privacy::check_read(user, subject).map_err(|message| ReqError {
             code: ErrorCode::NotEntitled,
             message,
@@ -264,7 +231,7 @@ impl Hub {
     /// Sends NOT_ENTITLED and returns true when session `sid` may not read `subject` (a view of
     /// another user's blotter); false (nothing sent) when it may, or the session is unknown.
     pub(super) fn refuse_private(&mut self, sid: u32, req_id: u32, subject: &str, field: &str, now: Instant) -> bool {
-        let Some(&slot) = self.by_sid.get(&sid) else {
+        let Some(slot) = self.sessions.slot(sid) else {
             return false;
         };
         match self.check_private(slot, subject, || field.to_owned()) {
@@ -282,15 +249,23 @@ impl Hub {
         let mut out = Vec::new();
         let mut containers: Option<HashMap<u32, u32>> = None;
         for &sid in sids {
-            let Some(&slot) = self.by_sid.get(&sid) else { continue };
-            let mut ids = self.open_view_ids(slot);
+            let Some(slot) = self.sessions.slot(sid) else {
+                continue;
+            };
+            let mut ids = self.views.open_view_ids(slot);
             if ids.is_empty() {
                 continue;
             }
             ids.sort_unstable();
             // ViewSet view id -> container subject id, built once per call (views are few).
-            let by_view = containers
-                .get_or_insert_with(|| self.views.infos().into_iter().map(|i| (i.view, i.container)).collect());
+            let by_view = containers.get_or_insert_with(|| {
+                self.views
+                    .set
+                    .infos()
+                    .into_iter()
+                    .map(|i| (i.view, i.container))
+                    .collect()
+            });
             for (view_id, view) in ids {
                 let Some(&c) = by_view.get(&view) else { continue };
                 let name = self.store.subject(c);
@@ -311,8 +286,10 @@ impl Hub {
     /// then `view.closed` with reqId 0, both flushed at the end of this pass; nothing of the view
     /// follows. An unknown session or a view no longer open (closed meanwhile): nothing is sent.
     pub(super) fn revoke_view(&mut self, sid: u32, view_id: u32, reason: &str, now: Instant) {
-        let Some(&slot) = self.by_sid.get(&sid) else { return };
-        if !self.detach_view(slot, view_id, now) {
+        let Some(slot) = self.sessions.slot(sid) else {
+            return;
+        };
+        if !self.views.close_view(slot, view_id, now) {
             return;
         }
         self.scratch.clear();

@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use super::{ensure_list, remove_sub_at, Hub, SubState};
+use super::Hub;
 
 /// The tier mirrors of containers.
 #[derive(Debug, Default)]
@@ -58,12 +58,13 @@ impl Hub {
         let m = self.store.subject_id(&name);
         let members: Vec<u32> = self
             .views
+            .set
             .container(container)
             .map(|c| c.iter().collect())
             .unwrap_or_default();
         for id in members {
             let t = self.tier_subject(id, tier);
-            if self.views.insert(m, None, t, &self.store).is_err() {
+            if self.views.set.insert(m, None, t, &self.store).is_err() {
                 break; // a mirror holds no more than its container: cannot happen
             }
         }
@@ -109,28 +110,23 @@ impl Hub {
         let Some(base) = self.store.lookup(&subject[..at]) else {
             return;
         };
-        let movers: Vec<u32> = match self.subs.get(base as usize - 1) {
+        let movers: Vec<u32> = match self.subscriptions.list(base) {
             Some(list) => list
                 .slots
                 .iter()
                 .copied()
-                .filter(|&slot| {
-                    self.sessions
-                        .get(slot as usize)
-                        .and_then(Option::as_ref)
-                        .is_some_and(|s| *s.tier == *tier)
-                })
+                .filter(|&slot| self.sessions.get(slot).is_some_and(|s| *s.tier == *tier))
                 .collect(),
             None => return,
         };
         for slot in movers {
-            let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+            let Some(s) = self.sessions.get_mut(slot) else {
                 continue;
             };
             let Some(old) = s.subs.remove(&base) else { continue };
-            remove_sub_at(&mut self.subs, &mut self.sessions, base, old);
-            ensure_list(&mut self.subs, id);
-            let Some(s) = self.sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+            self.subscriptions.remove(&mut self.sessions.slots, base, old);
+            self.subscriptions.ensure(id);
+            let Some(s) = self.sessions.get_mut(slot) else {
                 continue;
             };
             let idx = match s.subs.get(&id) {
@@ -138,14 +134,7 @@ impl Hub {
                     self.stats.subscriptions -= 1; // already subscribed by name: one left
                     idx
                 }
-                None => {
-                    let list = &mut self.subs[id as usize - 1];
-                    list.slots.push(slot);
-                    list.state.push(SubState::default());
-                    let idx = (list.slots.len() - 1) as u32;
-                    s.subs.insert(id, idx);
-                    idx
-                }
+                None => self.subscriptions.add(id, slot, s),
             };
             self.send_image(slot, id, idx, now);
         }
@@ -168,7 +157,7 @@ impl Hub {
     pub(super) fn mirror_insert(&mut self, container: u32, pos: usize, id: u32) {
         for (tier, m) in self.mirrors_of(container) {
             let t = self.tier_subject(id, &tier);
-            let _ = self.views.insert(m, Some(pos), t, &self.store);
+            let _ = self.views.set.insert(m, Some(pos), t, &self.store);
         }
     }
 
@@ -176,14 +165,14 @@ impl Hub {
     pub(super) fn mirror_remove(&mut self, container: u32, id: u32) {
         for (tier, m) in self.mirrors_of(container) {
             let t = self.tier_subject(id, &tier);
-            self.views.remove(m, t);
+            self.views.set.remove(m, t);
         }
     }
 
     /// `container` was cleared: so are its mirrors.
     pub(super) fn mirror_clear(&mut self, container: u32) {
         for (_, m) in self.mirrors_of(container) {
-            self.views.clear(m);
+            self.views.set.clear(m);
         }
     }
 
@@ -200,11 +189,11 @@ impl Hub {
             return;
         };
         for (c, m) in pairs {
-            let Some(pos) = self.views.container(c).and_then(|k| k.position_of(base)) else {
+            let Some(pos) = self.views.set.container(c).and_then(|k| k.position_of(base)) else {
                 continue;
             };
-            if self.views.remove(m, base).is_some() {
-                let _ = self.views.insert(m, Some(pos), id, &self.store);
+            if self.views.set.remove(m, base).is_some() {
+                let _ = self.views.set.insert(m, Some(pos), id, &self.store);
             }
         }
     }

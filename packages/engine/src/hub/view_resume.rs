@@ -17,8 +17,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use super::view_history::ViewHistoryConfig;
-use super::views::ViewSub;
+use super::views::{HubViews, ViewSub};
 use super::Hub;
+use crate::stats::EngineStats;
 use crate::wire::view::view_resumed;
 
 /// How long a dropped session's views are held for `view.resume`, ms. @default 30,000
@@ -216,107 +217,108 @@ impl DetachedViews {
     }
 }
 
+impl HubViews {
+    /// Closes held views whose grace ended (the engine thread's timer).
+    pub(super) fn expire_detached(&mut self, now: Instant, stats: &mut EngineStats) {
+        if self.detached.next_due().is_none_or(|t| t > now) {
+            return;
+        }
+        for sub in self.detached.expired(now) {
+            stats.views_detached_closed += 1;
+            self.release_sub(sub, now);
+        }
+    }
+}
+
 impl Hub {
     /// New settings of held views (the views held so far keep their expiry).
     pub fn set_view_resume(&mut self, cfg: ViewResumeConfig) {
-        self.detached.cfg = cfg;
-        self.view_history.configure(cfg.history, !cfg.grace.is_zero());
+        self.views.detached.cfg = cfg;
+        self.views.history.configure(cfg.history, !cfg.grace.is_zero());
     }
 
     /// Session slot `slot`'s connection dropped: its views are held for `view.resume` (a view
     /// whose `view.created` was not sent yet is closed: the client never held it). Call before
     /// the session is dropped.
     pub(super) fn detach_session_views(&mut self, slot: u32, now: Instant) {
-        if self.detached.cfg.grace.is_zero() {
+        if self.views.detached.cfg.grace.is_zero() {
             return; // the session's drop closes them
         }
-        let Some((sid, user)) = self
-            .sessions
-            .get(slot as usize)
-            .and_then(Option::as_ref)
-            .map(|s| (s.sid, s.user.clone()))
-        else {
+        let Some((sid, user)) = self.sessions.get(slot).map(|s| (s.sid, s.user.clone())) else {
             return;
         };
-        let Some(sv) = self.session_views.remove(&slot) else {
+        let Some(sv) = self.views.by_session.remove(&slot) else {
             return;
         };
         let mut open: Vec<(u32, ViewSub)> = sv.open.into_iter().collect();
         open.sort_unstable_by_key(|(id, _)| *id); // bounds push out the oldest: hold in id order
         for (view_id, sub) in open {
             if sub.is_creating() {
-                self.drop_view_sub(sub, now);
+                self.views.release_sub(sub, now);
                 continue;
             }
-            self.window_owner.remove(&sub.window);
-            let _ = self.views.set_window_tag(sub.window, [0; 4]);
-            let _ = self.views.detach_window(sub.window);
-            self.view_history.age(sub.window, now);
-            for gone in self.detached.hold((sid, view_id), &user, sub, now) {
+            self.views.window_owner.remove(&sub.window);
+            let _ = self.views.set.set_window_tag(sub.window, [0; 4]);
+            let _ = self.views.set.detach_window(sub.window);
+            self.views.history.age(sub.window, now);
+            for gone in self.views.detached.hold((sid, view_id), &user, sub, now) {
                 if gone.window != sub.window {
                     self.stats.views_detached_closed += 1;
                 }
-                self.drop_view_sub(gone, now);
+                self.views.release_sub(gone, now);
             }
-        }
-    }
-
-    /// Closes held views whose grace ended (the engine thread's timer).
-    pub(super) fn expire_detached_views(&mut self, now: Instant) {
-        if self.detached.next_due().is_none_or(|t| t > now) {
-            return;
-        }
-        for sub in self.detached.expired(now) {
-            self.stats.views_detached_closed += 1;
-            self.drop_view_sub(sub, now);
         }
     }
 
     /// Views held for `view.resume` now.
     pub fn detached_view_count(&self) -> usize {
-        self.detached.len()
+        self.views.detached.len()
     }
 
     /// `view.resume` from session `sid` (see the module doc).
     pub(super) fn view_resume(&mut self, sid: u32, req_id: u32, r: &ViewResume, now: Instant) {
-        let Some(&slot) = self.by_sid.get(&sid) else { return };
+        let Some(slot) = self.sessions.slot(sid) else {
+            return;
+        };
         let (offset, size) = (r.offset as usize, r.size as usize);
         let Some(view) = self.open_session_view(slot, req_id, &r.container, &r.filter, &r.sort, size, now) else {
             return;
         };
-        let user = self.sessions[slot as usize]
-            .as_ref()
-            .map(|s| s.user.clone())
-            .unwrap_or_default();
+        let user = self.sessions.get(slot).map(|s| s.user.clone()).unwrap_or_default();
         let key = (r.session_id, r.view_id);
-        let held = self.detached.held.get(&key).map(|h| {
-            let seq = self.views.window_seq(h.sub.window).unwrap_or(0);
+        let held = self.views.detached.held.get(&key).map(|h| {
+            let seq = self.views.set.window_seq(h.sub.window).unwrap_or(0);
             HeldView {
                 user: &h.user,
                 view: h.sub.view,
                 seq,
-                oldest: self.view_history.oldest(h.sub.window, seq),
+                oldest: self.views.history.oldest(h.sub.window, seq),
             }
         });
         let same_epoch = self.epoch != 0 && r.epoch == self.epoch;
         match decide(held, &user, same_epoch, view, r.seq) {
             Outcome::Continue => {
-                let Some(h) = self.detached.remove(key) else { return };
+                let Some(h) = self.views.detached.remove(key) else {
+                    return;
+                };
                 // the held subscription keeps its own reference to the view
-                let ms = self.views_ms(now);
-                let _ = self.views.release(view, ms);
-                if let Err(e) = self.views.attach_window(h.sub.window, offset, size) {
-                    self.drop_view_sub(h.sub, now);
+                let ms = self.views.clock_ms(now);
+                let _ = self.views.set.release(view, ms);
+                if let Err(e) = self.views.set.attach_window(h.sub.window, offset, size) {
+                    self.views.release_sub(h.sub, now);
                     return self.send_error(slot, req_id, super::views::engine_error(&e), now);
                 }
-                let view_id = self.add_subscription(slot, ViewSub::resumed(h.sub.view, h.sub.window, req_id));
+                let view_id = self
+                    .views
+                    .add_subscription(slot, ViewSub::resumed(h.sub.view, h.sub.window, req_id));
                 // `view.resumed` names the last seq sent; the messages after the client's follow
                 // as sent (lost in flight), then the diff since the drop
-                let last = self.views.window_seq(h.sub.window).unwrap_or(0);
+                let last = self.views.set.window_seq(h.sub.window).unwrap_or(0);
                 self.scratch.clear();
                 view_resumed(&mut self.scratch, req_id, view_id, last);
                 if self
-                    .view_history
+                    .views
+                    .history
                     .replay(h.sub.window, r.seq, view_id, &mut self.scratch)
                     > 0
                 {
@@ -328,8 +330,8 @@ impl Hub {
             }
             Outcome::Reset { discard } => {
                 if discard {
-                    if let Some(h) = self.detached.remove(key) {
-                        self.drop_view_sub(h.sub, now);
+                    if let Some(h) = self.views.detached.remove(key) {
+                        self.views.release_sub(h.sub, now);
                     }
                 }
                 self.stats.view_resets += 1;

@@ -77,6 +77,17 @@ pub enum RejectField {
 }
 
 impl RejectField {
+    /// Every field, in the protocol schema's order (`order_reject_field::ALL` in
+    /// packages/protocol).
+    pub const ALL: [RejectField; 6] = [
+        RejectField::ClientOrderId,
+        RejectField::User,
+        RejectField::Instrument,
+        RejectField::Quantity,
+        RejectField::Price,
+        RejectField::Order,
+    ];
+
     /// Wire name, e.g. `"clientOrderId"`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -135,6 +146,30 @@ pub enum RejectRule {
 }
 
 impl RejectRule {
+    /// Every rule, in the protocol schema's order (`order_reject_rule::ALL` in packages/protocol):
+    /// the one list the order stream codec and the schema test read.
+    pub const ALL: [RejectRule; 19] = [
+        RejectRule::BadLength,
+        RejectRule::Duplicate,
+        RejectRule::UnknownInstrument,
+        RejectRule::NotEntitled,
+        RejectRule::NotPositive,
+        RejectRule::NotWhole,
+        RejectRule::AboveLimit,
+        RejectRule::BelowLimit,
+        RejectRule::OffTick,
+        RejectRule::NotFinite,
+        RejectRule::UnknownOrder,
+        RejectRule::NotOpen,
+        RejectRule::BelowFilled,
+        RejectRule::MarketOrder,
+        RejectRule::NoChange,
+        RejectRule::Collar,
+        RejectRule::MaxNotional,
+        RejectRule::OpenNotional,
+        RejectRule::Stale,
+    ];
+
     /// Stable code, e.g. `"offTick"`.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -94,71 +94,38 @@ mod tests {
 
     #[test]
     fn wire_names_are_the_protocol_schema_values() {
-        let rules = every(
-            &[
-                RejectRule::BadLength,
-                RejectRule::Duplicate,
-                RejectRule::UnknownInstrument,
-                RejectRule::NotEntitled,
-                RejectRule::NotPositive,
-                RejectRule::NotWhole,
-                RejectRule::AboveLimit,
-                RejectRule::BelowLimit,
-                RejectRule::OffTick,
-                RejectRule::NotFinite,
-                RejectRule::UnknownOrder,
-                RejectRule::NotOpen,
-                RejectRule::BelowFilled,
-                RejectRule::MarketOrder,
-                RejectRule::NoChange,
-                RejectRule::Collar,
-                RejectRule::MaxNotional,
-                RejectRule::OpenNotional,
-                RejectRule::Stale,
-            ],
-            |r| match r {
-                RejectRule::BadLength
-                | RejectRule::Duplicate
-                | RejectRule::UnknownInstrument
-                | RejectRule::NotEntitled
-                | RejectRule::NotPositive
-                | RejectRule::NotWhole
-                | RejectRule::AboveLimit
-                | RejectRule::BelowLimit
-                | RejectRule::OffTick
-                | RejectRule::NotFinite
-                | RejectRule::UnknownOrder
-                | RejectRule::NotOpen
-                | RejectRule::BelowFilled
-                | RejectRule::MarketOrder
-                | RejectRule::NoChange
-                | RejectRule::Collar
-                | RejectRule::MaxNotional
-                | RejectRule::OpenNotional
-                | RejectRule::Stale => {}
-            },
-        );
+        let rules = every(&RejectRule::ALL, |r| match r {
+            RejectRule::BadLength
+            | RejectRule::Duplicate
+            | RejectRule::UnknownInstrument
+            | RejectRule::NotEntitled
+            | RejectRule::NotPositive
+            | RejectRule::NotWhole
+            | RejectRule::AboveLimit
+            | RejectRule::BelowLimit
+            | RejectRule::OffTick
+            | RejectRule::NotFinite
+            | RejectRule::UnknownOrder
+            | RejectRule::NotOpen
+            | RejectRule::BelowFilled
+            | RejectRule::MarketOrder
+            | RejectRule::NoChange
+            | RejectRule::Collar
+            | RejectRule::MaxNotional
+            | RejectRule::OpenNotional
+            | RejectRule::Stale => {}
+        });
         let names: Vec<&str> = rules.iter().map(|r| r.as_str()).collect();
         assert_eq!(names, order_reject_rule::ALL, "order reject rules: engine vs schema");
 
-        let fields = every(
-            &[
-                RejectField::ClientOrderId,
-                RejectField::User,
-                RejectField::Instrument,
-                RejectField::Quantity,
-                RejectField::Price,
-                RejectField::Order,
-            ],
-            |f| match f {
-                RejectField::ClientOrderId
-                | RejectField::User
-                | RejectField::Instrument
-                | RejectField::Quantity
-                | RejectField::Price
-                | RejectField::Order => {}
-            },
-        );
+        let fields = every(&RejectField::ALL, |f| match f {
+            RejectField::ClientOrderId
+            | RejectField::User
+            | RejectField::Instrument
+            | RejectField::Quantity
+            | RejectField::Price
+            | RejectField::Order => {}
+        });
         let names: Vec<&str> = fields.iter().map(|f| f.as_str()).collect();
         assert_eq!(names, order_reject_field::ALL, "order reject fields: engine vs schema");
 
