@@ -82,7 +82,6 @@ describe('source flow control over real sockets', () => {
       await turn();
     }
     trader.send({ type: 'record.subscribe', reqId: 1, subjects: [`/FLOW/0`, `/FLOW/${SUBJECTS - 1}`] });
-    await waitFor(() => flow.order.at(-1) !== 'pause', 'the last source.resume');
     const lastOf = (id: number) => {
       const ms = trader.messages.filter((m) => (m.type === 'record.image' || m.type === 'record.update') && m.id === id) as RecordUpdate[];
       return ms.at(-1)?.fields.n;
@@ -90,6 +89,9 @@ describe('source flow control over real sockets', () => {
     await waitFor(() => trader.messages.some((m) => m.type === 'record.subscribed'), 'subscribed');
     const ids = (trader.messages.find((m) => m.type === 'record.subscribed') as { records: { id: number }[] }).records.map((r) => r.id);
     await waitFor(() => ids.every((id) => lastOf(id) === frames), 'the last frame applied to the first and last subject');
+    // every frame is applied, so the ingest queue is empty: a pause the last frames caused (it can
+    // arrive after the loop) has its source.resume sent; wait for it here, not before
+    await waitFor(() => flow.order.at(-1) !== 'pause', 'the last source.resume');
     expect(source.closed).toBeUndefined();
     expect(flow.pauses).toBeGreaterThanOrEqual(1);
     expect(flow.resumes).toBe(flow.pauses);
