@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use super::sessions::{schedule, Delivery};
-use super::subscriptions::{SubState, Subscriptions};
+use super::subscriptions::{SubState, Subscriber, Subscriptions};
 use super::Hub;
 use crate::session::Session;
 use crate::wire::encode;
@@ -210,16 +210,9 @@ impl Hub {
             ..
         } = self;
         let (slots, mut out) = sessions.delivery(cfg, stats, now);
-        let (Some(s), Some(st)) = (
-            slots.get_mut(slot as usize).and_then(Option::as_mut),
-            subscriptions.state_mut(id, idx),
-        ) else {
+        let Subscriber::Live(s, st) = subscriptions.subscriber(slots, slot, id, idx) else {
             return;
         };
-        if s.conflating {
-            mark_dirty(s, st, id);
-            return;
-        }
         st.last_sent = Some(now);
         for bytes in history.entries_from(id, from) {
             out.queue(s, slot, bytes, None);
@@ -238,16 +231,9 @@ impl Hub {
             ..
         } = self;
         let (slots, mut out) = sessions.delivery(cfg, stats, now);
-        let (Some(s), Some(st)) = (
-            slots.get_mut(slot as usize).and_then(Option::as_mut),
-            subscriptions.state_mut(id, idx),
-        ) else {
+        let Subscriber::Live(s, st) = subscriptions.subscriber(slots, slot, id, idx) else {
             return;
         };
-        if s.conflating {
-            mark_dirty(s, st, id);
-            return;
-        }
         let Some(rec) = store.get(id) else { return };
         scratch.clear();
         scratch.push(b',');

@@ -12,8 +12,11 @@ use std::collections::{BinaryHeap, HashMap};
 use std::time::Instant;
 
 use crate::config::{BatchingConfig, EngineConfig};
-use crate::session::Session;
+use crate::session::{Outbox, Session};
 use crate::stats::EngineStats;
+
+/// Flush / throttle / slow-consumer deadlines `(at, slot)`, earliest first.
+pub(super) type Timers = BinaryHeap<Reverse<(Instant, u32)>>;
 
 /// Open sessions, addressed by slot (see the module doc).
 #[derive(Debug, Default)]
@@ -25,7 +28,7 @@ pub(super) struct Sessions {
     /// Slot of each open session, by session id.
     pub(super) by_sid: HashMap<u32, u32>,
     /// Flush / throttle / slow-consumer deadlines, earliest first (may be stale).
-    pub(super) timers: BinaryHeap<Reverse<(Instant, u32)>>,
+    pub(super) timers: Timers,
     /// The control messages of a blocked session's reply frame (reused).
     pub(super) reply_scratch: Vec<u8>,
 }
@@ -140,17 +143,14 @@ impl Sessions {
         stats: &mut EngineStats,
         now: Instant,
     ) {
-        let Some(s) = self.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
+        let Some((s, timers, _)) = self.push_with(slot, msg, Outbox::push_reply, batching, stats, now) else {
             return;
         };
-        s.outbox.push_reply(msg);
-        stats.deliveries += 1;
-        s.burst.on_message(batching, now);
         if s.due.is_none_or(|d| d > now) {
             s.due = Some(now);
         }
         // blocked too: a blocked session's replies leave now, ahead of its held record messages
-        schedule(&mut self.timers, s, slot, now);
+        schedule(timers, s, slot, now);
     }
 
     /// Queues `msg` as a control message of session `slot`.
@@ -162,16 +162,13 @@ impl Sessions {
         stats: &mut EngineStats,
         now: Instant,
     ) {
-        let Some(s) = self.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
+        let Some((s, timers, due)) = self.push_with(slot, msg, Outbox::push_control, batching, stats, now) else {
             return;
         };
-        s.outbox.push_control(msg);
-        stats.deliveries += 1;
-        let due = s.burst.on_message(batching, now);
         if s.due.is_none() {
             s.due = Some(due);
             if s.blocked_since.is_none() {
-                schedule(&mut self.timers, s, slot, due);
+                schedule(timers, s, slot, due);
             }
         }
     }
@@ -187,14 +184,33 @@ impl Sessions {
         now: Instant,
     ) {
         let Some(&slot) = self.by_sid.get(&sid) else { return };
-        let Some(s) = self.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
+        let Some((s, timers, _)) = self.push_with(slot, msg, Outbox::push_reply, batching, stats, now) else {
             return;
         };
-        s.outbox.push_reply(msg);
-        stats.deliveries += 1;
-        s.burst.on_message(batching, now);
         s.due = Some(now);
-        schedule(&mut self.timers, s, slot, now);
+        schedule(timers, s, slot, now);
+    }
+
+    /// What queuing a reply or control message shares: appends `msg` to session `slot`'s outbox
+    /// with `push`, counts the delivery and feeds the burst window. Returns the session, the
+    /// timers and the due time the burst window gives (the caller arms the flush); `None` when
+    /// the slot is vacated.
+    #[inline]
+    fn push_with(
+        &mut self,
+        slot: u32,
+        msg: &[u8],
+        push: impl FnOnce(&mut Outbox, &[u8]),
+        batching: &BatchingConfig,
+        stats: &mut EngineStats,
+        now: Instant,
+    ) -> Option<(&mut Session, &mut Timers, Instant)> {
+        let Sessions { slots, timers, .. } = self;
+        let s = slots.get_mut(slot as usize)?.as_mut()?;
+        push(&mut s.outbox, msg);
+        stats.deliveries += 1;
+        let due = s.burst.on_message(batching, now);
+        Some((s, timers, due))
     }
 
     /// The session slots and a `Delivery` over this part's timers: the one borrow split every
@@ -223,7 +239,7 @@ impl Sessions {
 /// the counters and the time (borrowed from disjoint hub parts, see `Sessions::delivery`).
 pub(super) struct Delivery<'a> {
     pub(super) cfg: &'a EngineConfig,
-    pub(super) timers: &'a mut BinaryHeap<Reverse<(Instant, u32)>>,
+    pub(super) timers: &'a mut Timers,
     pub(super) stats: &'a mut EngineStats,
     pub(super) now: Instant,
 }
@@ -250,7 +266,7 @@ impl Delivery<'_> {
 }
 
 /// Queues a timer for `slot` at `at` unless an earlier one is already queued.
-pub(super) fn schedule(timers: &mut BinaryHeap<Reverse<(Instant, u32)>>, s: &mut Session, slot: u32, at: Instant) {
+pub(super) fn schedule(timers: &mut Timers, s: &mut Session, slot: u32, at: Instant) {
     if s.timer.is_none_or(|t| at < t) {
         s.timer = Some(at);
         timers.push(Reverse((at, slot)));

@@ -8,6 +8,7 @@
 
 use std::time::Instant;
 
+use super::fan_out::mark_dirty;
 use crate::chunked::ChunkedVec;
 use crate::session::Session;
 
@@ -46,6 +47,16 @@ pub(super) struct SubList {
     pub(super) state: Vec<SubState>,
 }
 
+/// What `Subscriptions::subscriber` found for one subscription.
+pub(super) enum Subscriber<'a> {
+    /// Its session is not conflating: messages for the record may be queued to it.
+    Live(&'a mut Session, &'a mut SubState),
+    /// Its session is conflating: the record is now marked dirty (its image follows on the drain).
+    Conflating,
+    /// No session in the slot, or no such subscription.
+    Gone,
+}
+
 impl Subscriptions {
     /// Makes sure record `id` has a (possibly empty) subscriber list.
     #[inline]
@@ -75,6 +86,29 @@ impl Subscriptions {
     #[inline]
     pub(super) fn state_mut(&mut self, id: u32, idx: u32) -> Option<&mut SubState> {
         self.by_record.get_mut(id as usize - 1)?.state.get_mut(idx as usize)
+    }
+
+    /// Subscriber `idx` of record `id`, the session in `slot` of `sessions`, when it may be sent
+    /// messages for the record; a conflating session gets the record marked dirty instead.
+    #[inline]
+    pub(super) fn subscriber<'a>(
+        &'a mut self,
+        sessions: &'a mut [Option<Session>],
+        slot: u32,
+        id: u32,
+        idx: u32,
+    ) -> Subscriber<'a> {
+        let (Some(s), Some(st)) = (
+            sessions.get_mut(slot as usize).and_then(Option::as_mut),
+            self.state_mut(id, idx),
+        ) else {
+            return Subscriber::Gone;
+        };
+        if s.conflating {
+            mark_dirty(s, st, id);
+            return Subscriber::Conflating;
+        }
+        Subscriber::Live(s, st)
     }
 
     /// Subscribes session `s` (in `slot`, not yet subscribed to `id`) to record `id`; returns

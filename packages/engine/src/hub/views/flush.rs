@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use super::{HubViews, TAG_LIVE};
+use super::{open_sub, HubViews, TAG_LIVE};
 use crate::hub::Hub;
 use crate::view::WindowDiff;
 use crate::wire::view::{view_size, ViewCreated, ViewRows};
@@ -30,12 +30,7 @@ impl Hub {
             let Some(&(slot, view_id)) = self.views.window_owner.get(&d.window) else {
                 continue;
             };
-            let Some(sub) = self
-                .views
-                .by_session
-                .get_mut(&slot)
-                .and_then(|v| v.open.get_mut(&view_id))
-            else {
+            let Some(sub) = open_sub(&mut self.views.by_session, slot, view_id) else {
                 continue;
             };
             let creating = sub.creating.take();

@@ -156,6 +156,12 @@ pub(super) fn engine_error(e: &EngineError) -> ReqError {
     }
 }
 
+/// Session slot `slot`'s open subscription `view_id` (a free function over `by_session`, so
+/// the caller keeps the other `HubViews` parts, e.g. `set`, while it holds the subscription).
+fn open_sub(by_session: &mut HashMap<u32, SessionViews>, slot: u32, view_id: u32) -> Option<&mut ViewSub> {
+    by_session.get_mut(&slot)?.open.get_mut(&view_id)
+}
+
 fn not_open(view_id: u32) -> ReqError {
     ReqError {
         code: ErrorCode::NotFound,

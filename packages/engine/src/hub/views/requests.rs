@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use super::{engine_error, not_open, ViewSub, TAG_PENDING};
+use super::{engine_error, not_open, open_sub, ViewSub, TAG_PENDING};
 use crate::error::ErrorCode;
 use crate::hub::subscribe::ReqError;
 use crate::hub::Hub;
@@ -133,12 +133,7 @@ impl Hub {
         let Some(slot) = self.sessions.slot(sid) else {
             return;
         };
-        let Some(sub) = self
-            .views
-            .by_session
-            .get_mut(&slot)
-            .and_then(|v| v.open.get_mut(&view_id))
-        else {
+        let Some(sub) = open_sub(&mut self.views.by_session, slot, view_id) else {
             return self.send_error(slot, req_id, not_open(view_id), now);
         };
         let window = sub.window;
@@ -158,12 +153,7 @@ impl Hub {
     /// Sends an empty `view.rows` for a `view.change` that the flush did not answer (the window
     /// showed the same rows after the move).
     pub(super) fn answer_change(&mut self, slot: u32, view_id: u32, now: Instant) {
-        let Some(sub) = self
-            .views
-            .by_session
-            .get_mut(&slot)
-            .and_then(|v| v.open.get_mut(&view_id))
-        else {
+        let Some(sub) = open_sub(&mut self.views.by_session, slot, view_id) else {
             return;
         };
         if !std::mem::take(&mut sub.change_pending) {
