@@ -101,11 +101,24 @@ export declare class Engine {
    * naming the first invalid pattern.
    */
   publishGrants(user: string, role: string, patterns: Array<string>): PublishGrants
-  /** Everything ready for `workerId`, or null. */
+  /**
+   * Everything ready for `workerId`, or null, in buffers made for this call (tests, benches;
+   * the transport uses `drainInto`). The next frame calls `onReady`.
+   */
   drain(workerId: number): Drained | null
   /**
+   * Moves everything ready for `workerId` into the caller's reused buffers (no allocation per
+   * drain). `index` row 0 (5 u32s) is a header: entries, sample pairs, data bytes; then one
+   * row per entry: session id, offset, length, close code, messages. Frame bytes go to `data`
+   * from 0, the latency samples (`(entry * 2 + kind, ts)` pairs) to `samples`. Returns the
+   * entries taken; 0 when nothing is ready (the next frame calls `onReady`); -1 when a buffer
+   * is too small (nothing taken; the header holds the sizes needed). After a non-empty drain
+   * `onReady` is not called for frames that arrive meanwhile: call again until 0.
+   */
+  drainInto(workerId: number, data: Uint8Array, index: Uint32Array, samples: Float64Array): number
+  /**
    * Latency samples of `workerId`'s sessions: the origin ts of one record message or updated
-   * view row in `every` comes back in `drain().samples`.
+   * view row in `every` comes back with the drained frames (`drainInto` / `drain().samples`).
    */
   setLatencySampling(workerId: number, every: number): void
   /** New batching/throttle settings, from the next message on. */

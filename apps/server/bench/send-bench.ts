@@ -26,7 +26,8 @@ import { encodeServerFrame, type ViewRowUpdate } from '@tidewire/protocol';
 import type { AdminControl } from '../dist/admin/control.js';
 import { hashPassword } from '../dist/auth/passwords.js';
 import { loadConfig, type UserEntry } from '../dist/config.js';
-import type { DrainedFrames, OrderGrants, PublishGrants, TransportEngine } from '../dist/engine-port.js';
+import type { OrderGrants, PublishGrants, TransportEngine } from '../dist/engine-port.js';
+import { INDEX_STRIDE } from '../dist/transport/drain-runs.js';
 import { setLogSink } from '../dist/log.js';
 import { preciseClock } from '../dist/session/clock.js';
 import { startTransport } from '../dist/transport/transport.js';
@@ -57,6 +58,14 @@ function frameTemplate(rows: number, ts: number): Buffer {
   return Buffer.from(encodeServerFrame([{ type: 'view.rows', reqId: 7, viewId: 3, updated }]));
 }
 
+/** One prebuilt drain of the fake engine, in the shape `drainInto` writes. */
+interface Batch {
+  entries: number;
+  data: Buffer;
+  index: Uint32Array;
+  samples: Float64Array;
+}
+
 /**
  * The fake engine: sessions open as clients log in; every tick the sessions of that tick's slot
  * (id modulo slots) get one frame each, in one drain. Batches are built once per slot and reused
@@ -66,8 +75,8 @@ class FakeEngine implements TransportEngine {
   private onReady: (() => void) | undefined;
   private nextId = 1;
   private readonly open = new Set<number>();
-  private readonly slots: Array<DrainedFrames | null>;
-  private pending: DrainedFrames | null = null;
+  private readonly slots: Array<Batch | null>;
+  private pending: Batch | null = null;
   /** Frames handed out by drain. */
   frames = 0;
   blocked = 0;
@@ -77,7 +86,7 @@ class FakeEngine implements TransportEngine {
   private untilSample = 0;
 
   constructor(private readonly frame: Buffer, slots: number, private readonly passes: number, private readonly rows: number, private readonly ts: number) {
-    this.slots = new Array<DrainedFrames | null>(slots).fill(null);
+    this.slots = new Array<Batch | null>(slots).fill(null);
   }
 
   get sessions(): number {
@@ -91,13 +100,13 @@ class FakeEngine implements TransportEngine {
       const ids = [...this.open].filter((id) => id % this.slots.length === slot).sort((a, b) => a - b);
       const entries = ids.length * this.passes;
       const data = Buffer.allocUnsafe(entries * this.frame.length);
-      const index = new Uint32Array(entries * 4);
-      const messages = new Uint32Array(entries).fill(1);
+      // the engine's drain index: a header row, then per entry sid, offset, length, close code, messages
+      const index = new Uint32Array((entries + 1) * INDEX_STRIDE);
       // the engine's latency samples: one updated row in `period` (view-row samples)
       const samples: number[] = [];
       for (let n = 0; n < entries; n++) {
         this.frame.copy(data, n * this.frame.length);
-        index.set([ids[n % ids.length]!, n * this.frame.length, this.frame.length, 0], n * 4);
+        index.set([ids[n % ids.length]!, n * this.frame.length, this.frame.length, 0, 1], (n + 1) * INDEX_STRIDE);
         for (let r = 0; r < this.rows; r++) {
           if (this.untilSample > 0) this.untilSample--;
           else {
@@ -106,12 +115,14 @@ class FakeEngine implements TransportEngine {
           }
         }
       }
-      batch = { data, index, messages, samples: new Float64Array(samples) };
+      index.set([entries, samples.length / 2, data.length, 0, 0]);
+      batch = { entries, data, index, samples: new Float64Array(samples) };
       this.slots[slot] = batch;
     }
-    if (batch.index.length === 0) return;
+    if (batch.entries === 0) return;
+    const wake = this.pending === null;
     this.pending = batch;
-    this.onReady?.();
+    if (wake) this.onReady?.();
   }
 
   registerWorker(onReady: () => void): number {
@@ -121,11 +132,20 @@ class FakeEngine implements TransportEngine {
   unregisterWorker(): void {
     this.onReady = undefined;
   }
-  drain(): DrainedFrames | null {
+  /** Copies the pending batch into the transport's buffers, as the engine's `drainInto` does. */
+  drainInto(_workerId: number, data: Uint8Array, index: Uint32Array, samples: Float64Array): number {
     const batch = this.pending;
+    if (batch === null) return 0;
+    if (data.length < batch.data.length || index.length < batch.index.length || samples.length < batch.samples.length) {
+      index.set(batch.index.subarray(0, INDEX_STRIDE));
+      return -1;
+    }
+    data.set(batch.data);
+    index.set(batch.index);
+    samples.set(batch.samples);
     this.pending = null;
-    if (batch !== null) this.frames += batch.index.length / 4;
-    return batch;
+    this.frames += batch.entries;
+    return batch.entries;
   }
   openSession(): number {
     const id = this.nextId++;

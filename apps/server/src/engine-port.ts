@@ -4,21 +4,13 @@
  * the value types are the engine's own (generated there), not copies.
  */
 
-import type { Drained, OrderGrants, OrderSubmitInput, PublishGrants, SessionViewInfo, StatementStream, ViewResumeInput } from '@tidewire/engine';
+import type { OrderGrants, OrderSubmitInput, PublishGrants, SessionViewInfo, StatementStream, ViewResumeInput } from '@tidewire/engine';
 import type { ContainerOp } from '@tidewire/protocol';
 import type { EngineViewStat } from './admin/views-table.js';
 import type { ContainerMembersList } from './entitlements/member-check.js';
 
 // OrderSubmitInput: no price is a market order; a null price is refused by napi (pass none)
 export type { OrderGrants, OrderSubmitInput, PublishGrants, SessionViewInfo, ViewResumeInput } from '@tidewire/engine';
-
-/**
- * One `drain()` result: frames for this worker's sessions (per entry of `index`: session id,
- * offset, length, close code; 0: send as a text frame, else close with it, data = reason), the
- * messages of each entry (`messages`) and the latency samples (`samples`: `(entry * 2 + kind, ts)`
- * pairs in entry order; kind 0 a record message, 1 an updated view row).
- */
-export type DrainedFrames = Drained;
 
 /** Engine calls used by the server. */
 export interface EnginePort {
@@ -169,9 +161,14 @@ export interface TransportEngine extends EnginePort {
   /** Registers this thread; `onReady` runs on this thread when frames are ready. Returns the worker id. */
   registerWorker(onReady: () => void): number;
   unregisterWorker(workerId: number): void;
-  /** Everything ready for this worker's sessions, or null. */
-  drain(workerId: number): DrainedFrames | null;
-  /** The engine keeps the origin ts of one record message or updated view row in `every` of this worker's sessions (`drain().samples`). */
+  /**
+   * Moves everything ready for this worker's sessions into the caller's buffers (drain-runs.ts
+   * `DrainBuffers`, `INDEX_STRIDE`): returns the entries taken, 0 when nothing is ready (the next
+   * frame calls `onReady`), -1 when a buffer is too small (the index header names the sizes).
+   * After a non-empty drain `onReady` is not called again: drain until 0.
+   */
+  drainInto(workerId: number, data: Uint8Array, index: Uint32Array, samples: Float64Array): number;
+  /** The engine keeps the origin ts of one record message or updated view row in `every` of this worker's sessions (`drainInto` samples). */
   setLatencySampling(workerId: number, every: number): void;
   stats(): object;
   /** The materialised views (admin views table); rejects when the engine thread does not answer. */

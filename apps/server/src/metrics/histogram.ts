@@ -18,7 +18,43 @@ export type Histogram = hdr.Histogram;
 /** A new, empty histogram tracking 1..`highest` with 3 significant digits. */
 export function newHistogram(highest: number): Histogram {
   // 32-bit buckets: recording costs a third of 'packed' (per message on the send path); ~120 KB each
-  return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: highest, numberOfSignificantValueDigits: 3, bitBucketSize: 32, useWebAssembly: false });
+  const h = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: highest, numberOfSignificantValueDigits: 3, bitBucketSize: 32, useWebAssembly: false });
+  return withIntegerIndex(h);
+}
+
+/** The bucket layout hdr-histogram-js's JsHistogram keeps on each instance. */
+interface BucketLayout {
+  subBucketHalfCountMagnitude: number;
+  subBucketHalfCount: number;
+  unitMagnitude: number;
+  countsArrayIndex(value: number): number;
+}
+
+/** Values below this take the integer bucket index (`withIntegerIndex`); 2^32 (every clamp above is lower). */
+const INTEGER_INDEX_BELOW = 2 ** 32;
+
+/**
+ * Gives `h` a counts index computed with integer operations (`Math.clz32`, shifts) instead of the
+ * library's `log2` and two `pow` per value: recording a sample (one per delivered message or so on
+ * the send path) costs a fraction. Same bucket for every value (for an integer v >= 1 below 2^32,
+ * floor(log2(v)) = 31 - clz32(v) and floor(v / 2^k) = v >>> k; fractions in [0, 1) go to bucket 0
+ * either way); values from 2^32 on, and negative ones, take the library's own path (its range
+ * check and error).
+ */
+export function withIntegerIndex<H extends Histogram>(h: H): H {
+  const layout = h as unknown as BucketLayout;
+  const library = layout.countsArrayIndex;
+  if (typeof library !== 'function' || !Number.isInteger(layout.subBucketHalfCountMagnitude) || !Number.isInteger(layout.unitMagnitude)) return h;
+  const halfMagnitude = layout.subBucketHalfCountMagnitude;
+  const unitMagnitude = layout.unitMagnitude;
+  const halfCount = layout.subBucketHalfCount;
+  layout.countsArrayIndex = function countsArrayIndex(this: BucketLayout, value: number): number {
+    if (!(value >= 0 && value < INTEGER_INDEX_BELOW)) return library.call(this, value);
+    const bucket = Math.max(31 - Math.clz32(value) - halfMagnitude - unitMagnitude, 0);
+    const sub = value >>> (bucket + unitMagnitude);
+    return (bucket + 1) * (1 << halfMagnitude) + sub - halfCount;
+  };
+  return h;
 }
 
 /** Records a latency in ms into a µs histogram (negative clamps to 0, above an hour to an hour). */

@@ -18,8 +18,49 @@ export interface RunOwner {
   lastRun: number;
 }
 
-/** Entries per drain index row: session id, offset, length, close code. */
-export const INDEX_STRIDE = 4;
+/**
+ * u32s per row of a drain index (`engine.drainInto`): row 0 is the header (entries, sample
+ * pairs, data bytes, 0, 0), then one row per entry: session id, offset, length, close code,
+ * messages. Entry `e` is at `(e + 1) * INDEX_STRIDE`.
+ */
+export const INDEX_STRIDE = 5;
+
+/** First sizes of the drain buffers: frame bytes, index rows, sample pairs (grown to fit). */
+const FIRST_DATA_BYTES = 64 * 1024;
+const FIRST_INDEX_ROWS = 1024;
+const FIRST_SAMPLE_PAIRS = 256;
+
+/**
+ * The buffers one transport drains into, reused by every drain (`engine.drainInto` copies into
+ * them: no Buffer or typed array per drain). They grow to what a drain needs and stay that size.
+ */
+export class DrainBuffers {
+  data: Buffer = Buffer.alloc(FIRST_DATA_BYTES);
+  index = new Uint32Array(FIRST_INDEX_ROWS * INDEX_STRIDE);
+  samples = new Float64Array(FIRST_SAMPLE_PAIRS * 2);
+
+  /** Entries of the last drain (header row). */
+  get entries(): number {
+    return this.index[0]!;
+  }
+
+  /** Sample pairs of the last drain (header row). */
+  get samplePairs(): number {
+    return this.index[1]!;
+  }
+
+  /**
+   * Grows the buffers to the sizes in the header row (`drainInto` returned -1: what is ready
+   * does not fit), at least doubling the ones that grow. Contents are not kept.
+   */
+  grow(): void {
+    const [entries, pairs, bytes] = [this.index[0]!, this.index[1]!, this.index[2]!];
+    const fit = (have: number, need: number): number => (need <= have ? have : Math.max(need, have * 2));
+    if (bytes > this.data.length) this.data = Buffer.alloc(fit(this.data.length, bytes));
+    if ((entries + 1) * INDEX_STRIDE > this.index.length) this.index = new Uint32Array(fit(this.index.length, (entries + 1) * INDEX_STRIDE));
+    if (pairs * 2 > this.samples.length) this.samples = new Float64Array(fit(this.samples.length, pairs * 2));
+  }
+}
 
 /** Reusable grouping of drains (one per transport; not re-entrant). */
 export class DrainRuns<T extends RunOwner> {
@@ -33,17 +74,17 @@ export class DrainRuns<T extends RunOwner> {
   private mark = 0;
 
   /**
-   * Groups `index` (DrainedFrames.index: INDEX_STRIDE u32 per entry; a trailing partial entry is
-   * ignored). `resolve(sessionId)` is called once per run; undefined skips the run (no such
+   * Groups the `entries` entries of `index` (a drain index: INDEX_STRIDE u32 per row, entries
+   * from row 1). `resolve(sessionId)` is called once per run; undefined skips the run (no such
    * session, or closed). Afterwards `owners` lists the owners; an owner's runs go from
    * `owner.firstRun` along `runNext` to -1.
    */
-  group(index: Uint32Array, resolve: (sessionId: number) => T | undefined): void {
+  group(index: Uint32Array, entries: number, resolve: (sessionId: number) => T | undefined): void {
     const mark = ++this.mark;
     this.owners.length = 0;
-    const end = index.length - (INDEX_STRIDE - 1);
+    const end = Math.min(entries + 1, Math.floor(index.length / INDEX_STRIDE)) * INDEX_STRIDE;
     let runs = 0;
-    for (let i = 0; i < end; ) {
+    for (let i = INDEX_STRIDE; i < end; ) {
       const sid = index[i]!;
       let j = i + INDEX_STRIDE;
       while (j < end && index[j] === sid) j += INDEX_STRIDE;
@@ -127,7 +168,7 @@ export interface SampleSink {
 }
 
 /**
- * The latency samples of one drain (`DrainedFrames.samples`: `(entry * 2 + kind, ts)` pairs in
+ * The latency samples of one drain (`engine.drainInto` samples: `(entry * 2 + kind, ts)` pairs in
  * entry order), looked up by entry without an object per frame or per sample. One per transport
  * (not re-entrant).
  */
@@ -137,10 +178,13 @@ export class DrainSamples {
   private at = new Uint32Array(256);
   private entries = 0;
 
-  /** Loads a drain's samples; `entries`: the drain's entry count. Nothing is read without samples. */
-  load(pairs: Float64Array, entries: number): void {
+  /**
+   * Loads a drain's samples: the first `count` pairs of `pairs`; `entries`: the drain's entry
+   * count. Nothing is read without samples.
+   */
+  load(pairs: Float64Array, count: number, entries: number): void {
     this.pairs = pairs;
-    const n = pairs.length >> 1;
+    const n = Math.min(count, pairs.length >> 1);
     if (n === 0) {
       this.entries = 0;
       return;

@@ -1,8 +1,9 @@
 /**
  * The outbound side of one transport: what the engine has ready for this worker's sessions goes
- * out through `flush` (one drain, grouped by session, one cork per session), replies the handlers
- * build go out through each connection's port, and every `ws.send` result feeds the session's
- * back pressure (block it in the engine, or close a slow consumer).
+ * out through `flush` (drains into reused buffers, each grouped by session, one cork per session
+ * per drain), replies the handlers build go out through each connection's port, and every
+ * `ws.send` result feeds the session's back pressure (block it in the engine, or close a slow
+ * consumer).
  */
 
 import { CloseCodes, encodeServerFrame, type ServerMessage } from '@tidewire/protocol';
@@ -14,12 +15,14 @@ import { log } from '../log.js';
 import type { TransportMetrics } from '../metrics/transport-metrics.js';
 import type { Clock } from '../session/clock.js';
 import type { Conn, ConnTable } from './connection.js';
-import { DrainRuns, DrainSamples, FrameScratch, INDEX_STRIDE } from './drain-runs.js';
+import { DrainBuffers, DrainRuns, DrainSamples, FrameScratch, INDEX_STRIDE } from './drain-runs.js';
 
-/** Placeholders for the drain `flush` holds between drains. */
-const EMPTY_DATA = Buffer.alloc(0);
-const EMPTY_INDEX = new Uint32Array(0);
-const EMPTY_SAMPLES = new Float64Array(0);
+/**
+ * Drains one `flush` takes before it yields to the event loop (socket reads, timers) and comes
+ * back in a `setImmediate`. Frames the engine readies while a drain is sent are taken by the
+ * next drain of the same flush, without a wake-up.
+ */
+export const MAX_DRAINS_PER_FLUSH = 4;
 
 /** What the outbound side needs. */
 export interface OutboundDeps {
@@ -34,8 +37,14 @@ export interface OutboundDeps {
 
 /** Sends of one transport. */
 export interface Outbound {
-  /** Sends every frame the engine has ready for this worker (the engine's wake-up calls it). */
+  /**
+   * Sends every frame the engine has ready for this worker (the engine's wake-up calls it):
+   * drains until the engine has nothing more (which arms its next wake-up), or
+   * MAX_DRAINS_PER_FLUSH drains and then again in a `setImmediate`. Faults are logged.
+   */
   flush(): void;
+  /** Stops flushing (the transport is unregistering from the engine). */
+  stop(): void;
   /** Acts on a `ws.send` result: block the session in the engine, or close a slow consumer. */
   afterSend(ws: WebSocket<Conn>, conn: Conn, result: number): void;
   /** The port the handlers answer a connection through. */
@@ -61,14 +70,15 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
   const runs = new DrainRuns<Conn>();
   const scratch = new FrameScratch();
   const samples = new DrainSamples();
+  const bufs = new DrainBuffers();
   const liveConn = (sid: number): Conn | undefined => conns.live(sid);
-  let runData: Buffer = EMPTY_DATA;
-  let runIndex: Uint32Array = EMPTY_INDEX;
-  let runMessages: Uint32Array = EMPTY_INDEX;
   let runConn: Conn | undefined;
   /** Entries of `runConn`'s frames sent in this drain that carry latency samples, and their count. */
   let sampled = new Uint32Array(16);
   let sampledCount = 0;
+  /** A `setImmediate` of `flush` is pending / flushing has stopped. */
+  let flushQueued = false;
+  let stopped = false;
 
   /**
    * Sends every run of `runConn` in this drain (called in its cork): each frame goes through the
@@ -79,9 +89,7 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
   function sendRuns(): void {
     const conn = runConn!;
     const { ws, meter } = conn;
-    const index = runIndex;
-    const data = runData;
-    const messages = runMessages;
+    const { index, data } = bufs;
     for (let r = conn.firstRun; r !== -1 && !conn.closed; r = runs.runNext[r]!) {
       const end = runs.runEnd[r]!;
       for (let k = runs.runStart[r]!; k < end && !conn.closed; k += INDEX_STRIDE) {
@@ -95,8 +103,8 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
           continue;
         }
         afterSend(ws, conn, ws.send(scratch.frame(data, offset, length), false));
-        const entry = k / INDEX_STRIDE;
-        metrics.sent(meter, length, messages[entry] ?? 0);
+        metrics.sent(meter, length, index[k + 4]!);
+        const entry = k / INDEX_STRIDE - 1;
         if (samples.has(entry)) {
           if (sampledCount === sampled.length) {
             const grown = new Uint32Array(sampled.length * 2);
@@ -110,21 +118,29 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
   }
 
   /**
-   * Sends every frame the engine has ready for this worker's sessions. Per frame: a copy into the
-   * scratch buffer, one `ws.send` and a counter, no allocation; per session per drain: one Map
-   * lookup per run of its frames and one cork (one write syscall) for all of them; the latency
-   * samples of the frames sent are measured against one clock reading taken after the cork.
+   * Takes what the engine has ready into the reused buffers; returns the entries taken, 0 when
+   * nothing was ready (the engine then wakes this worker for the next frame).
    */
-  function flush(): void {
-    const drained = engine.drain(workerId());
-    if (!drained) return;
-    const { data, index } = drained;
-    runs.group(index, liveConn);
-    samples.load(drained.samples, index.length / INDEX_STRIDE);
+  function take(): number {
+    const id = workerId();
+    let n = engine.drainInto(id, bufs.data, bufs.index, bufs.samples);
+    while (n < 0) {
+      bufs.grow();
+      n = engine.drainInto(id, bufs.data, bufs.index, bufs.samples);
+    }
+    return n;
+  }
+
+  /**
+   * Sends the `entries` entries of the drain in `bufs`. Per frame: a copy into the scratch
+   * buffer, one `ws.send` and a counter, no allocation; per session: one Map lookup per run of
+   * its frames and one cork (one write syscall) for all of them; the latency samples of the
+   * frames sent are measured against one clock reading taken after the cork.
+   */
+  function sendDrain(entries: number): void {
+    runs.group(bufs.index, entries, liveConn);
+    samples.load(bufs.samples, bufs.samplePairs, entries);
     const { owners } = runs;
-    runData = data;
-    runIndex = index;
-    runMessages = drained.messages;
     for (let o = 0; o < owners.length; o++) {
       const conn = owners[o]!;
       if (conn.closed) continue;
@@ -143,13 +159,42 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
         conn.port.close(1011, 'internal error while sending');
       }
     }
-    // the drain's buffer and sessions are not kept past this flush
+    // the drain's sessions are not kept past it
     runConn = undefined;
-    runData = EMPTY_DATA;
-    runIndex = EMPTY_INDEX;
-    runMessages = EMPTY_INDEX;
-    samples.load(EMPTY_SAMPLES, 0);
     owners.length = 0;
+  }
+
+  /** `flush` from a `setImmediate`. */
+  function flushQueuedNow(): void {
+    flushQueued = false;
+    flush();
+  }
+
+  function flush(): void {
+    if (stopped) return;
+    // true while the engine has not been drained empty: its wake-up is not armed, so this
+    // worker has to come back on its own
+    let more = false;
+    try {
+      for (let d = 0; d < MAX_DRAINS_PER_FLUSH; d++) {
+        more = false;
+        const entries = take();
+        if (entries === 0) return;
+        more = true;
+        sendDrain(entries);
+      }
+    } catch (err) {
+      log('error', 'transport.drainFault', { worker: deps.index, error: String(err) });
+    } finally {
+      if (more && !flushQueued) {
+        flushQueued = true;
+        setImmediate(flushQueuedNow);
+      }
+    }
+  }
+
+  function stop(): void {
+    stopped = true;
   }
 
   function makePort(ws: WebSocket<Conn>, getConn: () => Conn): ConnectionPort {
@@ -179,5 +224,5 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
     };
   }
 
-  return { flush, afterSend, makePort };
+  return { flush, stop, afterSend, makePort };
 }

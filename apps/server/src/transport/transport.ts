@@ -98,13 +98,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
 
   let workerId = -1;
   const outbound = createOutbound({ config, engine, clock, metrics, conns, index: opts.index }, () => workerId);
-  workerId = engine.registerWorker(() => {
-    try {
-      outbound.flush();
-    } catch (err) {
-      log('error', 'transport.drainFault', { worker: opts.index, error: String(err) });
-    }
-  });
+  workerId = engine.registerWorker(outbound.flush);
   const security = createSecurity(config, opts.connections);
   // pauses this transport's /source connections while the engine's ingest queue is above high water
   const ingestQueue = ingestQueueOf(engine);
@@ -218,6 +212,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
         }
         // App.close() (native, not in the shipped typings) frees the app's contexts before the thread exits
         (app as unknown as { close?: () => void }).close?.();
+        outbound.stop();
         engine.unregisterWorker(workerId);
         metrics.dispose();
         log('info', 'transport.closed', { worker: opts.index });

@@ -12,7 +12,10 @@ mod views;
 
 use std::time::Duration;
 
-use napi::bindgen_prelude::{AsyncTask, Buffer, Either, Float64Array, Function, Uint32Array};
+use napi::bindgen_prelude::{
+    AsyncTask, Buffer, Either, Float64Array, Float64ArraySlice, Function, Uint32Array, Uint32ArraySlice,
+    Uint8ArraySlice,
+};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Status};
 use napi_derive::napi;
@@ -407,7 +410,8 @@ impl JsEngine {
         grants::compile(&env, &user, &role, &patterns)
     }
 
-    /// Everything ready for `workerId`, or null.
+    /// Everything ready for `workerId`, or null, in buffers made for this call (tests, benches;
+    /// the transport uses `drainInto`). The next frame calls `onReady`.
     #[napi]
     pub fn drain(&self, env: Env, worker_id: u32) -> napi::Result<Option<Drained>> {
         let d = self.inner.drain(worker_id).map_err(|e| to_js(&env, e))?;
@@ -419,8 +423,38 @@ impl JsEngine {
         }))
     }
 
+    /// Moves everything ready for `workerId` into the caller's reused buffers (no allocation per
+    /// drain). `index` row 0 (5 u32s) is a header: entries, sample pairs, data bytes; then one
+    /// row per entry: session id, offset, length, close code, messages. Frame bytes go to `data`
+    /// from 0, the latency samples (`(entry * 2 + kind, ts)` pairs) to `samples`. Returns the
+    /// entries taken; 0 when nothing is ready (the next frame calls `onReady`); -1 when a buffer
+    /// is too small (nothing taken; the header holds the sizes needed). After a non-empty drain
+    /// `onReady` is not called for frames that arrive meanwhile: call again until 0.
+    #[napi]
+    pub fn drain_into(
+        &self,
+        env: Env,
+        worker_id: u32,
+        mut data: Uint8ArraySlice,
+        mut index: Uint32ArraySlice,
+        mut samples: Float64ArraySlice,
+    ) -> napi::Result<i32> {
+        // SAFETY: the slices borrow the caller's typed arrays for this synchronous call only; JS
+        // cannot run (and touch them) until it returns, and the three are only written here.
+        let (data, index, samples) = unsafe { (data.as_mut(), index.as_mut(), samples.as_mut()) };
+        let took = self
+            .inner
+            .drain_into(worker_id, data, index, samples)
+            .map_err(|e| to_js(&env, e))?;
+        Ok(match took {
+            runtime::TakeInto::Empty => 0,
+            runtime::TakeInto::Taken(n) => i32::try_from(n).unwrap_or(i32::MAX),
+            runtime::TakeInto::TooSmall => -1,
+        })
+    }
+
     /// Latency samples of `workerId`'s sessions: the origin ts of one record message or updated
-    /// view row in `every` comes back in `drain().samples`.
+    /// view row in `every` comes back with the drained frames (`drainInto` / `drain().samples`).
     #[napi]
     pub fn set_latency_sampling(&self, env: Env, worker_id: u32, every: u32) -> napi::Result<()> {
         self.inner

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use super::engine_thread::{run, Lanes};
-use super::ready::{self, Drained, Waker, WorkerQueue, Workers};
+use super::ready::{self, Drained, TakeInto, Waker, WorkerQueue, Workers};
 use super::shutdown::ShutdownReport;
 use super::stats::AtomicStats;
 use super::{
@@ -459,11 +459,19 @@ impl Engine {
 
     /// Takes everything ready for `worker`; `None` when nothing is. `NOT_FOUND` for an unknown worker.
     pub fn drain(&self, worker: u32) -> Result<Option<Drained>> {
+        self.queue(worker)?.take()
+    }
+
+    /// Moves everything ready for `worker` into the caller's buffers (`WorkerQueue::take_into`).
+    /// `NOT_FOUND` for an unknown worker.
+    pub fn drain_into(&self, worker: u32, data: &mut [u8], index: &mut [u32], samples: &mut [f64]) -> Result<TakeInto> {
+        self.queue(worker)?.take_into(data, index, samples)
+    }
+
+    fn queue(&self, worker: u32) -> Result<Arc<WorkerQueue>> {
         let workers = self.shared.workers.read().map_err(|_| internal("workers"))?;
-        let queue = ready::queue_of(&workers, worker).cloned();
-        drop(workers);
-        match queue {
-            Some(q) => q.take(),
+        match ready::queue_of(&workers, worker) {
+            Some(q) => Ok(q.clone()),
             None => Err(EngineError::NotFound {
                 message: format!("no registered worker with id {worker}"),
             }),

@@ -37,7 +37,7 @@ pub use crate::stats::EngineStats;
 pub use cluster::{host_name, ClusterStart};
 pub use orders::{FrameSubmit, OrderSubmit};
 use ready::Workers;
-pub use ready::{Drained, Waker, WorkerQueue};
+pub use ready::{Drained, TakeInto, Waker, WorkerQueue, DRAIN_ROW};
 pub use shutdown::ShutdownReport;
 use stats::AtomicStats;
 
