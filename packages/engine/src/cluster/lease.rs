@@ -218,7 +218,7 @@ mod tests {
     }
 
     #[test]
-    fn provisional_leading_ends_when_the_stream_moves_or_fails_or_the_desk_stopped() {
+    fn provisional_leading_ends_when_the_stream_moves_or_fails() {
         let t0 = Instant::now();
         let lease = Lease::new(4, t0);
         let now = t0 + LEASE * 2;

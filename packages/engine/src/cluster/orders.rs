@@ -4,14 +4,15 @@
 //!   decided order events, in messages of one or more (`batch.rs`) on the subject of the term that
 //!   decided them (`<name>.orders.ev.<node>.<term>`), after one `<name>.orders.genesis` message
 //!   (so every publish can be fenced on a last seq >= 1).
-//! - KV bucket `<name>_desk` (history 1, `max_age` = `LEASE`): key `leader` is the lease. The holder
-//!   refreshes it with `update(revision)` every `LEASE / 4`, a failed refresh retried, and while
-//!   the bucket does not answer it decides on provisionally as long as the order stream holds
-//!   nothing beyond its term's messages (`lease.rs`); the others try `create` as often.
+//! - KV bucket `<name>_desk` (history 1, `max_age` = `LEASE`): key `leader` is the lease, written
+//!   as stream publishes fenced on the bucket stream's last seq (`Bucket`). The holder refreshes it
+//!   every `LEASE / 4`, a failed refresh retried, and while the bucket does not answer it decides
+//!   on provisionally as long as the order stream holds nothing beyond its term's messages
+//!   (`lease.rs`); the others try to create it as often.
 //! - Requests of sessions on a node that does not lead go to `<name>.desk.req` as core NATS
 //!   requests (reply subject `<name>.desk.rep.<node>.<id>`); only the active leader subscribes
-//!   (queue group `leader`), and it answers each with the one message the session gets (`order.ack`, `order.reject` or
-//!   `error`).
+//!   (queue group `leader`), and it answers each with the one message the session gets
+//!   (`order.ack`, `order.reject` or `error`).
 //!
 //! Tasks on the link's runtime: the publisher (group commit: the events queued when a message is
 //! sent go in it; messages pipelined, completions in publish order), the consumer (an ordered push consumer from the last applied seq + 1, batches sent to
