@@ -15,10 +15,10 @@
 
 import { describe, expect, it } from 'vitest';
 import { mainBuilt } from '../built.js';
-import { waitFor } from '../helpers.js';
+import { waitFor, waitForAsync } from '../helpers.js';
 import { clusterTestCleanup, startTestCluster } from './cluster-test.js';
 import { natsAvailable, type NatsCluster } from './nats-cluster.js';
-import { waitOrderLeader, waitStreamApplied } from './node-metrics.js';
+import { nodeMetric, waitOrderLeader, waitStreamApplied } from './node-metrics.js';
 import { OrderFlow, passwordToken, publishInstruments, readBlotter, startTraders, type BlotterEntry } from './order-flow.js';
 import { streamSubjects, termRuns } from './order-stream.js';
 
@@ -76,6 +76,9 @@ async function leaseLeaderLost(onLeadersServer: boolean): Promise<void> {
   const electedAt = Date.now();
   await waitFor(() => traders.every((t) => flow.acksSince(t, electedAt) >= 3), 'every trader to have orders accepted again after the lease bucket\'s new leader', 60_000);
   await flow.stop();
+  // the lease confirmed again: its holder refreshed the key or created it anew once the bucket answered
+  await waitForAsync(async () => (await Promise.all(nodes.map((n) => nodeMetric(n, 'tidewire_cluster_order_lease_provisional')))).every((v) => v === 0),
+    'no node holding the order lease provisionally', 60_000);
   const newLeader = await waitOrderLeader(nodes);
 
   // every node has applied everything the stream holds, so its blotters are complete

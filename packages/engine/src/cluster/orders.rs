@@ -68,6 +68,8 @@ pub type PublishDone = Box<dyn FnOnce(Result<u64, String>) + Send>;
 pub struct ClusterOrderStats {
     /// This node is the deciding leader now.
     pub leader: AtomicBool,
+    /// This node holds the lease provisionally now (`lease.rs`).
+    pub lease_provisional: AtomicBool,
     /// Last stream seq applied to this node's durable book.
     pub applied_seq: AtomicU64,
     /// Requests forwarded to the leader.
@@ -514,6 +516,7 @@ pub fn start(link: &Arc<Link>, to_engine: ToEngine) -> Result<DeskLink, ClusterE
         Arc::clone(&to_engine),
         active_rx.clone(),
         Arc::clone(&reach),
+        Arc::clone(&stats),
     ));
     h.spawn(server(
         client.clone(),
@@ -814,6 +817,7 @@ async fn election(
     to_engine: ToEngine,
     mut active: watch::Receiver<bool>,
     reach: Arc<TermReach>,
+    stats: Arc<ClusterOrderStats>,
 ) {
     let mut held: Option<Lease> = None;
     let mut tick = tokio::time::interval(LEASE / 4);
@@ -825,7 +829,19 @@ async fn election(
             r = active.changed() => if r.is_err() { return } else { continue },
         }
         held = match held {
-            Some(mut l) => match keep(&js, &bucket, &names, &value, &mut l, &reach, &active, &to_engine).await {
+            Some(mut l) => match keep(
+                &js,
+                &bucket,
+                &names,
+                &value,
+                &mut l,
+                &reach,
+                &active,
+                &to_engine,
+                &stats.lease_provisional,
+            )
+            .await
+            {
                 lease::Next::Lost => {
                     to_engine(OrderCmd::Cluster(ClusterCmd::LeaseLost));
                     None
@@ -881,6 +897,7 @@ async fn keep(
     reach: &TermReach,
     active: &watch::Receiver<bool>,
     to_engine: &ToEngine,
+    provisional: &AtomicBool,
 ) -> lease::Next {
     // what the next write expects: the stream's last seq, and whether the key must be absent
     let mut expect = (l.revision, false);
@@ -909,17 +926,22 @@ async fn keep(
         if next == lease::Next::Check {
             let (stream, last) = check_stream(js, names, reach).await;
             next = l.checked(Instant::now(), *active.borrow(), stream);
+            provisional.store(next != lease::Next::Lost, Ordering::Relaxed);
             if let (lease::Next::Promote, Some(last_seq)) = (next, last) {
                 to_engine(OrderCmd::Cluster(ClusterCmd::Promote { last_seq }));
             }
         }
         match next {
-            lease::Next::Held | lease::Next::Lost => return next,
+            lease::Next::Held | lease::Next::Lost => {
+                provisional.store(false, Ordering::Relaxed);
+                return next;
+            }
             lease::Next::Recreate => {}
             lease::Next::Retry | lease::Next::Check | lease::Next::Promote => expect = (l.revision, false),
         }
         tokio::time::sleep(RETRY).await;
         if active.has_changed().is_err() {
+            provisional.store(false, Ordering::Relaxed);
             return lease::Next::Lost; // the desk is gone
         }
     }
