@@ -33,7 +33,7 @@ pub const LEASE: Duration = Duration::from_secs(1);
 pub const MARGIN: Duration = Duration::from_millis(250);
 
 /// The longest a holder decides provisionally (the bucket not answering) after its last
-/// confirmed write, whatever the checks say. NATS elected a bucket's new leader in 4.3-6.2 s on
+/// confirmed write, whatever the checks say. NATS elected a bucket's new leader in 4-8 s on
 /// a loaded test machine; past this the holder steps down and waits for the bucket like everyone.
 pub const PROVISIONAL_MAX: Duration = Duration::from_secs(10);
 
