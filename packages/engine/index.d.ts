@@ -577,6 +577,11 @@ export interface EngineStats {
   clusterPeers: number
   /** Cluster mode: 1 while this node is the order leader (decides orders), else 0. */
   orderLeader: number
+  /**
+   * Cluster mode: 1 while this node decides orders on a provisional lease (the lease
+   * bucket has no NATS leader; docs/architecture.md, "Election"), else 0.
+   */
+  orderLeaseProvisional: number
   /** Cluster mode: last order stream seq applied to this node's order book and blotters. */
   orderStreamSeq: number
   /** Cluster mode: order requests forwarded to the leader since start. */

@@ -111,6 +111,9 @@ macro_rules! engine_stats_fields {
             cluster_peers,
             #[doc = " Cluster mode: 1 while this node is the order leader (decides orders), else 0."]
             order_leader,
+            #[doc = " Cluster mode: 1 while this node decides orders on a provisional lease (the lease"]
+            #[doc = " bucket has no NATS leader; docs/architecture.md, \"Election\"), else 0."]
+            order_lease_provisional,
             #[doc = " Cluster mode: last order stream seq applied to this node's order book and blotters."]
             order_stream_seq,
             #[doc = " Cluster mode: order requests forwarded to the leader since start."]

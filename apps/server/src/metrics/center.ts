@@ -48,7 +48,7 @@ export interface CenterSources {
 export type ClusterMetrics = Pick<EngineStats,
   | 'clusterBatchesSent' | 'clusterRecordsSent' | 'clusterBytesSent' | 'clusterBatchesReceived' | 'clusterRecordsReceived' | 'clusterBytesReceived'
   | 'clusterImageRequestsSent' | 'clusterImageRequestsAnswered' | 'clusterGaps' | 'clusterBatchesDropped' | 'clusterPublishesRefused'
-  | 'clusterDecodeErrors' | 'clusterConflicts' | 'clusterPeers' | 'orderLeader' | 'orderStreamSeq' | 'ordersForwarded' | 'orderPublishFailures'
+  | 'clusterDecodeErrors' | 'clusterConflicts' | 'clusterPeers' | 'orderLeader' | 'orderLeaseProvisional' | 'orderStreamSeq' | 'ordersForwarded' | 'orderPublishFailures'
   | 'orderBatches' | 'orderBatchEvents' | 'orderBatchBytes' | 'orderBatchesInFlight' | 'orderBatchesLe1' | 'orderBatchesLe2' | 'orderBatchesLe4'
   | 'orderBatchesLe8' | 'orderBatchesLe16' | 'orderBatchesLe32' | 'orderBatchesLe64' | 'orderBatchesLe128' | 'orderBatchesLe256'>;
 
@@ -59,7 +59,7 @@ export function clusterMetricsOf(s: EngineStats): ClusterMetrics {
     clusterBatchesReceived: s.clusterBatchesReceived, clusterRecordsReceived: s.clusterRecordsReceived, clusterBytesReceived: s.clusterBytesReceived,
     clusterImageRequestsSent: s.clusterImageRequestsSent, clusterImageRequestsAnswered: s.clusterImageRequestsAnswered, clusterGaps: s.clusterGaps,
     clusterBatchesDropped: s.clusterBatchesDropped, clusterPublishesRefused: s.clusterPublishesRefused, clusterDecodeErrors: s.clusterDecodeErrors,
-    clusterConflicts: s.clusterConflicts, clusterPeers: s.clusterPeers, orderLeader: s.orderLeader, orderStreamSeq: s.orderStreamSeq,
+    clusterConflicts: s.clusterConflicts, clusterPeers: s.clusterPeers, orderLeader: s.orderLeader, orderLeaseProvisional: s.orderLeaseProvisional, orderStreamSeq: s.orderStreamSeq,
     ordersForwarded: s.ordersForwarded, orderPublishFailures: s.orderPublishFailures,
     orderBatches: s.orderBatches, orderBatchEvents: s.orderBatchEvents, orderBatchBytes: s.orderBatchBytes, orderBatchesInFlight: s.orderBatchesInFlight,
     orderBatchesLe1: s.orderBatchesLe1, orderBatchesLe2: s.orderBatchesLe2, orderBatchesLe4: s.orderBatchesLe4, orderBatchesLe8: s.orderBatchesLe8,

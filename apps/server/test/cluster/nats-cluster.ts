@@ -14,6 +14,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { waitForAsync } from '../helpers.js';
+import { stepDownStreamLeader } from './nats-request.js';
 
 /** Whether `nats-server` runs here; under `CI=true` a missing one throws (CI must install it). */
 export function natsAvailable(): boolean {
@@ -203,6 +204,17 @@ export class NatsCluster {
       return true;
     }, `a leader of stream ${stream}${options.notName ? ` other than ${options.notName}` : ''}`, options.timeoutMs ?? READY_MS);
     return leader!;
+  }
+
+  /**
+   * Moves the leadership of `stream` off its current leader (a leader stepdown through a running
+   * server): resolves with the new leader once every running server names it.
+   */
+  async moveStreamLeader(stream: string): Promise<string> {
+    const old = await this.waitStreamLeader(stream);
+    const i = this.servers.findIndex((_, k) => this.running(k));
+    await stepDownStreamLeader(this.servers[i]!.url, stream);
+    return this.waitStreamLeader(stream, { notName: old });
   }
 
   /** Names of the clients connected to running server `i` now (`/connz`; empty when it does not answer). */

@@ -73,3 +73,9 @@ export async function jsPublish(url: string, subject: string, payload: string): 
   if (reply.error || reply.seq === undefined) throw new Error(`publish to ${subject} not acknowledged: ${reply.error?.description ?? 'no seq'}`);
   return reply.seq;
 }
+
+/** Asks the leader of stream `name` to step down (the others elect another); throws when refused. */
+export async function stepDownStreamLeader(url: string, name: string): Promise<void> {
+  const reply = JSON.parse(await natsRequest(url, `$JS.API.STREAM.LEADER.STEPDOWN.${name}`, '')) as { success?: boolean; error?: { description?: string } };
+  if (reply.error || reply.success !== true) throw new Error(`stream ${name} leader did not step down: ${reply.error?.description ?? 'no success'}`);
+}

@@ -4,13 +4,15 @@
 //!   decided order events, in messages of one or more (`batch.rs`) on the subject of the term that
 //!   decided them (`<name>.orders.ev.<node>.<term>`), after one `<name>.orders.genesis` message
 //!   (so every publish can be fenced on a last seq >= 1).
-//! - KV bucket `<name>_desk` (history 1, `max_age` = `LEASE`): key `leader` is the lease. The holder
-//!   refreshes it with `update(revision)` every `LEASE / 4`, a failed refresh retried while the
-//!   lease is valid (`lease.rs`); the others try `create` as often.
+//! - KV bucket `<name>_desk` (history 1, `max_age` = `LEASE`): key `leader` is the lease, written
+//!   as stream publishes fenced on the bucket stream's last seq (`Bucket`). The holder refreshes it
+//!   every `LEASE / 4`, a failed refresh retried, and while the bucket does not answer it decides
+//!   on provisionally as long as the order stream holds nothing beyond its term's messages
+//!   (`lease.rs`); the others try to create it as often.
 //! - Requests of sessions on a node that does not lead go to `<name>.desk.req` as core NATS
-//!   requests (reply subject `<name>.desk.rep.<node>.<id>`); only the active leader subscribes,
-//!   and it answers each with the one message the session gets (`order.ack`, `order.reject` or
-//!   `error`).
+//!   requests (reply subject `<name>.desk.rep.<node>.<id>`); only the active leader subscribes
+//!   (queue group `leader`), and it answers each with the one message the session gets
+//!   (`order.ack`, `order.reject` or `error`).
 //!
 //! Tasks on the link's runtime: the publisher (group commit: the events queued when a message is
 //! sent go in it; messages pipelined, completions in publish order), the consumer (an ordered push consumer from the last applied seq + 1, batches sent to
@@ -19,11 +21,11 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use async_nats::jetstream::message::PublishMessage;
-use async_nats::jetstream::{self, context::PublishErrorKind, kv, stream};
+use async_nats::jetstream::{self, context::PublishErrorKind, stream};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -51,6 +53,10 @@ const APPLY_BATCH: usize = 1024;
 /// nobody answered).
 const RETRY: Duration = Duration::from_millis(25);
 
+/// How long a provisional leader's order stream check and each of its lease writes may take
+/// (`lease.rs`): a check not answered in time ends provisional deciding.
+const CHECK: Duration = Duration::from_millis(500);
+
 /// Sends a command to the engine thread (the runtime's control lane).
 pub type ToEngine = Arc<dyn Fn(OrderCmd) + Send + Sync>;
 
@@ -62,6 +68,8 @@ pub type PublishDone = Box<dyn FnOnce(Result<u64, String>) + Send>;
 pub struct ClusterOrderStats {
     /// This node is the deciding leader now.
     pub leader: AtomicBool,
+    /// This node holds the lease provisionally now (`lease.rs`).
+    pub lease_provisional: AtomicBool,
     /// Last stream seq applied to this node's durable book.
     pub applied_seq: AtomicU64,
     /// Requests forwarded to the leader.
@@ -75,6 +83,35 @@ pub struct ClusterOrderStats {
 /// Runs after the completions of one stream message (the desk's completion sink ends its group
 /// there: one wake of the engine thread and the workers per message, not per event).
 pub type GroupEnd = Arc<dyn Fn() + Send + Sync>;
+
+/// How far the current term's messages can reach in the stream: its base plus the messages the
+/// publisher sent (stored or in flight). A stream whose last seq is beyond it holds another
+/// node's decisions (the provisional leader's check, `lease.rs`).
+#[derive(Debug, Default)]
+struct TermReach(Mutex<(Option<Arc<str>>, u64)>);
+
+impl TermReach {
+    /// The term with event subject `subject` began on the stream's last seq `base`.
+    fn began(&self, subject: &Arc<str>, base: u64) {
+        if let Ok(mut r) = self.0.lock() {
+            *r = (Some(Arc::clone(subject)), base);
+        }
+    }
+
+    /// The publisher sent message fenced on `last_seq` (stored as `last_seq + 1`) of `subject`.
+    fn sent(&self, subject: &Arc<str>, last_seq: u64) {
+        if let Ok(mut r) = self.0.lock() {
+            if r.0.as_ref() == Some(subject) {
+                r.1 = r.1.max(last_seq + 1);
+            }
+        }
+    }
+
+    /// Whether a stream whose last seq is `last` holds nothing beyond the current term's messages.
+    fn covers(&self, last: u64) -> bool {
+        self.0.lock().is_ok_and(|r| r.0.is_some() && last <= r.1)
+    }
+}
 
 /// One event for the publisher (`batch.rs` makes messages of them).
 type PublishReq = batch::Item<PublishDone>;
@@ -98,6 +135,7 @@ pub struct DeskLink {
     event_prefix: String,
     stats: Arc<ClusterOrderStats>,
     terms: AtomicU64,
+    reach: Arc<TermReach>,
 }
 
 impl std::fmt::Debug for DeskLink {
@@ -197,6 +235,12 @@ impl DeskLink {
     /// The answer sender for forwarded requests.
     pub fn replier(&self) -> Replier {
         Replier(self.reply_tx.clone())
+    }
+
+    /// A term with event subject `subject` begins on the stream's last seq `base` (before
+    /// `set_active(true)`).
+    pub fn term_began(&self, subject: &Arc<str>, base: u64) {
+        self.reach.began(subject, base);
     }
 
     /// Starts (true) or stops serving forwarded requests as the leader.
@@ -378,7 +422,7 @@ impl Names {
 
 /// Creates (or opens) the order stream and the lease bucket, retrying until `connect_timeout`
 /// (a JetStream cluster elects its meta leader for a moment after it starts).
-async fn ensure(js: &jetstream::Context, link: &Link, names: &Names) -> Result<kv::Store, String> {
+async fn ensure(js: &jetstream::Context, link: &Link, names: &Names) -> Result<(), String> {
     let c = link.config();
     let deadline = Instant::now() + c.connect_timeout;
     let mut last = String::new();
@@ -421,15 +465,7 @@ async fn ensure(js: &jetstream::Context, link: &Link, names: &Names) -> Result<k
             tokio::time::sleep(RETRY * 4).await;
             continue;
         }
-        let kv = match js.get_key_value(names.bucket.clone()).await {
-            Ok(kv) => kv,
-            Err(e) => {
-                last = format!("lease bucket {}: {e}", names.bucket);
-                tokio::time::sleep(RETRY * 4).await;
-                continue;
-            }
-        };
-        return Ok(kv);
+        return Ok(());
     }
     Err(last)
 }
@@ -445,8 +481,7 @@ pub fn start(link: &Arc<Link>, to_engine: ToEngine) -> Result<DeskLink, ClusterE
             .timeout(link.config().request_timeout)
             .build(link.client().clone())
     };
-    let kv = link
-        .handle()
+    link.handle()
         .block_on(ensure(&js, link, &names))
         .map_err(ClusterError::Runtime)?;
     let stats = Arc::new(ClusterOrderStats::default());
@@ -458,12 +493,14 @@ pub fn start(link: &Arc<Link>, to_engine: ToEngine) -> Result<DeskLink, ClusterE
     let client = link.client().clone();
     let timeout = link.config().request_timeout;
     let group_end = Arc::new(OnceLock::new());
+    let reach = Arc::new(TermReach::default());
     h.spawn(publisher(
         js.clone(),
         publish_rx,
         Arc::clone(&stats),
         timeout,
         Arc::clone(&group_end),
+        Arc::clone(&reach),
     ));
     h.spawn(consumer(
         js.clone(),
@@ -473,11 +510,13 @@ pub fn start(link: &Arc<Link>, to_engine: ToEngine) -> Result<DeskLink, ClusterE
     ));
     h.spawn(election(
         js.clone(),
-        kv,
+        Bucket::new(&js, &names),
         names.clone(),
         link.config().node.clone(),
         Arc::clone(&to_engine),
         active_rx.clone(),
+        Arc::clone(&reach),
+        Arc::clone(&stats),
     ));
     h.spawn(server(
         client.clone(),
@@ -506,6 +545,7 @@ pub fn start(link: &Arc<Link>, to_engine: ToEngine) -> Result<DeskLink, ClusterE
         event_prefix: format!("{}{}.{started:x}-", names.events, link.config().node),
         stats,
         terms: AtomicU64::new(1),
+        reach,
     })
 }
 
@@ -556,6 +596,7 @@ async fn publisher(
     stats: Arc<ClusterOrderStats>,
     timeout: Duration,
     group_end: Arc<OnceLock<GroupEnd>>,
+    reach: Arc<TermReach>,
 ) {
     type Pending = (
         Result<jetstream::context::PublishAckFuture, String>,
@@ -609,6 +650,7 @@ async fn publisher(
             },
         };
         let m = batcher.message(first, &mut held, || rx.try_recv().ok());
+        reach.sent(&m.subject, m.last_seq);
         let sent = Sent {
             subject: m.subject,
             last_seq: m.last_seq,
@@ -763,16 +805,19 @@ async fn stream_last_seq(js: &jetstream::Context, names: &Names) -> Option<u64> 
     s.get_info().await.ok().map(|i| i.state.last_sequence)
 }
 
-/// The lease: refresh it while held, else try to take it; while held by a desk that is not
-/// deciding yet, tell it the stream's last seq to catch up to (`Promote`). A failed refresh is
-/// retried while the lease is valid (`lease.rs`); only then is the desk told `LeaseLost`.
+/// The lease: refresh it while held, else try to take it; while held (confirmed) by a desk that is
+/// not deciding yet, tell it the stream's last seq to catch up to (`Promote`). A failed refresh is
+/// retried (`keep`, `lease.rs`); once the lease is lost the desk is told `LeaseLost`.
+#[allow(clippy::too_many_arguments)]
 async fn election(
     js: jetstream::Context,
-    kv: kv::Store,
+    bucket: Bucket,
     names: Names,
     node: String,
     to_engine: ToEngine,
     mut active: watch::Receiver<bool>,
+    reach: Arc<TermReach>,
+    stats: Arc<ClusterOrderStats>,
 ) {
     let mut held: Option<Lease> = None;
     let mut tick = tokio::time::interval(LEASE / 4);
@@ -784,22 +829,39 @@ async fn election(
             r = active.changed() => if r.is_err() { return } else { continue },
         }
         held = match held {
-            Some(mut l) => match refresh(&kv, &value, &mut l).await {
-                lease::Next::Retry => Some(l),
+            Some(mut l) => match keep(
+                &js,
+                &bucket,
+                &names,
+                &value,
+                &mut l,
+                &reach,
+                &active,
+                &to_engine,
+                &stats.lease_provisional,
+            )
+            .await
+            {
                 lease::Next::Lost => {
                     to_engine(OrderCmd::Cluster(ClusterCmd::LeaseLost));
                     None
                 }
+                _ => Some(l),
             },
-            None => {
-                let sent = Instant::now();
-                kv.create("leader", value.clone())
-                    .await
-                    .ok()
-                    .map(|rev| Lease::new(rev, sent))
-            }
+            None => match bucket.read(LEASE / 4).await {
+                Some(Key::Absent { last_seq }) => {
+                    let sent = Instant::now();
+                    match bucket.write(&value, last_seq, true, LEASE / 4).await {
+                        Written::Stored(rev) => Some(Lease::new(rev, sent)),
+                        Written::Moved | Written::Unanswered => None,
+                    }
+                }
+                _ => None,
+            },
         };
-        if held.is_none() || *active.borrow() {
+        // only a confirmed lease promotes
+        let confirmed = held.is_some_and(|l| l.remaining(Instant::now()).is_some());
+        if !confirmed || *active.borrow() {
             continue;
         }
         let Some(last) = stream_last_seq(&js, &names).await else {
@@ -820,33 +882,165 @@ async fn election(
     }
 }
 
-/// Refreshes the held lease, trying again every `RETRY` while it is valid (each try bounded by
-/// the time left): `Retry` once refreshed (keep it), `Lost` when it could have expired or a read
-/// shows it gone or taken.
-async fn refresh(kv: &kv::Store, value: &Bytes, l: &mut Lease) -> lease::Next {
+/// Keeps the held lease (`lease.rs`): refreshes it, and while the bucket does not answer, retries
+/// every `RETRY`, each try bounded by the confirmed time left (`CHECK` once only provisional);
+/// past the confirmed lease each retry also checks the order stream, and a desk that stepped down
+/// meanwhile is promoted again when the check allows. Returns `Held` once refreshed (or created
+/// again), `Lost` when the lease is lost.
+#[allow(clippy::too_many_arguments)]
+async fn keep(
+    js: &jetstream::Context,
+    bucket: &Bucket,
+    names: &Names,
+    value: &Bytes,
+    l: &mut Lease,
+    reach: &TermReach,
+    active: &watch::Receiver<bool>,
+    to_engine: &ToEngine,
+    provisional: &AtomicBool,
+) -> lease::Next {
+    // what the next write expects: the stream's last seq, and whether the key must be absent
+    let mut expect = (l.revision, false);
     loop {
         let sent = Instant::now();
-        let Some(left) = l.remaining(sent) else {
-            return lease::Next::Lost;
+        let bound = l.remaining(sent).unwrap_or(CHECK);
+        let answer = match bucket.write(value, expect.0, expect.1, bound).await {
+            Written::Stored(revision) => lease::Answer::Stored {
+                revision,
+                sent_at: sent,
+            },
+            // the bucket answered: the key moved
+            Written::Moved => match bucket.read(bound).await {
+                Some(Key::Held { revision, holder }) if holder == *value => lease::Answer::Ours { revision },
+                Some(Key::Held { .. }) => lease::Answer::Theirs,
+                Some(Key::Absent { last_seq }) => {
+                    expect = (last_seq, true);
+                    lease::Answer::Absent
+                }
+                None => lease::Answer::Unanswered,
+            },
+            // no responders (the bucket has no leader), timed out
+            Written::Unanswered => lease::Answer::Unanswered,
         };
-        if let Ok(Ok(rev)) = tokio::time::timeout(left, kv.update("leader", value.clone(), l.revision)).await {
-            l.refreshed(rev, sent);
-            return lease::Next::Retry;
-        }
-        let left = l.remaining(Instant::now()).unwrap_or_default();
-        let read = match tokio::time::timeout(left, kv.entry("leader")).await {
-            Ok(Ok(Some(e))) if e.operation == kv::Operation::Put && e.value == *value => {
-                lease::Read::Ours { revision: e.revision }
+        let mut next = l.answer(Instant::now(), answer);
+        if next == lease::Next::Check {
+            let (stream, last) = check_stream(js, names, reach).await;
+            next = l.checked(Instant::now(), *active.borrow(), stream);
+            provisional.store(next != lease::Next::Lost, Ordering::Relaxed);
+            if let (lease::Next::Promote, Some(last_seq)) = (next, last) {
+                to_engine(OrderCmd::Cluster(ClusterCmd::Promote { last_seq }));
             }
-            Ok(Ok(Some(e))) if e.operation == kv::Operation::Put => lease::Read::Theirs,
-            Ok(Ok(_)) => lease::Read::Absent,
-            Ok(Err(_)) | Err(_) => lease::Read::Unanswered,
-        };
-        if l.failed(Instant::now(), read) == lease::Next::Lost {
-            return lease::Next::Lost;
         }
-        let left = l.remaining(Instant::now()).unwrap_or_default();
-        tokio::time::sleep(RETRY.min(left)).await;
+        match next {
+            lease::Next::Held | lease::Next::Lost => {
+                provisional.store(false, Ordering::Relaxed);
+                return next;
+            }
+            lease::Next::Recreate => {}
+            lease::Next::Retry | lease::Next::Check | lease::Next::Promote => expect = (l.revision, false),
+        }
+        tokio::time::sleep(RETRY).await;
+        if active.has_changed().is_err() {
+            provisional.store(false, Ordering::Relaxed);
+            return lease::Next::Lost; // the desk is gone
+        }
+    }
+}
+
+/// What a write of the lease key came to.
+enum Written {
+    /// Stored at this revision (the bucket stream's seq).
+    Stored(u64),
+    /// Refused: the stream's last seq is not the one expected (or the key is not absent).
+    Moved,
+    /// No answer (no responders: the bucket has no leader; a timeout).
+    Unanswered,
+}
+
+/// The lease key as the bucket stream's leader says.
+enum Key {
+    /// Held at `revision` by the node named `holder`.
+    Held { revision: u64, holder: Bytes },
+    /// Gone; the bucket stream's last seq is `last_seq` (a create expects it).
+    Absent { last_seq: u64 },
+}
+
+/// The lease bucket (`<name>_desk`, stream `KV_<name>_desk`) written as a plain stream: every
+/// write expects the stream's last seq (`Nats-Expected-Last-Sequence`), which the stream checks
+/// in proposal order. The KV API's `Nats-Expected-Last-Subject-Sequence` alone is checked by
+/// nats-server 2.9 against the applied state, so two creates in flight together could both
+/// succeed; the key is the bucket's only subject, so its revision is the stream's last seq.
+struct Bucket {
+    js: jetstream::Context,
+    stream: String,
+    subject: String,
+}
+
+impl Bucket {
+    fn new(js: &jetstream::Context, names: &Names) -> Bucket {
+        Bucket {
+            js: js.clone(),
+            stream: format!("KV_{}", names.bucket),
+            subject: format!("$KV.{}.leader", names.bucket),
+        }
+    }
+
+    /// Writes `value` expecting the stream's last seq `last_seq` (`absent`: and no key), within
+    /// `bound`.
+    async fn write(&self, value: &Bytes, last_seq: u64, absent: bool, bound: Duration) -> Written {
+        let mut msg = PublishMessage::build()
+            .payload(value.clone())
+            .expected_last_sequence(last_seq);
+        if absent {
+            msg = msg.expected_last_subject_sequence(0);
+        }
+        let sent = tokio::time::timeout(bound, async {
+            let ack = self.js.send_publish(self.subject.clone(), msg).await?;
+            std::future::IntoFuture::into_future(ack).await
+        })
+        .await;
+        match sent {
+            Ok(Ok(ack)) => Written::Stored(ack.sequence),
+            Ok(Err(e)) if e.kind() == PublishErrorKind::WrongLastSequence => Written::Moved,
+            Ok(Err(_)) | Err(_) => Written::Unanswered,
+        }
+    }
+
+    /// Reads the key from the stream's leader (not a replica that may lag), within `bound`
+    /// (`None`: no answer).
+    async fn read(&self, bound: Duration) -> Option<Key> {
+        tokio::time::timeout(bound, async {
+            let s = self.js.get_stream(&self.stream).await.ok()?;
+            let state = &s.cached_info().state;
+            if state.messages == 0 {
+                return Some(Key::Absent {
+                    last_seq: state.last_sequence,
+                });
+            }
+            let m = s.get_last_raw_message_by_subject(&self.subject).await.ok()?;
+            Some(Key::Held {
+                revision: m.sequence,
+                holder: m.payload,
+            })
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+}
+
+/// Checks the order stream for a provisional leader (within `CHECK`): `Ours` while its last seq
+/// is within what this node's term sent; with the last seq when answered.
+async fn check_stream(js: &jetstream::Context, names: &Names, reach: &TermReach) -> (lease::Stream, Option<u64>) {
+    let info = tokio::time::timeout(CHECK, async {
+        let s = js.get_stream(&names.stream).await.ok()?;
+        Some(s.cached_info().state.last_sequence)
+    })
+    .await;
+    match info {
+        Ok(Some(last)) if reach.covers(last) => (lease::Stream::Ours, Some(last)),
+        Ok(Some(last)) => (lease::Stream::Moved, Some(last)),
+        Ok(None) | Err(_) => (lease::Stream::Unanswered, None),
     }
 }
 
@@ -858,7 +1052,9 @@ async fn server(client: async_nats::Client, subject: String, to_engine: ToEngine
                 return;
             }
         }
-        let Ok(mut sub) = client.subscribe(subject.clone()).await else {
+        // A queue group: should a provisional leader and the next one both serve for a moment
+        // (`lease.rs`), each request still reaches one of them and is decided once.
+        let Ok(mut sub) = client.queue_subscribe(subject.clone(), "leader".to_owned()).await else {
             tokio::time::sleep(RETRY).await;
             continue;
         };

@@ -471,6 +471,7 @@ impl OrderDesk {
         c.base = c.applied;
         c.event_base = c.events;
         c.published = 0;
+        c.link.term_began(&c.subject, c.base);
         c.link.set_active(true);
         self.book = self.durable.clone();
         // The durable book has no risk rules (it only applies events): the deciding book does.

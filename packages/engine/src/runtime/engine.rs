@@ -638,6 +638,7 @@ impl Engine {
         if let Some(c) = &self.shared.cluster_orders {
             let r = Ordering::Relaxed;
             s.order_leader = u64::from(c.leader.load(r));
+            s.order_lease_provisional = u64::from(c.lease_provisional.load(r));
             s.order_stream_seq = c.applied_seq.load(r);
             s.orders_forwarded = c.forwarded.load(r);
             s.order_publish_failures = c.publish_failures.load(r);
