@@ -23,6 +23,7 @@ async function orderServer(orders: Record<string, unknown> = {}) {
     image('/FX/EURUSD', { bid: 1.0850, ask: 1.0852 }),
     image('/PRODUCT/BOND1', { bid: 99.5, ask: 99.75, tickSize: 0.01 }),
   ]);
+  await source.barrier(); // applied before the orders (control-lane requests would overtake them)
   const client = sdkClient(server);
   await client.connect();
   return { server, source, client };
