@@ -1,8 +1,9 @@
 //! One configured session and the connection currently bound to it.
 
 use super::app::{dispatch, Application, SessionHandle, SessionId, SessionState, SessionStatus};
+use super::commit::Committer;
 use crate::fix::codec::{Frame, Framer, Message};
-use crate::fix::session::{BusinessReject, Clock, Outbox, Session, SessionApp};
+use crate::fix::session::{BusinessReject, Clock, Outbox, PendingSync, Session, SessionApp};
 use std::io::Write;
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
@@ -14,10 +15,26 @@ pub(super) struct Shared {
     pub conn: Option<TcpStream>,
 }
 
+/// The writing side of the bound connection: output waiting for a store sync, then written in
+/// order. Every write to the connection goes through here.
+#[derive(Default)]
+struct Wire {
+    /// A clone of the bound connection's socket.
+    conn: Option<TcpStream>,
+    /// Output waiting for a sync, in order; `base` is the position of its first byte in all
+    /// the output queued since start.
+    held: Vec<u8>,
+    base: u64,
+    /// A sync of the store that, run now, covers every change `held` depends on.
+    sync: Option<PendingSync>,
+}
+
 pub(crate) struct SessionSlot {
     pub id: SessionId,
     pub user: String,
     shared: Mutex<Shared>,
+    wire: Mutex<Wire>,
+    committer: Arc<Committer>,
     /// Messages sent through a [`SessionHandle`] while another thread held the session.
     pending: Mutex<Outbox>,
     logged_on: AtomicBool,
@@ -58,6 +75,7 @@ impl SessionSlot {
         session: Session,
         app: Arc<dyn Application>,
         clock: Arc<dyn Clock>,
+        committer: Arc<Committer>,
     ) -> SessionSlot {
         let (next_sender, next_target) = (session.next_sender_seq(), session.next_target_seq());
         SessionSlot {
@@ -67,6 +85,8 @@ impl SessionSlot {
             next_sender: AtomicU64::new(next_sender),
             next_target: AtomicU64::new(next_target),
             shared: Mutex::new(Shared { session, conn: None }),
+            wire: Mutex::new(Wire::default()),
+            committer,
             pending: Mutex::new(Outbox::new()),
             logged_on: AtomicBool::new(false),
             received: AtomicU64::new(0),
@@ -163,7 +183,7 @@ impl SessionSlot {
 
     /// Queues messages from a [`SessionHandle`] and sends them if the session is free; if not,
     /// the thread holding it sends them before it lets go.
-    pub fn send(&self, messages: &Outbox) {
+    pub fn send(self: &Arc<Self>, messages: &Outbox) {
         {
             let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
             for (t, h, b) in messages.iter() {
@@ -173,7 +193,7 @@ impl SessionSlot {
         self.drain();
     }
 
-    fn drain(&self) {
+    fn drain(self: &Arc<Self>) {
         loop {
             let empty = self.pending.lock().map(|p| p.is_empty()).unwrap_or(true);
             if empty {
@@ -199,31 +219,126 @@ impl SessionSlot {
         pending.clear();
     }
 
-    /// Makes the store durable, writes the session's output, closes the socket if the session
-    /// decided to disconnect. Returns true if the connection must close.
-    fn flush(&self, sh: &mut Shared) -> bool {
+    fn wire(&self) -> MutexGuard<'_, Wire> {
+        self.wire.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Writes `bytes` to the connection, counting the messages; false when the write failed.
+    fn write_out(&self, conn: &mut TcpStream, bytes: &[u8]) -> bool {
+        // one CheckSum field per message: SOH "10="
+        let n = bytes.windows(4).filter(|w| *w == b"\x0110=").count();
+        self.sent.fetch_add(n as u64, Ordering::Relaxed);
+        conn.write_all(bytes).is_ok()
+    }
+
+    /// For the committer: where the held output ends now and the sync it needs; `None` when
+    /// nothing is held.
+    pub(super) fn held_mark(&self) -> Option<(u64, Option<PendingSync>)> {
+        let w = self.wire();
+        if w.held.is_empty() {
+            return None;
+        }
+        Some((w.base + w.held.len() as u64, w.sync.clone()))
+    }
+
+    /// For the committer, after its sync (`synced` false: it failed): writes the held output up
+    /// to `end`. A failed sync or write closes the connection (the conn thread then ends the
+    /// session's connection); what was held is stored and reaches the counterparty by resend.
+    pub(super) fn release_held(&self, end: u64, synced: bool) {
+        let mut w = self.wire();
+        let n = end.saturating_sub(w.base).min(w.held.len() as u64) as usize;
+        if n == 0 {
+            return;
+        }
+        let w = &mut *w;
+        let ok = synced
+            && match &mut w.conn {
+                Some(conn) => self.write_out(conn, &w.held[..n]),
+                None => true,
+            };
+        if ok {
+            w.held.drain(..n);
+            w.base += n as u64;
+            if w.held.is_empty() {
+                w.sync = None;
+            }
+        } else {
+            if let Some(conn) = &w.conn {
+                let _ = conn.shutdown(Shutdown::Both);
+            }
+            w.base += w.held.len() as u64;
+            w.held.clear();
+        }
+    }
+
+    /// Makes the store durable (handing the sync to the committer), writes the session's
+    /// output once it is, closes the socket if the session decided to disconnect. Returns true
+    /// if the connection must close.
+    fn flush(self: &Arc<Self>, sh: &mut Shared) -> bool {
         // before the write: the counterparty never sees a message the status does not count
         self.next_sender.store(sh.session.next_sender_seq(), Ordering::Release);
         self.next_target.store(sh.session.next_target_seq(), Ordering::Release);
         let mut close = sh.session.disconnect_reason().is_some();
+        let mut w = self.wire();
+        if sh.conn.is_none() && w.conn.is_some() {
+            // the connection ended: what it did not get is stored (resent after the next Logon)
+            if let Some(p) = w.sync.take() {
+                let _ = p.run();
+            }
+            let held = w.held.len() as u64;
+            w.base += held;
+            w.held.clear();
+            w.conn = None;
+        }
+        if w.conn.is_none() {
+            w.conn = sh.conn.as_ref().and_then(|c| c.try_clone().ok());
+        }
         if !sh.session.output().is_empty() {
-            // on disk before the counterparty can see it
-            let synced = sh.session.sync_store();
-            match (&mut sh.conn, synced) {
-                (Some(conn), Ok(())) => {
-                    let out = sh.session.output();
-                    // one CheckSum field per message: SOH "10="
-                    let n = out.windows(4).filter(|w| *w == b"\x0110=").count();
-                    self.sent.fetch_add(n as u64, Ordering::Relaxed);
-                    if conn.write_all(out).is_err() {
-                        close = true;
+            match sh.session.sync_store_later() {
+                Err(_) => close = true,
+                Ok(pending) if close => {
+                    // the last output: on disk and written before the socket closes
+                    let synced = match pending.as_ref().or(w.sync.as_ref()) {
+                        Some(p) => p.run().is_ok(),
+                        None => true,
+                    };
+                    let w = &mut *w;
+                    if let (true, Some(conn)) = (synced, &mut w.conn) {
+                        let held = std::mem::take(&mut w.held);
+                        if self.write_out(conn, &held) {
+                            self.write_out(conn, sh.session.output());
+                        }
+                        w.base += held.len() as u64;
+                        w.sync = None;
                     }
                 }
-                (_, Err(_)) => close = true,
-                (None, Ok(())) => {}
+                Ok(None) if w.held.is_empty() => {
+                    // nothing to make durable and nothing before it: written now
+                    let w = &mut *w;
+                    if let Some(conn) = &mut w.conn {
+                        if !self.write_out(conn, sh.session.output()) {
+                            close = true;
+                        }
+                    }
+                }
+                Ok(pending) => {
+                    if w.conn.is_some() {
+                        w.held.extend_from_slice(sh.session.output());
+                        if pending.is_some() {
+                            w.sync = pending;
+                        }
+                        drop(w);
+                        self.committer.submit(self);
+                        w = self.wire();
+                    } else if let Some(p) = pending {
+                        // no connection: nothing waits for it, but the changes are made durable
+                        let _ = p.run();
+                    }
+                }
             }
             sh.session.clear_output();
         }
+        drop(w);
         let logged_on = sh.session.is_logged_on() && !close;
         self.logged_on.store(logged_on, Ordering::Release);
         let state = match (&sh.conn, logged_on) {
