@@ -279,7 +279,7 @@ fn serve(stream: TcpStream, ctx: &Ctx) {
     let mut framer = Framer::new(ctx.cfg.max_message_bytes);
     let mut parser = Parser::new();
     let started = ctx.clock.now().mono_ms;
-    let mut bound: Option<Arc<SessionSlot>> = None;
+    let mut bound: Option<(Arc<SessionSlot>, u64)> = None;
     'conn: while !ctx.stopping.load(Ordering::Acquire) {
         match framer.read_from(&mut reader) {
             Ok(0) => break,
@@ -303,35 +303,40 @@ fn serve(stream: TcpStream, ctx: &Ctx) {
                 break 'conn;
             };
             let Ok(conn) = stream.try_clone() else { break 'conn };
-            let (taken, _) = slot.with_session(|sh, _, now| {
-                if sh.conn.is_some() {
-                    return false;
-                }
-                sh.conn = Some(conn);
-                sh.session.on_connect(now);
-                true
-            });
-            if !taken {
+            let (taken, _) = slot.with_session(|sh, app, now| sh.bind(conn, app, now));
+            let Some(id) = taken else {
                 // the session already has a connection: refuse this one, leave that one alone
                 break 'conn;
-            }
+            };
             slot.note_received();
-            let ((), close) = slot.with_session(|sh, app, now| sh.session.on_frame(bytes, now, app));
-            bound = Some(slot);
-            if close {
+            let (stale, close) = slot.with_session(|sh, app, now| {
+                if sh.conn_id != id {
+                    return true;
+                }
+                sh.session.on_frame(bytes, now, app);
+                false
+            });
+            bound = Some((slot, id));
+            if stale || close {
                 break 'conn;
             }
         }
         // then everything this read brought, in one batch
-        if let Some(slot) = &bound {
-            if framer.pending() > 0 && slot.on_frames(&mut framer) {
+        if let Some((slot, id)) = &bound {
+            if framer.pending() > 0 && slot.on_frames(&mut framer, *id) {
                 break 'conn;
             }
         }
         match &bound {
-            Some(slot) => {
-                let ((), close) = slot.with_session(|sh, _, now| sh.session.on_timer(now));
-                if close {
+            Some((slot, id)) => {
+                let (stale, close) = slot.with_session(|sh, _, now| {
+                    if sh.conn_id != *id {
+                        return true;
+                    }
+                    sh.session.on_timer(now);
+                    false
+                });
+                if stale || close {
                     break;
                 }
             }
@@ -341,11 +346,8 @@ fn serve(stream: TcpStream, ctx: &Ctx) {
             None => {}
         }
     }
-    if let Some(slot) = bound {
-        slot.with_session(|sh, app, _| {
-            sh.session.on_disconnect(app);
-            sh.conn = None;
-        });
+    if let Some((slot, id)) = bound {
+        slot.with_session(|sh, app, _| sh.unbind(id, app));
     }
     let _ = stream.shutdown(Shutdown::Both);
 }

@@ -13,14 +13,49 @@ pub(super) struct Shared {
     pub session: Session,
     /// The logged-on connection's socket (for writing); `None` when no connection is bound.
     pub conn: Option<TcpStream>,
+    /// Counts the connections bound so far: the current one's number.
+    pub conn_id: u64,
+    /// The bound connection is closing (its session decided to disconnect): a new Logon may
+    /// take the session over before that connection's thread has finished.
+    pub closing: bool,
+}
+
+impl Shared {
+    /// Binds `conn` to the session, ending a bound connection that is closing; `None` when
+    /// another connection holds the session. Returns the new connection's number.
+    pub fn bind(&mut self, conn: TcpStream, app: &mut dyn SessionApp, now: crate::fix::session::Now) -> Option<u64> {
+        if self.conn.is_some() {
+            if !self.closing {
+                return None;
+            }
+            self.unbind(self.conn_id, app);
+        }
+        self.conn = Some(conn);
+        self.conn_id += 1;
+        self.closing = false;
+        self.session.on_connect(now);
+        Some(self.conn_id)
+    }
+
+    /// Ends connection `id` if it is still the bound one.
+    pub fn unbind(&mut self, id: u64, app: &mut dyn SessionApp) {
+        if self.conn_id == id && self.conn.is_some() {
+            self.session.on_disconnect(app);
+            if let Some(c) = self.conn.take() {
+                let _ = c.shutdown(Shutdown::Both);
+            }
+            self.closing = false;
+        }
+    }
 }
 
 /// The writing side of the bound connection: output waiting for a store sync, then written in
 /// order. Every write to the connection goes through here.
 #[derive(Default)]
 struct Wire {
-    /// A clone of the bound connection's socket.
+    /// A clone of the bound connection's socket, and that connection's number.
     conn: Option<TcpStream>,
+    conn_id: u64,
     /// Output waiting for a sync, in order; `base` is the position of its first byte in all
     /// the output queued since start.
     held: Vec<u8>,
@@ -84,7 +119,12 @@ impl SessionSlot {
             state: AtomicU8::new(SessionState::Disconnected as u8),
             next_sender: AtomicU64::new(next_sender),
             next_target: AtomicU64::new(next_target),
-            shared: Mutex::new(Shared { session, conn: None }),
+            shared: Mutex::new(Shared {
+                session,
+                conn: None,
+                conn_id: 0,
+                closing: false,
+            }),
             wire: Mutex::new(Wire::default()),
             committer,
             pending: Mutex::new(Outbox::new()),
@@ -166,9 +206,12 @@ impl SessionSlot {
     /// cost of one lock, one sync and one system call, not one per message. Garbled data is
     /// dropped (the connection is bound, so its session is logged on or logging on); a message
     /// that ends the session stops the batch, the rest stay unread. Returns whether the
-    /// connection must close.
-    pub fn on_frames(self: &Arc<Self>, framer: &mut Framer) -> bool {
-        let ((), close) = self.with_session(|sh, app, _| {
+    /// connection (number `id`) must close; also when another connection took the session over.
+    pub fn on_frames(self: &Arc<Self>, framer: &mut Framer, id: u64) -> bool {
+        let (stale, close) = self.with_session(|sh, app, _| {
+            if sh.conn_id != id {
+                return true;
+            }
             while let Some(frame) = framer.next_frame() {
                 let Frame::Message(range) = frame else { continue };
                 self.note_received();
@@ -177,8 +220,9 @@ impl SessionSlot {
                     break;
                 }
             }
+            false
         });
-        close
+        stale || close
     }
 
     /// Queues messages from a [`SessionHandle`] and sends them if the session is free; if not,
@@ -280,7 +324,7 @@ impl SessionSlot {
         self.next_target.store(sh.session.next_target_seq(), Ordering::Release);
         let mut close = sh.session.disconnect_reason().is_some();
         let mut w = self.wire();
-        if sh.conn.is_none() && w.conn.is_some() {
+        if w.conn.is_some() && (sh.conn.is_none() || w.conn_id != sh.conn_id) {
             // the connection ended: what it did not get is stored (resent after the next Logon)
             if let Some(p) = w.sync.take() {
                 let _ = p.run();
@@ -292,6 +336,7 @@ impl SessionSlot {
         }
         if w.conn.is_none() {
             w.conn = sh.conn.as_ref().and_then(|c| c.try_clone().ok());
+            w.conn_id = sh.conn_id;
         }
         if !sh.session.output().is_empty() {
             match sh.session.sync_store_later() {
@@ -349,10 +394,66 @@ impl SessionSlot {
         self.state.store(state as u8, Ordering::Release);
 
         if close {
+            sh.closing = sh.conn.is_some();
             if let Some(conn) = &sh.conn {
                 let _ = conn.shutdown(Shutdown::Both);
             }
         }
         close
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fix::dictionary::Dictionary;
+    use crate::fix::session::{MemoryStore, Now, SessionConfig};
+    use std::net::TcpListener;
+
+    #[derive(Default)]
+    struct Count {
+        logouts: u32,
+    }
+
+    impl SessionApp for Count {
+        fn on_logout(&mut self) {
+            self.logouts += 1;
+        }
+        fn on_message(&mut self, _: &Message<'_>, _: &mut Outbox) -> Result<(), BusinessReject> {
+            Ok(())
+        }
+    }
+
+    fn socket(l: &TcpListener) -> TcpStream {
+        let c = TcpStream::connect(l.local_addr().expect("addr")).expect("connect");
+        let _ = l.accept().expect("accept");
+        c
+    }
+
+    #[test]
+    fn a_closing_connection_can_be_taken_over_and_its_late_unbind_is_ignored() {
+        let l = TcpListener::bind("127.0.0.1:0").expect("listen");
+        let cfg = SessionConfig::new(Dictionary::fix42(), "TW", "CLIENT");
+        let mut sh = Shared {
+            session: Session::new(cfg, Box::new(MemoryStore::new())),
+            conn: None,
+            conn_id: 0,
+            closing: false,
+        };
+        let mut app = Count::default();
+        let now = Now { utc_ms: 0, mono_ms: 0 };
+        assert_eq!(sh.bind(socket(&l), &mut app, now), Some(1));
+        // live: a second connection is refused
+        assert_eq!(sh.bind(socket(&l), &mut app, now), None);
+        // closing (the session decided to disconnect, its thread has not ended it yet)
+        sh.closing = true;
+        assert_eq!(sh.bind(socket(&l), &mut app, now), Some(2));
+        assert!(!sh.closing);
+        // the first connection's thread ends late: the second one stays bound
+        sh.unbind(1, &mut app);
+        assert!(sh.conn.is_some());
+        assert_eq!(sh.conn_id, 2);
+        sh.unbind(2, &mut app);
+        assert!(sh.conn.is_none());
     }
 }
