@@ -239,3 +239,93 @@ fn a_message_that_ends_the_session_leaves_the_rest_of_its_read_unanswered() {
     assert!(c.closed(), "the connection ends after the Logout, AFTER never echoed");
     acceptor.stop();
 }
+
+/// An ExecutionReport with ClOrdID `id`, for sending through a handle.
+fn report(id: &str) -> Outbox {
+    let mut out = Outbox::new();
+    out.message(b"8")
+        .field(37, b"O1")
+        .field(11, id.as_bytes())
+        .field(17, id.as_bytes())
+        .field(20, b"0")
+        .field(150, b"0")
+        .field(39, b"0")
+        .field(55, b"INTC")
+        .field(54, b"1")
+        .field(151, b"100")
+        .field(14, b"0")
+        .field(6, b"0");
+    out
+}
+
+fn field<'a>(msg: &'a str, tag: &str) -> Option<&'a str> {
+    msg.split('|')
+        .find_map(|f| f.strip_prefix(tag).and_then(|v| v.strip_prefix('=')))
+}
+
+#[test]
+fn reports_from_another_thread_and_inline_answers_arrive_in_order_and_stored() {
+    let dir = std::env::temp_dir().join(format!("tw-fix-acceptor-commit-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    const REPORTS: usize = 400;
+    const TESTS: usize = 200;
+    let (acceptor, worker) = start(&dir);
+    let mut c = Client::connect(acceptor.local_addr(), 1);
+    c.send("A", "98=0|108=30|");
+    assert_eq!(c.recv(), "35=A|34=1|98=0|108=30");
+    let handle = acceptor.session("FIX.4.2", "TW", "CLIENT").expect("session");
+    // reports from a thread (their syncs go to the committer) while the connection thread
+    // answers TestRequests: both orders hold and MsgSeqNum has no gap
+    let sender = std::thread::spawn(move || {
+        for i in 0..REPORTS {
+            handle.send(&report(&format!("R{i}")));
+        }
+    });
+    for i in 0..TESTS {
+        c.send("1", &format!("112=T{i}|"));
+    }
+    let (mut reports, mut heartbeats) = (Vec::new(), Vec::new());
+    for want_seq in 2..2 + (REPORTS + TESTS) as u64 {
+        let m = c.recv();
+        assert_eq!(field(&m, "34"), Some(want_seq.to_string().as_str()), "{m}");
+        match field(&m, "35") {
+            Some("8") => reports.push(field(&m, "11").unwrap_or_default().to_string()),
+            Some("0") => heartbeats.push(field(&m, "112").unwrap_or_default().to_string()),
+            _ => panic!("unexpected {m}"),
+        }
+    }
+    sender.join().expect("sender");
+    assert_eq!(reports, (0..REPORTS).map(|i| format!("R{i}")).collect::<Vec<_>>());
+    assert_eq!(heartbeats, (0..TESTS).map(|i| format!("T{i}")).collect::<Vec<_>>());
+    drop(c);
+    acceptor.stop();
+    worker.join().expect("worker");
+
+    // every message written was stored: after a restart all reports are resent, heartbeats
+    // gap-filled
+    let last = 1 + (REPORTS + TESTS) as u64;
+    let (acceptor, worker) = start(&dir);
+    let mut c = Client::connect(acceptor.local_addr(), 2 + TESTS as u64);
+    c.send("A", "98=0|108=30|");
+    assert_eq!(c.recv(), format!("35=A|34={}|98=0|108=30", last + 1));
+    c.send("2", &format!("7=2|16={last}|"));
+    let mut resent = Vec::new();
+    let mut next = 2u64;
+    while next <= last {
+        let m = c.recv();
+        assert_eq!(field(&m, "34"), Some(next.to_string().as_str()), "{m}");
+        assert_eq!(field(&m, "43"), Some("Y"), "{m}");
+        match field(&m, "35") {
+            Some("8") => {
+                resent.push(field(&m, "11").unwrap_or_default().to_string());
+                next += 1;
+            }
+            Some("4") => next = field(&m, "36").and_then(|v| v.parse().ok()).expect("NewSeqNo"),
+            _ => panic!("unexpected {m}"),
+        }
+    }
+    assert_eq!(resent, reports);
+    acceptor.stop();
+    worker.join().expect("worker");
+    let _ = std::fs::remove_dir_all(&dir);
+}

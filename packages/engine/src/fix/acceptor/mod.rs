@@ -4,6 +4,7 @@
 //! has a connection is refused by closing the new connection (the live one is untouched).
 
 mod app;
+mod commit;
 pub(crate) mod echo;
 mod slot;
 
@@ -15,6 +16,7 @@ pub use echo::EchoApplication;
 
 use crate::fix::codec::{tag, Frame, Framer, Parser};
 use crate::fix::session::{Clock, FileStore, MemoryStore, Session, SessionConfig, SessionStore};
+use commit::Committer;
 use slot::SessionSlot;
 use std::collections::HashMap;
 use std::io;
@@ -82,6 +84,7 @@ struct Ctx {
     stopping: AtomicBool,
     clock: Arc<dyn Clock>,
     conns: Mutex<Vec<(TcpStream, JoinHandle<()>)>>,
+    committer: Arc<Committer>,
 }
 
 /// A running acceptor. Stops (closing every connection) on [`Acceptor::stop`] or drop.
@@ -101,6 +104,11 @@ impl Acceptor {
     /// Opens the session stores, binds the listener and starts accepting.
     pub fn start(cfg: AcceptorConfig, app: Arc<dyn Application>, clock: Arc<dyn Clock>) -> io::Result<Acceptor> {
         let mut slots = HashMap::new();
+        let committer = Committer::start()?;
+        let stop_committer = |e: io::Error| {
+            committer.stop();
+            e
+        };
         for (i, s) in cfg.sessions.iter().enumerate() {
             let c = &s.config;
             let id = SessionId {
@@ -110,10 +118,13 @@ impl Acceptor {
             };
             let in_memory = cfg.memory_stores.get(i).copied().unwrap_or(false);
             let store: Box<dyn SessionStore> = match &cfg.store_dir {
-                Some(dir) if !in_memory => Box::new(FileStore::open(&dir.join(format!(
-                    "{}-{}-{}",
-                    id.begin_string, id.sender_comp_id, id.target_comp_id
-                )))?),
+                Some(dir) if !in_memory => Box::new(
+                    FileStore::open(&dir.join(format!(
+                        "{}-{}-{}",
+                        id.begin_string, id.sender_comp_id, id.target_comp_id
+                    )))
+                    .map_err(stop_committer)?,
+                ),
                 _ => Box::new(MemoryStore::new()),
             };
             let key = (
@@ -122,9 +133,16 @@ impl Acceptor {
                 id.target_comp_id.clone(),
             );
             let session = Session::new(c.clone(), store);
-            let slot = SessionSlot::new(id, s.user.clone(), session, Arc::clone(&app), Arc::clone(&clock));
+            let slot = SessionSlot::new(
+                id,
+                s.user.clone(),
+                session,
+                Arc::clone(&app),
+                Arc::clone(&clock),
+                Arc::clone(&committer),
+            );
             if slots.insert(key, Arc::new(slot)).is_some() {
-                return Err(io::Error::new(
+                return Err(stop_committer(io::Error::new(
                     io::ErrorKind::InvalidInput,
                     format!(
                         "session {} {}->{} is configured twice",
@@ -132,22 +150,24 @@ impl Acceptor {
                         c.sender_comp_id,
                         c.target_comp_id
                     ),
-                ));
+                )));
             }
         }
-        let listener = TcpListener::bind(cfg.bind)?;
-        let addr = listener.local_addr()?;
+        let listener = TcpListener::bind(cfg.bind).map_err(stop_committer)?;
+        let addr = listener.local_addr().map_err(stop_committer)?;
         let ctx = Arc::new(Ctx {
             cfg,
             slots,
             stopping: AtomicBool::new(false),
             clock,
             conns: Mutex::new(Vec::new()),
+            committer: Arc::clone(&committer),
         });
         let accept_ctx = Arc::clone(&ctx);
         let accept_thread = std::thread::Builder::new()
             .name("fix-accept".into())
-            .spawn(move || accept_loop(listener, accept_ctx))?;
+            .spawn(move || accept_loop(listener, accept_ctx))
+            .map_err(stop_committer)?;
         Ok(Acceptor {
             ctx,
             addr,
@@ -205,6 +225,7 @@ impl Acceptor {
         for (_, t) in conns {
             let _ = t.join();
         }
+        self.ctx.committer.stop();
     }
 }
 
@@ -258,7 +279,7 @@ fn serve(stream: TcpStream, ctx: &Ctx) {
     let mut framer = Framer::new(ctx.cfg.max_message_bytes);
     let mut parser = Parser::new();
     let started = ctx.clock.now().mono_ms;
-    let mut bound: Option<Arc<SessionSlot>> = None;
+    let mut bound: Option<(Arc<SessionSlot>, u64)> = None;
     'conn: while !ctx.stopping.load(Ordering::Acquire) {
         match framer.read_from(&mut reader) {
             Ok(0) => break,
@@ -282,35 +303,40 @@ fn serve(stream: TcpStream, ctx: &Ctx) {
                 break 'conn;
             };
             let Ok(conn) = stream.try_clone() else { break 'conn };
-            let (taken, _) = slot.with_session(|sh, _, now| {
-                if sh.conn.is_some() {
-                    return false;
-                }
-                sh.conn = Some(conn);
-                sh.session.on_connect(now);
-                true
-            });
-            if !taken {
+            let (taken, _) = slot.with_session(|sh, app, now| sh.bind(conn, app, now));
+            let Some(id) = taken else {
                 // the session already has a connection: refuse this one, leave that one alone
                 break 'conn;
-            }
+            };
             slot.note_received();
-            let ((), close) = slot.with_session(|sh, app, now| sh.session.on_frame(bytes, now, app));
-            bound = Some(slot);
-            if close {
+            let (stale, close) = slot.with_session(|sh, app, now| {
+                if sh.conn_id != id {
+                    return true;
+                }
+                sh.session.on_frame(bytes, now, app);
+                false
+            });
+            bound = Some((slot, id));
+            if stale || close {
                 break 'conn;
             }
         }
         // then everything this read brought, in one batch
-        if let Some(slot) = &bound {
-            if framer.pending() > 0 && slot.on_frames(&mut framer) {
+        if let Some((slot, id)) = &bound {
+            if framer.pending() > 0 && slot.on_frames(&mut framer, *id) {
                 break 'conn;
             }
         }
         match &bound {
-            Some(slot) => {
-                let ((), close) = slot.with_session(|sh, _, now| sh.session.on_timer(now));
-                if close {
+            Some((slot, id)) => {
+                let (stale, close) = slot.with_session(|sh, _, now| {
+                    if sh.conn_id != *id {
+                        return true;
+                    }
+                    sh.session.on_timer(now);
+                    false
+                });
+                if stale || close {
                     break;
                 }
             }
@@ -320,11 +346,8 @@ fn serve(stream: TcpStream, ctx: &Ctx) {
             None => {}
         }
     }
-    if let Some(slot) = bound {
-        slot.with_session(|sh, app, _| {
-            sh.session.on_disconnect(app);
-            sh.conn = None;
-        });
+    if let Some((slot, id)) = bound {
+        slot.with_session(|sh, app, _| sh.unbind(id, app));
     }
     let _ = stream.shutdown(Shutdown::Both);
 }

@@ -1,8 +1,9 @@
 //! One configured session and the connection currently bound to it.
 
 use super::app::{dispatch, Application, SessionHandle, SessionId, SessionState, SessionStatus};
+use super::commit::Committer;
 use crate::fix::codec::{Frame, Framer, Message};
-use crate::fix::session::{BusinessReject, Clock, Outbox, Session, SessionApp};
+use crate::fix::session::{BusinessReject, Clock, Outbox, PendingSync, Session, SessionApp};
 use std::io::Write;
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
@@ -12,12 +13,63 @@ pub(super) struct Shared {
     pub session: Session,
     /// The logged-on connection's socket (for writing); `None` when no connection is bound.
     pub conn: Option<TcpStream>,
+    /// Counts the connections bound so far: the current one's number.
+    pub conn_id: u64,
+    /// The bound connection is closing (its session decided to disconnect): a new Logon may
+    /// take the session over before that connection's thread has finished.
+    pub closing: bool,
+}
+
+impl Shared {
+    /// Binds `conn` to the session, ending a bound connection that is closing; `None` when
+    /// another connection holds the session. Returns the new connection's number.
+    pub fn bind(&mut self, conn: TcpStream, app: &mut dyn SessionApp, now: crate::fix::session::Now) -> Option<u64> {
+        if self.conn.is_some() {
+            if !self.closing {
+                return None;
+            }
+            self.unbind(self.conn_id, app);
+        }
+        self.conn = Some(conn);
+        self.conn_id += 1;
+        self.closing = false;
+        self.session.on_connect(now);
+        Some(self.conn_id)
+    }
+
+    /// Ends connection `id` if it is still the bound one.
+    pub fn unbind(&mut self, id: u64, app: &mut dyn SessionApp) {
+        if self.conn_id == id && self.conn.is_some() {
+            self.session.on_disconnect(app);
+            if let Some(c) = self.conn.take() {
+                let _ = c.shutdown(Shutdown::Both);
+            }
+            self.closing = false;
+        }
+    }
+}
+
+/// The writing side of the bound connection: output waiting for a store sync, then written in
+/// order. Every write to the connection goes through here.
+#[derive(Default)]
+struct Wire {
+    /// A clone of the bound connection's socket, and that connection's number.
+    conn: Option<TcpStream>,
+    conn_id: u64,
+    /// Output waiting for a sync, in order; `base` is the position of its first byte in all
+    /// the output queued since start.
+    held: Vec<u8>,
+    base: u64,
+    /// A sync of the store that, run now, covers every change `held` depends on.
+    sync: Option<PendingSync>,
 }
 
 pub(crate) struct SessionSlot {
     pub id: SessionId,
     pub user: String,
     shared: Mutex<Shared>,
+    wire: Mutex<Wire>,
+    committer: Arc<Committer>,
     /// Messages sent through a [`SessionHandle`] while another thread held the session.
     pending: Mutex<Outbox>,
     logged_on: AtomicBool,
@@ -58,6 +110,7 @@ impl SessionSlot {
         session: Session,
         app: Arc<dyn Application>,
         clock: Arc<dyn Clock>,
+        committer: Arc<Committer>,
     ) -> SessionSlot {
         let (next_sender, next_target) = (session.next_sender_seq(), session.next_target_seq());
         SessionSlot {
@@ -66,7 +119,14 @@ impl SessionSlot {
             state: AtomicU8::new(SessionState::Disconnected as u8),
             next_sender: AtomicU64::new(next_sender),
             next_target: AtomicU64::new(next_target),
-            shared: Mutex::new(Shared { session, conn: None }),
+            shared: Mutex::new(Shared {
+                session,
+                conn: None,
+                conn_id: 0,
+                closing: false,
+            }),
+            wire: Mutex::new(Wire::default()),
+            committer,
             pending: Mutex::new(Outbox::new()),
             logged_on: AtomicBool::new(false),
             received: AtomicU64::new(0),
@@ -146,9 +206,12 @@ impl SessionSlot {
     /// cost of one lock, one sync and one system call, not one per message. Garbled data is
     /// dropped (the connection is bound, so its session is logged on or logging on); a message
     /// that ends the session stops the batch, the rest stay unread. Returns whether the
-    /// connection must close.
-    pub fn on_frames(self: &Arc<Self>, framer: &mut Framer) -> bool {
-        let ((), close) = self.with_session(|sh, app, _| {
+    /// connection (number `id`) must close; also when another connection took the session over.
+    pub fn on_frames(self: &Arc<Self>, framer: &mut Framer, id: u64) -> bool {
+        let (stale, close) = self.with_session(|sh, app, _| {
+            if sh.conn_id != id {
+                return true;
+            }
             while let Some(frame) = framer.next_frame() {
                 let Frame::Message(range) = frame else { continue };
                 self.note_received();
@@ -157,13 +220,14 @@ impl SessionSlot {
                     break;
                 }
             }
+            false
         });
-        close
+        stale || close
     }
 
     /// Queues messages from a [`SessionHandle`] and sends them if the session is free; if not,
     /// the thread holding it sends them before it lets go.
-    pub fn send(&self, messages: &Outbox) {
+    pub fn send(self: &Arc<Self>, messages: &Outbox) {
         {
             let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
             for (t, h, b) in messages.iter() {
@@ -173,7 +237,7 @@ impl SessionSlot {
         self.drain();
     }
 
-    fn drain(&self) {
+    fn drain(self: &Arc<Self>) {
         loop {
             let empty = self.pending.lock().map(|p| p.is_empty()).unwrap_or(true);
             if empty {
@@ -199,31 +263,127 @@ impl SessionSlot {
         pending.clear();
     }
 
-    /// Makes the store durable, writes the session's output, closes the socket if the session
-    /// decided to disconnect. Returns true if the connection must close.
-    fn flush(&self, sh: &mut Shared) -> bool {
+    fn wire(&self) -> MutexGuard<'_, Wire> {
+        self.wire.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Writes `bytes` to the connection, counting the messages; false when the write failed.
+    fn write_out(&self, conn: &mut TcpStream, bytes: &[u8]) -> bool {
+        // one CheckSum field per message: SOH "10="
+        let n = bytes.windows(4).filter(|w| *w == b"\x0110=").count();
+        self.sent.fetch_add(n as u64, Ordering::Relaxed);
+        conn.write_all(bytes).is_ok()
+    }
+
+    /// For the committer: where the held output ends now and the sync it needs; `None` when
+    /// nothing is held.
+    pub(super) fn held_mark(&self) -> Option<(u64, Option<PendingSync>)> {
+        let w = self.wire();
+        if w.held.is_empty() {
+            return None;
+        }
+        Some((w.base + w.held.len() as u64, w.sync.clone()))
+    }
+
+    /// For the committer, after its sync (`synced` false: it failed): writes the held output up
+    /// to `end`. A failed sync or write closes the connection (the conn thread then ends the
+    /// session's connection); what was held is stored and reaches the counterparty by resend.
+    pub(super) fn release_held(&self, end: u64, synced: bool) {
+        let mut w = self.wire();
+        let n = end.saturating_sub(w.base).min(w.held.len() as u64) as usize;
+        if n == 0 {
+            return;
+        }
+        let w = &mut *w;
+        let ok = synced
+            && match &mut w.conn {
+                Some(conn) => self.write_out(conn, &w.held[..n]),
+                None => true,
+            };
+        if ok {
+            w.held.drain(..n);
+            w.base += n as u64;
+            if w.held.is_empty() {
+                w.sync = None;
+            }
+        } else {
+            if let Some(conn) = &w.conn {
+                let _ = conn.shutdown(Shutdown::Both);
+            }
+            w.base += w.held.len() as u64;
+            w.held.clear();
+        }
+    }
+
+    /// Makes the store durable (handing the sync to the committer), writes the session's
+    /// output once it is, closes the socket if the session decided to disconnect. Returns true
+    /// if the connection must close.
+    fn flush(self: &Arc<Self>, sh: &mut Shared) -> bool {
         // before the write: the counterparty never sees a message the status does not count
         self.next_sender.store(sh.session.next_sender_seq(), Ordering::Release);
         self.next_target.store(sh.session.next_target_seq(), Ordering::Release);
         let mut close = sh.session.disconnect_reason().is_some();
+        let mut w = self.wire();
+        if w.conn.is_some() && (sh.conn.is_none() || w.conn_id != sh.conn_id) {
+            // the connection ended: what it did not get is stored (resent after the next Logon)
+            if let Some(p) = w.sync.take() {
+                let _ = p.run();
+            }
+            let held = w.held.len() as u64;
+            w.base += held;
+            w.held.clear();
+            w.conn = None;
+        }
+        if w.conn.is_none() {
+            w.conn = sh.conn.as_ref().and_then(|c| c.try_clone().ok());
+            w.conn_id = sh.conn_id;
+        }
         if !sh.session.output().is_empty() {
-            // on disk before the counterparty can see it
-            let synced = sh.session.sync_store();
-            match (&mut sh.conn, synced) {
-                (Some(conn), Ok(())) => {
-                    let out = sh.session.output();
-                    // one CheckSum field per message: SOH "10="
-                    let n = out.windows(4).filter(|w| *w == b"\x0110=").count();
-                    self.sent.fetch_add(n as u64, Ordering::Relaxed);
-                    if conn.write_all(out).is_err() {
-                        close = true;
+            match sh.session.sync_store_later() {
+                Err(_) => close = true,
+                Ok(pending) if close => {
+                    // the last output: on disk and written before the socket closes
+                    let synced = match pending.as_ref().or(w.sync.as_ref()) {
+                        Some(p) => p.run().is_ok(),
+                        None => true,
+                    };
+                    let w = &mut *w;
+                    if let (true, Some(conn)) = (synced, &mut w.conn) {
+                        let held = std::mem::take(&mut w.held);
+                        if self.write_out(conn, &held) {
+                            self.write_out(conn, sh.session.output());
+                        }
+                        w.base += held.len() as u64;
+                        w.sync = None;
                     }
                 }
-                (_, Err(_)) => close = true,
-                (None, Ok(())) => {}
+                Ok(None) if w.held.is_empty() => {
+                    // nothing to make durable and nothing before it: written now
+                    let w = &mut *w;
+                    if let Some(conn) = &mut w.conn {
+                        if !self.write_out(conn, sh.session.output()) {
+                            close = true;
+                        }
+                    }
+                }
+                Ok(pending) => {
+                    if w.conn.is_some() {
+                        w.held.extend_from_slice(sh.session.output());
+                        if pending.is_some() {
+                            w.sync = pending;
+                        }
+                        drop(w);
+                        self.committer.submit(self);
+                        w = self.wire();
+                    } else if let Some(p) = pending {
+                        // no connection: nothing waits for it, but the changes are made durable
+                        let _ = p.run();
+                    }
+                }
             }
             sh.session.clear_output();
         }
+        drop(w);
         let logged_on = sh.session.is_logged_on() && !close;
         self.logged_on.store(logged_on, Ordering::Release);
         let state = match (&sh.conn, logged_on) {
@@ -234,10 +394,66 @@ impl SessionSlot {
         self.state.store(state as u8, Ordering::Release);
 
         if close {
+            sh.closing = sh.conn.is_some();
             if let Some(conn) = &sh.conn {
                 let _ = conn.shutdown(Shutdown::Both);
             }
         }
         close
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fix::dictionary::Dictionary;
+    use crate::fix::session::{MemoryStore, Now, SessionConfig};
+    use std::net::TcpListener;
+
+    #[derive(Default)]
+    struct Count {
+        logouts: u32,
+    }
+
+    impl SessionApp for Count {
+        fn on_logout(&mut self) {
+            self.logouts += 1;
+        }
+        fn on_message(&mut self, _: &Message<'_>, _: &mut Outbox) -> Result<(), BusinessReject> {
+            Ok(())
+        }
+    }
+
+    fn socket(l: &TcpListener) -> TcpStream {
+        let c = TcpStream::connect(l.local_addr().expect("addr")).expect("connect");
+        let _ = l.accept().expect("accept");
+        c
+    }
+
+    #[test]
+    fn a_closing_connection_can_be_taken_over_and_its_late_unbind_is_ignored() {
+        let l = TcpListener::bind("127.0.0.1:0").expect("listen");
+        let cfg = SessionConfig::new(Dictionary::fix42(), "TW", "CLIENT");
+        let mut sh = Shared {
+            session: Session::new(cfg, Box::new(MemoryStore::new())),
+            conn: None,
+            conn_id: 0,
+            closing: false,
+        };
+        let mut app = Count::default();
+        let now = Now { utc_ms: 0, mono_ms: 0 };
+        assert_eq!(sh.bind(socket(&l), &mut app, now), Some(1));
+        // live: a second connection is refused
+        assert_eq!(sh.bind(socket(&l), &mut app, now), None);
+        // closing (the session decided to disconnect, its thread has not ended it yet)
+        sh.closing = true;
+        assert_eq!(sh.bind(socket(&l), &mut app, now), Some(2));
+        assert!(!sh.closing);
+        // the first connection's thread ends late: the second one stays bound
+        sh.unbind(1, &mut app);
+        assert!(sh.conn.is_some());
+        assert_eq!(sh.conn_id, 2);
+        sh.unbind(2, &mut app);
+        assert!(sh.conn.is_none());
     }
 }

@@ -222,7 +222,30 @@ impl Dictionary {
 
     /// True if `tag` is a header field (including the fields of header groups).
     pub fn is_header_field(&self, tag: i32) -> bool {
-        tag > 0 && contains(self.t.header, tag as u32)
+        if tag <= 0 {
+            return false;
+        }
+        // a bit per tag, built once per version: this runs for every field of every message
+        static BITS: [std::sync::OnceLock<Vec<u64>>; 2] = [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+        let bits = BITS[usize::from(self.is_fix44())].get_or_init(|| {
+            fn set(bits: &mut Vec<u64>, members: &[Member]) {
+                for m in members {
+                    let t = m.tag as usize;
+                    if bits.len() <= t / 64 {
+                        bits.resize(t / 64 + 1, 0);
+                    }
+                    bits[t / 64] |= 1 << (t % 64);
+                    if let Some(g) = m.group {
+                        set(bits, g.members);
+                    }
+                }
+            }
+            let mut bits = Vec::new();
+            set(&mut bits, self.t.header);
+            bits
+        });
+        let t = tag as usize;
+        bits.get(t / 64).is_some_and(|w| w & (1 << (t % 64)) != 0)
     }
 
     /// True if `tag` is the NumInGroup field of a repeating group of `msg_type` (at any depth).

@@ -28,7 +28,7 @@ enum Place {
 #[derive(Debug, Default)]
 pub struct Validator {
     places: Vec<Place>,
-    order: Vec<(i32, u32)>,
+    order: Vec<(i64, u32)>,
     /// (index of a NumInGroup field, entries found)
     groups: Vec<(u32, u32)>,
 }
@@ -93,7 +93,7 @@ impl Validator {
         for (i, s) in spans.iter().enumerate() {
             let place = self.places[i];
             if place == Place::Header || place == Place::Trailer || (place == Place::Body && def.is_some()) {
-                self.order.push((s.tag, i as u32));
+                self.order.push((i64::from(s.tag), i as u32));
             }
         }
         self.order.sort_unstable();
@@ -104,7 +104,7 @@ impl Validator {
             .map(|w| w[1])
             .min_by_key(|&(_, i)| i);
         if let Some((tag, _)) = dup {
-            return Err(Reject::tag(RejectReason::TagAppearsMoreThanOnce, tag));
+            return Err(Reject::tag(RejectReason::TagAppearsMoreThanOnce, tag as i32));
         }
         Ok(())
     }
@@ -210,21 +210,23 @@ impl Validator {
 
     fn fields(&mut self, dict: &Dictionary, def: Option<&MessageDef>, msg: &Message<'_>) -> Result<(), Reject> {
         let spans = msg.spans();
-        for place in [Place::Header, Place::Trailer, Place::Body, Place::Group] {
-            self.order.clear();
-            for (i, s) in spans.iter().enumerate() {
-                if self.places[i] == place {
-                    // BeginString, BodyLength and MsgType come first in the header's order
-                    let key = if place == Place::Header && i < 3 {
-                        i as i32 - 3
-                    } else {
-                        s.tag
-                    };
-                    self.order.push((key, i as u32));
-                }
-            }
-            self.order.sort_unstable();
+        // header, then trailer, then body, then group fields, each by ascending tag: one sort
+        // of (place, tag) keys
+        self.order.clear();
+        for (i, s) in spans.iter().enumerate() {
+            let place = self.places[i];
+            // BeginString, BodyLength and MsgType come first in the header's order
+            let key = if place == Place::Header && i < 3 {
+                i as i32 - 3
+            } else {
+                s.tag
+            };
+            self.order.push((place_rank(place) + i64::from(key), i as u32));
+        }
+        self.order.sort_unstable();
+        {
             for &(_, i) in &self.order {
+                let place = self.places[i as usize];
                 let span = spans[i as usize];
                 let tag = span.tag;
                 let value = msg.value(span);
@@ -259,6 +261,17 @@ impl Validator {
         }
         Ok(())
     }
+}
+
+/// Sort key of a place in the order fields are checked; a tag (any i32) is added to it.
+fn place_rank(place: Place) -> i64 {
+    let rank: i64 = match place {
+        Place::Header => 0,
+        Place::Trailer => 1,
+        Place::Body => 2,
+        Place::Group => 3,
+    };
+    rank << 33
 }
 
 fn find_group(members: &'static [Member], tag: i32) -> Option<&'static GroupDef> {

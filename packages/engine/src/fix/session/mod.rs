@@ -10,15 +10,17 @@
 //! Logout (also for a too-low MsgSeqNum without PossDupFlag), session Reject and
 //! BusinessMessageReject, CompID / BeginString / SendingTime checks.
 
+mod arena;
 mod clock;
 mod inbound;
 mod outbox;
 mod resend;
 mod store;
 
+pub use arena::SentArena;
 pub use clock::{Clock, Now, SystemClock};
 pub use outbox::{MessageWriter, Outbox};
-pub use store::{FileStore, MemoryStore, SessionStore};
+pub use store::{FileStore, MemoryStore, PendingSync, SessionStore, MEMORY_STORE_LIMIT};
 
 use crate::fix::codec::{tag, Builder, Message, Parser};
 use crate::fix::dictionary::{Dictionary, Validator};
@@ -218,6 +220,12 @@ impl Session {
     /// Makes store changes durable; call before writing [`Session::output`].
     pub fn sync_store(&mut self) -> std::io::Result<()> {
         self.store.sync()
+    }
+
+    /// Hands out the sync that makes store changes durable ([`SessionStore::sync_later`]):
+    /// run it before writing [`Session::output`]. `None`: nothing to make durable.
+    pub fn sync_store_later(&mut self) -> std::io::Result<Option<PendingSync>> {
+        self.store.sync_later()
     }
 
     /// A new connection was accepted for this session.

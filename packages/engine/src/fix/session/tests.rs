@@ -266,3 +266,32 @@ fn logon_with_reset_flag_resets_a_live_session() {
     h.send("A", "98=0|108=30|");
     assert!(h.s.disconnect_reason().is_some());
 }
+
+#[test]
+fn resend_of_messages_a_bounded_memory_store_dropped_is_gap_filled() {
+    let mut h = Harness::new(Dictionary::fix42(), Box::new(MemoryStore::with_limit(1)));
+    h.logon();
+    // reports of 60 kB: about 17 fill the first 1 MiB chunk; the next one starts a new chunk
+    // and the first (our Logon and the first reports) is dropped
+    let text = format!("58={}\u{1}", "x".repeat(60_000));
+    for n in 2..=21 {
+        let body = format!("37={n}\u{1}11={n}\u{1}{text}");
+        h.s.send_app(b"8", b"", body.as_bytes(), h.now);
+    }
+    h.take();
+    let out = h.send("2", "7=1|16=0|");
+    let first_kept: u64 = out[0]
+        .strip_prefix("35=4|34=1|43=Y|36=")
+        .and_then(|r| r.strip_suffix("|123=Y"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("a gap fill from 1: {}", &out[0]));
+    assert!(first_kept > 2 && first_kept < 21, "{first_kept}");
+    let resent: Vec<String> = out[1..]
+        .iter()
+        .map(|m| m[..m.find("|58=").unwrap_or(m.len())].to_string())
+        .collect();
+    let want: Vec<String> = (first_kept..=21)
+        .map(|n| format!("35=8|34={n}|43=Y|37={n}|11={n}"))
+        .collect();
+    assert_eq!(resent, want);
+}
