@@ -226,6 +226,10 @@ impl Acceptor {
             let _ = t.join();
         }
         self.ctx.committer.stop();
+        for slot in self.ctx.slots.values() {
+            // nothing to report it to while stopping: the next start reads what was written
+            let _ = slot.sync_store();
+        }
     }
 }
 

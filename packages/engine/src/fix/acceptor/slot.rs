@@ -175,6 +175,15 @@ impl SessionSlot {
         self.lock().session.for_each_sent(each)
     }
 
+    /// Makes every store change durable now (the acceptor is stopping: the last sequence
+    /// numbers and anything stored since the last sync).
+    pub(super) fn sync_store(&self) -> std::io::Result<()> {
+        match self.lock().session.sync_store_later()? {
+            Some(p) => p.run(),
+            None => Ok(()),
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, Shared> {
         // a panic while holding the lock leaves the session as it was: keep serving it
         self.shared.lock().unwrap_or_else(|p| p.into_inner())
@@ -382,6 +391,12 @@ impl SessionSlot {
                 }
             }
             sh.session.clear_output();
+        } else if w.conn.is_none() {
+            // stored without output (reports while no one is logged on): durable now, so the
+            // next Logon's resend has them after a crash too
+            if let Ok(Some(p)) = sh.session.sync_store_later() {
+                let _ = p.run();
+            }
         }
         drop(w);
         let logged_on = sh.session.is_logged_on() && !close;
@@ -455,5 +470,44 @@ mod tests {
         assert_eq!(sh.conn_id, 2);
         sh.unbind(2, &mut app);
         assert!(sh.conn.is_none());
+    }
+
+    struct NoApp;
+    impl Application for NoApp {}
+
+    /// A slot over a file store in a fresh directory, with no connection bound.
+    fn file_slot(name: &str) -> (Arc<SessionSlot>, Arc<Committer>, std::path::PathBuf) {
+        let dir = std::env::temp_dir().join(format!("tw-fix-slot-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let store = crate::fix::session::FileStore::open(&dir).expect("store");
+        let cfg = SessionConfig::new(Dictionary::fix42(), "TW", "CLIENT");
+        let committer = Committer::start().expect("committer");
+        let id = SessionId {
+            begin_string: "FIX.4.2".into(),
+            sender_comp_id: "TW".into(),
+            target_comp_id: "CLIENT".into(),
+        };
+        let slot = Arc::new(SessionSlot::new(
+            id,
+            "u".into(),
+            Session::new(cfg, Box::new(store)),
+            Arc::new(NoApp),
+            Arc::new(crate::fix::session::SystemClock::default()),
+            Arc::clone(&committer),
+        ));
+        (slot, committer, dir)
+    }
+
+    #[test]
+    fn reports_stored_while_nobody_is_logged_on_are_synced_at_once() {
+        let (slot, committer, dir) = file_slot("away");
+        let mut out = Outbox::new();
+        out.push_encoded(b"8", b"", b"37=1\x0111=a\x01");
+        slot.send(&out);
+        assert_eq!(slot.next_sender.load(Ordering::Acquire), 2, "stored as sent");
+        let left = slot.lock().session.sync_store_later().expect("store");
+        assert!(left.is_none(), "the report is durable without waiting for a logon");
+        committer.stop();
+        let _ = std::fs::remove_dir_all(dir);
     }
 }
