@@ -35,6 +35,10 @@ async function tokenOf(page: Page): Promise<string> {
 
 test('an admin sees live charts and kicking a session disconnects it', async ({ browser }, testInfo) => {
   const admin = await loggedInPage(browser, 'admin', 'admin123');
+  // alice's FX tiles stream: record deliveries for the latency chart to measure (the admin's
+  // own page receives no record updates)
+  const alice = await loggedInPage(browser, 'alice', 'alice123');
+  await expect(alice.getByTestId('fx-tile-EURUSD').getByTestId('fx-bid').locator('.fx-price')).toHaveAttribute('data-value', /^\d+\.\d{5}$/);
   await admin.getByTestId('nav-admin').click();
   await expect(admin.getByTestId('admin-page')).toBeVisible();
 
@@ -48,8 +52,7 @@ test('an admin sees live charts and kicking a session disconnects it', async ({ 
   await expect(latency).toHaveAttribute('data-scale', 'log');
   await expect(admin.getByTestId('chart-cpu')).toHaveAttribute('data-scale', 'linear');
 
-  // alice connects elsewhere; the admin kicks her session from the grid
-  const alice = await loggedInPage(browser, 'alice', 'alice123');
+  // the admin kicks alice's session from the grid
   await admin.getByTestId('kick-reason').fill('e2e maintenance');
   const row = admin.locator('[data-testid="admin-sessions"] .ag-row', { hasText: 'alice' });
   await expect(row).toHaveCount(1, { timeout: 15_000 });

@@ -25,9 +25,15 @@ pub fn nats_available() -> bool {
     ok
 }
 
-fn free_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
-    l.local_addr().expect("local addr").port()
+/// `n` distinct free ports: every listener is held until all are chosen (a port just released
+/// can come back from the next ephemeral bind).
+fn free_ports(n: usize) -> Vec<u16> {
+    let held: Vec<TcpListener> = (0..n)
+        .map(|_| TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port"))
+        .collect();
+    held.iter()
+        .map(|l| l.local_addr().expect("local addr").port())
+        .collect()
 }
 
 struct Server {
@@ -49,18 +55,33 @@ pub struct NatsCluster {
 
 impl NatsCluster {
     /// Starts the servers and waits (up to 60 s) until JetStream answers with a meta leader.
+    /// A server that exits while starting (a port taken between choosing it and binding it, by
+    /// another test's server or an outgoing connection) fails the attempt at once; the cluster
+    /// is then started again on new ports, at most 3 times.
     pub fn start(tag: &str) -> NatsCluster {
+        let mut failures = Vec::new();
+        for _ in 0..3 {
+            match Self::try_start(tag) {
+                Ok(c) => return c,
+                Err(e) => failures.push(e),
+            }
+        }
+        panic!("nats cluster did not start in 3 attempts:\n{}", failures.join("\n"));
+    }
+
+    fn try_start(tag: &str) -> Result<NatsCluster, String> {
         static N: AtomicU64 = AtomicU64::new(0);
         let n = N.fetch_add(1, Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("tw-nats-{tag}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("create the cluster dir");
+        let ports = free_ports(9);
         let mut servers: Vec<Server> = (0..3)
             .map(|i| Server {
                 name: format!("n{i}"),
-                client_port: free_port(),
-                cluster_port: free_port(),
-                monitor_port: free_port(),
+                client_port: ports[3 * i],
+                cluster_port: ports[3 * i + 1],
+                monitor_port: ports[3 * i + 2],
                 store: dir.join(format!("store-{i}")),
                 conf: dir.join(format!("n{i}.conf")),
                 child: None,
@@ -87,9 +108,10 @@ impl NatsCluster {
         for s in &mut servers {
             Self::spawn(s);
         }
-        let cluster = NatsCluster { dir, servers };
-        cluster.wait_ready(Duration::from_secs(60));
-        cluster
+        let mut cluster = NatsCluster { dir, servers };
+        // on an error the cluster is dropped here: its servers killed, its stores removed
+        cluster.ready_within(Duration::from_secs(60))?;
+        Ok(cluster)
     }
 
     fn spawn(s: &mut Server) {
@@ -137,19 +159,39 @@ impl NatsCluster {
     }
 
     /// Waits until every running server's monitor says it is healthy (JetStream current).
-    pub fn wait_ready(&self, within: Duration) {
+    pub fn wait_ready(&mut self, within: Duration) {
+        if let Err(e) = self.ready_within(within) {
+            panic!("{e}");
+        }
+    }
+
+    /// Every running server healthy within `within`; else which one was not, and why (it
+    /// exited, or it did not answer), with the end of its log.
+    fn ready_within(&mut self, within: Duration) -> Result<(), String> {
         let deadline = Instant::now() + within;
-        for s in self.servers.iter().filter(|s| s.child.is_some()) {
+        for s in self.servers.iter_mut().filter(|s| s.child.is_some()) {
             loop {
                 if healthz(s.monitor_port) {
                     break;
                 }
-                if Instant::now() > deadline {
-                    panic!("nats-server {} not healthy within {within:?}", s.name);
+                let exited = s.child.as_mut().and_then(|c| c.try_wait().ok().flatten());
+                if exited.is_some() || Instant::now() > deadline {
+                    let log = std::fs::read_to_string(s.conf.with_extension("log")).unwrap_or_default();
+                    let tail: Vec<&str> = log.lines().rev().take(5).collect();
+                    let why = match exited {
+                        Some(status) => format!("exited ({status})"),
+                        None => format!("not healthy within {within:?}"),
+                    };
+                    return Err(format!(
+                        "nats-server {} {why}; log ends:\n{}",
+                        s.name,
+                        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                    ));
                 }
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
+        Ok(())
     }
 }
 
