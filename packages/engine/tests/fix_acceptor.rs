@@ -45,20 +45,7 @@ fn start(dir: &std::path::Path) -> (Acceptor, std::thread::JoinHandle<()>) {
     let (tx, rx) = channel::<(SessionHandle, String)>();
     let worker = std::thread::spawn(move || {
         for (session, id) in rx {
-            let mut out = Outbox::new();
-            out.message(b"8")
-                .field(37, b"O1")
-                .field(11, id.as_bytes())
-                .field(17, b"E1")
-                .field(20, b"0")
-                .field(150, b"0")
-                .field(39, b"0")
-                .field(55, b"INTC")
-                .field(54, b"1")
-                .field(151, b"100")
-                .field(14, b"0")
-                .field(6, b"0");
-            session.send(&out);
+            session.send(&report(&id, "E1"));
         }
     });
     let settings = SessionSettings {
@@ -240,13 +227,13 @@ fn a_message_that_ends_the_session_leaves_the_rest_of_its_read_unanswered() {
     acceptor.stop();
 }
 
-/// An ExecutionReport with ClOrdID `id`, for sending through a handle.
-fn report(id: &str) -> Outbox {
+/// An ExecutionReport (New) with ClOrdID `id` and ExecID `exec_id`, for sending through a handle.
+fn report(id: &str, exec_id: &str) -> Outbox {
     let mut out = Outbox::new();
     out.message(b"8")
         .field(37, b"O1")
         .field(11, id.as_bytes())
-        .field(17, id.as_bytes())
+        .field(17, exec_id.as_bytes())
         .field(20, b"0")
         .field(150, b"0")
         .field(39, b"0")
@@ -278,7 +265,8 @@ fn reports_from_another_thread_and_inline_answers_arrive_in_order_and_stored() {
     // answers TestRequests: both orders hold and MsgSeqNum has no gap
     let sender = std::thread::spawn(move || {
         for i in 0..REPORTS {
-            handle.send(&report(&format!("R{i}")));
+            let id = format!("R{i}");
+            handle.send(&report(&id, &id));
         }
     });
     for i in 0..TESTS {
