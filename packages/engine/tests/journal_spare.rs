@@ -112,8 +112,15 @@ fn a_spare_in_use_whose_rename_was_lost_is_read_as_its_segment() {
     let dir = TempDir::new("spare-rename");
     let (j, _) = Journal::open(spare_options(dir.path())).unwrap();
     let last = append_until_spares(&j, 1, 2);
+    // The helper renames the taken spare after the switch: wait until the tail has its name.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let named = |p: &Path| p.file_name().unwrap().to_str().unwrap().starts_with("journal-");
+    while !named(&util::live_segment(dir.path())) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
     // While open: the tail under a spare name (as between the switch and the rename).
-    let tail = segments(dir.path()).pop().unwrap();
+    let tail = util::live_segment(dir.path());
+    assert!(named(&tail), "the tail was renamed within 30 s: {tail:?}");
     let as_spare = dir.path().join("spare-00000000000000009999.twj");
     std::fs::rename(&tail, &as_spare).unwrap();
     assert_eq!(
@@ -130,6 +137,64 @@ fn a_spare_in_use_whose_rename_was_lost_is_read_as_its_segment() {
         "renamed to its segment name at open"
     );
     assert_eq!(seqs(&j), (1..=last + 1).collect::<Vec<_>>());
+    j.close().unwrap();
+}
+
+/// Closes a journal grown over 3 or more segments and opens it again (no rotation pending).
+fn three_segments(dir: &Path) -> (Journal, u64) {
+    let (j, _) = Journal::open(spare_options(dir)).unwrap();
+    let last = append_until_spares(&j, 1, 2);
+    j.close().unwrap();
+    let (j, report) = Journal::open(spare_options(dir)).unwrap();
+    assert_eq!(report.last_seq, last);
+    assert!(segments(dir).len() >= 3, "{:?}", segments(dir));
+    (j, last)
+}
+
+#[test]
+fn a_segment_the_replay_listing_missed_is_read_when_its_seq_comes() {
+    // A directory listing does not promise to return an entry renamed while it runs (a spare
+    // renamed to its segment name): the replay lists again when the next segment is not listed.
+    let dir = TempDir::new("spare-relist");
+    let (j, last) = three_segments(dir.path());
+    let tail = segments(dir.path()).pop().unwrap();
+    let away = dir.path().join("moved-aside");
+    std::fs::rename(&tail, &away).unwrap();
+    let replay = j.replay_from(1).unwrap();
+    std::fs::rename(&away, &tail).unwrap();
+    let seen: Vec<u64> = replay.map(|e| e.unwrap().seq).collect();
+    assert_eq!(seen, (1..=last).collect::<Vec<_>>());
+    j.close().unwrap();
+}
+
+#[test]
+fn a_replay_whose_segment_is_gone_ends_with_an_error_not_early() {
+    let dir = TempDir::new("spare-gone");
+    let (j, last) = three_segments(dir.path());
+    let tail = segments(dir.path()).pop().unwrap();
+    let away = dir.path().join("moved-aside");
+    std::fs::rename(&tail, &away).unwrap();
+    let mut ok = 0u64;
+    let mut err = None;
+    for e in j.replay_from(1).unwrap() {
+        match e {
+            Ok(e) => {
+                ok += 1;
+                assert_eq!(e.seq, ok);
+            }
+            Err(e) => err = Some(e),
+        }
+    }
+    std::fs::rename(&away, &tail).unwrap();
+    assert!(ok < last, "the tail's entries were not read: {ok} of {last}");
+    match err {
+        Some(JournalError::Corrupt { reason, after_seq, .. }) => {
+            assert_eq!(after_seq, ok);
+            assert!(reason.contains(&format!("no segment holds seq {}", ok + 1)), "{reason}");
+        }
+        other => panic!("expected a missing-segment error, got {other:?}"),
+    }
+    assert_eq!(seqs(&j), (1..=last).collect::<Vec<_>>(), "back in place: read whole");
     j.close().unwrap();
 }
 

@@ -4,6 +4,9 @@ use super::error::JournalError;
 use super::format::{self, SegmentHeader, HEADER_LEN};
 use std::path::{Path, PathBuf};
 
+/// Listings tried when the segment holding the next seq is not in the last one.
+const RELISTS: usize = 3;
+
 /// One journal entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
@@ -16,6 +19,7 @@ pub struct Entry {
 /// Iterator over entries `from..=until` (until = the durable seq when the replay was made). Reads one
 /// segment at a time. Yields an error (then stops) if a file changed under it or cannot be read.
 pub struct Replay {
+    dir: PathBuf,
     segments: std::vec::IntoIter<(u64, PathBuf)>,
     current: Option<(PathBuf, Vec<u8>, usize)>,
     next: u64,
@@ -32,6 +36,7 @@ impl Replay {
         let start = listed.iter().rposition(|(first, _)| *first <= from).unwrap_or(0);
         let segments: Vec<_> = listed.into_iter().skip(start).collect();
         Ok(Replay {
+            dir: dir.to_path_buf(),
             segments: segments.into_iter(),
             current: None,
             next: from,
@@ -39,6 +44,28 @@ impl Replay {
             max_payload,
             done: false,
         })
+    }
+
+    /// The segment to read after the current one: it starts at `self.next` (or, for the first
+    /// segment, before it). The listing made at `new` can miss a segment whose spare was renamed to
+    /// its segment name during the listing (a directory read does not promise to return an entry
+    /// renamed while it runs), so when the listed one does not start at `self.next` the directory
+    /// is listed again. None only when no segment holds `self.next`.
+    fn next_segment(&mut self) -> Result<Option<(u64, PathBuf)>, JournalError> {
+        let listed = self.segments.next();
+        if matches!(&listed, Some((first, _)) if *first <= self.next) {
+            return Ok(listed);
+        }
+        for _ in 0..RELISTS {
+            let again = format::list_segments(&self.dir)
+                .map_err(|e| JournalError::io(format!("list {}", self.dir.display()), &e))?;
+            let rest: Vec<_> = again.into_iter().filter(|(first, _)| *first >= self.next).collect();
+            if rest.first().is_some_and(|(first, _)| *first == self.next) {
+                self.segments = rest.into_iter();
+                return Ok(self.segments.next());
+            }
+        }
+        Ok(listed)
     }
 
     fn fail(&mut self, err: JournalError) -> Option<Result<Entry, JournalError>> {
@@ -56,9 +83,20 @@ impl Iterator for Replay {
                 return None;
             }
             if self.current.is_none() {
-                let Some((first, mut path)) = self.segments.next() else {
-                    self.done = true;
-                    return None;
+                let (first, mut path) = match self.next_segment() {
+                    Ok(Some(s)) => s,
+                    Ok(None) => {
+                        // Entries up to `until` were durable when the replay was made: one missing
+                        // is an error, never a silent end.
+                        let reason = format!("no segment holds seq {} (replay up to {})", self.next, self.until);
+                        return self.fail(JournalError::Corrupt {
+                            path: self.dir.clone(),
+                            offset: 0,
+                            after_seq: self.next - 1,
+                            reason,
+                        });
+                    }
+                    Err(e) => return self.fail(e),
                 };
                 let mut read = std::fs::read(&path);
                 if matches!(&read, Err(e) if e.kind() == std::io::ErrorKind::NotFound) {

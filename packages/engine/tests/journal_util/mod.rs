@@ -84,19 +84,27 @@ pub fn only_segment(dir: &Path) -> PathBuf {
 /// The live segment of `dir`: the segment file (named `journal-*`, or a spare in use: a `spare-*`
 /// with a valid header) holding the highest first seq, chosen by its header, not by its name.
 pub fn live_segment(dir: &Path) -> PathBuf {
-    let mut best: Option<(u64, PathBuf)> = None;
-    for p in segments(dir).into_iter().chain(spares(dir)) {
-        let bytes = std::fs::read(&p).unwrap();
-        if bytes.len() < 32 || bytes[0..4] != *b"TWJ\0" || crc32fast::hash(&bytes[0..28]).to_le_bytes() != bytes[28..32]
-        {
-            continue; // an unused spare (zeros)
+    // A spare in use may be renamed to its segment name while this looks: then look again.
+    for _ in 0..100 {
+        let mut best: Option<(u64, PathBuf)> = None;
+        for p in segments(dir).into_iter().chain(spares(dir)) {
+            let Ok(bytes) = std::fs::read(&p) else { continue };
+            if bytes.len() < 32
+                || bytes[0..4] != *b"TWJ\0"
+                || crc32fast::hash(&bytes[0..28]).to_le_bytes() != bytes[28..32]
+            {
+                continue; // an unused spare (zeros)
+            }
+            let first = u64::from_le_bytes(bytes[16..24].try_into().unwrap());
+            if best.as_ref().is_none_or(|(b, _)| first > *b) {
+                best = Some((first, p));
+            }
         }
-        let first = u64::from_le_bytes(bytes[16..24].try_into().unwrap());
-        if best.as_ref().is_none_or(|(b, _)| first > *b) {
-            best = Some((first, p));
+        if let Some((_, p)) = best.filter(|(_, p)| p.exists()) {
+            return p;
         }
     }
-    best.expect("a segment with a valid header").1
+    panic!("no segment with a valid header in {}", dir.display())
 }
 
 /// `path`'s file length up to its last non-zero byte (the end of its records when what follows
