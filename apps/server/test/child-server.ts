@@ -1,16 +1,31 @@
 /**
- * A real `tidewire-server` process (node apps/server/dist/main.js) for tests that must kill it
- * (SIGKILL) and start it again: its stdout/stderr lines are kept, the port is read from its
- * `Tidewire listening on ...` line. Needs the server built (`npm test` builds first).
+ * A real `tidewire-server` process (node apps/server/dist/main.js) on 127.0.0.1, port 0, for tests
+ * that drive a server over the wire, kill it (SIGKILL) and start it again: its stdout/stderr lines
+ * are kept, the port is read from its `Tidewire listening on ...` line. The server's tests and the
+ * load generator's tests both use this module. Needs the server built (`npm test` builds first).
  */
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { waitFor } from './helpers.js';
 
 /** The built server entry point. */
 export const SERVER_MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+
+/** Ceiling of a server start, ms: generous, two busy cores can take seconds to load the engine. */
+const START_TIMEOUT_MS = 30_000;
+
+/** Lines kept per server: a long run logs every login, so the oldest go past this many. */
+const MAX_LINES = 5000;
+
+/** Polls `pred` every 5 ms until true; throws naming `what` after `timeoutMs`. */
+async function waitFor(pred: () => boolean, what: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!pred()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
 
 /** A running server process. */
 export interface ChildServer {
@@ -20,10 +35,12 @@ export interface ChildServer {
   readonly port: number;
   /** `ws://127.0.0.1:<port>`. */
   readonly wsBase: string;
+  /** `http://127.0.0.1:<port>`. */
+  readonly httpBase: string;
   /** Resolves with the exit code or signal once the process is gone. */
   readonly exited: Promise<number | NodeJS.Signals>;
   /** Sends `signal`, resolves when the process is gone (SIGKILL after `timeoutMs` if it is not). */
-  stop(signal: NodeJS.Signals, timeoutMs?: number): Promise<number | NodeJS.Signals>;
+  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<number | NodeJS.Signals>;
 }
 
 const running = new Set<ChildServer>();
@@ -37,11 +54,16 @@ interface Spawned {
   gone(): number | NodeJS.Signals | undefined;
 }
 
-function spawnServer(args: string[]): Spawned {
+/**
+ * Spawns `node dist/main.js --host 127.0.0.1 --port 0 ...args`. The server's environment has no
+ * `TIDEWIRE_*` variables: a test's settings come from its flags and config file only.
+ */
+function spawnServer(args: readonly string[]): Spawned {
   if (!existsSync(SERVER_MAIN)) throw new Error(`${SERVER_MAIN} is missing: build the server first (npm run build)`);
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TIDEWIRE_')));
   // a generous login deadline: password logins queue at the scrypt gate, and with both cores busy
   // the 10 s default cut test sockets with 4001 (a test's own --login-timeout-ms comes later and wins)
-  const proc = spawn(process.execPath, [SERVER_MAIN, '--host', '127.0.0.1', '--port', '0', '--login-timeout-ms', '120000', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [SERVER_MAIN, '--host', '127.0.0.1', '--port', '0', '--login-timeout-ms', '120000', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   for (const stream of [proc.stdout!, proc.stderr!]) {
     let rest = '';
@@ -50,6 +72,7 @@ function spawnServer(args: string[]): Spawned {
       const parts = (rest + chunk).split('\n');
       rest = parts.pop()!;
       lines.push(...parts);
+      if (lines.length > MAX_LINES) lines.splice(0, lines.length - MAX_LINES);
     });
     stream.on('end', () => {
       if (rest !== '') lines.push(rest);
@@ -66,7 +89,7 @@ function spawnServer(args: string[]): Spawned {
  * resolves with its exit code and every line it printed once it exited (bounded by `timeoutMs`);
  * throws when it started listening instead (and kills it).
  */
-export async function runChildServerToExit(args: string[], timeoutMs = 20_000): Promise<{ code: number | NodeJS.Signals; lines: string[] }> {
+export async function runChildServerToExit(args: readonly string[], timeoutMs = START_TIMEOUT_MS): Promise<{ code: number | NodeJS.Signals; lines: string[] }> {
   const { proc, lines, exited, gone } = spawnServer(args);
   const listening = () => lines.some((l) => l.startsWith('Tidewire listening on '));
   try {
@@ -79,19 +102,27 @@ export async function runChildServerToExit(args: string[], timeoutMs = 20_000): 
   return { code, lines };
 }
 
-/** Starts `node dist/main.js --host 127.0.0.1 --port 0 ...args` and waits (bounded) until it listens. */
-export async function startChildServer(args: string[], timeoutMs = 20_000): Promise<ChildServer> {
+/**
+ * Starts `node dist/main.js --host 127.0.0.1 --port 0 ...args` and waits (bounded) until it
+ * listens; throws with its output when it exits first or does not listen in time (and kills it).
+ */
+export async function startChildServer(args: readonly string[], timeoutMs = START_TIMEOUT_MS): Promise<ChildServer> {
   const { proc, lines, exited, gone } = spawnServer(args);
   let port = 0;
-  await waitFor(() => {
-    const m = lines.map((l) => /Tidewire listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(l)).find((x) => x !== null);
-    if (m) port = Number(m[1]);
-    return port > 0 || gone() !== undefined;
-  }, 'the server to listen', timeoutMs);
+  try {
+    await waitFor(() => {
+      const m = lines.map((l) => /Tidewire listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(l)).find((x) => x !== null);
+      if (m) port = Number(m[1]);
+      return port > 0 || gone() !== undefined;
+    }, 'the server to listen', timeoutMs);
+  } catch (err) {
+    proc.kill('SIGKILL');
+    throw new Error(`${(err as Error).message}:\n${lines.join('\n')}`);
+  }
   if (port === 0) throw new Error(`the server exited (${String(gone())}) before listening:\n${lines.join('\n')}`);
   const child: ChildServer = {
-    proc, lines, port, wsBase: `ws://127.0.0.1:${port}`, exited,
-    async stop(signal, stopTimeoutMs = 10_000) {
+    proc, lines, port, wsBase: `ws://127.0.0.1:${port}`, httpBase: `http://127.0.0.1:${port}`, exited,
+    async stop(signal = 'SIGTERM', stopTimeoutMs = 10_000) {
       if (gone() === undefined) proc.kill(signal);
       const timer = setTimeout(() => proc.kill('SIGKILL'), stopTimeoutMs);
       const result = await exited;
@@ -104,9 +135,9 @@ export async function startChildServer(args: string[], timeoutMs = 20_000): Prom
   return child;
 }
 
-/** Kills every child server still running (afterEach). */
-export async function killChildServers(): Promise<void> {
-  await Promise.all([...running].map((c) => c.stop('SIGKILL')));
+/** Stops every child server still running (SIGKILL by default: afterEach of a kill test). */
+export async function killChildServers(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+  await Promise.all([...running].map((c) => c.stop(signal)));
 }
 
 /** The counts of the server's `journal.recovered` log line. */

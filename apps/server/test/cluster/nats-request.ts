@@ -1,31 +1,41 @@
 /**
- * One NATS request over the client protocol's text form (INFO / CONNECT / SUB / PUB / MSG), for
- * tests that ask a NATS server's JetStream API something (create a stream, read its info) without
- * a NATS client library: connect, subscribe a unique inbox, publish with it as the reply subject,
- * read the one reply, close.
+ * NATS requests over the client protocol's text form (INFO / CONNECT / SUB / PUB / MSG), for tests
+ * that ask a NATS server's JetStream API something (create a stream, read its info, read messages)
+ * without a NATS client library: connect, subscribe a unique inbox, publish each request with a
+ * reply subject under it, read the replies, close.
  */
 
 import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 
-/** Sends `payload` to `subject` on the server at `url` (`nats://host:port`); resolves with the reply's payload. */
-export function natsRequest(url: string, subject: string, payload: string, timeoutMs = 10_000): Promise<string> {
+/**
+ * Sends each of `payloads` to `subject` on the server at `url` (`nats://host:port`), all on one
+ * connection; resolves with the replies' payloads in the same order, or rejects once `timeoutMs`
+ * passed without all of them.
+ */
+export function natsRequestMany(url: string, subject: string, payloads: readonly string[], timeoutMs = 30_000): Promise<string[]> {
   const m = /^nats:\/\/([^:/]+):(\d+)$/.exec(url);
-  if (!m) return Promise.reject(new Error(`natsRequest: ${JSON.stringify(url)} is not nats://host:port`));
+  if (!m) return Promise.reject(new Error(`natsRequestMany: ${JSON.stringify(url)} is not nats://host:port`));
   const inbox = `_INBOX.${randomBytes(8).toString('hex')}`;
+  const replies: Array<string | undefined> = payloads.map(() => undefined);
+  let answered = 0;
   return new Promise((resolve, reject) => {
+    if (payloads.length === 0) {
+      resolve([]);
+      return;
+    }
     const socket = connect(Number(m[2]), m[1]!);
     let buf = Buffer.alloc(0);
     let sent = false;
-    const timer = setTimeout(() => finish(new Error(`natsRequest ${subject}: no reply within ${timeoutMs} ms`)), timeoutMs);
-    const finish = (result: Error | string): void => {
+    const timer = setTimeout(() => finish(new Error(`natsRequestMany ${subject}: ${payloads.length - answered} of ${payloads.length} unanswered after ${timeoutMs} ms`)), timeoutMs);
+    const finish = (err?: Error): void => {
       clearTimeout(timer);
       socket.destroy();
-      if (result instanceof Error) reject(result);
-      else resolve(result);
+      if (err) reject(err);
+      else resolve(replies as string[]);
     };
-    socket.on('error', (err) => finish(new Error(`natsRequest ${subject}: ${err.message}`)));
-    socket.on('close', () => finish(new Error(`natsRequest ${subject}: the server closed the connection`)));
+    socket.on('error', (err) => finish(new Error(`natsRequestMany ${subject}: ${err.message}`)));
+    socket.on('close', () => finish(new Error(`natsRequestMany ${subject}: the server closed the connection`)));
     socket.on('data', (chunk: Buffer) => {
       buf = Buffer.concat([buf, chunk]);
       for (;;) {
@@ -33,27 +43,44 @@ export function natsRequest(url: string, subject: string, payload: string, timeo
         if (eol < 0) return;
         const line = buf.subarray(0, eol).toString('utf8');
         if (line.startsWith('MSG ')) {
-          // MSG <subject> <sid> [reply] <bytes>
-          const size = Number(line.split(' ').at(-1));
+          // MSG <subject> <sid> [reply] <bytes>: the subject is <inbox>.<index>
+          const parts = line.split(' ');
+          const size = Number(parts.at(-1));
           if (buf.length < eol + 2 + size + 2) return; // the payload has not all arrived
-          finish(buf.subarray(eol + 2, eol + 2 + size).toString('utf8'));
-          return;
+          const i = Number(parts[1]!.slice(inbox.length + 1));
+          if (replies[i] === undefined) answered++;
+          replies[i] = buf.subarray(eol + 2, eol + 2 + size).toString('utf8');
+          buf = buf.subarray(eol + 2 + size + 2);
+          if (answered === payloads.length) {
+            finish();
+            return;
+          }
+          continue;
         }
         buf = buf.subarray(eol + 2);
         if (line.startsWith('INFO ') && !sent) {
           sent = true;
-          const body = Buffer.from(payload, 'utf8');
-          socket.write(`CONNECT {"verbose":false,"pedantic":false,"protocol":1}\r\nSUB ${inbox} 1\r\nPUB ${subject} ${inbox} ${body.length}\r\n`);
-          socket.write(Buffer.concat([body, Buffer.from('\r\n')]));
+          const out: Buffer[] = [Buffer.from(`CONNECT {"verbose":false,"pedantic":false,"protocol":1}\r\nSUB ${inbox}.* 1\r\n`)];
+          payloads.forEach((p, i) => {
+            const body = Buffer.from(p, 'utf8');
+            out.push(Buffer.from(`PUB ${subject} ${inbox}.${i} ${body.length}\r\n`), body, Buffer.from('\r\n'));
+          });
+          socket.write(Buffer.concat(out));
         } else if (line === 'PING') {
           socket.write('PONG\r\n');
         } else if (line.startsWith('-ERR')) {
-          finish(new Error(`natsRequest ${subject}: ${line}`));
+          finish(new Error(`natsRequestMany ${subject}: ${line}`));
           return;
         }
       }
     });
   });
+}
+
+/** Sends `payload` to `subject` on the server at `url` (`nats://host:port`); resolves with the reply's payload. */
+export async function natsRequest(url: string, subject: string, payload: string, timeoutMs = 10_000): Promise<string> {
+  const [reply] = await natsRequestMany(url, subject, [payload], timeoutMs);
+  return reply!;
 }
 
 /**
