@@ -6,6 +6,7 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import type { FleetOptions } from './fleet.js';
+import { serveCommands } from '../util/worker-commands.js';
 import { ClientGroup } from './node-clients.js';
 
 /** A command from the fleet to a worker. */
@@ -18,24 +19,10 @@ const port = parentPort;
 if (port) {
   const opts = workerData as FleetOptions;
   const group = new ClientGroup(opts);
-  const deadline = setTimeout(() => process.exit(3), opts.maxSeconds * 1000);
-  deadline.unref();
-  port.on('message', (m: WorkerCommand) => {
-    const answer = async (): Promise<unknown> => {
-      if (m.cmd === 'connect') return group.connect(m.first, m.count);
-      if (m.cmd === 'report') return group.report();
-      await group.stop();
-      return null;
-    };
-    answer().then(
-      (result) => {
-        port.postMessage({ id: m.id, result });
-        if (m.cmd === 'stop') {
-          clearTimeout(deadline);
-          port.close();
-        }
-      },
-      (err: unknown) => port.postMessage({ id: m.id, error: String(err) }),
-    );
+  serveCommands<WorkerCommand>(port, opts.maxSeconds, async (m) => {
+    if (m.cmd === 'connect') return group.connect(m.first, m.count);
+    if (m.cmd === 'report') return group.report();
+    await group.stop();
+    return null;
   });
 }

@@ -6,6 +6,7 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { leftResolver, type GroupCommand, type GroupOptions } from './view-group.js';
+import { serveCommands } from '../util/worker-commands.js';
 import { ViewUsers } from './view-users.js';
 
 const port = parentPort;
@@ -13,35 +14,21 @@ if (port) {
   const { opts, maxSeconds } = workerData as { opts: GroupOptions; maxSeconds: number };
   const { left, engine: _engine, threads: _threads, ...rest } = opts;
   const users = new ViewUsers({ ...rest, ...(left ? { leftPublishedMs: leftResolver(left) } : {}) });
-  const deadline = setTimeout(() => process.exit(3), maxSeconds * 1000);
-  deadline.unref();
-  port.on('message', (m: GroupCommand) => {
-    const answer = async (): Promise<unknown> => {
-      switch (m.cmd) {
-        case 'openView':
-          return users.openView(m.index, m.token, m.spec);
-        case 'closeUser':
-          users.closeUser(m.index);
-          return null;
-        case 'closeAll':
-          await users.closeAll();
-          return null;
-        case 'take':
-          return users.take();
-        case 'stop':
-          await users.stop();
-          return null;
-      }
-    };
-    answer().then(
-      (result) => {
-        port.postMessage({ id: m.id, result });
-        if (m.cmd === 'stop') {
-          clearTimeout(deadline);
-          port.close();
-        }
-      },
-      (err: unknown) => port.postMessage({ id: m.id, error: String(err) }),
-    );
+  serveCommands<GroupCommand>(port, maxSeconds, async (m) => {
+    switch (m.cmd) {
+      case 'openView':
+        return users.openView(m.index, m.token, m.spec);
+      case 'closeUser':
+        users.closeUser(m.index);
+        return null;
+      case 'closeAll':
+        await users.closeAll();
+        return null;
+      case 'take':
+        return users.take();
+      case 'stop':
+        await users.stop();
+        return null;
+    }
   });
 }

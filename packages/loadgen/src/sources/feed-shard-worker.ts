@@ -8,6 +8,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { blotterShard } from '../presets/blotter-feed.js';
 import { LoadgenError } from '../util/errors.js';
+import { serveCommands } from '../util/worker-commands.js';
 import { anchoredClock, ShardHost, type ShardCommand, type ShardReply, type ShardScriptFactory, type ShardWorkerData } from './feed-shards.js';
 
 /** The scripts a shard worker can run, by name. */
@@ -17,13 +18,13 @@ const port = parentPort;
 if (port) {
   const data = workerData as ShardWorkerData;
   const clock = anchoredClock(data.anchor);
-  const deadline = setTimeout(() => process.exit(3), data.maxSeconds * 1000);
-  deadline.unref();
   let host: ShardHost | undefined;
   let watch: ReturnType<typeof setInterval> | undefined;
   const send = (m: ShardReply): void => port.postMessage(m);
-  port.on('message', (m: ShardCommand) => {
-    const answer = async (): Promise<unknown> => {
+  serveCommands<ShardCommand>(
+    port,
+    data.maxSeconds,
+    async (m) => {
       if (m.cmd === 'connect') {
         const factory = SHARD_SCRIPTS[data.script];
         if (!factory) throw new LoadgenError('BAD_ARGUMENT', `unknown source shard script ${data.script}`);
@@ -39,17 +40,7 @@ if (port) {
       }
       if (!host) throw new LoadgenError('NATIVE_FAILED', `source shard ${data.shard} is not connected`);
       return host.handle(m.cmd, m.arg);
-    };
-    answer().then(
-      (result) => {
-        send({ id: m.id, result });
-        if (m.cmd === 'stop') {
-          clearInterval(watch);
-          clearTimeout(deadline);
-          port.close();
-        }
-      },
-      (err: unknown) => send({ id: m.id, error: err instanceof Error ? err.message : String(err), code: err instanceof LoadgenError ? err.code : 'NATIVE_FAILED' }),
-    );
-  });
+    },
+    () => clearInterval(watch),
+  );
 }
