@@ -180,6 +180,19 @@ fn orders_on_either_node_are_acked_once_and_every_node_shows_them() {
 /// Submits on `rig` until one is answered `order.ack` (a new client id per try: a refused try
 /// may still have been stored); returns the acked (cid, id) and every try's cid.
 fn submit_until_acked(rig: &mut Rig, sid: u32, req: &mut u32, tag: &str) -> (String, u64) {
+    submit_until_acked_or_report(rig, sid, req, tag, String::new)
+}
+
+/// `submit_until_acked`; when nothing is acked in time the failure says what `rig` last got, its
+/// cluster counters (leader, provisional lease, applied seq, publish failures) and `report()`
+/// (the other nodes' counters, the NATS servers' view of the streams).
+fn submit_until_acked_or_report(
+    rig: &mut Rig,
+    sid: u32,
+    req: &mut u32,
+    tag: &str,
+    report: impl Fn() -> String,
+) -> (String, u64) {
     let deadline = Instant::now() + CLUSTER_WAIT;
     loop {
         *req += 1;
@@ -193,8 +206,27 @@ fn submit_until_acked(rig: &mut Rig, sid: u32, req: &mut u32, tag: &str) -> (Str
             m["code"], "UNAVAILABLE",
             "only UNAVAILABLE while the cluster recovers: {m}"
         );
-        assert!(Instant::now() < deadline, "no order acked within {CLUSTER_WAIT:?}");
+        assert!(
+            Instant::now() < deadline,
+            "no order acked within {CLUSTER_WAIT:?}; the last reply: {m}\nthis node: {}\n{}",
+            cluster_counters(rig),
+            report()
+        );
     }
+}
+
+/// A node's cluster order counters, for a failure message.
+fn cluster_counters(r: &Rig) -> String {
+    let s = r.engine.stats();
+    format!(
+        "leader {} lease_provisional {} stream_seq {} forwarded {} publish_failures {} batches_in_flight {}",
+        s.order_leader,
+        s.order_lease_provisional,
+        s.order_stream_seq,
+        s.orders_forwarded,
+        s.order_publish_failures,
+        s.order_batches_in_flight
+    )
 }
 
 /// Every acked order is in `r`'s blotter of `user`, and the blotter holds ids 1..=n without a gap
@@ -347,9 +379,11 @@ fn without_a_quorum_orders_are_refused_and_accepted_again_after() {
     nats.restart(1);
     nats.restart(2);
     nats.wait_ready(CLUSTER_WAIT);
-    let (cid, id) = submit_until_acked(&mut b, sb, &mut req, "after-b");
+    let monitor = nats.monitor();
+    let report = |other: &Rig| format!("other node: {}\n{}", cluster_counters(other), monitor.streams());
+    let (cid, id) = submit_until_acked_or_report(&mut b, sb, &mut req, "after-b", || report(&a));
     acked.insert(cid, id);
-    let (cid, id) = submit_until_acked(&mut a, sa, &mut req, "after-a");
+    let (cid, id) = submit_until_acked_or_report(&mut a, sa, &mut req, "after-a", || report(&b));
     acked.insert(cid, id);
     check_complete(&a, "dave", &acked);
     check_complete(&b, "dave", &acked);

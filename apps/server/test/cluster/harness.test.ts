@@ -1,5 +1,6 @@
 /**
- * The cluster test harness itself: a 3-server NATS JetStream cluster comes up healthy, an R3
+ * The cluster test harness itself: a 3-server NATS JetStream cluster comes up healthy (a cluster
+ * whose servers exit while starting is started again on new ports, at most 3 times), an R3
  * stream gets a leader, killing that leader's server elects another that takes writes, the killed
  * server rejoins and catches up; and Tidewire nodes started with `--cluster` against it boot, say
  * so in their log (`cluster.mode`), and accept each other's tokens.
@@ -40,6 +41,19 @@ describe.runIf(natsAvailable())('cluster test harness', () => {
     await nats.restart(killed);
     await waitForAsync(async () => (await nats.streamOn(killed, 'HARNESS'))?.lastSeq === 2, 'the restarted server to hold seq 2', 60_000);
   }, 180_000);
+
+  it('gives up a cluster whose servers exit while starting after 3 starts, each on new ports', async () => {
+    // a cluster name with a space is a config parse error: every server exits at once
+    const failed = await NatsCluster.start({ clusterName: 'tw test' }).then(() => undefined, (e: unknown) => e as Error);
+    expect(failed?.message).toMatch(/^nats cluster did not start in 3 attempts:/);
+    const attempts = failed!.message.split('\n').filter((l) => /^attempt \d: /.test(l));
+    expect(attempts.map((l) => l.slice(0, 10))).toEqual(['attempt 1:', 'attempt 2:', 'attempt 3:']);
+    for (const a of attempts) expect(a).toMatch(/nats-server n\d exited while starting/);
+    expect(failed!.message).toContain('Parse error');
+    // each attempt chose its own ports: the logs named in the attempts are in 3 different directories
+    const dirs = new Set(attempts.map((l) => /log: (.*)\/n\d\.log/.exec(l)?.[1]));
+    expect(dirs.size).toBe(3);
+  }, 60_000);
 
   it.runIf(mainBuilt())('starts Tidewire nodes with --cluster: cluster mode logged, tokens valid on every node', async () => {
     const nats = await NatsCluster.start();

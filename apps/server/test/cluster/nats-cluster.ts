@@ -9,7 +9,7 @@
  */
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -78,6 +78,9 @@ const clusters = new Set<NatsCluster>();
 /** Default bound of the waits here, ms: a cold JetStream cluster elects its meta leader in seconds. */
 const READY_MS = 60_000;
 
+/** Starts of a cluster tried (each on new ports) before `NatsCluster.start` gives up. */
+const START_ATTEMPTS = 3;
+
 /** A NATS JetStream cluster of real processes; `stop()` kills them and removes the directory. */
 export class NatsCluster {
   readonly servers: readonly NatsServer[];
@@ -90,8 +93,26 @@ export class NatsCluster {
     this.exits = servers.map(() => undefined);
   }
 
-  /** Writes the configs, starts every server and waits (bounded) until each is healthy. */
+  /**
+   * Writes the configs, starts every server and waits (bounded) until each is healthy. A server
+   * that exits while starting (a port taken between choosing it and binding it, by another test's
+   * server or an outgoing connection) fails the attempt at once; the cluster is then started again
+   * on new ports and a new directory, at most `START_ATTEMPTS` times (like tests/nats_util).
+   */
   static async start(options: { size?: number; clusterName?: string; readyTimeoutMs?: number } = {}): Promise<NatsCluster> {
+    const failures: string[] = [];
+    for (let attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
+      try {
+        return await NatsCluster.tryStart(options);
+      } catch (err) {
+        failures.push(`attempt ${attempt}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    throw new Error(`nats cluster did not start in ${START_ATTEMPTS} attempts:\n${failures.join('\n')}`);
+  }
+
+  /** One start: new ports (distinct within the cluster), a new directory; stopped again on failure. */
+  private static async tryStart(options: { size?: number; clusterName?: string; readyTimeoutMs?: number }): Promise<NatsCluster> {
     const size = options.size ?? 3;
     const dir = mkdtempSync(path.join(tmpdir(), 'tidewire-nats-'));
     const servers: NatsServer[] = [];
@@ -124,8 +145,10 @@ export class NatsCluster {
       for (let i = 0; i < size; i++) cluster.spawn(i);
       await cluster.waitHealthy(options.readyTimeoutMs ?? READY_MS);
     } catch (err) {
+      // the log's end says why (e.g. "address already in use"); read before stop() removes it
+      const why = `${err instanceof Error ? err.message : String(err)}${cluster.logTails()}`;
       await cluster.stop();
-      throw err;
+      throw new Error(why);
     }
     return cluster;
   }
@@ -226,6 +249,20 @@ export class NatsCluster {
   /** The JetStream meta leader as running server `i` sees it. */
   async metaLeader(i: number): Promise<string | undefined> {
     return ((await this.monitor(i, '/jsz')) as Jsz | undefined)?.meta_cluster?.leader;
+  }
+
+  /** The last lines of each server's log that has any, one block per server (for start errors). */
+  private logTails(): string {
+    return this.servers.map((s) => {
+      let log = '';
+      try {
+        log = readFileSync(s.logPath, 'utf8');
+      } catch {
+        return ''; // never written: the server did not start
+      }
+      const tail = log.trimEnd().split('\n').slice(-5).join('\n');
+      return tail === '' ? '' : `\nnats-server ${s.name} log ends:\n${tail}`;
+    }).join('');
   }
 
   /** Kills every server and removes the directory (stores, configs, logs). */

@@ -34,6 +34,7 @@ use tokio::sync::{mpsc, watch};
 use super::batch;
 use super::batch_meter::BatchMeter;
 use super::lease::{self, Lease};
+use super::verdict::{stale_refusal, Delivered};
 use super::{ClusterError, Link};
 use crate::error::ErrorCode;
 use crate::order_book::{OrderReject, RejectField, RejectRule, Side, TimeInForce};
@@ -494,6 +495,7 @@ pub fn start(link: &Arc<Link>, to_engine: ToEngine) -> Result<DeskLink, ClusterE
     let timeout = link.config().request_timeout;
     let group_end = Arc::new(OnceLock::new());
     let reach = Arc::new(TermReach::default());
+    let delivered = Arc::new(Delivered::default());
     h.spawn(publisher(
         js.clone(),
         publish_rx,
@@ -501,12 +503,14 @@ pub fn start(link: &Arc<Link>, to_engine: ToEngine) -> Result<DeskLink, ClusterE
         timeout,
         Arc::clone(&group_end),
         Arc::clone(&reach),
+        Arc::clone(&delivered),
     ));
     h.spawn(consumer(
         js.clone(),
         names.clone(),
         Arc::clone(&to_engine),
         active_rx.clone(),
+        delivered,
     ));
     h.spawn(election(
         js.clone(),
@@ -558,6 +562,8 @@ struct Sent {
     events: usize,
     /// The first send: the publish's deadline is this plus the request timeout.
     at: Instant,
+    /// The last seq the consumer had delivered at the first send (`verdict.rs`).
+    seen: u64,
 }
 
 impl Sent {
@@ -589,7 +595,9 @@ fn retry_publish(kind: PublishErrorKind, elapsed: Duration, timeout: Duration) -
 /// of each message's events, then the group end. A message nobody answered for (the stream is
 /// electing a leader) is sent again every `RETRY` until `timeout` after its first send, before
 /// the acks of the later ones are read, so an order arriving during a stream leader election
-/// waits for the new leader instead of being refused.
+/// waits for the new leader instead of being refused. A "wrong last sequence" refusal that
+/// cannot be true (a stale stream leader's, `verdict.rs`) is not taken: the message the consumer
+/// delivers at the fenced seq decides, within the same timeout.
 async fn publisher(
     js: jetstream::Context,
     mut rx: mpsc::UnboundedReceiver<PublishReq>,
@@ -597,6 +605,7 @@ async fn publisher(
     timeout: Duration,
     group_end: Arc<OnceLock<GroupEnd>>,
     reach: Arc<TermReach>,
+    delivered: Arc<Delivered>,
 ) {
     type Pending = (
         Result<jetstream::context::PublishAckFuture, String>,
@@ -606,6 +615,7 @@ async fn publisher(
     let (acks_tx, mut acks_rx) = mpsc::unbounded_channel::<Pending>();
     let resend = js.clone();
     let failures = Arc::clone(&stats);
+    let seen = Arc::clone(&delivered);
     let acker = tokio::spawn(async move {
         while let Some((mut attempt, sent, dones)) = acks_rx.recv().await {
             let result = loop {
@@ -614,6 +624,14 @@ async fn publisher(
                 let (kind, why) = match attempt {
                     Ok(fut) => match tokio::time::timeout(left, std::future::IntoFuture::into_future(fut)).await {
                         Ok(Ok(ack)) => break Ok(ack.sequence),
+                        Ok(Err(e)) if stale(&e, sent.seen) => {
+                            let fenced_for = sent.last_seq + 1;
+                            break match delivered.wait(fenced_for, &sent.subject, sent.at + timeout).await {
+                                Some(true) => Ok(fenced_for),
+                                Some(false) => Err(describe(e.kind(), &e)),
+                                None => Err(describe(PublishErrorKind::TimedOut, &"")),
+                            };
+                        }
                         Ok(Err(e)) => (e.kind(), describe(e.kind(), &e)),
                         Err(_) => break Err(describe(PublishErrorKind::TimedOut, &"")),
                     },
@@ -658,6 +676,7 @@ async fn publisher(
             body: Bytes::from(m.body),
             events: m.events,
             at: Instant::now(),
+            seen: seen.last(),
         };
         let attempt = js
             .send_publish(sent.subject.to_string(), sent.message())
@@ -670,6 +689,13 @@ async fn publisher(
     }
     drop(acks_tx);
     let _ = acker.await;
+}
+
+/// Whether publish error `e` is a "wrong last sequence" refusal naming a last seq below `seen`
+/// (`verdict.rs`): the server's text is in the error's source.
+fn stale(e: &jetstream::context::PublishError, seen: u64) -> bool {
+    e.kind() == PublishErrorKind::WrongLastSequence
+        && std::error::Error::source(e).is_some_and(|s| stale_refusal(&s.to_string(), seen))
 }
 
 fn describe(kind: PublishErrorKind, e: &dyn std::fmt::Display) -> String {
@@ -688,7 +714,13 @@ fn describe(kind: PublishErrorKind, e: &dyn std::fmt::Display) -> String {
 /// Tells the engine thread the stream's last seq at start (`StreamHead`), then delivers the stream
 /// in seq order from seq 1, through an ordered push consumer recreated from the last delivered
 /// seq + 1 whenever it fails.
-async fn consumer(js: jetstream::Context, names: Names, to_engine: ToEngine, mut stop: watch::Receiver<bool>) {
+async fn consumer(
+    js: jetstream::Context,
+    names: Names,
+    to_engine: ToEngine,
+    mut stop: watch::Receiver<bool>,
+    shared: Arc<Delivered>,
+) {
     // How far the stream reached at start: the desk attaches a gateway once it applied that much.
     let head = loop {
         if let Some(last) = stream_last_seq(&js, &names).await {
@@ -753,6 +785,7 @@ async fn consumer(js: jetstream::Context, names: Names, to_engine: ToEngine, mut
                     break;
                 } else {
                     delivered = seq;
+                    shared.delivered(seq, m.subject.as_str());
                     batch.push(StreamEvent {
                         seq,
                         events: stream_events(&names, &m),

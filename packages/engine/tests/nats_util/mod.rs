@@ -153,6 +153,13 @@ impl NatsCluster {
         Self::spawn(&mut self.servers[i]);
     }
 
+    /// The monitor endpoints of the servers (`Monitor::streams` for a failure message).
+    pub fn monitor(&self) -> Monitor {
+        Monitor {
+            servers: self.servers.iter().map(|s| (s.name.clone(), s.monitor_port)).collect(),
+        }
+    }
+
     /// Index of the server named `name`.
     pub fn index_of(&self, name: &str) -> Option<usize> {
         self.servers.iter().position(|s| s.name == name)
@@ -195,20 +202,57 @@ impl NatsCluster {
     }
 }
 
+/// The servers' monitor endpoints (cheap to clone; usable while the cluster is borrowed).
+#[derive(Debug, Clone)]
+pub struct Monitor {
+    servers: Vec<(String, u16)>,
+}
+
+impl Monitor {
+    /// Each server's view of the JetStream meta leader and of every stream (its leader and last
+    /// seq, `/jsz`): two servers naming different leaders, or one a leader whose last seq is
+    /// behind the others', is a raft group still electing or a stale leader.
+    pub fn streams(&self) -> String {
+        let mut out = String::new();
+        for (name, port) in &self.servers {
+            let body = http_get(*port, "/jsz?streams=true&config=false&consumers=false").unwrap_or_default();
+            let view: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+            out.push_str(&format!(
+                "nats-server {name}: meta leader {}",
+                view["meta_cluster"]["leader"]
+            ));
+            let streams = view["account_details"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|a| a["stream_detail"].as_array().into_iter().flatten());
+            for st in streams {
+                out.push_str(&format!(
+                    "; {} leader {} last_seq {}",
+                    st["name"], st["cluster"]["leader"], st["state"]["last_seq"]
+                ));
+            }
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// The body of GET `path` on a monitor port (`None`: no answer within 2 s).
+fn http_get(port: u16, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    let req = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+    s.write_all(req.as_bytes()).ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    text.split_once("\r\n\r\n").map(|(_, body)| body.to_owned())
+}
+
 /// GET /healthz on the monitor port: `{"status":"ok"}` once the server (and JetStream) is up.
 fn healthz(port: u16) -> bool {
-    use std::io::{Read, Write};
-    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
-    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-    let req = format!("GET /healthz HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n");
-    if s.write_all(req.as_bytes()).is_err() {
-        return false;
-    }
-    let mut body = String::new();
-    let _ = s.read_to_string(&mut body);
-    body.contains("\"ok\"")
+    http_get(port, "/healthz").is_some_and(|body| body.contains("\"ok\""))
 }
 
 impl Drop for NatsCluster {
