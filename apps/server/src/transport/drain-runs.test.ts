@@ -68,6 +68,16 @@ describe('DrainRuns', () => {
     runs.group(indexOf([1, 2]), 0, () => a);
     expect(runs.owners).toEqual([]);
   });
+
+  it('tells a session with exactly one entry in the drain from one with several, in one run or more', () => {
+    const owners = new Map([1, 2, 3, 4].map((sid) => [sid, owner(sid)]));
+    const runs = new DrainRuns<Owner>();
+    group(runs, indexOf([1, 2, 2, 3, 4, 3]), (sid) => owners.get(sid));
+    expect(runs.owners.map((o) => [o.sid, runs.single(o)])).toEqual([[1, true], [2, false], [3, false], [4, true]]);
+    // the next drain decides afresh
+    group(runs, indexOf([2, 1, 1]), (sid) => owners.get(sid));
+    expect(runs.owners.map((o) => [o.sid, runs.single(o)])).toEqual([[2, true], [1, false]]);
+  });
 });
 
 describe('FrameScratch', () => {

@@ -108,6 +108,12 @@ export class DrainRuns<T extends RunOwner> {
     }
   }
 
+  /** true when `owner` (one of `owners`) has exactly one entry in the current drain. */
+  single(owner: T): boolean {
+    const r = owner.firstRun;
+    return this.runNext[r] === -1 && this.runEnd[r]! - this.runStart[r]! === INDEX_STRIDE;
+  }
+
   private grow(): void {
     const n = this.runStart.length * 2;
     const start = new Uint32Array(n);
