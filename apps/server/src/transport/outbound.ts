@@ -15,7 +15,7 @@ import { log } from '../log.js';
 import type { TransportMetrics } from '../metrics/transport-metrics.js';
 import type { Clock } from '../session/clock.js';
 import type { Conn, ConnTable } from './connection.js';
-import { DrainBuffers, DrainRuns, DrainSamples, FrameScratch, INDEX_STRIDE } from './drain-runs.js';
+import { DrainBuffers, DrainRuns, DrainSamples, INDEX_STRIDE } from './drain-runs.js';
 
 /**
  * Drains one `flush` takes before it yields to the event loop (socket reads, timers) and comes
@@ -68,7 +68,6 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
   // The session `flush` is sending, read by `sendRuns` inside `ws.cork` (one function for every
   // session: no closure per session per drain).
   const runs = new DrainRuns<Conn>();
-  const scratch = new FrameScratch();
   const samples = new DrainSamples();
   const bufs = new DrainBuffers();
   const liveConn = (sid: number): Conn | undefined => conns.live(sid);
@@ -82,7 +81,7 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
 
   /**
    * Sends every run of `runConn` in this drain (in its cork, or alone for a lone frame): each
-   * frame goes through the reused FrameScratch (no object per frame); a close entry
+   * frame goes through the scratch of `DrainBuffers.frame` (no object per frame); a close entry
    * closes the socket with its reason and ends the session's frames. Every frame sent is counted
    * with its messages; the ones with latency samples are noted for after the write.
    */
@@ -102,7 +101,7 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
           conn.port.close(closeCode, reason);
           continue;
         }
-        afterSend(ws, conn, ws.send(scratch.frame(data, offset, length), false));
+        afterSend(ws, conn, ws.send(bufs.frame(offset, length), false));
         metrics.sent(meter, length, index[k + 4]!);
         const entry = k / INDEX_STRIDE - 1;
         if (samples.has(entry)) {
