@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DrainBuffers, DrainRuns, DrainSamples, FrameScratch, INDEX_STRIDE, SCRATCH_MAX_BYTES, type RunOwner } from './drain-runs.js';
+import { DrainBuffers, DrainRuns, DrainSamples, INDEX_STRIDE, SCRATCH_MAX_BYTES, type RunOwner } from './drain-runs.js';
 
 interface Owner extends RunOwner {
   sid: number;
@@ -68,37 +68,66 @@ describe('DrainRuns', () => {
     runs.group(indexOf([1, 2]), 0, () => a);
     expect(runs.owners).toEqual([]);
   });
+
+  it('tells a session with exactly one entry in the drain from one with several, in one run or more', () => {
+    const owners = new Map([1, 2, 3, 4].map((sid) => [sid, owner(sid)]));
+    const runs = new DrainRuns<Owner>();
+    group(runs, indexOf([1, 2, 2, 3, 4, 3]), (sid) => owners.get(sid));
+    expect(runs.owners.map((o) => [o.sid, runs.single(o)])).toEqual([[1, true], [2, false], [3, false], [4, true]]);
+    // the next drain decides afresh
+    group(runs, indexOf([2, 1, 1]), (sid) => owners.get(sid));
+    expect(runs.owners.map((o) => [o.sid, runs.single(o)])).toEqual([[2, true], [1, false]]);
+  });
 });
 
-describe('FrameScratch', () => {
-  const drain = Buffer.from(Array.from({ length: 3 * SCRATCH_MAX_BYTES }, (_, i) => (i * 7 + 3) & 0xff));
+describe('DrainBuffers.frame', () => {
+  /** Buffers whose drain data holds a byte pattern (what the engine would have written). */
+  const filled = (): DrainBuffers => {
+    const bufs = new DrainBuffers();
+    bufs.data.set(Array.from({ length: bufs.data.length }, (_, i) => (i * 7 + 3) & 0xff));
+    return bufs;
+  };
   const bytesOf = (v: Uint8Array): number[] => Array.from(v);
 
   it('returns exactly the frame bytes, for every length up to the scratch size and past it', () => {
-    const scratch = new FrameScratch();
-    for (const [offset, length] of [[0, 0], [5, 1], [17, 100], [1, SCRATCH_MAX_BYTES], [3, SCRATCH_MAX_BYTES + 1], [2, 2 * SCRATCH_MAX_BYTES]] as const) {
-      expect(bytesOf(scratch.frame(drain, offset, length))).toEqual(bytesOf(drain.subarray(offset, offset + length)));
+    const bufs = filled();
+    const copy = Buffer.from(bufs.data);
+    for (const [offset, length] of [[0, 0], [5, 1], [17, 100], [1, SCRATCH_MAX_BYTES], [3, SCRATCH_MAX_BYTES + 1], [2, 2 * SCRATCH_MAX_BYTES], [bufs.data.length - 9, 9]] as const) {
+      expect(bytesOf(bufs.frame(offset, length))).toEqual(bytesOf(copy.subarray(offset, offset + length)));
     }
+    // the scratch is not part of the drain: the drain's bytes are untouched
+    expect(bufs.data.equals(copy)).toBe(true);
   });
 
   it('reuses one view per length (no object per frame) and overwrites it with the next frame', () => {
-    const scratch = new FrameScratch();
-    const a = scratch.frame(drain, 10, 64);
+    const bufs = filled();
+    const a = bufs.frame(10, 64);
     const first = bytesOf(a);
-    const b = scratch.frame(drain, 500, 64);
+    const b = bufs.frame(500, 64);
     expect(b).toBe(a);
-    expect(bytesOf(b)).toEqual(bytesOf(drain.subarray(500, 564)));
+    expect(bytesOf(b)).toEqual(bytesOf(bufs.data.subarray(500, 564)));
     expect(bytesOf(b)).not.toEqual(first);
     // a frame past the scratch size is a view of the drain itself (no copy)
-    const big = scratch.frame(drain, 7, SCRATCH_MAX_BYTES + 10);
-    expect(big.buffer).toBe(drain.buffer);
-    expect(big.byteOffset).toBe(drain.byteOffset + 7);
+    const big = bufs.frame(7, SCRATCH_MAX_BYTES + 10);
+    expect(big.buffer).toBe(bufs.data.buffer);
+    expect(big.byteOffset).toBe(bufs.data.byteOffset + 7);
+  });
+
+  it('copies from the new data once the buffers grew', () => {
+    const bufs = new DrainBuffers();
+    bufs.frame(0, 8);
+    bufs.index.set([1, 0, bufs.data.length * 3]);
+    bufs.grow();
+    bufs.data.fill(9, 0, 8);
+    bufs.data.fill(5, bufs.data.length - 8);
+    expect(bytesOf(bufs.frame(0, 8))).toEqual(new Array(8).fill(9));
+    expect(bytesOf(bufs.frame(bufs.data.length - 8, 8))).toEqual(new Array(8).fill(5));
   });
 
   it('throws a RangeError for a range outside the drain', () => {
-    const scratch = new FrameScratch();
-    expect(() => scratch.frame(drain, drain.length - 3, 4)).toThrow(RangeError);
-    expect(() => scratch.frame(drain, -1, 4)).toThrow(RangeError);
+    const bufs = new DrainBuffers();
+    expect(() => bufs.frame(bufs.data.length - 3, 4)).toThrow(RangeError);
+    expect(() => bufs.frame(-1, 4)).toThrow(RangeError);
   });
 });
 

@@ -1,9 +1,9 @@
 /**
  * The outbound side of one transport: what the engine has ready for this worker's sessions goes
- * out through `flush` (drains into reused buffers, each grouped by session, one cork per session
- * per drain), replies the handlers build go out through each connection's port, and every
- * `ws.send` result feeds the session's back pressure (block it in the engine, or close a slow
- * consumer).
+ * out through `flush` (drains into reused buffers, each grouped by session, one write per
+ * session per drain), replies the handlers build go out through each connection's port, and
+ * every `ws.send` result feeds the session's back pressure (block it in the engine, or close a
+ * slow consumer).
  */
 
 import { CloseCodes, encodeServerFrame, type ServerMessage } from '@tidewire/protocol';
@@ -15,7 +15,7 @@ import { log } from '../log.js';
 import type { TransportMetrics } from '../metrics/transport-metrics.js';
 import type { Clock } from '../session/clock.js';
 import type { Conn, ConnTable } from './connection.js';
-import { DrainBuffers, DrainRuns, DrainSamples, FrameScratch, INDEX_STRIDE } from './drain-runs.js';
+import { DrainBuffers, DrainRuns, DrainSamples, INDEX_STRIDE } from './drain-runs.js';
 
 /**
  * Drains one `flush` takes before it yields to the event loop (socket reads, timers) and comes
@@ -68,7 +68,6 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
   // The session `flush` is sending, read by `sendRuns` inside `ws.cork` (one function for every
   // session: no closure per session per drain).
   const runs = new DrainRuns<Conn>();
-  const scratch = new FrameScratch();
   const samples = new DrainSamples();
   const bufs = new DrainBuffers();
   const liveConn = (sid: number): Conn | undefined => conns.live(sid);
@@ -81,10 +80,10 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
   let stopped = false;
 
   /**
-   * Sends every run of `runConn` in this drain (called in its cork): each frame goes through the
-   * reused FrameScratch (no object per frame); a close entry closes the socket with its reason
-   * and ends the session's frames. Every frame sent is counted with its messages; the ones with
-   * latency samples are noted for after the cork.
+   * Sends every run of `runConn` in this drain (in its cork, or alone for a lone frame): each
+   * frame goes through the scratch of `DrainBuffers.frame` (no object per frame); a close entry
+   * closes the socket with its reason and ends the session's frames. Every frame sent is counted
+   * with its messages; the ones with latency samples are noted for after the write.
    */
   function sendRuns(): void {
     const conn = runConn!;
@@ -102,7 +101,7 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
           conn.port.close(closeCode, reason);
           continue;
         }
-        afterSend(ws, conn, ws.send(scratch.frame(data, offset, length), false));
+        afterSend(ws, conn, ws.send(bufs.frame(offset, length), false));
         metrics.sent(meter, length, index[k + 4]!);
         const entry = k / INDEX_STRIDE - 1;
         if (samples.has(entry)) {
@@ -134,8 +133,9 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
   /**
    * Sends the `entries` entries of the drain in `bufs`. Per frame: a copy into the scratch
    * buffer, one `ws.send` and a counter, no allocation; per session: one Map lookup per run of
-   * its frames and one cork (one write syscall) for all of them; the latency samples of the
-   * frames sent are measured against one clock reading taken after the cork.
+   * its frames and one write syscall for all of them (a `ws.cork` when it has several; uWS corks
+   * a lone `ws.send` itself); the latency samples of the frames sent are measured against one
+   * clock reading taken after the write.
    */
   function sendDrain(entries: number): void {
     runs.group(bufs.index, entries, liveConn);
@@ -148,8 +148,11 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
       try {
         runConn = conn;
         sampledCount = 0;
-        conn.ws.cork(sendRuns);
-        // after the cork: the frames were written (or buffered) when it returned
+        // uWS corks a lone send itself (one write): a session with one frame in this drain skips
+        // the ws.cork crossing and its call back into JS
+        if (runs.single(conn)) sendRuns();
+        else conn.ws.cork(sendRuns);
+        // after the write: the frames were written (or buffered) when send / cork returned
         if (sampledCount > 0) {
           const sentAt = clock.now();
           for (let n = 0; n < sampledCount; n++) samples.each(sampled[n]!, sentAt, metrics);
