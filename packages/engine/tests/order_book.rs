@@ -257,6 +257,7 @@ fn invalid_transitions_are_refused_and_change_nothing() {
         quantity: 1,
         price: None,
         time_in_force: TimeInForce::Gtc,
+        acknowledged: false,
     };
     assert_eq!(b.apply(&again).unwrap_err().state, "exists", "order ids are gap-free");
     // Rejected only from New/Acknowledged.
@@ -520,7 +521,7 @@ fn simulator_sell_side_market_ioc_and_no_market() {
 
 #[test]
 fn events_round_trip_and_bad_bodies_are_typed_errors() {
-    let evs = vec![
+    let mut evs = vec![
         OrderEvent::Accepted {
             order_id: 7,
             ts: 1_700_000_000_000,
@@ -531,6 +532,7 @@ fn events_round_trip_and_bad_bodies_are_typed_errors() {
             quantity: 5,
             price: Some(1.2345),
             time_in_force: TimeInForce::Gtc,
+            acknowledged: false,
         },
         OrderEvent::Acknowledged { order_id: 7, ts: 2 },
         OrderEvent::Filled {
@@ -556,6 +558,25 @@ fn events_round_trip_and_bad_bodies_are_typed_errors() {
             reason: "no market".into(),
         },
     ];
+    // The accept acknowledged by the same entry: kind 7, else the bytes of a plain accept.
+    let mut both = evs[0].clone();
+    if let OrderEvent::Accepted { acknowledged, .. } = &mut both {
+        *acknowledged = true;
+    }
+    let (plain, one) = (evs[0].encode(), both.encode());
+    assert_eq!((plain[1], one[1]), (1, 7));
+    assert_eq!((&plain[..1], &plain[2..]), (&one[..1], &one[2..]));
+    let mut split = both.clone();
+    assert_eq!(
+        split.split_acknowledgement(),
+        Some(OrderEvent::Acknowledged {
+            order_id: 7,
+            ts: 1_700_000_000_000
+        })
+    );
+    assert_eq!(split, evs[0], "left a plain accept");
+    assert_eq!(split.clone().split_acknowledgement(), None);
+    evs.push(both);
     for ev in &evs {
         let bytes = ev.encode();
         assert_eq!(&OrderEvent::decode(&bytes).unwrap(), ev);
@@ -594,9 +615,20 @@ fn rebuild_from_the_journal_reaches_the_same_state() {
                 if i % 5 == 0 { None } else { Some(1.1001) },
             )
         };
-        let mut evs = vec![live.submit(&r, &cat, i as u64).unwrap()];
+        // Both journal forms, mixed: an accept and its acknowledgement as two entries, or as one.
+        let mut evs = if i % 3 == 0 {
+            let ev = live.submit(&r, &cat, i as u64).unwrap();
+            let ack = live.acknowledge(ev.order_id(), i as u64).unwrap();
+            vec![ev, ack]
+        } else {
+            let checked = live.check_submit(&r, &cat).unwrap();
+            vec![live.accept_checked(r, checked, i as u64, true).unwrap()]
+        };
         let id = evs[0].order_id();
-        evs.push(live.acknowledge(id, i as u64).unwrap());
+        assert_eq!(
+            live.get(id).map(|o| (o.status, o.version)),
+            Some((OrderStatus::Acknowledged, 2))
+        );
         for _ in 0..i % 4 {
             evs.extend(live.execute(id, &q, &mut sim, i as u64));
         }

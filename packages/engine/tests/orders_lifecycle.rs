@@ -212,7 +212,7 @@ fn blotter_lists_trades_newest_first_and_filters_in_progress() {
         submit_resting(&rig, sid, i as u32 + 1, cid);
         assert_eq!(rig.reply(sid, i as u32 + 1)["type"], "order.ack");
     }
-    rig.until("records published", |e| e.stats().journal_durable_seq >= 6);
+    rig.until("records published", |e| e.stats().journal_durable_seq >= 3);
     view_blotter(&rig, sid, 10, "alice", "", 10);
     let v = rig.reply(sid, 10);
     assert_eq!(v["type"], "view.created", "{v}");
@@ -316,7 +316,7 @@ fn blotters_stay_newest_first_when_many_orders_become_durable_together() {
     let alice = rig.session("alice");
     let bob = rig.session("bob");
     rig.market("/FX/EURUSD", 1.0850, 1.0852);
-    // Interleaved, not waiting: acks and acknowledgements land in shared commit groups and passes.
+    // Interleaved, not waiting: the orders' entries land in shared commit groups and passes.
     for i in 0..20u32 {
         let (sid, user) = if i % 2 == 0 { (alice, "a") } else { (bob, "b") };
         submit_resting(&rig, sid, i + 1, &format!("{user}{i}"));
@@ -325,7 +325,7 @@ fn blotters_stay_newest_first_when_many_orders_become_durable_together() {
         let sid = if i % 2 == 0 { alice } else { bob };
         assert_eq!(rig.reply(sid, i + 1)["type"], "order.ack");
     }
-    rig.until("acknowledgements durable", |e| e.stats().journal_durable_seq >= 40);
+    rig.until("acknowledgements durable", |e| e.stats().journal_durable_seq >= 20);
     for (sid, user, first) in [(alice, "alice", 1u64), (bob, "bob", 2)] {
         view_blotter(&rig, sid, 100, user, "", 20);
         let ids = order_ids(&rig.reply(sid, 100));
@@ -351,7 +351,7 @@ fn a_burst_of_one_users_orders_stays_newest_first_past_many_front_inserts() {
         assert_eq!(rig.reply(alice, i + 1)["type"], "order.ack");
     }
     rig.until("acknowledgements durable", |e| {
-        e.stats().journal_durable_seq >= 2 * u64::from(n)
+        e.stats().journal_durable_seq >= u64::from(n)
     });
     view_blotter(&rig, alice, 1000, "alice", "", n);
     let ids = order_ids(&rig.reply(alice, 1000));

@@ -11,7 +11,8 @@ use std::io::{Seek, SeekFrom, Write};
 
 use journal_util::TempDir;
 use orders_util::{order, orders_config, Rig};
-use tidewire_engine::order_book::Side;
+use tidewire_engine::journal::Journal;
+use tidewire_engine::order_book::{OrderEvent, Side, TimeInForce};
 
 /// Alice: limit orders a, b (working), c (cancelled), a filled market order m. Returns the last seq.
 fn trade(rig: &mut Rig) -> u64 {
@@ -30,9 +31,43 @@ fn trade(rig: &mut Rig) -> u64 {
         .unwrap();
     rig.reply(sid, 5);
     rig.until("all done", |e| e.stats().orders_open == 2);
-    // accepts 4 + acknowledges 4 + cancel 1 + fills 3 = 12
-    rig.until("fills durable", |e| e.stats().journal_durable_seq == 12);
-    12
+    // accepts 4 (each acknowledged by its entry) + cancel 1 + fills 3 = 8
+    rig.until("fills durable", |e| e.stats().journal_durable_seq == 8);
+    8
+}
+
+/// Alice's blotter, newest first: (subject, status, version, seq) per row.
+fn blotter(rig: &mut Rig, sid: u32, req_id: u32) -> Vec<(String, String, u64, u64)> {
+    rig.engine
+        .view_create(
+            sid,
+            req_id,
+            "/BLOTTER/alice".into(),
+            String::new(),
+            String::new(),
+            0,
+            10,
+        )
+        .unwrap();
+    let v = rig.reply(sid, req_id);
+    v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let f = &r["fields"];
+            (
+                r["subject"].as_str().unwrap().into(),
+                f["status"].as_str().unwrap().into(),
+                f["version"].as_u64().unwrap(),
+                f["seq"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn row(id: u64, status: &str, version: u64, seq: u64) -> (String, String, u64, u64) {
+    (format!("/TRADE/alice/{id}"), status.into(), version, seq)
 }
 
 #[test]
@@ -140,4 +175,79 @@ fn torn_tail_is_cut_and_reported() {
     let again = Rig::start(orders_config(dir.path()));
     assert_eq!(again.engine.recovery().unwrap().bytes_dropped, 0, "clean after the cut");
     again.engine.shutdown().unwrap();
+}
+
+#[test]
+fn a_journal_with_accept_and_acknowledgement_as_two_entries_replays() {
+    let dir = TempDir::new("orders-two-entry");
+    // The two-entry form: order 1 accepted, acknowledged, partly filled; order 2's accept durable
+    // but its acknowledgement never written (the process stopped in between).
+    let accept = |order_id: u64, cid: &str| OrderEvent::Accepted {
+        order_id,
+        ts: 1_700_000_000_000,
+        user: "alice".into(),
+        client_order_id: cid.into(),
+        instrument: "/FX/EURUSD".into(),
+        side: Side::Buy,
+        quantity: 10,
+        price: Some(1.0),
+        time_in_force: TimeInForce::Gtc,
+        acknowledged: false,
+    };
+    let old = [
+        accept(1, "a"),
+        OrderEvent::Acknowledged {
+            order_id: 1,
+            ts: 1_700_000_000_001,
+        },
+        OrderEvent::Filled {
+            order_id: 1,
+            ts: 1_700_000_000_002,
+            quantity: 4,
+            price: 1.0,
+        },
+        accept(2, "b"),
+    ];
+    let (j, _) = Journal::open(journal_util::options(dir.path())).unwrap();
+    for ev in &old {
+        j.append_wait(ev.encode()).unwrap();
+    }
+    j.close().unwrap();
+
+    let mut rig = Rig::start(orders_config(dir.path()));
+    let rec = rig.engine.recovery().unwrap();
+    assert_eq!((rec.records, rec.last_seq, rec.orders, rec.open_orders), (4, 4, 2, 2));
+    // Order 2 is acknowledged at start, by an entry of its own (seq 5).
+    rig.until("order 2 acknowledged", |e| e.stats().journal_durable_seq == 5);
+    let sid = rig.session("alice");
+    let want = [row(2, "acknowledged", 2, 5), row(1, "partiallyFilled", 3, 3)];
+    assert_eq!(blotter(&mut rig, sid, 1), want);
+    // New orders take one entry each, after the old ones.
+    rig.market("/FX/EURUSD", 1.0850, 1.0852);
+    rig.engine
+        .order_submit(sid, 2, order("c", "/FX/EURUSD", Side::Buy, 1.0, Some(1.0)))
+        .unwrap();
+    let ack = rig.reply(sid, 2);
+    assert_eq!(
+        (ack["orderId"].as_u64(), ack["seq"].as_u64()),
+        (Some(3), Some(6)),
+        "{ack}"
+    );
+    rig.engine.order_cancel(sid, 3, "a".into()).unwrap();
+    assert_eq!(rig.reply(sid, 3)["seq"].as_u64(), Some(7));
+    rig.engine.shutdown().unwrap();
+
+    // Both forms in one journal replay (the blotter shows what restore published, before any
+    // command: nothing was left New).
+    let mut rig = Rig::start(orders_config(dir.path()));
+    let rec = rig.engine.recovery().unwrap();
+    assert_eq!((rec.records, rec.last_seq, rec.orders, rec.open_orders), (7, 7, 3, 2));
+    let sid = rig.session("alice");
+    let want = [
+        row(3, "acknowledged", 2, 6),
+        row(2, "acknowledged", 2, 5),
+        row(1, "cancelled", 4, 7),
+    ];
+    assert_eq!(blotter(&mut rig, sid, 1), want);
+    rig.engine.shutdown().unwrap();
 }

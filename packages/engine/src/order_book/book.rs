@@ -169,7 +169,7 @@ impl OrderBook {
         ts: u64,
     ) -> Result<OrderEvent, OrderReject> {
         let checked = self.check_submit(req, catalog)?;
-        self.accept_checked(req.clone(), checked, ts)
+        self.accept_checked(req.clone(), checked, ts, false)
     }
 
     /// The validation half of [`Self::submit`]: what [`Self::accept_checked`] needs, or the reject.
@@ -203,9 +203,16 @@ impl OrderBook {
     }
 
     /// The accepting half of [`Self::submit`]: `req` (checked by [`Self::check_submit`]) becomes
-    /// the next order, New; its strings move into the returned event. Errors (changing nothing)
-    /// when the client order id was taken since the check.
-    pub fn accept_checked(&mut self, req: NewOrder, checked: Checked, ts: u64) -> Result<OrderEvent, OrderReject> {
+    /// the next order, New (`acknowledged`: Acknowledged at once, by the same event); its strings
+    /// move into the returned event. Errors (changing nothing) when the client order id was taken
+    /// since the check.
+    pub fn accept_checked(
+        &mut self,
+        req: NewOrder,
+        checked: Checked,
+        ts: u64,
+        acknowledged: bool,
+    ) -> Result<OrderEvent, OrderReject> {
         let ev = OrderEvent::Accepted {
             order_id: self.orders.len() as u64 + 1,
             ts,
@@ -216,6 +223,7 @@ impl OrderBook {
             quantity: checked.quantity,
             price: checked.price,
             time_in_force: req.time_in_force,
+            acknowledged,
         };
         let ev = self.apply_ok(ev)?;
         if checked.price.is_none() && checked.reference > 0.0 {
@@ -379,6 +387,7 @@ impl OrderBook {
             quantity,
             price,
             time_in_force,
+            acknowledged,
         } = ev
         else {
             return self.transition(ev);
@@ -395,7 +404,13 @@ impl OrderBook {
             std::mem::take(client_order_id),
             std::mem::take(instrument),
         ];
-        Ok(self.push_accepted(*order_id, *ts, strings, *side, *quantity, *price, *time_in_force))
+        let (order_id, ts) = (*order_id, *ts);
+        if !*acknowledged {
+            return Ok(self.push_accepted(order_id, ts, strings, *side, *quantity, *price, *time_in_force));
+        }
+        self.push_accepted(order_id, ts, strings, *side, *quantity, *price, *time_in_force);
+        // the new order is New: its acknowledgement fits
+        self.transition(&OrderEvent::Acknowledged { order_id, ts })
     }
 
     /// Applies an event to an existing order; the book is unchanged on an error. Accepts go through
@@ -564,6 +579,7 @@ mod tests {
             quantity: 5,
             price: Some(1.25),
             time_in_force: TimeInForce::Day,
+            acknowledged: false,
         }
     }
 
@@ -662,7 +678,7 @@ mod tests {
         let req = new_order("c1", "/FX/EURUSD");
         let checked = split.check_submit(&req, &OneInstrument).unwrap();
         assert!(split.is_empty(), "a check changes nothing");
-        let ev = split.accept_checked(req.clone(), checked, 4).unwrap();
+        let ev = split.accept_checked(req.clone(), checked, 4, false).unwrap();
         assert_eq!(ev, whole.submit(&req, &OneInstrument, 4).unwrap());
         assert_eq!(split.orders(), whole.orders());
         // Rejects come from the check: unknown instrument, duplicate client id.
@@ -678,8 +694,8 @@ mod tests {
         let req2 = new_order("c2", "/FX/EURUSD");
         let first = split.check_submit(&req2, &OneInstrument).unwrap();
         let second = split.check_submit(&req2, &OneInstrument).unwrap();
-        split.accept_checked(req2.clone(), first, 5).unwrap();
-        assert!(split.accept_checked(req2, second, 6).is_err());
+        split.accept_checked(req2.clone(), first, 5, false).unwrap();
+        assert!(split.accept_checked(req2, second, 6, false).is_err());
         assert_eq!(split.len(), 2);
     }
 }

@@ -2,6 +2,9 @@
 //!
 //! Body layout (little endian): version u8 (= [`EVENT_VERSION`]) | kind u8 | order id u64 | ts ms u64 |
 //! kind-specific fields. Strings: u16 length + UTF-8. Optional price: u8 (0 none, 1 some) + f64 bits.
+//!
+//! Kinds: 1 accepted, 2 acknowledged, 3 filled, 4 amended, 5 cancelled, 6 rejected, 7 accepted and
+//! acknowledged (kind 1's fields; one entry for what kinds 1 and 2 journal as two).
 
 use super::model::{CancelReason, Side, TimeInForce};
 
@@ -31,6 +34,9 @@ pub enum OrderEvent {
         price: Option<f64>,
         /// Time in force.
         time_in_force: TimeInForce,
+        /// True: the accept is acknowledged in the same entry (applying it is the accept followed
+        /// by `Acknowledged` at `ts`); false: it stays New until an `Acknowledged` entry.
+        acknowledged: bool,
     },
     /// New -> Acknowledged.
     Acknowledged {
@@ -111,12 +117,40 @@ impl OrderEvent {
         }
     }
 
+    /// Splits an accept acknowledged in the same entry into the plain accept (left in `self`) and
+    /// the acknowledgement it carries (returned); applying the two in turn is applying the whole.
+    /// `None` (and `self` unchanged) for any other event.
+    pub fn split_acknowledgement(&mut self) -> Option<OrderEvent> {
+        let OrderEvent::Accepted {
+            order_id,
+            ts,
+            acknowledged,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        if !*acknowledged {
+            return None;
+        }
+        *acknowledged = false;
+        Some(OrderEvent::Acknowledged {
+            order_id: *order_id,
+            ts: *ts,
+        })
+    }
+
     /// Encodes into a journal body.
     pub fn encode(&self) -> Vec<u8> {
         let mut b = Vec::with_capacity(64);
         b.push(EVENT_VERSION);
         let (kind, id, ts) = match self {
-            OrderEvent::Accepted { order_id, ts, .. } => (1u8, order_id, ts),
+            OrderEvent::Accepted {
+                order_id,
+                ts,
+                acknowledged,
+                ..
+            } => (if *acknowledged { 7u8 } else { 1 }, order_id, ts),
             OrderEvent::Acknowledged { order_id, ts } => (2, order_id, ts),
             OrderEvent::Filled { order_id, ts, .. } => (3, order_id, ts),
             OrderEvent::Amended { order_id, ts, .. } => (4, order_id, ts),
@@ -184,7 +218,7 @@ impl OrderEvent {
         let order_id = r.u64()?;
         let ts = r.u64()?;
         let ev = match kind {
-            1 => OrderEvent::Accepted {
+            1 | 7 => OrderEvent::Accepted {
                 order_id,
                 ts,
                 user: r.str()?,
@@ -203,6 +237,7 @@ impl OrderEvent {
                     2 => TimeInForce::Gtc,
                     t => return Err(DecodeError(format!("time in force {t}"))),
                 },
+                acknowledged: kind == 7,
             },
             2 => OrderEvent::Acknowledged { order_id, ts },
             3 => OrderEvent::Filled {

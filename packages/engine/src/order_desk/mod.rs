@@ -3,14 +3,17 @@
 //!
 //! Flow (docs: the orders contract): `OrderCmd::Submit` -> `book.submit` against the store's
 //! instruments -> `order.reject` at once (nothing changed, nothing written), or the `Accepted` event
-//! is appended to the journal with a completion that runs on the journal writer thread right after
+//! (acknowledged by the same entry: one journal entry per accepted order) is appended to the
+//! journal with a completion that runs on the journal writer thread right after
 //! the fdatasync covering it: it encodes the request's `order.ack` and posts `OrderCmd::Journaled`
 //! together with the ack to the `CompletionSink`, which at the end of the commit group hands the
 //! acks straight to the sessions' workers (ready queue + wake-up) and the completions to the engine
 //! thread: the engine thread never waits for fsync, and the ack never waits for the engine thread.
 //! On the engine thread the durable event is applied to the *durable* book (the state clients may
-//! see) and its trade record / blotter change is published, after the ack. After an accept is
-//! durable the order is acknowledged (journaled the same way). Working orders are indexed by
+//! see) and its trade record / blotter change is published, after the ack; the order starts
+//! working. (A journal written with the accept and its acknowledgement as two entries replays as
+//! well; cluster mode's order stream still carries them apart, `cluster.rs`: there a durable accept
+//! is acknowledged by a second event.) Working orders are indexed by
 //! instrument; a tick of an instrument (a publish touching `bid`/`ask`) and a periodic
 //! pass run the simulator (`exec.rs`). Trade record publishes and blotter rows that became durable
 //! go out together once the engine thread has applied the completions it took at once
@@ -632,7 +635,10 @@ impl OrderDesk {
         };
         // The request's strings move into the event (the reply keeps a copy of the client id).
         let client_order_id = req.client_order_id.clone();
-        match self.book.accept_checked(req, checked, ts) {
+        // One journal entry accepts and acknowledges the order (the ack leaves once it is durable);
+        // the order stream keeps the accept and its acknowledgement apart.
+        let acknowledged = matches!(self.log, OrderLog::Journal(_));
+        match self.book.accept_checked(req, checked, ts, acknowledged) {
             Err(r) => self.reject(hub, &to, req_id, OrderAction::Submit, &client_order_id, &r, now),
             Ok(ev) => {
                 self.shared.accepted.fetch_add(1, Ordering::Relaxed);
@@ -799,6 +805,7 @@ impl OrderDesk {
             }
         };
         let order_id = j.event.order_id();
+        let acknowledged = matches!(j.event, OrderEvent::Accepted { acknowledged: true, .. });
         if self.apply_durable(seq, &mut j.event, j.gateway).is_err() {
             // Cannot happen: durable events arrive in journal order and were valid in the live book.
             self.failed
@@ -807,16 +814,34 @@ impl OrderDesk {
         }
         let accepted = matches!(j.event, OrderEvent::Accepted { .. });
         if accepted && (j.reply.is_some() || j.gateway.is_some()) {
-            // Durable accept: acknowledge (journaled; its trade record update goes out when durable).
-            self.acknowledge(hub, order_id, now);
+            if acknowledged {
+                // Durable and acknowledged by the same entry: the order starts working (unless a
+                // cancel closed it meanwhile).
+                self.start_working(order_id, now);
+            } else {
+                // Durable accept: acknowledge (journaled; its trade record goes out when durable).
+                self.acknowledge(hub, order_id, now);
+            }
         }
     }
 
     /// Applies durable event `ev` (stored at `seq`) to the durable book and queues its trade
     /// record and blotter change (`flush_published`). The event's strings (an accept's user, ids,
-    /// instrument) move into the durable order. Returns whether the order was open before and
-    /// after; `Err` when the event does not fit the durable book.
+    /// instrument) move into the durable order. An accept acknowledged by the same entry is applied
+    /// as the accept then its acknowledgement (it is left a plain accept), so the gateway and the
+    /// trade record see what the two-entry form shows. Returns whether the order was open before
+    /// and after; `Err` when the event does not fit the durable book.
     fn apply_durable(&mut self, seq: u64, ev: &mut OrderEvent, request: Option<u64>) -> Result<(bool, bool), ()> {
+        let ack = ev.split_acknowledgement();
+        let (was_open, open) = self.apply_durable_one(seq, ev, request)?;
+        match ack {
+            Some(mut ack) => Ok((was_open, self.apply_durable_one(seq, &mut ack, None)?.1)),
+            None => Ok((was_open, open)),
+        }
+    }
+
+    /// `apply_durable` of one transition.
+    fn apply_durable_one(&mut self, seq: u64, ev: &mut OrderEvent, request: Option<u64>) -> Result<(bool, bool), ()> {
         let order_id = ev.order_id();
         let was_open = self.durable.get(order_id).is_some_and(|o| o.status.is_open());
         let o = self.durable.apply_taking(ev).map_err(|_| ())?;

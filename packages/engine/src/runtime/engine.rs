@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use super::engine_thread::{run, Lanes};
+use super::lane::{lane, Bell};
 use super::ready::{self, Drained, TakeInto, Waker, WorkerQueue, Workers};
 use super::shutdown::ShutdownReport;
 use super::stats::AtomicStats;
@@ -73,8 +74,9 @@ impl Engine {
     fn start_all(cfg: EngineConfig, orders: Option<OrdersConfig>, cluster: Option<ClusterStart>) -> Result<Engine> {
         let link = cluster.as_ref().map(|c| Arc::clone(&c.link));
         cfg.batching.validate()?;
-        let (tx, rx) = crossbeam_channel::unbounded();
-        let (ingest_tx, ingest_rx) = crossbeam_channel::unbounded();
+        let bell = Arc::new(Bell::default());
+        let (tx, rx) = lane(&bell);
+        let (ingest_tx, ingest_rx) = lane(&bell);
         let completions = Arc::new(orders::Completions::default());
         let workers: Arc<Workers> = Arc::default();
         let mut hub = Hub::new(cfg);
@@ -154,6 +156,7 @@ impl Engine {
                     &Lanes {
                         ctrl: rx,
                         ingest: ingest_rx,
+                        bell,
                     },
                     &for_thread,
                 )

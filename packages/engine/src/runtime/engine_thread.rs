@@ -4,8 +4,9 @@
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use crossbeam_channel::{Receiver, Select, TryRecvError};
+use crossbeam_channel::TryRecvError;
 
+pub(crate) use super::lane::Lanes;
 use super::{
     ready, IngestMsg, Msg, Shared, INGEST_FRAMES_PER_PASS, INGEST_TIME_PER_PASS, MAX_COMMANDS_PER_PASS,
     REPLY_FLUSH_EVERY,
@@ -53,29 +54,6 @@ fn dispatch(hub: &mut Hub, desk: &mut Option<OrderDesk>, msg: Msg, shared: &Shar
         }
         Msg::Records(m) => hub.records_inbound(m, now),
         Msg::Shutdown => {}
-    }
-}
-
-/// The engine thread's two receivers.
-pub(crate) struct Lanes {
-    pub(super) ctrl: Receiver<Msg>,
-    pub(super) ingest: Receiver<IngestMsg>,
-}
-
-impl Lanes {
-    /// Blocks until either lane has a message (or is disconnected), at most until `deadline`.
-    fn wait(&self, deadline: Option<Instant>) {
-        let mut sel = Select::new();
-        sel.recv(&self.ctrl);
-        sel.recv(&self.ingest);
-        match deadline {
-            Some(at) => {
-                let _ = sel.ready_deadline(at); // a timeout means timers are due
-            }
-            None => {
-                sel.ready();
-            }
-        }
     }
 }
 

@@ -20,6 +20,7 @@
 mod cluster;
 mod engine;
 mod engine_thread;
+mod lane;
 mod orders;
 mod ready;
 mod shutdown;
@@ -94,9 +95,9 @@ struct Shared {
     /// `Engine::epoch`.
     epoch: u64,
     /// Control lane.
-    tx: Sender<Msg>,
+    tx: lane::LaneSender<Msg>,
     /// Ingest lane.
-    ingest_tx: Sender<IngestMsg>,
+    ingest_tx: lane::LaneSender<IngestMsg>,
     /// Bytes queued in the ingest lane (added on send, taken off once the engine thread applied it).
     ingest_bytes: AtomicU64,
     /// Ready queues by worker id - 1 (shared with the order desk's ack sink).

@@ -5,8 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use crossbeam_channel::Sender;
-
+use super::lane::LaneSender;
 use super::ready::{self, WorkerQueue, Workers};
 use super::{Engine, Msg};
 use crate::error::{EngineError, Result};
@@ -77,7 +76,7 @@ impl Completions {
 /// acknowledged) or after reading the durable seq in the stats. One engine wake-up and at most one
 /// wake-up per worker per group.
 pub(super) struct CompletionPost {
-    tx: Sender<Msg>,
+    tx: LaneSender<Msg>,
     completions: Arc<Completions>,
     workers: Arc<Workers>,
     /// The group being completed (writer thread only; a mutex for `Sync`, never contended).
@@ -97,7 +96,7 @@ struct Group {
 }
 
 impl CompletionPost {
-    pub(super) fn new(tx: Sender<Msg>, completions: Arc<Completions>, workers: Arc<Workers>) -> Self {
+    pub(super) fn new(tx: LaneSender<Msg>, completions: Arc<Completions>, workers: Arc<Workers>) -> Self {
         CompletionPost {
             tx,
             completions,
@@ -353,7 +352,7 @@ mod tests {
 
     #[test]
     fn the_durable_seq_is_counted_once_the_groups_completions_are_on_their_way() {
-        let (tx, rx) = crossbeam_channel::unbounded();
+        let (tx, rx) = crate::runtime::lane::lane(&Arc::default());
         let completions = Arc::new(Completions::default());
         let post = CompletionPost::new(tx, Arc::clone(&completions), Arc::default());
         post.post(completion(7), None);

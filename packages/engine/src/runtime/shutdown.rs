@@ -133,11 +133,13 @@ impl Stopping {
 mod tests {
     use super::*;
     use crate::hub::Command;
+    use std::sync::Arc;
 
     #[test]
     fn queued_messages_past_the_deadline_are_counted_not_handled() {
-        let (tx, rx) = crossbeam_channel::unbounded();
-        let (ingest_tx, ingest_rx) = crossbeam_channel::unbounded();
+        let bell = Arc::default();
+        let (tx, rx) = crate::runtime::lane::lane(&bell);
+        let (ingest_tx, ingest_rx) = crate::runtime::lane::lane(&bell);
         let s = Stopping::default();
         assert!(!s.overdue(), "not asked");
         s.ask(Duration::from_secs(3600));
@@ -168,6 +170,7 @@ mod tests {
         let lanes = Lanes {
             ctrl: rx,
             ingest: ingest_rx,
+            bell,
         };
         s.drop_rest(&lanes, &Completions::default());
         assert!(lanes.ctrl.is_empty() && lanes.ingest.is_empty());
