@@ -225,11 +225,12 @@ export type JsEngine = Engine
 export declare class FixGateway {
   /**
    * Opens the session stores, listens, attaches to `engine`'s order desk and reports what
-   * happened to the sessions' orders while it was down. `check(user, instrument)` runs before
-   * each new order (null: allowed; a string: refused with that text). Throws with `code`
+   * happened to the sessions' orders while it was down. `check([user0, instrument0, user1,
+   * instrument1, ...])` runs before new orders, once per batch, and answers one verdict per
+   * order in order (null: allowed; a string: refused with that text). Throws with `code`
    * `EADDRINUSE` when the port is taken, `INVALID` for a bad setting.
    */
-  static start(engine: JsEngine, config: FixGatewayInput, check: (arg: [string, string]) => string | null): FixGateway
+  static start(engine: JsEngine, config: FixGatewayInput, check: (arg: Array<string>) => Array<string | undefined | null>): FixGateway
   /** The port the acceptor listens on. */
   get port(): number
   /** Every configured session: state, sequence numbers, message counters. */

@@ -12,7 +12,7 @@ mod journal_util;
 mod orders_util;
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use fix_client::{FixClient, Msg};
@@ -306,6 +306,95 @@ fn the_servers_pre_trade_check_refuses_before_the_desk() {
         ],
     );
     assert_eq!(rig.engine.stats().orders_accepted, 0, "nothing reached the desk");
+    gw.stop();
+    rig.engine.shutdown().unwrap();
+}
+
+/// `OnlyEurUsd` whose calls all wait until the test opens the gate; records each call's orders.
+#[derive(Default)]
+struct GatedCheck {
+    open: Mutex<bool>,
+    opened: Condvar,
+    calls: Mutex<Vec<Vec<String>>>,
+}
+
+impl GatedCheck {
+    fn open(&self) {
+        *self.open.lock().unwrap() = true;
+        self.opened.notify_all();
+    }
+}
+
+impl PreTradeCheck for GatedCheck {
+    fn check(&self, user: &str, instrument: &str) -> Result<(), String> {
+        OnlyEurUsd.check(user, instrument)
+    }
+
+    fn check_many(&self, orders: &[(&str, &str)]) -> Vec<Result<(), String>> {
+        let mut open = self.open.lock().unwrap();
+        while !*open {
+            open = self.opened.wait(open).unwrap();
+        }
+        drop(open);
+        self.calls
+            .lock()
+            .unwrap()
+            .push(orders.iter().map(|(_, i)| (*i).to_owned()).collect());
+        orders.iter().map(|(u, i)| self.check(u, i)).collect()
+    }
+}
+
+#[test]
+fn orders_queued_behind_a_slow_check_are_checked_together_and_kept_in_order() {
+    let dir = TempDir::new("fixgw-batch");
+    let rig = Rig::start(orders_config(&dir.path().join("journal")));
+    rig.market("/FX/EURUSD", 1.0850, 1.0852);
+    rig.market("/FX/GBPUSD", 1.25, 1.2502);
+    let check = Arc::new(GatedCheck::default());
+    let gw = gateway(
+        &dir.path().join("fix"),
+        &rig.engine,
+        Some(Arc::clone(&check) as Arc<dyn PreTradeCheck>),
+    );
+    let mut c = connect44(&gw, 1);
+    c.logon();
+    // the first check waits: the rest queue behind it, the cancel behind the order it names
+    for cl in ["B1", "B2"] {
+        c.send("D", &buy44(cl, 10, "1.08"));
+    }
+    c.send("D", "11=B3|55=GBPUSD|54=1|60=<NOW>|38=1|40=2|44=1.2|59=0");
+    c.send("D", &buy44("B4", 10, "1.08"));
+    c.send("F", "11=B5|41=B4|55=EURUSD|54=1|60=<NOW>");
+    // every message taken by the session (Logon 1, then 2..=6) before the check answers
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while gw.sessions()[0].next_target_seq < 7 {
+        assert!(Instant::now() < deadline, "the session did not take the burst");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    check.open();
+    let mut answers = std::collections::HashMap::new();
+    while answers.len() < 5 {
+        let m = c.next_app();
+        assert_eq!(m.msg_type(), "8", "{m:?}");
+        answers.insert(m.at(11).to_owned(), m);
+    }
+    for cl in ["B1", "B2"] {
+        tags(&answers[cl], &[(150, "0"), (39, "0")]);
+    }
+    tags(
+        &answers["B3"],
+        &[(150, "8"), (103, "99"), (58, "user 'alice' may not order '/FX/GBPUSD'")],
+    );
+    // B4 reached the desk before its cancel (an F overtaking it would find no order)
+    tags(&answers["B4"], &[(150, "0"), (39, "0")]);
+    tags(&answers["B5"], &[(41, "B4"), (150, "4"), (39, "4")]);
+    let calls = check.calls.lock().unwrap().clone();
+    assert!(calls.len() <= 2, "one call for the waiting batch: {calls:?}");
+    assert_eq!(
+        calls.concat(),
+        ["/FX/EURUSD", "/FX/EURUSD", "/FX/GBPUSD", "/FX/EURUSD"],
+        "each new order checked once, in order"
+    );
     gw.stop();
     rig.engine.shutdown().unwrap();
 }

@@ -41,17 +41,28 @@ export interface FixCheckSources {
 }
 
 /**
- * The check before each FIX order: null when `user` may order `instrument` now (one order token
- * taken), else the refusal text the ExecutionReport carries.
+ * The check before FIX orders, one call per batch the gateway took: `pairs` is `[user0,
+ * instrument0, user1, instrument1, ...]`; per order, in order, null when the user may order the
+ * instrument now (one order token taken), else the refusal text its ExecutionReport carries.
  */
-export function fixOrderCheck(src: FixCheckSources, engine: EnginePort): (args: [user: string, instrument: string]) => string | null {
-  return ([name, instrument]) => {
-    const user = src.users().get(name);
-    if (user === undefined) return `user '${name}' is not configured`;
-    if (!ORDER_ROLES.has(user.role)) return `orders need the trader or admin role; user '${name}' has role '${user.role}'`;
+export function fixOrderCheck(src: FixCheckSources, engine: EnginePort): (pairs: string[]) => Array<string | null> {
+  return (pairs) => {
+    const users = src.users();
     const security = src.security();
-    const refused = checkOrder(security, orderGrantsFor(engine, security.entitlements, user), user, instrument, 0, src.clock.now());
-    return refused === undefined ? null : refused.message;
+    const now = src.clock.now();
+    const verdicts: Array<string | null> = [];
+    for (let i = 0; i + 1 < pairs.length; i += 2) {
+      const name = pairs[i]!;
+      const instrument = pairs[i + 1]!;
+      const user = users.get(name);
+      if (user === undefined) verdicts.push(`user '${name}' is not configured`);
+      else if (!ORDER_ROLES.has(user.role)) verdicts.push(`orders need the trader or admin role; user '${name}' has role '${user.role}'`);
+      else {
+        const refused = checkOrder(security, orderGrantsFor(engine, security.entitlements, user), user, instrument, 0, now);
+        verdicts.push(refused === undefined ? null : refused.message);
+      }
+    }
+    return verdicts;
   };
 }
 

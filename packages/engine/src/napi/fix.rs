@@ -72,42 +72,65 @@ pub struct FixSessionInfo {
     pub messages_out: f64,
 }
 
-/// `(user, instrument) => string | null`: null allows, a string refuses with that text.
-type CheckFn = ThreadsafeFunction<(String, String), Option<String>, (String, String), Status, false, true>;
+/// `([user0, instrument0, user1, instrument1, ...]) => (string | null)[]`: one verdict per order,
+/// null allows, a string refuses with that text.
+type CheckFn = ThreadsafeFunction<Vec<String>, Vec<Option<String>>, Vec<String>, Status, false, true>;
 
-/// The server's check, called on the JS thread from a FIX connection thread (which waits).
+/// The server's check, called on the JS thread from the gateway's intake thread (which waits):
+/// one call per batch of new orders.
 struct JsCheck(CheckFn);
 
 /// Longest wait for the JS thread's answer (the JS thread also serves the transport; on an
-/// overloaded machine it can lag seconds); past it the order is refused with this reason.
+/// overloaded machine it can lag seconds); past it the orders are refused with this reason.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl PreTradeCheck for JsCheck {
     fn check(&self, user: &str, instrument: &str) -> Result<(), String> {
+        self.check_many(&[(user, instrument)])
+            .pop()
+            .unwrap_or_else(|| Err("the server's order check gave no answer".into()))
+    }
+
+    fn check_many(&self, orders: &[(&str, &str)]) -> Vec<Result<(), String>> {
+        let all = |e: String| orders.iter().map(|_| Err(e.clone())).collect();
+        let args: Vec<String> = orders
+            .iter()
+            .flat_map(|(user, instrument)| [(*user).to_owned(), (*instrument).to_owned()])
+            .collect();
         let (tx, rx) = crossbeam_channel::bounded(1);
         let status = self.0.call_with_return_value(
-            (user.to_owned(), instrument.to_owned()),
+            args,
             ThreadsafeFunctionCallMode::NonBlocking,
-            move |r: napi::Result<Option<String>>, _env| {
+            move |r: napi::Result<Vec<Option<String>>>, _env| {
                 let _ = tx.send(r.map_err(|e| e.to_string()));
                 Ok(())
             },
         );
         if status != Status::Ok {
-            return Err(format!("the server's order check is unavailable ({status})"));
+            return all(format!("the server's order check is unavailable ({status})"));
         }
         match rx.recv_timeout(CHECK_TIMEOUT) {
-            Ok(Ok(None)) => Ok(()),
-            Ok(Ok(Some(refusal))) => Err(refusal),
-            Ok(Err(e)) => Err(format!("the server's order check failed: {e}")),
-            Err(_) => Err(format!(
+            Ok(Ok(verdicts)) if verdicts.len() == orders.len() => verdicts
+                .into_iter()
+                .map(|v| match v {
+                    None => Ok(()),
+                    Some(refusal) => Err(refusal),
+                })
+                .collect(),
+            Ok(Ok(verdicts)) => all(format!(
+                "the server's order check failed: {} answers for {} orders",
+                verdicts.len(),
+                orders.len()
+            )),
+            Ok(Err(e)) => all(format!("the server's order check failed: {e}")),
+            Err(_) => all(format!(
                 "the server's order check did not answer within {CHECK_TIMEOUT:?}"
             )),
         }
     }
 }
 
-/// Stops the gateway off the JS thread (its connection threads may be waiting for the check).
+/// Stops the gateway off the JS thread (its intake thread may be waiting for the check).
 pub struct FixStopTask(Option<gateway::FixGateway>);
 
 impl napi::Task for FixStopTask {
@@ -152,15 +175,16 @@ pub struct JsFixGateway {
 #[napi]
 impl JsFixGateway {
     /// Opens the session stores, listens, attaches to `engine`'s order desk and reports what
-    /// happened to the sessions' orders while it was down. `check(user, instrument)` runs before
-    /// each new order (null: allowed; a string: refused with that text). Throws with `code`
+    /// happened to the sessions' orders while it was down. `check([user0, instrument0, user1,
+    /// instrument1, ...])` runs before new orders, once per batch, and answers one verdict per
+    /// order in order (null: allowed; a string: refused with that text). Throws with `code`
     /// `EADDRINUSE` when the port is taken, `INVALID` for a bad setting.
     #[napi(factory)]
     pub fn start(
         env: Env,
         engine: &JsEngine,
         config: FixGatewayInput,
-        check: Function<(String, String), Option<String>>,
+        check: Function<Vec<String>, Vec<Option<String>>>,
     ) -> napi::Result<Self> {
         let specs: Vec<SessionSpec> = config
             .sessions

@@ -77,7 +77,7 @@ pub(crate) struct SessionSlot {
     received: AtomicU64,
     sent: AtomicU64,
     /// State and sequence numbers as of the last flush: read without the session's lock, which
-    /// an application callback may hold for long (the gateway's pre-trade check waits on JS).
+    /// an application callback may hold for long.
     state: AtomicU8,
     next_sender: AtomicU64,
     next_target: AtomicU64,

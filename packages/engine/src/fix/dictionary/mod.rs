@@ -13,9 +13,11 @@
 mod fix42;
 #[rustfmt::skip]
 mod fix44;
+mod index;
 mod reject;
 mod validate;
 
+use index::{Index, PartIndex, ValueSet};
 pub use reject::{Reject, RejectReason};
 pub use validate::Validator;
 
@@ -194,15 +196,32 @@ impl Dictionary {
             .map(|i| &self.t.fields[i])
     }
 
+    /// The field with this tag and its enumerated values as a table.
+    pub(crate) fn field_values(&self, tag: u32) -> Option<(&'static FieldDef, &'static ValueSet)> {
+        let i = self.t.fields.binary_search_by_key(&tag, |f| f.tag).ok()?;
+        Some((&self.t.fields[i], &self.index().values[i]))
+    }
+
     /// The definition of a message type in scope.
     pub fn message(&self, msg_type: &[u8]) -> Option<&'static MessageDef> {
         self.t.messages.iter().find(|m| m.msg_type.as_bytes() == msg_type)
     }
 
+    /// The definition of a message type in scope and its body's lookup tables.
+    pub(crate) fn message_index(&self, msg_type: &[u8]) -> Option<(&'static MessageDef, &'static PartIndex)> {
+        let i = self.t.messages.iter().position(|m| m.msg_type.as_bytes() == msg_type)?;
+        Some((&self.t.messages[i], &self.index().messages[i]))
+    }
+
     /// True if `msg_type` is a MsgType value of this version.
     pub fn is_msg_type(&self, msg_type: &[u8]) -> bool {
-        self.field(35)
-            .is_some_and(|f| f.values.iter().any(|v| v.as_bytes() == msg_type))
+        self.index().msg_types.allows(FieldType::String, msg_type)
+    }
+
+    /// The lookup tables of this version, built on first use.
+    pub(crate) fn index(&self) -> &'static Index {
+        static INDEX: [std::sync::OnceLock<Index>; 2] = [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+        INDEX[usize::from(self.is_fix44())].get_or_init(|| Index::new(self.t))
     }
 
     /// True if `msg_type` is a session-level (admin) message type.

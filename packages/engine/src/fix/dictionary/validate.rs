@@ -11,7 +11,8 @@
 //!
 //! The first problem found is returned; the message is valid when there is none.
 
-use super::{Dictionary, FieldType, GroupDef, Member, MessageDef, Reject, RejectReason};
+use super::index::PartIndex;
+use super::{Dictionary, FieldType, GroupDef, Reject, RejectReason};
 use crate::fix::codec::{parse_i64, time, Message};
 
 /// Where a field of the message belongs.
@@ -41,7 +42,8 @@ impl Validator {
 
     /// Checks `msg` against `dict`; `Err` names the first problem.
     pub fn validate(&mut self, dict: &Dictionary, msg: &Message<'_>) -> Result<(), Reject> {
-        let def = dict.message(msg.msg_type());
+        // the body's tables; None for a message type without a definition
+        let def = dict.message_index(msg.msg_type()).map(|(_, index)| index);
         self.structure(dict, def, msg)?;
         if !dict.is_msg_type(msg.msg_type()) {
             return Err(Reject::tag(RejectReason::InvalidMsgType, 35));
@@ -50,7 +52,7 @@ impl Validator {
         self.fields(dict, def, msg)
     }
 
-    fn structure(&mut self, dict: &Dictionary, def: Option<&MessageDef>, msg: &Message<'_>) -> Result<(), Reject> {
+    fn structure(&mut self, dict: &Dictionary, def: Option<&PartIndex>, msg: &Message<'_>) -> Result<(), Reject> {
         let spans = msg.spans();
         self.places.clear();
         self.groups.clear();
@@ -72,7 +74,7 @@ impl Validator {
                     return Err(Reject::tag(RejectReason::TagSpecifiedOutOfRequiredOrder, tag));
                 }
                 self.places[i] = Place::Header;
-                if let Some(g) = find_group(dict.header(), tag) {
+                if let Some(g) = dict.index().header.group(tag) {
                     i = self.group(g, msg, i)?;
                     continue;
                 }
@@ -81,7 +83,7 @@ impl Validator {
             }
             in_header = false;
             self.places[i] = Place::Body;
-            if let Some(g) = def.and_then(|d| find_group(d.members, tag)) {
+            if let Some(g) = def.and_then(|d| d.group(tag)) {
                 i = self.group(g, msg, i)?;
                 continue;
             }
@@ -147,32 +149,36 @@ impl Validator {
         Ok(i)
     }
 
-    fn required(&mut self, dict: &Dictionary, def: Option<&MessageDef>, msg: &Message<'_>) -> Result<(), Reject> {
+    fn required(&mut self, dict: &Dictionary, def: Option<&PartIndex>, msg: &Message<'_>) -> Result<(), Reject> {
         let spans = msg.spans();
-        let present = |place: Place, tag: u32| {
-            spans
-                .iter()
-                .zip(&self.places)
-                .any(|(s, &p)| p == place && s.tag == tag as i32)
-        };
-        let missing = |members: &[Member], place: Place| {
-            members
-                .iter()
-                .filter(|m| m.required && !present(place, m.tag))
-                .map(|m| m.tag)
-                .min()
-        };
-        if let Some(tag) = missing(dict.header(), Place::Header) {
+        let index = dict.index();
+        // one bit per required tag of each part, set by the fields present in that part
+        let (mut header, mut body, mut trailer) = (0u64, 0u64, 0u64);
+        for (s, &place) in spans.iter().zip(&self.places) {
+            let (part, seen) = match place {
+                Place::Header => (&index.header, &mut header),
+                Place::Trailer => (&index.trailer, &mut trailer),
+                Place::Body => match def {
+                    Some(d) => (d, &mut body),
+                    None => continue,
+                },
+                Place::Group => continue,
+            };
+            if let Some(bit) = part.required_bit(s.tag) {
+                *seen |= bit;
+            }
+        }
+        if let Some(tag) = index.header.first_missing(header) {
             return Err(Reject::tag(RejectReason::RequiredTagMissing, tag as i32));
         }
         if let Some(def) = def {
-            if let Some(tag) = missing(def.members, Place::Body) {
+            if let Some(tag) = def.first_missing(body) {
                 return Err(Reject::tag(RejectReason::RequiredTagMissing, tag as i32));
             }
             // required fields of each group entry
             for &(at, _) in &self.groups {
                 let at = at as usize;
-                let Some(g) = find_group(def.members, spans[at].tag) else {
+                let Some(g) = def.group(spans[at].tag) else {
                     continue;
                 };
                 let mut entry_has: Vec<u32> = Vec::new();
@@ -202,13 +208,13 @@ impl Validator {
                 }
             }
         }
-        if let Some(tag) = missing(dict.trailer(), Place::Trailer) {
+        if let Some(tag) = index.trailer.first_missing(trailer) {
             return Err(Reject::tag(RejectReason::RequiredTagMissing, tag as i32));
         }
         Ok(())
     }
 
-    fn fields(&mut self, dict: &Dictionary, def: Option<&MessageDef>, msg: &Message<'_>) -> Result<(), Reject> {
+    fn fields(&mut self, dict: &Dictionary, def: Option<&PartIndex>, msg: &Message<'_>) -> Result<(), Reject> {
         let spans = msg.spans();
         // header, then trailer, then body, then group fields, each by ascending tag: one sort
         // of (place, tag) keys
@@ -233,12 +239,12 @@ impl Validator {
                 if value.is_empty() {
                     return Err(Reject::tag(RejectReason::TagSpecifiedWithoutValue, tag));
                 }
-                let field = if tag > 0 { dict.field(tag as u32) } else { None };
-                if let Some(f) = field {
+                let field = if tag > 0 { dict.field_values(tag as u32) } else { None };
+                if let Some((f, values)) = field {
                     if !valid_format(f.ty, value) {
                         return Err(Reject::tag(RejectReason::IncorrectDataFormat, tag));
                     }
-                    if !f.values.is_empty() && !valid_value(f.ty, f.values, value) {
+                    if !values.allows(f.ty, value) {
                         return Err(Reject::tag(RejectReason::ValueIncorrect, tag));
                     }
                 }
@@ -247,7 +253,7 @@ impl Validator {
                 }
                 if place == Place::Body {
                     if let Some(def) = def {
-                        if !def.members.iter().any(|m| m.tag as i32 == tag) {
+                        if !def.members.contains(tag) {
                             return Err(Reject::tag(RejectReason::TagNotDefinedForMessageType, tag));
                         }
                     }
@@ -272,10 +278,6 @@ fn place_rank(place: Place) -> i64 {
         Place::Group => 3,
     };
     rank << 33
-}
-
-fn find_group(members: &'static [Member], tag: i32) -> Option<&'static GroupDef> {
-    members.iter().find(|m| m.tag as i32 == tag).and_then(|m| m.group)
 }
 
 /// True if `value` has the syntax of `ty`.
@@ -308,15 +310,6 @@ fn valid_decimal(value: &[u8]) -> bool {
         }
     }
     digits > 0 && dots <= 1
-}
-
-fn valid_value(ty: FieldType, values: &[&str], value: &[u8]) -> bool {
-    let one = |v: &[u8]| values.iter().any(|e| e.as_bytes() == v);
-    if ty == FieldType::MultipleValueString {
-        value.split(|&b| b == b' ').all(one)
-    } else {
-        one(value)
-    }
 }
 
 #[cfg(test)]
@@ -428,10 +421,8 @@ mod tests {
     }
 
     #[test]
-    fn decimal_and_enum_rules() {
+    fn decimal_rules() {
         assert!(valid_decimal(b"002000.00") && valid_decimal(b"-1") && valid_decimal(b".5") && valid_decimal(b"5."));
         assert!(!valid_decimal(b"+1") && !valid_decimal(b"1e5") && !valid_decimal(b".") && !valid_decimal(b"1.2.3"));
-        assert!(valid_value(FieldType::MultipleValueString, &["1", "G"], b"1 G"));
-        assert!(!valid_value(FieldType::MultipleValueString, &["1", "G"], b"1 X"));
     }
 }

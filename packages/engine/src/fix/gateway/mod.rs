@@ -5,7 +5,9 @@
 //!
 //! - In: an [`OrderPort`] (submit / cancel / amend for a user, tagged with a request id; the
 //!   running engine implements it) after the server's [`PreTradeCheck`] (role, instrument
-//!   entitlement, order rate: the checks WebSocket orders get before the desk).
+//!   entitlement, order rate: the checks WebSocket orders get before the desk). Requests are
+//!   queued by the connection threads and taken in batches by the intake thread (`intake.rs`),
+//!   which checks a batch's new orders in one call.
 //! - Out: the desk reports to a `GatewaySink` on the engine thread; the sink hands each report to
 //!   the gateway's thread, which builds the messages and sends them on the order's session. A
 //!   session that is not logged on stores them as sent: its next Logon's resend delivers them.
@@ -21,6 +23,7 @@
 //!   Orders the same user enters on the web are not reported on FIX.
 
 mod engine_port;
+mod intake;
 pub mod report;
 pub mod request;
 pub mod settings;
@@ -34,6 +37,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
+use intake::{Intake, Req};
 
 use crate::fix::acceptor::{
     Acceptor, AcceptorConfig, Application, NewOrderSingle, OrderCancelReplaceRequest, OrderCancelRequest,
@@ -60,6 +64,16 @@ pub trait OrderPort: Send + Sync {
 pub trait PreTradeCheck: Send + Sync {
     /// `Err(text)` when `user` may not order `instrument` now (the text says why).
     fn check(&self, user: &str, instrument: &str) -> Result<(), String>;
+
+    /// The verdicts on several orders `(user, instrument)`, in order (each as `check` would
+    /// answer it, an order rate counting the earlier ones). The gateway checks a batch of new
+    /// orders with one call; implement it when one call is cheaper than several.
+    fn check_many(&self, orders: &[(&str, &str)]) -> Vec<Result<(), String>> {
+        orders
+            .iter()
+            .map(|(user, instrument)| self.check(user, instrument))
+            .collect()
+    }
 }
 
 /// The gateway's settings beyond the acceptor's.
@@ -146,6 +160,8 @@ pub struct Gateway {
     attach_timeout: Duration,
     next_request: AtomicU64,
     tx: Sender<Report>,
+    /// Requests read on the connection threads, to the intake thread.
+    intake: Sender<Intake>,
     clock: Arc<dyn Clock>,
 }
 
@@ -296,44 +312,33 @@ impl Gateway {
         }
     }
 
-    /// Registers `pending` and sends `op`; on a send failure the request is forgotten and the
-    /// refusal returned.
-    fn send(&self, s: usize, pending: Pending, op: GatewayOp) -> Result<(), Refusal> {
+    /// Registers `pending` and sends `op`; on a send failure the request is forgotten and
+    /// handed back with the refusal.
+    fn send(&self, pending: Pending, op: GatewayOp) -> Result<(), Box<(Pending, Refusal)>> {
         let id = self.next_request.fetch_add(1, Ordering::Relaxed);
+        let user = &self.sessions[pending.session].user;
         self.lock().pending.insert(id, pending);
-        let user = &self.sessions[s].user;
         if let Err(e) = self.port.request(user, id, op) {
-            self.lock().pending.remove(&id);
-            return Err(Gateway::unavailable(e));
+            // a refused send reports nothing: the request is still registered
+            if let Some(p) = self.lock().pending.remove(&id) {
+                return Err(Box::new((p, Gateway::unavailable(e))));
+            }
         }
         Ok(())
     }
 
-    fn new_order(&self, s: usize, m: &NewOrderSingle<'_>) -> Result<(), Refusal> {
-        let info = &self.sessions[s];
-        let o = request::new_order(m, &info.prefix)?;
-        if let Some(check) = &self.check {
-            check.check(&info.user, &o.instrument).map_err(|text| Refusal {
-                reason: Reason::Other,
-                text,
-            })?;
+    /// The answer to a refused request: ExecutionReport Rejected for a D, OrderCancelReject for
+    /// an F or G (`order`: the order it names, with the OrdStatus last reported).
+    fn answer(&self, p: &Pending, order: Option<(u64, u8)>, r: &Refusal, out: &mut Outbox) {
+        let s = p.session;
+        match p.kind {
+            Kind::New => self.reject_new(out, s, &p.raw(), r),
+            Kind::Cancel | Kind::Replace => {
+                let to = if p.kind == Kind::Cancel { b'1' } else { b'2' };
+                let orig = p.orig_cl_ord_id.as_deref().unwrap_or_default();
+                self.reject_change(out, s, order, &p.cl_ord_id, orig, to, r);
+            }
         }
-        if self.lock().knows(s, o.cl_ord_id) {
-            return Err(Refusal {
-                reason: Reason::Duplicate,
-                text: format!("Duplicate ClOrdID '{}', field=11", o.cl_ord_id),
-            });
-        }
-        let pending = Pending::new(Kind::New, s, &Raw::of(m.message()), None, None);
-        let op = GatewayOp::Submit(OrderInput {
-            client_order_id: o.cl_ord_id.to_owned(),
-            instrument: o.instrument,
-            side: o.side,
-            quantity: o.quantity,
-            price: o.price,
-            time_in_force: o.time_in_force,
-        });
-        self.send(s, pending, op)
     }
 }
 
@@ -349,14 +354,16 @@ impl Application for Gateway {
             crate::fix::acceptor::echo::echo(order.message(), reply);
             return Ok(());
         }
-        let done = if self.is_ready() {
-            self.new_order(s, order)
-        } else {
-            Err(Gateway::not_ready())
-        };
-        if let Err(r) = done {
-            self.reject_new(reply, s, &Raw::of(order.message()), &r);
-        }
+        let input = request::new_order(order, &self.sessions[s].prefix).map(|o| OrderInput {
+            client_order_id: o.cl_ord_id.to_owned(),
+            instrument: o.instrument,
+            side: o.side,
+            quantity: o.quantity,
+            price: o.price,
+            time_in_force: o.time_in_force,
+        });
+        let pending = Pending::new(Kind::New, s, &Raw::of(order.message()), None, None);
+        self.enqueue(pending, Req::New(input), reply);
         Ok(())
     }
 
@@ -369,24 +376,8 @@ impl Application for Gateway {
         let s = self.session_of(session)?;
         let cl = cancel.cl_ord_id().unwrap_or_default();
         let orig = cancel.orig_cl_ord_id().unwrap_or_default();
-        // resolved once ready: the chains are rebuilt and reconciled by then
-        let ready = self.is_ready();
-        let (order, desk_cid) = self.lock().resolve(s, orig);
-        let done = if !ready {
-            Err(Gateway::not_ready())
-        } else {
-            request::check_cl_ord_id(11, cl).and_then(|()| {
-                let raw = Raw::of(cancel.message());
-                let pending = Pending::new(Kind::Cancel, s, &raw, Some(orig), order.map(|o| o.0));
-                let op = GatewayOp::Cancel {
-                    client_order_id: desk_cid,
-                };
-                self.send(s, pending, op)
-            })
-        };
-        if let Err(r) = done {
-            self.reject_change(reply, s, order, cl, orig, b'1', &r);
-        }
+        let pending = Pending::new(Kind::Cancel, s, &Raw::of(cancel.message()), Some(orig), None);
+        self.enqueue(pending, Req::Cancel(request::check_cl_ord_id(11, cl)), reply);
         Ok(())
     }
 
@@ -400,35 +391,16 @@ impl Application for Gateway {
         let cl = replace.cl_ord_id().unwrap_or_default();
         let orig = replace.orig_cl_ord_id().unwrap_or_default();
         let prefix = &self.sessions[s].prefix;
-        let ready = self.is_ready();
-        let (order, desk_cid) = self.lock().resolve(s, orig);
-        let done = if !ready {
-            Err(Gateway::not_ready())
-        } else {
-            request::check_cl_ord_id(11, cl)
-                .and_then(|()| request::replace(replace))
-                .and_then(|terms| {
-                    let instrument = request::instrument(replace.symbol().unwrap_or_default(), prefix)?;
-                    self.lock()
-                        .check_replace(s, order.map(|o| o.0), cl, orig, &instrument, &terms)?;
-                    let pending = Pending::new(
-                        Kind::Replace,
-                        s,
-                        &Raw::of(replace.message()),
-                        Some(orig),
-                        order.map(|o| o.0),
-                    );
-                    let op = GatewayOp::Amend {
-                        client_order_id: desk_cid,
-                        quantity: Some(terms.quantity),
-                        price: terms.price,
-                    };
-                    self.send(s, pending, op)
-                })
-        };
-        if let Err(r) = done {
-            self.reject_change(reply, s, order, cl, orig, b'2', &r);
-        }
+        let terms = request::check_cl_ord_id(11, cl)
+            .and_then(|()| request::replace(replace))
+            .and_then(|terms| {
+                Ok((
+                    terms,
+                    request::instrument(replace.symbol().unwrap_or_default(), prefix)?,
+                ))
+            });
+        let pending = Pending::new(Kind::Replace, s, &Raw::of(replace.message()), Some(orig), None);
+        self.enqueue(pending, Req::Replace(terms), reply);
         Ok(())
     }
 }
@@ -439,6 +411,7 @@ pub struct FixGateway {
     acceptor: Option<Acceptor>,
     handles: Arc<Vec<SessionHandle>>,
     thread: Option<JoinHandle<()>>,
+    intake_thread: Option<JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for FixGateway {
@@ -461,6 +434,7 @@ impl FixGateway {
     ) -> io::Result<FixGateway> {
         let clock: Arc<dyn Clock> = Arc::new(SystemClock::default());
         let (tx, rx) = crossbeam_channel::unbounded();
+        let (intake_tx, intake_rx) = crossbeam_channel::unbounded();
         let mut sessions = Vec::new();
         let mut index = HashMap::new();
         for (i, s) in cfg.acceptor.sessions.iter().enumerate() {
@@ -493,6 +467,7 @@ impl FixGateway {
             attach_timeout: cfg.attach_timeout,
             next_request: AtomicU64::new(1),
             tx: tx.clone(),
+            intake: intake_tx,
             clock: Arc::clone(&clock),
         });
         let app: Arc<dyn Application> = Arc::clone(&gateway) as Arc<dyn Application>;
@@ -515,9 +490,23 @@ impl FixGateway {
         let mut running = FixGateway {
             gateway: Arc::clone(&gateway),
             acceptor: Some(acceptor),
-            handles,
+            handles: Arc::clone(&handles),
             thread: Some(thread),
+            intake_thread: None,
         };
+        let intake = {
+            let gw = Arc::clone(&gateway);
+            std::thread::Builder::new()
+                .name("fix-intake".into())
+                .spawn(move || intake::intake_loop(&gw, &handles, &intake_rx))
+        };
+        match intake {
+            Ok(t) => running.intake_thread = Some(t),
+            Err(e) => {
+                running.shutdown();
+                return Err(e);
+            }
+        }
         let mut users: Vec<String> = gateway.sessions.iter().map(|s| s.user.clone()).collect();
         users.sort();
         users.dedup();
@@ -576,6 +565,12 @@ impl FixGateway {
         }
         if let Some(a) = self.acceptor.take() {
             a.stop();
+        }
+        // after the connections: every request they queued is taken (refused once the desk
+        // has stopped) and its answer stored
+        let _ = self.gateway.intake.send(Intake::Stop);
+        if let Some(t) = self.intake_thread.take() {
+            let _ = t.join();
         }
     }
 }
@@ -662,28 +657,9 @@ impl Gateway {
 
     fn answer_refusal(&self, st: &mut State, request: u64, r: &Refusal, outs: &mut [Outbox]) {
         let Some(p) = st.pending.remove(&request) else { return };
-        let s = p.session;
-        match p.kind {
-            Kind::New => {
-                let raw = Raw {
-                    cl_ord_id: &p.cl_ord_id,
-                    symbol: &p.symbol,
-                    side: p.side,
-                    quantity: &p.quantity,
-                    price: p.price.as_deref(),
-                    ord_type: p.ord_type,
-                    time_in_force: p.time_in_force,
-                };
-                self.reject_new(&mut outs[s], s, &raw, r);
-            }
-            Kind::Cancel | Kind::Replace => {
-                let order = p
-                    .order_id
-                    .and_then(|id| st.orders.get(&id).map(|o| (id, o.status_char())));
-                let to = if p.kind == Kind::Cancel { b'1' } else { b'2' };
-                let orig = p.orig_cl_ord_id.as_deref().unwrap_or_default();
-                self.reject_change(&mut outs[s], s, order, &p.cl_ord_id, orig, to, r);
-            }
-        }
+        let order = p
+            .order_id
+            .and_then(|id| st.orders.get(&id).map(|o| (id, o.status_char())));
+        self.answer(&p, order, r, &mut outs[p.session]);
     }
 }

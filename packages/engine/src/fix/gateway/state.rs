@@ -63,6 +63,18 @@ impl Pending {
             time_in_force: raw.time_in_force,
         }
     }
+    /// The request's fields as sent (for its refusal).
+    pub fn raw(&self) -> Raw<'_> {
+        Raw {
+            cl_ord_id: &self.cl_ord_id,
+            symbol: &self.symbol,
+            side: self.side,
+            quantity: &self.quantity,
+            price: self.price.as_deref(),
+            ord_type: self.ord_type,
+            time_in_force: self.time_in_force,
+        }
+    }
 }
 
 /// An order a session owns, as last reported to it.
