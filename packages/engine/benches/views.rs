@@ -25,6 +25,10 @@
 //!   windows feed with the view history on, off (`resumeGraceMs` 0) and on under a tight
 //!   `resumeHistoryTotalBytes`, interleaved (views_support/held_windows.rs; defaults 3,000 views,
 //!   10,000 updates/s, 5 s, 5 rounds, 4 MiB): engine CPU per view message sent and the ratios.
+//! - `-- finder_held [secs] [warm secs] [updates/s] [batch ms]` instead runs the end-to-end
+//!   `finder-response` shape through the hub (views_support/finder_held.rs; defaults 10 s measured
+//!   after 3 s, 20,000 price updates/s in 1 ms batches, 166.7 requests/s, every view held): engine
+//!   CPU per request, a create's CPU time and the engine-thread response time.
 //! - `-- blotter [users] [trades] [updates/s] [secs]` instead runs only the blotter shape through
 //!   the hub (views_support/blotter.rs; defaults 2,000 users x 1,000 trades, 69,000 updates/s,
 //!   5 s): engine CPU per record update and the distribution of a pass's CPU time.
@@ -447,6 +451,9 @@ mod held_windows;
 #[path = "views_support/blotter.rs"]
 mod blotter;
 
+#[path = "views_support/finder_held.rs"]
+mod finder_held;
+
 fn main() {
     // `cargo bench --bench views -- under_load [secs]`: only the hub-level response-time run.
     let args: Vec<String> = std::env::args().collect();
@@ -480,6 +487,17 @@ fn main() {
             arg(3, 5) as u64,
             arg(4, 5),
             arg(5, 4 << 20),
+        );
+        return;
+    }
+    // `-- finder_held [secs] [warm secs] [updates/s] [batch ms]`: the finder run's engine thread.
+    if let Some(i) = args.iter().position(|a| a == "finder_held") {
+        let arg = |k: usize, d: f64| args.get(i + k).and_then(|s| s.parse().ok()).unwrap_or(d);
+        finder_held::run(
+            arg(1, 10.0) as u64,
+            arg(2, 3.0) as u64,
+            arg(3, 20_000.0) as usize,
+            arg(4, 1.0),
         );
         return;
     }

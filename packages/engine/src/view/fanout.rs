@@ -13,6 +13,9 @@ use super::{intersects, Records};
 use crate::container::Container;
 use crate::filter::{Filter, Row};
 
+/// Words per member slot of a membership bit plane (512 views): one cache line per member.
+pub(super) const PLANE_WORDS: usize = 8;
+
 /// A view as seen from the fan-out loop: enough to decide without touching the view.
 #[derive(Debug, Clone)]
 pub(super) struct Reader {
@@ -38,8 +41,12 @@ pub(super) struct ContainerState {
     pub(super) updated_flag: Vec<bool>,
     /// Rows of `dirty` updated more than once since the last flush (their update is conflated).
     pub(super) merged: rustc_hash::FxHashSet<u32>,
-    /// Membership bits: `words` u64 per member slot; bit k = "row of the view holding bit k".
-    pub(super) bits: Vec<u64>,
+    /// Membership bits, bit k = "row of the view holding bit k", in planes of `words` u64 per
+    /// member slot: plane p holds bits `p * 64 * words ..`. One plane widens by doubling up to
+    /// `PLANE_WORDS`; past that each 512 more views add a plane, so no widening copies the bits
+    /// already set (a copy of every member's bits on the engine thread stalled the `view.create`
+    /// that hit it: ~25-100 ms at 64,000 members and 1,024 / 2,048 views).
+    pub(super) bits: Vec<Vec<u64>>,
     pub(super) words: usize,
     /// bit -> view id (`u32::MAX` = free bit).
     pub(super) bit_views: Vec<u32>,
@@ -53,9 +60,31 @@ pub(super) struct ContainerState {
 impl ContainerState {
     pub(super) fn ensure_slots(&mut self) {
         let need = self.container.slot_bound() * self.words;
-        if self.bits.len() < need {
-            self.bits.resize(need.max(self.bits.len() * 3 / 2), 0);
+        for plane in &mut self.bits {
+            if plane.len() < need {
+                plane.resize(need.max(plane.len() * 3 / 2), 0);
+            }
         }
+    }
+
+    /// The plane and the index in it of view bit `bit`'s word for member slot `slot`.
+    #[inline]
+    pub(super) fn at(&self, slot: usize, bit: u32) -> (usize, usize) {
+        let per_plane = self.words.max(1) * 64;
+        let b = bit as usize;
+        (b / per_plane, slot * self.words + (b % per_plane) / 64)
+    }
+
+    /// Clears every membership bit (the container was cleared).
+    pub(super) fn clear_bits(&mut self) {
+        for plane in &mut self.bits {
+            plane.clear();
+        }
+    }
+
+    /// u64 words of membership bits per member slot, over all planes.
+    pub(super) fn total_words(&self) -> usize {
+        self.words * self.bits.len()
     }
 
     /// Lists member slot `slot` as updated since the last flush (once per flush).
@@ -91,12 +120,14 @@ impl ContainerState {
     pub(super) fn set_bit(&mut self, id: u32, bit: u32, on: bool) {
         if let Some(slot) = self.container.slot_of(id) {
             self.ensure_slots();
-            let w = &mut self.bits[slot as usize * self.words + bit as usize / 64];
-            let m = 1u64 << (bit % 64);
-            if on {
-                *w |= m;
-            } else {
-                *w &= !m;
+            let (p, i) = self.at(slot as usize, bit);
+            if let Some(w) = self.bits.get_mut(p).and_then(|plane| plane.get_mut(i)) {
+                let m = 1u64 << (bit % 64);
+                if on {
+                    *w |= m;
+                } else {
+                    *w &= !m;
+                }
             }
         }
     }
@@ -106,9 +137,11 @@ impl ContainerState {
     /// scan knows each row's slot) and its expiry (its index entries keep their slot) use.
     pub(super) fn set_slot_bits(&mut self, slots: impl Iterator<Item = u32>, bit: u32, on: bool) {
         self.ensure_slots();
-        let (words, word, m) = (self.words, bit as usize / 64, 1u64 << (bit % 64));
+        let (words, m) = (self.words, 1u64 << (bit % 64));
+        let (p, word) = self.at(0, bit);
+        let Some(plane) = self.bits.get_mut(p) else { return };
         for s in slots {
-            if let Some(w) = self.bits.get_mut(s as usize * words + word) {
+            if let Some(w) = plane.get_mut(s as usize * words + word) {
                 if on {
                     *w |= m;
                 } else {
@@ -121,16 +154,19 @@ impl ContainerState {
     pub(super) fn clear_row(&mut self, id: u32) {
         if let Some(slot) = self.container.slot_of(id) {
             let base = slot as usize * self.words;
-            if let Some(ws) = self.bits.get_mut(base..base + self.words) {
-                ws.fill(0);
+            for plane in &mut self.bits {
+                if let Some(ws) = plane.get_mut(base..base + self.words) {
+                    ws.fill(0);
+                }
             }
         }
     }
 
-    /// A free bit for a new view. When all are taken every member's bitset is widened to twice
-    /// its words: the copy is O(members x words), so widening by one word each 64 views cost
-    /// the view.create that hit it ~10 ms at 64,000 members and ~1,800 views (one create in 64,
-    /// the finder's p99); doubling leaves a handful of widenings, and at most half the words unused.
+    /// A free bit for a new view. When all are taken: a single plane narrower than
+    /// `PLANE_WORDS` words per member widens to twice its words (a copy of O(members x words),
+    /// at most `PLANE_WORDS / 2` words per member; widening by one word each 64 views cost the
+    /// view.create that hit it ~10 ms at 64,000 members and ~1,800 views); a full-width plane
+    /// gets a new zeroed plane beside it instead, copying nothing.
     pub(super) fn take_bit(&mut self, view: u32) -> u32 {
         if let Some(b) = self.bit_views.iter().position(|&v| v == u32::MAX) {
             self.bit_views[b] = view;
@@ -140,15 +176,21 @@ impl ContainerState {
         let b = self.bit_views.len();
         self.bit_views.push(view);
         self.bit_updates.push(0);
-        if b >= self.words * 64 {
-            let (old, new) = (self.words, (self.words * 2).max(1));
+        if b >= self.total_words() * 64 {
             let slots = self.container.slot_bound();
-            let mut bits = vec![0u64; slots * new];
-            for s in 0..slots.min(self.bits.len() / old.max(1)) {
-                bits[s * new..s * new + old].copy_from_slice(&self.bits[s * old..s * old + old]);
+            if self.words >= PLANE_WORDS {
+                self.bits.push(vec![0u64; slots * self.words]);
+            } else {
+                let (old, new) = (self.words, (self.words * 2).max(1));
+                let mut bits = vec![0u64; slots * new];
+                if let Some(plane) = self.bits.first() {
+                    for s in 0..slots.min(plane.len() / old.max(1)) {
+                        bits[s * new..s * new + old].copy_from_slice(&plane[s * old..s * old + old]);
+                    }
+                }
+                self.bits = vec![bits];
+                self.words = new;
             }
-            self.bits = bits;
-            self.words = new;
         }
         b as u32
     }
@@ -205,6 +247,7 @@ impl<R: Records + ?Sized> Fan<'_, R> {
             ..
         } = &mut *self.c;
         let base = self.base * *words;
+        let per_plane = (*words).max(1) * 64;
         let mut n = 0;
         for f in self.changed {
             let Some(list) = by_field.get(f) else {
@@ -219,7 +262,13 @@ impl<R: Records + ?Sized> Fan<'_, R> {
                     *seen = self.stamp;
                 }
                 n += 1;
-                let word = &mut bits[base + r.bit as usize / 64];
+                let b = r.bit as usize;
+                let Some(word) = bits
+                    .get_mut(b / per_plane)
+                    .and_then(|plane| plane.get_mut(base + (b % per_plane) / 64))
+                else {
+                    continue; // a bit is always within the planes (`take_bit`, `ensure_slots`)
+                };
                 let mask = 1u64 << (r.bit % 64);
                 let was = *word & mask != 0;
                 let now = r.filter.matches(row);

@@ -86,3 +86,78 @@ fn views_and_update_routing_stay_right_past_the_id_map_split() {
     assert!(set.remove(2, 0).is_some());
     assert_eq!(set.record_updated(0, &[0], &rows), 0);
 }
+
+/// Past 512 views the membership bits grow by whole planes (no copy of the bits set): every view
+/// keeps exactly its rows through the growth, through updates that move rows in and out of
+/// views on every plane, through a clear and refill of the container, and through expiries.
+#[test]
+fn views_stay_right_as_membership_bits_grow_by_planes() {
+    let n = 200u32;
+    let num = |x: u32| Value::Number(f64::from(x));
+    let mut rows = Rows((0..n).map(|id| Rec([num(id % 50), num(id % 7)])).collect());
+    let mut set = ViewSet::new(ViewsConfig {
+        grace_ms: 0,
+        ..ViewsConfig::default()
+    });
+    let mut f = |name: &str| field(name);
+    for id in 0..n {
+        set.insert(1, None, id, &rows).unwrap();
+    }
+    // 1,300 distinct views: three planes of 512 bits; (lo, width, view) each.
+    let views: Vec<(u32, u32, u32)> = (0..1_300u32)
+        .map(|k| {
+            let (lo, width) = (k % 45, 1 + k % 6);
+            let text = format!("p >= {lo} and p < {} and q != {}", lo + width, 100 + k);
+            (lo, width, set.open(1, &text, "", 0, &rows, &mut f).unwrap())
+        })
+        .collect();
+    assert_eq!(set.bit_words(1), 3 * super::fanout::PLANE_WORDS);
+    // Every 7th view, or after the expiry every 7th of those left (odd positions).
+    let check = |set: &ViewSet, rows: &Rows, step: usize, what: &str| {
+        for &(lo, width, v) in views.iter().skip(1).step_by(step) {
+            let p = |id| rows.num(id, 0);
+            let pass = |id| p(id) >= f64::from(lo) && p(id) < f64::from(lo + width);
+            assert_view(set, 1, v, pass, |_| 0, what);
+        }
+    };
+    check(&set, &rows, 7, "built");
+    for round in 1..4u32 {
+        for id in (0..n).filter(|id| id % 3 == round % 3) {
+            rows.0[id as usize].0[0] = num((id + 7 * round) % 50);
+            set.record_updated(id, &[0], &rows);
+        }
+        check(&set, &rows, 7, "updated");
+    }
+    set.clear(1);
+    for id in 0..n {
+        set.insert(1, None, id, &rows).unwrap();
+    }
+    check(&set, &rows, 7, "refilled");
+    // Expire every other view; the freed bits are reused without another plane.
+    for (i, &(_, _, v)) in views.iter().enumerate().filter(|(i, _)| i % 2 == 0) {
+        set.release(v, i as u64).unwrap();
+    }
+    set.expire(u64::MAX);
+    let again: Vec<u32> = (0..600u32)
+        .map(|k| {
+            set.open(
+                1,
+                &format!("p = {} and q != {}", k % 50, 5000 + k),
+                "",
+                0,
+                &rows,
+                &mut f,
+            )
+            .unwrap()
+        })
+        .collect();
+    assert_eq!(set.bit_words(1), 3 * super::fanout::PLANE_WORDS);
+    for id in (0..n).step_by(2) {
+        rows.0[id as usize].0[0] = num((id + 1) % 50);
+        set.record_updated(id, &[0], &rows);
+    }
+    for (k, &v) in again.iter().enumerate().step_by(13) {
+        assert_view(&set, 1, v, |id| rows.num(id, 0) == (k % 50) as f64, |_| 0, "reopened");
+    }
+    check(&set, &rows, 14, "after expiry");
+}

@@ -134,11 +134,14 @@ impl ViewSet {
                     continue; // the member left since (or a reused slot listed twice)
                 }
                 let base = s as usize * *words;
-                for (wi, &word) in bits.get(base..base + *words).unwrap_or(&[]).iter().enumerate() {
-                    let mut word = word;
-                    while word != 0 {
-                        bit_updates[wi * 64 + word.trailing_zeros() as usize] += 1;
-                        word &= word - 1;
+                for (pi, plane) in bits.iter().enumerate() {
+                    let first = pi * *words;
+                    for (wi, &word) in plane.get(base..base + *words).unwrap_or(&[]).iter().enumerate() {
+                        let mut word = word;
+                        while word != 0 {
+                            bit_updates[(first + wi) * 64 + word.trailing_zeros() as usize] += 1;
+                            word &= word - 1;
+                        }
                     }
                 }
             }

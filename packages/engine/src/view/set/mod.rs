@@ -273,7 +273,7 @@ impl ViewSet {
         }
         c.merged.clear();
         c.forget_all_updated();
-        c.bits.clear();
+        c.clear_bits();
         c.columns.cleared();
         for &v in &c.views {
             if let Some(slot) = self.views[v as usize].as_mut() {
@@ -431,7 +431,7 @@ impl ViewSet {
     /// u64 words of membership bits per member of `container` (0 when it has no state).
     #[cfg(test)]
     pub(super) fn bit_words(&self, container: u32) -> usize {
-        self.containers.get(&container).map_or(0, |c| c.words)
+        self.containers.get(&container).map_or(0, |c| c.total_words())
     }
 
     /// Checks that every live view's indexes into its container's lists point at itself.
