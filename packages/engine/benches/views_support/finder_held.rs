@@ -16,9 +16,9 @@
 
 use std::time::{Duration, Instant};
 
-use super::under_load::{cpu_us, num, open_finder_view, pct, publish, text};
+use super::under_load::{cpu_us, load_container, num, open_finder_view, pct, publish, text};
 use tidewire_engine::config::EngineConfig;
-use tidewire_engine::hub::{Command, ContainerOp, FrameSink, Hub};
+use tidewire_engine::hub::{FrameSink, Hub};
 use tidewire_engine::wire::Publish;
 
 /// Records of the container.
@@ -45,28 +45,17 @@ impl FrameSink for Sink {
 }
 
 fn load(hub: &mut Hub, at: Instant) {
-    let images: Vec<Publish> = (0..RECORDS as u32)
-        .map(|i| Publish {
-            subject: format!("/PRODUCT/{i}"),
-            ts: Some(0.0),
-            image: true,
-            fields: vec![
+    load_container(
+        hub,
+        RECORDS,
+        |i| {
+            let i = i as u32;
+            vec![
                 num("num", f64::from(mix32(i + 1) % NUM_RANGE)),
                 text("cat", format!("C{}", mix32(i ^ 0x9e37_79b9) % 10)),
                 text("name", format!("N{:08}-{i}", mix32(i * 7 + 3) % 100_000_000)),
                 num("price", 101.0),
-            ],
-        })
-        .collect();
-    for chunk in images.chunks(5_000) {
-        publish(hub, chunk.to_vec(), 0.0, at);
-    }
-    hub.handle(
-        Command::ContainerPublish {
-            subject: "/CONTAINER/PRODUCTS".into(),
-            ops: vec![ContainerOp::Add(
-                (0..RECORDS).map(|i| format!("/PRODUCT/{i}")).collect(),
-            )],
+            ]
         },
         at,
     );

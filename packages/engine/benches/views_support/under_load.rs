@@ -98,12 +98,11 @@ pub fn publish(hub: &mut Hub, batch: Vec<Publish>, received_ms: f64, now: Instan
 /// Publishes `n` products `/PRODUCT/<i>` (static `name`, `sector`, `rating`, `currency`; prices at
 /// 100) in batches of 5,000 and puts them all in `/CONTAINER/PRODUCTS`, at `at`.
 pub fn load_products(hub: &mut Hub, n: usize, rng: &mut Rng, at: Instant) {
-    let images: Vec<Publish> = (0..n)
-        .map(|i| Publish {
-            subject: format!("/PRODUCT/{i}"),
-            ts: Some(0.0),
-            image: true,
-            fields: vec![
+    load_container(
+        hub,
+        n,
+        |_| {
+            vec![
                 text("name", format!("{:08x} Holdings", rng.next() as u32)),
                 text("sector", SECTORS[rng.below(10) as usize].into()),
                 num("rating", rng.below(100) as f64),
@@ -113,7 +112,21 @@ pub fn load_products(hub: &mut Hub, n: usize, rng: &mut Rng, at: Instant) {
                 num("last", 100.0),
                 num("change", 0.0),
                 num("volume", 1000.0),
-            ],
+            ]
+        },
+        at,
+    );
+}
+
+/// Publishes images `/PRODUCT/0 .. n` (record `i`'s fields from `fields(i)`) in batches of 5,000
+/// and adds them all to `/CONTAINER/PRODUCTS`.
+pub fn load_container(hub: &mut Hub, n: usize, mut fields: impl FnMut(usize) -> Vec<PubField>, at: Instant) {
+    let images: Vec<Publish> = (0..n)
+        .map(|i| Publish {
+            subject: format!("/PRODUCT/{i}"),
+            ts: Some(0.0),
+            image: true,
+            fields: fields(i),
         })
         .collect();
     for chunk in images.chunks(5_000) {
@@ -128,8 +141,6 @@ pub fn load_products(hub: &mut Hub, n: usize, rng: &mut Rng, at: Instant) {
     );
 }
 
-/// Opens session `sid` and its finder view: `filter` over `/CONTAINER/PRODUCTS`, sorted by
-/// `name`, window 50 (request id 1).
 pub fn open_finder_view(hub: &mut Hub, sid: u32, filter: String, at: Instant) {
     hub.handle(
         Command::OpenSession {
