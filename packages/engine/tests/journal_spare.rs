@@ -151,15 +151,21 @@ fn three_segments(dir: &Path) -> (Journal, u64) {
     (j, last)
 }
 
+/// Renames the newest segment out of the journal's names; returns (its name, where it is now).
+fn move_tail_aside(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let tail = segments(dir).pop().unwrap();
+    let away = dir.join("moved-aside");
+    std::fs::rename(&tail, &away).unwrap();
+    (tail, away)
+}
+
 #[test]
 fn a_segment_the_replay_listing_missed_is_read_when_its_seq_comes() {
     // A directory listing does not promise to return an entry renamed while it runs (a spare
     // renamed to its segment name): the replay lists again when the next segment is not listed.
     let dir = TempDir::new("spare-relist");
     let (j, last) = three_segments(dir.path());
-    let tail = segments(dir.path()).pop().unwrap();
-    let away = dir.path().join("moved-aside");
-    std::fs::rename(&tail, &away).unwrap();
+    let (tail, away) = move_tail_aside(dir.path());
     let replay = j.replay_from(1).unwrap();
     std::fs::rename(&away, &tail).unwrap();
     let seen: Vec<u64> = replay.map(|e| e.unwrap().seq).collect();
@@ -171,9 +177,7 @@ fn a_segment_the_replay_listing_missed_is_read_when_its_seq_comes() {
 fn a_replay_whose_segment_is_gone_ends_with_an_error_not_early() {
     let dir = TempDir::new("spare-gone");
     let (j, last) = three_segments(dir.path());
-    let tail = segments(dir.path()).pop().unwrap();
-    let away = dir.path().join("moved-aside");
-    std::fs::rename(&tail, &away).unwrap();
+    let (tail, away) = move_tail_aside(dir.path());
     let mut ok = 0u64;
     let mut err = None;
     for e in j.replay_from(1).unwrap() {

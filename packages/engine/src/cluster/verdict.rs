@@ -51,10 +51,15 @@ pub enum At {
 
 #[derive(Default)]
 struct Recent {
-    /// The last seq delivered.
-    last: u64,
-    /// (seq, subject) of the last `RECENT` messages delivered, in seq order.
+    /// (seq, subject) of the last `RECENT` messages delivered, in seq order (the last one is the
+    /// last seq delivered). A term's messages share one subject string.
     subjects: VecDeque<(u64, Arc<str>)>,
+}
+
+impl Recent {
+    fn last(&self) -> u64 {
+        self.subjects.back().map_or(0, |(seq, _)| *seq)
+    }
 }
 
 /// The order stream as the consumer delivered it: the last seq, and which subject (term) each of
@@ -68,17 +73,20 @@ pub struct Delivered {
 impl Delivered {
     /// The last seq delivered (0: none yet).
     pub fn last(&self) -> u64 {
-        self.recent.lock().map_or(0, |r| r.last)
+        self.recent.lock().map_or(0, |r| r.last())
     }
 
     /// The consumer delivered `seq` (the next one) on `subject`.
     pub fn delivered(&self, seq: u64, subject: &str) {
         if let Ok(mut r) = self.recent.lock() {
-            r.last = r.last.max(seq);
+            let on = match r.subjects.back() {
+                Some((_, last)) if &**last == subject => Arc::clone(last),
+                _ => subject.into(),
+            };
             if r.subjects.len() == RECENT {
                 r.subjects.pop_front();
             }
-            r.subjects.push_back((seq, subject.into()));
+            r.subjects.push_back((seq, on));
         }
         self.notify.notify_waiters();
     }
@@ -88,7 +96,7 @@ impl Delivered {
         let Ok(r) = self.recent.lock() else {
             return At::Forgotten;
         };
-        if seq > r.last {
+        if seq > r.last() {
             return At::Pending;
         }
         match r.subjects.iter().rev().find(|(s, _)| *s == seq) {
