@@ -7,9 +7,6 @@
 import { TidewireClient, type ClientOptions } from '@tidewire/client';
 import { decodeServerFrame, encodeSourceFrame, type RecordPublish, type ServerMessage } from '@tidewire/protocol';
 import WebSocket from 'ws';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { loadConfig, type Config } from '../src/config.js';
 import { setLogSink } from '../src/log.js';
 import { startServer, type RunningServer } from '../src/server.js';
@@ -61,21 +58,9 @@ export async function startTestServer(overrides: Record<string, Record<string, u
   return server;
 }
 
+export { removeTempDirs, tempDir } from './temp-dirs.js';
+
 /** Stops every server and socket this file started (afterEach/afterAll). */
-const tempDirs: string[] = [];
-
-/** A fresh directory under the OS temp dir (a journal, an audit log), removed by `removeTempDirs`. */
-export function tempDir(prefix: string): string {
-  const d = mkdtempSync(path.join(tmpdir(), prefix));
-  tempDirs.push(d);
-  return d;
-}
-
-/** Removes every directory `tempDir` made (a test file's afterAll). */
-export function removeTempDirs(): void {
-  for (const d of tempDirs.splice(0)) rmSync(d, { recursive: true, force: true });
-}
-
 export async function closeAll(): Promise<void> {
   for (const s of sockets) s.terminate();
   sockets.clear();

@@ -5,11 +5,12 @@
  * started from a config object, and its health counters.
  */
 
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { SERVER_MAIN, startChildServer, type ChildServer } from '../../../apps/server/test/child-server.js';
+import { tempDir } from '../../../apps/server/test/temp-dirs.js';
 
+export { removeTempDirs, tempDir } from '../../../apps/server/test/temp-dirs.js';
 export { SERVER_MAIN, killChildServers, startChildServer, type ChildServer } from '../../../apps/server/test/child-server.js';
 
 /**
@@ -21,20 +22,6 @@ export function serverBuilt(): boolean {
   if (existsSync(SERVER_MAIN)) return true;
   if (process.env.CI === 'true') throw new Error(`${SERVER_MAIN} is missing under CI=true: build the server first (npm run build)`);
   return false;
-}
-
-const tempDirs: string[] = [];
-
-/** A fresh directory under the OS temp dir (a journal, a config file), removed by `removeTempDirs`. */
-export function tempDir(prefix: string): string {
-  const d = mkdtempSync(path.join(tmpdir(), prefix));
-  tempDirs.push(d);
-  return d;
-}
-
-/** Removes every directory `tempDir` made (a test file's afterAll). */
-export function removeTempDirs(): void {
-  for (const d of tempDirs.splice(0)) rmSync(d, { recursive: true, force: true });
 }
 
 /**
