@@ -36,11 +36,13 @@ fn mix32(x: u32) -> u32 {
     h ^ (h >> 16)
 }
 
-/// Counts the bytes delivered (a socket write's copy is not part of the engine thread).
-struct Sink(usize);
+/// Counts the bytes and frames delivered (a socket write's copy is not part of the engine
+/// thread).
+struct Sink(usize, usize);
 impl FrameSink for Sink {
     fn frame(&mut self, _: u32, _: u32, parts: &[&[u8]], _: u16) {
         self.0 += parts.iter().map(|p| p.len()).sum::<usize>();
+        self.1 += 1;
     }
 }
 
@@ -78,7 +80,7 @@ pub fn run(secs: u64, warm: u64, rate: usize, batch_ms: f64) {
     let mut hub = Hub::new(cfg);
     let t0 = Instant::now();
     let at = |ms: f64| t0 + Duration::from_micros((ms * 1000.0) as u64);
-    let mut sink = Sink(0);
+    let mut sink = Sink(0, 0);
     load(&mut hub, at(0.0));
     let per_batch = ((rate as f64 * batch_ms / 1000.0).round() as usize).max(1);
     let end = (warm + secs) as f64 * 1000.0;
@@ -141,10 +143,12 @@ pub fn run(secs: u64, warm: u64, rate: usize, batch_ms: f64) {
     resp.sort_by(f64::total_cmp);
     let n = creates.len().max(1) as f64;
     eprintln!(
-        "finder_held: {RECORDS} records, {rate} updates/s in {batch_ms} ms batches, {} views held at the end, {} requests measured over {secs} s; {:.1} MB delivered",
+        "finder_held: {RECORDS} records, {rate} updates/s in {batch_ms} ms batches, {} views held at the end, {} requests measured over {secs} s; {:.1} MB in {} frames, {} messages delivered",
         hub.views().view_count(),
         creates.len(),
-        sink.0 as f64 / 1e6
+        sink.0 as f64 / 1e6,
+        sink.1,
+        hub.stats().deliveries
     );
     eprintln!(
         "  engine CPU per request ms: {:.3} (requests' passes {:.3}, feed passes {:.3}); engine busy {:.0}%",
