@@ -67,12 +67,15 @@ export function createEndpoints(deps: EndpointDeps): (endpoint: Endpoint, maxFra
       // uWS resets the idle timer only on received data: its pings make every live peer answer
       // (a pong), so only dead connections time out, also clients that never send session.ping
       sendPingsAutomatically: true,
-      closeOnBackpressureLimit: 0,
+      // a send or topic publish over the limit is dropped by uWS: close the socket instead (a
+      // publish has no per-socket result; the worker blocks direct sessions long before this)
+      closeOnBackpressureLimit: 1,
       open(ws) {
         const conn = ws.getUserData();
         conn.ws = ws;
         conn.closed = false;
         conn.meter = undefined;
+        conn.topics = undefined;
         conn.drainMark = 0;
         conn.firstRun = -1;
         conn.lastRun = -1;
@@ -151,6 +154,7 @@ export function createEndpoints(deps: EndpointDeps): (endpoint: Endpoint, maxFra
       close(ws, code, message) {
         const conn = ws.getUserData();
         conn.closed = true;
+        outbound.topics.closed(conn);
         refusals.release(conn);
         security.loginRefusals.release(conn.session);
         conns.sockets.delete(ws);

@@ -16,6 +16,7 @@ import type { TransportMetrics } from '../metrics/transport-metrics.js';
 import type { Clock } from '../session/clock.js';
 import type { Conn, ConnTable } from './connection.js';
 import { DrainBuffers, DrainRuns, DrainSamples, INDEX_STRIDE } from './drain-runs.js';
+import { DirectTopics, ENTRY_PUBLISH, ENTRY_SUBSCRIBE, isTopicEntry } from './topics.js';
 
 /**
  * Drains one `flush` takes before it yields to the event loop (socket reads, timers) and comes
@@ -49,6 +50,10 @@ export interface Outbound {
   afterSend(ws: WebSocket<Conn>, conn: Conn, result: number): void;
   /** The port the handlers answer a connection through. */
   makePort(ws: WebSocket<Conn>, getConn: () => Conn): ConnectionPort;
+  /** The topics of direct delivery (topics.ts). */
+  readonly topics: DirectTopics;
+  /** The app's native publish, once the app exists (publish entries before it are counted, not sent). */
+  setPublish(publish: (topic: string, frame: Uint8Array) => void): void;
 }
 
 /** The outbound side of a transport registered with the engine as `workerId()`. */
@@ -78,6 +83,20 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
   /** A `setImmediate` of `flush` is pending / flushing has stopped. */
   let flushQueued = false;
   let stopped = false;
+  // uWS sends what was published at the end of the loop iteration, so a socket's buffer shows a
+  // flush's publishes only in the next one: a flush publishes at most a quarter of
+  // maxBackpressureBytes (the rest of its drain waits for the next turn of the loop), and the
+  // next flush first checks the direct sockets once that much was published. A direct socket
+  // is so blocked long before uWS's own limit (twice maxBackpressureBytes), where uWS would
+  // drop (and, with closeOnBackpressureLimit, close) rather than buffer.
+  const publishBudget = Math.max(1, Math.floor(config.outbox.maxBackpressureBytes / 4));
+  const topics = new DirectTopics(publishBudget);
+  let publishedThisFlush = 0;
+  /** A drain taken but not all sent (the flush's publish budget ran out): its entries, and the next one to send. */
+  let pendingEntries = 0;
+  let resumeAt = 0;
+  let publish: ((topic: string, frame: Uint8Array) => void) | undefined;
+  const blockBuffered = (conn: Conn): void => afterSend(conn.ws, conn, 0);
 
   /**
    * Sends every run of `runConn` in this drain (in its cork, or alone for a lone frame): each
@@ -131,15 +150,72 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
   }
 
   /**
-   * Sends the `entries` entries of the drain in `bufs`. Per frame: a copy into the scratch
-   * buffer, one `ws.send` and a counter, no allocation; per session: one Map lookup per run of
-   * its frames and one write syscall for all of them (a `ws.cork` when it has several; uWS corks
-   * a lone `ws.send` itself); the latency samples of the frames sent are measured against one
-   * clock reading taken after the write.
+   * Sends entries `start` to `entries` of the drain in `bufs`, in order: topic entries one by
+   * one (topics.ts), the frames between two of them grouped by session (`sendFrames`). Returns
+   * false when it stopped at a publish because this flush's publish budget ran out (the rest is
+   * pending for the next flush), true when the drain is done.
    */
-  function sendDrain(entries: number): void {
-    runs.group(bufs.index, entries, liveConn);
-    samples.load(bufs.samples, bufs.samplePairs, entries);
+  function sendDrain(entries: number, start: number): boolean {
+    // topic entries apply in drain order: the frames between two of them are grouped by session
+    const index = bufs.index;
+    let from = start;
+    for (let e = start; e < entries; e++) {
+      const row = (e + 1) * INDEX_STRIDE;
+      const kind = index[row + 3]!;
+      if (!isTopicEntry(kind)) continue;
+      if (e > from) sendFrames(from, e);
+      from = e + 1;
+      if (kind === ENTRY_PUBLISH) {
+        if (publishedThisFlush >= publishBudget) {
+          pendingEntries = entries;
+          resumeAt = e;
+          return false;
+        }
+        publishedThisFlush += index[row + 2]!;
+      }
+      applyEntry(e, kind);
+    }
+    if (from < entries) sendFrames(from, entries);
+    pendingEntries = 0;
+    return true;
+  }
+
+  /**
+   * Applies topic entry `entry` of the drain: subscribe / unsubscribe a live session's socket, or
+   * publish the entry's frame to a record's topic (counted as one frame per subscriber).
+   */
+  function applyEntry(entry: number, kind: number): void {
+    const row = (entry + 1) * INDEX_STRIDE;
+    const { index } = bufs;
+    const key = index[row]!;
+    const arg = index[row + 4]!;
+    try {
+      if (kind === ENTRY_PUBLISH) {
+        const length = index[row + 2]!;
+        publish?.(topics.key(key), bufs.frame(index[row + 1]!, length));
+        topics.published(key, length);
+        metrics.published(arg);
+        if (samples.has(entry)) samples.each(entry, clock.now(), metrics);
+        return;
+      }
+      const conn = conns.live(key);
+      if (conn === undefined) return;
+      if (kind === ENTRY_SUBSCRIBE) topics.subscribe(conn, arg);
+      else topics.unsubscribe(conn, arg);
+    } catch (err) {
+      log('error', 'transport.topicFault', { worker: deps.index, kind, key, arg, error: String(err) });
+    }
+  }
+
+  /**
+   * Sends the frame entries `from` (inclusive) to `to` (exclusive) of the drain. Per frame: a copy
+   * into the scratch buffer, one `ws.send` and a counter, no allocation; per session: one Map
+   * lookup per run of its frames and one write syscall for all of them (a `ws.cork` when it has
+   * several; uWS corks a lone `ws.send` itself); the latency samples of the frames sent are
+   * measured against one clock reading taken after the write.
+   */
+  function sendFrames(from: number, to: number): void {
+    runs.group(bufs.index, to, liveConn, from);
     const { owners } = runs;
     for (let o = 0; o < owners.length; o++) {
       const conn = owners[o]!;
@@ -179,12 +255,20 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
     // worker has to come back on its own
     let more = false;
     try {
+      // what the last flush published has been written (or buffered) by now
+      if (topics.scanDue()) topics.scan(blockBuffered);
+      publishedThisFlush = 0;
+      if (pendingEntries > 0) {
+        more = true;
+        if (!sendDrain(pendingEntries, resumeAt)) return;
+      }
       for (let d = 0; d < MAX_DRAINS_PER_FLUSH; d++) {
         more = false;
         const entries = take();
         if (entries === 0) return;
         more = true;
-        sendDrain(entries);
+        samples.load(bufs.samples, bufs.samplePairs, entries);
+        if (!sendDrain(entries, 0)) return;
       }
     } catch (err) {
       log('error', 'transport.drainFault', { worker: deps.index, error: String(err) });
@@ -227,5 +311,10 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
     };
   }
 
-  return { flush, stop, afterSend, makePort };
+  return {
+    flush, stop, afterSend, makePort, topics,
+    setPublish(fn) {
+      publish = fn;
+    },
+  };
 }
