@@ -16,7 +16,7 @@ import type { TransportMetrics } from '../metrics/transport-metrics.js';
 import type { Clock } from '../session/clock.js';
 import type { Conn, ConnTable } from './connection.js';
 import { DrainBuffers, DrainRuns, DrainSamples, INDEX_STRIDE } from './drain-runs.js';
-import { DirectTopics, ENTRY_PUBLISH, ENTRY_SUBSCRIBE, isTopicEntry } from './topics.js';
+import { DirectTopics, ENTRY_PUBLISH, ENTRY_SUBSCRIBE, ENTRY_UNSUBSCRIBE, isTopicEntry } from './topics.js';
 
 /**
  * Drains one `flush` takes before it yields to the event loop (socket reads, timers) and comes
@@ -46,8 +46,12 @@ export interface Outbound {
   flush(): void;
   /** Stops flushing (the transport is unregistering from the engine). */
   stop(): void;
-  /** Acts on a `ws.send` result: block the session in the engine, or close a slow consumer. */
-  afterSend(ws: WebSocket<Conn>, conn: Conn, result: number): void;
+  /**
+   * Acts on a `ws.send` result (`bytes`: about the frame's size, 0 when unknown): block the
+   * session in the engine, or close a slow consumer (a send to a blocked socket whose buffer was
+   * already past twice maxBackpressureBytes).
+   */
+  afterSend(ws: WebSocket<Conn>, conn: Conn, result: number, bytes?: number): void;
   /** The port the handlers answer a connection through. */
   makePort(ws: WebSocket<Conn>, getConn: () => Conn): ConnectionPort;
   /** The topics of direct delivery (topics.ts). */
@@ -60,8 +64,14 @@ export interface Outbound {
 export function createOutbound(deps: OutboundDeps, workerId: () => number): Outbound {
   const { config, engine, clock, metrics, conns } = deps;
 
-  function afterSend(ws: WebSocket<Conn>, conn: Conn, result: number): void {
+  // uWS's own limit is off (endpoints.ts): this is the socket buffer a session may reach
+  const sendLimit = config.outbox.maxBackpressureBytes * 2;
+
+  function afterSend(ws: WebSocket<Conn>, conn: Conn, result: number, bytes = 0): void {
     if (result === 1) return;
+    // only replies go to a blocked session: one that finds the buffer already past the limit
+    // closes it (uWS would have dropped it)
+    if (result === 0 && conn.session.blocked && ws.getBufferedAmount() - bytes > sendLimit) result = 2;
     const action = conn.session.afterSend(result);
     if (action === 'block') engine.setBlocked(conn.session.sessionId!, true);
     else if (action === 'close') {
@@ -86,17 +96,21 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
   // uWS sends what was published at the end of the loop iteration, so a socket's buffer shows a
   // flush's publishes only in the next one: a flush publishes at most a quarter of
   // maxBackpressureBytes (the rest of its drain waits for the next turn of the loop), and the
-  // next flush first checks the direct sockets once that much was published. A direct socket
-  // is so blocked long before uWS's own limit (twice maxBackpressureBytes), where uWS would
-  // drop (and, with closeOnBackpressureLimit, close) rather than buffer.
+  // next flush first checks the direct sockets once that much was published: one with anything
+  // buffered is blocked (the engine takes it off its topics), one past twice
+  // maxBackpressureBytes closed as a slow consumer. uWS itself never drops (its limit is off).
   const publishBudget = Math.max(1, Math.floor(config.outbox.maxBackpressureBytes / 4));
   const topics = new DirectTopics(publishBudget);
   let publishedThisFlush = 0;
+  // uWS holds what was published until the end of the loop iteration (its check-phase handler,
+  // which runs before Node's immediates), and an unsubscribe drops what it holds for that socket:
+  // an unsubscribe entry after a publish waits for a flush from `setImmediate`
+  let publishHeld = false;
   /** A drain taken but not all sent (the flush's publish budget ran out): its entries, and the next one to send. */
   let pendingEntries = 0;
   let resumeAt = 0;
   let publish: ((topic: string, frame: Uint8Array) => void) | undefined;
-  const blockBuffered = (conn: Conn): void => afterSend(conn.ws, conn, 0);
+  const blockBuffered = (conn: Conn, buffered: number): void => afterSend(conn.ws, conn, buffered > sendLimit ? 2 : 0);
 
   /**
    * Sends every run of `runConn` in this drain (in its cork, or alone for a lone frame): each
@@ -120,7 +134,7 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
           conn.port.close(closeCode, reason);
           continue;
         }
-        afterSend(ws, conn, ws.send(bufs.frame(offset, length), false));
+        afterSend(ws, conn, ws.send(bufs.frame(offset, length), false), length);
         metrics.sent(meter, length, index[k + 4]!);
         const entry = k / INDEX_STRIDE - 1;
         if (samples.has(entry)) {
@@ -172,6 +186,11 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
           return false;
         }
         publishedThisFlush += index[row + 2]!;
+        publishHeld = true;
+      } else if (kind === ENTRY_UNSUBSCRIBE && publishHeld) {
+        pendingEntries = entries;
+        resumeAt = e;
+        return false;
       }
       applyEntry(e, kind);
     }
@@ -246,6 +265,8 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
   /** `flush` from a `setImmediate`. */
   function flushQueuedNow(): void {
     flushQueued = false;
+    // uWS wrote what the last flush published before this immediate ran
+    publishHeld = false;
     flush();
   }
 
@@ -289,7 +310,8 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
       send(messages: ServerMessage[]) {
         const conn = getConn();
         if (conn.closed) return;
-        afterSend(ws, conn, ws.send(encodeServerFrame(messages), false));
+        const frame = encodeServerFrame(messages);
+        afterSend(ws, conn, ws.send(frame, false), frame.length);
       },
       close(code: number, reason: string) {
         const conn = getConn();

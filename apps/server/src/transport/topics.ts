@@ -98,17 +98,18 @@ export class DirectTopics {
   }
 
   /**
-   * Checks every direct socket's send buffer: `onBuffered(conn)` for each that holds any (the
-   * caller blocks it in the engine, which takes it off its topics). Restarts the byte count.
+   * Checks every direct socket's send buffer: `onBuffered(conn, bytes)` for each that holds any
+   * (the caller blocks it in the engine, which takes it off its topics). Restarts the byte count.
    */
-  scan(onBuffered: (conn: Conn) => void): void {
+  scan(onBuffered: (conn: Conn, bytes: number) => void): void {
     this.sinceScan = 0;
     for (const conn of this.conns) {
       if (conn.closed) {
         this.conns.delete(conn);
         continue;
       }
-      if (conn.ws.getBufferedAmount() > 0) onBuffered(conn);
+      const buffered = conn.ws.getBufferedAmount();
+      if (buffered > 0) onBuffered(conn, buffered);
     }
   }
 
