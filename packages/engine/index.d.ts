@@ -14,9 +14,11 @@ export declare class Engine {
   get id(): number
   /**
    * Registers the calling worker; `onReady()` is called (on this thread, not keeping the
-   * event loop alive) when frames become ready for it. Returns the worker id.
+   * event loop alive) when frames become ready for it. Returns the worker id. `topics`: the
+   * worker applies topic entries in `drainInto` (kinds 1 subscribe, 2 unsubscribe, 3 publish
+   * in the close-code column, docs/architecture.md "Direct delivery"); default false.
    */
-  registerWorker(onReady: () => void): number
+  registerWorker(onReady: () => void, topics?: boolean | undefined | null): number
   /** Unregisters a worker and closes its sessions. */
   unregisterWorker(workerId: number): void
   /** Opens a session on `workerId`; returns its id at once. */
@@ -478,8 +480,16 @@ export interface EngineStats {
   publishesApplied: number
   /** Publishes refused by the store (a record would pass 128 fields). */
   publishesRejected: number
-  /** Messages appended to session outboxes. */
+  /**
+   * Messages delivered to sessions: appended to their outboxes, or published to a
+   * record's topic (`directDeliveries`).
+   */
   deliveries: number
+  /**
+   * Of `deliveries`, those published to a record's topic on the session's worker (one
+   * shared frame per worker) instead of copied into its outbox.
+   */
+  directDeliveries: number
   /** Frames flushed. */
   framesOut: number
   /** Bytes flushed (frames, brackets included). */

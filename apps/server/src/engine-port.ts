@@ -158,8 +158,11 @@ export interface EngineError {
 
 /** Engine calls a transport worker makes besides the handlers'. */
 export interface TransportEngine extends EnginePort {
-  /** Registers this thread; `onReady` runs on this thread when frames are ready. Returns the worker id. */
-  registerWorker(onReady: () => void): number;
+  /**
+   * Registers this thread; `onReady` runs on this thread when frames are ready. Returns the worker
+   * id. `topics`: the worker applies topic entries in its drains (transport/topics.ts).
+   */
+  registerWorker(onReady: () => void, topics?: boolean): number;
   unregisterWorker(workerId: number): void;
   /**
    * Moves everything ready for this worker's sessions into the caller's buffers (drain-runs.ts

@@ -17,8 +17,12 @@ macro_rules! engine_stats_fields {
             publishes_applied,
             #[doc = " Publishes refused by the store (a record would pass 128 fields)."]
             publishes_rejected,
-            #[doc = " Messages appended to session outboxes."]
+            #[doc = " Messages delivered to sessions: appended to their outboxes, or published to a"]
+            #[doc = " record's topic (`directDeliveries`)."]
             deliveries,
+            #[doc = " Of `deliveries`, those published to a record's topic on the session's worker (one"]
+            #[doc = " shared frame per worker) instead of copied into its outbox."]
+            direct_deliveries,
             #[doc = " Frames flushed."]
             frames_out,
             #[doc = " Bytes flushed (frames, brackets included)."]

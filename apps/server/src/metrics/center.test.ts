@@ -5,7 +5,7 @@ import { encodeHistogram, newHistogram, recordLatencyMs } from './histogram.js';
 import { renderPrometheus } from './prometheus.js';
 import type { TransportSnapshot } from './transport-metrics.js';
 
-const ZERO: EngineStats = { publishesIn: 0, publishesApplied: 0, statusChanges: 0, failovers: 0, repliesAhead: 0, historyBytes: 0, historyEntries: 0,
+const ZERO: EngineStats = { publishesIn: 0, publishesApplied: 0, statusChanges: 0, failovers: 0, repliesAhead: 0, directDeliveries: 0, historyBytes: 0, historyEntries: 0,
   historyEvicted: 0, deliveries: 0, framesOut: 0, bytesOut: 0, conflatedUpdates: 0, droppedUpdates: 0, slowConsumerCloses: 0, sessions: 0,
   subscriptions: 0, records: 0, containers: 0, views: 0, viewWindows: 0, publishesRejected: 0, ordersAccepted: 0, ordersRejected: 0, ordersOpen: 0,
   journalDurableSeq: 0, ordersExpired: 0, clusterBatchesSent: 0, clusterRecordsSent: 0, clusterBytesSent: 0, clusterBatchesReceived: 0,

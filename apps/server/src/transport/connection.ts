@@ -24,6 +24,8 @@ export interface Conn extends RunOwner {
   refused: boolean;
   /** Frame counters of the logged-in session (undefined before login). */
   meter: SessionMeter | undefined;
+  /** Record ids whose topics the socket is subscribed to (topics.ts; undefined: never was). */
+  topics: Map<number, { messages: number; bytes: number }> | undefined;
 }
 
 /** The socket tables of one transport. */

@@ -121,17 +121,17 @@ export class DrainRuns<T extends RunOwner> {
   private mark = 0;
 
   /**
-   * Groups the `entries` entries of `index` (a drain index: INDEX_STRIDE u32 per row, entries
-   * from row 1). `resolve(sessionId)` is called once per run; undefined skips the run (no such
-   * session, or closed). Afterwards `owners` lists the owners; an owner's runs go from
-   * `owner.firstRun` along `runNext` to -1.
+   * Groups entries `first` to `entries` (exclusive) of `index` (a drain index: INDEX_STRIDE u32
+   * per row, entries from row 1). `resolve(sessionId)` is called once per run; undefined skips
+   * the run (no such session, or closed). Afterwards `owners` lists the owners; an owner's runs
+   * go from `owner.firstRun` along `runNext` to -1.
    */
-  group(index: Uint32Array, entries: number, resolve: (sessionId: number) => T | undefined): void {
+  group(index: Uint32Array, entries: number, resolve: (sessionId: number) => T | undefined, first = 0): void {
     const mark = ++this.mark;
     this.owners.length = 0;
     const end = Math.min(entries + 1, Math.floor(index.length / INDEX_STRIDE)) * INDEX_STRIDE;
     let runs = 0;
-    for (let i = INDEX_STRIDE; i < end; ) {
+    for (let i = (first + 1) * INDEX_STRIDE; i < end; ) {
       const sid = index[i]!;
       let j = i + INDEX_STRIDE;
       while (j < end && index[j] === sid) j += INDEX_STRIDE;

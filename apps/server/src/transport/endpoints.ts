@@ -60,9 +60,12 @@ export function createEndpoints(deps: EndpointDeps): (endpoint: Endpoint, maxFra
       // uWS cuts frames over its limit without a close frame (peers see 1006); up to twice our
       // limit we read the frame and close properly with 1009 and a reason, beyond that uWS cuts.
       maxPayloadLength: maxFrameBytes * 2,
-      // a blocked session's replies still leave (replies first): they may use as much again, so a
-      // reply is not dropped (and the session closed) because record data filled the buffer
-      maxBackpressure: config.outbox.maxBackpressureBytes * 2,
+      // uWS's own limit is off (0): past it uWS skips a send or a topic publish silently, and a
+      // publish has no per-socket result (a lost update). The worker enforces the limit instead
+      // (outbound.ts `afterSend`, the direct-socket scan): a blocked session's replies still
+      // leave (replies first) and may use as much again as its record data, twice
+      // maxBackpressureBytes; a send to a socket already past that closes it with 4008
+      maxBackpressure: 0,
       idleTimeout: config.session.idleTimeoutSec,
       // uWS resets the idle timer only on received data: its pings make every live peer answer
       // (a pong), so only dead connections time out, also clients that never send session.ping
@@ -73,6 +76,7 @@ export function createEndpoints(deps: EndpointDeps): (endpoint: Endpoint, maxFra
         conn.ws = ws;
         conn.closed = false;
         conn.meter = undefined;
+        conn.topics = undefined;
         conn.drainMark = 0;
         conn.firstRun = -1;
         conn.lastRun = -1;
@@ -151,6 +155,7 @@ export function createEndpoints(deps: EndpointDeps): (endpoint: Endpoint, maxFra
       close(ws, code, message) {
         const conn = ws.getUserData();
         conn.closed = true;
+        outbound.topics.closed(conn);
         refusals.release(conn);
         security.loginRefusals.release(conn.session);
         conns.sockets.delete(ws);

@@ -7,9 +7,10 @@ import type { Conn } from './connection.js';
 import { ConnTable } from './connection.js';
 import { INDEX_STRIDE } from './drain-runs.js';
 import { MAX_DRAINS_PER_FLUSH, createOutbound } from './outbound.js';
+import { ENTRY_PUBLISH, ENTRY_SUBSCRIBE, ENTRY_UNSUBSCRIBE } from './topics.js';
 
-/** One drain the fake engine hands out: frames of sessions. */
-type Drain = Array<[sid: number, frame: string]>;
+/** One drain the fake engine hands out: frames of sessions, or topic entries `[key, frame, kind, arg]`. */
+type Drain = Array<[sid: number, frame: string] | [key: number, frame: string, kind: number, arg: number]>;
 
 /**
  * The engine's `drainInto` contract over a script of drains: copies the next drain into the
@@ -39,9 +40,9 @@ class ScriptedEngine {
       return -1;
     }
     let at = 0;
-    drain.forEach(([sid], n) => {
+    drain.forEach(([sid, , kind, arg], n) => {
       data.set(bytes[n]!, at);
-      index.set([sid, at, bytes[n]!.length, 0, 1], (n + 1) * INDEX_STRIDE);
+      index.set([sid, at, bytes[n]!.length, kind ?? 0, arg ?? 1], (n + 1) * INDEX_STRIDE);
       at += bytes[n]!.length;
     });
     this.drains.shift();
@@ -174,5 +175,90 @@ describe('outbound flush', () => {
     outbound.stop();
     outbound.flush();
     expect(engine.calls).toBe(0);
+  });
+});
+
+describe('outbound flush: topic entries', () => {
+  /** A connection whose socket logs sends and topic changes into `events`; `buffered` is what getBufferedAmount says. */
+  function topicConn(sid: number, events: string[]) {
+    const state = { buffered: 0 };
+    const ws = {
+      cork(fn: () => void) {
+        fn();
+      },
+      send(bytes: Uint8Array) {
+        events.push(`send ${sid} ${Buffer.from(bytes).toString()}`);
+        return 1;
+      },
+      subscribe(topic: string) {
+        events.push(`sub ${sid} ${topic}`);
+      },
+      unsubscribe(topic: string) {
+        events.push(`unsub ${sid} ${topic}`);
+      },
+      getBufferedAmount: () => state.buffered,
+    };
+    let isBlocked = false;
+    const conn = {
+      ws, closed: false, meter: undefined, topics: undefined, drainMark: 0, firstRun: -1, lastRun: -1,
+      session: {
+        sessionId: sid,
+        afterSend: (r: number) => (r === 0 && !isBlocked ? ((isBlocked = true), 'block') : 'none'),
+        logFields: () => ({ sid }),
+      },
+    } as unknown as Conn;
+    return { conn, state };
+  }
+
+  function setup(drains: Drain[], maxBackpressureBytes = 1024 * 1024) {
+    const events: string[] = [];
+    const blocked: number[] = [];
+    const conns = new ConnTable();
+    const a = topicConn(1, events);
+    const b = topicConn(2, events);
+    conns.bySession.set(1, a.conn);
+    conns.bySession.set(2, b.conn);
+    const engine = new ScriptedEngine(drains) as ScriptedEngine & { setBlocked(sid: number, on: boolean): void };
+    engine.setBlocked = (sid: number, on: boolean) => {
+      if (on) blocked.push(sid);
+    };
+    const config = loadConfig({ overrides: { outbox: { maxBackpressureBytes } }, randomSecret: () => 'test-secret-'.padEnd(40, 'x') });
+    const metrics = new TransportMetrics(0, 0);
+    const outbound = createOutbound(
+      { config, engine: engine as unknown as TransportEngine, clock: { now: () => 0 }, metrics, conns, index: 0 },
+      () => 1,
+    );
+    outbound.setPublish((topic, frame) => events.push(`publish ${topic} ${Buffer.from(frame).toString()}`));
+    return { events, blocked, outbound, a, b };
+  }
+
+  it('applies topic entries in drain order between the frames it groups by session; an unsubscribe after a publish waits for the next turn of the loop', async () => {
+    const { events, outbound } = setup([[
+      [1, '[img]'], [2, '[x1]'], [1, '', ENTRY_SUBSCRIBE, 7], [2, '[x2]'], [7, '[u1]', ENTRY_PUBLISH, 1],
+      [1, '[ack]'], [2, '[x3]'], [1, '', ENTRY_UNSUBSCRIBE, 0], [7, '[u2]', ENTRY_PUBLISH, 0], [1, '[late]'],
+    ]]);
+    outbound.flush();
+    const first = ['send 1 [img]', 'send 2 [x1]', 'sub 1 7', 'send 2 [x2]', 'publish 7 [u1]', 'send 1 [ack]', 'send 2 [x3]'];
+    // uWS still holds [u1] for session 1's socket: unsubscribing now would drop it
+    expect(events).toEqual(first);
+    await nextImmediate();
+    expect(events).toEqual([...first, 'unsub 1 7', 'publish 7 [u2]', 'send 1 [late]']);
+  });
+
+  it('publishes at most a quarter of maxBackpressureBytes per flush, then checks the direct sockets and blocks a buffered one', async () => {
+    const frame = `[${'p'.repeat(298)}]`; // 300 bytes; budget 1024 / 4 = 256: one publish per flush
+    const { events, blocked, outbound, b } = setup([[
+      [1, '', ENTRY_SUBSCRIBE, 3], [2, '', ENTRY_SUBSCRIBE, 3], [3, frame, ENTRY_PUBLISH, 2], [3, frame, ENTRY_PUBLISH, 2], [1, '[after]'],
+    ]], 1024);
+    outbound.flush();
+    const publishes = (): number => events.filter((e) => e.startsWith('publish')).length;
+    expect(publishes()).toBe(1);
+    expect(events.at(-1)).toMatch(/^publish 3/);
+    // what that publish left in session 2's buffer is seen before the next one goes
+    b.state.buffered = 100;
+    await nextImmediate();
+    expect(blocked).toEqual([2]);
+    expect(publishes()).toBe(2);
+    expect(events.at(-1)).toBe('send 1 [after]');
   });
 });

@@ -16,6 +16,7 @@ import type { TransportMetrics } from '../metrics/transport-metrics.js';
 import type { Clock } from '../session/clock.js';
 import type { Conn, ConnTable } from './connection.js';
 import { DrainBuffers, DrainRuns, DrainSamples, INDEX_STRIDE } from './drain-runs.js';
+import { DirectTopics, ENTRY_PUBLISH, ENTRY_SUBSCRIBE, ENTRY_UNSUBSCRIBE, isTopicEntry } from './topics.js';
 
 /**
  * Drains one `flush` takes before it yields to the event loop (socket reads, timers) and comes
@@ -45,18 +46,32 @@ export interface Outbound {
   flush(): void;
   /** Stops flushing (the transport is unregistering from the engine). */
   stop(): void;
-  /** Acts on a `ws.send` result: block the session in the engine, or close a slow consumer. */
-  afterSend(ws: WebSocket<Conn>, conn: Conn, result: number): void;
+  /**
+   * Acts on a `ws.send` result (`bytes`: about the frame's size, 0 when unknown): block the
+   * session in the engine, or close a slow consumer (a send to a blocked socket whose buffer was
+   * already past twice maxBackpressureBytes).
+   */
+  afterSend(ws: WebSocket<Conn>, conn: Conn, result: number, bytes?: number): void;
   /** The port the handlers answer a connection through. */
   makePort(ws: WebSocket<Conn>, getConn: () => Conn): ConnectionPort;
+  /** The topics of direct delivery (topics.ts). */
+  readonly topics: DirectTopics;
+  /** The app's native publish, once the app exists (publish entries before it are counted, not sent). */
+  setPublish(publish: (topic: string, frame: Uint8Array) => void): void;
 }
 
 /** The outbound side of a transport registered with the engine as `workerId()`. */
 export function createOutbound(deps: OutboundDeps, workerId: () => number): Outbound {
   const { config, engine, clock, metrics, conns } = deps;
 
-  function afterSend(ws: WebSocket<Conn>, conn: Conn, result: number): void {
+  // uWS's own limit is off (endpoints.ts): this is the socket buffer a session may reach
+  const sendLimit = config.outbox.maxBackpressureBytes * 2;
+
+  function afterSend(ws: WebSocket<Conn>, conn: Conn, result: number, bytes = 0): void {
     if (result === 1) return;
+    // only replies go to a blocked session: one that finds the buffer already past the limit
+    // closes it (uWS would have dropped it)
+    if (result === 0 && conn.session.blocked && ws.getBufferedAmount() - bytes > sendLimit) result = 2;
     const action = conn.session.afterSend(result);
     if (action === 'block') engine.setBlocked(conn.session.sessionId!, true);
     else if (action === 'close') {
@@ -78,6 +93,24 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
   /** A `setImmediate` of `flush` is pending / flushing has stopped. */
   let flushQueued = false;
   let stopped = false;
+  // uWS sends what was published at the end of the loop iteration, so a socket's buffer shows a
+  // flush's publishes only in the next one: a flush publishes at most a quarter of
+  // maxBackpressureBytes (the rest of its drain waits for the next turn of the loop), and the
+  // next flush first checks the direct sockets once that much was published: one with anything
+  // buffered is blocked (the engine takes it off its topics), one past twice
+  // maxBackpressureBytes closed as a slow consumer. uWS itself never drops (its limit is off).
+  const publishBudget = Math.max(1, Math.floor(config.outbox.maxBackpressureBytes / 4));
+  const topics = new DirectTopics(publishBudget);
+  let publishedThisFlush = 0;
+  // uWS holds what was published until the end of the loop iteration (its check-phase handler,
+  // which runs before Node's immediates), and an unsubscribe drops what it holds for that socket:
+  // an unsubscribe entry after a publish waits for a flush from `setImmediate`
+  let publishHeld = false;
+  /** A drain taken but not all sent (the flush's publish budget ran out): its entries, and the next one to send. */
+  let pendingEntries = 0;
+  let resumeAt = 0;
+  let publish: ((topic: string, frame: Uint8Array) => void) | undefined;
+  const blockBuffered = (conn: Conn, buffered: number): void => afterSend(conn.ws, conn, buffered > sendLimit ? 2 : 0);
 
   /**
    * Sends every run of `runConn` in this drain (in its cork, or alone for a lone frame): each
@@ -101,7 +134,7 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
           conn.port.close(closeCode, reason);
           continue;
         }
-        afterSend(ws, conn, ws.send(bufs.frame(offset, length), false));
+        afterSend(ws, conn, ws.send(bufs.frame(offset, length), false), length);
         metrics.sent(meter, length, index[k + 4]!);
         const entry = k / INDEX_STRIDE - 1;
         if (samples.has(entry)) {
@@ -131,15 +164,77 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
   }
 
   /**
-   * Sends the `entries` entries of the drain in `bufs`. Per frame: a copy into the scratch
-   * buffer, one `ws.send` and a counter, no allocation; per session: one Map lookup per run of
-   * its frames and one write syscall for all of them (a `ws.cork` when it has several; uWS corks
-   * a lone `ws.send` itself); the latency samples of the frames sent are measured against one
-   * clock reading taken after the write.
+   * Sends entries `start` to `entries` of the drain in `bufs`, in order: topic entries one by
+   * one (topics.ts), the frames between two of them grouped by session (`sendFrames`). Returns
+   * false when it stopped at a publish because this flush's publish budget ran out (the rest is
+   * pending for the next flush), true when the drain is done.
    */
-  function sendDrain(entries: number): void {
-    runs.group(bufs.index, entries, liveConn);
-    samples.load(bufs.samples, bufs.samplePairs, entries);
+  function sendDrain(entries: number, start: number): boolean {
+    // topic entries apply in drain order: the frames between two of them are grouped by session
+    const index = bufs.index;
+    let from = start;
+    for (let e = start; e < entries; e++) {
+      const row = (e + 1) * INDEX_STRIDE;
+      const kind = index[row + 3]!;
+      if (!isTopicEntry(kind)) continue;
+      if (e > from) sendFrames(from, e);
+      from = e + 1;
+      if (kind === ENTRY_PUBLISH) {
+        if (publishedThisFlush >= publishBudget) {
+          pendingEntries = entries;
+          resumeAt = e;
+          return false;
+        }
+        publishedThisFlush += index[row + 2]!;
+        publishHeld = true;
+      } else if (kind === ENTRY_UNSUBSCRIBE && publishHeld) {
+        pendingEntries = entries;
+        resumeAt = e;
+        return false;
+      }
+      applyEntry(e, kind);
+    }
+    if (from < entries) sendFrames(from, entries);
+    pendingEntries = 0;
+    return true;
+  }
+
+  /**
+   * Applies topic entry `entry` of the drain: subscribe / unsubscribe a live session's socket, or
+   * publish the entry's frame to a record's topic (counted as one frame per subscriber).
+   */
+  function applyEntry(entry: number, kind: number): void {
+    const row = (entry + 1) * INDEX_STRIDE;
+    const { index } = bufs;
+    const key = index[row]!;
+    const arg = index[row + 4]!;
+    try {
+      if (kind === ENTRY_PUBLISH) {
+        const length = index[row + 2]!;
+        publish?.(topics.key(key), bufs.frame(index[row + 1]!, length));
+        topics.published(key, length);
+        metrics.published(arg);
+        if (samples.has(entry)) samples.each(entry, clock.now(), metrics);
+        return;
+      }
+      const conn = conns.live(key);
+      if (conn === undefined) return;
+      if (kind === ENTRY_SUBSCRIBE) topics.subscribe(conn, arg);
+      else topics.unsubscribe(conn, arg);
+    } catch (err) {
+      log('error', 'transport.topicFault', { worker: deps.index, kind, key, arg, error: String(err) });
+    }
+  }
+
+  /**
+   * Sends the frame entries `from` (inclusive) to `to` (exclusive) of the drain. Per frame: a copy
+   * into the scratch buffer, one `ws.send` and a counter, no allocation; per session: one Map
+   * lookup per run of its frames and one write syscall for all of them (a `ws.cork` when it has
+   * several; uWS corks a lone `ws.send` itself); the latency samples of the frames sent are
+   * measured against one clock reading taken after the write.
+   */
+  function sendFrames(from: number, to: number): void {
+    runs.group(bufs.index, to, liveConn, from);
     const { owners } = runs;
     for (let o = 0; o < owners.length; o++) {
       const conn = owners[o]!;
@@ -170,6 +265,8 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
   /** `flush` from a `setImmediate`. */
   function flushQueuedNow(): void {
     flushQueued = false;
+    // uWS wrote what the last flush published before this immediate ran
+    publishHeld = false;
     flush();
   }
 
@@ -179,12 +276,20 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
     // worker has to come back on its own
     let more = false;
     try {
+      // what the last flush published has been written (or buffered) by now
+      if (topics.scanDue()) topics.scan(blockBuffered);
+      publishedThisFlush = 0;
+      if (pendingEntries > 0) {
+        more = true;
+        if (!sendDrain(pendingEntries, resumeAt)) return;
+      }
       for (let d = 0; d < MAX_DRAINS_PER_FLUSH; d++) {
         more = false;
         const entries = take();
         if (entries === 0) return;
         more = true;
-        sendDrain(entries);
+        samples.load(bufs.samples, bufs.samplePairs, entries);
+        if (!sendDrain(entries, 0)) return;
       }
     } catch (err) {
       log('error', 'transport.drainFault', { worker: deps.index, error: String(err) });
@@ -205,7 +310,8 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
       send(messages: ServerMessage[]) {
         const conn = getConn();
         if (conn.closed) return;
-        afterSend(ws, conn, ws.send(encodeServerFrame(messages), false));
+        const frame = encodeServerFrame(messages);
+        afterSend(ws, conn, ws.send(frame, false), frame.length);
       },
       close(code: number, reason: string) {
         const conn = getConn();
@@ -227,5 +333,10 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
     };
   }
 
-  return { flush, stop, afterSend, makePort };
+  return {
+    flush, stop, afterSend, makePort, topics,
+    setPublish(fn) {
+      publish = fn;
+    },
+  };
 }

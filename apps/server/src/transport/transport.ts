@@ -98,7 +98,8 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
 
   let workerId = -1;
   const outbound = createOutbound({ config, engine, clock, metrics, conns, index: opts.index }, () => workerId);
-  workerId = engine.registerWorker(outbound.flush);
+  // direct delivery: this worker applies the engine's topic entries (topics.ts)
+  workerId = engine.registerWorker(outbound.flush, true);
   const security = createSecurity(config, opts.connections);
   // pauses this transport's /source connections while the engine's ingest queue is above high water
   const ingestQueue = ingestQueueOf(engine);
@@ -125,6 +126,10 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
     },
   );
 
+  outbound.setPublish((topic, frame) => {
+    app.publish(topic, frame, false);
+  });
+
   const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
     app.listen(config.server.host, opts.port, (s) => (s ? resolve(s) : reject(new Error(`cannot listen on ${config.server.host}:${opts.port} (address in use or not available)`))));
   }).catch((err) => {
@@ -143,6 +148,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
     port,
     connections: () => conns.sockets.size,
     collect: () => {
+      outbound.topics.settleAll();
       const snapshot = metrics.snapshot(clock.now(), conns.sockets.size, sourceFlow.counts());
       const period = metrics.samplingPeriod();
       if (period !== samplingPeriod) {

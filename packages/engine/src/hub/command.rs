@@ -203,6 +203,12 @@ pub enum Command {
         /// Sampling period (0 counts as 1).
         every: u32,
     },
+    /// `worker` applies topic entries (`hub::ENTRY_*`): its sessions opened from now on may get
+    /// record messages through topic publishes (hub `direct.rs`).
+    TopicWorker {
+        /// Worker id.
+        worker: u32,
+    },
     /// The worker went away: close all its sessions.
     CloseWorker {
         /// Worker id.

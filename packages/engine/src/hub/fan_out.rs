@@ -1,6 +1,7 @@
 //! Fan-out, the tick's second stage: the message encoded once for a record (`scratch`) is
 //! appended to every subscriber's outbox, with per-subscription throttling and the conflation
-//! of blocked sessions (the third stage, flushing outboxes into frames: `flush.rs`).
+//! of blocked sessions (the third stage, flushing outboxes into frames: `flush.rs`); direct
+//! subscribers are skipped and get it through one topic publish per worker (`direct.rs`).
 
 use std::time::Instant;
 
@@ -38,7 +39,7 @@ impl Subscriptions {
     /// Appends `bytes` (`,` + the message for record `id`, of record layout `layout` and origin
     /// timestamp `ts`; `mask`: its changed slots) to every subscriber's outbox; throttled subscriptions hold it, a
     /// conflating session marks the record dirty, a blocked session past the conflation
-    /// threshold is listed in `to_conflate`.
+    /// threshold is listed in `to_conflate`; direct subscribers get one publish entry per worker.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn fan_out(
         &mut self,
@@ -51,12 +52,28 @@ impl Subscriptions {
         is_image: bool,
         mask: u128,
     ) {
-        let Subscriptions { by_record, to_conflate } = self;
+        let Subscriptions {
+            by_record,
+            to_conflate,
+            direct,
+        } = self;
         let Some(list) = by_record.get_mut(id as usize - 1) else {
             return;
         };
         let now = out.now;
-        for i in 0..list.slots.len() {
+        if list.direct_total > 0 {
+            publish_direct(direct, list, out, id, bytes, ts);
+        }
+        // every subscriber direct (the hot path with batching off): no outbox to visit
+        let n = if list.direct_total as usize == list.slots.len() {
+            0
+        } else {
+            list.slots.len()
+        };
+        for i in 0..n {
+            if list.state[i].direct {
+                continue;
+            }
             // Fan-out writes to a thousand different outboxes: pull the tail (two lines: a message is
             // ~100 bytes) of the outbox 8 subscribers ahead into cache so copies overlap misses.
             if let Some(Some(Some(a))) = list.slots.get(i + PREFETCH_AHEAD).map(|&a| sessions.get(a as usize)) {
@@ -120,10 +137,17 @@ impl Subscriptions {
         id: u32,
         bytes: &[u8],
     ) {
-        let Some(list) = self.by_record.get_mut(id as usize - 1) else {
+        let Subscriptions { by_record, direct, .. } = self;
+        let Some(list) = by_record.get_mut(id as usize - 1) else {
             return;
         };
+        if list.direct_total > 0 {
+            publish_direct(direct, list, out, id, bytes, None);
+        }
         for i in 0..list.slots.len() {
+            if list.state[i].direct {
+                continue;
+            }
             let slot = list.slots[i];
             let Some(s) = sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
                 continue;
@@ -145,6 +169,7 @@ impl Subscriptions {
         }
         s.conflating = true;
         s.fast = false;
+        self.end_all_direct(s);
         let (ids, dropped) = s.outbox.drop_records();
         let n = ids.len() as u64;
         s.dropped_bytes += dropped as u64;
@@ -156,6 +181,28 @@ impl Subscriptions {
             }
         }
         n
+    }
+}
+
+/// Queues one publish entry of `bytes` (`,` + a message of record `id`) per worker with direct
+/// subscribers in `list`, counted as a delivery to each of them.
+fn publish_direct(
+    direct: &mut super::direct::DirectOps,
+    list: &super::subscriptions::SubList,
+    out: &mut Delivery<'_>,
+    id: u32,
+    bytes: &[u8],
+    ts: Option<f64>,
+) {
+    let frame = bytes.len().saturating_sub(1) as u64 + 2;
+    for &(worker, n) in &list.direct {
+        if n > 0 {
+            direct.publish(worker, id, bytes, n, ts);
+            out.stats.deliveries += u64::from(n);
+            out.stats.direct_deliveries += u64::from(n);
+            out.stats.frames_out += u64::from(n);
+            out.stats.bytes_out += frame * u64::from(n);
+        }
     }
 }
 
@@ -298,6 +345,9 @@ impl Hub {
             let due = s.due.unwrap_or(now);
             s.due = Some(due);
             self.sessions.schedule(slot, due);
+        } else if s.promote {
+            // nothing to flush: its subscriptions turn direct again at once (`Hub::promote`)
+            self.sessions.schedule(slot, now);
         }
     }
 }

@@ -72,20 +72,26 @@ impl Sessions {
 impl Hub {
     /// Fires every timer due at `now`: expires statements' time windows, turns records stale,
     /// releases throttled updates, flushes due outboxes into `sink`, closes slow consumers.
+    /// The topic entries made since the last pass go first (`direct.rs`): an unsubscribe
+    /// entry precedes any frame of its session.
     pub fn run_due(&mut self, now: Instant, sink: &mut dyn FrameSink) {
+        self.subscriptions.direct.emit(sink);
         self.views.expire(now, &mut self.stats);
         self.run_statement_timers(now);
         self.expire_status(now);
+        self.subscriptions.direct.emit(sink);
         while let Some(slot) = self.sessions.pop_due(now) {
             self.service(slot, now, sink);
         }
         while let Some(slot) = self.subscriptions.to_conflate.pop() {
             self.start_conflation(slot);
         }
+        self.subscriptions.direct.emit(sink);
     }
 
     /// Services session `slot`, whose timer fired: closes it as a slow consumer, or releases
-    /// its throttled updates and flushes its outbox (`Sessions::flush`).
+    /// its throttled updates and flushes its outbox (`Sessions::flush`), after which its
+    /// subscriptions may turn direct (`Hub::promote`).
     fn service(&mut self, slot: u32, now: Instant, sink: &mut dyn FrameSink) {
         let slow = self.cfg.slow_consumer;
         let Some(s) = self.sessions.get(slot) else {
@@ -100,6 +106,7 @@ impl Hub {
         let throttle_next = self.release_throttled(slot, now);
         self.sessions
             .flush(slot, throttle_next, &self.cfg, &mut self.stats, now, sink);
+        self.promote(slot, sink);
     }
 
     /// Sends held (throttled) updates whose interval has passed; returns the next one's due time.

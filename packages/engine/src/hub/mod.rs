@@ -18,6 +18,7 @@
 
 mod apply;
 mod command;
+mod direct;
 mod failover;
 mod fan_out;
 mod flush;
@@ -39,6 +40,7 @@ mod view_resume;
 mod views;
 
 pub use command::Command;
+pub use direct::{ENTRY_PUBLISH, ENTRY_SUBSCRIBE, ENTRY_UNSUBSCRIBE};
 pub use history::{HistoryConfig, HistoryRule, DEFAULT_HISTORY_MAX_BYTES, DEFAULT_HISTORY_RULES};
 pub use members::ContainerMembers;
 pub use resume::ResumeRecord;
@@ -80,6 +82,14 @@ pub trait FrameSink {
         let _ = meta;
         self.frame(worker, sid, parts, 0);
     }
+
+    /// A topic entry for `worker` (`direct.rs`): `kind` is ENTRY_SUBSCRIBE / ENTRY_UNSUBSCRIBE
+    /// (`key` a session id, `meta.messages` the record id, 0: every record) or ENTRY_PUBLISH
+    /// (`key` a record id, `parts` the frame, `meta` its subscriber count and samples). Sinks
+    /// that deliver nothing to sockets ignore it.
+    fn entry(&mut self, worker: u32, key: u32, parts: &[&[u8]], kind: u16, meta: &FrameMeta<'_>) {
+        let _ = (worker, key, parts, kind, meta);
+    }
 }
 
 /// All engine state, as parts that own their state (each file's header states its invariants).
@@ -113,6 +123,8 @@ pub struct Hub {
     epoch: u64,
     /// Latency sampling periods and the view-row samples being queued.
     sampling: sampling::Sampling,
+    /// Workers that apply topic entries (`Command::TopicWorker`, `direct.rs`).
+    topic_workers: Vec<u32>,
 }
 
 impl Hub {
@@ -135,6 +147,7 @@ impl Hub {
             history: history::History::default(),
             epoch: 0,
             sampling: sampling::Sampling::default(),
+            topic_workers: Vec::new(),
         }
     }
 
@@ -233,14 +246,15 @@ impl Hub {
                 patterns,
                 priority,
             } => self.source_register(sid, req_id, &patterns, priority, now),
-            Command::SetBatching(b) => {
-                self.cfg.batching = b;
-                for s in self.sessions.iter_mut() {
-                    s.refresh_fast(&b);
+            Command::SetBatching(b) => self.set_batching(b, now),
+            Command::SetLatencySampling { worker, every } => self.set_latency_sampling(worker, every),
+            Command::TopicWorker { worker } => {
+                if !self.topic_workers.contains(&worker) {
+                    self.topic_workers.push(worker);
                 }
             }
-            Command::SetLatencySampling { worker, every } => self.set_latency_sampling(worker, every),
             Command::CloseWorker { worker } => {
+                self.topic_workers.retain(|&w| w != worker);
                 for slot in self.sessions.slots_of_worker(worker) {
                     let sid = self.sessions.get(slot).map_or(0, |s| s.sid);
                     self.drop_session(slot, now);
@@ -340,9 +354,9 @@ impl Hub {
             // A reused id replaces the old session rather than leaking it.
             self.drop_session(old, now);
         }
-        let slot = self
-            .sessions
-            .insert(Session::new(sid, worker, user, tier, &self.cfg.batching));
+        let mut session = Session::new(sid, worker, user, tier, &self.cfg.batching);
+        session.topics = self.topic_workers.contains(&worker);
+        let slot = self.sessions.insert(session);
         self.stats.sessions += 1;
         self.init_sampling(slot, worker);
     }
@@ -361,8 +375,12 @@ impl Hub {
             return;
         };
         for (&rid, &idx) in &s.subs {
-            self.subscriptions.remove(&mut self.sessions.slots, rid, idx);
+            self.subscriptions.remove(&mut self.sessions.slots, rid, idx, s.worker);
             self.stats.subscriptions -= 1;
+        }
+        if s.direct > 0 {
+            // the socket may outlive the engine's session (a closing handshake): off every topic now
+            self.subscriptions.direct.unsubscribe(s.worker, s.sid, 0);
         }
         self.stats.sessions -= 1;
     }
@@ -380,6 +398,8 @@ impl Hub {
             }
             s.blocked_since = Some(now);
             s.refresh_fast(&self.cfg.batching);
+            // off the topics before anything else: from now on it queues (and conflates) as before
+            self.subscriptions.end_all_direct(s);
             let deadline = now + self.cfg.slow_consumer;
             let conflate = s.outbox.len() > self.cfg.outbox_conflate_bytes;
             self.sessions.schedule(slot, deadline);

@@ -32,6 +32,7 @@ impl Hub {
         for s in self.sessions.iter_mut().filter(|s| s.worker == worker) {
             s.outbox.samples().set_every(every);
         }
+        self.subscriptions.direct.set_every(worker, every);
     }
 
     /// A session of `worker` opened in `slot`: it samples at its worker's period.

@@ -203,7 +203,14 @@ impl Hub {
                 return;
             };
             if let Some(idx) = s.subs.remove(&id) {
-                self.subscriptions.remove(&mut self.sessions.slots, id, idx);
+                let (worker, sid) = (s.worker, s.sid);
+                if self.subscriptions.remove(&mut self.sessions.slots, id, idx, worker) {
+                    // before the ack: nothing of the record reaches the socket after it
+                    self.subscriptions.direct.unsubscribe(worker, sid, id);
+                    if let Some(s) = self.sessions.get_mut(slot) {
+                        s.direct = s.direct.saturating_sub(1);
+                    }
+                }
                 self.stats.subscriptions -= 1;
             }
         }

@@ -4,10 +4,13 @@
 //! Invariants: `by_record[id - 1].slots[i]` and `.state[i]` describe one subscription, and the
 //! subscribed session's `Session::subs` maps `id` to `i` (swap-removal fixes the moved entry's
 //! index). Lists are chunked so they never move as subjects are added. `to_conflate` is emptied
-//! at the end of every publish batch and timer pass.
+//! at the end of every publish batch and timer pass. `SubList::direct` counts, per worker, the
+//! subscriptions with `SubState::direct` set (`direct.rs`); `direct` holds the topic entries not
+//! yet emitted.
 
 use std::time::Instant;
 
+use super::direct::DirectOps;
 use super::fan_out::mark_dirty;
 use crate::chunked::ChunkedVec;
 use crate::session::Session;
@@ -19,6 +22,8 @@ pub(super) struct Subscriptions {
     pub(super) by_record: ChunkedVec<SubList>,
     /// Blocked sessions whose outbox passed `outbox_conflate_bytes` during a fan-out.
     pub(super) to_conflate: Vec<u32>,
+    /// Topic entries (subscribe, unsubscribe, publish) waiting for the next flush pass.
+    pub(super) direct: DirectOps,
 }
 
 /// Throttle / conflation state of one (session, record) subscription.
@@ -36,6 +41,9 @@ pub(super) struct SubState {
     pub(super) held: bool,
     /// Changes not sent because the session is conflating (listed in `Session::dirty`).
     pub(super) dirty: bool,
+    /// The record's messages reach this session through its worker's topic publish, not its
+    /// outbox (`direct.rs`).
+    pub(super) direct: bool,
 }
 
 /// Subscribers of one record.
@@ -45,6 +53,32 @@ pub(super) struct SubList {
     pub(super) slots: Vec<u32>,
     /// Their subscriptions' state, parallel to `slots`.
     pub(super) state: Vec<SubState>,
+    /// `(worker, n)`: direct subscriptions per worker (workers with none may be listed with 0).
+    pub(super) direct: Vec<(u32, u32)>,
+    /// Direct subscriptions in all (the sum of `direct`).
+    pub(super) direct_total: u32,
+}
+
+impl SubList {
+    fn add_direct(&mut self, worker: u32) {
+        self.direct_total += 1;
+        match self.direct.iter_mut().find(|(w, _)| *w == worker) {
+            Some((_, n)) => *n += 1,
+            None => self.direct.push((worker, 1)),
+        }
+    }
+
+    fn remove_direct(&mut self, worker: u32) {
+        remove_direct(&mut self.direct, &mut self.direct_total, worker);
+    }
+}
+
+/// One direct subscription of `worker` fewer in a list's `direct` / `direct_total`.
+fn remove_direct(direct: &mut [(u32, u32)], total: &mut u32, worker: u32) {
+    *total = total.saturating_sub(1);
+    if let Some((_, n)) = direct.iter_mut().find(|(w, _)| *w == worker) {
+        *n = n.saturating_sub(1);
+    }
 }
 
 /// What `Subscriptions::subscriber` found for one subscription.
@@ -98,17 +132,74 @@ impl Subscriptions {
         id: u32,
         idx: u32,
     ) -> Subscriber<'a> {
-        let (Some(s), Some(st)) = (
-            sessions.get_mut(slot as usize).and_then(Option::as_mut),
-            self.state_mut(id, idx),
-        ) else {
+        let Subscriptions { by_record, direct, .. } = self;
+        let Some(s) = sessions.get_mut(slot as usize).and_then(Option::as_mut) else {
+            return Subscriber::Gone;
+        };
+        let Some(list) = by_record.get_mut(id as usize - 1) else {
+            return Subscriber::Gone;
+        };
+        let SubList {
+            state,
+            direct: per_worker,
+            direct_total,
+            ..
+        } = list;
+        let Some(st) = state.get_mut(idx as usize) else {
             return Subscriber::Gone;
         };
         if s.conflating {
             mark_dirty(s, st, id);
             return Subscriber::Conflating;
         }
+        if st.direct {
+            // a message for this one session must not race the topic: the record goes back
+            // through the outbox (and turns direct again after the flush that takes it)
+            st.direct = false;
+            remove_direct(per_worker, direct_total, s.worker);
+            s.direct = s.direct.saturating_sub(1);
+            s.promote = true;
+            direct.unsubscribe(s.worker, s.sid, id);
+        }
         Subscriber::Live(s, st)
+    }
+
+    /// Makes subscription `idx` of record `rid` of session `s` direct (no-op when it is): the
+    /// subscribe entry is queued.
+    pub(super) fn make_direct(&mut self, s: &mut Session, rid: u32, idx: u32) {
+        let Some(list) = self.by_record.get_mut(rid as usize - 1) else {
+            return;
+        };
+        let Some(st) = list.state.get_mut(idx as usize) else {
+            return;
+        };
+        if st.direct {
+            return;
+        }
+        st.direct = true;
+        list.add_direct(s.worker);
+        s.direct += 1;
+        self.direct.subscribe(s.worker, s.sid, rid);
+    }
+
+    /// Ends every direct subscription of session `s` with one unsubscribe entry (none when it
+    /// has none); they become direct again once it is eligible and flushed (`Hub::promote`).
+    pub(super) fn end_all_direct(&mut self, s: &mut Session) {
+        if s.direct == 0 {
+            return;
+        }
+        for (&rid, &idx) in &s.subs {
+            let Some(list) = self.by_record.get_mut(rid as usize - 1) else {
+                continue;
+            };
+            if let Some(st) = list.state.get_mut(idx as usize).filter(|st| st.direct) {
+                st.direct = false;
+                list.remove_direct(s.worker);
+            }
+        }
+        s.direct = 0;
+        s.promote = true;
+        self.direct.unsubscribe(s.worker, s.sid, 0);
     }
 
     /// Subscribes session `s` (in `slot`, not yet subscribed to `id`) to record `id`; returns
@@ -120,25 +211,31 @@ impl Subscriptions {
         list.state.push(SubState::default());
         let idx = (list.slots.len() - 1) as u32;
         s.subs.insert(id, idx);
+        s.promote = true;
         idx
     }
 
-    /// Removes subscriber `idx` of record `rid` (swap-remove) and fixes the moved subscriber's
-    /// index in its session (`slots`).
-    pub(super) fn remove(&mut self, slots: &mut [Option<Session>], rid: u32, idx: u32) {
+    /// Removes subscriber `idx` of record `rid` (swap-remove) of a session of `worker` and fixes
+    /// the moved subscriber's index in its session (`slots`). Returns true when the subscription
+    /// was direct (the caller queues the unsubscribe entry).
+    pub(super) fn remove(&mut self, slots: &mut [Option<Session>], rid: u32, idx: u32, worker: u32) -> bool {
         let Some(list) = self.by_record.get_mut(rid as usize - 1) else {
-            return;
+            return false;
         };
         let idx = idx as usize;
         if idx >= list.slots.len() {
-            return;
+            return false;
         }
         list.slots.swap_remove(idx);
-        list.state.swap_remove(idx);
+        let was_direct = list.state.swap_remove(idx).direct;
+        if was_direct {
+            list.remove_direct(worker);
+        }
         if let Some(&moved) = list.slots.get(idx) {
             if let Some(m) = slots.get_mut(moved as usize).and_then(Option::as_mut) {
                 m.subs.insert(rid, idx as u32);
             }
         }
+        was_direct
     }
 }

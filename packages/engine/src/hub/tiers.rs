@@ -124,7 +124,13 @@ impl Hub {
                 continue;
             };
             let Some(old) = s.subs.remove(&base) else { continue };
-            self.subscriptions.remove(&mut self.sessions.slots, base, old);
+            let (worker, sid) = (s.worker, s.sid);
+            if self.subscriptions.remove(&mut self.sessions.slots, base, old, worker) {
+                self.subscriptions.direct.unsubscribe(worker, sid, base);
+                if let Some(s) = self.sessions.get_mut(slot) {
+                    s.direct = s.direct.saturating_sub(1);
+                }
+            }
             self.subscriptions.ensure(id);
             let Some(s) = self.sessions.get_mut(slot) else {
                 continue;

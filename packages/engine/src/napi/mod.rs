@@ -132,13 +132,19 @@ impl JsEngine {
     }
 
     /// Registers the calling worker; `onReady()` is called (on this thread, not keeping the
-    /// event loop alive) when frames become ready for it. Returns the worker id.
+    /// event loop alive) when frames become ready for it. Returns the worker id. `topics`: the
+    /// worker applies topic entries in `drainInto` (kinds 1 subscribe, 2 unsubscribe, 3 publish
+    /// in the close-code column, docs/architecture.md "Direct delivery"); default false.
     #[napi]
-    pub fn register_worker(&self, env: Env, on_ready: Function<(), ()>) -> napi::Result<u32> {
+    pub fn register_worker(&self, env: Env, on_ready: Function<(), ()>, topics: Option<bool>) -> napi::Result<u32> {
         let tsfn: ReadyFn = on_ready.build_threadsafe_function().weak::<true>().build()?;
-        self.inner
-            .register_worker(Box::new(JsWaker(tsfn)))
-            .map_err(|e| to_js(&env, e))
+        let waker = Box::new(JsWaker(tsfn));
+        let worker = if topics == Some(true) {
+            self.inner.register_topic_worker(waker)
+        } else {
+            self.inner.register_worker(waker)
+        };
+        worker.map_err(|e| to_js(&env, e))
     }
 
     /// Unregisters a worker and closes its sessions.

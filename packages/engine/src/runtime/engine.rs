@@ -254,6 +254,15 @@ impl Engine {
         Ok(w.len() as u32)
     }
 
+    /// `register_worker` for a worker that applies topic entries (`hub::ENTRY_*`: subscribe,
+    /// unsubscribe, publish) in its drains: its sessions on the hot path get record messages
+    /// through one topic publish per worker instead of a copy each (hub `direct.rs`).
+    pub fn register_topic_worker(&self, waker: Box<dyn Waker>) -> Result<u32> {
+        let worker = self.register_worker(waker)?;
+        self.send(Command::TopicWorker { worker })?;
+        Ok(worker)
+    }
+
     /// Removes a worker and closes its sessions. Unknown ids and a shut engine are ignored.
     pub fn unregister_worker(&self, worker: u32) -> Result<()> {
         let mut w = self.shared.workers.write().map_err(|_| internal("workers"))?;

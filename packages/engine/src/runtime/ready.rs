@@ -242,6 +242,10 @@ impl FrameSink for QueueSink {
     fn frame_with(&mut self, worker: u32, sid: u32, parts: &[&[u8]], meta: &FrameMeta<'_>) {
         self.push(worker, sid, parts, 0, meta);
     }
+
+    fn entry(&mut self, worker: u32, key: u32, parts: &[&[u8]], kind: u16, meta: &FrameMeta<'_>) {
+        self.push(worker, key, parts, kind, meta);
+    }
 }
 
 #[cfg(test)]

@@ -257,6 +257,14 @@ pub struct Session {
     pub user: Box<str>,
     /// Price tier (subject mapping; used by later issues).
     pub tier: Box<str>,
+    /// Its worker applies topic entries: the session may get record messages through topic
+    /// publishes (hub `direct.rs`).
+    pub topics: bool,
+    /// Subscriptions whose record messages come through the worker's topic publish (hub `direct.rs`).
+    pub direct: u32,
+    /// Some subscription may not be direct yet: the next flush that empties the outbox of an
+    /// eligible session makes them direct.
+    pub promote: bool,
 }
 
 impl Session {
@@ -278,6 +286,9 @@ impl Session {
             throttled: Vec::new(),
             dropped_bytes: 0,
             fast: cfg.throttle.is_zero(),
+            topics: false,
+            direct: 0,
+            promote: false,
         }
     }
 

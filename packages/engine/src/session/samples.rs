@@ -63,6 +63,19 @@ impl Sampler {
         }
     }
 
+    /// Counts `n` items at once (one message delivered to `n` sessions by a topic publish);
+    /// returns how many of them are sampled.
+    pub fn take_n(&mut self, n: u32) -> u32 {
+        if n <= self.left {
+            self.left -= n;
+            return 0;
+        }
+        // the first item past `left` is sampled, then one in every `every`
+        let rest = n - self.left - 1;
+        self.left = self.every - 1 - rest % self.every;
+        1 + rest / self.every
+    }
+
     /// An updated view row with origin `ts` was queued.
     pub fn view_row(&mut self, ts: f64) {
         if self.take() {
@@ -166,6 +179,26 @@ mod tests {
         assert_eq!(s.records(), [0.0, 2.0]);
         s.set_every(0);
         assert_eq!(s.every(), 1);
+    }
+
+    #[test]
+    fn take_n_counts_like_n_single_items() {
+        for every in [1, 2, 3, 7] {
+            for start in 0..every {
+                for n in 0..20 {
+                    let (mut one, mut many) = (Sampler::default(), Sampler::default());
+                    one.set_every(every);
+                    many.set_every(every);
+                    for _ in 0..start {
+                        one.take();
+                        many.take();
+                    }
+                    let singles = (0..n).filter(|_| one.take()).count() as u32;
+                    assert_eq!(many.take_n(n), singles, "every {every} start {start} n {n}");
+                    assert_eq!(many.left, one.left, "every {every} start {start} n {n}");
+                }
+            }
+        }
     }
 
     #[test]
