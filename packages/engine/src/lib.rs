@@ -3,6 +3,7 @@
 //! `napi` (default feature) is the only place Node is touched.
 
 pub mod analytics;
+mod bell;
 pub mod chunked;
 pub mod cluster;
 pub mod container;

@@ -334,3 +334,31 @@ fn a_commit_window_gathers_appends_that_follow_a_group_closely() {
     assert_eq!(j.stats().groups, 3, "each append waited for alone: one group each");
     j.close().unwrap();
 }
+
+#[test]
+fn a_full_group_ends_the_commit_window_early_and_close_ends_it_too() {
+    let dir = TempDir::new("window-full");
+    let mut o = options(dir.path());
+    // A window no test waits out: only a full group (or the close) ends it.
+    o.commit_window = Duration::from_secs(600);
+    o.max_group_records = 3;
+    let (j, _) = Journal::open(o).unwrap();
+    let (tx, rx) = crossbeam_channel::unbounded();
+    for i in 1..=3u64 {
+        let tx = tx.clone();
+        j.append(body(i), move |r| tx.send(r.unwrap()).unwrap()).unwrap();
+    }
+    let seqs: Vec<u64> = (0..3)
+        .map(|_| {
+            rx.recv_timeout(Duration::from_secs(60))
+                .expect("a full group is committed without waiting for the window")
+        })
+        .collect();
+    assert_eq!(seqs, [1, 2, 3], "acks in seq order");
+    assert_eq!(j.stats().groups, 1, "one group for the three");
+    // One more: it waits in the window; closing commits it (durable before close returns).
+    let (tx, rx) = crossbeam_channel::unbounded();
+    j.append(body(4), move |r| tx.send(r).unwrap()).unwrap();
+    j.close().unwrap();
+    assert_eq!(rx.try_recv().expect("completed before close returned").unwrap(), 4);
+}

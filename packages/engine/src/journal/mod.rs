@@ -34,6 +34,7 @@ pub use recover::RecoveryReport;
 pub use replay::{Entry, Replay};
 pub use timing::{CommitHook, CommitTiming};
 
+use crate::bell::Bell;
 use crossbeam_channel::{Sender, TrySendError};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -220,6 +221,9 @@ pub enum Resume {
 /// [`Journal::close`]) completes every queued append and joins the writer.
 pub struct Journal {
     tx: Option<Sender<writer::Request>>,
+    /// Rung after each append: the writer parks on it (no spinning receive) when the queue is empty.
+    bell: Arc<Bell>,
+    max_group_records: usize,
     thread: Option<JoinHandle<()>>,
     shared: Arc<Shared>,
     dir: PathBuf,
@@ -298,6 +302,8 @@ impl Journal {
             failed: Mutex::new(None),
         });
         let (tx, rx) = crossbeam_channel::bounded(options.queue_capacity);
+        let bell = Arc::new(Bell::default());
+        let writer_bell = bell.clone();
         let zeros = Arc::new(timing::ZeroActivity::default());
         let w = writer::Writer {
             dir: dir.clone(),
@@ -329,7 +335,7 @@ impl Journal {
         };
         let thread = std::thread::Builder::new()
             .name("tidewire-journal".into())
-            .spawn(move || w.run(rx))
+            .spawn(move || w.run(rx, &writer_bell))
             .map_err(|e| JournalError::io("spawn journal writer thread", &e))?;
         let first_seq = if report.first_seq == 0 {
             next_seq
@@ -338,6 +344,8 @@ impl Journal {
         };
         let journal = Journal {
             tx: Some(tx),
+            bell,
+            max_group_records: options.max_group_records,
             thread: Some(thread),
             shared,
             dir,
@@ -378,7 +386,18 @@ impl Journal {
     ) -> Result<(), JournalError> {
         let req = self.request(body, Box::new(done))?;
         let tx = self.tx.as_ref().ok_or(JournalError::Closed)?;
-        tx.send(req).map_err(|_| JournalError::Closed)
+        tx.send(req).map_err(|_| JournalError::Closed)?;
+        self.queued(tx);
+        Ok(())
+    }
+
+    /// After an append was queued: rings the writer if it waits for one, and ends its commit
+    /// window early once a full group is there (the queue and the append the writer holds).
+    fn queued(&self, tx: &Sender<writer::Request>) {
+        self.bell.ring();
+        if tx.len() + 1 >= self.max_group_records {
+            self.bell.nudge();
+        }
     }
 
     /// Like [`Journal::append`] but never blocks: `Err(QueueFull)` when the queue is full.
@@ -394,7 +413,9 @@ impl Journal {
                 capacity: self.queue_capacity,
             },
             TrySendError::Disconnected(_) => JournalError::Closed,
-        })
+        })?;
+        self.queued(tx);
+        Ok(())
     }
 
     /// Appends and blocks until durable; returns the seq.
@@ -466,7 +487,9 @@ impl Journal {
     }
 
     fn shutdown(&mut self) {
+        // the writer drains what is queued, then sees the queue disconnected
         self.tx.take();
+        self.bell.close();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }

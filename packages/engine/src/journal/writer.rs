@@ -1,6 +1,7 @@
 //! The group-commit writer thread.
 //!
-//! Loop: block for one append, take whatever else is queued (up to `max_group_records`), encode them
+//! Loop: wait for one append (parked on the journal's bell, rung by the appender: no spinning
+//! receive), take whatever else is queued (up to `max_group_records`), encode them
 //! into one buffer, `write_all`, one `fdatasync`, publish the new durable seq, call the sync hook,
 //! then complete every append of the group with its seq, then call the group hook. An append is
 //! acknowledged only after the fdatasync covering it returned. A group starts as soon as the previous one's completions ran,
@@ -26,7 +27,8 @@ use super::recover::sync_dir;
 use super::spare::{Spare, SpareMaker};
 use super::timing::{CommitHook, CommitTiming, ZeroActivity};
 use super::{Clock, GroupHook, Shared, SyncHook};
-use crossbeam_channel::Receiver;
+use crate::bell::Bell;
+use crossbeam_channel::{Receiver, TryRecvError};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -110,28 +112,36 @@ pub(crate) fn create_segment(dir: &Path, epoch: u64, first_seq: u64) -> Result<T
 }
 
 impl Writer {
+    /// Waits for the first append of a group: parks on `bell` while the queue is empty (the
+    /// appender rings it); `None` once every sender is gone and the queue is drained.
+    fn first(rx: &Receiver<Request>, bell: &Bell) -> Option<Request> {
+        loop {
+            match rx.try_recv() {
+                Ok(r) => return Some(r),
+                Err(TryRecvError::Disconnected) => return None,
+                Err(TryRecvError::Empty) => bell.sleep(None, || !rx.is_empty()),
+            }
+        }
+    }
+
     /// Runs until every sender is gone and the queue is drained.
-    pub fn run(mut self, rx: Receiver<Request>) {
+    pub fn run(mut self, rx: Receiver<Request>, bell: &Bell) {
         let mut batch: Vec<Request> = Vec::with_capacity(self.max_group_records);
         let mut buf: Vec<u8> = Vec::with_capacity(1 << 20);
         // When the last group's completions ran (the commit window counts from there).
         let mut last_end = Instant::now();
-        while let Ok(first) = rx.recv() {
+        while let Some(first) = Self::first(&rx, bell) {
             batch.push(first);
+            if !self.commit_window.is_zero() && rx.len() + 1 < self.max_group_records {
+                // Appends queued during the window wake no one (it is not rung): it sleeps until
+                // the window has passed, or a full group is queued (the appender nudges it). A
+                // deadline already passed (a quiet spell) returns at once.
+                bell.doze(last_end + self.commit_window);
+            }
             while batch.len() < self.max_group_records {
                 match rx.try_recv() {
                     Ok(r) => batch.push(r),
                     Err(_) => break,
-                }
-            }
-            if !self.commit_window.is_zero() {
-                // A deadline already passed (a quiet spell) returns at once.
-                let deadline = last_end + self.commit_window;
-                while batch.len() < self.max_group_records {
-                    match rx.recv_deadline(deadline) {
-                        Ok(r) => batch.push(r),
-                        Err(_) => break,
-                    }
                 }
             }
             if let Some(message) = self.shared.failure() {

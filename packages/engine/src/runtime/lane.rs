@@ -1,55 +1,16 @@
 //! The engine thread's lanes and how it sleeps: a send queues the message, then rings the
-//! thread's `Bell` if the thread is asleep; with both lanes empty the thread parks until rung or
-//! its next timer. No spinning: a crossbeam `Select` spins and yields before it blocks, which cost
-//! about a tenth of the engine thread's time at 20,000 orders/s, when the lanes empty between
-//! almost every message.
+//! thread's `Bell` (bell.rs) if the thread is asleep; with both lanes empty the thread parks until
+//! rung or its next timer. No spinning: a crossbeam `Select` spins and yields before it blocks,
+//! which cost about a tenth of the engine thread's time at 20,000 orders/s, when the lanes empty
+//! between almost every message.
 
-use std::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
-use std::thread::Thread;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
+pub(crate) use crate::bell::Bell;
+
 use crossbeam_channel::{Receiver, SendError, Sender};
-
-/// Wakes the engine thread when a lane it sleeps on gets a message.
-#[derive(Debug, Default)]
-pub(crate) struct Bell {
-    /// The engine thread (set once it runs).
-    thread: OnceLock<Thread>,
-    /// The thread is about to park or parked (it checks the lanes again after setting this).
-    asleep: AtomicBool,
-    /// A lane lost its last sender (disconnected: the thread must not sleep on it).
-    closed: AtomicBool,
-}
-
-impl Bell {
-    /// Called after a message was queued: wakes the thread if it sleeps. The fence pairs with the
-    /// one in `sleep`: either the sleeper sees the message, or this sees it asleep and unparks it
-    /// (an unpark before the park makes the park return at once).
-    fn ring(&self) {
-        fence(Ordering::SeqCst);
-        if self.asleep.load(Ordering::Relaxed) {
-            if let Some(t) = self.thread.get() {
-                t.unpark();
-            }
-        }
-    }
-
-    /// On the engine thread: parks until rung or `deadline`, unless `has_work` says a message
-    /// arrived (it may also return spuriously: the caller's loop checks the lanes again).
-    fn sleep(&self, deadline: Option<Instant>, has_work: impl Fn() -> bool) {
-        let _ = self.thread.set(std::thread::current()); // the engine thread only
-        self.asleep.store(true, Ordering::Relaxed);
-        fence(Ordering::SeqCst);
-        if !has_work() && !self.closed.load(Ordering::Relaxed) {
-            match deadline {
-                Some(at) => std::thread::park_timeout(at.saturating_duration_since(Instant::now())),
-                None => std::thread::park(),
-            }
-        }
-        self.asleep.store(false, Ordering::Relaxed);
-    }
-}
 
 /// The sending end of a lane: a crossbeam sender that rings the engine thread's bell.
 pub(crate) struct LaneSender<T> {
@@ -74,8 +35,7 @@ impl<T> Drop for LaneSender<T> {
     fn drop(&mut self) {
         // The last sender gone disconnects the lane: the thread must see that too.
         if self.senders.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.bell.closed.store(true, Ordering::Relaxed);
-            self.bell.ring();
+            self.bell.close();
         }
     }
 }

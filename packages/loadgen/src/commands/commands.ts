@@ -78,7 +78,7 @@ export const RUN_FLAGS: Record<string, FlagSpec> = {
   'admin-password': { type: 'string', doc: 'its password', default: 'admin123' },
   'source-user': { type: 'string', doc: 'source account', default: 'feed' },
   'source-password': { type: 'string', doc: 'its password', default: 'feed123' },
-  baseline: { type: 'string', doc: 'fan-out presets: also run the same sweep, first, against the bare-transport baseline (bare: a minimal uWebSockets.js topic pub/sub server in its own process on 127.0.0.1) and report ours beside it', default: '' },
+  baseline: { type: 'string', doc: 'fan-out presets and orders: also run the same sweep, first, against the bare-transport baseline (bare: a minimal uWebSockets.js server in its own process on 127.0.0.1: topic pub/sub, and each order.submit acked at once) and report ours beside it', default: '' },
   ...VIEW_RUN_FLAGS,
   ...ESPER_RUN_FLAGS,
   ...FAILOVER_FLAGS,

@@ -19,6 +19,7 @@ import { nativeAvailable } from '../clients/native-fleet.js';
 import type { Progress, SweepReport } from '../presets/runner.js';
 import { BLOTTER_DEFAULT_STEPS, BLOTTER_NEW_TRADE_PERIOD_S, BLOTTER_PUBLISHED_MEAN_MS, runBlotter } from '../presets/blotter.js';
 import { runFinderLatency } from '../presets/finder-latency.js';
+import { startBareProcess } from '../server/bare-process.js';
 import type { ViewEngine } from '../clients/view-user-group.js';
 import { NATIVE_ORDERS_DEFAULT_TICK_MS, ORDERS_DEFAULT_STEPS, ORDERS_DEFAULT_TICK_MS, ORDERS_PUBLISHED_MEAN_MS, ORDER_INSTRUMENTS, runOrders } from '../presets/orders.js';
 import {
@@ -178,12 +179,28 @@ export async function runViewPreset(name: string, p: ParsedFlags, c: ViewRunCont
       const nativeTickMs = tickGiven && native ? num(p, 'tick-ms', 0, 100) : NATIVE_ORDERS_DEFAULT_TICK_MS;
       const spinMs = num(p, 'spin-ms', 0, 10);
       const orderThreads = p.explicit.has('threads') ? num(p, 'threads', 1, 64, true) : 1;
-      const report = await runOrders({
-        url: ctx.url, urls, source, account: { user: p.values.user as string, password: p.values.password as string }, scenario: 'orders',
-        params: { url: ctx.url, urls, stepName: 'orders/s', clients, instruments: ORDER_INSTRUMENTS, order: 'limit buy below the bid, day', latency: 'scheduled order creation -> order.ack received (create-to-ack, open loop)', pacing, tickMs, stepSeconds, warmupSeconds, ...ctx.machine },
+      const baseline = p.values.baseline ?? '';
+      if (baseline !== '' && baseline !== 'bare') throw badArgument('--baseline', baseline, "must be 'bare' or empty");
+      if (baseline === 'bare' && urls.length > 1) throw badArgument('--baseline', baseline, 'compares one server: give one --url');
+      const run = (url: string, runUrls: readonly string[]): Promise<SweepReport> => runOrders({
+        url, urls: runUrls, source, account: { user: p.values.user as string, password: p.values.password as string }, scenario: 'orders',
+        params: { url, urls: runUrls, stepName: 'orders/s', clients, instruments: ORDER_INSTRUMENTS, order: 'limit buy below the bid, day', latency: 'scheduled order creation -> order.ack received (create-to-ack, open loop)', pacing, tickMs, stepSeconds, warmupSeconds, ...ctx.machine },
         steps: rates, stepSeconds, warmupSeconds, clients, pacing, tickMs, connectTimeoutMs, responseTimeoutMs, onProgress: ctx.onProgress,
         engine: native ? engine : 'node', threads: orderThreads, nativeTickMs, spinMs,
       });
+      let base: { url: string; report: SweepReport } | undefined;
+      if (baseline === 'bare') {
+        // the baseline first, in its own process, then ours: the same generator, steps and clients in one sitting
+        const bare = await startBareProcess(rates.length * (stepSeconds + warmupSeconds + responseTimeoutMs / 1000 + 60) + 120);
+        process.stderr.write(`bare baseline: ${bare.url} (pid ${bare.pid})\n`);
+        try {
+          base = { url: bare.url, report: await run(bare.url, [bare.url]) };
+        } finally {
+          await bare.stop();
+        }
+      }
+      const report = await run(ctx.url, urls);
+      if (base) report.baseline = { kind: 'bare', url: base.url, steps: base.report.steps };
       return { report, published: ORDERS_PUBLISHED_MEAN_MS };
     }
     default:

@@ -70,10 +70,14 @@ export function serverMicrosPerMessage(s: StepResult): number | null {
 
 const ratio = (a: number | null, b: number | null): number | null => (a === null || b === null || b === 0 ? null : Math.round((a / b) * 100) / 100);
 
-/** Ours beside the baseline of the same run, step by step: mean latency and server CPU per message, with the ratios. */
+/**
+ * Ours beside the baseline of the same run, step by step: mean latency and server CPU per message
+ * (orders: per acknowledged order), with the ratios.
+ */
 export function renderBaseline(report: SweepReport): string {
   const base = report.baseline!;
-  const head = ['users', 'mean ms', `${base.kind} mean ms`, 'mean ratio', 'server µs/msg', `${base.kind} µs/msg`, 'CPU/msg ratio', 'server CPU %', `${base.kind} CPU %`];
+  const unit = stepName(report) === 'orders/s' ? 'order' : 'msg';
+  const head = [stepName(report), 'mean ms', `${base.kind} mean ms`, 'mean ratio', `server µs/${unit}`, `${base.kind} µs/${unit}`, `CPU/${unit} ratio`, 'server CPU %', `${base.kind} CPU %`];
   const rows = report.steps.map((s) => {
     const b = base.steps.find((x) => x.step === s.step);
     const ours = serverMicrosPerMessage(s);

@@ -1,7 +1,8 @@
 /**
  * The bare-transport baseline against the same clients and source the presets use: a short
  * liberator-low sweep through the runner against it must be complete (every user ready, zero
- * loss, in order), and the process wrapper the `--baseline bare` run uses must start and stop it.
+ * loss, in order), a short orders run against it likewise (every order acked, ids gap-free, in
+ * order), and the process wrapper the `--baseline bare` run uses must start and stop it.
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +11,10 @@ import { startBareServer, type BareServer } from './bare-server.js';
 import { FANOUT_PRESETS } from '../presets/presets.js';
 import { renderTable, serverMicrosPerMessage } from '../report/report-table.js';
 import { runSweep, type SweepReport } from '../presets/runner.js';
+import { runOrders } from '../presets/orders.js';
+import { parseFlags } from '../commands/args.js';
+import { RUN_FLAGS } from '../commands/commands.js';
+import { runViewPreset } from '../commands/view-commands.js';
 
 let bare: BareServer;
 
@@ -52,6 +57,36 @@ describe('bare baseline server', () => {
     expect(table).toMatch(/\| +1 \| +[0-9.,]+ \| +[0-9.,]+ \| +1 \|/); // the same steps on both sides: ratios 1
     const perMsg = serverMicrosPerMessage(s!);
     expect(perMsg === null || perMsg > 0).toBe(true);
+  });
+
+  it('acks every order of an orders run at once, ids gap-free and in order, and reports its CPU', async () => {
+    const before = bare.stats().ordersAcked;
+    const report = await runOrders({
+      url: bare.url, source: { user: 'feed', password: 'x' }, account: { user: 'alice', password: 'x' }, scenario: 'orders', params: { stepName: 'orders/s' },
+      steps: [200], stepSeconds: 1.5, warmupSeconds: 0.5, clients: 5, engine: 'node', connectTimeoutMs: 10_000, responseTimeoutMs: 10_000,
+    });
+    const s = report.steps[0] as unknown as Record<string, number> & { serverCpuPct: number | null };
+    expect(s.users).toBe(5);
+    expect(s.submitted).toBeGreaterThan(0);
+    expect(s.acked).toBe(s.submitted);
+    expect(s.lost).toBe(0);
+    expect(s.rejected).toBe(0);
+    expect(s.orderIdGaps).toBe(0);
+    expect(s.outOfOrder).toBe(0);
+    expect(typeof s.serverCpuPct).toBe('number');
+    expect(bare.stats().ordersAcked - before).toBeGreaterThanOrEqual(s.acked); // warm-up orders too
+    const table = renderTable({ ...report, baseline: { kind: 'bare', url: bare.url, steps: report.steps } });
+    expect(table).toMatch(/\| orders\/s \| mean ms \| bare mean ms \| mean ratio \| server µs\/order \|/);
+  });
+
+  it.each([
+    [['--baseline', 'quic'], "must be 'bare'"],
+    [['--baseline', 'bare'], 'compares one server'],
+  ])('orders %j is refused naming the flag, before any connection', async (argv, why) => {
+    const p = parseFlags(['orders', ...argv], RUN_FLAGS);
+    const ctx = { url: 'ws://127.0.0.1:9', urls: ['ws://127.0.0.1:9', 'ws://127.0.0.1:10'], machine: {}, onProgress: () => {} };
+    await expect(runViewPreset('orders', p, ctx)).rejects.toMatchObject({ code: 'BAD_ARGUMENT', message: expect.stringContaining('--baseline') });
+    await expect(runViewPreset('orders', p, ctx)).rejects.toThrow(why);
   });
 
   it('runs as its own process and stops on request', async () => {

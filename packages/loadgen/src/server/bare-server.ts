@@ -9,6 +9,11 @@
  *
  * It keeps only what the protocol needs for a subscriber to start: each subject's latest fields
  * (for the image on subscribe), its seq and ts. Any login succeeds; every session is a trader.
+ *
+ * Orders (`run orders --baseline bare`): each `order.submit` is answered at once, from the
+ * message callback, with an `order.ack` of the shape and size Tidewire sends (one frame, one
+ * message; orderId and seq from one counter, so the acked ids are gap-free): no order rules, no
+ * journal, no fsync. What the order figures cost above it is the server's own work.
  * Bound to 127.0.0.1 only.
  */
 
@@ -22,8 +27,8 @@ export interface BareServer {
   /** `ws://127.0.0.1:<port>` */
   url: string;
   port: number;
-  /** Updates received from sources / record messages published to topics. */
-  stats(): { publishesIn: number; messagesOut: number; subjects: number };
+  /** Updates received from sources / record messages published to topics / orders acknowledged. */
+  stats(): { publishesIn: number; messagesOut: number; subjects: number; ordersAcked: number };
   close(): void;
 }
 
@@ -54,6 +59,7 @@ export function startBareServer(port = 0): Promise<BareServer> {
   let nextId = 1;
   let publishesIn = 0;
   let messagesOut = 0;
+  let ordersAcked = 0;
   const started = Date.now();
   const decoder = new TextDecoder('utf-8', { fatal: true });
 
@@ -132,6 +138,12 @@ export function startBareServer(port = 0): Promise<BareServer> {
         });
         return;
       }
+      case 'order.submit': {
+        if (typeof m.clientOrderId !== 'string') return error(ws, m.reqId, 'order.submit needs a clientOrderId');
+        const id = ++ordersAcked;
+        ws.send(`[{"type":"order.ack","reqId":${reqId},"action":"submit","clientOrderId":${JSON.stringify(m.clientOrderId)},"orderId":${id},"seq":${id},"status":"acknowledged"}]`, false);
+        return;
+      }
       case 'record.unsubscribe': {
         const subjects = Array.isArray(m.subjects) ? m.subjects.filter((s): s is string => typeof s === 'string') : [];
         for (const s of subjects) ws.unsubscribe(s);
@@ -165,7 +177,7 @@ export function startBareServer(port = 0): Promise<BareServer> {
       const cpu = process.cpuUsage();
       json(res, '200 OK', {
         status: 'ok', bare: true, uptimeMs: Date.now() - started, process: { cpuUserMicros: cpu.user, cpuSystemMicros: cpu.system, rssBytes: process.memoryUsage.rss() },
-        engine: { publishesIn }, subjects: records.size, messagesOut,
+        engine: { publishesIn }, subjects: records.size, messagesOut, ordersAcked,
       });
     })
     .get('/api/admin/settings', (res) => json(res, '200 OK', { batching }))
@@ -194,7 +206,7 @@ export function startBareServer(port = 0): Promise<BareServer> {
       resolve({
         url: `ws://127.0.0.1:${bound}`,
         port: bound,
-        stats: () => ({ publishesIn, messagesOut, subjects: records.size }),
+        stats: () => ({ publishesIn, messagesOut, subjects: records.size, ordersAcked }),
         close: () => uws.us_listen_socket_close(token),
       });
     });
