@@ -11,7 +11,8 @@
 //! - **No answer** (NATS "no responders": the bucket's raft group has no leader while it elects
 //!   one; a timeout): nobody else can write the key either. While confirmed it retries; after that
 //!   it goes on deciding **provisionally**, as long as a check of the order stream shows no message
-//!   beyond its own term's (`Stream::Ours`) and less than `PROVISIONAL_MAX` passed since its last
+//!   beyond its own term's (`Stream::Ours`, answered by a stream leader in touch with a quorum of
+//!   its replicas: `orders.rs`, `quorum_in_touch`) and less than `PROVISIONAL_MAX` passed since its last
 //!   confirmed write. The stream's fences make every stored decision a function of the complete
 //!   log whoever holds the key, so the lease only has to keep refusals (decisions that are not
 //!   stored) from being made on a book another node has moved on from: the check bounds that

@@ -1062,12 +1062,32 @@ impl Bucket {
     }
 }
 
+/// A replica the stream's leader heard from within this long counts towards the quorum of the
+/// provisional leader's check. nats-server 2.9 sends a raft heartbeat every second; it keeps a
+/// replica it no longer hears `current` for 10 s, and a replica it does hear can show `current`
+/// false for a moment while it trails the leader's applied index under load: `current` would pass
+/// a leader cut off from its replicas for 10 s and fail a healthy one now and then.
+const REPLICA_SEEN: Duration = Duration::from_secs(2);
+
+/// Whether a stream of `replicas` replicas whose leader reports `peers` (its other replicas) has
+/// a quorum it is in touch with: the leader plus the peers not `offline` that it heard from within
+/// `REPLICA_SEEN`. A stream without cluster info (one server) has its quorum.
+fn quorum_in_touch(replicas: usize, peers: Option<&[stream::PeerInfo]>) -> bool {
+    let Some(peers) = peers else { return true };
+    let fresh = peers.iter().filter(|p| !p.offline && p.active < REPLICA_SEEN).count();
+    1 + fresh > replicas / 2
+}
+
 /// Checks the order stream for a provisional leader (within `CHECK`): `Ours` while its last seq
-/// is within what this node's term sent; with the last seq when answered.
+/// is within what this node's term sent, with the last seq when answered. A stream leader out of
+/// touch with a quorum of its replicas (`quorum_in_touch`) answers with what it held when it lost
+/// them: that counts as no answer.
 async fn check_stream(js: &jetstream::Context, names: &Names, reach: &TermReach) -> (lease::Stream, Option<u64>) {
     let info = tokio::time::timeout(CHECK, async {
         let s = js.get_stream(&names.stream).await.ok()?;
-        Some(s.cached_info().state.last_sequence)
+        let info = s.cached_info();
+        let peers = info.cluster.as_ref().map(|c| c.replicas.as_slice());
+        quorum_in_touch(info.config.num_replicas, peers).then_some(info.state.last_sequence)
     })
     .await;
     match info {
@@ -1291,6 +1311,71 @@ mod tests {
             }
         }
         assert!(matches!(gateway_answer(b"not json"), GatewayAnswer::Unavailable(_)));
+    }
+
+    #[test]
+    fn a_stream_leader_counts_only_replicas_it_heard_from_lately() {
+        let peer = |current: bool, offline: bool, active_ms: u64| stream::PeerInfo {
+            name: "n".into(),
+            current,
+            active: Duration::from_millis(active_ms),
+            offline,
+            lag: None,
+        };
+        let healthy = [peer(true, false, 300), peer(true, false, 900)];
+        assert!(quorum_in_touch(3, Some(&healthy)));
+        // one replica gone (silent, or offline): the leader and the other are still 2 of 3
+        assert!(quorum_in_touch(
+            3,
+            Some(&[peer(true, false, 300), peer(true, false, 5_000)])
+        ));
+        assert!(quorum_in_touch(
+            3,
+            Some(&[peer(true, false, 300), peer(true, true, 300)])
+        ));
+        // a replica trailing the leader's applied index for a moment still counts
+        assert!(quorum_in_touch(
+            3,
+            Some(&[peer(false, false, 300), peer(true, false, 5_000)])
+        ));
+        // both cut off: still `current` (nats-server keeps it for 10 s) but silent for too long
+        assert!(!quorum_in_touch(
+            3,
+            Some(&[peer(true, false, 2_500), peer(true, false, 4_000)])
+        ));
+        assert!(!quorum_in_touch(
+            3,
+            Some(&[peer(true, true, 100), peer(true, false, 2_000)])
+        ));
+        assert!(!quorum_in_touch(3, Some(&[])));
+        // 5 replicas: the leader and 2 of its 4 peers
+        let five = [
+            peer(true, false, 10),
+            peer(true, false, 10),
+            peer(true, false, 9_000),
+            peer(true, true, 10),
+        ];
+        assert!(quorum_in_touch(5, Some(&five)));
+        assert!(!quorum_in_touch(5, Some(&five[1..])));
+        // one server: no cluster info
+        assert!(quorum_in_touch(1, None));
+    }
+
+    #[test]
+    fn stream_info_replicas_read_from_a_2_9_server() {
+        // the shape nats-server 2.9.10 reports (`active` in ns); a replica trailing by one entry
+        // shows `current` false under load
+        let json = r#"{"name":"tidewire-local","leader":"n1","replicas":[
+            {"name":"n0","current":true,"active":145513717,"lag":1,"peer":"fjFyEjc1"},
+            {"name":"n2","current":false,"active":120000000,"lag":1,"peer":"44jzkV9D"}]}"#;
+        let c: stream::ClusterInfo = serde_json::from_str(json).expect("cluster info");
+        assert!(quorum_in_touch(3, Some(&c.replicas)));
+        // the same leader cut off from both for 3.5 s: both still `current`
+        let json = r#"{"name":"tidewire-local","leader":"n1","replicas":[
+            {"name":"n0","current":true,"active":3500000000,"lag":4,"peer":"fjFyEjc1"},
+            {"name":"n2","current":true,"active":3400000000,"peer":"44jzkV9D"}]}"#;
+        let c: stream::ClusterInfo = serde_json::from_str(json).expect("cluster info");
+        assert!(!quorum_in_touch(3, Some(&c.replicas)));
     }
 
     #[test]
