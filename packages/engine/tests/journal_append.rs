@@ -351,7 +351,9 @@ fn append_returns_the_seq_its_completion_gets_across_a_reopen() {
             };
             returned.push(seq);
         }
-        let completed: Vec<u64> = (0..50).map(|_| rx.recv_timeout(Duration::from_secs(10)).unwrap()).collect();
+        let completed: Vec<u64> = (0..50)
+            .map(|_| rx.recv_timeout(Duration::from_secs(10)).unwrap())
+            .collect();
         assert_eq!(returned, completed, "round {round}");
         assert_eq!(returned[0], round * 50 + 1, "numbering continues after the reopen");
         j.close().unwrap();

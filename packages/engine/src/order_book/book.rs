@@ -426,64 +426,7 @@ impl OrderBook {
             .checked_sub(1)
             .and_then(|i| self.orders.get_mut(i as usize))
             .ok_or(fail("missing"))?;
-        let state = o.status.as_str();
-        match ev {
-            OrderEvent::Accepted { .. } => return Err(fail("exists")),
-            OrderEvent::Acknowledged { ts, .. } => {
-                if o.status != OrderStatus::New {
-                    return Err(fail(state));
-                }
-                o.status = OrderStatus::Acknowledged;
-                o.updated_ms = *ts;
-            }
-            OrderEvent::Filled {
-                ts, quantity, price, ..
-            } => {
-                let open = matches!(o.status, OrderStatus::Acknowledged | OrderStatus::PartiallyFilled);
-                if !open || *quantity == 0 || *quantity > o.quantity - o.filled_quantity || !price.is_finite() {
-                    return Err(fail(state));
-                }
-                let filled = o.filled_quantity + quantity;
-                o.average_price =
-                    (o.average_price * o.filled_quantity as f64 + price * *quantity as f64) / filled as f64;
-                o.filled_quantity = filled;
-                o.fills += 1;
-                o.last_fill = Some((*quantity, *price));
-                o.status = if filled == o.quantity {
-                    OrderStatus::Filled
-                } else {
-                    OrderStatus::PartiallyFilled
-                };
-                o.updated_ms = *ts;
-            }
-            OrderEvent::Amended {
-                ts, quantity, price, ..
-            } => {
-                if !o.status.is_open() || *quantity <= o.filled_quantity || price.is_some() != o.price.is_some() {
-                    return Err(fail(state));
-                }
-                o.quantity = *quantity;
-                o.price = *price;
-                o.updated_ms = *ts;
-            }
-            OrderEvent::Cancelled { ts, reason, .. } => {
-                if !o.status.is_open() {
-                    return Err(fail(state));
-                }
-                o.status = OrderStatus::Cancelled;
-                o.reason = Some(reason.as_str().to_owned());
-                o.updated_ms = *ts;
-            }
-            OrderEvent::Rejected { ts, reason, .. } => {
-                if !matches!(o.status, OrderStatus::New | OrderStatus::Acknowledged) {
-                    return Err(fail(state));
-                }
-                o.status = OrderStatus::Rejected;
-                o.reason = Some(reason.clone());
-                o.updated_ms = *ts;
-            }
-        }
-        o.version += 1;
+        o.step(ev).map_err(fail)?;
         self.exposure.sync(&self.risk, o);
         Ok(o)
     }

@@ -581,7 +581,18 @@ impl OrderDesk {
             .filter(|o| users.contains(o.user.as_str()))
             .collect();
         a.sink.attached(&orders);
-        self.gateway = Some(gateway::Attached { sink: a.sink, users });
+        // Single node: events of orders accepted from here on are announced as they are appended
+        // (their journal seqs are known then); the order stream announces everything when durable.
+        let first_order = match self.log {
+            OrderLog::Journal(_) => self.book.len() as u64 + 1,
+            OrderLog::Stream(_) => u64::MAX,
+        };
+        self.gateway = Some(gateway::Attached {
+            sink: a.sink,
+            users,
+            first_order,
+            appended: FxHashMap::default(),
+        });
     }
 
     /// The worker of local session `to.sid` (0 for a forwarded request).
@@ -771,8 +782,18 @@ impl OrderDesk {
             OrderLog::Journal(j) => j,
             OrderLog::Stream(c) => return c.publish(body, post, shared, ev, reply, gateway),
         };
+        // An attached gateway's order: announced with its journal seq before it is durable.
+        let announce = self.gateway.as_mut().and_then(|g| g.appending(&ev));
         // Blocks only while the journal's bounded queue is full (backpressure), never on fsync.
         let queued = journal.append(body, move |result| complete(&post, &shared, result, ev, reply, gateway));
+        if let (Ok(seq), Some((event, order)), Some(g)) = (&queued, &announce, &self.gateway) {
+            g.sink.appended(&Durable {
+                seq: *seq,
+                event,
+                order,
+                request: gateway,
+            });
+        }
         if let Err(e) = queued {
             self.fail(&e);
             if let Some((to, req_id)) = to {
@@ -847,12 +868,16 @@ impl OrderDesk {
         let o = self.durable.apply_taking(ev).map_err(|_| ())?;
         let open = o.status.is_open();
         if let Some(g) = self.gateway.as_ref().filter(|g| g.users.contains(o.user.as_str())) {
-            g.sink.durable(&Durable {
+            let d = Durable {
                 seq,
                 event: ev,
                 order: o,
                 request,
-            });
+            };
+            if !g.announces(order_id) {
+                g.sink.appended(&d);
+            }
+            g.sink.durable(&d);
         }
         // Status `new` is never shown: the record and its blotter row appear with the first
         // transition after the accept (normally the acknowledgement), as an image.
