@@ -725,3 +725,87 @@ fn the_new_report_is_stored_before_the_journal_is_durable_and_sent_after() {
     gw.stop();
     rig.engine.shutdown().unwrap();
 }
+
+#[test]
+fn a_durable_order_whose_new_report_the_store_lost_is_reported_at_start() {
+    use tidewire_engine::order_book::{Side, TimeInForce};
+    use tidewire_engine::order_desk::{GatewayOp, OrderInput};
+    let dir = TempDir::new("fixgw-lostnew");
+    let store = dir.path().join("fix");
+    let mut rig = Rig::start(orders_config(&dir.path().join("journal")));
+    rig.market("/FX/EURUSD", 1.0850, 1.0852);
+    let gw = gateway(&store, &rig.engine, None);
+    let mut c = connect44(&gw, 1);
+    c.logon();
+    c.send("D", &buy44("N1", 10, "1.08"));
+    er(&mut c, "N1");
+    let next_in = c.seq;
+    let seen = gw.sessions()[0].next_sender_seq;
+    c.drop_line();
+    gw.stop();
+
+    // The journal holds orders whose reports the store does not: as after a crash between the
+    // journal's fdatasync and the store's. N2 came from this session (its origin is journaled),
+    // W1 from alice's web session, B1 from the FIX 4.2 session's user.
+    let submit = |cid: &str, origin: Option<&str>| GatewayOp::Submit {
+        order: OrderInput {
+            client_order_id: cid.into(),
+            instrument: "/FX/EURUSD".into(),
+            side: Side::Buy,
+            quantity: 7.0,
+            price: Some(1.08),
+            time_in_force: TimeInForce::Day,
+        },
+        origin: origin.map(str::to_owned),
+    };
+    rig.engine
+        .gateway_request("alice", 1, submit("N2", Some("FIX.4.4-TW-CLIENT44")))
+        .unwrap();
+    let web = rig.session("alice");
+    rig.engine
+        .order_submit(
+            web,
+            1,
+            orders_util::order("W1", "/FX/EURUSD", Side::Buy, 5.0, Some(1.0)),
+        )
+        .unwrap();
+    rig.reply(web, 1);
+    rig.engine
+        .gateway_request("bob", 2, submit("B1", Some("FIX.4.2-TW-CLIENT42")))
+        .unwrap();
+    let deadline = Instant::now() + fix_client::WAIT;
+    while rig.engine.stats().journal_durable_seq < 4 {
+        assert!(Instant::now() < deadline, "the three accepts never became durable");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+
+    let gw = gateway(&store, &rig.engine, None);
+    let mut c = connect44(&gw, next_in);
+    c.logon();
+    c.send("2", &format!("7={seen}|16=0"));
+    let new = er(&mut c, "N2");
+    tags(
+        &new,
+        &[
+            (43, "Y"),
+            (34, &seen.to_string()),
+            (150, "0"),
+            (39, "0"),
+            (37, "2"),
+            (17, "2-1"),
+            (38, "7"),
+            (151, "7"),
+            (14, "0"),
+        ],
+    );
+    // N2 is the session's order from now on; W1 was never reported here
+    c.send("F", "11=N2c|41=N2|55=EURUSD|54=1|60=<NOW>|38=7");
+    let cancelled = c.next_app();
+    tags(&cancelled, &[(35, "8"), (11, "N2c"), (150, "4"), (37, "2")]);
+    // the 4.2 session's store reported nothing yet: it is given none (a new or reset store)
+    let mut b = connect42(&gw, 1);
+    let logon = b.logon();
+    assert_eq!(logon.at(34), "1", "nothing was stored for CLIENT42: {logon:?}");
+    gw.stop();
+    rig.engine.shutdown().unwrap();
+}

@@ -15,14 +15,17 @@ use tidewire_engine::order_book::{Side, TimeInForce};
 use tidewire_engine::order_desk::{GatewayOp, OrderInput};
 
 fn submit(cid: &str, price: f64) -> GatewayOp {
-    GatewayOp::Submit(OrderInput {
-        client_order_id: cid.into(),
-        instrument: "/FX/EURUSD".into(),
-        side: Side::Buy,
-        quantity: 10.0,
-        price: Some(price),
-        time_in_force: TimeInForce::Day,
-    })
+    GatewayOp::Submit {
+        order: OrderInput {
+            client_order_id: cid.into(),
+            instrument: "/FX/EURUSD".into(),
+            side: Side::Buy,
+            quantity: 10.0,
+            price: Some(price),
+            time_in_force: TimeInForce::Day,
+        },
+        origin: None,
+    }
 }
 
 #[test]

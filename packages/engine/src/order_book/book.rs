@@ -224,6 +224,7 @@ impl OrderBook {
             price: checked.price,
             time_in_force: req.time_in_force,
             acknowledged,
+            origin: None,
         };
         let ev = self.apply_ok(ev)?;
         if checked.price.is_none() && checked.reference > 0.0 {
@@ -388,6 +389,7 @@ impl OrderBook {
             price,
             time_in_force,
             acknowledged,
+            origin,
         } = ev
         else {
             return self.transition(ev);
@@ -404,11 +406,11 @@ impl OrderBook {
             std::mem::take(client_order_id),
             std::mem::take(instrument),
         ];
-        let (order_id, ts) = (*order_id, *ts);
+        let (order_id, ts, origin) = (*order_id, *ts, origin.take());
         if !*acknowledged {
-            return Ok(self.push_accepted(order_id, ts, strings, *side, *quantity, *price, *time_in_force));
+            return Ok(self.push_accepted(order_id, ts, strings, *side, *quantity, *price, *time_in_force, origin));
         }
-        self.push_accepted(order_id, ts, strings, *side, *quantity, *price, *time_in_force);
+        self.push_accepted(order_id, ts, strings, *side, *quantity, *price, *time_in_force, origin);
         // the new order is New: its acknowledgement fits
         self.transition(&OrderEvent::Acknowledged { order_id, ts })
     }
@@ -449,6 +451,7 @@ impl OrderBook {
         quantity: u64,
         price: Option<f64>,
         time_in_force: TimeInForce,
+        origin: Option<String>,
     ) -> &Order {
         let [user, client_order_id, instrument] = strings;
         // The user's map usually exists: look it up before cloning the name for a new entry.
@@ -478,6 +481,7 @@ impl OrderBook {
             created_ms: ts,
             updated_ms: ts,
             version: 1,
+            origin,
         });
         self.exposure.sync(&self.risk, o);
         o
@@ -523,6 +527,7 @@ mod tests {
             price: Some(1.25),
             time_in_force: TimeInForce::Day,
             acknowledged: false,
+            origin: None,
         }
     }
 

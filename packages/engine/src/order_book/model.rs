@@ -152,6 +152,8 @@ pub struct Order {
     pub updated_ms: u64,
     /// Transitions applied (1 after acceptance); a blotter row's version.
     pub version: u32,
+    /// The accept's origin (`OrderEvent::Accepted::origin`), if a gateway named one.
+    pub origin: Option<String>,
 }
 
 impl Order {
@@ -235,6 +237,7 @@ impl Order {
             quantity,
             price,
             time_in_force,
+            origin,
             ..
         } = ev
         else {
@@ -258,6 +261,7 @@ impl Order {
             created_ms: *ts,
             updated_ms: *ts,
             version: 1,
+            origin: origin.clone(),
         })
     }
 

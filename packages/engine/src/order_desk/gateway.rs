@@ -24,7 +24,13 @@ use crate::order_book::{Order, OrderEvent, OrderReject};
 #[derive(Debug, Clone, PartialEq)]
 pub enum GatewayOp {
     /// A new order.
-    Submit(OrderInput),
+    Submit {
+        /// The order.
+        order: OrderInput,
+        /// The gateway's name for where it came from (a FIX session), journaled with the accept
+        /// (single node; a forwarded request in cluster mode does not carry it).
+        origin: Option<String>,
+    },
     /// Cancel the user's open order `client_order_id`.
     Cancel {
         /// The order's client id (as the desk knows it).

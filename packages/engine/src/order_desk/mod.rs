@@ -441,7 +441,7 @@ impl OrderDesk {
             OrderCmd::Submit { sid, req_id, order, at } => {
                 if !self.forward(hub, sid, req_id, || RemoteRequest::Submit(order.clone())) {
                     let user = hub.session_user_and_worker(sid).map(|(u, _)| u.to_owned());
-                    self.submit(hub, To::local(sid), user, req_id, order, at, now);
+                    self.submit(hub, To::local(sid), user, req_id, order, None, at, now);
                 }
             }
             OrderCmd::Cancel {
@@ -555,7 +555,7 @@ impl OrderDesk {
         }
         let user = Some(r.user);
         match r.op {
-            GatewayOp::Submit(order) => self.submit(hub, to, user, 0, order, r.at, now),
+            GatewayOp::Submit { order, origin } => self.submit(hub, to, user, 0, order, origin, r.at, now),
             GatewayOp::Cancel { client_order_id } => self.change(hub, to, user, 0, client_order_id, None, r.at, now),
             GatewayOp::Amend {
                 client_order_id,
@@ -603,7 +603,8 @@ impl OrderDesk {
         }
     }
 
-    /// `order.submit` of `user` (`None`: the local session closed meanwhile, nobody to answer).
+    /// `order.submit` of `user` (`None`: the local session closed meanwhile, nobody to answer);
+    /// `origin` is journaled with the accept (`OrderEvent::Accepted::origin`).
     #[allow(clippy::too_many_arguments)]
     fn submit(
         &mut self,
@@ -612,6 +613,7 @@ impl OrderDesk {
         user: Option<String>,
         req_id: u32,
         order: OrderInput,
+        origin: Option<String>,
         at: Instant,
         now: Instant,
     ) {
@@ -651,7 +653,10 @@ impl OrderDesk {
         let acknowledged = matches!(self.log, OrderLog::Journal(_));
         match self.book.accept_checked(req, checked, ts, acknowledged) {
             Err(r) => self.reject(hub, &to, req_id, OrderAction::Submit, &client_order_id, &r, now),
-            Ok(ev) => {
+            Ok(mut ev) => {
+                if let OrderEvent::Accepted { origin: o, .. } = &mut ev {
+                    *o = origin;
+                }
                 self.shared.accepted.fetch_add(1, Ordering::Relaxed);
                 self.shared.open.fetch_add(1, Ordering::Relaxed);
                 let gateway = to.gateway;

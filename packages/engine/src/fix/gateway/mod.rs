@@ -11,9 +11,14 @@
 //! - Out: the desk reports to a `GatewaySink` on the engine thread; the sink hands each report to
 //!   the gateway's thread, which builds the messages and sends them on the order's session. A
 //!   session that is not logged on stores them as sent: its next Logon's resend delivers them.
-//! - An accepted order's ExecutionReport (New) is built from the desk's *durable* accept, so it
-//!   never leaves before the journal holds the order. A request refused before or by the desk is
+//! - A report is built and stored when the desk appends the event to its journal (the desk
+//!   announces it with the entry's seq) and sent once the journal has made that seq durable as
+//!   well as the session store the report (`SessionHandle::send_gated`): the two fdatasyncs run
+//!   at the same time, and nothing leaves before both. A request refused before or by the desk is
 //!   answered at once (ExecutionReport Rejected, or OrderCancelReject).
+//! - A new order is journaled with its session's name (the accept's origin), so that a start
+//!   after a crash can report a New the store lost; a stored report the journal lost is voided
+//!   (`state.rs`: `undurable`, `reconcile`).
 //! - ClOrdID: a D's ClOrdID is the desk's client order id. F and G name the order by
 //!   OrigClOrdID; a G's (or F's) new ClOrdID becomes the order's current one once the desk made
 //!   the change durable, and every ClOrdID of the chain keeps naming the order. The chain is
@@ -149,6 +154,8 @@ impl GatewaySink for Sink {
 /// One configured session as the gateway sees it.
 struct SessionInfo {
     user: String,
+    /// Journaled with the session's orders (`BeginString-ours-theirs`, as its store directory).
+    origin: String,
     prefix: String,
     version: Version,
     /// Benchmark echo: NewOrderSingles come back as NewOrderSingles, no order is taken.
@@ -453,9 +460,10 @@ impl FixGateway {
                 sender_comp_id: c.sender_comp_id.clone(),
                 target_comp_id: c.target_comp_id.clone(),
             };
-            index.insert(id, i);
+            index.insert(id.clone(), i);
             sessions.push(SessionInfo {
                 user: s.user.clone(),
+                origin: format!("{}-{}-{}", id.begin_string, id.sender_comp_id, id.target_comp_id),
                 prefix: cfg.symbol_prefixes.get(i).cloned().unwrap_or_default(),
                 bench_echo: cfg.bench_echo.get(i).copied().unwrap_or(false),
                 version: if c.dictionary.is_fix44() {
@@ -651,7 +659,8 @@ impl Gateway {
         let mut st = self.lock();
         match r {
             Report::Attached(orders) => {
-                st.reconcile(&orders, &self.sessions_view(), outs);
+                let origins: Vec<&str> = self.sessions.iter().map(|s| s.origin.as_str()).collect();
+                st.reconcile(&orders, &self.sessions_view(), &origins, outs);
                 st.stored = Vec::new();
                 return true;
             }

@@ -6,9 +6,10 @@
 //! the journal does not (`undurable`: a report is stored when its journal entry is appended, so a
 //! crash can keep a report whose entry never became durable; the gateway voids those, a resend
 //! gap-fills them) and what happened while the gateway was not reporting (`reconcile`: a crash
-//! before a report was stored), which is reported then: fills as one report per order (LastQty
-//! the quantity not reported yet, LastPx its average price), then a cancel, expiry, rejection or
-//! replace.
+//! before a report was stored), which is reported then: a New for an order the session entered
+//! (the accept's journaled origin names it) that its store never reported, fills as one report
+//! per order (LastQty the quantity not reported yet, LastPx its average price), then a cancel,
+//! expiry, rejection or replace.
 
 use std::collections::HashMap;
 
@@ -258,8 +259,30 @@ impl State {
 
     /// The desk's durable orders of the gateway's users at attach time: completes what the
     /// store told (desk client ids) and reports what the sessions have not been told.
-    pub fn reconcile(&mut self, orders: &[Order], sessions: &Sessions<'_>, outs: &mut [Outbox]) {
+    /// `origins`: per session, the origin its orders are journaled with.
+    pub fn reconcile(&mut self, orders: &[Order], sessions: &Sessions<'_>, origins: &[&str], outs: &mut [Outbox]) {
+        // per session the newest order its store reported: a New report lost with a crash is one
+        // of a later order (the store loses only its tail); a store with no report (new, or reset
+        // by a Logon with ResetSeqNumFlag) is given none
+        let mut newest = vec![None::<u64>; origins.len()];
+        for r in &self.stored {
+            let n = &mut newest[r.session];
+            *n = Some(n.map_or(r.order_id, |m: u64| m.max(r.order_id)));
+        }
         for o in orders {
+            if !self.orders.contains_key(&o.order_id) {
+                let Some(s) = o
+                    .origin
+                    .as_deref()
+                    .and_then(|org| origins.iter().position(|x| *x == org))
+                else {
+                    continue;
+                };
+                if newest[s].is_none_or(|n| o.order_id <= n) {
+                    continue;
+                }
+                self.report_lost_new(s, o, sessions, outs);
+            }
             let Some(own) = self.orders.get_mut(&o.order_id) else {
                 continue;
             };
@@ -331,6 +354,46 @@ impl State {
                 );
             }
         }
+    }
+
+    /// The New report of durable order `o`, entered on session `s`, that the session's store lost
+    /// (the order as accepted: what happened to it since is reported after it).
+    fn report_lost_new(&mut self, s: usize, o: &Order, sessions: &Sessions<'_>, outs: &mut [Outbox]) {
+        let mut accepted = o.clone();
+        accepted.status = OrderStatus::New;
+        accepted.filled_quantity = 0;
+        accepted.average_price = 0.0;
+        accepted.updated_ms = o.created_ms;
+        let mut own = Owned {
+            session: s,
+            cl_ord_id: o.client_order_id.clone(),
+            desk_cid: o.client_order_id.clone(),
+            instrument: o.instrument.clone(),
+            side: o.side,
+            limit: o.price.is_some(),
+            status: b'0',
+            cum: 0,
+            avg: 0.0,
+            quantity: o.quantity,
+            price: o.price,
+        };
+        let (v, prefix) = sessions[s];
+        let exec_id = format!("{}-1", o.order_id);
+        emit(
+            &mut outs[s],
+            v,
+            prefix,
+            &mut own,
+            &accepted,
+            ExecKind::New,
+            OrderStatus::New,
+            true,
+            &exec_id,
+            None,
+            None,
+        );
+        self.by_cl.insert((s, o.client_order_id.clone()), o.order_id);
+        self.orders.insert(o.order_id, own);
     }
 
     /// A durable event of an order of the gateway's users: reported to the owning session (the
