@@ -444,7 +444,11 @@ impl SessionSlot {
             w.gate(start, outstanding, journal);
         }
         for (at, seq) in sh.gated.drain(..) {
-            w.gate(start + at as u64, seq, journal);
+            if w.conn.is_some() {
+                w.gate(start + at as u64, seq, journal);
+            } else {
+                w.outstanding = w.outstanding.max(seq);
+            }
         }
         if !sh.session.output().is_empty() {
             match sh.session.sync_store_later() {
