@@ -63,6 +63,7 @@ fn trade_record(u: u64, trade: u64, trades: u64) -> Publish {
         created_ms: 1_700_000_000_000 + order_id,
         updated_ms: 1_700_000_000_000 + order_id + 5,
         version: 1,
+        origin: None,
     };
     records::image(&o, order_id * 3)
 }

@@ -448,25 +448,26 @@ fn a_gateway_on_a_node_that_does_not_lead_has_its_orders_decided_by_the_leader()
     let late = node(&nats, "c", CLUSTER_WAIT);
     let seen_late = Arc::new(Seen::default());
     late.engine
-        .attach_gateway(vec!["alice".into()], Arc::new(Recorder(Arc::clone(&seen_late))))
+        .attach_gateway(vec!["alice".into()], Arc::new(Recorder(Arc::clone(&seen_late), None)))
         .expect("attach");
     assert_eq!(seen_late.wait(1), ["attached alice:web-1"]);
 
     let seen = Arc::new(Seen::default());
     rigs[f]
         .engine
-        .attach_gateway(vec!["alice".into()], Arc::new(Recorder(Arc::clone(&seen))))
+        .attach_gateway(vec!["alice".into()], Arc::new(Recorder(Arc::clone(&seen), None)))
         .expect("attach");
     assert_eq!(seen.wait(1), ["attached alice:web-1"]);
-    let submit = |cid: &str| {
-        GatewayOp::Submit(OrderInput {
+    let submit = |cid: &str| GatewayOp::Submit {
+        order: OrderInput {
             client_order_id: cid.into(),
             instrument: EURUSD.into(),
             side: Side::Buy,
             quantity: 10.0,
             price: Some(1.0),
             time_in_force: TimeInForce::Day,
-        })
+        },
+        origin: None,
     };
     // forwarded to the leader; reported with the request id when the stream brings it back
     rigs[f]

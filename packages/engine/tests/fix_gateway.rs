@@ -570,3 +570,242 @@ fn a_gateway_that_was_down_while_the_desk_traded_reports_what_it_missed() {
     gw.stop();
     rig.engine.shutdown().unwrap();
 }
+
+/// An ExecutionReport as the gateway stores it (header and body), for session CLIENT44 -> TW.
+fn stored_er(seq: u64, body: &str) -> Vec<u8> {
+    let mut b = tidewire_engine::fix::codec::Builder::new();
+    b.begin(b"8")
+        .field(49, b"TW")
+        .field(56, b"CLIENT44")
+        .field_u64(34, seq)
+        .field_timestamp(52, fix_client::now_ms())
+        .raw(format!("{}|", body).replace('|', "\u{1}").as_bytes());
+    b.finish(b"FIX.4.4").to_vec()
+}
+
+#[test]
+fn reports_stored_for_entries_the_journal_lost_are_gap_filled_after_a_restart() {
+    let dir = TempDir::new("fixgw-lost");
+    let (journal, store) = (dir.path().join("journal"), dir.path().join("fix"));
+    let rig = Rig::start(orders_config(&journal));
+    rig.market("/FX/EURUSD", 1.0850, 1.0852);
+    let gw = gateway(&store, &rig.engine, None);
+    let mut c = connect44(&gw, 1);
+    c.logon();
+    c.send("D", &buy44("V1", 10, "1.08"));
+    tags(&er(&mut c, "V1"), &[(150, "0"), (37, "1"), (17, "1-1")]);
+    let next_in = c.seq;
+    let first_lost = gw.sessions()[0].next_sender_seq;
+    c.drop_line();
+    gw.stop();
+    rig.engine.shutdown().unwrap();
+
+    // A crash between the two fdatasyncs: the session store holds reports whose journal entries
+    // never became durable (a New of order 2 and a fill of order 1 at a version the journal does
+    // not have); nothing was sent of them.
+    {
+        use tidewire_engine::fix::session::{FileStore, SessionStore};
+        let mut s = FileStore::open(&store.join("FIX.4.4-TW-CLIENT44")).expect("store");
+        let lost_new = "37=2|11=LOST|17=2-1|150=0|39=0|55=EURUSD|54=1|38=5|40=2|44=1.08|59=0|151=5|14=0|6=0";
+        let lost_fill =
+            "37=1|11=V1|17=1-3|150=F|39=1|55=EURUSD|54=1|38=10|40=2|44=1.08|59=0|32=4|31=1.08|151=6|14=4|6=1.08";
+        s.save_sent(first_lost, &stored_er(first_lost, lost_new)).unwrap();
+        s.save_sent(first_lost + 1, &stored_er(first_lost + 1, lost_fill))
+            .unwrap();
+        s.sync().unwrap();
+    }
+
+    let rig = Rig::start(orders_config(&journal));
+    rig.market("/FX/EURUSD", 1.0850, 1.0852);
+    let gw = gateway(&store, &rig.engine, None);
+    let mut c = connect44(&gw, next_in);
+    let logon = c.logon();
+    let logon_seq: u64 = logon.at(34).parse().unwrap();
+    assert_eq!(logon_seq, first_lost + 2, "the sequence numbers stay: {logon:?}");
+    // the counterparty asks for what it missed: one gap fill over the lost reports and the Logon
+    c.send("2", &format!("7={first_lost}|16=0"));
+    let gap = c.recv();
+    tags(
+        &gap,
+        &[
+            (35, "4"),
+            (123, "Y"),
+            (43, "Y"),
+            (34, &first_lost.to_string()),
+            (36, &(logon_seq + 1).to_string()),
+        ],
+    );
+    // a resend from the start still has V1's New (the durable one), then the gap fill
+    c.send("2", "7=1|16=0");
+    let mut resent = Vec::new();
+    loop {
+        let m = c.recv();
+        let done = m.msg_type() == "4" && m.at(36) == (logon_seq + 1).to_string();
+        resent.push(m);
+        if done {
+            break;
+        }
+    }
+    let ers: Vec<&str> = resent
+        .iter()
+        .filter(|m| m.msg_type() == "8")
+        .map(|m| m.at(11))
+        .collect();
+    assert_eq!(ers, ["V1"], "only the durable report is resent: {resent:?}");
+    assert!(resent.iter().all(|m| m.get(11) != Some("LOST")));
+    // order id 2 goes to the next order; V1 is as the journal has it (nothing filled)
+    c.send("D", &buy44("V2", 3, "1.08"));
+    let new = er(&mut c, "V2");
+    tags(
+        &new,
+        &[(150, "0"), (37, "2"), (17, "2-1"), (34, &(logon_seq + 1).to_string())],
+    );
+    c.send("F", "11=V1c|41=V1|55=EURUSD|54=1|60=<NOW>|38=10");
+    tags(&er(&mut c, "V1c"), &[(150, "4"), (37, "1"), (14, "0"), (151, "0")]);
+    let next_in = c.seq;
+    gw.stop();
+    rig.engine.shutdown().unwrap();
+
+    // the voids are durable: a second restart resends the same
+    let rig = Rig::start(orders_config(&journal));
+    let gw = gateway(&store, &rig.engine, None);
+    let mut c = connect44(&gw, next_in);
+    c.logon();
+    c.send("2", &format!("7={first_lost}|16={}", first_lost + 1));
+    let gap = c.recv();
+    tags(&gap, &[(35, "4"), (123, "Y"), (34, &first_lost.to_string())]);
+    gw.stop();
+    rig.engine.shutdown().unwrap();
+}
+
+#[test]
+fn the_new_report_is_stored_before_the_journal_is_durable_and_sent_after() {
+    let dir = TempDir::new("fixgw-overlap");
+    let mut cfg = orders_config(&dir.path().join("journal"));
+    // the journal's writer stops after the fdatasync of seq 1, before its completion, until
+    // the test opens the gate
+    let (gate_tx, gate_rx) = crossbeam_channel::unbounded::<()>();
+    let (inside_tx, inside_rx) = crossbeam_channel::unbounded::<u64>();
+    cfg.sync_hook = Some(Arc::new(move |seq| {
+        let _ = inside_tx.send(seq);
+        let _ = gate_rx.recv_timeout(fix_client::WAIT);
+    }));
+    let rig = Rig::start(cfg);
+    rig.market("/FX/EURUSD", 1.0850, 1.0852);
+    let gw = gateway(&dir.path().join("fix"), &rig.engine, None);
+    let mut c = connect44(&gw, 1);
+    c.logon();
+    let before = gw.sessions()[0].clone();
+    c.send("D", &buy44("O1", 10, "1.08"));
+    assert_eq!(inside_rx.recv_timeout(fix_client::WAIT), Ok(1), "the accept's sync");
+    // the report is built and stored (its MsgSeqNum taken) while the journal's completion waits
+    wait_for(&gw, "the report stored", |g| {
+        g.sessions()[0].next_sender_seq == before.next_sender_seq + 1
+    });
+    assert_eq!(
+        gw.sessions()[0].messages_out,
+        before.messages_out,
+        "not written before the journal's completion"
+    );
+    gate_tx.send(()).unwrap();
+    let new = er(&mut c, "O1");
+    tags(
+        &new,
+        &[
+            (150, "0"),
+            (37, "1"),
+            (17, "1-1"),
+            (34, &before.next_sender_seq.to_string()),
+        ],
+    );
+    // later entries run freely: a cancel's report follows
+    drop(gate_tx);
+    c.send("F", "11=O2|41=O1|55=EURUSD|54=1|60=<NOW>|38=10");
+    tags(&er(&mut c, "O2"), &[(150, "4"), (41, "O1")]);
+    gw.stop();
+    rig.engine.shutdown().unwrap();
+}
+
+#[test]
+fn a_durable_order_whose_new_report_the_store_lost_is_reported_at_start() {
+    use tidewire_engine::order_book::{Side, TimeInForce};
+    use tidewire_engine::order_desk::{GatewayOp, OrderInput};
+    let dir = TempDir::new("fixgw-lostnew");
+    let store = dir.path().join("fix");
+    let mut rig = Rig::start(orders_config(&dir.path().join("journal")));
+    rig.market("/FX/EURUSD", 1.0850, 1.0852);
+    let gw = gateway(&store, &rig.engine, None);
+    let mut c = connect44(&gw, 1);
+    c.logon();
+    c.send("D", &buy44("N1", 10, "1.08"));
+    er(&mut c, "N1");
+    let next_in = c.seq;
+    let seen = gw.sessions()[0].next_sender_seq;
+    c.drop_line();
+    gw.stop();
+
+    // The journal holds orders whose reports the store does not: as after a crash between the
+    // journal's fdatasync and the store's. N2 came from this session (its origin is journaled),
+    // W1 from alice's web session, B1 from the FIX 4.2 session's user.
+    let submit = |cid: &str, origin: Option<&str>| GatewayOp::Submit {
+        order: OrderInput {
+            client_order_id: cid.into(),
+            instrument: "/FX/EURUSD".into(),
+            side: Side::Buy,
+            quantity: 7.0,
+            price: Some(1.08),
+            time_in_force: TimeInForce::Day,
+        },
+        origin: origin.map(str::to_owned),
+    };
+    rig.engine
+        .gateway_request("alice", 1, submit("N2", Some("FIX.4.4-TW-CLIENT44")))
+        .unwrap();
+    let web = rig.session("alice");
+    rig.engine
+        .order_submit(
+            web,
+            1,
+            orders_util::order("W1", "/FX/EURUSD", Side::Buy, 5.0, Some(1.0)),
+        )
+        .unwrap();
+    rig.reply(web, 1);
+    rig.engine
+        .gateway_request("bob", 2, submit("B1", Some("FIX.4.2-TW-CLIENT42")))
+        .unwrap();
+    let deadline = Instant::now() + fix_client::WAIT;
+    while rig.engine.stats().journal_durable_seq < 4 {
+        assert!(Instant::now() < deadline, "the three accepts never became durable");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+
+    let gw = gateway(&store, &rig.engine, None);
+    let mut c = connect44(&gw, next_in);
+    c.logon();
+    c.send("2", &format!("7={seen}|16=0"));
+    let new = er(&mut c, "N2");
+    tags(
+        &new,
+        &[
+            (43, "Y"),
+            (34, &seen.to_string()),
+            (150, "0"),
+            (39, "0"),
+            (37, "2"),
+            (17, "2-1"),
+            (38, "7"),
+            (151, "7"),
+            (14, "0"),
+        ],
+    );
+    // N2 is the session's order from now on; W1 was never reported here
+    c.send("F", "11=N2c|41=N2|55=EURUSD|54=1|60=<NOW>|38=7");
+    let cancelled = c.next_app();
+    tags(&cancelled, &[(35, "8"), (11, "N2c"), (150, "4"), (37, "2")]);
+    // the 4.2 session's store reported nothing yet: it is given none (a new or reset store)
+    let mut b = connect42(&gw, 1);
+    let logon = b.logon();
+    assert_eq!(logon.at(34), "1", "nothing was stored for CLIENT42: {logon:?}");
+    gw.stop();
+    rig.engine.shutdown().unwrap();
+}

@@ -362,3 +362,28 @@ fn a_full_group_ends_the_commit_window_early_and_close_ends_it_too() {
     j.close().unwrap();
     assert_eq!(rx.try_recv().expect("completed before close returned").unwrap(), 4);
 }
+
+#[test]
+fn append_returns_the_seq_its_completion_gets_across_a_reopen() {
+    let dir = TempDir::new("append-seq");
+    for round in 0..2u64 {
+        let (j, _) = Journal::open(options(dir.path())).unwrap();
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let mut returned = Vec::new();
+        for i in 1..=50u64 {
+            let tx = tx.clone();
+            let seq = if i % 2 == 0 {
+                j.append(body(i), move |r| tx.send(r.unwrap()).unwrap()).unwrap()
+            } else {
+                j.try_append(body(i), move |r| tx.send(r.unwrap()).unwrap()).unwrap()
+            };
+            returned.push(seq);
+        }
+        let completed: Vec<u64> = (0..50)
+            .map(|_| rx.recv_timeout(Duration::from_secs(10)).unwrap())
+            .collect();
+        assert_eq!(returned, completed, "round {round}");
+        assert_eq!(returned[0], round * 50 + 1, "numbering continues after the reopen");
+        j.close().unwrap();
+    }
+}

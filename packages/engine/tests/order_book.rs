@@ -258,6 +258,7 @@ fn invalid_transitions_are_refused_and_change_nothing() {
         price: None,
         time_in_force: TimeInForce::Gtc,
         acknowledged: false,
+        origin: None,
     };
     assert_eq!(b.apply(&again).unwrap_err().state, "exists", "order ids are gap-free");
     // Rejected only from New/Acknowledged.
@@ -533,6 +534,7 @@ fn events_round_trip_and_bad_bodies_are_typed_errors() {
             price: Some(1.2345),
             time_in_force: TimeInForce::Gtc,
             acknowledged: false,
+            origin: None,
         },
         OrderEvent::Acknowledged { order_id: 7, ts: 2 },
         OrderEvent::Filled {
@@ -576,6 +578,21 @@ fn events_round_trip_and_bad_bodies_are_typed_errors() {
     );
     assert_eq!(split, evs[0], "left a plain accept");
     assert_eq!(split.clone().split_acknowledgement(), None);
+    // With the gateway's origin: kinds 8 (plain) and 9 (acknowledged), the origin after the rest.
+    for (ack, kind) in [(false, 8u8), (true, 9)] {
+        let mut with = evs[0].clone();
+        if let OrderEvent::Accepted {
+            acknowledged, origin, ..
+        } = &mut with
+        {
+            *acknowledged = ack;
+            *origin = Some("FIX.4.4-TW-CLIENT".into());
+        }
+        let bytes = with.encode();
+        assert_eq!(bytes[1], kind);
+        assert_eq!(&bytes[2..plain.len()], &plain[2..], "kind 1's fields first");
+        evs.push(with);
+    }
     evs.push(both);
     for ev in &evs {
         let bytes = ev.encode();

@@ -15,14 +15,17 @@ use tidewire_engine::order_book::{Side, TimeInForce};
 use tidewire_engine::order_desk::{GatewayOp, OrderInput};
 
 fn submit(cid: &str, price: f64) -> GatewayOp {
-    GatewayOp::Submit(OrderInput {
-        client_order_id: cid.into(),
-        instrument: "/FX/EURUSD".into(),
-        side: Side::Buy,
-        quantity: 10.0,
-        price: Some(price),
-        time_in_force: TimeInForce::Day,
-    })
+    GatewayOp::Submit {
+        order: OrderInput {
+            client_order_id: cid.into(),
+            instrument: "/FX/EURUSD".into(),
+            side: Side::Buy,
+            quantity: 10.0,
+            price: Some(price),
+            time_in_force: TimeInForce::Day,
+        },
+        origin: None,
+    }
 }
 
 #[test]
@@ -43,8 +46,10 @@ fn a_gateway_gets_its_users_orders_refusals_and_durable_events() {
     rig.reply(c, 1);
     rig.until("both acknowledged (seq 2)", |e| e.stats().journal_durable_seq >= 2);
     let seen = Arc::new(Seen::default());
+    let appended = Arc::new(Seen::default());
+    let recorder = Recorder(Arc::clone(&seen), Some(Arc::clone(&appended)));
     rig.engine
-        .attach_gateway(vec!["alice".into()], Arc::new(Recorder(Arc::clone(&seen))))
+        .attach_gateway(vec!["alice".into()], Arc::new(recorder))
         .unwrap();
     assert_eq!(seen.wait(1)[0], "attached alice:web-1");
 
@@ -85,5 +90,17 @@ fn a_gateway_gets_its_users_orders_refusals_and_durable_events() {
     rig.engine.order_cancel(a, 2, "web-1".into()).unwrap();
     rig.reply(a, 2);
     assert_eq!(seen.wait(8)[7], "durable web-1 cancelled cancelled None 7");
+    // each event was announced with its seq when appended (an order accepted after the attach:
+    // before it was durable; web-1, older than the attach: when durable); an acknowledged
+    // accept as the plain accept, with the order as the accept left it
+    assert_eq!(
+        appended.wait(4),
+        [
+            "appended g-1 accepted new Some(7) 3",
+            "appended g-1 amended acknowledged Some(10) 4",
+            "appended g-1 cancelled cancelled Some(11) 6",
+            "appended web-1 cancelled cancelled None 7"
+        ]
+    );
     rig.engine.shutdown().unwrap();
 }

@@ -193,6 +193,7 @@ fn a_journal_with_accept_and_acknowledgement_as_two_entries_replays() {
         price: Some(1.0),
         time_in_force: TimeInForce::Gtc,
         acknowledged: false,
+        origin: None,
     };
     let old = [
         accept(1, "a"),

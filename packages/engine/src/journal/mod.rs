@@ -229,6 +229,9 @@ pub struct Journal {
     dir: PathBuf,
     epoch: u64,
     first_seq: u64,
+    /// The seq the next queued append gets (the writer numbers appends in queue order); held
+    /// while an append is queued so the numbering and the queue agree.
+    next_seq: Mutex<u64>,
     max_record_bytes: u32,
     queue_capacity: usize,
     clock: Arc<dyn Clock>,
@@ -351,6 +354,7 @@ impl Journal {
             dir,
             epoch,
             first_seq,
+            next_seq: Mutex::new(next_seq),
             max_record_bytes: options.max_record_bytes,
             queue_capacity: options.queue_capacity,
             clock: options.clock.clone(),
@@ -376,19 +380,24 @@ impl Journal {
         })
     }
 
-    /// Queues `body`; `done` is called on the writer thread with `Ok(seq)` once the record is on disk
-    /// (after fdatasync), or with the error that stopped the writer. Blocks while the queue is full
-    /// (backpressure). On `Err` here `done` is never called.
+    /// Queues `body` and returns the seq it gets; `done` is called on the writer thread with
+    /// `Ok(seq)` once the record is on disk (after fdatasync), or with the error that stopped the
+    /// writer (then the seq is never durable). Blocks while the queue is full (backpressure). On
+    /// `Err` here `done` is never called.
     pub fn append(
         &self,
         body: Vec<u8>,
         done: impl FnOnce(Result<u64, JournalError>) + Send + 'static,
-    ) -> Result<(), JournalError> {
+    ) -> Result<u64, JournalError> {
         let req = self.request(body, Box::new(done))?;
         let tx = self.tx.as_ref().ok_or(JournalError::Closed)?;
+        let mut next = self.next_seq.lock().unwrap_or_else(|p| p.into_inner());
         tx.send(req).map_err(|_| JournalError::Closed)?;
+        let seq = *next;
+        *next += 1;
+        drop(next);
         self.queued(tx);
-        Ok(())
+        Ok(seq)
     }
 
     /// After an append was queued: rings the writer if it waits for one, and ends its commit
@@ -405,17 +414,21 @@ impl Journal {
         &self,
         body: Vec<u8>,
         done: impl FnOnce(Result<u64, JournalError>) + Send + 'static,
-    ) -> Result<(), JournalError> {
+    ) -> Result<u64, JournalError> {
         let req = self.request(body, Box::new(done))?;
         let tx = self.tx.as_ref().ok_or(JournalError::Closed)?;
+        let mut next = self.next_seq.lock().unwrap_or_else(|p| p.into_inner());
         tx.try_send(req).map_err(|e| match e {
             TrySendError::Full(_) => JournalError::QueueFull {
                 capacity: self.queue_capacity,
             },
             TrySendError::Disconnected(_) => JournalError::Closed,
         })?;
+        let seq = *next;
+        *next += 1;
+        drop(next);
         self.queued(tx);
-        Ok(())
+        Ok(seq)
     }
 
     /// Appends and blocks until durable; returns the seq.

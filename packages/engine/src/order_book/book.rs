@@ -224,6 +224,7 @@ impl OrderBook {
             price: checked.price,
             time_in_force: req.time_in_force,
             acknowledged,
+            origin: None,
         };
         let ev = self.apply_ok(ev)?;
         if checked.price.is_none() && checked.reference > 0.0 {
@@ -388,6 +389,7 @@ impl OrderBook {
             price,
             time_in_force,
             acknowledged,
+            origin,
         } = ev
         else {
             return self.transition(ev);
@@ -404,11 +406,11 @@ impl OrderBook {
             std::mem::take(client_order_id),
             std::mem::take(instrument),
         ];
-        let (order_id, ts) = (*order_id, *ts);
+        let (order_id, ts, origin) = (*order_id, *ts, origin.take());
         if !*acknowledged {
-            return Ok(self.push_accepted(order_id, ts, strings, *side, *quantity, *price, *time_in_force));
+            return Ok(self.push_accepted(order_id, ts, strings, *side, *quantity, *price, *time_in_force, origin));
         }
-        self.push_accepted(order_id, ts, strings, *side, *quantity, *price, *time_in_force);
+        self.push_accepted(order_id, ts, strings, *side, *quantity, *price, *time_in_force, origin);
         // the new order is New: its acknowledgement fits
         self.transition(&OrderEvent::Acknowledged { order_id, ts })
     }
@@ -426,64 +428,7 @@ impl OrderBook {
             .checked_sub(1)
             .and_then(|i| self.orders.get_mut(i as usize))
             .ok_or(fail("missing"))?;
-        let state = o.status.as_str();
-        match ev {
-            OrderEvent::Accepted { .. } => return Err(fail("exists")),
-            OrderEvent::Acknowledged { ts, .. } => {
-                if o.status != OrderStatus::New {
-                    return Err(fail(state));
-                }
-                o.status = OrderStatus::Acknowledged;
-                o.updated_ms = *ts;
-            }
-            OrderEvent::Filled {
-                ts, quantity, price, ..
-            } => {
-                let open = matches!(o.status, OrderStatus::Acknowledged | OrderStatus::PartiallyFilled);
-                if !open || *quantity == 0 || *quantity > o.quantity - o.filled_quantity || !price.is_finite() {
-                    return Err(fail(state));
-                }
-                let filled = o.filled_quantity + quantity;
-                o.average_price =
-                    (o.average_price * o.filled_quantity as f64 + price * *quantity as f64) / filled as f64;
-                o.filled_quantity = filled;
-                o.fills += 1;
-                o.last_fill = Some((*quantity, *price));
-                o.status = if filled == o.quantity {
-                    OrderStatus::Filled
-                } else {
-                    OrderStatus::PartiallyFilled
-                };
-                o.updated_ms = *ts;
-            }
-            OrderEvent::Amended {
-                ts, quantity, price, ..
-            } => {
-                if !o.status.is_open() || *quantity <= o.filled_quantity || price.is_some() != o.price.is_some() {
-                    return Err(fail(state));
-                }
-                o.quantity = *quantity;
-                o.price = *price;
-                o.updated_ms = *ts;
-            }
-            OrderEvent::Cancelled { ts, reason, .. } => {
-                if !o.status.is_open() {
-                    return Err(fail(state));
-                }
-                o.status = OrderStatus::Cancelled;
-                o.reason = Some(reason.as_str().to_owned());
-                o.updated_ms = *ts;
-            }
-            OrderEvent::Rejected { ts, reason, .. } => {
-                if !matches!(o.status, OrderStatus::New | OrderStatus::Acknowledged) {
-                    return Err(fail(state));
-                }
-                o.status = OrderStatus::Rejected;
-                o.reason = Some(reason.clone());
-                o.updated_ms = *ts;
-            }
-        }
-        o.version += 1;
+        o.step(ev).map_err(fail)?;
         self.exposure.sync(&self.risk, o);
         Ok(o)
     }
@@ -506,6 +451,7 @@ impl OrderBook {
         quantity: u64,
         price: Option<f64>,
         time_in_force: TimeInForce,
+        origin: Option<String>,
     ) -> &Order {
         let [user, client_order_id, instrument] = strings;
         // The user's map usually exists: look it up before cloning the name for a new entry.
@@ -535,6 +481,7 @@ impl OrderBook {
             created_ms: ts,
             updated_ms: ts,
             version: 1,
+            origin,
         });
         self.exposure.sync(&self.risk, o);
         o
@@ -580,6 +527,7 @@ mod tests {
             price: Some(1.25),
             time_in_force: TimeInForce::Day,
             acknowledged: false,
+            origin: None,
         }
     }
 

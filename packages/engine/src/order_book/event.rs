@@ -4,7 +4,8 @@
 //! kind-specific fields. Strings: u16 length + UTF-8. Optional price: u8 (0 none, 1 some) + f64 bits.
 //!
 //! Kinds: 1 accepted, 2 acknowledged, 3 filled, 4 amended, 5 cancelled, 6 rejected, 7 accepted and
-//! acknowledged (kind 1's fields; one entry for what kinds 1 and 2 journal as two).
+//! acknowledged (kind 1's fields; one entry for what kinds 1 and 2 journal as two); 8 and 9: kinds 1
+//! and 7 with the accept's origin (a string) after kind 1's fields.
 
 use super::model::{CancelReason, Side, TimeInForce};
 
@@ -37,6 +38,9 @@ pub enum OrderEvent {
         /// True: the accept is acknowledged in the same entry (applying it is the accept followed
         /// by `Acknowledged` at `ts`); false: it stays New until an `Acknowledged` entry.
         acknowledged: bool,
+        /// Where the order came from, when a gateway names it (a FIX session): journaled with the
+        /// accept so that a restart can tell the gateway's orders from the user's web orders.
+        origin: Option<String>,
     },
     /// New -> Acknowledged.
     Acknowledged {
@@ -149,8 +153,18 @@ impl OrderEvent {
                 order_id,
                 ts,
                 acknowledged,
+                origin,
                 ..
-            } => (if *acknowledged { 7u8 } else { 1 }, order_id, ts),
+            } => (
+                match (*acknowledged, origin.is_some()) {
+                    (false, false) => 1u8,
+                    (true, false) => 7,
+                    (false, true) => 8,
+                    (true, true) => 9,
+                },
+                order_id,
+                ts,
+            ),
             OrderEvent::Acknowledged { order_id, ts } => (2, order_id, ts),
             OrderEvent::Filled { order_id, ts, .. } => (3, order_id, ts),
             OrderEvent::Amended { order_id, ts, .. } => (4, order_id, ts),
@@ -169,6 +183,7 @@ impl OrderEvent {
                 quantity,
                 price,
                 time_in_force,
+                origin,
                 ..
             } => {
                 put_str(&mut b, user);
@@ -185,6 +200,9 @@ impl OrderEvent {
                     TimeInForce::Ioc => 1,
                     TimeInForce::Gtc => 2,
                 });
+                if let Some(origin) = origin {
+                    put_str(&mut b, origin);
+                }
             }
             OrderEvent::Acknowledged { .. } => {}
             OrderEvent::Filled { quantity, price, .. } => {
@@ -218,7 +236,7 @@ impl OrderEvent {
         let order_id = r.u64()?;
         let ts = r.u64()?;
         let ev = match kind {
-            1 | 7 => OrderEvent::Accepted {
+            1 | 7 | 8 | 9 => OrderEvent::Accepted {
                 order_id,
                 ts,
                 user: r.str()?,
@@ -237,7 +255,8 @@ impl OrderEvent {
                     2 => TimeInForce::Gtc,
                     t => return Err(DecodeError(format!("time in force {t}"))),
                 },
-                acknowledged: kind == 7,
+                acknowledged: kind == 7 || kind == 9,
+                origin: if kind >= 8 { Some(r.str()?) } else { None },
             },
             2 => OrderEvent::Acknowledged { order_id, ts },
             3 => OrderEvent::Filled {

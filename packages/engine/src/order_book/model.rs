@@ -3,6 +3,8 @@
 
 use tidewire_protocol::messages::order_status;
 
+use super::OrderEvent;
+
 /// Buy or sell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Side {
@@ -150,9 +152,119 @@ pub struct Order {
     pub updated_ms: u64,
     /// Transitions applied (1 after acceptance); a blotter row's version.
     pub version: u32,
+    /// The accept's origin (`OrderEvent::Accepted::origin`), if a gateway named one.
+    pub origin: Option<String>,
 }
 
 impl Order {
+    /// Applies a transition (any event but an accept) to this order, counting its version; the
+    /// order is unchanged on `Err` (the state the event does not fit, `"exists"` for an accept).
+    pub fn step(&mut self, ev: &OrderEvent) -> Result<(), &'static str> {
+        let state = self.status.as_str();
+        match ev {
+            OrderEvent::Accepted { .. } => return Err("exists"),
+            OrderEvent::Acknowledged { ts, .. } => {
+                if self.status != OrderStatus::New {
+                    return Err(state);
+                }
+                self.status = OrderStatus::Acknowledged;
+                self.updated_ms = *ts;
+            }
+            OrderEvent::Filled {
+                ts, quantity, price, ..
+            } => {
+                let open = matches!(self.status, OrderStatus::Acknowledged | OrderStatus::PartiallyFilled);
+                if !open || *quantity == 0 || *quantity > self.quantity - self.filled_quantity || !price.is_finite() {
+                    return Err(state);
+                }
+                let filled = self.filled_quantity + quantity;
+                self.average_price =
+                    (self.average_price * self.filled_quantity as f64 + price * *quantity as f64) / filled as f64;
+                self.filled_quantity = filled;
+                self.fills += 1;
+                self.last_fill = Some((*quantity, *price));
+                self.status = if filled == self.quantity {
+                    OrderStatus::Filled
+                } else {
+                    OrderStatus::PartiallyFilled
+                };
+                self.updated_ms = *ts;
+            }
+            OrderEvent::Amended {
+                ts, quantity, price, ..
+            } => {
+                if !self.status.is_open()
+                    || *quantity <= self.filled_quantity
+                    || price.is_some() != self.price.is_some()
+                {
+                    return Err(state);
+                }
+                self.quantity = *quantity;
+                self.price = *price;
+                self.updated_ms = *ts;
+            }
+            OrderEvent::Cancelled { ts, reason, .. } => {
+                if !self.status.is_open() {
+                    return Err(state);
+                }
+                self.status = OrderStatus::Cancelled;
+                self.reason = Some(reason.as_str().to_owned());
+                self.updated_ms = *ts;
+            }
+            OrderEvent::Rejected { ts, reason, .. } => {
+                if !matches!(self.status, OrderStatus::New | OrderStatus::Acknowledged) {
+                    return Err(state);
+                }
+                self.status = OrderStatus::Rejected;
+                self.reason = Some(reason.clone());
+                self.updated_ms = *ts;
+            }
+        }
+        self.version += 1;
+        Ok(())
+    }
+
+    /// The New order an accept makes (version 1); `None` for any other event. An accept
+    /// acknowledged in the same entry gives the order before its acknowledgement.
+    pub fn from_accept(ev: &OrderEvent) -> Option<Order> {
+        let OrderEvent::Accepted {
+            order_id,
+            ts,
+            user,
+            client_order_id,
+            instrument,
+            side,
+            quantity,
+            price,
+            time_in_force,
+            origin,
+            ..
+        } = ev
+        else {
+            return None;
+        };
+        Some(Order {
+            order_id: *order_id,
+            user: user.clone(),
+            client_order_id: client_order_id.clone(),
+            instrument: instrument.clone(),
+            side: *side,
+            quantity: *quantity,
+            price: *price,
+            time_in_force: *time_in_force,
+            status: OrderStatus::New,
+            filled_quantity: 0,
+            average_price: 0.0,
+            fills: 0,
+            last_fill: None,
+            reason: None,
+            created_ms: *ts,
+            updated_ms: *ts,
+            version: 1,
+            origin: origin.clone(),
+        })
+    }
+
     /// Quantity still working (0 once terminal).
     pub fn remaining(&self) -> u64 {
         if self.status.is_open() {

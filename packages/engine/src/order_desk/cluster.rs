@@ -378,7 +378,7 @@ impl OrderDesk {
                 }
                 let user = Some(user);
                 match request {
-                    RemoteRequest::Submit(order) => self.submit(hub, to, user, req_id, order, at, now),
+                    RemoteRequest::Submit(order) => self.submit(hub, to, user, req_id, order, None, at, now),
                     RemoteRequest::Cancel(cid) => self.change(hub, to, user, req_id, cid, None, at, now),
                     RemoteRequest::Amend {
                         client_order_id,
@@ -540,7 +540,7 @@ impl OrderDesk {
             return false;
         }
         let req = match &r.op {
-            GatewayOp::Submit(o) => RemoteRequest::Submit(o.clone()),
+            GatewayOp::Submit { order, .. } => RemoteRequest::Submit(order.clone()),
             GatewayOp::Cancel { client_order_id } => RemoteRequest::Cancel(client_order_id.clone()),
             GatewayOp::Amend {
                 client_order_id,

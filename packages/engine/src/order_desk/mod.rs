@@ -441,7 +441,7 @@ impl OrderDesk {
             OrderCmd::Submit { sid, req_id, order, at } => {
                 if !self.forward(hub, sid, req_id, || RemoteRequest::Submit(order.clone())) {
                     let user = hub.session_user_and_worker(sid).map(|(u, _)| u.to_owned());
-                    self.submit(hub, To::local(sid), user, req_id, order, at, now);
+                    self.submit(hub, To::local(sid), user, req_id, order, None, at, now);
                 }
             }
             OrderCmd::Cancel {
@@ -555,7 +555,7 @@ impl OrderDesk {
         }
         let user = Some(r.user);
         match r.op {
-            GatewayOp::Submit(order) => self.submit(hub, to, user, 0, order, r.at, now),
+            GatewayOp::Submit { order, origin } => self.submit(hub, to, user, 0, order, origin, r.at, now),
             GatewayOp::Cancel { client_order_id } => self.change(hub, to, user, 0, client_order_id, None, r.at, now),
             GatewayOp::Amend {
                 client_order_id,
@@ -581,7 +581,18 @@ impl OrderDesk {
             .filter(|o| users.contains(o.user.as_str()))
             .collect();
         a.sink.attached(&orders);
-        self.gateway = Some(gateway::Attached { sink: a.sink, users });
+        // Single node: events of orders accepted from here on are announced as they are appended
+        // (their journal seqs are known then); the order stream announces everything when durable.
+        let first_order = match self.log {
+            OrderLog::Journal(_) => self.book.len() as u64 + 1,
+            OrderLog::Stream(_) => u64::MAX,
+        };
+        self.gateway = Some(gateway::Attached {
+            sink: a.sink,
+            users,
+            first_order,
+            appended: FxHashMap::default(),
+        });
     }
 
     /// The worker of local session `to.sid` (0 for a forwarded request).
@@ -592,7 +603,8 @@ impl OrderDesk {
         }
     }
 
-    /// `order.submit` of `user` (`None`: the local session closed meanwhile, nobody to answer).
+    /// `order.submit` of `user` (`None`: the local session closed meanwhile, nobody to answer);
+    /// `origin` is journaled with the accept (`OrderEvent::Accepted::origin`).
     #[allow(clippy::too_many_arguments)]
     fn submit(
         &mut self,
@@ -601,6 +613,7 @@ impl OrderDesk {
         user: Option<String>,
         req_id: u32,
         order: OrderInput,
+        origin: Option<String>,
         at: Instant,
         now: Instant,
     ) {
@@ -640,7 +653,10 @@ impl OrderDesk {
         let acknowledged = matches!(self.log, OrderLog::Journal(_));
         match self.book.accept_checked(req, checked, ts, acknowledged) {
             Err(r) => self.reject(hub, &to, req_id, OrderAction::Submit, &client_order_id, &r, now),
-            Ok(ev) => {
+            Ok(mut ev) => {
+                if let OrderEvent::Accepted { origin: o, .. } = &mut ev {
+                    *o = origin;
+                }
                 self.shared.accepted.fetch_add(1, Ordering::Relaxed);
                 self.shared.open.fetch_add(1, Ordering::Relaxed);
                 let gateway = to.gateway;
@@ -771,8 +787,18 @@ impl OrderDesk {
             OrderLog::Journal(j) => j,
             OrderLog::Stream(c) => return c.publish(body, post, shared, ev, reply, gateway),
         };
+        // An attached gateway's order: announced with its journal seq before it is durable.
+        let announce = self.gateway.as_mut().and_then(|g| g.appending(&ev));
         // Blocks only while the journal's bounded queue is full (backpressure), never on fsync.
         let queued = journal.append(body, move |result| complete(&post, &shared, result, ev, reply, gateway));
+        if let (Ok(seq), Some((event, order)), Some(g)) = (&queued, &announce, &self.gateway) {
+            g.sink.appended(&Durable {
+                seq: *seq,
+                event,
+                order,
+                request: gateway,
+            });
+        }
         if let Err(e) = queued {
             self.fail(&e);
             if let Some((to, req_id)) = to {
@@ -847,12 +873,16 @@ impl OrderDesk {
         let o = self.durable.apply_taking(ev).map_err(|_| ())?;
         let open = o.status.is_open();
         if let Some(g) = self.gateway.as_ref().filter(|g| g.users.contains(o.user.as_str())) {
-            g.sink.durable(&Durable {
+            let d = Durable {
                 seq,
                 event: ev,
                 order: o,
                 request,
-            });
+            };
+            if !g.announces(order_id) {
+                g.sink.appended(&d);
+            }
+            g.sink.durable(&d);
         }
         // Status `new` is never shown: the record and its blotter row appear with the first
         // transition after the accept (normally the acknowledgement), as an image.

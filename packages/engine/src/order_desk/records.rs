@@ -167,6 +167,7 @@ mod tests {
             created_ms: 1000,
             updated_ms: 2000,
             version: 3,
+            origin: None,
         };
         let p = image(&o, 9);
         assert_eq!(p.subject, "/TRADE/u/3");

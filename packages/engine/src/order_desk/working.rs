@@ -147,6 +147,7 @@ mod tests {
             created_ms: 0,
             updated_ms: 0,
             version: 2,
+            origin: None,
         }
     }
 

@@ -193,7 +193,9 @@ impl Seen {
     }
 }
 
-pub struct Recorder(pub Arc<Seen>);
+/// Records what a gateway sink is told: everything but `appended` in `.0`, `appended` in `.1`
+/// (when given: appended and durable lines interleave as the journal's timing has it).
+pub struct Recorder(pub Arc<Seen>, pub Option<Arc<Seen>>);
 
 impl GatewaySink for Recorder {
     fn attached(&self, orders: &[&Order]) {
@@ -208,6 +210,17 @@ impl GatewaySink for Recorder {
     }
     fn unavailable(&self, request: u64, message: &str) {
         self.0.push(format!("unavailable {request} {message}"));
+    }
+    fn appended(&self, u: &Durable<'_>) {
+        let Some(seen) = &self.1 else { return };
+        seen.push(format!(
+            "appended {} {} {} {:?} {}",
+            u.order.client_order_id,
+            u.event.kind(),
+            u.order.status.as_str(),
+            u.request,
+            u.seq
+        ));
     }
     fn durable(&self, u: &Durable<'_>) {
         self.0.push(format!(

@@ -150,7 +150,23 @@ impl SessionHandle {
     /// counterparty's ResendRequest after its next Logon. Must not be called from inside an
     /// [`Application`] callback of the same session (use `reply` there).
     pub fn send(&self, messages: &Outbox) {
-        self.slot.send(messages);
+        self.slot.send(messages, &[]);
+    }
+
+    /// [`SessionHandle::send`] of messages some of which must not reach the counterparty before
+    /// the order journal holds an entry: `gates` lists (index in `messages`, journal seq). Such a
+    /// message is stored (and its store sync started) at once, but written only once both the
+    /// store and the journal (up to its seq, as told by [`SessionHandle::journal_durable`]) are
+    /// durable; every later message of the session waits behind it (sequence numbers stay in
+    /// order on the wire), and so does any resend of it.
+    pub fn send_gated(&self, messages: &Outbox, gates: &[(usize, u64)]) {
+        self.slot.send(messages, gates);
+    }
+
+    /// The order journal is durable up to `seq` (acceptor-wide; call it on each session whose
+    /// output may wait for it).
+    pub fn journal_durable(&self, seq: u64) {
+        self.slot.journal_durable(seq);
     }
 
     /// True while the session is logged on.
@@ -168,6 +184,14 @@ impl SessionHandle {
     /// first, with its MsgSeqNum. Must not be called from inside an [`Application`] callback.
     pub fn for_each_sent(&self, each: &mut dyn FnMut(u64, &[u8])) -> std::io::Result<()> {
         self.slot.for_each_sent(each)
+    }
+
+    /// Voids messages stored as sent (by MsgSeqNum): they are never sent again, a ResendRequest
+    /// covering them gets a SequenceReset-GapFill instead. Durable on return. For messages that
+    /// were never written (a gated message whose journal entry was lost). Must not be called from
+    /// inside an [`Application`] callback.
+    pub fn void_sent(&self, seqs: &[u64]) -> std::io::Result<()> {
+        self.slot.void_sent(seqs)
     }
 
     /// An operator's Logout with `text`: the connection closes once the counterparty answers

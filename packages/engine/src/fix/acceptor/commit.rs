@@ -7,6 +7,7 @@
 
 use super::slot::SessionSlot;
 use crate::fix::session::PendingSync;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
@@ -23,6 +24,9 @@ pub(super) struct Committer {
     queue: Mutex<Queue>,
     wake: Condvar,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// The order journal's durable seq as the application last told it (output gated on a
+    /// journal seq waits until this reaches it).
+    journal: AtomicU64,
 }
 
 impl Committer {
@@ -39,6 +43,16 @@ impl Committer {
 
     fn lock(&self) -> MutexGuard<'_, Queue> {
         self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The application learnt that the order journal is durable up to `seq`.
+    pub fn note_journal_durable(&self, seq: u64) {
+        self.journal.fetch_max(seq, Ordering::AcqRel);
+    }
+
+    /// The order journal's durable seq as last noted.
+    pub fn journal_durable(&self) -> u64 {
+        self.journal.load(Ordering::Acquire)
     }
 
     /// `slot` has output waiting for a sync.
@@ -59,6 +73,14 @@ impl Committer {
         if let Some(t) = t {
             let _ = t.join();
         }
+    }
+
+    /// Runs one round for what is submitted, on the calling thread (tests drive a committer
+    /// without its thread to order the store's sync against other events).
+    #[cfg(test)]
+    pub fn commit_now(&self) {
+        let slots = std::mem::take(&mut self.lock().slots);
+        round(&slots);
     }
 
     fn run(&self) {

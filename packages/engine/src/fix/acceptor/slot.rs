@@ -4,6 +4,7 @@ use super::app::{dispatch, Application, SessionHandle, SessionId, SessionState, 
 use super::commit::Committer;
 use crate::fix::codec::{Frame, Framer, Message};
 use crate::fix::session::{BusinessReject, Clock, Outbox, PendingSync, Session, SessionApp};
+use std::collections::VecDeque;
 use std::io::Write;
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
@@ -15,6 +16,9 @@ pub(super) struct Shared {
     pub conn: Option<TcpStream>,
     /// Counts the connections bound so far: the current one's number.
     pub conn_id: u64,
+    /// Gated messages `send_app`ed since the last flush: (where each starts in the session's
+    /// output, the journal seq it waits for).
+    pub gated: Vec<(usize, u64)>,
     /// The bound connection is closing (its session decided to disconnect): a new Logon may
     /// take the session over before that connection's thread has finished.
     pub closing: bool,
@@ -51,6 +55,12 @@ impl Shared {
 
 /// The writing side of the bound connection: output waiting for a store sync, then written in
 /// order. Every write to the connection goes through here.
+///
+/// Output can also wait for the order journal: a gated message (an ExecutionReport stored while
+/// its order's journal entry is not durable yet) is written only once the acceptor's journal
+/// watermark reaches its seq, and everything after it waits behind it. `gates` marks where in
+/// `held` such a wait starts; its seqs never decrease (each is the highest seq of every gated
+/// message stored before that point), so only the first can block.
 #[derive(Default)]
 struct Wire {
     /// A clone of the bound connection's socket, and that connection's number.
@@ -62,6 +72,45 @@ struct Wire {
     base: u64,
     /// A sync of the store that, run now, covers every change `held` depends on.
     sync: Option<PendingSync>,
+    /// Where the store is known durable up to (same positions as `base`).
+    synced: u64,
+    /// (position, journal seq): output from the position on waits for the seq.
+    gates: VecDeque<(u64, u64)>,
+    /// The highest journal seq of any gated message stored: output after it (on this or a later
+    /// connection: a resend) waits for it too.
+    outstanding: u64,
+}
+
+impl Wire {
+    /// Drops the held output (the connection ended or failed: it is stored, resent later).
+    fn drop_held(&mut self) {
+        self.base += self.held.len() as u64;
+        self.held.clear();
+        self.synced = self.base;
+        self.gates.clear();
+        self.sync = None;
+    }
+
+    /// Marks that output from `at` on waits for the journal up to `seq` (unless it is there).
+    fn gate(&mut self, at: u64, seq: u64, durable: u64) {
+        self.outstanding = self.outstanding.max(seq);
+        if self.outstanding <= durable || self.gates.back().is_some_and(|g| g.1 >= self.outstanding) {
+            return;
+        }
+        self.gates.push_back((at, self.outstanding));
+    }
+
+    /// Where the held output may be written up to: what the store made durable, short of the
+    /// first gate whose journal seq is not durable (`durable`).
+    fn writable_end(&mut self, durable: u64) -> u64 {
+        while self.gates.front().is_some_and(|g| g.1 <= durable) {
+            self.gates.pop_front();
+        }
+        match self.gates.front() {
+            Some(g) => self.synced.min(g.0),
+            None => self.synced,
+        }
+    }
 }
 
 pub(crate) struct SessionSlot {
@@ -70,8 +119,9 @@ pub(crate) struct SessionSlot {
     shared: Mutex<Shared>,
     wire: Mutex<Wire>,
     committer: Arc<Committer>,
-    /// Messages sent through a [`SessionHandle`] while another thread held the session.
-    pending: Mutex<Outbox>,
+    /// Messages sent through a [`SessionHandle`] while another thread held the session, and
+    /// which of them wait for a journal seq (message index, seq).
+    pending: Mutex<(Outbox, Vec<(usize, u64)>)>,
     logged_on: AtomicBool,
     /// Messages received (framed, garbled ones excluded) and written, since start.
     received: AtomicU64,
@@ -123,11 +173,12 @@ impl SessionSlot {
                 session,
                 conn: None,
                 conn_id: 0,
+                gated: Vec::new(),
                 closing: false,
             }),
             wire: Mutex::new(Wire::default()),
             committer,
-            pending: Mutex::new(Outbox::new()),
+            pending: Mutex::new((Outbox::new(), Vec::new())),
             logged_on: AtomicBool::new(false),
             received: AtomicU64::new(0),
             sent: AtomicU64::new(0),
@@ -173,6 +224,11 @@ impl SessionSlot {
     /// Every stored sent message, oldest first.
     pub fn for_each_sent(&self, each: &mut dyn FnMut(u64, &[u8])) -> std::io::Result<()> {
         self.lock().session.for_each_sent(each)
+    }
+
+    /// Voids stored messages `seqs` (durable on return).
+    pub fn void_sent(&self, seqs: &[u64]) -> std::io::Result<()> {
+        self.lock().session.void_sent(seqs)
     }
 
     /// Makes every store change durable now (the acceptor is stopping: the last sequence
@@ -235,20 +291,31 @@ impl SessionSlot {
     }
 
     /// Queues messages from a [`SessionHandle`] and sends them if the session is free; if not,
-    /// the thread holding it sends them before it lets go.
-    pub fn send(self: &Arc<Self>, messages: &Outbox) {
+    /// the thread holding it sends them before it lets go. `gates`: (index in `messages`, journal
+    /// seq) of the messages that must not be written before the journal holds that seq.
+    pub fn send(self: &Arc<Self>, messages: &Outbox, gates: &[(usize, u64)]) {
         {
             let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+            let (out, pending_gates) = &mut *pending;
+            let first = out.len();
             for (t, h, b) in messages.iter() {
-                pending.push_encoded(t, h, b);
+                out.push_encoded(t, h, b);
             }
+            pending_gates.extend(gates.iter().map(|&(i, seq)| (first + i, seq)));
         }
         self.drain();
     }
 
+    /// The order journal is durable up to `seq`: writes the output that waited only for it.
+    pub fn journal_durable(&self, seq: u64) {
+        self.committer.note_journal_durable(seq);
+        let mut w = self.wire();
+        let _ = self.write_released(&mut w);
+    }
+
     fn drain(self: &Arc<Self>) {
         loop {
-            let empty = self.pending.lock().map(|p| p.is_empty()).unwrap_or(true);
+            let empty = self.pending.lock().map(|p| p.0.is_empty()).unwrap_or(true);
             if empty {
                 return;
             }
@@ -262,14 +329,21 @@ impl SessionSlot {
 
     fn drain_pending(&self, sh: &mut Shared) {
         let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        if pending.is_empty() {
+        let (out, gates) = &mut *pending;
+        if out.is_empty() {
             return;
         }
         let now = self.clock.now();
-        for (t, h, b) in pending.iter() {
+        let mut next_gate = gates.iter().peekable();
+        for (i, (t, h, b)) in out.iter().enumerate() {
+            let at = sh.session.output().len();
             sh.session.send_app(t, h, b, now);
+            while let Some((_, seq)) = next_gate.next_if(|g| g.0 == i) {
+                sh.gated.push((at, *seq));
+            }
         }
-        pending.clear();
+        out.clear();
+        gates.clear();
     }
 
     fn wire(&self) -> MutexGuard<'_, Wire> {
@@ -299,16 +373,32 @@ impl SessionSlot {
     /// session's connection); what was held is stored and reaches the counterparty by resend.
     pub(super) fn release_held(&self, end: u64, synced: bool) {
         let mut w = self.wire();
-        let n = end.saturating_sub(w.base).min(w.held.len() as u64) as usize;
-        if n == 0 {
+        if !synced {
+            if end > w.base {
+                if let Some(conn) = &w.conn {
+                    let _ = conn.shutdown(Shutdown::Both);
+                }
+                w.drop_held();
+            }
             return;
         }
-        let w = &mut *w;
-        let ok = synced
-            && match &mut w.conn {
-                Some(conn) => self.write_out(conn, &w.held[..n]),
-                None => true,
-            };
+        w.synced = w.synced.max(end);
+        let _ = self.write_released(&mut w);
+    }
+
+    /// Writes the held output that is durable in the store and not waiting for the journal. A
+    /// failed write closes the connection (what was held is stored: resent after the next Logon).
+    /// False when the write failed.
+    fn write_released(&self, w: &mut Wire) -> bool {
+        let end = w.writable_end(self.committer.journal_durable());
+        let n = end.saturating_sub(w.base).min(w.held.len() as u64) as usize;
+        if n == 0 {
+            return true;
+        }
+        let ok = match &mut w.conn {
+            Some(conn) => self.write_out(conn, &w.held[..n]),
+            None => true,
+        };
         if ok {
             w.held.drain(..n);
             w.base += n as u64;
@@ -319,9 +409,9 @@ impl SessionSlot {
             if let Some(conn) = &w.conn {
                 let _ = conn.shutdown(Shutdown::Both);
             }
-            w.base += w.held.len() as u64;
-            w.held.clear();
+            w.drop_held();
         }
+        ok
     }
 
     /// Makes the store durable (handing the sync to the committer), writes the session's
@@ -338,41 +428,51 @@ impl SessionSlot {
             if let Some(p) = w.sync.take() {
                 let _ = p.run();
             }
-            let held = w.held.len() as u64;
-            w.base += held;
-            w.held.clear();
+            w.drop_held();
             w.conn = None;
         }
         if w.conn.is_none() {
             w.conn = sh.conn.as_ref().and_then(|c| c.try_clone().ok());
             w.conn_id = sh.conn_id;
         }
+        // gated messages: their output waits for the journal; stored ones with no output (no
+        // connection) make a later connection's output wait (a resend may carry them)
+        let journal = self.committer.journal_durable();
+        let start = w.base + w.held.len() as u64;
+        if w.conn.is_some() && !sh.session.output().is_empty() {
+            let outstanding = w.outstanding;
+            w.gate(start, outstanding, journal);
+        }
+        for (at, seq) in sh.gated.drain(..) {
+            if w.conn.is_some() {
+                w.gate(start + at as u64, seq, journal);
+            } else {
+                w.outstanding = w.outstanding.max(seq);
+            }
+        }
         if !sh.session.output().is_empty() {
             match sh.session.sync_store_later() {
                 Err(_) => close = true,
                 Ok(pending) if close => {
-                    // the last output: on disk and written before the socket closes
+                    // the last output: on disk and written before the socket closes (short of
+                    // what waits for the journal)
                     let synced = match pending.as_ref().or(w.sync.as_ref()) {
                         Some(p) => p.run().is_ok(),
                         None => true,
                     };
-                    let w = &mut *w;
-                    if let (true, Some(conn)) = (synced, &mut w.conn) {
-                        let held = std::mem::take(&mut w.held);
-                        if self.write_out(conn, &held) {
-                            self.write_out(conn, sh.session.output());
-                        }
-                        w.base += held.len() as u64;
-                        w.sync = None;
+                    if synced && w.conn.is_some() {
+                        w.held.extend_from_slice(sh.session.output());
+                        w.synced = w.base + w.held.len() as u64;
+                        let _ = self.write_released(&mut w);
                     }
                 }
                 Ok(None) if w.held.is_empty() => {
-                    // nothing to make durable and nothing before it: written now
-                    let w = &mut *w;
-                    if let Some(conn) = &mut w.conn {
-                        if !self.write_out(conn, sh.session.output()) {
-                            close = true;
-                        }
+                    // nothing to make durable and nothing before it: written now (unless it
+                    // waits for the journal)
+                    if w.conn.is_some() {
+                        w.held.extend_from_slice(sh.session.output());
+                        w.synced = w.base + w.held.len() as u64;
+                        close |= !self.write_released(&mut w);
                     }
                 }
                 Ok(pending) => {
@@ -453,6 +553,7 @@ mod tests {
             session: Session::new(cfg, Box::new(MemoryStore::new())),
             conn: None,
             conn_id: 0,
+            gated: Vec::new(),
             closing: false,
         };
         let mut app = Count::default();
@@ -498,12 +599,124 @@ mod tests {
         (slot, committer, dir)
     }
 
+    /// A logged-on slot over a file store whose committer runs only when the test says
+    /// (`commit_now`), and the counterparty's end of the connection.
+    fn logged_on_slot(name: &str) -> (Arc<SessionSlot>, Arc<Committer>, TcpStream, std::path::PathBuf) {
+        let dir = std::env::temp_dir().join(format!("tw-fix-slot-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let store = crate::fix::session::FileStore::open(&dir).expect("store");
+        let cfg = SessionConfig::new(Dictionary::fix42(), "TW", "CLIENT");
+        let committer = Arc::new(Committer::default());
+        let id = SessionId {
+            begin_string: "FIX.4.2".into(),
+            sender_comp_id: "TW".into(),
+            target_comp_id: "CLIENT".into(),
+        };
+        let clock = Arc::new(crate::fix::session::SystemClock::default());
+        let slot = Arc::new(SessionSlot::new(
+            id,
+            "u".into(),
+            Session::new(cfg, Box::new(store)),
+            Arc::new(NoApp),
+            clock.clone(),
+            Arc::clone(&committer),
+        ));
+        let l = TcpListener::bind("127.0.0.1:0").expect("listen");
+        let client = TcpStream::connect(l.local_addr().expect("addr")).expect("connect");
+        let (server, _) = l.accept().expect("accept");
+        let mut b = crate::fix::codec::Builder::new();
+        b.begin(b"A")
+            .field(49, b"CLIENT")
+            .field(56, b"TW")
+            .field_u64(34, 1)
+            .field_timestamp(52, clock.now().utc_ms)
+            .field(98, b"0")
+            .field(108, b"30");
+        let logon = b.finish(b"FIX.4.2").to_vec();
+        let (_, close) = slot.with_session(|sh, app, now| {
+            sh.bind(server, app, now);
+            sh.session.on_frame(&logon, now, app);
+        });
+        assert!(!close);
+        committer.commit_now();
+        assert_eq!(slot.status().messages_out, 1, "our Logon");
+        (slot, committer, client, dir)
+    }
+
+    /// Reads from the counterparty's end until `n` messages arrived; their MsgTypes and ClOrdIDs.
+    fn read_messages(c: &mut TcpStream, n: usize) -> Vec<String> {
+        use std::io::Read;
+        c.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .expect("timeout");
+        let mut framer = Framer::new(1 << 16);
+        let mut got = Vec::new();
+        while got.len() < n {
+            while let Some(Frame::Message(r)) = framer.next_frame() {
+                let mut p = crate::fix::codec::Parser::new();
+                let m = p.parse(&framer.bytes()[r]).expect("parses");
+                let cl = m.get_str(11).unwrap_or_default();
+                got.push(format!("{}:{cl}", m.get_str(35).unwrap_or_default()));
+            }
+            if got.len() >= n {
+                break;
+            }
+            let mut buf = [0u8; 4096];
+            let k = c.read(&mut buf).expect("read within 10 s");
+            assert!(k > 0, "closed");
+            framer.push(&buf[..k]);
+        }
+        got
+    }
+
+    fn report(cl: &str) -> Outbox {
+        let mut out = Outbox::new();
+        out.push_encoded(b"8", b"", format!("37=1\x0111={cl}\x01").as_bytes());
+        out
+    }
+
+    #[test]
+    fn a_gated_report_leaves_only_once_both_the_store_and_the_journal_are_durable() {
+        let (slot, committer, mut client, dir) = logged_on_slot("gated");
+        let written = || slot.status().messages_out;
+        assert_eq!(read_messages(&mut client, 1), ["A:"]);
+
+        // the store's sync completes first: the report still waits for journal seq 7
+        slot.send(&report("S1"), &[(0, 7)]);
+        assert_eq!(slot.next_sender.load(Ordering::Acquire), 3, "stored as sent at once");
+        assert_eq!(written(), 1);
+        committer.commit_now();
+        assert_eq!(written(), 1, "store durable, journal not: not written");
+        slot.journal_durable(6);
+        assert_eq!(written(), 1, "journal durable only up to 6");
+        slot.journal_durable(7);
+        assert_eq!(written(), 2);
+        assert_eq!(read_messages(&mut client, 1), ["8:S1"]);
+
+        // the journal completes first: the report waits for the store's sync
+        slot.send(&report("J1"), &[(0, 9)]);
+        slot.journal_durable(9);
+        assert_eq!(written(), 2, "journal durable, store not synced: not written");
+        committer.commit_now();
+        assert_eq!(written(), 3);
+        assert_eq!(read_messages(&mut client, 1), ["8:J1"]);
+
+        // what follows a waiting report waits behind it (sequence numbers stay in order)
+        slot.send(&report("W1"), &[(0, 11)]);
+        slot.send(&report("P1"), &[]);
+        committer.commit_now();
+        assert_eq!(written(), 3, "P1 needs no journal entry but follows W1");
+        slot.journal_durable(11);
+        assert_eq!(written(), 5);
+        assert_eq!(read_messages(&mut client, 2), ["8:W1", "8:P1"]);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
     #[test]
     fn reports_stored_while_nobody_is_logged_on_are_synced_at_once() {
         let (slot, committer, dir) = file_slot("away");
         let mut out = Outbox::new();
         out.push_encoded(b"8", b"", b"37=1\x0111=a\x01");
-        slot.send(&out);
+        slot.send(&out, &[]);
         assert_eq!(slot.next_sender.load(Ordering::Acquire), 2, "stored as sent");
         let left = slot.lock().session.sync_store_later().expect("store");
         assert!(left.is_none(), "the report is durable without waiting for a logon");

@@ -140,7 +140,10 @@ impl Gateway {
                                 text: format!("Duplicate ClOrdID '{}', field=11", input.client_order_id),
                             });
                         }
-                        Ok(GatewayOp::Submit(input))
+                        Ok(GatewayOp::Submit {
+                            order: input,
+                            origin: Some(self.sessions[s].origin.clone()),
+                        })
                     }),
                     Req::Cancel(checked) => checked.map(|()| GatewayOp::Cancel {
                         client_order_id: desk_cid,

@@ -11,9 +11,14 @@
 //! - Out: the desk reports to a `GatewaySink` on the engine thread; the sink hands each report to
 //!   the gateway's thread, which builds the messages and sends them on the order's session. A
 //!   session that is not logged on stores them as sent: its next Logon's resend delivers them.
-//! - An accepted order's ExecutionReport (New) is built from the desk's *durable* accept, so it
-//!   never leaves before the journal holds the order. A request refused before or by the desk is
+//! - A report is built and stored when the desk appends the event to its journal (the desk
+//!   announces it with the entry's seq) and sent once the journal has made that seq durable as
+//!   well as the session store the report (`SessionHandle::send_gated`): the two fdatasyncs run
+//!   at the same time, and nothing leaves before both. A request refused before or by the desk is
 //!   answered at once (ExecutionReport Rejected, or OrderCancelReject).
+//! - A new order is journaled with its session's name (the accept's origin), so that a start
+//!   after a crash can report a New the store lost; a stored report the journal lost is voided
+//!   (`state.rs`: `undurable`, `reconcile`).
 //! - ClOrdID: a D's ClOrdID is the desk's client order id. F and G name the order by
 //!   OrigClOrdID; a G's (or F's) new ClOrdID becomes the order's current one once the desk made
 //!   the change durable, and every ClOrdID of the chain keeps naming the order. The chain is
@@ -109,8 +114,11 @@ enum Report {
     Attached(Vec<Order>),
     Refused(u64, OrderReject),
     Unavailable(u64, String),
-    /// Boxed: an order is large next to the other reports.
-    Durable(Box<(OrderEvent, Order, Option<u64>)>),
+    /// An event appended to the journal: (event, order after it, request, journal seq). Boxed:
+    /// an order is large next to the other reports.
+    Appended(Box<(OrderEvent, Order, Option<u64>, u64)>),
+    /// The journal is durable up to this seq.
+    Durable(u64),
     /// Everything before it is handled: send what is built, then end the thread.
     Stop,
 }
@@ -130,16 +138,24 @@ impl GatewaySink for Sink {
     fn unavailable(&self, request: u64, message: &str) {
         let _ = self.0.send(Report::Unavailable(request, message.to_owned()));
     }
+    fn appended(&self, u: &Durable<'_>) {
+        let _ = self.0.send(Report::Appended(Box::new((
+            u.event.clone(),
+            u.order.clone(),
+            u.request,
+            u.seq,
+        ))));
+    }
     fn durable(&self, u: &Durable<'_>) {
-        let _ = self
-            .0
-            .send(Report::Durable(Box::new((u.event.clone(), u.order.clone(), u.request))));
+        let _ = self.0.send(Report::Durable(u.seq));
     }
 }
 
 /// One configured session as the gateway sees it.
 struct SessionInfo {
     user: String,
+    /// Journaled with the session's orders (`BeginString-ours-theirs`, as its store directory).
+    origin: String,
     prefix: String,
     version: Version,
     /// Benchmark echo: NewOrderSingles come back as NewOrderSingles, no order is taken.
@@ -444,9 +460,10 @@ impl FixGateway {
                 sender_comp_id: c.sender_comp_id.clone(),
                 target_comp_id: c.target_comp_id.clone(),
             };
-            index.insert(id, i);
+            index.insert(id.clone(), i);
             sessions.push(SessionInfo {
                 user: s.user.clone(),
+                origin: format!("{}-{}-{}", id.begin_string, id.sender_comp_id, id.target_comp_id),
                 prefix: cfg.symbol_prefixes.get(i).cloned().unwrap_or_default(),
                 bench_echo: cfg.bench_echo.get(i).copied().unwrap_or(false),
                 version: if c.dictionary.is_fix44() {
@@ -473,13 +490,7 @@ impl FixGateway {
         let app: Arc<dyn Application> = Arc::clone(&gateway) as Arc<dyn Application>;
         let acceptor = Acceptor::start(cfg.acceptor, app, clock)?;
         let handles = Arc::new(acceptor.sessions());
-        // learnt outside the gateway's lock: a session's lock is taken per store read
-        let mut learnt = State::default();
-        for (i, h) in handles.iter().enumerate() {
-            let prefix = &gateway.sessions[i].prefix;
-            h.for_each_sent(&mut |_, bytes| learnt.learn_sent(i, prefix, bytes))?;
-        }
-        *gateway.lock() = learnt;
+        *gateway.lock() = gateway.learn(&handles)?;
         let thread = {
             let gw = Arc::clone(&gateway);
             let hs = Arc::clone(&handles);
@@ -581,11 +592,26 @@ impl Drop for FixGateway {
     }
 }
 
+/// A batch of the gateway's thread: per session the messages built and which of them wait for a
+/// journal seq, and the journal's durable seq as the batch learnt it.
+struct Batch {
+    outs: Vec<Outbox>,
+    gates: Vec<Vec<(usize, u64)>>,
+    durable: u64,
+}
+
 /// The gateway's thread: takes the desk's reports in order, builds the messages per session and
-/// sends each session's batch at once (one store sync per batch).
+/// sends each session's batch at once (one store sync per batch). A report of an event the
+/// journal does not hold yet is stored at once but waits for the journal on the wire
+/// (`SessionHandle::send_gated`); the journal's progress is passed on after the batch.
 fn report_loop(gw: &Gateway, handles: &[SessionHandle], rx: &Receiver<Report>) {
     const BATCH: usize = 1024;
-    let mut outs: Vec<Outbox> = handles.iter().map(|_| Outbox::new()).collect();
+    let mut b = Batch {
+        outs: handles.iter().map(|_| Outbox::new()).collect(),
+        gates: handles.iter().map(|_| Vec::new()).collect(),
+        durable: 0,
+    };
+    let mut told = 0;
     let mut stop = false;
     while !stop {
         let mut attached = false;
@@ -597,14 +623,21 @@ fn report_loop(gw: &Gateway, handles: &[SessionHandle], rx: &Receiver<Report>) {
                 stop = true;
                 break;
             }
-            attached |= gw.handle_report(r, &mut outs);
+            attached |= gw.handle_report(r, &mut b, handles);
             n += 1;
             next = if n < BATCH { rx.try_recv().ok() } else { None };
         }
-        for (h, out) in handles.iter().zip(outs.iter_mut()) {
+        for ((h, out), gates) in handles.iter().zip(b.outs.iter_mut()).zip(b.gates.iter_mut()) {
             if !out.is_empty() {
-                h.send(out);
+                h.send_gated(out, gates);
                 out.clear();
+                gates.clear();
+            }
+        }
+        if b.durable > told {
+            told = b.durable;
+            for h in handles {
+                h.journal_durable(told);
             }
         }
         if attached {
@@ -614,12 +647,21 @@ fn report_loop(gw: &Gateway, handles: &[SessionHandle], rx: &Receiver<Report>) {
 }
 
 impl Gateway {
-    /// Builds the messages of `r` into `outs`; true for the attach (ready once they are sent).
-    fn handle_report(&self, r: Report, outs: &mut [Outbox]) -> bool {
+    /// Builds the messages of `r` into the batch; true for the attach (ready once they are sent).
+    fn handle_report(&self, r: Report, b: &mut Batch, handles: &[SessionHandle]) -> bool {
+        if let Report::Attached(orders) = &r {
+            if self.void_undurable(orders, handles).is_err() {
+                // not ready: the start fails (it cannot tell the stores from the journal)
+                return false;
+            }
+        }
+        let outs = &mut b.outs;
         let mut st = self.lock();
         match r {
             Report::Attached(orders) => {
-                st.reconcile(&orders, &self.sessions_view(), outs);
+                let origins: Vec<&str> = self.sessions.iter().map(|s| s.origin.as_str()).collect();
+                st.reconcile(&orders, &self.sessions_view(), &origins, outs);
+                st.stored = Vec::new();
                 return true;
             }
             Report::Refused(request, reject) => {
@@ -636,13 +678,49 @@ impl Gateway {
                 };
                 self.answer_refusal(&mut st, request, &r, outs);
             }
-            Report::Durable(d) => {
-                let (event, order, request) = *d;
+            Report::Appended(a) => {
+                let (event, order, request, seq) = *a;
+                let before: Vec<usize> = outs.iter().map(Outbox::len).collect();
                 st.durable(&event, &order, request, &self.sessions_view(), outs);
+                for ((out, gates), n) in outs.iter().zip(b.gates.iter_mut()).zip(before) {
+                    gates.extend((n..out.len()).map(|i| (i, seq)));
+                }
             }
+            Report::Durable(seq) => b.durable = b.durable.max(seq),
             Report::Stop => {}
         }
         false
+    }
+
+    /// What the sessions reported, learnt from their stores (outside the gateway's lock: a
+    /// session's lock is taken per store read).
+    fn learn(&self, handles: &[SessionHandle]) -> io::Result<State> {
+        let mut learnt = State::default();
+        for (i, h) in handles.iter().enumerate() {
+            let prefix = &self.sessions[i].prefix;
+            h.for_each_sent(&mut |seq, bytes| learnt.learn_sent(i, prefix, seq, bytes))?;
+        }
+        Ok(learnt)
+    }
+
+    /// At attach: voids the stored reports whose journal entries the desk's durable `orders` do
+    /// not hold (never sent; a resend gap-fills them) and learns the stores again without them.
+    fn void_undurable(&self, orders: &[Order], handles: &[SessionHandle]) -> io::Result<()> {
+        let lost = self.lock().undurable(orders);
+        if lost.is_empty() {
+            return Ok(());
+        }
+        for (i, h) in handles.iter().enumerate() {
+            let seqs: Vec<u64> = lost.iter().filter(|l| l.0 == i).map(|l| l.1).collect();
+            if !seqs.is_empty() {
+                h.void_sent(&seqs)?;
+            }
+        }
+        let mut learnt = self.learn(handles)?;
+        let mut st = self.lock();
+        learnt.pending = std::mem::take(&mut st.pending);
+        *st = learnt;
+        Ok(())
     }
 
     /// Ready: the catch-up reports of the attach are stored (and sent) before any request is taken.

@@ -2,14 +2,18 @@
 //! chain, what was last reported), and the requests waiting for the desk's answer.
 //!
 //! After a restart the orders are learnt back from the ExecutionReports stored as sent
-//! (`learn_sent`); the desk's durable orders at attach time then tell what happened while the
-//! gateway was not reporting (`reconcile`: a crash between the journal's sync and the session
-//! store's), which is reported then: fills as one report per order (LastQty the quantity not
-//! reported yet, LastPx its average price), then a cancel, expiry, rejection or replace.
+//! (`learn_sent`); the desk's durable orders at attach time then tell what the store holds that
+//! the journal does not (`undurable`: a report is stored when its journal entry is appended, so a
+//! crash can keep a report whose entry never became durable; the gateway voids those, a resend
+//! gap-fills them) and what happened while the gateway was not reporting (`reconcile`: a crash
+//! before a report was stored), which is reported then: a New for an order the session entered
+//! (the accept's journaled origin names it) that its store never reported, fills as one report
+//! per order (LastQty the quantity not reported yet, LastPx its average price), then a cancel,
+//! expiry, rejection or replace.
 
 use std::collections::HashMap;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::report::{self, ExecKind, OrderView, Version};
 use super::request::{self, Reason, Refusal, Replace};
@@ -105,6 +109,19 @@ impl Owned {
     }
 }
 
+/// An ExecutionReport stored as sent, as far as `undurable` needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredReport {
+    pub session: usize,
+    /// Its MsgSeqNum.
+    pub msg_seq: u64,
+    pub order_id: u64,
+    /// The order's transition it reported (its ExecID `<orderId>-<version>`).
+    pub version: u32,
+    /// A New report (ExecType 0): the D's ClOrdID, the desk's client order id.
+    pub new_cl: Option<String>,
+}
+
 /// Every order and pending request of the gateway.
 #[derive(Debug, Default)]
 pub struct State {
@@ -112,6 +129,8 @@ pub struct State {
     /// (session, ClOrdID) -> order id, for every ClOrdID an order had.
     by_cl: HashMap<(usize, String), u64>,
     pub pending: FxHashMap<u64, Pending>,
+    /// The reports learnt from the stores, until the attach has checked them.
+    pub stored: Vec<StoredReport>,
     parser: Parser,
 }
 
@@ -166,15 +185,24 @@ impl State {
         Ok(())
     }
 
-    /// Learns from one message stored as sent on session `s`: an ExecutionReport names its
-    /// order (37), current ClOrdID (11), previous one (41) and what was reported.
-    pub fn learn_sent(&mut self, s: usize, prefix: &str, bytes: &[u8]) {
+    /// Learns from one message stored as sent on session `s` as `msg_seq`: an ExecutionReport
+    /// names its order (37), current ClOrdID (11), previous one (41) and what was reported.
+    pub fn learn_sent(&mut self, s: usize, prefix: &str, msg_seq: u64, bytes: &[u8]) {
         let Ok(m) = self.parser.parse(bytes) else { return };
         if m.msg_type() != b"8" {
             return;
         }
         let Some(id) = m.get_u64(37) else { return };
         let text = |tag| m.get_str(tag).unwrap_or_default();
+        if let Some(version) = exec_version(text(17), id) {
+            self.stored.push(StoredReport {
+                session: s,
+                msg_seq,
+                order_id: id,
+                version,
+                new_cl: (text(150) == "0").then(|| text(11).to_owned()),
+            });
+        }
         let num = |tag| text(tag).parse::<f64>().ok().filter(|f| f.is_finite());
         let cl = text(11).to_owned();
         let symbol = text(55);
@@ -204,10 +232,57 @@ impl State {
         }
     }
 
+    /// The stored reports (session, MsgSeqNum) that the desk's durable `orders` (of the
+    /// gateway's users, at attach time) do not hold: the report of a transition past the
+    /// order's durable version, or of an order the journal does not have (a New report whose
+    /// ClOrdID is not the durable order's: the id went to another order after the crash), and
+    /// every later report of such an order. They were never sent (a report leaves only once its
+    /// journal entry is durable).
+    pub fn undurable(&self, orders: &[Order]) -> Vec<(usize, u64)> {
+        let by_id: FxHashMap<u64, &Order> = orders.iter().map(|o| (o.order_id, o)).collect();
+        let mut lost: FxHashSet<(usize, u64)> = FxHashSet::default();
+        let mut out = Vec::new();
+        for r in &self.stored {
+            let held = by_id
+                .get(&r.order_id)
+                .is_some_and(|o| o.version >= r.version && r.new_cl.as_ref().is_none_or(|cl| *cl == o.client_order_id));
+            if held && !lost.contains(&(r.session, r.order_id)) {
+                continue;
+            }
+            if r.new_cl.is_some() {
+                lost.insert((r.session, r.order_id));
+            }
+            out.push((r.session, r.msg_seq));
+        }
+        out
+    }
+
     /// The desk's durable orders of the gateway's users at attach time: completes what the
     /// store told (desk client ids) and reports what the sessions have not been told.
-    pub fn reconcile(&mut self, orders: &[Order], sessions: &Sessions<'_>, outs: &mut [Outbox]) {
+    /// `origins`: per session, the origin its orders are journaled with.
+    pub fn reconcile(&mut self, orders: &[Order], sessions: &Sessions<'_>, origins: &[&str], outs: &mut [Outbox]) {
+        // per session the newest order its store reported: a New report lost with a crash is one
+        // of a later order (the store loses only its tail); a store with no report (new, or reset
+        // by a Logon with ResetSeqNumFlag) is given none
+        let mut newest = vec![None::<u64>; origins.len()];
+        for r in &self.stored {
+            let n = &mut newest[r.session];
+            *n = Some(n.map_or(r.order_id, |m: u64| m.max(r.order_id)));
+        }
         for o in orders {
+            if !self.orders.contains_key(&o.order_id) {
+                let Some(s) = o
+                    .origin
+                    .as_deref()
+                    .and_then(|org| origins.iter().position(|x| *x == org))
+                else {
+                    continue;
+                };
+                if newest[s].is_none_or(|n| o.order_id <= n) {
+                    continue;
+                }
+                self.report_lost_new(s, o, sessions, outs);
+            }
             let Some(own) = self.orders.get_mut(&o.order_id) else {
                 continue;
             };
@@ -279,6 +354,46 @@ impl State {
                 );
             }
         }
+    }
+
+    /// The New report of durable order `o`, entered on session `s`, that the session's store lost
+    /// (the order as accepted: what happened to it since is reported after it).
+    fn report_lost_new(&mut self, s: usize, o: &Order, sessions: &Sessions<'_>, outs: &mut [Outbox]) {
+        let mut accepted = o.clone();
+        accepted.status = OrderStatus::New;
+        accepted.filled_quantity = 0;
+        accepted.average_price = 0.0;
+        accepted.updated_ms = o.created_ms;
+        let mut own = Owned {
+            session: s,
+            cl_ord_id: o.client_order_id.clone(),
+            desk_cid: o.client_order_id.clone(),
+            instrument: o.instrument.clone(),
+            side: o.side,
+            limit: o.price.is_some(),
+            status: b'0',
+            cum: 0,
+            avg: 0.0,
+            quantity: o.quantity,
+            price: o.price,
+        };
+        let (v, prefix) = sessions[s];
+        let exec_id = format!("{}-1", o.order_id);
+        emit(
+            &mut outs[s],
+            v,
+            prefix,
+            &mut own,
+            &accepted,
+            ExecKind::New,
+            OrderStatus::New,
+            true,
+            &exec_id,
+            None,
+            None,
+        );
+        self.by_cl.insert((s, o.client_order_id.clone()), o.order_id);
+        self.orders.insert(o.order_id, own);
     }
 
     /// A durable event of an order of the gateway's users: reported to the owning session (the
@@ -407,6 +522,16 @@ impl State {
     }
 }
 
+/// The order version an ExecID `<orderId>-<version>` (or `<orderId>-<version>.<k>`, a catch-up
+/// report) of order `id` names; `None` for the ExecID of a refused request (`R...`).
+fn exec_version(exec_id: &str, id: u64) -> Option<u32> {
+    let (order, rest) = exec_id.split_once('-')?;
+    if order.parse::<u64>().ok()? != id {
+        return None;
+    }
+    rest.split('.').next()?.parse().ok()
+}
+
 /// Appends the ExecutionReport of `kind` for desk order `o` (status `status` after it) to `out`
 /// and notes it as the last reported state of `own`.
 #[allow(clippy::too_many_arguments)]
@@ -468,16 +593,19 @@ mod tests {
         st.learn_sent(
             0,
             "/FX/",
+            0,
             &stored("37=7|11=A|17=7-1|150=0|39=0|55=EURUSD|54=2|38=10|40=2|44=1.1|151=10|14=0|6=0|"),
         );
         st.learn_sent(
             0,
             "/FX/",
+            0,
             &stored("37=7|11=B|41=A|17=7-3|150=5|39=0|55=EURUSD|54=2|38=8|40=2|44=1.2|151=8|14=0|6=0|"),
         );
         st.learn_sent(
             0,
             "/FX/",
+            0,
             &stored("37=7|11=B|17=7-4|150=F|39=1|55=EURUSD|54=2|38=8|40=2|44=1.2|32=3|31=1.2|151=5|14=3|6=1.2|"),
         );
         for cl in ["A", "B"] {

@@ -322,6 +322,14 @@ impl Session {
         true
     }
 
+    /// Voids stored messages `seqs` (a resend gap-fills them) and makes that durable now.
+    pub fn void_sent(&mut self, seqs: &[u64]) -> std::io::Result<()> {
+        for seq in seqs {
+            self.store.void_sent(*seq)?;
+        }
+        self.store.sync()
+    }
+
     /// Every stored sent message (what a ResendRequest would resend), oldest first.
     pub fn for_each_sent(&self, each: &mut dyn FnMut(u64, &[u8])) -> std::io::Result<()> {
         let last = self.store.next_sender_seq().saturating_sub(1);

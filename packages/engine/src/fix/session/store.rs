@@ -2,7 +2,8 @@
 //!
 //! [`FileStore`] survives restarts: `messages` is an append-only log of `[seq u64][len u32][bytes]`
 //! records, each a sent message, except that seq `u64::MAX` marks a sequence-number record
-//! (next sender, next target, CRC). Writes go to the OS as they happen; making them durable is
+//! (next sender, next target, CRC) and seq `u64::MAX - 1` a void record (the MsgSeqNum of a stored
+//! message that must never be sent: a resend gap-fills it). Writes go to the OS as they happen; making them durable is
 //! one fdatasync of that one file, either now ([`SessionStore::sync`]) or handed to whoever
 //! writes the dependent bytes ([`SessionStore::sync_later`], so that one fdatasync can cover
 //! every message written since the last). A message is on disk before the counterparty can see
@@ -33,6 +34,9 @@ pub trait SessionStore: Send {
     fn save_sent(&mut self, seq: u64, message: &[u8]) -> io::Result<()>;
     /// Calls `each` with the stored messages whose seq is in `begin..=end`, in seq order.
     fn sent(&self, begin: u64, end: u64, each: &mut dyn FnMut(u64, &[u8])) -> io::Result<()>;
+    /// Voids the stored message `seq`: it is no longer returned by `sent` (a resend gap-fills it).
+    /// Recorded like a message: durable with the next sync.
+    fn void_sent(&mut self, seq: u64) -> io::Result<()>;
     /// Sets both sequence numbers to 1 and forgets the sent messages.
     fn reset(&mut self) -> io::Result<()>;
     /// Makes every change so far durable.
@@ -83,6 +87,8 @@ pub struct MemoryStore {
     sender: u64,
     target: u64,
     messages: SentArena,
+    /// Voided MsgSeqNums, ascending.
+    voided: Vec<u64>,
 }
 
 impl Default for MemoryStore {
@@ -103,6 +109,7 @@ impl MemoryStore {
             sender: 1,
             target: 1,
             messages: SentArena::new(limit),
+            voided: Vec::new(),
         }
     }
 }
@@ -128,13 +135,24 @@ impl SessionStore for MemoryStore {
         Ok(())
     }
     fn sent(&self, begin: u64, end: u64, each: &mut dyn FnMut(u64, &[u8])) -> io::Result<()> {
-        self.messages.range(begin, end, each);
+        self.messages.range(begin, end, &mut |seq, m| {
+            if self.voided.binary_search(&seq).is_err() {
+                each(seq, m);
+            }
+        });
+        Ok(())
+    }
+    fn void_sent(&mut self, seq: u64) -> io::Result<()> {
+        if let Err(i) = self.voided.binary_search(&seq) {
+            self.voided.insert(i, seq);
+        }
         Ok(())
     }
     fn reset(&mut self) -> io::Result<()> {
         self.sender = 1;
         self.target = 1;
         self.messages.clear();
+        self.voided.clear();
         Ok(())
     }
     fn sync(&mut self) -> io::Result<()> {
@@ -150,6 +168,8 @@ const LOG_FILE: &str = "messages";
 const RECORD_HEAD: usize = 12;
 /// The seq of a sequence-number record in the log.
 const SEQS_RECORD: u64 = u64::MAX;
+/// The seq of a void record (its payload: the voided MsgSeqNum, u64).
+const VOID_RECORD: u64 = u64::MAX - 1;
 
 #[derive(Debug, Clone, Copy)]
 struct Stored {
@@ -254,6 +274,13 @@ impl FileStore {
                 let (s, t) = decode_seqs(&seqs).ok_or(io::ErrorKind::InvalidData)?;
                 self.sender = s;
                 self.target = t;
+            } else if seq == VOID_RECORD {
+                let mut v = [0u8; 8];
+                if n as usize != v.len() {
+                    return Err(io::ErrorKind::InvalidData.into());
+                }
+                self.log.read_exact_at(&mut v, start)?;
+                remove_stored(&mut self.index, u64::from_le_bytes(v));
             } else {
                 push_stored(&mut self.index, Stored { seq, at: start, len: n });
                 self.sender = self.sender.max(seq + 1);
@@ -308,6 +335,13 @@ fn push_stored(index: &mut Vec<Stored>, s: Stored) {
     index.push(s);
 }
 
+/// Removes message `seq` from the seq-ordered `index`, if there.
+fn remove_stored(index: &mut Vec<Stored>, seq: u64) {
+    if let Ok(i) = index.binary_search_by_key(&seq, |s| s.seq) {
+        index.remove(i);
+    }
+}
+
 fn encode_seqs(sender: u64, target: u64) -> [u8; 20] {
     let mut b = [0u8; 20];
     b[..8].copy_from_slice(&sender.to_le_bytes());
@@ -344,7 +378,7 @@ impl SessionStore for FileStore {
         Ok(())
     }
     fn save_sent(&mut self, seq: u64, message: &[u8]) -> io::Result<()> {
-        if seq == SEQS_RECORD {
+        if seq >= VOID_RECORD {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "MsgSeqNum out of range"));
         }
         let at = self.append(seq, message)?;
@@ -372,6 +406,14 @@ impl SessionStore for FileStore {
             self.log.read_exact_at(&mut buf, s.at)?;
             each(s.seq, &buf);
         }
+        Ok(())
+    }
+    fn void_sent(&mut self, seq: u64) -> io::Result<()> {
+        if self.index.binary_search_by_key(&seq, |s| s.seq).is_err() {
+            return Ok(());
+        }
+        self.append(VOID_RECORD, &seq.to_le_bytes())?;
+        remove_stored(&mut self.index, seq);
         Ok(())
     }
     fn reset(&mut self) -> io::Result<()> {
@@ -436,6 +478,30 @@ mod tests {
         s.sync().expect("sync");
         assert_eq!((s.next_sender_seq(), s.next_target_seq()), (4, 9));
         assert_eq!(collect(s, 2, 3), vec![(2, b"two".to_vec()), (3, b"three".to_vec())]);
+    }
+
+    #[test]
+    fn a_voided_message_is_never_returned_again_also_after_a_reopen() {
+        let mut m = MemoryStore::new();
+        let dir = temp_dir("void");
+        let mut f = FileStore::open(&dir).expect("open");
+        for s in [&mut m as &mut dyn SessionStore, &mut f] {
+            for seq in 1..=4 {
+                s.save_sent(seq, format!("m{seq}").as_bytes()).expect("save");
+            }
+            s.void_sent(2).expect("void");
+            s.void_sent(9).expect("voiding what is not stored changes nothing");
+            let seqs: Vec<u64> = collect(s, 1, 4).iter().map(|(q, _)| *q).collect();
+            assert_eq!(seqs, [1, 3, 4]);
+            assert_eq!(s.next_sender_seq(), 5, "voiding keeps the sequence numbers");
+            s.sync().expect("sync");
+        }
+        drop(f);
+        let f = FileStore::open(&dir).expect("reopen");
+        let kept: Vec<(u64, Vec<u8>)> = collect(&f, 1, 4);
+        assert_eq!(kept, [(1, b"m1".to_vec()), (3, b"m3".to_vec()), (4, b"m4".to_vec())]);
+        assert_eq!(f.next_sender_seq(), 5);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
