@@ -453,8 +453,8 @@ impl OrderBook {
         time_in_force: TimeInForce,
         origin: Option<String>,
     ) -> &Order {
-        let [user, client_order_id, instrument] = strings;
         // The user's map usually exists: look it up before cloning the name for a new entry.
+        let [user, client_order_id, _] = &strings;
         match self.by_client.get_mut(user.as_str()) {
             Some(m) => m.insert(client_order_id.clone(), order_id),
             None => self
@@ -463,26 +463,16 @@ impl OrderBook {
                 .or_default()
                 .insert(client_order_id.clone(), order_id),
         };
-        let o = self.orders.push(Order {
+        let o = self.orders.push(Order::new_accepted(
             order_id,
-            user,
-            client_order_id,
-            instrument,
+            ts,
+            strings,
             side,
             quantity,
             price,
             time_in_force,
-            status: OrderStatus::New,
-            filled_quantity: 0,
-            average_price: 0.0,
-            fills: 0,
-            last_fill: None,
-            reason: None,
-            created_ms: ts,
-            updated_ms: ts,
-            version: 1,
             origin,
-        });
+        ));
         self.exposure.sync(&self.risk, o);
         o
     }

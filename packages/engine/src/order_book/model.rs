@@ -243,26 +243,52 @@ impl Order {
         else {
             return None;
         };
-        Some(Order {
-            order_id: *order_id,
-            user: user.clone(),
-            client_order_id: client_order_id.clone(),
-            instrument: instrument.clone(),
-            side: *side,
-            quantity: *quantity,
-            price: *price,
-            time_in_force: *time_in_force,
+        Some(Order::new_accepted(
+            *order_id,
+            *ts,
+            [user.clone(), client_order_id.clone(), instrument.clone()],
+            *side,
+            *quantity,
+            *price,
+            *time_in_force,
+            origin.clone(),
+        ))
+    }
+
+    /// The New order (version 1) an accept of `order_id` at `ts` makes, owning its strings
+    /// (user, client order id, instrument).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new_accepted(
+        order_id: u64,
+        ts: u64,
+        strings: [String; 3],
+        side: Side,
+        quantity: u64,
+        price: Option<f64>,
+        time_in_force: TimeInForce,
+        origin: Option<String>,
+    ) -> Order {
+        let [user, client_order_id, instrument] = strings;
+        Order {
+            order_id,
+            user,
+            client_order_id,
+            instrument,
+            side,
+            quantity,
+            price,
+            time_in_force,
             status: OrderStatus::New,
             filled_quantity: 0,
             average_price: 0.0,
             fills: 0,
             last_fill: None,
             reason: None,
-            created_ms: *ts,
-            updated_ms: *ts,
+            created_ms: ts,
+            updated_ms: ts,
             version: 1,
-            origin: origin.clone(),
-        })
+            origin,
+        }
     }
 
     /// Quantity still working (0 once terminal).
