@@ -17,7 +17,8 @@ import {
 import { epochNowMs, type Clock } from '../util/clock.js';
 import { LoadgenError } from '../util/errors.js';
 import { Pacer, runPaced, type PacedLoop, type TickScheduler } from '../util/pacer.js';
-import { SourceConnection } from './source-connection.js';
+import { emptyPacing, noteBuffered, noteLateness, type PacingStats } from './pacing.js';
+import { SourceConnection, type SourceErrors, type SourceFlowStats } from './source-connection.js';
 
 /** Images per frame: well below the protocol limit, and frames of a few hundred KiB. */
 const IMAGE_CHUNK = Math.min(MAX_PUBLISHES_PER_FRAME, 2_000);
@@ -62,31 +63,16 @@ export interface PacedFeed {
 }
 
 /** What the feed did since the last `takeStats()`. */
-export interface FeedStats {
+export interface FeedStats extends PacingStats, SourceErrors, SourceFlowStats {
   /** Paced slots sent (including those `next` skipped). */
   updates: number;
   /** Updates actually published (`next` returned one). */
   published: number;
   frames: number;
-  /** Largest send time minus scheduled time, ms. */
-  maxLatenessMs: number;
-  /** Updates sent more than 1 ms after their schedule. */
-  lateOver1Ms: number;
-  /** Largest `bufferedAmount` after a paced frame: bytes sent but not yet taken by the server's socket. */
-  maxBufferedBytes: number;
-  /** `error` messages the server sent back, and the last one. */
-  serverErrors: number;
-  lastServerError?: string;
-  /** `source.pause` messages received (flow control: the server's ingest queue was over its high-water mark). */
-  sourcePauses: number;
-  /** Time the server kept this source paused, ms (frames were held and sent after `source.resume`). */
-  sourcePausedMs: number;
-  /** Most bytes held back at once by flow control. */
-  maxHeldBytes: number;
 }
 
-type PacedStats = Omit<FeedStats, 'serverErrors' | 'lastServerError' | 'sourcePauses' | 'sourcePausedMs' | 'maxHeldBytes'>;
-const emptyStats = (): PacedStats => ({ updates: 0, published: 0, frames: 0, maxLatenessMs: 0, lateOver1Ms: 0, maxBufferedBytes: 0 });
+type PacedStats = Omit<FeedStats, keyof SourceErrors | keyof SourceFlowStats>;
+const emptyStats = (): PacedStats => ({ updates: 0, published: 0, frames: 0, ...emptyPacing() });
 
 /** A logged-in source connection. */
 export class FeedPublisher {
@@ -170,9 +156,7 @@ export class FeedPublisher {
         const batch: RecordPublish[] = [];
         for (let k = 0; k < due.count; k++) {
           const index = due.first + k;
-          const lateness = ts - pacer.scheduledMs(index);
-          if (lateness > this.stats.maxLatenessMs) this.stats.maxLatenessMs = lateness;
-          if (lateness > 1) this.stats.lateOver1Ms++;
+          noteLateness(this.stats, ts, pacer.scheduledMs(index));
           const m = feed.next(index, ts);
           if (m) {
             batch.push(m);
@@ -201,8 +185,7 @@ export class FeedPublisher {
   private flush(batch: RecordPublish[]): void {
     this.send(encodeSourceFrame(batch));
     this.stats.frames++;
-    const buffered = this.conn.ws.bufferedAmount;
-    if (buffered > this.stats.maxBufferedBytes) this.stats.maxBufferedBytes = buffered;
+    noteBuffered(this.stats, this.conn.ws.bufferedAmount);
   }
 
   private send(frame: string): void {

@@ -13,7 +13,8 @@ import { epochNowMs, type Clock } from '../util/clock.js';
 import { LoadgenError } from '../util/errors.js';
 import { Pacer, runPaced, type PacedLoop, type TickScheduler } from '../util/pacer.js';
 import { makeFields, payloadShape, type PayloadShape } from './payload.js';
-import { SourceConnection } from './source-connection.js';
+import { emptyPacing, noteBuffered, noteLateness, type PacingStats } from './pacing.js';
+import { SourceConnection, type SourceErrors, type SourceFlowStats } from './source-connection.js';
 import { subjectName } from './subjects.js';
 
 export { openSocket } from './source-connection.js';
@@ -45,35 +46,19 @@ export interface SourceOptions {
 }
 
 /** What the publisher did since the last `takeStats()`. */
-export interface SourceStats {
+export interface SourceStats extends PacingStats, SourceErrors, SourceFlowStats {
   /** Deltas sent. */
   updates: number;
   /** WebSocket frames sent. */
   frames: number;
   /** Bytes of frames sent. */
   bytes: number;
-  /** Largest send time minus scheduled time, ms. */
-  maxLatenessMs: number;
-  /** Deltas sent more than 1 ms after their schedule. */
-  lateOver1Ms: number;
-  /** Largest `bufferedAmount` seen (bytes the server had not read yet). */
-  maxBufferedBytes: number;
-  /** `error` messages the server sent back. */
-  serverErrors: number;
-  /** The last of them. */
-  lastServerError?: string;
-  /** `source.pause` messages received (flow control: the server's ingest queue was over its high-water mark). */
-  sourcePauses: number;
-  /** Time the server kept this source paused, ms (deltas were held and sent after `source.resume`). */
-  sourcePausedMs: number;
-  /** Most bytes held back at once by flow control. */
-  maxHeldBytes: number;
 }
 
-type PacedStats = Omit<SourceStats, 'serverErrors' | 'lastServerError' | 'sourcePauses' | 'sourcePausedMs' | 'maxHeldBytes'>;
+type PacedStats = Omit<SourceStats, keyof SourceErrors | keyof SourceFlowStats>;
 
 function emptyStats(): PacedStats {
-  return { updates: 0, frames: 0, bytes: 0, maxLatenessMs: 0, lateOver1Ms: 0, maxBufferedBytes: 0 };
+  return { updates: 0, frames: 0, bytes: 0, ...emptyPacing() };
 }
 
 /** Largest number of publishes in one frame (images); below the protocol limit and frame size. */
@@ -145,9 +130,7 @@ export class SourcePublisher {
         const batch: RecordPublish[] = new Array(due.count);
         for (let k = 0; k < due.count; k++) {
           const index = due.first + k;
-          const lateness = ts - pacer.scheduledMs(index);
-          if (lateness > this.stats.maxLatenessMs) this.stats.maxLatenessMs = lateness;
-          if (lateness > 1) this.stats.lateOver1Ms++;
+          noteLateness(this.stats, ts, pacer.scheduledMs(index));
           batch[k] = { type: 'record.publish', subject: subjectName(this.opts.subjectPrefix, index % n), ts, fields: makeFields(this.shape, Math.floor(index / n) + 1) };
         }
         const frame = encodeSourceFrame(batch);
@@ -155,7 +138,7 @@ export class SourcePublisher {
         this.stats.updates += due.count;
         this.stats.frames++;
         this.stats.bytes += Buffer.byteLength(frame);
-        if (conn.ws.bufferedAmount > this.stats.maxBufferedBytes) this.stats.maxBufferedBytes = conn.ws.bufferedAmount;
+        noteBuffered(this.stats, conn.ws.bufferedAmount);
       },
     });
   }
