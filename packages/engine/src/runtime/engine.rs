@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use super::engine_thread::{run, Lanes};
+use super::engine_thread::{ingest_inline, run, Core, Lanes};
 use super::lane::{lane, Bell};
 use super::ready::{self, Drained, TakeInto, Waker, WorkerQueue, Workers};
 use super::shutdown::ShutdownReport;
@@ -126,41 +126,40 @@ impl Engine {
             }
         };
         let id = NEXT_ENGINE_ID.fetch_add(1, Ordering::Relaxed);
+        let orders_shared = desk.as_ref().map(|d| Arc::clone(d.shared()));
+        let cluster_orders = desk.as_ref().and_then(|d| d.cluster_stats().cloned());
+        let core = Core::new(hub, desk);
+        let stats = AtomicStats::default();
+        stats.publish(&core.stats());
         let shared = Arc::new(Shared {
             id,
             epoch,
             tx,
             ingest_tx,
+            lanes: Lanes {
+                ctrl: rx,
+                ingest: ingest_rx,
+                bell,
+            },
+            core: Mutex::new(Some(core)),
             ingest_bytes: AtomicU64::new(0),
             workers,
             next_sid: AtomicU32::new(1),
-            stats: AtomicStats::default(),
+            stats,
             thread: Mutex::new(None),
             shut: AtomicBool::new(false),
-            orders: desk.as_ref().map(|d| Arc::clone(d.shared())),
+            orders: orders_shared,
             completions,
             stopping: shutdown::Stopping::default(),
             shutdown_drain: cfg.shutdown_drain,
             records,
-            cluster_orders: desk.as_ref().and_then(|d| d.cluster_stats().cloned()),
+            cluster_orders,
             cluster: link,
         });
-        shared.stats.publish(&hub.stats());
         let for_thread = Arc::clone(&shared);
         let handle = std::thread::Builder::new()
             .name(format!("tidewire-engine-{id}"))
-            .spawn(move || {
-                run(
-                    hub,
-                    desk,
-                    &Lanes {
-                        ctrl: rx,
-                        ingest: ingest_rx,
-                        bell,
-                    },
-                    &for_thread,
-                )
-            })
+            .spawn(move || run(&for_thread))
             .map_err(|e| EngineError::Internal {
                 message: format!("cannot start the engine thread: {e}"),
             })?;
@@ -223,6 +222,30 @@ impl Engine {
             cmd: Msg::Cmd(cmd),
             bytes,
         })
+    }
+
+    /// `send_ingest`, then the lane is applied on this thread when the engine thread is parked
+    /// (`engine_thread::ingest_inline`: no wake-up of the engine thread), else the engine thread
+    /// is rung.
+    pub(super) fn send_ingest_inline(&self, cmd: Command, bytes: usize) -> Result<()> {
+        if self.is_shut() {
+            return Err(EngineError::Unavailable {
+                engine_id: self.shared.id,
+            });
+        }
+        self.shared.ingest_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
+        let msg = IngestMsg {
+            cmd: Msg::Cmd(cmd),
+            bytes,
+        };
+        if self.shared.ingest_tx.send_quiet(msg).is_err() {
+            self.shared.ingest_bytes.fetch_sub(bytes as u64, Ordering::Relaxed);
+            return Err(EngineError::Unavailable {
+                engine_id: self.shared.id,
+            });
+        }
+        ingest_inline(&self.shared);
+        Ok(())
     }
 
     /// Queues `msg` on the ingest lane (its bytes already counted in `ingest_bytes`).
@@ -464,7 +487,7 @@ impl Engine {
                 received_ms,
             }
         };
-        self.send_ingest(cmd, text.len())?;
+        self.send_ingest_inline(cmd, text.len())?;
         self.shared.stats.publishes_in.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
     }

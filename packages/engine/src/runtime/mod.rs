@@ -98,6 +98,10 @@ struct Shared {
     tx: lane::LaneSender<Msg>,
     /// Ingest lane.
     ingest_tx: lane::LaneSender<IngestMsg>,
+    /// The receiving ends of both lanes and their bell.
+    lanes: engine_thread::Lanes,
+    /// The hub and the desk; `None` once the engine thread ended (engine_thread.rs `Core`).
+    core: Mutex<Option<engine_thread::Core>>,
     /// Bytes queued in the ingest lane (added on send, taken off once the engine thread applied it).
     ingest_bytes: AtomicU64,
     /// Ready queues by worker id - 1 (shared with the order desk's ack sink).

@@ -120,6 +120,52 @@ fn errors_are_typed_and_nothing_is_accepted_from_a_bad_frame() {
     assert_eq!(Engine::attach(engine.id()).unwrap_err().code(), ErrorCode::NotFound);
 }
 
+/// Waits (at most 5 s) until the engine thread is parked with nothing to do.
+fn wait_parked(e: &Engine) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if e.shared.lanes.ctrl.is_empty()
+            && e.shared.lanes.ingest.is_empty()
+            && e.shared.core.lock().unwrap().as_ref().is_some_and(|c| c.parked())
+        {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    false
+}
+
+#[test]
+fn a_source_frame_is_applied_by_the_ingesting_thread_while_the_engine_thread_is_parked() {
+    let engine = Engine::start(EngineConfig::default()).unwrap();
+    let sig = Arc::new(Signal::default());
+    let w = engine.register_worker(Box::new(TestWaker(Arc::clone(&sig)))).unwrap();
+    let sid = engine.open_session(w, "u", "T1").unwrap();
+    engine.subscribe(sid, 1, vec!["/FX/EURUSD".into()]).unwrap();
+    assert_eq!(drain_until(&engine, w, 1).len(), 1, "the ack");
+    for i in 0..20 {
+        assert!(
+            wait_parked(&engine),
+            "the engine thread parks when both lanes are empty"
+        );
+        let wakes = sig.wakes.load(Ordering::SeqCst);
+        let f = format!(r#"[{{"type":"record.publish","subject":"/FX/EURUSD","ts":1,"fields":{{"bid":{i}}}}}]"#);
+        engine.ingest(f.as_bytes()).unwrap();
+        // applied, flushed and the worker woken before `ingest` returned: no hop to the engine thread
+        assert_eq!(
+            sig.wakes.load(Ordering::SeqCst),
+            wakes + 1,
+            "update {i}: the worker was woken"
+        );
+        let d = engine.drain(w).unwrap().expect("the update is ready as ingest returns");
+        let text = String::from_utf8(d.data).unwrap();
+        assert!(text.contains(&format!(r#""bid":{i}"#)), "{text}");
+    }
+    // every update exactly once, in order
+    assert_eq!(engine.stats().deliveries, 21, "the image and 20 updates");
+    engine.shutdown().unwrap();
+}
+
 #[test]
 fn batched_flush_arrives_after_the_interval_and_unregister_closes_sessions() {
     let cfg = EngineConfig {
