@@ -225,9 +225,9 @@ impl Engine {
     }
 
     /// `send_ingest`, then the lane is applied on this thread when the engine thread is parked
-    /// (`engine_thread::ingest_inline`: no wake-up of the engine thread), else the engine thread
-    /// is rung.
-    pub(super) fn send_ingest_inline(&self, cmd: Command, bytes: usize) -> Result<()> {
+    /// (`engine_thread::ingest_inline`: no wake-up of the engine thread; `drainer`, when not 0,
+    /// the worker of this thread, not woken by that pass), else the engine thread is rung.
+    pub(super) fn send_ingest_inline(&self, cmd: Command, bytes: usize, drainer: u32) -> Result<()> {
         if self.is_shut() {
             return Err(EngineError::Unavailable {
                 engine_id: self.shared.id,
@@ -244,7 +244,7 @@ impl Engine {
                 engine_id: self.shared.id,
             });
         }
-        ingest_inline(&self.shared);
+        ingest_inline(&self.shared, drainer);
         Ok(())
     }
 
@@ -460,6 +460,35 @@ impl Engine {
 
     /// `ingest_from` of a frame that is already a string.
     pub fn ingest_str_from(&self, text: &str, grants: Option<&PublishGrants>, source: u32) -> Result<usize> {
+        self.ingest_str_draining(text, grants, source, 0)
+    }
+
+    /// `ingest_from` on the thread of worker `worker`, which drains its ready queue as this
+    /// returns: when the frame is applied on this thread (`engine_thread::ingest_inline`), the
+    /// worker is not woken for the frames that pass readied for it (the others are).
+    pub fn ingest_draining(
+        &self,
+        frame: &[u8],
+        grants: Option<&PublishGrants>,
+        source: u32,
+        worker: u32,
+    ) -> Result<usize> {
+        let text = std::str::from_utf8(frame).map_err(|e| EngineError::BadFrame {
+            message: format!("frame is not valid UTF-8: {e}"),
+            index: None,
+        })?;
+        self.ingest_str_draining(text, grants, source, worker)
+    }
+
+    /// `ingest_draining` of a frame that is already a string (`worker` 0: none, every worker is
+    /// woken).
+    pub fn ingest_str_draining(
+        &self,
+        text: &str,
+        grants: Option<&PublishGrants>,
+        source: u32,
+        worker: u32,
+    ) -> Result<usize> {
         if self.is_shut() {
             return Err(EngineError::Unavailable {
                 engine_id: self.shared.id,
@@ -487,7 +516,7 @@ impl Engine {
                 received_ms,
             }
         };
-        self.send_ingest_inline(cmd, text.len())?;
+        self.send_ingest_inline(cmd, text.len(), worker)?;
         self.shared.stats.publishes_in.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
     }

@@ -291,16 +291,17 @@ pub(super) fn run(shared: &Shared) {
 /// source frame costs no engine-thread wake-up. Otherwise (the engine thread is awake or holds
 /// the core, a control command waits, shutdown was asked) rings it, as a plain send does. Also
 /// rings it when frames are left (the pass budget ran out), a control command arrived meanwhile,
-/// or the pass set a timer earlier than the one the engine thread sleeps until.
-pub(super) fn ingest_inline(shared: &Shared) {
+/// or the pass set a timer earlier than the one the engine thread sleeps until. `drainer` (0:
+/// none) is the caller's worker, which drains as this returns: that pass does not wake it.
+pub(super) fn ingest_inline(shared: &Shared, drainer: u32) {
     let lanes = &shared.lanes;
-    if !try_ingest_inline(shared) || !lanes.ctrl.is_empty() || !lanes.ingest.is_empty() {
+    if !try_ingest_inline(shared, drainer) || !lanes.ctrl.is_empty() || !lanes.ingest.is_empty() {
         lanes.bell.ring();
     }
 }
 
 /// `ingest_inline`'s pass; false when it did not run one (the engine thread is to be rung).
-fn try_ingest_inline(shared: &Shared) -> bool {
+fn try_ingest_inline(shared: &Shared, drainer: u32) -> bool {
     let lanes = &shared.lanes;
     if !lanes.ctrl.is_empty() || shared.stopping.asked() {
         return false;
@@ -313,7 +314,14 @@ fn try_ingest_inline(shared: &Shared) -> bool {
         return false;
     }
     let Core { hub, desk, .. } = core;
-    if ingest_turn(hub, desk, lanes, shared) != Turn::Go || !core.end_pass(shared) {
+    if ingest_turn(hub, desk, lanes, shared) != Turn::Go {
+        return false;
+    }
+    // the caller drains its own worker's queue as it returns: no wake-up through the event loop
+    core.sink.quiet = drainer;
+    let delivered = core.end_pass(shared);
+    core.sink.quiet = 0;
+    if !delivered {
         return false;
     }
     let early = match (core.next_deadline(), core.parked_until) {

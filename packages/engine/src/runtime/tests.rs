@@ -167,6 +167,43 @@ fn a_source_frame_is_applied_by_the_ingesting_thread_while_the_engine_thread_is_
 }
 
 #[test]
+fn the_draining_worker_is_not_woken_by_its_own_inline_pass_and_the_others_are() {
+    let engine = Engine::start(EngineConfig::default()).unwrap();
+    let sigs: Vec<Arc<Signal>> = (0..2).map(|_| Arc::new(Signal::default())).collect();
+    let ws: Vec<u32> = sigs
+        .iter()
+        .map(|s| engine.register_worker(Box::new(TestWaker(Arc::clone(s)))).unwrap())
+        .collect();
+    for (i, &w) in ws.iter().enumerate() {
+        let sid = engine.open_session(w, &format!("u{i}"), "T1").unwrap();
+        engine.subscribe(sid, 1, vec!["/FX/EURUSD".into()]).unwrap();
+        assert_eq!(drain_until(&engine, w, 1).len(), 1, "the ack");
+    }
+    for i in 0..20 {
+        assert!(wait_parked(&engine));
+        let wakes: Vec<u32> = sigs.iter().map(|s| s.wakes.load(Ordering::SeqCst)).collect();
+        let f = format!(r#"[{{"type":"record.publish","subject":"/FX/EURUSD","ts":1,"fields":{{"bid":{i}}}}}]"#);
+        engine.ingest_draining(f.as_bytes(), None, 0, ws[0]).unwrap();
+        assert_eq!(
+            sigs[0].wakes.load(Ordering::SeqCst),
+            wakes[0],
+            "update {i}: the drainer is not woken"
+        );
+        assert_eq!(
+            sigs[1].wakes.load(Ordering::SeqCst),
+            wakes[1] + 1,
+            "update {i}: the other worker is"
+        );
+        for &w in &ws {
+            let d = engine.drain(w).unwrap().expect("the update is ready as ingest returns");
+            let text = String::from_utf8(d.data).unwrap();
+            assert!(text.contains(&format!(r#""bid":{i}"#)), "{text}");
+        }
+    }
+    engine.shutdown().unwrap();
+}
+
+#[test]
 fn batched_flush_arrives_after_the_interval_and_unregister_closes_sessions() {
     let cfg = EngineConfig {
         batching: BatchingConfig {
