@@ -11,7 +11,7 @@ use super::shutdown::ShutdownReport;
 use super::stats::AtomicStats;
 use super::{
     cluster_error, cluster_link, internal, new_epoch, orders, registry, shutdown, statements, ClusterStart, Engine,
-    IngestMsg, Msg, Shared, NEXT_ENGINE_ID,
+    IngestMsg, Msg, Shared, INLINE_INGEST_MAX_BYTES, NEXT_ENGINE_ID,
 };
 use crate::cluster::{ClusterConfig, Link};
 use crate::config::{BatchingConfig, EngineConfig, OrdersConfig};
@@ -224,7 +224,8 @@ impl Engine {
         })
     }
 
-    /// `send_ingest`, then the lane is applied on this thread when the engine thread is parked
+    /// `send_ingest`, then (a frame up to `INLINE_INGEST_MAX_BYTES`) the lane is applied on this
+    /// thread when the engine thread is parked
     /// (`engine_thread::ingest_inline`: no wake-up of the engine thread; `drainer`, when not 0,
     /// the worker of this thread, not woken by that pass), else the engine thread is rung.
     pub(super) fn send_ingest_inline(&self, cmd: Command, bytes: usize, drainer: u32) -> Result<()> {
@@ -232,6 +233,9 @@ impl Engine {
             return Err(EngineError::Unavailable {
                 engine_id: self.shared.id,
             });
+        }
+        if bytes > INLINE_INGEST_MAX_BYTES {
+            return self.send_ingest(cmd, bytes);
         }
         self.shared.ingest_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
         let msg = IngestMsg {

@@ -161,8 +161,17 @@ fn a_source_frame_is_applied_by_the_ingesting_thread_while_the_engine_thread_is_
         let text = String::from_utf8(d.data).unwrap();
         assert!(text.contains(&format!(r#""bid":{i}"#)), "{text}");
     }
+    // a frame over INLINE_INGEST_MAX_BYTES goes to the engine thread (rung), and arrives the same
+    assert!(wait_parked(&engine));
+    let pad = "x".repeat(INLINE_INGEST_MAX_BYTES);
+    let big =
+        format!(r#"[{{"type":"record.publish","subject":"/FX/EURUSD","ts":1,"fields":{{"bid":99,"pad":"{pad}"}}}}]"#);
+    engine.ingest(big.as_bytes()).unwrap();
+    let got = drain_until(&engine, w, 1);
+    assert_eq!(got.len(), 1);
+    assert!(got[0].1.contains(r#""bid":99"#));
     // every update exactly once, in order
-    assert_eq!(engine.stats().deliveries, 21, "the image and 20 updates");
+    assert_eq!(engine.stats().deliveries, 22, "the subscription's and 21 updates");
     engine.shutdown().unwrap();
 }
 
