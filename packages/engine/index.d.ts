@@ -94,8 +94,11 @@ export declare class Engine {
    * Throws `{code, message, index?, field?}` and accepts nothing when any message is bad.
    * With `grants` (the source's, compiled at login or reload), a subject they do not permit
    * refuses the frame NOT_ENTITLED (index and field `subject`), checked while it is decoded.
+   * With `drainWorker` (this thread's worker id), the caller drains that worker as this
+   * returns: a frame applied on this thread (the engine thread was idle) does not call its
+   * `onReady`.
    */
-  ingest(frame: Buffer | string, grants?: PublishGrants | undefined | null, sourceSessionId?: number | undefined | null): number
+  ingest(frame: Buffer | string, grants?: PublishGrants | undefined | null, sourceSessionId?: number | undefined | null, drainWorker?: number | undefined | null): number
   /**
    * Compiles a source's publish rules (`patterns` as configured, its role's then its own: `!`
    * for deny rules, `{user}` becomes `user`) for `ingest`; `user` and `role` are named in its

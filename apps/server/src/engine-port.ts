@@ -119,19 +119,22 @@ export interface EnginePort {
    */
   publishGrants(user: string, role: string, patterns: string[]): PublishGrants;
   /**
-   * Validates and enqueues a source frame; returns publishes accepted; throws {code, message,
-   * index?, field?}. With `grants`, a subject they do not permit refuses the whole frame
-   * NOT_ENTITLED (`index`, `field: 'subject'`), checked while the engine decodes it. With
-   * `sourceSessionId` (the publishing `/source` session), the frame's records are that source's:
-   * stale `records.staleGraceMs` after its session closes unless published again.
-   */
-  /**
    * `source.register` of a `/source` session: it serves `patterns`, active or standby by
    * `priority` (lower takes over first); the answers arrive in the session's frames. Optional:
    * fake engines without failover leave it out (the source then gets UNAVAILABLE).
    */
   sourceRegister?(sessionId: number, reqId: number, patterns: string[], priority: number): void;
-  ingest(frame: Buffer | string, grants?: PublishGrants | null, sourceSessionId?: number | null): number;
+  /**
+   * Validates and enqueues a source frame; returns publishes accepted; throws {code, message,
+   * index?, field?}. With `grants`, a subject they do not permit refuses the whole frame
+   * NOT_ENTITLED (`index`, `field: 'subject'`), checked while the engine decodes it. With
+   * `sourceSessionId` (the publishing `/source` session), the frame's records are that source's:
+   * stale `records.staleGraceMs` after its session closes unless published again.
+   * With `drainWorker` (the calling transport's worker id), the caller drains its worker right
+   * after: a frame the engine applies on this thread (its thread was idle) does not call that
+   * worker's `onReady`.
+   */
+  ingest(frame: Buffer | string, grants?: PublishGrants | null, sourceSessionId?: number | null, drainWorker?: number | null): number;
   /**
    * What sources sent that the engine has not applied yet (frames, UTF-8 bytes): drives source
    * flow control (handlers/source.ts). Absent in unit-test fakes: flow control is then off.

@@ -40,6 +40,12 @@ impl Bell {
         self.unpark();
     }
 
+    /// Unparks the thread whether it sleeps or not: a `sleep` that starts after this returns at
+    /// once (it may return spuriously: the caller's loop checks its queue and timers again).
+    pub(crate) fn wake(&self) {
+        self.unpark();
+    }
+
     fn unpark(&self) {
         if let Some(t) = self.thread.get() {
             t.unpark();

@@ -28,7 +28,7 @@ import { handlePing } from './session.js';
 export function handlePublish(ctx: HandlerContext, session: Session, port: ConnectionPort, frame: Buffer | string): void {
   try {
     // the session id makes the frame's records this source's: stale once it is gone
-    ctx.engine.ingest(frame, publishGrantsOf(ctx, session), session.sessionId);
+    ctx.engine.ingest(frame, publishGrantsOf(ctx, session), session.sessionId, ctx.workerId);
   } catch (err) {
     replyError(ctx, session, port, fromEngineError(err));
   }
@@ -45,7 +45,7 @@ export const INGESTED = null;
  */
 export function ingestFirst(ctx: HandlerContext, session: Session, frame: Buffer): typeof INGESTED | DecodeError {
   try {
-    ctx.engine.ingest(frame, publishGrantsOf(ctx, session), session.sessionId);
+    ctx.engine.ingest(frame, publishGrantsOf(ctx, session), session.sessionId, ctx.workerId);
     return INGESTED;
   } catch (err) {
     return fromEngineError(err);

@@ -136,6 +136,9 @@ export function createEndpoints(deps: EndpointDeps): (endpoint: Endpoint, maxFra
           else if (sourceFlow.admit(conn.port, message.byteLength)) {
             dispatchSource(ctx, conn.session, conn.port, Buffer.from(new Uint8Array(message)), isBinary);
             sourceFlow.afterFrame(conn.port);
+            // the engine may have applied the frame on this thread without waking this worker
+            // (ingest's drainWorker): send what it readied now
+            outbound.flush();
           }
         } catch (err) {
           log('error', 'session.fault', { ...conn.session.logFields(), error: err instanceof Error ? (err.stack ?? err.message) : String(err) });

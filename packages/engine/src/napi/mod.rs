@@ -384,6 +384,9 @@ impl JsEngine {
     /// Throws `{code, message, index?, field?}` and accepts nothing when any message is bad.
     /// With `grants` (the source's, compiled at login or reload), a subject they do not permit
     /// refuses the frame NOT_ENTITLED (index and field `subject`), checked while it is decoded.
+    /// With `drainWorker` (this thread's worker id), the caller drains that worker as this
+    /// returns: a frame applied on this thread (the engine thread was idle) does not call its
+    /// `onReady`.
     #[napi]
     pub fn ingest(
         &self,
@@ -391,12 +394,14 @@ impl JsEngine {
         frame: Either<Buffer, String>,
         grants: Option<&grants::PublishGrants>,
         source_session_id: Option<u32>,
+        drain_worker: Option<u32>,
     ) -> napi::Result<u32> {
         let grants = grants.map(|g| &g.inner);
         let source = source_session_id.unwrap_or(0);
+        let worker = drain_worker.unwrap_or(0);
         let n = match &frame {
-            Either::A(buf) => self.inner.ingest_from(buf, grants, source),
-            Either::B(text) => self.inner.ingest_str_from(text, grants, source),
+            Either::A(buf) => self.inner.ingest_draining(buf, grants, source, worker),
+            Either::B(text) => self.inner.ingest_str_draining(text, grants, source, worker),
         };
         n.map(|n| n as u32).map_err(|e| to_js(&env, e))
     }

@@ -4,14 +4,14 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use super::engine_thread::{run, Lanes};
+use super::engine_thread::{ingest_inline, run, Core, Lanes};
 use super::lane::{lane, Bell};
 use super::ready::{self, Drained, TakeInto, Waker, WorkerQueue, Workers};
 use super::shutdown::ShutdownReport;
 use super::stats::AtomicStats;
 use super::{
     cluster_error, cluster_link, internal, new_epoch, orders, registry, shutdown, statements, ClusterStart, Engine,
-    IngestMsg, Msg, Shared, NEXT_ENGINE_ID,
+    IngestMsg, Msg, Shared, INLINE_INGEST_MAX_BYTES, NEXT_ENGINE_ID,
 };
 use crate::cluster::{ClusterConfig, Link};
 use crate::config::{BatchingConfig, EngineConfig, OrdersConfig};
@@ -126,41 +126,40 @@ impl Engine {
             }
         };
         let id = NEXT_ENGINE_ID.fetch_add(1, Ordering::Relaxed);
+        let orders_shared = desk.as_ref().map(|d| Arc::clone(d.shared()));
+        let cluster_orders = desk.as_ref().and_then(|d| d.cluster_stats().cloned());
+        let core = Core::new(hub, desk);
+        let stats = AtomicStats::default();
+        stats.publish(&core.stats());
         let shared = Arc::new(Shared {
             id,
             epoch,
             tx,
             ingest_tx,
+            lanes: Lanes {
+                ctrl: rx,
+                ingest: ingest_rx,
+                bell,
+            },
+            core: Mutex::new(Some(core)),
             ingest_bytes: AtomicU64::new(0),
             workers,
             next_sid: AtomicU32::new(1),
-            stats: AtomicStats::default(),
+            stats,
             thread: Mutex::new(None),
             shut: AtomicBool::new(false),
-            orders: desk.as_ref().map(|d| Arc::clone(d.shared())),
+            orders: orders_shared,
             completions,
             stopping: shutdown::Stopping::default(),
             shutdown_drain: cfg.shutdown_drain,
             records,
-            cluster_orders: desk.as_ref().and_then(|d| d.cluster_stats().cloned()),
+            cluster_orders,
             cluster: link,
         });
-        shared.stats.publish(&hub.stats());
         let for_thread = Arc::clone(&shared);
         let handle = std::thread::Builder::new()
             .name(format!("tidewire-engine-{id}"))
-            .spawn(move || {
-                run(
-                    hub,
-                    desk,
-                    &Lanes {
-                        ctrl: rx,
-                        ingest: ingest_rx,
-                        bell,
-                    },
-                    &for_thread,
-                )
-            })
+            .spawn(move || run(&for_thread))
             .map_err(|e| EngineError::Internal {
                 message: format!("cannot start the engine thread: {e}"),
             })?;
@@ -223,6 +222,34 @@ impl Engine {
             cmd: Msg::Cmd(cmd),
             bytes,
         })
+    }
+
+    /// `send_ingest`, then (a frame up to `INLINE_INGEST_MAX_BYTES`) the lane is applied on this
+    /// thread when the engine thread is parked
+    /// (`engine_thread::ingest_inline`: no wake-up of the engine thread; `drainer`, when not 0,
+    /// the worker of this thread, not woken by that pass), else the engine thread is rung.
+    pub(super) fn send_ingest_inline(&self, cmd: Command, bytes: usize, drainer: u32) -> Result<()> {
+        if self.is_shut() {
+            return Err(EngineError::Unavailable {
+                engine_id: self.shared.id,
+            });
+        }
+        if bytes > INLINE_INGEST_MAX_BYTES {
+            return self.send_ingest(cmd, bytes);
+        }
+        self.shared.ingest_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
+        let msg = IngestMsg {
+            cmd: Msg::Cmd(cmd),
+            bytes,
+        };
+        if self.shared.ingest_tx.send_quiet(msg).is_err() {
+            self.shared.ingest_bytes.fetch_sub(bytes as u64, Ordering::Relaxed);
+            return Err(EngineError::Unavailable {
+                engine_id: self.shared.id,
+            });
+        }
+        ingest_inline(&self.shared, drainer);
+        Ok(())
     }
 
     /// Queues `msg` on the ingest lane (its bytes already counted in `ingest_bytes`).
@@ -437,6 +464,35 @@ impl Engine {
 
     /// `ingest_from` of a frame that is already a string.
     pub fn ingest_str_from(&self, text: &str, grants: Option<&PublishGrants>, source: u32) -> Result<usize> {
+        self.ingest_str_draining(text, grants, source, 0)
+    }
+
+    /// `ingest_from` on the thread of worker `worker`, which drains its ready queue as this
+    /// returns: when the frame is applied on this thread (`engine_thread::ingest_inline`), the
+    /// worker is not woken for the frames that pass readied for it (the others are).
+    pub fn ingest_draining(
+        &self,
+        frame: &[u8],
+        grants: Option<&PublishGrants>,
+        source: u32,
+        worker: u32,
+    ) -> Result<usize> {
+        let text = std::str::from_utf8(frame).map_err(|e| EngineError::BadFrame {
+            message: format!("frame is not valid UTF-8: {e}"),
+            index: None,
+        })?;
+        self.ingest_str_draining(text, grants, source, worker)
+    }
+
+    /// `ingest_draining` of a frame that is already a string (`worker` 0: none, every worker is
+    /// woken).
+    pub fn ingest_str_draining(
+        &self,
+        text: &str,
+        grants: Option<&PublishGrants>,
+        source: u32,
+        worker: u32,
+    ) -> Result<usize> {
         if self.is_shut() {
             return Err(EngineError::Unavailable {
                 engine_id: self.shared.id,
@@ -464,7 +520,7 @@ impl Engine {
                 received_ms,
             }
         };
-        self.send_ingest(cmd, text.len())?;
+        self.send_ingest_inline(cmd, text.len(), worker)?;
         self.shared.stats.publishes_in.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
     }

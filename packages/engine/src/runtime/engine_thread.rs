@@ -144,58 +144,196 @@ fn ingest_turn(hub: &mut Hub, desk: &mut Option<OrderDesk>, lanes: &Lanes, share
     Turn::Go
 }
 
-/// The engine thread.
-pub(super) fn run(mut hub: Hub, mut desk: Option<OrderDesk>, lanes: &Lanes, shared: &Shared) {
-    let mut sink = ready::QueueSink::default();
-    let mut stopping = false;
-    // The last pass skipped its ingest turn for control commands queued during its flush.
-    let mut yielded = false;
-    loop {
-        if !stopping && lanes.ctrl.is_empty() && lanes.ingest.is_empty() {
-            let deadline = match (hub.next_deadline(), desk.as_ref().and_then(OrderDesk::next_deadline)) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            lanes.wait(deadline);
+/// What the engine thread owns, behind `Shared::core`: the hub, the order desk and the pass
+/// state. Whoever holds the lock runs passes over it: the engine thread, or a thread that just
+/// queued an ingest frame while the engine thread was parked (`ingest_inline`).
+pub(crate) struct Core {
+    hub: Hub,
+    desk: Option<OrderDesk>,
+    sink: ready::QueueSink,
+    /// `Msg::Shutdown` was taken from the control lane.
+    stopping: bool,
+    /// The last pass skipped its ingest turn for control commands queued during its flush.
+    yielded: bool,
+    /// The engine thread is parked, or about to park, until `parked_until` (`None`: until rung).
+    /// Set by the engine thread before it releases the lock to sleep, cleared once it holds it
+    /// again.
+    parked: bool,
+    parked_until: Option<Instant>,
+}
+
+impl Core {
+    pub(super) fn new(hub: Hub, desk: Option<OrderDesk>) -> Self {
+        Core {
+            hub,
+            desk,
+            sink: ready::QueueSink::default(),
+            stopping: false,
+            yielded: false,
+            parked: false,
+            parked_until: None,
         }
-        let mut turn = control_turn(&mut hub, &mut desk, lanes, shared, &mut stopping, &mut sink);
-        // Control commands that arrived while the turn's replies were flushed go before the next
-        // ingest frame, in a new pass; once only, so the ingest lane still gets a frame at least
-        // every other pass under a steady stream of control commands.
-        let skip_ingest = !yielded && !lanes.ctrl.is_empty();
-        yielded = skip_ingest;
-        if turn == Turn::Go && !skip_ingest {
-            turn = ingest_turn(&mut hub, &mut desk, lanes, shared);
+    }
+
+    /// The engine thread is parked (or about to park) and holds no lock: an ingest now is
+    /// applied by its caller.
+    #[cfg(test)]
+    pub(super) fn parked(&self) -> bool {
+        self.parked
+    }
+
+    /// The stats a new engine starts with.
+    pub(super) fn stats(&self) -> crate::stats::EngineStats {
+        self.hub.stats()
+    }
+
+    /// The earliest timer of the hub and the desk.
+    fn next_deadline(&self) -> Option<Instant> {
+        match (
+            self.hub.next_deadline(),
+            self.desk.as_ref().and_then(OrderDesk::next_deadline),
+        ) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
-        match turn {
-            Turn::Overdue => {
-                shared.stopping.drop_rest(lanes, &shared.completions);
-                shared.ingest_bytes.store(0, Ordering::Relaxed);
-                shared.stats.publish(&hub.stats());
-                return;
-            }
-            Turn::Gone => {
-                shared.stats.publish(&hub.stats());
-                return;
-            }
-            Turn::Go => {}
+    }
+
+    /// The end of every pass: due timers, due outboxes to the ready queues, the workers woken,
+    /// the stats handed out. False when the workers lock is poisoned (nothing can be delivered).
+    fn end_pass(&mut self, shared: &Shared) -> bool {
+        match shared.workers.read() {
+            Ok(w) => self.sink.refresh(&w),
+            Err(_) => return false,
         }
-        if stopping && lanes.ctrl.is_empty() && lanes.ingest.is_empty() {
+        if let Some(d) = self.desk.as_mut() {
+            d.run_due(&mut self.hub, Instant::now());
+        }
+        self.hub.records_end_pass();
+        self.hub.run_due(Instant::now(), &mut self.sink);
+        self.sink.wake();
+        shared.stats.publish(&self.hub.stats());
+        true
+    }
+}
+
+/// One pass of the engine thread over both lanes; false when the thread is to end.
+fn pass(core: &mut Core, lanes: &Lanes, shared: &Shared) -> bool {
+    let Core {
+        hub,
+        desk,
+        sink,
+        stopping,
+        yielded,
+        ..
+    } = core;
+    let mut turn = control_turn(hub, desk, lanes, shared, stopping, sink);
+    // Control commands that arrived while the turn's replies were flushed go before the next
+    // ingest frame, in a new pass; once only, so the ingest lane still gets a frame at least
+    // every other pass under a steady stream of control commands.
+    let skip_ingest = !*yielded && !lanes.ctrl.is_empty();
+    *yielded = skip_ingest;
+    if turn == Turn::Go && !skip_ingest {
+        turn = ingest_turn(hub, desk, lanes, shared);
+    }
+    match turn {
+        Turn::Overdue => {
+            shared.stopping.drop_rest(lanes, &shared.completions);
+            shared.ingest_bytes.store(0, Ordering::Relaxed);
             shared.stats.publish(&hub.stats());
+            return false;
+        }
+        Turn::Gone => {
+            shared.stats.publish(&hub.stats());
+            return false;
+        }
+        Turn::Go => {}
+    }
+    if *stopping && lanes.ctrl.is_empty() && lanes.ingest.is_empty() {
+        shared.stats.publish(&hub.stats());
+        return false;
+    }
+    core.end_pass(shared)
+}
+
+/// The engine thread: passes while either lane has work, parked on the lanes' bell (until rung
+/// or the next timer) when both are empty. The core is dropped on this thread as it ends.
+pub(super) fn run(shared: &Shared) {
+    let lanes = &shared.lanes;
+    loop {
+        let Ok(mut guard) = shared.core.lock() else {
+            return; // a thread panicked in a pass: nothing can be delivered
+        };
+        let Some(core) = guard.as_mut() else { return };
+        if !core.stopping && lanes.ctrl.is_empty() && lanes.ingest.is_empty() {
+            let deadline = core.next_deadline();
+            core.parked = true;
+            core.parked_until = deadline;
+            drop(guard);
+            lanes.wait(deadline);
+            guard = match shared.core.lock() {
+                Ok(g) => g,
+                Err(_) => return,
+            };
+        }
+        let Some(core) = guard.as_mut() else { return };
+        core.parked = false;
+        if !pass(core, lanes, shared) {
+            // the hub and the desk (its journal) end here, as the thread does
+            guard.take();
             return;
         }
-        match shared.workers.read() {
-            Ok(w) => sink.refresh(&w),
-            Err(_) => return, // a worker thread panicked holding the lock: nothing can be delivered
-        }
-        if let Some(d) = desk.as_mut() {
-            d.run_due(&mut hub, Instant::now());
-        }
-        hub.records_end_pass();
-        hub.run_due(Instant::now(), &mut sink);
-        sink.wake();
-        shared.stats.publish(&hub.stats());
     }
+}
+
+/// Called by a thread right after it queued an ingest frame without ringing the engine thread:
+/// while the engine thread is parked and no control command waits, applies the ingest lane
+/// here (the same turn and end of pass as the engine thread's, under the core's lock), so a
+/// source frame costs no engine-thread wake-up. Otherwise (the engine thread is awake or holds
+/// the core, a control command waits, shutdown was asked) rings it, as a plain send does. Also
+/// rings it when frames are left (the pass budget ran out), a control command arrived meanwhile,
+/// or the pass set a timer earlier than the one the engine thread sleeps until. `drainer` (0:
+/// none) is the caller's worker, which drains as this returns: that pass does not wake it.
+pub(super) fn ingest_inline(shared: &Shared, drainer: u32) {
+    let lanes = &shared.lanes;
+    if !try_ingest_inline(shared, drainer) || !lanes.ctrl.is_empty() || !lanes.ingest.is_empty() {
+        lanes.bell.ring();
+    }
+}
+
+/// `ingest_inline`'s pass; false when it did not run one (the engine thread is to be rung).
+fn try_ingest_inline(shared: &Shared, drainer: u32) -> bool {
+    let lanes = &shared.lanes;
+    if !lanes.ctrl.is_empty() || shared.stopping.asked() {
+        return false;
+    }
+    let Ok(mut guard) = shared.core.try_lock() else {
+        return false;
+    };
+    let Some(core) = guard.as_mut() else { return false };
+    if !core.parked || core.stopping {
+        return false;
+    }
+    let Core { hub, desk, .. } = core;
+    if ingest_turn(hub, desk, lanes, shared) != Turn::Go {
+        return false;
+    }
+    // the caller drains its own worker's queue as it returns: no wake-up through the event loop
+    core.sink.quiet = drainer;
+    let delivered = core.end_pass(shared);
+    core.sink.quiet = 0;
+    if !delivered {
+        return false;
+    }
+    let early = match (core.next_deadline(), core.parked_until) {
+        (Some(d), Some(until)) => d < until,
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
+    drop(guard);
+    if early {
+        lanes.bell.wake();
+    }
+    true
 }
 
 #[cfg(test)]

@@ -48,6 +48,12 @@ impl<T> LaneSender<T> {
         Ok(())
     }
 
+    /// Queues `msg` without waking the engine thread: the caller wakes it or handles the lane
+    /// itself (`engine_thread::ingest_inline`). `Err` when the thread is gone.
+    pub(crate) fn send_quiet(&self, msg: T) -> Result<(), SendError<T>> {
+        self.tx.send(msg)
+    }
+
     /// Messages queued.
     pub(crate) fn len(&self) -> usize {
         self.tx.len()

@@ -55,6 +55,11 @@ pub const INGEST_FRAMES_PER_PASS: usize = 1024;
 /// Time spent on ingest frames per pass at most (checked after each frame: one frame can overrun
 /// it), so due flushes and queued control commands wait at most about this long behind a flood.
 pub const INGEST_TIME_PER_PASS: std::time::Duration = std::time::Duration::from_millis(2);
+/// Largest source frame (bytes) applied on the thread that ingests it while the engine thread is
+/// parked (`engine_thread::ingest_inline`): a ticking feed's frames. Larger frames (images in
+/// bulk, a flood) go to the engine thread, so that the worker goes on reading while they are
+/// applied, and what queues up drives source flow control.
+pub const INLINE_INGEST_MAX_BYTES: usize = 4096;
 /// During a control turn, replies already queued are flushed to the workers at least this often
 /// (and once as the turn ends), so the first of a burst of `view.create`s is not held back by the
 /// rest of the burst. Replies to one session within this time still share a frame.
@@ -98,6 +103,10 @@ struct Shared {
     tx: lane::LaneSender<Msg>,
     /// Ingest lane.
     ingest_tx: lane::LaneSender<IngestMsg>,
+    /// The receiving ends of both lanes and their bell.
+    lanes: engine_thread::Lanes,
+    /// The hub and the desk; `None` once the engine thread ended (engine_thread.rs `Core`).
+    core: Mutex<Option<engine_thread::Core>>,
     /// Bytes queued in the ingest lane (added on send, taken off once the engine thread applied it).
     ingest_bytes: AtomicU64,
     /// Ready queues by worker id - 1 (shared with the order desk's ack sink).

@@ -206,6 +206,9 @@ impl WorkerQueue {
 pub(super) struct QueueSink {
     workers: Vec<Option<Arc<WorkerQueue>>>,
     to_wake: Vec<u32>,
+    /// A worker not to wake (0: none): it drains right after this pass, on the thread running it
+    /// (engine_thread.rs `ingest_inline`).
+    pub(super) quiet: u32,
 }
 
 impl QueueSink {
@@ -216,6 +219,9 @@ impl QueueSink {
 
     pub(super) fn wake(&mut self) {
         for w in self.to_wake.drain(..) {
+            if w == self.quiet {
+                continue;
+            }
             if let Some(q) = queue_of(&self.workers, w) {
                 q.waker.wake();
             }

@@ -66,6 +66,11 @@ impl Stopping {
         self.flag.store(true, Ordering::Release);
     }
 
+    /// True once shutdown was asked.
+    pub(super) fn asked(&self) -> bool {
+        self.flag.load(Ordering::Acquire)
+    }
+
     /// True once shutdown was asked and its drain deadline has passed.
     pub(super) fn overdue(&self) -> bool {
         if !self.flag.load(Ordering::Acquire) {

@@ -120,6 +120,98 @@ fn errors_are_typed_and_nothing_is_accepted_from_a_bad_frame() {
     assert_eq!(Engine::attach(engine.id()).unwrap_err().code(), ErrorCode::NotFound);
 }
 
+/// Waits (at most 5 s) until the engine thread is parked with nothing to do.
+fn wait_parked(e: &Engine) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if e.shared.lanes.ctrl.is_empty()
+            && e.shared.lanes.ingest.is_empty()
+            && e.shared.core.lock().unwrap().as_ref().is_some_and(|c| c.parked())
+        {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    false
+}
+
+#[test]
+fn a_source_frame_is_applied_by_the_ingesting_thread_while_the_engine_thread_is_parked() {
+    let engine = Engine::start(EngineConfig::default()).unwrap();
+    let sig = Arc::new(Signal::default());
+    let w = engine.register_worker(Box::new(TestWaker(Arc::clone(&sig)))).unwrap();
+    let sid = engine.open_session(w, "u", "T1").unwrap();
+    engine.subscribe(sid, 1, vec!["/FX/EURUSD".into()]).unwrap();
+    assert_eq!(drain_until(&engine, w, 1).len(), 1, "the ack");
+    for i in 0..20 {
+        assert!(
+            wait_parked(&engine),
+            "the engine thread parks when both lanes are empty"
+        );
+        let wakes = sig.wakes.load(Ordering::SeqCst);
+        let f = format!(r#"[{{"type":"record.publish","subject":"/FX/EURUSD","ts":1,"fields":{{"bid":{i}}}}}]"#);
+        engine.ingest(f.as_bytes()).unwrap();
+        // applied, flushed and the worker woken before `ingest` returned: no hop to the engine thread
+        assert_eq!(
+            sig.wakes.load(Ordering::SeqCst),
+            wakes + 1,
+            "update {i}: the worker was woken"
+        );
+        let d = engine.drain(w).unwrap().expect("the update is ready as ingest returns");
+        let text = String::from_utf8(d.data).unwrap();
+        assert!(text.contains(&format!(r#""bid":{i}"#)), "{text}");
+    }
+    // a frame over INLINE_INGEST_MAX_BYTES goes to the engine thread (rung), and arrives the same
+    assert!(wait_parked(&engine));
+    let pad = "x".repeat(INLINE_INGEST_MAX_BYTES);
+    let big =
+        format!(r#"[{{"type":"record.publish","subject":"/FX/EURUSD","ts":1,"fields":{{"bid":99,"pad":"{pad}"}}}}]"#);
+    engine.ingest(big.as_bytes()).unwrap();
+    let got = drain_until(&engine, w, 1);
+    assert_eq!(got.len(), 1);
+    assert!(got[0].1.contains(r#""bid":99"#));
+    // every update exactly once, in order
+    assert_eq!(engine.stats().deliveries, 22, "the subscription's and 21 updates");
+    engine.shutdown().unwrap();
+}
+
+#[test]
+fn the_draining_worker_is_not_woken_by_its_own_inline_pass_and_the_others_are() {
+    let engine = Engine::start(EngineConfig::default()).unwrap();
+    let sigs: Vec<Arc<Signal>> = (0..2).map(|_| Arc::new(Signal::default())).collect();
+    let ws: Vec<u32> = sigs
+        .iter()
+        .map(|s| engine.register_worker(Box::new(TestWaker(Arc::clone(s)))).unwrap())
+        .collect();
+    for (i, &w) in ws.iter().enumerate() {
+        let sid = engine.open_session(w, &format!("u{i}"), "T1").unwrap();
+        engine.subscribe(sid, 1, vec!["/FX/EURUSD".into()]).unwrap();
+        assert_eq!(drain_until(&engine, w, 1).len(), 1, "the ack");
+    }
+    for i in 0..20 {
+        assert!(wait_parked(&engine));
+        let wakes: Vec<u32> = sigs.iter().map(|s| s.wakes.load(Ordering::SeqCst)).collect();
+        let f = format!(r#"[{{"type":"record.publish","subject":"/FX/EURUSD","ts":1,"fields":{{"bid":{i}}}}}]"#);
+        engine.ingest_draining(f.as_bytes(), None, 0, ws[0]).unwrap();
+        assert_eq!(
+            sigs[0].wakes.load(Ordering::SeqCst),
+            wakes[0],
+            "update {i}: the drainer is not woken"
+        );
+        assert_eq!(
+            sigs[1].wakes.load(Ordering::SeqCst),
+            wakes[1] + 1,
+            "update {i}: the other worker is"
+        );
+        for &w in &ws {
+            let d = engine.drain(w).unwrap().expect("the update is ready as ingest returns");
+            let text = String::from_utf8(d.data).unwrap();
+            assert!(text.contains(&format!(r#""bid":{i}"#)), "{text}");
+        }
+    }
+    engine.shutdown().unwrap();
+}
+
 #[test]
 fn batched_flush_arrives_after_the_interval_and_unregister_closes_sessions() {
     let cfg = EngineConfig {
