@@ -178,6 +178,11 @@ export declare class Engine {
    */
   takeOrderAckLatencies(): Float64Array
   /**
+   * Cluster mode: where an order's time goes in this node, one histogram per stage, in path
+   * order (docs/operations.md, `tidewire_cluster_order_stage_seconds`); empty on a single node.
+   */
+  orderStages(): Array<OrderStage>
+  /**
    * Stops the engine thread (joins it); later calls throw UNAVAILABLE. Idempotent. Commands
    * queued before it are handled for at most `shutdownDrainMs` (default 5000); returns a line
    * to log when the rest was dropped (how many commands, order requests, completions), else null.
@@ -723,6 +728,23 @@ export interface JournalRecovery {
    * saved in <dir>` when the journal was cut: log it.
    */
   cutLine?: string
+}
+
+/** One stage of an order's path in a cluster node (`Engine::order_stages`). */
+export interface OrderStage {
+  /**
+   * `decide`, `queue`, `store`, `complete`, `forward_send`, `forward_round_trip` or
+   * `forward_deliver`.
+   */
+  stage: string
+  /** Upper bounds of the buckets, µs. */
+  leUs: Array<number>
+  /** Cumulative: observations of at most `leUs[i]` µs. */
+  buckets: Array<number>
+  /** Observations (the `+Inf` bucket). */
+  count: number
+  /** Their sum, µs. */
+  sumUs: number
 }
 
 /** An `order.submit` as the server decoded it (shape checked; the engine checks the rules). */

@@ -4,6 +4,9 @@
 //! latency runs from each order's scheduled time to the drain of its `order.ack`); in cluster mode
 //! two nodes submit, half the orders on the leader, half forwarded by the follower.
 //!
+//! After the runs it prints each node's stage timing (`cluster/stages.rs`: where an order's time
+//! went inside the leader and the forwarding node).
+//!
 //! Needs `nats-server` on the PATH. Run on purpose (with `uptime` beside it):
 //! `cargo bench --no-default-features --bench cluster_orders [-- --secs 3 --rate 1000]`
 
@@ -13,6 +16,7 @@ mod nats_util;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
+use tidewire_engine::cluster::stages::BOUNDS_US;
 use tidewire_engine::cluster::ClusterConfig;
 use tidewire_engine::config::{EngineConfig, OrdersConfig};
 use tidewire_engine::order_book::{Side, TimeInForce};
@@ -165,4 +169,23 @@ fn main() {
     let mut all = hl.clone();
     all.add(&hf).expect("same bounds");
     report(&format!("stream R3, both nodes, {rate}/s"), &all, lost_l + lost_f);
+    // where the time went inside each node (`cluster/stages.rs`; warmup-free: the nodes took
+    // nothing else)
+    for (node, e) in [("leader", &leader), ("follower", &follower)] {
+        for c in e.order_stages().iter().filter(|c| c.count > 0) {
+            let share = |us: u64| {
+                let i = BOUNDS_US.iter().position(|&b| b == us).expect("a bound");
+                100.0 * c.le[i] as f64 / c.count as f64
+            };
+            println!(
+                "  {node:<8} {:<18} n={:<7} mean {:>7.0} µs  <=1 ms {:>5.1}%  <=5 ms {:>5.1}%  <=25 ms {:>5.1}%",
+                c.stage.name(),
+                c.count,
+                c.mean_us(),
+                share(1_000),
+                share(5_000),
+                share(25_000)
+            );
+        }
+    }
 }

@@ -1,4 +1,4 @@
-import type { EngineStats } from '@tidewire/engine';
+import type { EngineStats, OrderStage } from '@tidewire/engine';
 import { describe, expect, it } from 'vitest';
 import { HISTORY_LENGTH, MetricsCenter } from './center.js';
 import { encodeHistogram, newHistogram, recordLatencyMs } from './histogram.js';
@@ -16,7 +16,8 @@ const ZERO: EngineStats = { publishesIn: 0, publishesApplied: 0, statusChanges: 
   viewsDetached: 0, viewResumes: 0, viewResets: 0, viewsDetachedClosed: 0, viewReplays: 0, viewHistoryBytes: 0, viewHistoryEvicted: 0 };
 
 function fixture(clusterMode = false) {
-  const state = { now: 1_000_000, stats: { ...ZERO }, cpu: { user: 0, system: 0 }, orderAcksMicros: [] as number[], queue: { frames: 0, bytes: 0 }, heldTicks: 0 };
+  const state = { now: 1_000_000, stats: { ...ZERO }, cpu: { user: 0, system: 0 }, orderAcksMicros: [] as number[], queue: { frames: 0, bytes: 0 }, heldTicks: 0,
+    stages: [] as OrderStage[] };
   const center = new MetricsCenter({
     clock: { now: () => state.now },
     engineStats: () => ({ ...state.stats }),
@@ -28,6 +29,7 @@ function fixture(clusterMode = false) {
     takeOrderAckLatencies: () => state.orderAcksMicros.splice(0),
     ingestQueue: () => ({ ...state.queue }),
     demoHeldTicks: () => state.heldTicks,
+    orderStages: () => state.stages,
     clusterMode,
   });
   return { state, center };
@@ -147,6 +149,32 @@ describe('MetricsCenter', () => {
     for (const line of ['tidewire_cluster_order_batch_bytes_sum 52000', 'tidewire_cluster_order_batch_bytes_count 10', 'tidewire_cluster_order_batches_in_flight 2']) {
       expect(lines).toContain(line);
     }
+  });
+
+  it('in cluster mode: the order path\'s stage timing as one histogram labelled by stage, in seconds; none on a single node', () => {
+    const { state, center } = fixture(true);
+    state.now += 1000;
+    state.stages = [
+      { stage: 'decide', leUs: [500, 1000], buckets: [2, 3], count: 4, sumUs: 6_000 },
+      { stage: 'store', leUs: [500, 1000], buckets: [0, 0], count: 0, sumUs: 0 },
+    ];
+    center.build([]);
+    const lines = renderPrometheus(center.last()).split('\n');
+    const at = lines.indexOf('# TYPE tidewire_cluster_order_stage_seconds histogram');
+    expect(at).toBeGreaterThan(0);
+    expect(lines.slice(at + 1, at + 11)).toEqual([
+      'tidewire_cluster_order_stage_seconds_bucket{stage="decide",le="0.0005"} 2', 'tidewire_cluster_order_stage_seconds_bucket{stage="decide",le="0.001"} 3',
+      'tidewire_cluster_order_stage_seconds_bucket{stage="decide",le="+Inf"} 4', 'tidewire_cluster_order_stage_seconds_sum{stage="decide"} 0.006',
+      'tidewire_cluster_order_stage_seconds_count{stage="decide"} 4',
+      'tidewire_cluster_order_stage_seconds_bucket{stage="store",le="0.0005"} 0', 'tidewire_cluster_order_stage_seconds_bucket{stage="store",le="0.001"} 0',
+      'tidewire_cluster_order_stage_seconds_bucket{stage="store",le="+Inf"} 0', 'tidewire_cluster_order_stage_seconds_sum{stage="store"} 0',
+      'tidewire_cluster_order_stage_seconds_count{stage="store"} 0',
+    ]);
+    const single = fixture(false);
+    single.state.now += 1000;
+    single.state.stages = state.stages;
+    single.center.build([]);
+    expect(renderPrometheus(single.center.last())).not.toContain('tidewire_cluster_order_stage_seconds');
   });
 
   it('views held for view.resume and what became of resumes, on /metrics', () => {

@@ -6,7 +6,7 @@
  */
 
 import type { AdminFixSessionInfo, AdminMetricsSample, AdminSessionInfo, BatchingSettings, LatencyStatsMs, SourceFlowSample } from '@tidewire/protocol';
-import type { EngineStats } from '@tidewire/engine';
+import type { EngineStats, OrderStage } from '@tidewire/engine';
 import type { Clock } from '../session/clock.js';
 import { meanOf, mergeEncoded, MAX_BATCH_MESSAGES, MAX_LATENCY_MICROS, newHistogram, summarize } from './histogram.js';
 import { busiest, MAX_SNAPSHOT_SESSIONS, type TransportSnapshot } from './transport-metrics.js';
@@ -40,6 +40,8 @@ export interface CenterSources {
   demoHeldTicks?(): number;
   /** The FIX gateway's sessions now (counters since start); absent or empty: no FIX gateway. */
   fixSessions?(): ReadonlyArray<Omit<FixSessionMetrics, 'messagesInPerSec' | 'messagesOutPerSec'>>;
+  /** Cluster mode: where an order's time goes in this node, per stage (engine `orderStages`); absent: none reported. */
+  orderStages?(): ReadonlyArray<OrderStage>;
   /** Whether the engine runs in cluster mode (`cluster.urls` set): updates then carry `cluster`. @default false */
   clusterMode?: boolean;
 }
@@ -81,6 +83,8 @@ export interface MetricsUpdate {
   cumulative: CumulativeObservations;
   /** Cluster mode only: what this node sent to and received from the other nodes. */
   cluster?: ClusterMetrics;
+  /** Cluster mode: the order path's stage histograms (cumulative since start). */
+  orderStages?: ReadonlyArray<OrderStage>;
   /** Views held for `view.resume` (gauge) and what became of resumes (totals since start). */
   viewResume?: ViewResumeMetrics;
   /** Record history (`record.resume`): what its rings hold now and what the byte cap evicted. */
@@ -255,7 +259,7 @@ export class MetricsCenter {
       viewReplays: stats.viewReplays, viewHistoryBytes: stats.viewHistoryBytes, viewHistoryEvicted: stats.viewHistoryEvicted,
     };
     const history = { historyBytes: stats.historyBytes, historyEntries: stats.historyEntries, historyEvicted: stats.historyEvicted };
-    this.latest = { sample, sessions: shown, fix, cumulative: this.cumulative, viewResume, history, ...(this.src.clusterMode ? { cluster: clusterMetricsOf(stats) } : {}) };
+    this.latest = { sample, sessions: shown, fix, cumulative: this.cumulative, viewResume, history, ...(this.src.clusterMode ? { cluster: clusterMetricsOf(stats), orderStages: this.src.orderStages?.() ?? [] } : {}) };
     return this.latest;
   }
 

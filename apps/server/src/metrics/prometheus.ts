@@ -131,6 +131,13 @@ export function renderPrometheus(update: MetricsUpdate | undefined): string {
     family('tidewire_cluster_order_batch_bytes', 'summary', 'Body bytes (framed events) per order stream message this node published as leader.',
       [['_sum', k.orderBatchBytes], ['_count', k.orderBatches]]);
     family('tidewire_cluster_order_batches_in_flight', 'gauge', 'Order stream messages published and not yet stored on a quorum or refused.', one(k.orderBatchesInFlight));
+    // engine cluster/stages.rs: where an order's time goes in this node, one histogram per stage
+    const stages = update?.orderStages ?? [];
+    family('tidewire_cluster_order_stage_seconds', 'histogram', 'Time of each stage of an order\'s path in this node (leader: decide, queue, store, complete; client node of a forwarded order: forward_send, forward_round_trip, forward_deliver), per event.',
+      stages.flatMap((st): Array<[string, number]> => [
+        ...st.leUs.map((b, i): [string, number] => [`_bucket{stage="${st.stage}",le="${b / 1e6}"}`, st.buckets[i] ?? 0]),
+        [`_bucket{stage="${st.stage}",le="+Inf"}`, st.count], [`_sum{stage="${st.stage}"}`, st.sumUs / 1e6], [`_count{stage="${st.stage}"}`, st.count],
+      ]));
   }
   family('tidewire_batching_burst_min_ms', 'gauge', 'batching.burstMinMs in force.', one(s?.batching.burstMinMs));
   family('tidewire_batching_burst_max_ms', 'gauge', 'batching.burstMaxMs in force (0: batching off).', one(s?.batching.burstMaxMs));

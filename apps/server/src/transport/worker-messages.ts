@@ -62,7 +62,7 @@ export type ToWorker =
    * reads it (`publishedUpdate`): cloned as objects it was about a tenth of what a transport
    * thread allocated at the Low preset, every second, whether or not an admin looked.
    */
-  | { type: 'publish'; sample: MetricsUpdate['sample']; cumulative: MetricsUpdate['cumulative']; sessionsJson: string; fix: MetricsUpdate['fix']; history: MetricsUpdate['history'] }
+  | { type: 'publish'; sample: MetricsUpdate['sample']; cumulative: MetricsUpdate['cumulative']; sessionsJson: string; fix: MetricsUpdate['fix']; history: MetricsUpdate['history']; cluster?: MetricsUpdate['cluster']; orderStages?: MetricsUpdate['orderStages'] }
   /** Close this session with 4010 if this worker holds it: answer with `kicked`. */
   | { type: 'kick'; id: number; sessionId: number; reason: string }
   /**
@@ -75,7 +75,10 @@ export type ToWorker =
 
 /** The `publish` message of `update` (its sessions as JSON: see ToWorker). */
 export function publishMessage(update: MetricsUpdate, sessionsJson = JSON.stringify(update.sessions)): ToWorker {
-  return { type: 'publish', sample: update.sample, cumulative: update.cumulative, sessionsJson, fix: update.fix, history: update.history };
+  return {
+    type: 'publish', sample: update.sample, cumulative: update.cumulative, sessionsJson, fix: update.fix, history: update.history,
+    ...(update.cluster === undefined ? {} : { cluster: update.cluster }), ...(update.orderStages === undefined ? {} : { orderStages: update.orderStages }),
+  };
 }
 
 /**
@@ -91,6 +94,8 @@ export function publishedUpdate(m: Extract<ToWorker, { type: 'publish' }>): Metr
     cumulative: m.cumulative,
     fix: m.fix,
     history: m.history,
+    ...(m.cluster === undefined ? {} : { cluster: m.cluster }),
+    ...(m.orderStages === undefined ? {} : { orderStages: m.orderStages }),
     get sessions(): MetricsUpdate['sessions'] {
       sessions ??= JSON.parse(m.sessionsJson) as MetricsUpdate['sessions'];
       return sessions;

@@ -68,4 +68,28 @@ describe('metrics publish to transport workers', () => {
       JSON.parse = parse;
     }
   });
+
+  it('carries a cluster node\'s order counters and stage histograms, and leaves them out on a single node', async () => {
+    const stages = [{ stage: 'store', leUs: [50, 100], buckets: [1, 3], count: 4, sumUs: 900 }];
+    const base = { sample: { at: 5 }, sessions: [], cumulative: {}, history: {} };
+    const clustered = { ...base, cluster: { orderLeader: 1, orderBatches: 9 }, orderStages: stages } as unknown as MetricsUpdate;
+    const { port1, port2 } = new MessageChannel();
+    const received: Array<ReturnType<typeof publishMessage>> = [];
+    const two = new Promise<void>((resolve) => port2.on('message', (m: ReturnType<typeof publishMessage>) => {
+      received.push(m);
+      if (received.length === 2) resolve();
+    }));
+    port1.postMessage(publishMessage(clustered));
+    port1.postMessage(publishMessage(base as unknown as MetricsUpdate));
+    await two;
+    port1.close();
+    port2.close();
+    const [c, single] = received.map((m) => {
+      if (m.type !== 'publish') throw new Error(`got ${m.type}`);
+      return publishedUpdate(m);
+    });
+    expect(c!.cluster).toEqual(clustered.cluster);
+    expect(c!.orderStages).toEqual(stages);
+    expect('cluster' in single! || 'orderStages' in single!).toBe(false);
+  });
 });

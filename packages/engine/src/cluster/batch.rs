@@ -15,6 +15,7 @@
 //! term's previous one, and a term's messages are gap-free after the seq it began at.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Header naming the number of events framed in a message's body.
 pub const HEADER: &str = "Tidewire-Events";
@@ -38,6 +39,8 @@ pub struct Item<D> {
     pub body: Vec<u8>,
     /// Its completion.
     pub done: D,
+    /// When the desk handed it over (the stage timing, `stages.rs`).
+    pub at: Instant,
 }
 
 /// One stream message: consecutive events of one term with its fences.
@@ -55,6 +58,8 @@ pub struct Message<D> {
     pub events: usize,
     /// Their completions, in order.
     pub dones: Vec<D>,
+    /// When each was handed over, in order.
+    pub queued: Vec<Instant>,
 }
 
 /// Makes messages out of queued events, counting each term's messages for their fences.
@@ -88,6 +93,7 @@ impl Batcher {
             body: Vec::with_capacity(first.body.len() + 8),
             events: 0,
             dones: Vec::new(),
+            queued: Vec::new(),
         };
         push(&mut msg, first);
         while msg.events < MAX_EVENTS && msg.body.len() < MAX_BYTES {
@@ -110,6 +116,7 @@ fn push<D>(msg: &mut Message<D>, item: Item<D>) {
     msg.body.extend_from_slice(&item.body);
     msg.events += 1;
     msg.dones.push(item.done);
+    msg.queued.push(item.at);
 }
 
 /// One event read back from a message: its origin tag (empty: none) and its encoding.
@@ -163,6 +170,7 @@ mod tests {
             tag: Vec::new(),
             body: body.as_bytes().to_vec(),
             done: body.to_owned(),
+            at: Instant::now(),
         }
     }
 

@@ -11,6 +11,7 @@ pub mod batch_meter;
 pub mod lease;
 pub mod orders;
 pub mod records;
+pub mod stages;
 pub mod verdict;
 
 use std::time::Duration;

@@ -34,6 +34,7 @@ use tokio::sync::{mpsc, watch};
 use super::batch;
 use super::batch_meter::BatchMeter;
 use super::lease::{self, Lease};
+use super::stages::{Stage, StageMeter};
 use super::verdict::{stale_refusal, Delivered};
 use super::{ClusterError, Link};
 use crate::error::ErrorCode;
@@ -79,6 +80,8 @@ pub struct ClusterOrderStats {
     pub publish_failures: AtomicU64,
     /// Group commit: messages published, events and bytes in them, messages in flight.
     pub batches: BatchMeter,
+    /// Where an order's time goes in this node, per stage (`stages.rs`).
+    pub stages: StageMeter,
 }
 
 /// Runs after the completions of one stream message (the desk's completion sink ends its group
@@ -123,6 +126,8 @@ struct Forward {
     gateway: Option<u64>,
     req_id: u32,
     payload: Vec<u8>,
+    /// When the engine thread forwarded it.
+    at: Instant,
 }
 
 /// The desk's handle on its NATS tasks (engine thread). Dropping it ends them.
@@ -181,13 +186,16 @@ impl DeskLink {
     /// stream's last seq was `base`, in the term's next stream message (with the events queued
     /// beside it, `batch.rs`); `tag` names the gateway request it answers (empty: none). `done`
     /// runs on the link's thread with the message's result (its stream seq), in publish order.
-    pub fn publish(&self, subject: &Arc<str>, base: u64, tag: Vec<u8>, body: Vec<u8>, done: PublishDone) {
+    /// `now`: the engine pass's time (the stage timing, `stages.rs`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn publish(&self, subject: &Arc<str>, base: u64, tag: Vec<u8>, body: Vec<u8>, done: PublishDone, now: Instant) {
         let req = PublishReq {
             subject: Arc::clone(subject),
             base,
             tag,
             body,
             done,
+            at: now,
         };
         if let Err(mpsc::error::SendError(req)) = self.publish_tx.send(req) {
             (req.done)(Err("the cluster link is stopping".into()));
@@ -195,8 +203,9 @@ impl DeskLink {
     }
 
     /// Forwards a request of local session `sid` to the leader; its answer (or `error`
-    /// UNAVAILABLE when no leader takes it in time) comes back as `ClusterCmd::Deliver`.
-    pub fn forward(&self, sid: u32, req_id: u32, user: &str, req: &RemoteRequest) {
+    /// UNAVAILABLE when no leader takes it in time) comes back as `ClusterCmd::Deliver`. `at`:
+    /// when the request was taken (its command queued for the engine thread).
+    pub fn forward(&self, sid: u32, req_id: u32, user: &str, req: &RemoteRequest, at: Instant) {
         self.stats.forwarded.fetch_add(1, Ordering::Relaxed);
         let payload = encode_request(user, req_id, "", req);
         let _ = self.forward_tx.send(Forward {
@@ -204,6 +213,7 @@ impl DeskLink {
             gateway: None,
             req_id,
             payload,
+            at,
         });
     }
 
@@ -218,6 +228,7 @@ impl DeskLink {
             gateway: Some(request),
             req_id: 0,
             payload,
+            at: Instant::now(),
         });
     }
 
@@ -535,6 +546,7 @@ pub fn start(link: &Arc<Link>, to_engine: ToEngine) -> Result<DeskLink, ClusterE
         timeout,
         forward_rx,
         Arc::clone(&to_engine),
+        Arc::clone(&stats),
     ));
     let started = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -650,11 +662,15 @@ async fn publisher(
             if result.is_err() {
                 failures.publish_failures.fetch_add(1, Ordering::Relaxed);
             }
+            let events = dones.len() as u64;
+            let stored = Instant::now();
+            failures.stages.record_n(Stage::Store, stored - sent.at, events);
             batch::settle(dones, &result);
             failures.batches.settled();
             if let Some(end) = group_end.get() {
                 end();
             }
+            failures.stages.record_n(Stage::Complete, stored.elapsed(), events);
         }
     });
     let mut batcher = batch::Batcher::default();
@@ -682,6 +698,11 @@ async fn publisher(
             .send_publish(sent.subject.to_string(), sent.message())
             .await
             .map_err(|e| describe(e.kind(), &e));
+        for queued in &m.queued {
+            stats
+                .stages
+                .record(Stage::Queue, sent.at.saturating_duration_since(*queued));
+        }
         stats.batches.published(sent.events, sent.body.len());
         if acks_tx.send((attempt, sent, m.dones)).is_err() {
             break;
@@ -1160,6 +1181,8 @@ struct Waiting {
     deadline: Instant,
     /// Sent again at this time (nobody led when it was sent).
     retry_at: Option<Instant>,
+    /// Its latest send.
+    sent: Instant,
 }
 
 /// Sends this node's forwarded requests in order and delivers each answer to its session; a
@@ -1171,6 +1194,7 @@ async fn forwarder(
     timeout: Duration,
     mut rx: mpsc::UnboundedReceiver<Forward>,
     to_engine: ToEngine,
+    stats: Arc<ClusterOrderStats>,
 ) {
     let mut sub = loop {
         match client.subscribe(format!("{}.*", names.replies)).await {
@@ -1182,8 +1206,8 @@ async fn forwarder(
     let mut next_id = 0u64;
     let mut tick = tokio::time::interval(RETRY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let deliver = |sid: u32, gateway: Option<u64>, msg: Vec<u8>| {
-        to_engine(OrderCmd::Cluster(ClusterCmd::Deliver { sid, gateway, msg }))
+    let deliver = |sid: u32, gateway: Option<u64>, msg: Vec<u8>, at: Instant| {
+        to_engine(OrderCmd::Cluster(ClusterCmd::Deliver { sid, gateway, msg, at }))
     };
     loop {
         tokio::select! {
@@ -1193,13 +1217,16 @@ async fn forwarder(
                 let payload = Bytes::from(f.payload);
                 let reply = format!("{}.{next_id}", names.replies);
                 let _ = client.publish_with_reply(names.requests.clone(), reply, payload.clone()).await;
+                let sent = Instant::now();
+                stats.stages.record(Stage::ForwardSend, sent.saturating_duration_since(f.at));
                 waiting.insert(next_id, Waiting {
                     sid: f.sid,
                     gateway: f.gateway,
                     req_id: f.req_id,
                     payload,
-                    deadline: Instant::now() + timeout,
+                    deadline: sent + timeout,
                     retry_at: None,
+                    sent,
                 });
             }
             m = sub.next() => {
@@ -1212,7 +1239,9 @@ async fn forwarder(
                     continue;
                 }
                 if let Some(w) = waiting.remove(&id) {
-                    deliver(w.sid, w.gateway, m.payload.to_vec());
+                    let received = Instant::now();
+                    stats.stages.record(Stage::ForwardRoundTrip, received.saturating_duration_since(w.sent));
+                    deliver(w.sid, w.gateway, m.payload.to_vec(), received);
                 }
             }
             _ = tick.tick() => {
@@ -1225,6 +1254,7 @@ async fn forwarder(
                         w.retry_at = None;
                         let reply = format!("{}.{id}", names.replies);
                         let _ = client.publish_with_reply(names.requests.clone(), reply, w.payload.clone()).await;
+                        w.sent = Instant::now();
                     }
                 }
                 for id in expired {
@@ -1234,7 +1264,7 @@ async fn forwarder(
                         } else {
                             format!("orders are unavailable: the order leader did not answer within {} ms (the request may still be carried out: check the blotter)", timeout.as_millis())
                         };
-                        deliver(w.sid, w.gateway, unavailable(w.req_id, &msg));
+                        deliver(w.sid, w.gateway, unavailable(w.req_id, &msg), now);
                     }
                 }
             }

@@ -21,7 +21,7 @@ use napi::{Env, Status};
 use napi_derive::napi;
 
 use self::error::to_js;
-use self::orders::{JournalRecovery, OrderSubmitInput};
+use self::orders::{JournalRecovery, OrderStage, OrderSubmitInput};
 use self::stats::EngineStats;
 use self::task::EngineTask;
 use self::views::{whole, ContainerMembersInfo, ContainerOpInput, SessionViewInfo, ViewResumeInput, ViewStat};
@@ -609,6 +609,23 @@ impl JsEngine {
     #[napi]
     pub fn take_order_ack_latencies(&self) -> Float64Array {
         Float64Array::new(self.inner.take_order_ack_latencies())
+    }
+
+    /// Cluster mode: where an order's time goes in this node, one histogram per stage, in path
+    /// order (docs/operations.md, `tidewire_cluster_order_stage_seconds`); empty on a single node.
+    #[napi]
+    pub fn order_stages(&self) -> Vec<OrderStage> {
+        self.inner
+            .order_stages()
+            .into_iter()
+            .map(|c| OrderStage {
+                stage: c.stage.name().to_owned(),
+                le_us: crate::cluster::stages::BOUNDS_US.iter().map(|&b| b as f64).collect(),
+                buckets: c.le.iter().map(|&n| n as f64).collect(),
+                count: c.count as f64,
+                sum_us: c.sum_us as f64,
+            })
+            .collect()
     }
 
     /// Stops the engine thread (joins it); later calls throw UNAVAILABLE. Idempotent. Commands

@@ -102,3 +102,19 @@ pub fn time_in_force(s: &str) -> crate::error::Result<crate::order_book::TimeInF
         )),
     }
 }
+
+/// One stage of an order's path in a cluster node (`Engine::order_stages`).
+#[napi(object)]
+pub struct OrderStage {
+    /// `decide`, `queue`, `store`, `complete`, `forward_send`, `forward_round_trip` or
+    /// `forward_deliver`.
+    pub stage: String,
+    /// Upper bounds of the buckets, µs.
+    pub le_us: Vec<f64>,
+    /// Cumulative: observations of at most `leUs[i]` µs.
+    pub buckets: Vec<f64>,
+    /// Observations (the `+Inf` bucket).
+    pub count: f64,
+    /// Their sum, µs.
+    pub sum_us: f64,
+}

@@ -31,6 +31,7 @@ use super::{
 };
 use crate::cluster::batch::Framed;
 use crate::cluster::orders::{gateway_answer, unavailable, DeskLink, GatewayAnswer, Replier};
+use crate::cluster::stages::Stage;
 use crate::config::OrdersConfig;
 use crate::hub::Hub;
 use crate::order_book::{Amend, ExecutionSimulator, OrderBook, OrderEvent, OrderLimits};
@@ -119,6 +120,8 @@ pub enum ClusterCmd {
         gateway: Option<u64>,
         /// `order.ack`, `order.reject` or `error`.
         msg: Vec<u8>,
+        /// When the link thread received it.
+        at: Instant,
     },
     /// A stream publish completed.
     Published(Box<Published>),
@@ -162,8 +165,9 @@ pub(crate) struct ClusterState {
 }
 
 impl ClusterState {
-    /// Publishes `ev` (decided on the live book) in the term's next stream message; the
-    /// completion answers its request (see the module doc).
+    /// Publishes `ev` (decided on the live book in the engine pass of `now`) in the term's next
+    /// stream message; the completion answers its request (see the module doc).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn publish(
         &mut self,
         body: Vec<u8>,
@@ -172,7 +176,12 @@ impl ClusterState {
         ev: OrderEvent,
         reply: Option<PendingReply>,
         gateway: Option<u64>,
+        now: Instant,
     ) {
+        if let Some(r) = &reply {
+            let stages = &self.link.stats().stages;
+            stages.record(Stage::Decide, now.saturating_duration_since(r.accepted_at));
+        }
         self.published += 1;
         let seq = self.event_base + self.published;
         let replier = self.replier.clone();
@@ -186,7 +195,8 @@ impl ClusterState {
         let done = move |result: Result<u64, String>| {
             complete(&post, &shared, &replier, term, result.map(|_| seq), ev, reply, gateway);
         };
-        self.link.publish(&self.subject, self.base, tag, body, Box::new(done));
+        self.link
+            .publish(&self.subject, self.base, tag, body, Box::new(done), now);
     }
 }
 
@@ -327,6 +337,7 @@ impl OrderDesk {
         hub: &mut Hub,
         sid: u32,
         req_id: u32,
+        at: Instant,
         make: impl FnOnce() -> RemoteRequest,
     ) -> bool {
         let OrderLog::Stream(c) = &self.log else { return false };
@@ -335,7 +346,7 @@ impl OrderDesk {
         }
         // A closed session has nobody to answer: nothing is forwarded.
         if let Some((user, _)) = hub.session_user_and_worker(sid) {
-            c.link.forward(sid, req_id, user, &make());
+            c.link.forward(sid, req_id, user, &make(), at);
         }
         true
     }
@@ -394,7 +405,14 @@ impl OrderDesk {
                 sid,
                 gateway: None,
                 msg,
-            } => hub.reply_now(sid, &msg, now),
+                at,
+            } => {
+                if let OrderLog::Stream(c) = &self.log {
+                    let stages = &c.link.stats().stages;
+                    stages.record(Stage::ForwardDeliver, now.saturating_duration_since(at));
+                }
+                hub.reply_now(sid, &msg, now);
+            }
             ClusterCmd::Deliver {
                 gateway: Some(request),
                 msg,

@@ -439,7 +439,7 @@ impl OrderDesk {
     pub fn handle(&mut self, hub: &mut Hub, cmd: OrderCmd, now: Instant) {
         match cmd {
             OrderCmd::Submit { sid, req_id, order, at } => {
-                if !self.forward(hub, sid, req_id, || RemoteRequest::Submit(order.clone())) {
+                if !self.forward(hub, sid, req_id, at, || RemoteRequest::Submit(order.clone())) {
                     let user = hub.session_user_and_worker(sid).map(|(u, _)| u.to_owned());
                     self.submit(hub, To::local(sid), user, req_id, order, None, at, now);
                 }
@@ -450,7 +450,7 @@ impl OrderDesk {
                 client_order_id,
                 at,
             } => {
-                if !self.forward(hub, sid, req_id, || RemoteRequest::Cancel(client_order_id.clone())) {
+                if !self.forward(hub, sid, req_id, at, || RemoteRequest::Cancel(client_order_id.clone())) {
                     let user = hub.session_user_and_worker(sid).map(|(u, _)| u.to_owned());
                     self.change(hub, To::local(sid), user, req_id, client_order_id, None, at, now);
                 }
@@ -463,7 +463,7 @@ impl OrderDesk {
                 price,
                 at,
             } => {
-                let forwarded = self.forward(hub, sid, req_id, || RemoteRequest::Amend {
+                let forwarded = self.forward(hub, sid, req_id, at, || RemoteRequest::Amend {
                     client_order_id: client_order_id.clone(),
                     quantity,
                     price,
@@ -785,7 +785,7 @@ impl OrderDesk {
         let shared = Arc::clone(&self.shared);
         let journal = match &mut self.log {
             OrderLog::Journal(j) => j,
-            OrderLog::Stream(c) => return c.publish(body, post, shared, ev, reply, gateway),
+            OrderLog::Stream(c) => return c.publish(body, post, shared, ev, reply, gateway, now),
         };
         // An attached gateway's order: announced with its journal seq before it is durable.
         let announce = self.gateway.as_mut().and_then(|g| g.appending(&ev));

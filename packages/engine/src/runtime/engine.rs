@@ -730,6 +730,16 @@ impl Engine {
         s
     }
 
+    /// Cluster mode: where an order's time goes in this node, per stage (`cluster/stages.rs`);
+    /// empty on a single node.
+    pub fn order_stages(&self) -> Vec<crate::cluster::stages::StageCounts> {
+        self.shared
+            .cluster_orders
+            .as_ref()
+            .map(|c| c.stages.counts())
+            .unwrap_or_default()
+    }
+
     /// Commands queued for the engine thread now, both lanes (source publishes, session
     /// requests, order requests, journal completions).
     pub fn queue_depth(&self) -> usize {
