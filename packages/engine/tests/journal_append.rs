@@ -424,15 +424,25 @@ fn a_group_failing_after_a_rotation_completes_what_the_rotation_synced_as_durabl
     }
     go_tx.send(()).unwrap();
     let mut completed: Vec<(u64, bool)> = (2..=LAST)
-        .map(|_| rx.recv_timeout(Duration::from_secs(10)).expect("every append completes"))
+        .map(|_| {
+            rx.recv_timeout(Duration::from_secs(10))
+                .expect("every append completes")
+        })
         .collect();
     completed.sort_unstable();
     let durable = j.failed_at().expect("the writer failed");
-    assert!(durable > 2 && durable < LAST, "the group rotated before it failed: {durable}");
+    assert!(
+        durable > 2 && durable < LAST,
+        "the group rotated before it failed: {durable}"
+    );
     let ok: Vec<u64> = completed.iter().filter(|c| c.1).map(|c| c.0).collect();
     assert_eq!(ok, (2..=durable).collect::<Vec<_>>(), "durable ones complete as such");
     assert!(j.close().is_err());
     let (all, _) = reopen_all(dir.path());
     let seqs: Vec<u64> = all.iter().map(|e| e.0).collect();
-    assert_eq!(seqs, (1..=durable).collect::<Vec<_>>(), "exactly what was completed as durable");
+    assert_eq!(
+        seqs,
+        (1..=durable).collect::<Vec<_>>(),
+        "exactly what was completed as durable"
+    );
 }

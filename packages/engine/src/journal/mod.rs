@@ -399,9 +399,19 @@ impl Journal {
         done: impl FnOnce(Result<u64, JournalError>) + Send + 'static,
     ) -> Result<u64, JournalError> {
         let req = self.request(body, Box::new(done))?;
+        self.enqueue(req, |tx, req| tx.send(req).map_err(|_| JournalError::Closed))
+    }
+
+    /// Queues `req` with `send` and returns its seq: the seq is taken only once `send` queued it,
+    /// under the lock that keeps the numbering and the queue in the same order.
+    fn enqueue(
+        &self,
+        req: writer::Request,
+        send: impl FnOnce(&Sender<writer::Request>, writer::Request) -> Result<(), JournalError>,
+    ) -> Result<u64, JournalError> {
         let tx = self.tx.as_ref().ok_or(JournalError::Closed)?;
         let mut next = self.next_seq.lock().unwrap_or_else(|p| p.into_inner());
-        tx.send(req).map_err(|_| JournalError::Closed)?;
+        send(tx, req)?;
         let seq = *next;
         *next += 1;
         drop(next);
@@ -425,19 +435,14 @@ impl Journal {
         done: impl FnOnce(Result<u64, JournalError>) + Send + 'static,
     ) -> Result<u64, JournalError> {
         let req = self.request(body, Box::new(done))?;
-        let tx = self.tx.as_ref().ok_or(JournalError::Closed)?;
-        let mut next = self.next_seq.lock().unwrap_or_else(|p| p.into_inner());
-        tx.try_send(req).map_err(|e| match e {
-            TrySendError::Full(_) => JournalError::QueueFull {
-                capacity: self.queue_capacity,
-            },
-            TrySendError::Disconnected(_) => JournalError::Closed,
-        })?;
-        let seq = *next;
-        *next += 1;
-        drop(next);
-        self.queued(tx);
-        Ok(seq)
+        self.enqueue(req, |tx, req| {
+            tx.try_send(req).map_err(|e| match e {
+                TrySendError::Full(_) => JournalError::QueueFull {
+                    capacity: self.queue_capacity,
+                },
+                TrySendError::Disconnected(_) => JournalError::Closed,
+            })
+        })
     }
 
     /// Appends and blocks until durable; returns the seq.

@@ -16,6 +16,9 @@
 //!   well as the session store the report (`SessionHandle::send_gated`): the two fdatasyncs run
 //!   at the same time, and nothing leaves before both. A request refused before or by the desk is
 //!   answered at once (ExecutionReport Rejected, or OrderCancelReject).
+//! - When the journal fails, the desk says up to which seq it is durable: the stored reports of
+//!   later seqs are voided (a resend gap-fills them) and never sent, the output behind them goes,
+//!   and the requests they answered are refused (`Gateway::journal_failed`).
 //! - A new order is journaled with its session's name (the accept's origin), so that a start
 //!   after a crash can report a New the store lost; a stored report the journal lost is voided
 //!   (`state.rs`: `undurable`, `reconcile`).

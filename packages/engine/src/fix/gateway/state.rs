@@ -103,6 +103,24 @@ pub struct Owned {
 }
 
 impl Owned {
+    /// Durable order `o` as accepted, entered on session `s` with ClOrdID `cl_ord_id`: its New is
+    /// what was last reported.
+    fn accepted(s: usize, cl_ord_id: String, o: &Order) -> Owned {
+        Owned {
+            session: s,
+            cl_ord_id,
+            desk_cid: o.client_order_id.clone(),
+            instrument: o.instrument.clone(),
+            side: o.side,
+            limit: o.price.is_some(),
+            status: b'0',
+            cum: 0,
+            avg: 0.0,
+            quantity: o.quantity,
+            price: o.price,
+        }
+    }
+
     /// The OrdStatus an OrderCancelReject shows.
     pub fn status_char(&self) -> u8 {
         self.status
@@ -367,19 +385,7 @@ impl State {
         accepted.filled_quantity = 0;
         accepted.average_price = 0.0;
         accepted.updated_ms = o.created_ms;
-        let mut own = Owned {
-            session: s,
-            cl_ord_id: o.client_order_id.clone(),
-            desk_cid: o.client_order_id.clone(),
-            instrument: o.instrument.clone(),
-            side: o.side,
-            limit: o.price.is_some(),
-            status: b'0',
-            cum: 0,
-            avg: 0.0,
-            quantity: o.quantity,
-            price: o.price,
-        };
+        let mut own = Owned::accepted(s, o.client_order_id.clone(), o);
         let (v, prefix) = sessions[s];
         let exec_id = format!("{}-1", o.order_id);
         emit(
@@ -464,19 +470,7 @@ impl State {
             let Some(p) = pending.filter(|p| p.kind == Kind::New) else {
                 return; // an order entered elsewhere (the web) is not reported on FIX
             };
-            let own = Owned {
-                session: p.session,
-                cl_ord_id: p.cl_ord_id.clone(),
-                desk_cid: o.client_order_id.clone(),
-                instrument: o.instrument.clone(),
-                side: o.side,
-                limit: o.price.is_some(),
-                status: b'0',
-                cum: 0,
-                avg: 0.0,
-                quantity: o.quantity,
-                price: o.price,
-            };
+            let own = Owned::accepted(p.session, p.cl_ord_id.clone(), o);
             self.by_cl.insert((p.session, p.cl_ord_id.clone()), id);
             let (v, prefix) = sessions[own.session];
             let exec_id = format!("{id}-{}", o.version);
