@@ -810,26 +810,43 @@ fn a_durable_order_whose_new_report_the_store_lost_is_reported_at_start() {
     rig.engine.shutdown().unwrap();
 }
 
+/// A journal write failure for `cfg`: once armed, the journal's next write stops (announcing
+/// its last seq on `inside`) until `go` lets it go, then fails as on a full disk.
+struct Fault {
+    armed: Arc<std::sync::atomic::AtomicBool>,
+    go: crossbeam_channel::Sender<()>,
+    inside: crossbeam_channel::Receiver<u64>,
+}
+
+impl Fault {
+    fn on(cfg: &mut OrdersConfig) -> Fault {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let armed = Arc::new(AtomicBool::new(false));
+        let (go, go_rx) = crossbeam_channel::unbounded::<()>();
+        let (inside_tx, inside) = crossbeam_channel::unbounded::<u64>();
+        let arm = Arc::clone(&armed);
+        cfg.journal_write_fault = Some(Arc::new(move |seq| {
+            if !arm.load(Ordering::Acquire) {
+                return None;
+            }
+            let _ = inside_tx.send(seq);
+            let _ = go_rx.recv_timeout(fix_client::WAIT);
+            Some(std::io::Error::from(std::io::ErrorKind::StorageFull))
+        }));
+        Fault { armed, go, inside }
+    }
+
+    fn arm(&self) {
+        self.armed.store(true, std::sync::atomic::Ordering::Release);
+    }
+}
+
 #[test]
 fn a_journal_failure_voids_the_held_report_releases_what_waits_and_refuses_its_request() {
-    use std::sync::atomic::{AtomicBool, Ordering};
     let dir = TempDir::new("fixgw-jfail");
     let (journal, store) = (dir.path().join("journal"), dir.path().join("fix"));
     let mut cfg = orders_config(&journal);
-    // once armed, the journal's next write stops until the test lets it go, then fails as a full
-    // disk does
-    let armed = Arc::new(AtomicBool::new(false));
-    let (go_tx, go_rx) = crossbeam_channel::unbounded::<()>();
-    let (inside_tx, inside_rx) = crossbeam_channel::unbounded::<u64>();
-    let arm = Arc::clone(&armed);
-    cfg.journal_write_fault = Some(Arc::new(move |seq| {
-        if !arm.load(Ordering::Acquire) {
-            return None;
-        }
-        let _ = inside_tx.send(seq);
-        let _ = go_rx.recv_timeout(fix_client::WAIT);
-        Some(std::io::Error::from(std::io::ErrorKind::StorageFull))
-    }));
+    let fault = Fault::on(&mut cfg);
     let rig = Rig::start(cfg);
     rig.market("/FX/EURUSD", 1.0850, 1.0852);
     let gw = gateway(&store, &rig.engine, None);
@@ -838,12 +855,12 @@ fn a_journal_failure_voids_the_held_report_releases_what_waits_and_refuses_its_r
     c.send("D", &buy44("J1", 10, "1.08"));
     tags(&er(&mut c, "J1"), &[(150, "0"), (37, "1")]);
 
-    armed.store(true, Ordering::Release);
+    fault.arm();
     let before = gw.sessions()[0].clone();
     let voided = before.next_sender_seq;
     c.send("D", &buy44("J2", 5, "1.08"));
     assert_eq!(
-        inside_rx.recv_timeout(fix_client::WAIT),
+        fault.inside.recv_timeout(fix_client::WAIT),
         Ok(2),
         "J2's entry is being written"
     );
@@ -861,7 +878,7 @@ fn a_journal_failure_voids_the_held_report_releases_what_waits_and_refuses_its_r
         "nothing passes the held New"
     );
 
-    go_tx.send(()).unwrap();
+    fault.go.send(()).unwrap();
     // the held rejection goes, one MsgSeqNum past the voided New; then J2's refusal
     let bad = c.next_app();
     tags(
@@ -927,4 +944,67 @@ fn a_journal_failure_voids_the_held_report_releases_what_waits_and_refuses_its_r
     tags(&er(&mut c, "J1c2"), &[(150, "4"), (37, "1")]);
     gw.stop();
     rig.engine.shutdown().unwrap();
+}
+
+#[test]
+fn a_journal_failure_while_the_line_is_down_is_a_gap_and_a_refusal_by_resend() {
+    let dir = TempDir::new("fixgw-jfail-away");
+    let mut cfg = orders_config(&dir.path().join("journal"));
+    let fault = Fault::on(&mut cfg);
+    let rig = Rig::start(cfg);
+    rig.market("/FX/EURUSD", 1.0850, 1.0852);
+    let gw = gateway(&dir.path().join("fix"), &rig.engine, None);
+    let mut c = connect44(&gw, 1);
+    c.logon();
+    c.send("D", &buy44("K1", 10, "1.08"));
+    er(&mut c, "K1");
+    fault.arm();
+    let voided = gw.sessions()[0].next_sender_seq;
+    c.send("D", &buy44("K2", 5, "1.08"));
+    assert_eq!(fault.inside.recv_timeout(fix_client::WAIT), Ok(2));
+    wait_for(&gw, "K2's New stored", |g| {
+        g.sessions()[0].next_sender_seq == voided + 1
+    });
+    // the line drops while the New waits for the journal
+    let next_in = c.seq;
+    c.drop_line();
+    wait_for(&gw, "the session down", |g| {
+        g.sessions()[0].state == SessionState::Disconnected
+    });
+    fault.go.send(()).unwrap();
+    // K2's refusal is stored as sent for the counterparty (away)
+    wait_for(&gw, "K2's refusal stored", |g| {
+        g.sessions()[0].next_sender_seq == voided + 2
+    });
+    let mut c = connect44(&gw, next_in);
+    let logon = c.logon();
+    assert_eq!(logon.at(34), (voided + 2).to_string(), "{logon:?}");
+    c.send("2", &format!("7={voided}|16=0"));
+    tags(
+        &c.recv(),
+        &[
+            (35, "4"),
+            (123, "Y"),
+            (34, &voided.to_string()),
+            (36, &(voided + 1).to_string()),
+        ],
+    );
+    let k2 = c.recv();
+    tags(
+        &k2,
+        &[
+            (35, "8"),
+            (43, "Y"),
+            (11, "K2"),
+            (150, "8"),
+            (34, &(voided + 1).to_string()),
+        ],
+    );
+    assert!(
+        k2.at(58)
+            .starts_with("order journal failed, request not acknowledged: "),
+        "{k2:?}"
+    );
+    gw.stop();
+    let _ = rig.engine.shutdown(); // reports the journal's failure
 }
