@@ -90,7 +90,7 @@ pub trait GatewaySink: Send + Sync {
     fn unavailable(&self, request: u64, message: &str);
     /// An event of an order of one of the gateway's users was appended (in journal order); it is
     /// durable once `durable` names its seq. A journal failure after it: the seq never becomes
-    /// durable (the request it answers, if any, gets `unavailable`).
+    /// durable (`failed` says so; the request it answers, if any, gets `unavailable`).
     fn appended(&self, update: &Durable<'_>);
     /// The appended event `update.seq` is durable (in journal order; every seq before it is too).
     fn durable(&self, update: &Durable<'_>);
