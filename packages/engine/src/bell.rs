@@ -52,10 +52,13 @@ impl Bell {
         }
     }
 
-    /// The queue's senders are gone: the thread is woken and never sleeps on the bell again.
+    /// The queue's senders are gone: the thread is woken (from a `sleep` or a `doze`) and never
+    /// sleeps on the bell again.
     pub(crate) fn close(&self) {
-        self.closed.store(true, Ordering::Relaxed);
-        self.ring();
+        self.closed.store(true, Ordering::SeqCst);
+        // unconditionally: a doze does not count as asleep (an unpark before a park only makes
+        // that park return at once)
+        self.unpark();
     }
 
     /// On the waiting thread: parks until rung or `deadline`, unless `has_work` says a message
@@ -127,6 +130,25 @@ mod tests {
         let b = bell.clone();
         let dozer = std::thread::spawn(move || b.doze(Instant::now() + Duration::from_secs(600)));
         bell.nudge();
+        dozer.join().unwrap();
+    }
+
+    #[test]
+    fn close_ends_a_doze_under_way() {
+        let bell = Arc::new(Bell::default());
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let b = bell.clone();
+        let dozer = std::thread::spawn(move || {
+            b.doze(Instant::now() + Duration::from_secs(600));
+            tx.send(()).unwrap();
+        });
+        // parked in the doze (or about to be): the close must end it either way
+        std::thread::sleep(Duration::from_millis(20));
+        bell.close();
+        assert!(
+            rx.recv_timeout(Duration::from_secs(10)).is_ok(),
+            "the doze ended at the close"
+        );
         dozer.join().unwrap();
     }
 }

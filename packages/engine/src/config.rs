@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::{EngineError, Result};
-use crate::journal::{Clock, SyncHook, SystemClock};
+use crate::journal::{Clock, SyncHook, SystemClock, WriteFault};
 use crate::order_book::{SimulatorConfig, MAX_PRICE_TICKS, MAX_TICK_SIZE, MIN_TICK_SIZE};
 
 /// Batching and throttling of session outboxes (Liberator semantics, see `batch::Burst`).
@@ -447,6 +447,8 @@ pub struct OrdersConfig {
     pub clock: Arc<dyn Clock>,
     /// Hook after each journal fdatasync (tests: hold the writer to observe "no ack before durable").
     pub sync_hook: Option<SyncHook>,
+    /// Injected journal write failure (tests: a disk that fails under the running desk).
+    pub journal_write_fault: Option<WriteFault>,
     /// When open DAY orders expire (cancelled with reason `endOfDay`, journaled like a cancel), in
     /// UTC by `clock`. Default `None`: DAY orders never expire (napi: `endOfDay` unset or empty).
     pub end_of_day: Option<EndOfDay>,
@@ -542,6 +544,7 @@ impl OrdersConfig {
             pass_interval: Duration::from_millis(250),
             clock: Arc::new(SystemClock),
             sync_hook: None,
+            journal_write_fault: None,
             end_of_day: None,
             risk: crate::order_book::RiskRules::default(),
         }

@@ -809,3 +809,202 @@ fn a_durable_order_whose_new_report_the_store_lost_is_reported_at_start() {
     gw.stop();
     rig.engine.shutdown().unwrap();
 }
+
+/// A journal write failure for `cfg`: once armed, the journal's next write stops (announcing
+/// its last seq on `inside`) until `go` lets it go, then fails as on a full disk.
+struct Fault {
+    armed: Arc<std::sync::atomic::AtomicBool>,
+    go: crossbeam_channel::Sender<()>,
+    inside: crossbeam_channel::Receiver<u64>,
+}
+
+impl Fault {
+    fn on(cfg: &mut OrdersConfig) -> Fault {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let armed = Arc::new(AtomicBool::new(false));
+        let (go, go_rx) = crossbeam_channel::unbounded::<()>();
+        let (inside_tx, inside) = crossbeam_channel::unbounded::<u64>();
+        let arm = Arc::clone(&armed);
+        cfg.journal_write_fault = Some(Arc::new(move |seq| {
+            if !arm.load(Ordering::Acquire) {
+                return None;
+            }
+            let _ = inside_tx.send(seq);
+            let _ = go_rx.recv_timeout(fix_client::WAIT);
+            Some(std::io::Error::from(std::io::ErrorKind::StorageFull))
+        }));
+        Fault { armed, go, inside }
+    }
+
+    fn arm(&self) {
+        self.armed.store(true, std::sync::atomic::Ordering::Release);
+    }
+}
+
+#[test]
+fn a_journal_failure_voids_the_held_report_releases_what_waits_and_refuses_its_request() {
+    let dir = TempDir::new("fixgw-jfail");
+    let (journal, store) = (dir.path().join("journal"), dir.path().join("fix"));
+    let mut cfg = orders_config(&journal);
+    let fault = Fault::on(&mut cfg);
+    let rig = Rig::start(cfg);
+    rig.market("/FX/EURUSD", 1.0850, 1.0852);
+    let gw = gateway(&store, &rig.engine, None);
+    let mut c = connect44(&gw, 1);
+    c.logon();
+    c.send("D", &buy44("J1", 10, "1.08"));
+    tags(&er(&mut c, "J1"), &[(150, "0"), (37, "1")]);
+
+    fault.arm();
+    let before = gw.sessions()[0].clone();
+    let voided = before.next_sender_seq;
+    c.send("D", &buy44("J2", 5, "1.08"));
+    assert_eq!(
+        fault.inside.recv_timeout(fix_client::WAIT),
+        Ok(2),
+        "J2's entry is being written"
+    );
+    wait_for(&gw, "J2's New stored", |g| {
+        g.sessions()[0].next_sender_seq == voided + 1
+    });
+    // refused at once by the desk (nothing journaled): stored, and held behind J2's New
+    c.send("D", "11=BAD|55=NOPE|54=1|60=<NOW>|38=1|40=2|44=1.08|59=0");
+    wait_for(&gw, "BAD's rejection stored", |g| {
+        g.sessions()[0].next_sender_seq == voided + 2
+    });
+    assert_eq!(
+        gw.sessions()[0].messages_out,
+        before.messages_out,
+        "nothing passes the held New"
+    );
+
+    fault.go.send(()).unwrap();
+    // the held rejection goes, one MsgSeqNum past the voided New; then J2's refusal
+    let bad = c.next_app();
+    tags(
+        &bad,
+        &[(35, "8"), (11, "BAD"), (150, "8"), (34, &(voided + 1).to_string())],
+    );
+    let j2 = c.next_app();
+    tags(
+        &j2,
+        &[
+            (35, "8"),
+            (11, "J2"),
+            (150, "8"),
+            (39, "8"),
+            (103, "99"),
+            (34, &(voided + 2).to_string()),
+        ],
+    );
+    assert!(
+        j2.at(58)
+            .starts_with("order journal failed, request not acknowledged: "),
+        "{j2:?}"
+    );
+    assert!(j2.get(37).is_none_or(|id| id == "NONE"), "no order id: {j2:?}");
+    // the counterparty asks for the gap: a gap fill, never the voided New
+    c.send("2", &format!("7={voided}|16={voided}"));
+    tags(
+        &c.recv(),
+        &[
+            (35, "4"),
+            (123, "Y"),
+            (34, &voided.to_string()),
+            (36, &(voided + 1).to_string()),
+        ],
+    );
+    // the desk takes no order any more; FIX answers as it answers the web
+    c.send("D", &buy44("J3", 1, "1.08"));
+    let j3 = er(&mut c, "J3");
+    tags(&j3, &[(150, "8"), (103, "99")]);
+    assert!(j3.at(58).starts_with("orders are unavailable: "), "{j3:?}");
+    c.send("F", "11=J1c|41=J1|55=EURUSD|54=1|60=<NOW>|38=10");
+    let cxl = c.next_app();
+    tags(
+        &cxl,
+        &[(35, "9"), (11, "J1c"), (41, "J1"), (37, "1"), (39, "0"), (434, "1")],
+    );
+    assert!(cxl.at(58).starts_with("orders are unavailable: "), "{cxl:?}");
+    let next_in = c.seq;
+    gw.stop();
+    let _ = rig.engine.shutdown(); // reports the journal's failure
+
+    // after a restart: J1 as the journal holds it, J2 never existed, the void stays
+    let rig = Rig::start(orders_config(&journal));
+    rig.market("/FX/EURUSD", 1.0850, 1.0852);
+    let gw = gateway(&store, &rig.engine, None);
+    let mut c = connect44(&gw, next_in);
+    c.logon();
+    c.send("2", &format!("7={voided}|16={voided}"));
+    tags(&c.recv(), &[(35, "4"), (123, "Y"), (34, &voided.to_string())]);
+    c.send("F", "11=J2c|41=J2|55=EURUSD|54=1|60=<NOW>|38=5");
+    tags(&c.next_app(), &[(35, "9"), (11, "J2c"), (102, "1")]);
+    c.send("F", "11=J1c2|41=J1|55=EURUSD|54=1|60=<NOW>|38=10");
+    tags(&er(&mut c, "J1c2"), &[(150, "4"), (37, "1")]);
+    gw.stop();
+    rig.engine.shutdown().unwrap();
+}
+
+#[test]
+fn a_journal_failure_while_the_line_is_down_is_a_gap_and_a_refusal_by_resend() {
+    let dir = TempDir::new("fixgw-jfail-away");
+    let mut cfg = orders_config(&dir.path().join("journal"));
+    let fault = Fault::on(&mut cfg);
+    let rig = Rig::start(cfg);
+    rig.market("/FX/EURUSD", 1.0850, 1.0852);
+    let gw = gateway(&dir.path().join("fix"), &rig.engine, None);
+    let mut c = connect44(&gw, 1);
+    c.logon();
+    c.send("D", &buy44("K1", 10, "1.08"));
+    er(&mut c, "K1");
+    fault.arm();
+    let voided = gw.sessions()[0].next_sender_seq;
+    c.send("D", &buy44("K2", 5, "1.08"));
+    assert_eq!(fault.inside.recv_timeout(fix_client::WAIT), Ok(2));
+    wait_for(&gw, "K2's New stored", |g| {
+        g.sessions()[0].next_sender_seq == voided + 1
+    });
+    // the line drops while the New waits for the journal
+    let next_in = c.seq;
+    c.drop_line();
+    wait_for(&gw, "the session down", |g| {
+        g.sessions()[0].state == SessionState::Disconnected
+    });
+    fault.go.send(()).unwrap();
+    // K2's refusal is stored as sent for the counterparty (away)
+    wait_for(&gw, "K2's refusal stored", |g| {
+        g.sessions()[0].next_sender_seq == voided + 2
+    });
+    let mut c = connect44(&gw, next_in);
+    let logon = c.logon();
+    assert_eq!(logon.at(34), (voided + 2).to_string(), "{logon:?}");
+    c.send("2", &format!("7={voided}|16=0"));
+    tags(
+        &c.recv(),
+        &[
+            (35, "4"),
+            (123, "Y"),
+            (34, &voided.to_string()),
+            (36, &(voided + 1).to_string()),
+        ],
+    );
+    let k2 = c.recv();
+    tags(
+        &k2,
+        &[
+            (35, "8"),
+            (43, "Y"),
+            (11, "K2"),
+            (150, "8"),
+            (34, &(voided + 1).to_string()),
+        ],
+    );
+    assert!(
+        k2.at(58)
+            .starts_with("order journal failed, request not acknowledged: "),
+        "{k2:?}"
+    );
+    gw.stop();
+    let _ = rig.engine.shutdown(); // reports the journal's failure
+}

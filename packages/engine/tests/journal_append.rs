@@ -387,3 +387,62 @@ fn append_returns_the_seq_its_completion_gets_across_a_reopen() {
         j.close().unwrap();
     }
 }
+
+#[test]
+fn a_group_failing_after_a_rotation_completes_what_the_rotation_synced_as_durable() {
+    use std::sync::atomic::AtomicBool;
+    let dir = TempDir::new("fail-after-rotation");
+    let mut o = options(dir.path());
+    o.segment_bytes = 4096;
+    // once told to, the writer stops after a sync until the test queued a group that rotates
+    let hold = Arc::new(AtomicBool::new(false));
+    let (inside_tx, inside_rx) = crossbeam_channel::unbounded::<()>();
+    let (go_tx, go_rx) = crossbeam_channel::unbounded::<()>();
+    let h = hold.clone();
+    o.sync_hook = Some(Arc::new(move |_| {
+        if h.swap(false, Ordering::SeqCst) {
+            inside_tx.send(()).unwrap();
+            let _ = go_rx.recv_timeout(Duration::from_secs(10));
+        }
+    }));
+    // the group's last write fails (a full disk); the writes of its rotations before it do not
+    const LAST: u64 = 30;
+    o.write_fault = Some(Arc::new(|last| {
+        (last == LAST).then(|| std::io::Error::from(std::io::ErrorKind::StorageFull))
+    }));
+    let (j, _) = Journal::open(o).unwrap();
+    assert_eq!(j.append_wait(vec![1; 1000]).unwrap(), 1);
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let done = move |tx: crossbeam_channel::Sender<_>, i: u64| {
+        move |r: Result<u64, JournalError>| tx.send((i, r.is_ok())).unwrap()
+    };
+    hold.store(true, Ordering::SeqCst);
+    j.append(vec![2; 1000], done(tx.clone(), 2)).unwrap();
+    inside_rx.recv_timeout(Duration::from_secs(10)).expect("seq 2 synced");
+    for i in 3..=LAST {
+        j.append(vec![i as u8; 1000], done(tx.clone(), i)).unwrap();
+    }
+    go_tx.send(()).unwrap();
+    let mut completed: Vec<(u64, bool)> = (2..=LAST)
+        .map(|_| {
+            rx.recv_timeout(Duration::from_secs(10))
+                .expect("every append completes")
+        })
+        .collect();
+    completed.sort_unstable();
+    let durable = j.failed_at().expect("the writer failed");
+    assert!(
+        durable > 2 && durable < LAST,
+        "the group rotated before it failed: {durable}"
+    );
+    let ok: Vec<u64> = completed.iter().filter(|c| c.1).map(|c| c.0).collect();
+    assert_eq!(ok, (2..=durable).collect::<Vec<_>>(), "durable ones complete as such");
+    assert!(j.close().is_err());
+    let (all, _) = reopen_all(dir.path());
+    let seqs: Vec<u64> = all.iter().map(|e| e.0).collect();
+    assert_eq!(
+        seqs,
+        (1..=durable).collect::<Vec<_>>(),
+        "exactly what was completed as durable"
+    );
+}

@@ -3,10 +3,13 @@
  * QuickFIX/J 2.3.1 as the initiator (qfj.ts): FIX 4.4 and 4.2 logons, NewOrderSingle -> New,
  * replace, cancel, unknown symbol, fills when the market (a source publishing bid/ask) trades
  * through, the FIX user's web blotter listing the orders; a dropped line with a fill while away
- * delivered by resend; a server restart with the sequence numbers and ClOrdID chains kept.
+ * delivered by resend; a server restart with the sequence numbers and ClOrdID chains kept; the
+ * journal's disk filling up under a running session (a tmpfs, when the test may mount one).
  * QuickFIX/J validates every report we send against its own data dictionary.
  */
 
+import { execFileSync } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { RecordPublish, ServerMessage } from '@tidewire/protocol';
 import { encodeSourceFrame } from '@tidewire/protocol';
@@ -208,6 +211,74 @@ describe('the FIX gateway with QuickFIX/J as the initiator', () => {
     q.send('F', { 11: 'K3', 41: 'K2', 55: 'EURUSD', 54: 1, 60: fixNow(), 38: 20 });
     tags(await q.er('K3'), { 150: '4', 39: '4', 41: 'K2', 38: '20' });
     expect(q.lines.filter((l) => l.startsWith('admin-in') && l.includes('|35=5|'))).toEqual([]);
+  }, TEST_MS);
+
+  it('answers every order once the journal disk is full, and gap-fills the report it held', async (ctx) => {
+    if (unavailable !== undefined) return ctx.skip();
+    // a real full disk: the journal directory on a 1 MiB tmpfs (the session store stays beside it)
+    const journal = path.join(tempDir('tidewire-fix-full-'), 'journal');
+    mkdirSync(journal);
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', journal], { stdio: 'ignore' });
+    } catch {
+      console.warn('[fix-gateway.test] journal failure skipped: cannot mount a tmpfs here (needs root)');
+      return ctx.skip();
+    }
+    try {
+      const fx = await startFixServer(journal);
+      await fx.source.publish(market(1.085, 1.0852));
+      const q = initiator(fx, 'FIX.4.4', tempDir('tidewire-qfj44-'));
+      await q.logon();
+      q.send('D', { 11: 'F0', 55: 'EURUSD', 54: 1, 60: fixNow(), 38: 10, 40: 2, 44: '1.08', 59: 0 });
+      tags(await q.er('F0'), { 150: '0' });
+
+      // fill the tmpfs (again before each order: a failed spare segment gives its space back);
+      // the journal's tail page fits a few more entries, then a write finds no space
+      const filler = openSync(path.join(journal, 'filler'), 'a');
+      const fill = (): void => {
+        const chunk = Buffer.alloc(4096);
+        try {
+          for (let i = 0; i < 1024; i++) writeSync(filler, chunk);
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'ENOSPC') throw e;
+        }
+      };
+      let failed: FixMsg | undefined;
+      for (let i = 1; i <= 200 && failed === undefined; i++) {
+        fill();
+        q.send('D', { 11: `F${i}`, 55: 'EURUSD', 54: 1, 60: fixNow(), 38: 10, 40: 2, 44: '1.08', 59: 0 });
+        const r = await q.er(`F${i}`);
+        if (r.fields.get(150) !== '0') failed = r;
+      }
+      closeSync(filler);
+      expect(failed, 'a journal write failed for a full disk').toBeDefined();
+      // the D whose New was held gets the answer a web client gets for it
+      tags(failed!, { 150: '8', 39: '8', 103: '99' });
+      expect(failed!.fields.get(58)).toMatch(/^order journal failed, request not acknowledged: .*No space left on device/);
+      // QuickFIX/J saw the gap where the New was, asked for it and got a gap fill, never the New
+      const voided = Number(failed!.fields.get(34)) - 1;
+      const resendReq = q.lines.find((l) => l.startsWith('admin-out') && l.includes('|35=2|'));
+      expect(resendReq, q.lines.join('\n')).toContain(`|7=${voided}|`);
+      const gapFill = q.lines.find((l) => l.startsWith('admin-in') && l.includes('|35=4|') && l.includes(`|34=${voided}|`));
+      expect(gapFill, q.lines.join('\n')).toContain('|123=Y|');
+      expect(q.lines.filter((l) => l.startsWith('app ') && l.includes(`|34=${voided}|`))).toEqual([]);
+
+      // from here on the desk takes no order: FIX and the web get the same refusal
+      q.send('D', { 11: 'G1', 55: 'EURUSD', 54: 1, 60: fixNow(), 38: 10, 40: 2, 44: '1.08', 59: 0 });
+      const refused = await q.er('G1');
+      tags(refused, { 150: '8', 103: '99' });
+      const web = await new RawSocket(`${fx.server.wsBase}/stream`).open();
+      await web.login('alice', 'alice123');
+      web.send({ type: 'order.submit', reqId: 9, clientOrderId: 'W1', instrument: '/FX/EURUSD', side: 'buy', quantity: 1, price: 1.08, timeInForce: 'day' });
+      const error = await web.next((m) => m.type === 'error' && 'reqId' in m && m.reqId === 9, 'the web refusal') as ServerMessage & { message: string };
+      expect(refused.fields.get(58)).toBe(error.message);
+      expect(error.message).toMatch(/^orders are unavailable: /);
+      // the session stays up
+      expect(q.lines.filter((l) => l.includes('|35=5|'))).toEqual([]);
+    } finally {
+      await killChildServers();
+      execFileSync('umount', ['-l', journal], { stdio: 'ignore' });
+    }
   }, TEST_MS);
 
   it('refuses a FIX port another process listens on, naming it', async () => {

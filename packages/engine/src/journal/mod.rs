@@ -69,6 +69,11 @@ pub type SyncHook = Arc<dyn Fn(u64) + Send + Sync>;
 /// deliver it once per group (one wake-up per group instead of one per append).
 pub type GroupHook = Arc<dyn Fn() + Send + Sync>;
 
+/// Consulted on the writer thread before each write of records, with the last seq the write
+/// carries: `Some(error)` makes that write fail with it, as a failing disk would (a full file
+/// system: `ErrorKind::StorageFull`). For tests of what a journal failure does upstream.
+pub type WriteFault = Arc<dyn Fn(u64) -> Option<std::io::Error> + Send + Sync>;
+
 /// How to open a journal. Build with [`JournalOptions::new`] and adjust fields.
 #[derive(Clone)]
 pub struct JournalOptions {
@@ -107,6 +112,8 @@ pub struct JournalOptions {
     pub commit_hook: Option<CommitHook>,
     /// Optional hook after each group's completions (see [`GroupHook`]). Default none.
     pub group_hook: Option<GroupHook>,
+    /// Optional injected write failure (see [`WriteFault`]). Default none.
+    pub write_fault: Option<WriteFault>,
     /// Call fdatasync per commit group. Default true; false only for tests and demos that do not
     /// care about power loss (a process crash still loses nothing written: the page cache keeps it).
     pub fsync: bool,
@@ -133,6 +140,7 @@ impl JournalOptions {
             sync_hook: None,
             commit_hook: None,
             group_hook: None,
+            write_fault: None,
             fsync: true,
             truncate_to_consistent: false,
         }
@@ -333,6 +341,7 @@ impl Journal {
             pending_rename: None,
             commit_hook: options.commit_hook.clone(),
             group_hook: options.group_hook.clone(),
+            write_fault: options.write_fault.clone(),
             zeros,
             timing: CommitTiming::default(),
         };
@@ -390,9 +399,19 @@ impl Journal {
         done: impl FnOnce(Result<u64, JournalError>) + Send + 'static,
     ) -> Result<u64, JournalError> {
         let req = self.request(body, Box::new(done))?;
+        self.enqueue(req, |tx, req| tx.send(req).map_err(|_| JournalError::Closed))
+    }
+
+    /// Queues `req` with `send` and returns its seq: the seq is taken only once `send` queued it,
+    /// under the lock that keeps the numbering and the queue in the same order.
+    fn enqueue(
+        &self,
+        req: writer::Request,
+        send: impl FnOnce(&Sender<writer::Request>, writer::Request) -> Result<(), JournalError>,
+    ) -> Result<u64, JournalError> {
         let tx = self.tx.as_ref().ok_or(JournalError::Closed)?;
         let mut next = self.next_seq.lock().unwrap_or_else(|p| p.into_inner());
-        tx.send(req).map_err(|_| JournalError::Closed)?;
+        send(tx, req)?;
         let seq = *next;
         *next += 1;
         drop(next);
@@ -416,19 +435,14 @@ impl Journal {
         done: impl FnOnce(Result<u64, JournalError>) + Send + 'static,
     ) -> Result<u64, JournalError> {
         let req = self.request(body, Box::new(done))?;
-        let tx = self.tx.as_ref().ok_or(JournalError::Closed)?;
-        let mut next = self.next_seq.lock().unwrap_or_else(|p| p.into_inner());
-        tx.try_send(req).map_err(|e| match e {
-            TrySendError::Full(_) => JournalError::QueueFull {
-                capacity: self.queue_capacity,
-            },
-            TrySendError::Disconnected(_) => JournalError::Closed,
-        })?;
-        let seq = *next;
-        *next += 1;
-        drop(next);
-        self.queued(tx);
-        Ok(seq)
+        self.enqueue(req, |tx, req| {
+            tx.try_send(req).map_err(|e| match e {
+                TrySendError::Full(_) => JournalError::QueueFull {
+                    capacity: self.queue_capacity,
+                },
+                TrySendError::Disconnected(_) => JournalError::Closed,
+            })
+        })
     }
 
     /// Appends and blocks until durable; returns the seq.
@@ -448,6 +462,13 @@ impl Journal {
     /// Last durable seq (0 = none).
     pub fn durable_seq(&self) -> u64 {
         self.shared.durable_seq.load(Ordering::Acquire)
+    }
+
+    /// Once the writer has failed (every append from then on fails): the last durable seq, which
+    /// no later seq ever joins. `None` while the writer works.
+    pub fn failed_at(&self) -> Option<u64> {
+        // the writer publishes its last durable seq before it records the failure
+        self.shared.failure().map(|_| self.durable_seq())
     }
 
     /// First seq the journal holds (or, when empty, the seq the first append will get).

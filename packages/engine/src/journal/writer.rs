@@ -26,7 +26,7 @@ use super::manifest::{Manifest, ManifestStore};
 use super::recover::sync_dir;
 use super::spare::{Spare, SpareMaker};
 use super::timing::{CommitHook, CommitTiming, ZeroActivity};
-use super::{Clock, GroupHook, Shared, SyncHook};
+use super::{Clock, GroupHook, Shared, SyncHook, WriteFault};
 use crate::bell::Bell;
 use crossbeam_channel::{Receiver, TryRecvError};
 use std::fs::{File, OpenOptions};
@@ -83,6 +83,8 @@ pub(crate) struct Writer {
     pub commit_hook: Option<CommitHook>,
     /// Called after each group's completions.
     pub group_hook: Option<GroupHook>,
+    /// Injected write failure (tests).
+    pub write_fault: Option<WriteFault>,
     /// Background zero-writing activity, sampled around syncs.
     pub zeros: Arc<ZeroActivity>,
     /// Timing of the group being committed.
@@ -185,22 +187,27 @@ impl Writer {
                 }
                 Err(err) => {
                     // Best effort: cut the partial group so the file ends at the last durable record
-                    // (zero the cut part of a spare-backed segment rather than shrink it).
+                    // (zero the cut part of a spare-backed segment rather than shrink it). A group
+                    // that rotated synced its records before the rotation: `tail.len` is past them.
                     if self.tail.path == start_path {
-                        let cut = if self.tail.allocated > start_len {
-                            let n = (self.tail.allocated - start_len).min(buf.len() as u64) as usize;
-                            self.tail.file.write_all_at(&vec![0u8; n], start_len).is_ok()
+                        let end = self.tail.len.max(start_len);
+                        let cut = if self.tail.allocated > end {
+                            let n = (self.tail.allocated - end).min(buf.len() as u64) as usize;
+                            self.tail.file.write_all_at(&vec![0u8; n], end).is_ok()
                         } else {
-                            self.tail.file.set_len(start_len).is_ok()
+                            self.tail.file.set_len(end).is_ok()
                         };
                         if cut {
-                            self.tail.len = start_len;
+                            self.tail.len = end;
                         }
                     }
                     self.pending_rename = None;
                     self.shared.fail(err.to_string());
-                    for r in batch.drain(..) {
-                        (r.done)(Err(err.clone()));
+                    // the records a rotation synced before the failure are durable: completed as such
+                    let durable = self.shared.durable_seq.load(Ordering::Acquire);
+                    for (i, r) in batch.drain(..).enumerate() {
+                        let seq = self.next_seq + i as u64;
+                        (r.done)(if seq <= durable { Ok(seq) } else { Err(err.clone()) });
                     }
                     self.group_done();
                 }
@@ -295,10 +302,11 @@ impl Writer {
         let at = self.tail.len;
         self.timing.grew |= end > self.tail.allocated;
         let w0 = self.clock.now_nanos();
-        self.tail
-            .file
-            .write_all_at(buf, at)
-            .map_err(|e| JournalError::io(format!("write {}", path.display()), &e))?;
+        let written = match self.write_fault.as_ref().and_then(|f| f(last_seq)) {
+            Some(e) => Err(e),
+            None => self.tail.file.write_all_at(buf, at),
+        };
+        written.map_err(|e| JournalError::io(format!("write {}", path.display()), &e))?;
         let t0 = self.clock.now_nanos();
         let zeros = self.zeros.sample();
         if self.fsync {

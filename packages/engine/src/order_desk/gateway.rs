@@ -4,7 +4,7 @@
 //! through the attached [`GatewaySink`]: a refusal at once (nothing changed, nothing written), a
 //! journal failure, and every event of the gateway's users' orders twice, in journal order: when
 //! it is appended (with its journal seq and the order's state after it, before it is durable) and
-//! when it is durable. Rules, limits, journal and lifecycle are those of WebSocket orders: only
+//! when it is durable; after a journal failure, which of the appended seqs never will be. Rules, limits, journal and lifecycle are those of WebSocket orders: only
 //! where the answer goes differs. The gateway never sees the journal.
 //!
 //! An event is announced as appended when its journal entry is queued if the desk journals
@@ -90,10 +90,15 @@ pub trait GatewaySink: Send + Sync {
     fn unavailable(&self, request: u64, message: &str);
     /// An event of an order of one of the gateway's users was appended (in journal order); it is
     /// durable once `durable` names its seq. A journal failure after it: the seq never becomes
-    /// durable (the request it answers, if any, gets `unavailable`).
+    /// durable (`failed` says so; the request it answers, if any, gets `unavailable`).
     fn appended(&self, update: &Durable<'_>);
     /// The appended event `update.seq` is durable (in journal order; every seq before it is too).
     fn durable(&self, update: &Durable<'_>);
+    /// The journal failed (`message` says how; single node): it is durable up to `durable`, and no
+    /// seq after it that was announced as appended ever becomes durable (the desk refuses every
+    /// request from now on, `unavailable`, until a restart). Called once, after every `appended`
+    /// of such a seq; `durable` of seqs up to `durable` may still follow.
+    fn failed(&self, durable: u64, message: &str);
 }
 
 /// `OrderCmd::AttachGateway`: reports of the orders of `users` go to `sink` from now on (replacing
@@ -123,6 +128,8 @@ pub(super) struct Attached {
     /// The open orders of the gateway's users accepted after the attach, in their appended state
     /// (events are applied as they are appended; closed orders leave).
     pub appended: FxHashMap<u64, Order>,
+    /// The sink was told the journal failed (`GatewaySink::failed`).
+    pub told_failed: bool,
 }
 
 impl Attached {

@@ -592,6 +592,7 @@ impl OrderDesk {
             users,
             first_order,
             appended: FxHashMap::default(),
+            told_failed: false,
         });
     }
 
@@ -808,8 +809,17 @@ impl OrderDesk {
         }
     }
 
+    /// The journal failed: no request is taken from now on; an attached gateway learns which of
+    /// the appended seqs it was told about never become durable.
     fn fail(&mut self, e: &JournalError) {
         self.failed.get_or_insert_with(|| e.to_string());
+        if let (OrderLog::Journal(j), Some(g)) = (&self.log, &mut self.gateway) {
+            // once the writer failed (not a refused append, which loses nothing)
+            if let (false, Some(durable)) = (g.told_failed, j.failed_at()) {
+                g.told_failed = true;
+                g.sink.failed(durable, &e.to_string());
+            }
+        }
     }
 
     /// A journal completion (its `order.ack` already went to the worker): on success the event

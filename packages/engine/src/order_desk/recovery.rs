@@ -57,6 +57,7 @@ impl OrderDesk {
         opts.commit_window = cfg.journal_commit_window;
         opts.clock = Arc::clone(&cfg.clock);
         opts.sync_hook = cfg.sync_hook.clone();
+        opts.write_fault = cfg.journal_write_fault.clone();
         let sink = Arc::clone(&post);
         // The stats are made below, after the replay; no group completes before then.
         let counted: Arc<OnceLock<Arc<OrdersShared>>> = Arc::default();

@@ -232,4 +232,7 @@ impl GatewaySink for Recorder {
             u.seq
         ));
     }
+    fn failed(&self, durable: u64, message: &str) {
+        self.0.push(format!("failed {durable} {message}"));
+    }
 }

@@ -169,6 +169,15 @@ impl SessionHandle {
         self.slot.journal_durable(seq);
     }
 
+    /// The order journal failed and holds nothing past `durable` (call [`SessionHandle::journal_durable`]
+    /// with it first): the messages stored by `send_gated` for a later seq are voided in the store
+    /// (durable on return; a ResendRequest covering them gets a SequenceReset-GapFill) and never
+    /// written; the output held behind them is written. Errors: the store could not void them
+    /// (they stay held, and the output behind them with them).
+    pub fn journal_failed(&self, durable: u64) -> std::io::Result<()> {
+        self.slot.journal_failed(durable)
+    }
+
     /// True while the session is logged on.
     pub fn is_logged_on(&self) -> bool {
         self.slot.is_logged_on()

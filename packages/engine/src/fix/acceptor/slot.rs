@@ -16,9 +16,12 @@ pub(super) struct Shared {
     pub conn: Option<TcpStream>,
     /// Counts the connections bound so far: the current one's number.
     pub conn_id: u64,
-    /// Gated messages `send_app`ed since the last flush: (where each starts in the session's
-    /// output, the journal seq it waits for).
-    pub gated: Vec<(usize, u64)>,
+    /// Gated messages `send_app`ed since the last flush: (where each starts and ends in the
+    /// session's output, the journal seq it waits for, its MsgSeqNum).
+    pub gated: Vec<(usize, usize, u64, u64)>,
+    /// Gated messages stored (MsgSeqNum, journal seq) while the journal may not hold their seq
+    /// yet: voided if it never will (`SessionSlot::journal_failed`).
+    pub journal_held: Vec<(u64, u64)>,
     /// The bound connection is closing (its session decided to disconnect): a new Logon may
     /// take the session over before that connection's thread has finished.
     pub closing: bool,
@@ -79,6 +82,11 @@ struct Wire {
     /// The highest journal seq of any gated message stored: output after it (on this or a later
     /// connection: a resend) waits for it too.
     outstanding: u64,
+    /// The gated messages in `held` (start, end, journal seq), oldest first.
+    waiting: VecDeque<(u64, u64, u64)>,
+    /// Parts of `held` never to be written (start, end): gated messages voided because their
+    /// journal seq will never be durable.
+    skip: Vec<(u64, u64)>,
 }
 
 impl Wire {
@@ -88,7 +96,43 @@ impl Wire {
         self.held.clear();
         self.synced = self.base;
         self.gates.clear();
+        self.waiting.clear();
+        self.skip.clear();
         self.sync = None;
+    }
+
+    /// The journal failed and holds nothing past `durable`: the gated messages waiting for a later
+    /// seq are skipped, and nothing waits for more than `durable` any more.
+    fn journal_failed(&mut self, durable: u64) {
+        for (start, end, seq) in self.waiting.drain(..) {
+            if seq > durable && end > self.base {
+                self.skip.push((start.max(self.base), end));
+            }
+        }
+        for g in &mut self.gates {
+            g.1 = g.1.min(durable);
+        }
+        self.outstanding = self.outstanding.min(durable);
+    }
+
+    /// `held[..n]` without the skipped parts.
+    fn unskipped(&self, n: usize) -> Vec<u8> {
+        let end = self.base + n as u64;
+        let mut out = Vec::with_capacity(n);
+        let mut at = self.base;
+        for &(s, e) in &self.skip {
+            if s >= end {
+                break;
+            }
+            if s > at {
+                out.extend_from_slice(&self.held[(at - self.base) as usize..(s - self.base) as usize]);
+            }
+            at = at.max(e.min(end));
+        }
+        if end > at {
+            out.extend_from_slice(&self.held[(at - self.base) as usize..n]);
+        }
+        out
     }
 
     /// Marks that output from `at` on waits for the journal up to `seq` (unless it is there).
@@ -174,6 +218,7 @@ impl SessionSlot {
                 conn: None,
                 conn_id: 0,
                 gated: Vec::new(),
+                journal_held: Vec::new(),
                 closing: false,
             }),
             wire: Mutex::new(Wire::default()),
@@ -313,6 +358,32 @@ impl SessionSlot {
         let _ = self.write_released(&mut w);
     }
 
+    /// The order journal failed and holds nothing past `durable`: the stored messages waiting for
+    /// a later seq are voided (durably: a resend gap-fills them) and never written, and the output
+    /// behind them goes. Errors: the store could not void them (they stay held).
+    pub fn journal_failed(self: &Arc<Self>, durable: u64) -> std::io::Result<()> {
+        let mut sh = self.lock();
+        self.drain_pending(&mut sh);
+        let close = self.flush(&mut sh);
+        let lost: Vec<u64> = sh.journal_held.iter().filter(|h| h.1 > durable).map(|h| h.0).collect();
+        let voided = if lost.is_empty() {
+            Ok(())
+        } else {
+            sh.session.void_sent(&lost)
+        };
+        if voided.is_ok() {
+            sh.journal_held.clear();
+            let mut w = self.wire();
+            w.journal_failed(durable);
+            if !close {
+                let _ = self.write_released(&mut w);
+            }
+        }
+        drop(sh);
+        self.drain();
+        voided
+    }
+
     fn drain(self: &Arc<Self>) {
         loop {
             let empty = self.pending.lock().map(|p| p.0.is_empty()).unwrap_or(true);
@@ -337,9 +408,10 @@ impl SessionSlot {
         let mut next_gate = gates.iter().peekable();
         for (i, (t, h, b)) in out.iter().enumerate() {
             let at = sh.session.output().len();
-            sh.session.send_app(t, h, b, now);
+            let msg_seq = sh.session.send_app(t, h, b, now);
+            let end = sh.session.output().len();
             while let Some((_, seq)) = next_gate.next_if(|g| g.0 == i) {
-                sh.gated.push((at, *seq));
+                sh.gated.push((at, end, *seq, msg_seq));
             }
         }
         out.clear();
@@ -351,7 +423,7 @@ impl SessionSlot {
     }
 
     /// Writes `bytes` to the connection, counting the messages; false when the write failed.
-    fn write_out(&self, conn: &mut TcpStream, bytes: &[u8]) -> bool {
+    fn write_out(&self, conn: &mut &TcpStream, bytes: &[u8]) -> bool {
         // one CheckSum field per message: SOH "10="
         let n = bytes.windows(4).filter(|w| *w == b"\x0110=").count();
         self.sent.fetch_add(n as u64, Ordering::Relaxed);
@@ -395,13 +467,19 @@ impl SessionSlot {
         if n == 0 {
             return true;
         }
-        let ok = match &mut w.conn {
-            Some(conn) => self.write_out(conn, &w.held[..n]),
-            None => true,
+        let ok = match (&w.conn, w.skip.is_empty()) {
+            (None, _) => true,
+            (Some(conn), true) => self.write_out(&mut &*conn, &w.held[..n]),
+            (Some(conn), false) => self.write_out(&mut &*conn, &w.unskipped(n)),
         };
         if ok {
             w.held.drain(..n);
             w.base += n as u64;
+            let base = w.base;
+            w.skip.retain(|s| s.1 > base);
+            while w.waiting.front().is_some_and(|g| g.1 <= base) {
+                w.waiting.pop_front();
+            }
             if w.held.is_empty() {
                 w.sync = None;
             }
@@ -443,9 +521,15 @@ impl SessionSlot {
             let outstanding = w.outstanding;
             w.gate(start, outstanding, journal);
         }
-        for (at, seq) in sh.gated.drain(..) {
+        sh.journal_held.retain(|h| h.1 > journal);
+        for (at, end, seq, msg_seq) in sh.gated.drain(..) {
+            if seq <= journal {
+                continue;
+            }
+            sh.journal_held.push((msg_seq, seq));
             if w.conn.is_some() {
                 w.gate(start + at as u64, seq, journal);
+                w.waiting.push_back((start + at as u64, start + end as u64, seq));
             } else {
                 w.outstanding = w.outstanding.max(seq);
             }
@@ -554,6 +638,7 @@ mod tests {
             conn: None,
             conn_id: 0,
             gated: Vec::new(),
+            journal_held: Vec::new(),
             closing: false,
         };
         let mut app = Count::default();

@@ -16,6 +16,9 @@
 //!   well as the session store the report (`SessionHandle::send_gated`): the two fdatasyncs run
 //!   at the same time, and nothing leaves before both. A request refused before or by the desk is
 //!   answered at once (ExecutionReport Rejected, or OrderCancelReject).
+//! - When the journal fails, the desk says up to which seq it is durable: the stored reports of
+//!   later seqs are voided (a resend gap-fills them) and never sent, the output behind them goes,
+//!   and the requests they answered are refused (`Gateway::journal_failed`).
 //! - A new order is journaled with its session's name (the accept's origin), so that a start
 //!   after a crash can report a New the store lost; a stored report the journal lost is voided
 //!   (`state.rs`: `undurable`, `reconcile`).
@@ -119,6 +122,8 @@ enum Report {
     Appended(Box<(OrderEvent, Order, Option<u64>, u64)>),
     /// The journal is durable up to this seq.
     Durable(u64),
+    /// The journal failed: durable up to this seq, never past it (the error's message).
+    Failed(u64, String),
     /// Everything before it is handled: send what is built, then end the thread.
     Stop,
 }
@@ -148,6 +153,9 @@ impl GatewaySink for Sink {
     }
     fn durable(&self, u: &Durable<'_>) {
         let _ = self.0.send(Report::Durable(u.seq));
+    }
+    fn failed(&self, durable: u64, message: &str) {
+        let _ = self.0.send(Report::Failed(durable, message.to_owned()));
     }
 }
 
@@ -655,6 +663,10 @@ impl Gateway {
                 return false;
             }
         }
+        if let Report::Failed(durable, message) = &r {
+            self.journal_failed(*durable, message, b, handles);
+            return false;
+        }
         let outs = &mut b.outs;
         let mut st = self.lock();
         match r {
@@ -681,15 +693,56 @@ impl Gateway {
             Report::Appended(a) => {
                 let (event, order, request, seq) = *a;
                 let before: Vec<usize> = outs.iter().map(Outbox::len).collect();
-                st.durable(&event, &order, request, &self.sessions_view(), outs);
+                st.durable(&event, &order, request, seq, &self.sessions_view(), outs);
                 for ((out, gates), n) in outs.iter().zip(b.gates.iter_mut()).zip(before) {
                     gates.extend((n..out.len()).map(|i| (i, seq)));
                 }
             }
-            Report::Durable(seq) => b.durable = b.durable.max(seq),
-            Report::Stop => {}
+            Report::Durable(seq) => {
+                b.durable = b.durable.max(seq);
+                st.settle(seq);
+            }
+            Report::Failed(..) | Report::Stop => {}
         }
         false
+    }
+
+    /// The journal failed at `durable`: the reports stored for later seqs are voided and never
+    /// sent (a resend gap-fills them), the output behind them goes, what the gateway knows is
+    /// learnt again from the stores without them, and the requests they answered are refused as
+    /// the desk refuses a WebSocket request whose entry failed.
+    fn journal_failed(&self, durable: u64, message: &str, b: &mut Batch, handles: &[SessionHandle]) {
+        // what is built is stored first, so that the voids cover it
+        for ((h, out), gates) in handles.iter().zip(b.outs.iter_mut()).zip(b.gates.iter_mut()) {
+            if !out.is_empty() {
+                h.send_gated(out, gates);
+                out.clear();
+                gates.clear();
+            }
+        }
+        b.durable = b.durable.max(durable);
+        for h in handles {
+            h.journal_durable(durable);
+            // a store that cannot void keeps them held (never sent), and its later output with them
+            let _ = h.journal_failed(durable);
+        }
+        let lost = self.lock().unsettled(durable);
+        if let Ok(learnt) = self.learn(handles) {
+            let mut st = self.lock();
+            let old = std::mem::take(&mut *st);
+            *st = learnt.relearnt(old);
+        }
+        let r = Refusal {
+            reason: Reason::Other,
+            text: format!("order journal failed, request not acknowledged: {message}"),
+        };
+        let st = self.lock();
+        for p in lost {
+            let order = p
+                .order_id
+                .and_then(|id| st.orders.get(&id).map(|o| (id, o.status_char())));
+            self.answer(&p, order, &r, &mut b.outs[p.session]);
+        }
     }
 
     /// What the sessions reported, learnt from their stores (outside the gateway's lock: a

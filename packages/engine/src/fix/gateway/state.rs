@@ -11,7 +11,7 @@
 //! per order (LastQty the quantity not reported yet, LastPx its average price), then a cancel,
 //! expiry, rejection or replace.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -103,6 +103,24 @@ pub struct Owned {
 }
 
 impl Owned {
+    /// Durable order `o` as accepted, entered on session `s` with ClOrdID `cl_ord_id`: its New is
+    /// what was last reported.
+    fn accepted(s: usize, cl_ord_id: String, o: &Order) -> Owned {
+        Owned {
+            session: s,
+            cl_ord_id,
+            desk_cid: o.client_order_id.clone(),
+            instrument: o.instrument.clone(),
+            side: o.side,
+            limit: o.price.is_some(),
+            status: b'0',
+            cum: 0,
+            avg: 0.0,
+            quantity: o.quantity,
+            price: o.price,
+        }
+    }
+
     /// The OrdStatus an OrderCancelReject shows.
     pub fn status_char(&self) -> u8 {
         self.status
@@ -129,6 +147,9 @@ pub struct State {
     /// (session, ClOrdID) -> order id, for every ClOrdID an order had.
     by_cl: HashMap<(usize, String), u64>,
     pub pending: FxHashMap<u64, Pending>,
+    /// Requests whose outcome was reported as appended, with its journal seq, until that seq is
+    /// durable (appended order): answered as refused if the journal fails before.
+    pub in_flight: VecDeque<(u64, Pending)>,
     /// The reports learnt from the stores, until the attach has checked them.
     pub stored: Vec<StoredReport>,
     parser: Parser,
@@ -364,19 +385,7 @@ impl State {
         accepted.filled_quantity = 0;
         accepted.average_price = 0.0;
         accepted.updated_ms = o.created_ms;
-        let mut own = Owned {
-            session: s,
-            cl_ord_id: o.client_order_id.clone(),
-            desk_cid: o.client_order_id.clone(),
-            instrument: o.instrument.clone(),
-            side: o.side,
-            limit: o.price.is_some(),
-            status: b'0',
-            cum: 0,
-            avg: 0.0,
-            quantity: o.quantity,
-            price: o.price,
-        };
+        let mut own = Owned::accepted(s, o.client_order_id.clone(), o);
         let (v, prefix) = sessions[s];
         let exec_id = format!("{}-1", o.order_id);
         emit(
@@ -396,36 +405,73 @@ impl State {
         self.orders.insert(o.order_id, own);
     }
 
-    /// A durable event of an order of the gateway's users: reported to the owning session (the
-    /// one that entered the order, or that cancels or replaces it now).
+    /// The requests answered by journal seqs up to `seq`, which is durable, are done.
+    pub fn settle(&mut self, seq: u64) {
+        while self.in_flight.front().is_some_and(|f| f.0 <= seq) {
+            self.in_flight.pop_front();
+        }
+    }
+
+    /// After the journal failed at `durable`: the requests whose outcome it never holds.
+    pub fn unsettled(&mut self, durable: u64) -> Vec<Pending> {
+        let (lost, kept): (Vec<_>, Vec<_>) = self.in_flight.drain(..).partition(|f| f.0 > durable);
+        self.in_flight = kept.into();
+        lost.into_iter().map(|f| f.1).collect()
+    }
+
+    /// This state learnt again from the stores in place of `old`: the requests and what the
+    /// stores do not tell (the desk's client order id, instrument, side and type of the orders
+    /// both know) are carried over.
+    pub fn relearnt(mut self, mut old: State) -> State {
+        self.pending = std::mem::take(&mut old.pending);
+        self.in_flight = std::mem::take(&mut old.in_flight);
+        self.stored = Vec::new();
+        for (id, o) in &mut self.orders {
+            if let Some(was) = old.orders.remove(id) {
+                self.by_cl.insert((o.session, was.desk_cid.clone()), *id);
+                o.desk_cid = was.desk_cid;
+                o.instrument = was.instrument;
+                o.side = was.side;
+                o.limit = was.limit;
+            }
+        }
+        self
+    }
+
+    /// An event of an order of the gateway's users, appended to the journal as `seq`: reported to
+    /// the owning session (the one that entered the order, or that cancels or replaces it now).
+    #[allow(clippy::too_many_arguments)]
     pub fn durable(
         &mut self,
         ev: &OrderEvent,
         o: &Order,
         request: Option<u64>,
+        seq: u64,
         sessions: &Sessions<'_>,
         outs: &mut [Outbox],
     ) {
         let pending = request.and_then(|r| self.pending.remove(&r));
+        self.report(ev, o, pending.as_ref(), sessions, outs);
+        if let Some(p) = pending {
+            self.in_flight.push_back((seq, p));
+        }
+    }
+
+    fn report(
+        &mut self,
+        ev: &OrderEvent,
+        o: &Order,
+        pending: Option<&Pending>,
+        sessions: &Sessions<'_>,
+        outs: &mut [Outbox],
+    ) {
         let id = o.order_id;
         if let OrderEvent::Accepted { .. } = ev {
             let Some(p) = pending.filter(|p| p.kind == Kind::New) else {
                 return; // an order entered elsewhere (the web) is not reported on FIX
             };
-            let own = Owned {
-                session: p.session,
-                cl_ord_id: p.cl_ord_id.clone(),
-                desk_cid: o.client_order_id.clone(),
-                instrument: o.instrument.clone(),
-                side: o.side,
-                limit: o.price.is_some(),
-                status: b'0',
-                cum: 0,
-                avg: 0.0,
-                quantity: o.quantity,
-                price: o.price,
-            };
-            self.by_cl.insert((p.session, p.cl_ord_id), id);
+            let own = Owned::accepted(p.session, p.cl_ord_id.clone(), o);
+            self.by_cl.insert((p.session, p.cl_ord_id.clone()), id);
             let (v, prefix) = sessions[own.session];
             let exec_id = format!("{id}-{}", o.version);
             let own = self.orders.entry(id).or_insert(own);
@@ -490,9 +536,9 @@ impl State {
         };
         let orig = match changer {
             Some(p) => {
-                let orig = p.orig_cl_ord_id.unwrap_or_else(|| own.cl_ord_id.clone());
+                let orig = p.orig_cl_ord_id.clone().unwrap_or_else(|| own.cl_ord_id.clone());
                 self.by_cl.insert((own.session, p.cl_ord_id.clone()), id);
-                own.cl_ord_id = p.cl_ord_id;
+                own.cl_ord_id.clone_from(&p.cl_ord_id);
                 Some(orig)
             }
             None => None,
