@@ -347,3 +347,80 @@ fn a_client_close_or_a_zero_grace_holds_nothing() {
     hub.handle(Command::DetachSession { sid: 2 }, now);
     assert_eq!((hub.stats().views_detached, hub.stats().view_windows), (0, 0));
 }
+
+/// The messages of the frames `run_due` at `at` flushes to session `sid`.
+fn flushed(hub: &mut Hub, sid: u32, at: Instant) -> Vec<serde_json::Value> {
+    struct Keep(u32, Vec<serde_json::Value>);
+    impl super::super::FrameSink for Keep {
+        fn frame(&mut self, _: u32, sid: u32, parts: &[&[u8]], _: u16) {
+            if sid == self.0 {
+                let msgs: Vec<serde_json::Value> = serde_json::from_slice(&parts.concat()).expect("a JSON frame");
+                self.1.extend(msgs);
+            }
+        }
+    }
+    let mut keep = Keep(sid, Vec::new());
+    hub.run_due(at, &mut keep);
+    keep.1
+}
+
+/// With batching on, a held window's changes within one burst window leave as one `view.rows`;
+/// one still waiting for the burst when the connection drops (a field update and a new count)
+/// was never sent, and the diff after the resume carries it.
+#[test]
+fn a_diff_waiting_for_the_burst_at_the_drop_comes_with_the_resume() {
+    let t0 = Instant::now();
+    let ms = |n: u64| t0 + Duration::from_millis(n);
+    let mut hub = hub(t0);
+    let batching = crate::config::BatchingConfig {
+        burst_min: Duration::from_millis(100),
+        burst_max: Duration::from_millis(100),
+        burst_increment: Duration::from_millis(50),
+        throttle: Duration::ZERO,
+    };
+    hub.handle(Command::SetBatching(batching), t0);
+    open(&mut hub, 1, "u", t0);
+    create(&mut hub, 1, 5, t0);
+    let mut rows = Vec::new();
+    apply(&mut rows, &flushed(&mut hub, 1, t0));
+    assert_eq!(rows, [1, 2, 3]);
+    // two shown rows updated by two publish batches of one burst window: one view.rows
+    publish(&mut hub, 0, 11.0, ms(1));
+    publish(&mut hub, 1, 21.0, ms(2));
+    publish(&mut hub, 1, 22.0, ms(3));
+    assert!(
+        flushed(&mut hub, 1, ms(50)).is_empty(),
+        "live rows keep the burst window"
+    );
+    let live = flushed(&mut hub, 1, ms(101));
+    assert_eq!(seqs(&live), [("view.rows".into(), 2)], "{live:?}");
+    let updated: Vec<(u64, f64, bool)> = live[0]["updated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| {
+            (
+                u["id"].as_u64().unwrap(),
+                u["fields"]["bid"].as_f64().unwrap(),
+                u["conflated"] == true,
+            )
+        })
+        .collect();
+    assert_eq!(updated, [(1, 11.0, false), (2, 22.0, true)]);
+    // waiting for the next burst when the connection drops: /P/1's bid, and /P/5 leaving the
+    // view (outside the window: the count alone)
+    publish(&mut hub, 1, 23.0, ms(120));
+    publish(&mut hub, 5, 500.0, ms(121));
+    hub.handle(Command::DetachSession { sid: 1 }, ms(122));
+    open(&mut hub, 2, "u", ms(130));
+    resume(&mut hub, 2, 9, (1, 1, 2), ms(130));
+    let msgs = flushed(&mut hub, 2, ms(130));
+    let kinds: Vec<&str> = msgs.iter().map(|m| m["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["view.resumed", "view.size", "view.rows"], "{msgs:?}");
+    assert_eq!(msgs[1]["count"], 5);
+    assert_eq!(seqs(&msgs[1..]), [("view.size".into(), 3), ("view.rows".into(), 4)]);
+    let u = &msgs[2]["updated"][0];
+    assert_eq!((&u["id"], &u["fields"]["bid"]), (&2.into(), &serde_json::json!(23)));
+    apply(&mut rows, &msgs);
+    assert_eq!(rows, [1, 2, 3]);
+}
