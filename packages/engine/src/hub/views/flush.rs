@@ -17,23 +17,21 @@ impl Hub {
         self.views.diffs.clear();
         let mut diffs = std::mem::take(&mut self.views.diffs);
         self.views.set.flush(&mut diffs);
-        for i in 0..diffs.len() {
+        for d in diffs.iter_mut() {
             // The usual case, a held window's live changes: owner and reqId from the window's
             // tag (a dense array), not from three per-session maps.
-            if let Some([slot, view_id, req_id, TAG_LIVE]) = self.views.set.window_tag(diffs[i].window) {
-                if DeferredRows::is_light(&diffs[i]) && self.can_defer(slot) {
+            if let Some([slot, view_id, req_id, TAG_LIVE]) = self.views.set.window_tag(d.window) {
+                if DeferredRows::is_light(d) && self.can_defer(slot) {
                     // waits for the session's flush, merged with the window's later light diffs
-                    let d = std::mem::take(&mut diffs[i]);
-                    if let Some(back) = self.views.deferred.defer(slot, d) {
-                        diffs[i] = back;
+                    if let Some(back) = self.views.deferred.defer(slot, std::mem::take(d)) {
+                        *d = back;
                     }
                     self.sessions.arm(slot, &self.cfg.batching, now);
                     continue;
                 }
-                if let Some(kept) = self.views.deferred.take(diffs[i].window) {
-                    merge_into(&mut diffs[i], kept);
+                if let Some(kept) = self.views.deferred.take(d.window) {
+                    merge_into(d, kept);
                 }
-                let d = &diffs[i];
                 self.scratch.clear();
                 if self.encode_rows(d, req_id, view_id, false, now) {
                     self.send_control(slot, now);
@@ -41,12 +39,11 @@ impl Hub {
                 }
                 continue;
             }
-            if let Some(kept) = self.views.deferred.take(diffs[i].window) {
-                if !diffs[i].snapshot {
-                    merge_into(&mut diffs[i], kept);
+            if let Some(kept) = self.views.deferred.take(d.window) {
+                if !d.snapshot {
+                    merge_into(d, kept);
                 }
             }
-            let d = &diffs[i];
             let Some(&(slot, view_id)) = self.views.window_owner.get(&d.window) else {
                 continue;
             };
@@ -101,20 +98,19 @@ impl Hub {
         let mut diffs = std::mem::take(&mut self.views.deferred_diffs);
         diffs.clear();
         self.views.deferred.take_slot(slot, &mut diffs);
-        for i in 0..diffs.len() {
-            match self.views.set.window_tag(diffs[i].window) {
+        for d in diffs.iter_mut() {
+            match self.views.set.window_tag(d.window) {
                 Some([s, view_id, req_id, TAG_LIVE]) if s == slot => {
                     self.scratch.clear();
-                    if self.encode_rows(&diffs[i], req_id, view_id, false, now) {
+                    if self.encode_rows(d, req_id, view_id, false, now) {
                         self.sessions.push_flushing(slot, &self.scratch, &mut self.stats);
                         self.sample_view_rows(slot);
                     }
                 }
-                Some([s, _, _, _]) if s == slot && self.views.window_owner.contains_key(&diffs[i].window) => {
+                Some([s, _, _, _]) if s == slot && self.views.window_owner.contains_key(&d.window) => {
                     // a request's reply is pending for the window: that reply carries it
-                    let d = std::mem::take(&mut diffs[i]);
-                    if let Some(back) = self.views.deferred.defer(slot, d) {
-                        diffs[i] = back;
+                    if let Some(back) = self.views.deferred.defer(slot, std::mem::take(d)) {
+                        *d = back;
                     }
                 }
                 _ => {}
