@@ -62,15 +62,6 @@ impl Sessions {
                     s.due = None;
                 }
             }
-        } else if let Some(d) = s.due {
-            // nothing queued: what it was due for waits outside the outbox (a deferred view diff)
-            // until then, or was dropped (its window closed)
-            if d > now {
-                next = min_opt(next, d);
-            } else {
-                s.burst.on_flush(&cfg.batching, now);
-                s.due = None;
-            }
         }
         if let Some(t) = next {
             schedule(&mut self.timers, s, slot, t);
@@ -113,14 +104,6 @@ impl Hub {
             }
         }
         let throttle_next = self.release_throttled(slot, now);
-        if self.views.deferred.has_slot(slot)
-            && self
-                .sessions
-                .get(slot)
-                .is_some_and(|s| s.blocked_since.is_none() && s.due.is_some_and(|d| d <= now))
-        {
-            self.flush_deferred_views(slot, now);
-        }
         self.sessions
             .flush(slot, throttle_next, &self.cfg, &mut self.stats, now, sink);
         self.promote(slot, sink);

@@ -396,11 +396,6 @@ impl Hub {
             if s.blocked_since.is_some() {
                 return;
             }
-            // a blocked session's view messages wait in its outbox
-            self.flush_deferred_views(slot, now);
-            let Some(s) = self.sessions.get_mut(slot) else {
-                return;
-            };
             s.blocked_since = Some(now);
             s.refresh_fast(&self.cfg.batching);
             // off the topics before anything else: from now on it queues (and conflates) as before

@@ -176,34 +176,6 @@ impl Sessions {
         }
     }
 
-    /// Counts a message that waits outside the outbox for session `slot`'s flush (a held
-    /// window's deferred diff, `views/deferred.rs`) in its burst window and arms the flush, as
-    /// `push_control` does for a queued one.
-    pub(super) fn arm(&mut self, slot: u32, batching: &BatchingConfig, now: Instant) {
-        let Sessions {
-            slots, timers, grid, ..
-        } = self;
-        let Some(s) = slots.get_mut(slot as usize).and_then(Option::as_mut) else {
-            return;
-        };
-        let due = grid.align(batching, s.burst.on_message(batching, now), now);
-        if s.due.is_none() {
-            s.due = Some(due);
-            if s.blocked_since.is_none() {
-                schedule(timers, s, slot, due);
-            }
-        }
-    }
-
-    /// Appends `msg` as a control message to session `slot`, which is being flushed now (the
-    /// message was counted in its burst window when it was deferred, see `arm`).
-    pub(super) fn push_flushing(&mut self, slot: u32, msg: &[u8], stats: &mut EngineStats) {
-        if let Some(s) = self.get_mut(slot) {
-            s.outbox.push_control(msg);
-            stats.deliveries += 1;
-        }
-    }
-
     /// As `push_reply` for a message from outside a request (an order ack): the session is due
     /// now whatever it was due before. Unknown sid: ignored.
     pub(super) fn push_reply_now(

@@ -260,10 +260,6 @@ impl Hub {
             self.views.window_owner.remove(&sub.window);
             let _ = self.views.set.set_window_tag(sub.window, [0; 4]);
             let _ = self.views.set.detach_window(sub.window);
-            if let Some(d) = self.views.deferred.take(sub.window) {
-                // never sent: the diff after a resume carries it
-                let _ = self.views.set.gather_unsent(sub.window, &d);
-            }
             self.views.history.age(sub.window, now);
             for gone in self.views.detached.hold((sid, view_id), &user, sub, now) {
                 if gone.window != sub.window {

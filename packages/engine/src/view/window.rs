@@ -137,15 +137,6 @@ impl Window {
         }
     }
 
-    /// The row count last diffed was not sent after all (it waited in a diff that was dropped
-    /// for a detach): the window's next diff carries the count again. Nothing to do before the
-    /// first diff.
-    pub fn unsend_count(&mut self) {
-        if self.sent_count.is_some() {
-            self.sent_count = Some(usize::MAX);
-        }
-    }
-
     /// Re-attaches a detached window at (`offset`, `size`): its next flush diffs the view's slice
     /// against the rows last sent and carries the gathered field updates of the rows that stay
     /// (the diff since the detach, as one message).

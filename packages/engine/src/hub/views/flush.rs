@@ -5,7 +5,6 @@
 
 use std::time::Instant;
 
-use super::deferred::{merge_into, DeferredRows};
 use super::{open_sub, HubViews, TAG_LIVE};
 use crate::hub::Hub;
 use crate::view::WindowDiff;
@@ -17,32 +16,16 @@ impl Hub {
         self.views.diffs.clear();
         let mut diffs = std::mem::take(&mut self.views.diffs);
         self.views.set.flush(&mut diffs);
-        for d in diffs.iter_mut() {
+        for d in &diffs {
             // The usual case, a held window's live changes: owner and reqId from the window's
             // tag (a dense array), not from three per-session maps.
             if let Some([slot, view_id, req_id, TAG_LIVE]) = self.views.set.window_tag(d.window) {
-                if DeferredRows::is_light(d) && self.can_defer(slot) {
-                    // waits for the session's flush, merged with the window's later light diffs
-                    if let Some(back) = self.views.deferred.defer(slot, std::mem::take(d)) {
-                        *d = back;
-                    }
-                    self.sessions.arm(slot, &self.cfg.batching, now);
-                    continue;
-                }
-                if let Some(kept) = self.views.deferred.take(d.window) {
-                    merge_into(d, kept);
-                }
                 self.scratch.clear();
                 if self.encode_rows(d, req_id, view_id, false, now) {
                     self.send_control(slot, now);
                     self.sample_view_rows(slot);
                 }
                 continue;
-            }
-            if let Some(kept) = self.views.deferred.take(d.window) {
-                if !d.snapshot {
-                    merge_into(d, kept);
-                }
             }
             let Some(&(slot, view_id)) = self.views.window_owner.get(&d.window) else {
                 continue;
@@ -77,47 +60,6 @@ impl Hub {
         }
         self.views.set.recycle(&mut diffs);
         self.views.diffs = diffs;
-    }
-
-    /// True when a light diff of a window of session slot `slot` may wait for the session's
-    /// flush: batching is on and the session is not blocked (a blocked session's view messages
-    /// wait in its outbox, as control messages).
-    fn can_defer(&self, slot: u32) -> bool {
-        !self.cfg.batching.batching_off() && self.sessions.get(slot).is_some_and(|s| s.blocked_since.is_none())
-    }
-
-    /// Encodes session slot `slot`'s deferred light diffs (`deferred.rs`), one `view.size` /
-    /// `view.rows` per window, into its outbox: the session is being flushed (its burst window
-    /// ended) or is about to block. The views are flushed at this point (every publish batch,
-    /// container change and view request ends with a views flush), so the records read are the
-    /// ones the diffs describe.
-    pub(in crate::hub) fn flush_deferred_views(&mut self, slot: u32, now: Instant) {
-        if !self.views.deferred.has_slot(slot) {
-            return;
-        }
-        let mut diffs = std::mem::take(&mut self.views.deferred_diffs);
-        diffs.clear();
-        self.views.deferred.take_slot(slot, &mut diffs);
-        for d in diffs.iter_mut() {
-            match self.views.set.window_tag(d.window) {
-                Some([s, view_id, req_id, TAG_LIVE]) if s == slot => {
-                    self.scratch.clear();
-                    if self.encode_rows(d, req_id, view_id, false, now) {
-                        self.sessions.push_flushing(slot, &self.scratch, &mut self.stats);
-                        self.sample_view_rows(slot);
-                    }
-                }
-                Some([s, _, _, _]) if s == slot && self.views.window_owner.contains_key(&d.window) => {
-                    // a request's reply is pending for the window: that reply carries it
-                    if let Some(back) = self.views.deferred.defer(slot, std::mem::take(d)) {
-                        *d = back;
-                    }
-                }
-                _ => {}
-            }
-        }
-        self.views.set.recycle(&mut diffs);
-        self.views.deferred_diffs = diffs;
     }
 
     /// `view.created` (seq 1 of the window) from its first diff, a snapshot.

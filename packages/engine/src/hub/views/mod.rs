@@ -10,7 +10,6 @@
 //! mirror (`../tiers.rs`).
 
 mod containers;
-mod deferred;
 mod flush;
 mod requests;
 
@@ -21,7 +20,6 @@ use std::time::Instant;
 
 use rustc_hash::FxHashMap;
 
-use self::deferred::DeferredRows;
 use super::subscribe::ReqError;
 use super::view_history::ViewHistories;
 use super::view_resume::DetachedViews;
@@ -72,10 +70,6 @@ pub(super) struct HubViews {
     pub(super) detached: DetachedViews,
     /// The view messages each window sent last, replayed by `view.resume`.
     pub(super) history: ViewHistories,
-    /// Held windows' light diffs waiting for their session's flush (`deferred.rs`).
-    pub(super) deferred: DeferredRows,
-    /// Diffs of one session's deferred flush (reused).
-    pub(super) deferred_diffs: Vec<WindowDiff>,
 }
 
 impl Default for HubViews {
@@ -92,8 +86,6 @@ impl Default for HubViews {
             diffs: Vec::new(),
             detached: DetachedViews::default(),
             history: ViewHistories::default(),
-            deferred: DeferredRows::default(),
-            deferred_diffs: Vec::new(),
         }
     }
 }
@@ -204,7 +196,6 @@ impl HubViews {
     pub(super) fn release_sub(&mut self, sub: ViewSub, now: Instant) {
         self.window_owner.remove(&sub.window);
         self.history.remove(sub.window);
-        self.deferred.take(sub.window);
         let _ = self.set.close_window(sub.window);
         let ms = self.clock_ms(now);
         let _ = self.set.release(sub.view, ms);
@@ -255,7 +246,6 @@ impl HubViews {
                 self.release_sub(sub, now);
             }
         }
-        self.deferred.forget_slot(slot);
     }
 }
 

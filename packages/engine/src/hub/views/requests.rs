@@ -150,9 +150,8 @@ impl Hub {
         self.answer_change(slot, view_id, now);
     }
 
-    /// Answers a `view.change` that the flush did not answer (the window showed the same rows
-    /// after the move): with the window's deferred light diff when it has one, else an empty
-    /// `view.rows`.
+    /// Sends an empty `view.rows` for a `view.change` that the flush did not answer (the window
+    /// showed the same rows after the move).
     pub(super) fn answer_change(&mut self, slot: u32, view_id: u32, now: Instant) {
         let Some(sub) = open_sub(&mut self.views.by_session, slot, view_id) else {
             return;
@@ -161,14 +160,6 @@ impl Hub {
             return;
         }
         let (req_id, window) = (sub.req_id, sub.window);
-        if let Some(kept) = self.views.deferred.take(window) {
-            // the window's light diff waiting for the burst window answers the move
-            self.scratch.clear();
-            self.encode_rows(&kept, req_id, view_id, true, now);
-            self.send_reply(slot, now);
-            self.sample_view_rows(slot);
-            return;
-        }
         let seq = self.views.set.window_seq(window).unwrap_or(0) + 1;
         let _ = self.views.set.set_window_seq(window, seq);
         self.scratch.clear();

@@ -1,7 +1,7 @@
 //! Subscriber windows of a [`ViewSet`]: opening, moving, tagging and closing the row slices
 //! that sessions watch on a view (their diffs come out of the flush, `flush.rs`).
 
-use super::super::window::{Window, WindowDiff};
+use super::super::window::Window;
 use super::{ViewSet, WindowTag};
 use crate::error::{EngineError, Result};
 
@@ -106,20 +106,6 @@ impl ViewSet {
     /// and gather the field updates of the rows it last sent, until [`ViewSet::attach_window`].
     pub fn detach_window(&mut self, window: u32) -> Result<()> {
         self.window_mut(window)?.1.detach();
-        Ok(())
-    }
-
-    /// Gathers into detached `window` light diff `d` of it that was never sent (it waited for its
-    /// session's flush): its field updates as if they came while detached, and, when it carried
-    /// a count, the count again in the first diff after the re-attach.
-    pub fn gather_unsent(&mut self, window: u32, d: &WindowDiff) -> Result<()> {
-        let win = &mut self.window_mut(window)?.1;
-        for (row, fields) in &d.updated {
-            win.gather(*row, fields, d.conflated.binary_search(row).is_ok());
-        }
-        if d.count.is_some() {
-            win.unsend_count();
-        }
         Ok(())
     }
 
