@@ -65,12 +65,6 @@ let run = 0;
 let reqId = 1000;
 let consumed = 0; // trader frames already applied
 
-beforeAll(async () => {
-  server = await startTestServer();
-  source = await sourceSocket(server);
-  trader = await streamSocket(server);
-});
-afterAll(closeAll);
 
 /**
  * Waits until the source's frames so far were applied: on `/source` the pong is sent once the
@@ -94,7 +88,24 @@ async function consumeUntil(take: (m: ServerMessage) => boolean, what: string): 
   }, what);
 }
 
-describe('views end to end (property)', () => {
+/**
+ * Batching off, and 100 ms batching: then a held window's light diffs wait for the session's
+ * burst window and are carried by the `view.change` answers the steps wait on.
+ */
+const MODES: Array<[string, Record<string, Record<string, unknown>>]> = [
+  ['batching off', {}],
+  ['100 ms batching', { batching: { burstMinMs: 100, burstMaxMs: 100 } }],
+];
+
+describe.each(MODES)('views end to end (property), %s', (_mode, overrides) => {
+  beforeAll(async () => {
+    server = await startTestServer(overrides);
+    source = await sourceSocket(server);
+    trader = await streamSocket(server);
+    consumed = 0;
+  });
+  afterAll(closeAll);
+
   it('after any sequence of updates, inserts, removes and window moves, the window is slice(sort(filter(container)))', async () => {
     await fc.assert(
       fc.asyncProperty(

@@ -103,6 +103,45 @@ impl Burst {
     }
 }
 
+/// Step of the grid that live-update flush deadlines are rounded down to (`FlushGrid`).
+pub const FLUSH_GRID_STEP: Duration = Duration::from_millis(5);
+
+/// Shortest `burst_min` for which deadlines are put on the grid: below it a step would be a
+/// large part of the window.
+pub const FLUSH_GRID_MIN_BURST: Duration = Duration::from_millis(20);
+
+/// The grid that flush deadlines of live updates fall on, shared by every session of a hub.
+///
+/// Each session's windows tile time from its own last flush, so without a grid the sessions'
+/// deadlines spread evenly over time and nearly every engine pass flushes a few sessions and
+/// wakes their transport workers for a few frames. Rounding each deadline down to a multiple
+/// of `FLUSH_GRID_STEP` from one origin (the first time the grid is asked) brings the sessions
+/// due within a step into one pass: one wake-up and one drain per worker for all their frames.
+/// A deadline only moves earlier (a window is at most one step shorter, never longer, so no
+/// message waits past its window); a session flushed on the grid starts its next window on it,
+/// so its later windows keep their full length. Replies are not on the grid (they are due at
+/// once), nor is anything while `burst_min` is under `FLUSH_GRID_MIN_BURST` or batching is off.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FlushGrid {
+    origin: Option<Instant>,
+}
+
+impl FlushGrid {
+    /// `due` (a deadline `Burst::on_message` returned at `now`) rounded down to the grid.
+    pub fn align(&mut self, cfg: &BatchingConfig, due: Instant, now: Instant) -> Instant {
+        if cfg.batching_off() || cfg.burst_min < FLUSH_GRID_MIN_BURST {
+            return due;
+        }
+        let origin = *self.origin.get_or_insert(now);
+        let Some(since) = due.checked_duration_since(origin) else {
+            return due;
+        };
+        let step = FLUSH_GRID_STEP.as_nanos();
+        let off = since.as_nanos() % step;
+        due - Duration::from_nanos(off as u64)
+    }
+}
+
 fn clamp(d: Duration, cfg: &BatchingConfig) -> Duration {
     if cfg.batching_off() {
         return Duration::ZERO;
@@ -230,5 +269,54 @@ mod tests {
         };
         assert_eq!(b.interval(&smaller), ms(120));
         assert_eq!(b.on_message(&smaller, end), end + ms(120));
+    }
+
+    /// Two sessions whose messages arrive 1.5 ms apart (each opening a 100 ms window) get the
+    /// same deadline on the grid; a deadline only moves earlier, by less than a step, and a
+    /// session flushed on the grid keeps full-length windows after it.
+    #[test]
+    fn grid_brings_deadlines_together_and_only_earlier() {
+        let c = cfg();
+        let t0 = Instant::now();
+        let mut grid = FlushGrid::default();
+        let (mut a, mut b) = (Burst::new(&c), Burst::new(&c));
+        let da = grid.align(&c, a.on_message(&c, t0), t0);
+        let at_b = t0 + Duration::from_micros(1_500);
+        let db = grid.align(&c, b.on_message(&c, at_b), at_b);
+        assert_eq!(da, t0 + ms(100), "the grid starts at the first deadline asked");
+        assert_eq!(db, da, "b's window end (t0 + 101.5 ms) is rounded down to a's");
+        // b flushes on the grid: its next window, opened later, ends a whole interval after it
+        b.on_flush(&c, db);
+        let at = db + ms(30) + Duration::from_micros(700);
+        let next = grid.align(&c, b.on_message(&c, at), at);
+        assert_eq!(next, db + ms(100));
+        for k in 0..50u64 {
+            let now = t0 + Duration::from_micros(k * 317);
+            let mut s = Burst::new(&c);
+            let end = s.on_message(&c, now);
+            let due = grid.align(&c, end, now);
+            assert!(due <= end && end - due < FLUSH_GRID_STEP, "k {k}");
+            assert_eq!((due - t0).as_nanos() % FLUSH_GRID_STEP.as_nanos(), 0, "k {k}");
+        }
+    }
+
+    /// Off with batching off, and for windows shorter than FLUSH_GRID_MIN_BURST.
+    #[test]
+    fn grid_leaves_short_windows_and_batching_off_alone() {
+        let t0 = Instant::now();
+        let mut grid = FlushGrid::default();
+        assert_eq!(grid.align(&cfg(), t0 + ms(100), t0), t0 + ms(100)); // origin t0
+        let off = BatchingConfig {
+            burst_max: Duration::ZERO,
+            ..cfg()
+        };
+        let at = t0 + Duration::from_micros(2_345);
+        assert_eq!(grid.align(&off, at, at), at);
+        let short = BatchingConfig {
+            burst_min: ms(10),
+            ..cfg()
+        };
+        let due = at + ms(10);
+        assert_eq!(grid.align(&short, due, at), due);
     }
 }

@@ -11,6 +11,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::time::Instant;
 
+use crate::batch::FlushGrid;
 use crate::config::{BatchingConfig, EngineConfig};
 use crate::session::{Outbox, Session};
 use crate::stats::EngineStats;
@@ -31,6 +32,8 @@ pub(super) struct Sessions {
     pub(super) timers: Timers,
     /// The control messages of a blocked session's reply frame (reused).
     pub(super) reply_scratch: Vec<u8>,
+    /// The grid every session's live-update flush deadlines are rounded down to.
+    pub(super) grid: FlushGrid,
 }
 
 impl Sessions {
@@ -205,11 +208,13 @@ impl Sessions {
         stats: &mut EngineStats,
         now: Instant,
     ) -> Option<(&mut Session, &mut Timers, Instant)> {
-        let Sessions { slots, timers, .. } = self;
+        let Sessions {
+            slots, timers, grid, ..
+        } = self;
         let s = slots.get_mut(slot as usize)?.as_mut()?;
         push(&mut s.outbox, msg);
         stats.deliveries += 1;
-        let due = s.burst.on_message(batching, now);
+        let due = grid.align(batching, s.burst.on_message(batching, now), now);
         Some((s, timers, due))
     }
 
@@ -222,12 +227,15 @@ impl Sessions {
         stats: &'a mut EngineStats,
         now: Instant,
     ) -> (&'a mut [Option<Session>], Delivery<'a>) {
-        let Sessions { slots, timers, .. } = self;
+        let Sessions {
+            slots, timers, grid, ..
+        } = self;
         (
             slots,
             Delivery {
                 cfg,
                 timers,
+                grid,
                 stats,
                 now,
             },
@@ -240,6 +248,7 @@ impl Sessions {
 pub(super) struct Delivery<'a> {
     pub(super) cfg: &'a EngineConfig,
     pub(super) timers: &'a mut Timers,
+    pub(super) grid: &'a mut FlushGrid,
     pub(super) stats: &'a mut EngineStats,
     pub(super) now: Instant,
 }
@@ -255,7 +264,11 @@ impl Delivery<'_> {
             s.outbox.samples().record(ts);
         }
         self.stats.deliveries += 1;
-        let due = s.burst.on_message(&self.cfg.batching, self.now);
+        let due = self.grid.align(
+            &self.cfg.batching,
+            s.burst.on_message(&self.cfg.batching, self.now),
+            self.now,
+        );
         if s.due.is_none() {
             s.due = Some(due);
             if s.blocked_since.is_none() {
