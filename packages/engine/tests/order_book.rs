@@ -608,6 +608,64 @@ fn events_round_trip_and_bad_bodies_are_typed_errors() {
     assert!(OrderEvent::decode(&[1, 99, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).is_err());
 }
 
+/// A stream message's framed events (`cluster::batch`): per event u32 length, u16 tag length,
+/// tag, event; here the tag is empty and the event an accept written byte by byte (version 1,
+/// `kind`, order 7, ts 1000, alice, c1, /FX/EURUSD, buy, 10, limit 1.08, DAY, then `origin` if
+/// any).
+fn golden_accept(kind: u8, origin: Option<&str>) -> Vec<u8> {
+    let mut ev = vec![1u8, kind];
+    ev.extend_from_slice(&7u64.to_le_bytes());
+    ev.extend_from_slice(&1000u64.to_le_bytes());
+    for s in ["alice", "c1", "/FX/EURUSD"] {
+        ev.extend_from_slice(&(s.len() as u16).to_le_bytes());
+        ev.extend_from_slice(s.as_bytes());
+    }
+    ev.push(0);
+    ev.extend_from_slice(&10u64.to_le_bytes());
+    ev.push(1);
+    ev.extend_from_slice(&1.08f64.to_bits().to_le_bytes());
+    ev.push(0);
+    if let Some(o) = origin {
+        ev.extend_from_slice(&(o.len() as u16).to_le_bytes());
+        ev.extend_from_slice(o.as_bytes());
+    }
+    let mut framed = (ev.len() as u32).to_le_bytes().to_vec();
+    framed.extend_from_slice(&0u16.to_le_bytes());
+    framed.extend_from_slice(&ev);
+    framed
+}
+
+#[test]
+fn stream_accepts_with_and_without_their_gateway_origin_decode() {
+    use tidewire_engine::cluster::batch::split;
+    // a message of a node that journals no origin (kind 7), then one accept carrying it (kind 9)
+    let origin = "b/FIX.4.4-TW-CLIENT44";
+    let mut body = golden_accept(7, None);
+    body.extend_from_slice(&golden_accept(9, Some(origin)));
+    let events = split(&body, 2).expect("two framed events");
+    let accept = |origin: Option<&str>| OrderEvent::Accepted {
+        order_id: 7,
+        ts: 1000,
+        user: "alice".into(),
+        client_order_id: "c1".into(),
+        instrument: "/FX/EURUSD".into(),
+        side: Side::Buy,
+        quantity: 10,
+        price: Some(1.08),
+        time_in_force: TimeInForce::Day,
+        acknowledged: true,
+        origin: origin.map(str::to_owned),
+    };
+    for (f, o) in events.iter().zip([None, Some(origin)]) {
+        assert!(f.tag.is_empty());
+        let want = accept(o);
+        assert_eq!(OrderEvent::decode(&f.body).expect("decodes"), want);
+        assert_eq!(want.encode(), f.body, "written as the golden bytes");
+        let order = Order::from_accept(&want).expect("an accept");
+        assert_eq!(order.origin.as_deref(), o, "the order keeps its origin");
+    }
+}
+
 #[test]
 fn rebuild_from_the_journal_reaches_the_same_state() {
     let dir = TempDir::new("orders");

@@ -283,6 +283,10 @@ struct WireRequest {
     /// A gateway request's origin tag (`<node>:<request id>`); empty for a session's request.
     #[serde(default)]
     tag: String,
+    /// A gateway submit's origin (`GatewayOp::Submit::origin`), journaled with the accept;
+    /// absent for a session's request and in requests of nodes that do not send it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    origin: Option<String>,
 }
 
 fn encode_request(user: &str, req_id: u32, tag: &str, req: &RemoteRequest) -> Vec<u8> {
@@ -297,10 +301,12 @@ fn encode_request(user: &str, req_id: u32, tag: &str, req: &RemoteRequest) -> Ve
         time_in_force: String::new(),
         quantity: None,
         price: None,
+        origin: None,
     };
     match req {
-        RemoteRequest::Submit(o) => {
+        RemoteRequest::Submit(o, origin) => {
             w.kind = "submit".into();
+            w.origin.clone_from(origin);
             w.client_order_id.clone_from(&o.client_order_id);
             w.instrument.clone_from(&o.instrument);
             w.side = crate::order_desk::records::side_str(o.side).into();
@@ -329,23 +335,26 @@ fn encode_request(user: &str, req_id: u32, tag: &str, req: &RemoteRequest) -> Ve
 fn decode_request(bytes: &[u8]) -> Option<(String, u32, String, RemoteRequest)> {
     let w: WireRequest = serde_json::from_slice(bytes).ok()?;
     let req = match w.kind.as_str() {
-        "submit" => RemoteRequest::Submit(OrderInput {
-            client_order_id: w.client_order_id,
-            instrument: w.instrument,
-            side: match w.side.as_str() {
-                "buy" => Side::Buy,
-                "sell" => Side::Sell,
-                _ => return None,
+        "submit" => RemoteRequest::Submit(
+            OrderInput {
+                client_order_id: w.client_order_id,
+                instrument: w.instrument,
+                side: match w.side.as_str() {
+                    "buy" => Side::Buy,
+                    "sell" => Side::Sell,
+                    _ => return None,
+                },
+                quantity: w.quantity?,
+                price: w.price,
+                time_in_force: match w.time_in_force.as_str() {
+                    "day" => TimeInForce::Day,
+                    "ioc" => TimeInForce::Ioc,
+                    "gtc" => TimeInForce::Gtc,
+                    _ => return None,
+                },
             },
-            quantity: w.quantity?,
-            price: w.price,
-            time_in_force: match w.time_in_force.as_str() {
-                "day" => TimeInForce::Day,
-                "ioc" => TimeInForce::Ioc,
-                "gtc" => TimeInForce::Gtc,
-                _ => return None,
-            },
-        }),
+            w.origin,
+        ),
         "cancel" => RemoteRequest::Cancel(w.client_order_id),
         "amend" => RemoteRequest::Amend {
             client_order_id: w.client_order_id,
@@ -1279,14 +1288,28 @@ mod tests {
     #[test]
     fn forwarded_requests_round_trip() {
         let reqs = [
-            RemoteRequest::Submit(OrderInput {
-                client_order_id: "c1".into(),
-                instrument: "/FX/EURUSD".into(),
-                side: Side::Sell,
-                quantity: 5.0,
-                price: Some(1.25),
-                time_in_force: TimeInForce::Gtc,
-            }),
+            RemoteRequest::Submit(
+                OrderInput {
+                    client_order_id: "c1".into(),
+                    instrument: "/FX/EURUSD".into(),
+                    side: Side::Sell,
+                    quantity: 5.0,
+                    price: Some(1.25),
+                    time_in_force: TimeInForce::Gtc,
+                },
+                None,
+            ),
+            RemoteRequest::Submit(
+                OrderInput {
+                    client_order_id: "c4".into(),
+                    instrument: "/FX/EURUSD".into(),
+                    side: Side::Buy,
+                    quantity: 1.0,
+                    price: None,
+                    time_in_force: TimeInForce::Day,
+                },
+                Some("b/FIX.4.4-TW-CLIENT".into()),
+            ),
             RemoteRequest::Cancel("c2".into()),
             RemoteRequest::Amend {
                 client_order_id: "c3".into(),
@@ -1301,6 +1324,34 @@ mod tests {
             assert_eq!(back, r);
         }
         assert!(decode_request(b"{}").is_none());
+    }
+
+    #[test]
+    fn a_forwarded_submit_carries_its_origin_and_one_without_it_still_decodes() {
+        // as a node that does not send origins forwards a gateway submit
+        let old = br#"{"user":"alice","req_id":0,"kind":"submit","client_order_id":"g-1","instrument":"/FX/EURUSD","side":"buy","time_in_force":"day","quantity":10.0,"price":1.0,"tag":"b:7"}"#;
+        let (_, _, tag, req) = decode_request(old).expect("decodes");
+        assert_eq!(tag, "b:7");
+        assert!(
+            matches!(req, RemoteRequest::Submit(ref o, None) if o.client_order_id == "g-1"),
+            "{req:?}"
+        );
+        let order = OrderInput {
+            client_order_id: "g-1".into(),
+            instrument: "/FX/EURUSD".into(),
+            side: Side::Buy,
+            quantity: 10.0,
+            price: Some(1.0),
+            time_in_force: TimeInForce::Day,
+        };
+        let with = RemoteRequest::Submit(order.clone(), Some("b/FIX.4.4-TW-CLIENT44".into()));
+        let bytes = encode_request("alice", 0, "b:7", &with);
+        let new = br#"{"user":"alice","req_id":0,"kind":"submit","client_order_id":"g-1","instrument":"/FX/EURUSD","side":"buy","time_in_force":"day","quantity":10.0,"price":1.0,"tag":"b:7","origin":"b/FIX.4.4-TW-CLIENT44"}"#;
+        assert_eq!(String::from_utf8_lossy(&bytes), String::from_utf8_lossy(new));
+        assert_eq!(decode_request(new).map(|d| d.3), Some(with));
+        // a session's submit sends no origin field (what older leaders read)
+        let plain = encode_request("alice", 3, "", &RemoteRequest::Submit(order, None));
+        assert!(!String::from_utf8_lossy(&plain).contains("origin"));
     }
 
     #[test]

@@ -39,8 +39,9 @@ use crate::order_book::{Amend, ExecutionSimulator, OrderBook, OrderEvent, OrderL
 /// A request another node forwarded (its session's user comes with it).
 #[derive(Debug, Clone, PartialEq)]
 pub enum RemoteRequest {
-    /// `order.submit`.
-    Submit(OrderInput),
+    /// `order.submit`; `origin`: a gateway's name for where it came from, journaled with the
+    /// accept (`GatewayOp::Submit::origin`; `None` for a session's order).
+    Submit(OrderInput, Option<String>),
     /// `order.cancel` of the client order id.
     Cancel(String),
     /// `order.amend`.
@@ -389,7 +390,7 @@ impl OrderDesk {
                 }
                 let user = Some(user);
                 match request {
-                    RemoteRequest::Submit(order) => self.submit(hub, to, user, req_id, order, None, at, now),
+                    RemoteRequest::Submit(order, origin) => self.submit(hub, to, user, req_id, order, origin, at, now),
                     RemoteRequest::Cancel(cid) => self.change(hub, to, user, req_id, cid, None, at, now),
                     RemoteRequest::Amend {
                         client_order_id,
@@ -558,7 +559,7 @@ impl OrderDesk {
             return false;
         }
         let req = match &r.op {
-            GatewayOp::Submit { order, .. } => RemoteRequest::Submit(order.clone()),
+            GatewayOp::Submit { order, origin } => RemoteRequest::Submit(order.clone(), origin.clone()),
             GatewayOp::Cancel { client_order_id } => RemoteRequest::Cancel(client_order_id.clone()),
             GatewayOp::Amend {
                 client_order_id,

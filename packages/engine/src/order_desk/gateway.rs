@@ -28,7 +28,7 @@ pub enum GatewayOp {
         /// The order.
         order: OrderInput,
         /// The gateway's name for where it came from (a FIX session), journaled with the accept
-        /// (single node; a forwarded request in cluster mode does not carry it).
+        /// (cluster mode: in the order stream, also when the request is forwarded to the leader).
         origin: Option<String>,
     },
     /// Cancel the user's open order `client_order_id`.

@@ -439,7 +439,7 @@ impl OrderDesk {
     pub fn handle(&mut self, hub: &mut Hub, cmd: OrderCmd, now: Instant) {
         match cmd {
             OrderCmd::Submit { sid, req_id, order, at } => {
-                if !self.forward(hub, sid, req_id, at, || RemoteRequest::Submit(order.clone())) {
+                if !self.forward(hub, sid, req_id, at, || RemoteRequest::Submit(order.clone(), None)) {
                     let user = hub.session_user_and_worker(sid).map(|(u, _)| u.to_owned());
                     self.submit(hub, To::local(sid), user, req_id, order, None, at, now);
                 }

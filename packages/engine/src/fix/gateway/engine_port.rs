@@ -15,4 +15,8 @@ impl OrderPort for Engine {
     fn attach(&self, users: Vec<String>, sink: Arc<dyn GatewaySink>) -> Result<(), String> {
         self.attach_gateway(users, sink).map_err(|e| e.to_string())
     }
+
+    fn node(&self) -> Option<String> {
+        self.cluster().map(|link| link.config().node.clone())
+    }
 }

@@ -19,9 +19,10 @@
 //! - When the journal fails, the desk says up to which seq it is durable: the stored reports of
 //!   later seqs are voided (a resend gap-fills them) and never sent, the output behind them goes,
 //!   and the requests they answered are refused (`Gateway::journal_failed`).
-//! - A new order is journaled with its session's name (the accept's origin), so that a start
-//!   after a crash can report a New the store lost; a stored report the journal lost is voided
-//!   (`state.rs`: `undurable`, `reconcile`).
+//! - A new order is journaled with its session's name (the accept's origin; cluster mode: in the
+//!   order stream, qualified by the node's name, also when the request is forwarded to the
+//!   leader), so that a start after a crash can report a New the store lost; a stored report the
+//!   journal lost is voided (`state.rs`: `undurable`, `reconcile`).
 //! - ClOrdID: a D's ClOrdID is the desk's client order id. F and G name the order by
 //!   OrigClOrdID; a G's (or F's) new ClOrdID becomes the order's current one once the desk made
 //!   the change durable, and every ClOrdID of the chain keeps naming the order. The chain is
@@ -65,6 +66,13 @@ pub trait OrderPort: Send + Sync {
     fn request(&self, user: &str, request: u64, op: GatewayOp) -> Result<(), String>;
     /// Attaches `sink` for the orders of `users` (see `GatewaySink`).
     fn attach(&self, users: Vec<String>, sink: Arc<dyn GatewaySink>) -> Result<(), String>;
+    /// Cluster mode: this node's name (unique in the cluster, the same across its restarts). It
+    /// qualifies the origin journaled with a session's orders, because every node applies the
+    /// order stream and sessions of one name may be configured on several nodes. `None` (the
+    /// default): one process.
+    fn node(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The server's checks before an order reaches the desk: the user's role, its entitlement to
@@ -162,7 +170,8 @@ impl GatewaySink for Sink {
 /// One configured session as the gateway sees it.
 struct SessionInfo {
     user: String,
-    /// Journaled with the session's orders (`BeginString-ours-theirs`, as its store directory).
+    /// Journaled with the session's orders: `BeginString-ours-theirs` (as its store directory);
+    /// cluster mode `<node>/BeginString-ours-theirs`.
     origin: String,
     prefix: String,
     version: Version,
@@ -429,6 +438,15 @@ impl Application for Gateway {
     }
 }
 
+/// The origin journaled with the orders of session `id`: its name, on node `node` in cluster mode.
+fn origin(node: Option<&str>, id: &SessionId) -> String {
+    let name = format!("{}-{}-{}", id.begin_string, id.sender_comp_id, id.target_comp_id);
+    match node {
+        Some(node) => format!("{node}/{name}"),
+        None => name,
+    }
+}
+
 /// The gateway running: the acceptor, the desk attachment and the reporting thread.
 pub struct FixGateway {
     gateway: Arc<Gateway>,
@@ -461,6 +479,7 @@ impl FixGateway {
         let (intake_tx, intake_rx) = crossbeam_channel::unbounded();
         let mut sessions = Vec::new();
         let mut index = HashMap::new();
+        let node = port.node();
         for (i, s) in cfg.acceptor.sessions.iter().enumerate() {
             let c = &s.config;
             let id = SessionId {
@@ -471,7 +490,7 @@ impl FixGateway {
             index.insert(id.clone(), i);
             sessions.push(SessionInfo {
                 user: s.user.clone(),
-                origin: format!("{}-{}-{}", id.begin_string, id.sender_comp_id, id.target_comp_id),
+                origin: origin(node.as_deref(), &id),
                 prefix: cfg.symbol_prefixes.get(i).cloned().unwrap_or_default(),
                 bench_echo: cfg.bench_echo.get(i).copied().unwrap_or(false),
                 version: if c.dictionary.is_fix44() {
