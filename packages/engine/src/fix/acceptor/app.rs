@@ -172,8 +172,10 @@ impl SessionHandle {
     /// The order journal failed and holds nothing past `durable` (call [`SessionHandle::journal_durable`]
     /// with it first): the messages stored by `send_gated` for a later seq are voided in the store
     /// (durable on return; a ResendRequest covering them gets a SequenceReset-GapFill) and never
-    /// written; the output held behind them is written. Errors: the store could not void them
-    /// (they stay held, and the output behind them with them).
+    /// written; the output held behind them is written. Errors: the store could not void them;
+    /// they are still never written nor resent, the session is logged out with Text `Session
+    /// store failed, stored messages cannot be voided: <error>`, and each Logon retries the voids
+    /// and is refused (Logout with that Text) while the store fails.
     pub fn journal_failed(&self, durable: u64) -> std::io::Result<()> {
         self.slot.journal_failed(durable)
     }

@@ -360,7 +360,9 @@ impl SessionSlot {
 
     /// The order journal failed and holds nothing past `durable`: the stored messages waiting for
     /// a later seq are voided (durably: a resend gap-fills them) and never written, and the output
-    /// behind them goes. Errors: the store could not void them (they stay held).
+    /// behind them goes. Errors: the store could not void them; they are still never written (a
+    /// resend gap-fills them), the session is logged out with a Text naming the store's error
+    /// and refuses Logons until the store records the voids (`Session::void_sent`).
     pub fn journal_failed(self: &Arc<Self>, durable: u64) -> std::io::Result<()> {
         let mut sh = self.lock();
         self.drain_pending(&mut sh);
@@ -371,12 +373,18 @@ impl SessionSlot {
         } else {
             sh.session.void_sent(&lost)
         };
-        if voided.is_ok() {
-            sh.journal_held.clear();
+        sh.journal_held.clear();
+        {
             let mut w = self.wire();
             w.journal_failed(durable);
             if !close {
                 let _ = self.write_released(&mut w);
+            }
+        }
+        if let Err(e) = &voided {
+            let text = format!("Session store failed, stored messages cannot be voided: {e}");
+            if sh.session.logout(&text, self.clock.now()) {
+                self.flush(&mut sh);
             }
         }
         drop(sh);
@@ -690,6 +698,13 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("tw-fix-slot-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let store = crate::fix::session::FileStore::open(&dir).expect("store");
+        logged_on_slot_over(Box::new(store), dir)
+    }
+
+    fn logged_on_slot_over(
+        store: Box<dyn crate::fix::session::SessionStore>,
+        dir: std::path::PathBuf,
+    ) -> (Arc<SessionSlot>, Arc<Committer>, TcpStream, std::path::PathBuf) {
         let cfg = SessionConfig::new(Dictionary::fix42(), "TW", "CLIENT");
         let committer = Arc::new(Committer::default());
         let id = SessionId {
@@ -701,7 +716,7 @@ mod tests {
         let slot = Arc::new(SessionSlot::new(
             id,
             "u".into(),
-            Session::new(cfg, Box::new(store)),
+            Session::new(cfg, store),
             Arc::new(NoApp),
             clock.clone(),
             Arc::clone(&committer),
@@ -740,7 +755,8 @@ mod tests {
                 let mut p = crate::fix::codec::Parser::new();
                 let m = p.parse(&framer.bytes()[r]).expect("parses");
                 let cl = m.get_str(11).unwrap_or_default();
-                got.push(format!("{}:{cl}", m.get_str(35).unwrap_or_default()));
+                let text = m.get_str(58).map(|t| format!(":{t}")).unwrap_or_default();
+                got.push(format!("{}:{cl}{text}", m.get_str(35).unwrap_or_default()));
             }
             if got.len() >= n {
                 break;
@@ -793,6 +809,33 @@ mod tests {
         slot.journal_durable(11);
         assert_eq!(written(), 5);
         assert_eq!(read_messages(&mut client, 2), ["8:W1", "8:P1"]);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_store_that_cannot_void_a_held_report_logs_the_session_out_and_releases_the_rest() {
+        let dir = std::env::temp_dir().join(format!("tw-fix-slot-voidfail-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let failing = Arc::new(AtomicBool::new(false));
+        let store = crate::fix::session::FailingVoids {
+            inner: crate::fix::session::FileStore::open(&dir).expect("store"),
+            failing: Arc::clone(&failing),
+        };
+        let (slot, committer, mut client, dir) = logged_on_slot_over(Box::new(store), dir);
+        assert_eq!(read_messages(&mut client, 1), ["A:"]);
+        // R1 waits for journal seq 7, P1 (a refusal) behind it
+        slot.send(&report("R1"), &[(0, 7)]);
+        slot.send(&report("P1"), &[]);
+        committer.commit_now();
+        assert_eq!(slot.status().messages_out, 1, "both wait for the journal");
+        // the journal fails at 6, and the store cannot record R1's void
+        failing.store(true, Ordering::Release);
+        slot.journal_durable(6);
+        let e = slot.journal_failed(6).expect_err("the void is refused");
+        committer.commit_now();
+        let text = format!("Session store failed, stored messages cannot be voided: {e}");
+        assert_eq!(read_messages(&mut client, 2), ["8:P1".to_owned(), format!("5::{text}")]);
+        assert_eq!(slot.lock().session.store_error(), Some(e.to_string().as_str()));
         let _ = std::fs::remove_dir_all(dir);
     }
 

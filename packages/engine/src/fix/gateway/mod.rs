@@ -742,7 +742,8 @@ impl Gateway {
         b.durable = b.durable.max(durable);
         for h in handles {
             h.journal_durable(durable);
-            // a store that cannot void keeps them held (never sent), and its later output with them
+            // a store that cannot void them never sends them either: its session is logged out
+            // and refuses Logons until the store records the voids
             let _ = h.journal_failed(durable);
         }
         let lost = self.lock().unsettled(durable);

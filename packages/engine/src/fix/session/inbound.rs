@@ -145,10 +145,22 @@ impl Session {
             }
             self.queue.clear();
             self.st.resend_range = None;
+            // nothing stored is left to void
+            self.unvoided.clear();
+            self.store_error = None;
         }
         if !self.credentials_ok(msg) {
             self.reject_logon(msg, "Invalid Logon message: Username/Password rejected", now);
             return;
+        }
+        if !self.unvoided.is_empty() {
+            // stored reports that must never be sent are not voided in the store: no resend may
+            // happen on a session whose store cannot say so across a restart
+            if let Err(e) = self.void_unvoided() {
+                let text = format!("Session store failed, stored messages cannot be voided: {e}");
+                self.reject_logon(msg, &text, now);
+                return;
+            }
         }
         let use_789 = self.cfg.next_expected_msg_seq_num && self.cfg.dictionary.is_fix44();
         let next_sender = self.store.next_sender_seq();

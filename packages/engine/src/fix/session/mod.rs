@@ -20,6 +20,8 @@ mod store;
 pub use arena::SentArena;
 pub use clock::{Clock, Now, SystemClock};
 pub use outbox::{MessageWriter, Outbox};
+#[cfg(test)]
+pub(crate) use store::FailingVoids;
 pub use store::{FileStore, MemoryStore, PendingSync, SessionStore, MEMORY_STORE_LIMIT};
 
 use crate::fix::codec::{tag, Builder, Message, Parser};
@@ -154,6 +156,11 @@ pub struct Session {
     /// Messages that arrived ahead of a gap, by MsgSeqNum.
     queue: BTreeMap<u64, Vec<u8>>,
     st: State,
+    /// Stored messages that must never be sent but whose void the store could not record
+    /// (ascending), and the store's error: a resend gap-fills them, and every Logon retries the
+    /// void and is refused while it fails.
+    unvoided: Vec<u64>,
+    store_error: Option<String>,
 }
 
 impl std::fmt::Debug for Session {
@@ -179,6 +186,8 @@ impl Session {
             outbox: Outbox::new(),
             queue: BTreeMap::new(),
             st: State::default(),
+            unvoided: Vec::new(),
+            store_error: None,
         }
     }
 
@@ -249,8 +258,12 @@ impl Session {
         self.st.resend_range = None;
         self.queue.clear();
         if self.cfg.reset_on_disconnect {
-            if let Err(e) = self.store.reset().and_then(|()| self.store.sync()) {
-                self.fail(&e);
+            match self.store.reset().and_then(|()| self.store.sync()) {
+                Ok(()) => {
+                    self.unvoided.clear();
+                    self.store_error = None;
+                }
+                Err(e) => self.fail(&e),
             }
         }
     }
@@ -322,21 +335,59 @@ impl Session {
         true
     }
 
-    /// Voids stored messages `seqs` (a resend gap-fills them) and makes that durable now.
+    /// Voids stored messages `seqs` (a resend gap-fills them) and makes that durable now. When
+    /// the store fails, they are still never resent (gap-filled) by this session; every Logon
+    /// retries the void and is refused while the store fails ([`Session::store_error`]).
     pub fn void_sent(&mut self, seqs: &[u64]) -> std::io::Result<()> {
-        for seq in seqs {
-            self.store.void_sent(*seq)?;
+        for &seq in seqs {
+            if let Err(i) = self.unvoided.binary_search(&seq) {
+                self.unvoided.insert(i, seq);
+            }
         }
-        self.store.sync()
+        self.void_unvoided()
     }
 
-    /// Every stored sent message (what a ResendRequest would resend), oldest first.
+    /// Records the voids the store has not recorded yet (durably); clears the store error once
+    /// it did.
+    fn void_unvoided(&mut self) -> std::io::Result<()> {
+        let done = self
+            .unvoided
+            .iter()
+            .try_for_each(|seq| self.store.void_sent(*seq))
+            .and_then(|()| self.store.sync());
+        match &done {
+            Ok(()) => {
+                self.unvoided.clear();
+                self.store_error = None;
+            }
+            Err(e) => self.store_error = Some(e.to_string()),
+        }
+        done
+    }
+
+    /// The store's error while it could not record voids of stored messages (`void_sent`):
+    /// the session refuses Logons until a retry succeeds.
+    pub fn store_error(&self) -> Option<&str> {
+        self.store_error.as_deref()
+    }
+
+    /// True when stored message `seq` must never be sent (its void is not in the store yet).
+    fn is_unvoided(&self, seq: u64) -> bool {
+        self.unvoided.binary_search(&seq).is_ok()
+    }
+
+    /// Every stored sent message (what a ResendRequest would resend: not those voided, even
+    /// when the store could not record the void), oldest first.
     pub fn for_each_sent(&self, each: &mut dyn FnMut(u64, &[u8])) -> std::io::Result<()> {
         let last = self.store.next_sender_seq().saturating_sub(1);
         if last == 0 {
             return Ok(());
         }
-        self.store.sent(1, last, each)
+        self.store.sent(1, last, &mut |seq, m| {
+            if !self.is_unvoided(seq) {
+                each(seq, m);
+            }
+        })
     }
 
     // ---- sending ----

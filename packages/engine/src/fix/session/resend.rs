@@ -36,8 +36,13 @@ impl Session {
             if current != seq && gap_begin == 0 {
                 gap_begin = current;
             }
-            let Ok(msg) = parser.parse(bytes) else {
-                // unreadable: covered by the gap fill
+            let parsed = if self.is_unvoided(seq) {
+                Err(()) // never to be sent (its void is not stored yet)
+            } else {
+                parser.parse(bytes).map_err(|_| ())
+            };
+            let Ok(msg) = parsed else {
+                // unreadable, or never to be sent: covered by the gap fill
                 if gap_begin == 0 {
                     gap_begin = seq;
                 }

@@ -452,6 +452,51 @@ impl Drop for FileStore {
     }
 }
 
+/// A store for tests whose writes of void records fail while [`FailingVoids::failing`] is set,
+/// as a disk that refuses them does (the other writes go to the [`FileStore`] inside).
+#[cfg(test)]
+pub(crate) struct FailingVoids {
+    pub inner: FileStore,
+    pub failing: Arc<AtomicBool>,
+}
+
+#[cfg(test)]
+impl SessionStore for FailingVoids {
+    fn next_sender_seq(&self) -> u64 {
+        self.inner.next_sender_seq()
+    }
+    fn next_target_seq(&self) -> u64 {
+        self.inner.next_target_seq()
+    }
+    fn set_next_sender_seq(&mut self, seq: u64) -> io::Result<()> {
+        self.inner.set_next_sender_seq(seq)
+    }
+    fn set_next_target_seq(&mut self, seq: u64) -> io::Result<()> {
+        self.inner.set_next_target_seq(seq)
+    }
+    fn save_sent(&mut self, seq: u64, message: &[u8]) -> io::Result<()> {
+        self.inner.save_sent(seq, message)
+    }
+    fn sent(&self, begin: u64, end: u64, each: &mut dyn FnMut(u64, &[u8])) -> io::Result<()> {
+        self.inner.sent(begin, end, each)
+    }
+    fn void_sent(&mut self, seq: u64) -> io::Result<()> {
+        if self.failing.load(Ordering::Acquire) {
+            return Err(io::Error::from_raw_os_error(28)); // ENOSPC
+        }
+        self.inner.void_sent(seq)
+    }
+    fn reset(&mut self) -> io::Result<()> {
+        self.inner.reset()
+    }
+    fn sync(&mut self) -> io::Result<()> {
+        self.inner.sync()
+    }
+    fn sync_later(&mut self) -> io::Result<Option<PendingSync>> {
+        self.inner.sync_later()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -295,3 +295,58 @@ fn resend_of_messages_a_bounded_memory_store_dropped_is_gap_filled() {
         .collect();
     assert_eq!(resent, want);
 }
+
+#[test]
+fn a_store_that_cannot_void_gap_fills_and_refuses_logons_until_it_can() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = std::env::temp_dir().join(format!("tw-fix-voidfail-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let failing = std::sync::Arc::new(AtomicBool::new(false));
+    let store = super::FailingVoids {
+        inner: FileStore::open(&dir).expect("store"),
+        failing: std::sync::Arc::clone(&failing),
+    };
+    let mut h = Harness::new(Dictionary::fix42(), Box::new(store));
+    h.logon();
+    h.s.send_app(b"8", b"", b"37=1\x0111=R1\x01", h.now);
+    h.s.send_app(b"8", b"", b"37=2\x0111=P1\x01", h.now);
+    h.take();
+    failing.store(true, Ordering::Release);
+    let e = h.s.void_sent(&[2]).expect_err("the store refuses the void");
+    assert_eq!(h.s.store_error(), Some(e.to_string().as_str()));
+    // R1 is never sent, also by resend, and no longer counts as sent
+    let mut sent = Vec::new();
+    h.s.for_each_sent(&mut |seq, _| sent.push(seq)).expect("read");
+    assert_eq!(sent, vec![1, 3], "our Logon and P1");
+    assert_eq!(
+        h.send("2", "7=1|16=0|"),
+        vec!["35=4|34=1|43=Y|36=3|123=Y", "35=8|34=3|43=Y|37=2|11=P1"]
+    );
+    // a Logon is refused while the store cannot record the void
+    let text = format!("Session store failed, stored messages cannot be voided: {e}");
+    for _ in 0..2 {
+        h.s.on_disconnect(&mut h.app);
+        h.s.on_connect(h.now);
+        let out = h.logon();
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert!(
+            out[0].starts_with("35=5|") && out[0].ends_with(&format!("|58={text}")),
+            "{out:?}"
+        );
+        assert_eq!(h.s.disconnect_reason(), Some(text.as_str()));
+        assert!(!h.s.is_logged_on());
+    }
+    // the store works again: the next Logon records the void and goes on
+    failing.store(false, Ordering::Release);
+    h.s.on_disconnect(&mut h.app);
+    h.s.on_connect(h.now);
+    let out = h.logon();
+    assert!(out[0].starts_with("35=A|34=6|"), "{out:?}");
+    assert_eq!(h.s.store_error(), None);
+    drop(h);
+    let reopened = FileStore::open(&dir).expect("reopen");
+    let mut kept = Vec::new();
+    reopened.sent(1, 10, &mut |seq, _| kept.push(seq)).expect("read");
+    assert!(!kept.contains(&2) && kept.contains(&3), "the void is durable: {kept:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
