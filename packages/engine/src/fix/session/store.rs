@@ -193,6 +193,8 @@ pub struct FileStore {
     logged: (u64, u64),
     /// Bytes written since the last sync was run or handed out.
     unsynced: Arc<AtomicBool>,
+    /// A failed append left bytes past `log_len` that could not be cut off yet.
+    torn: bool,
 }
 
 impl FileStore {
@@ -230,6 +232,7 @@ impl FileStore {
             target,
             logged: (sender, target),
             unsynced: Arc::new(AtomicBool::new(false)),
+            torn: false,
         };
         store.load_index().map_err(|e| {
             if e.kind() == io::ErrorKind::InvalidData {
@@ -300,16 +303,25 @@ impl FileStore {
         let mut head = [0u8; RECORD_HEAD];
         head[..8].copy_from_slice(&seq.to_le_bytes());
         head[8..].copy_from_slice(&(bytes.len() as u32).to_le_bytes());
+        if self.torn {
+            self.log.set_len(self.log_len)?;
+            self.torn = false;
+        }
         let mut log: &File = &self.log;
-        if bytes.len() <= 512 {
+        let written = if bytes.len() <= 512 {
             // one write for the record
             let mut rec = [0u8; RECORD_HEAD + 512];
             rec[..RECORD_HEAD].copy_from_slice(&head);
             rec[RECORD_HEAD..RECORD_HEAD + bytes.len()].copy_from_slice(bytes);
-            log.write_all(&rec[..RECORD_HEAD + bytes.len()])?;
+            log.write_all(&rec[..RECORD_HEAD + bytes.len()])
         } else {
-            log.write_all(&head)?;
-            log.write_all(bytes)?;
+            log.write_all(&head).and_then(|()| log.write_all(bytes))
+        };
+        if let Err(e) = written {
+            // a part of the record may be in the file (a full disk): cut it off before any
+            // later record lands behind it (or before the next append, if this cut fails too)
+            self.torn = self.log.set_len(self.log_len).is_err();
+            return Err(e);
         }
         let at = self.log_len + RECORD_HEAD as u64;
         self.log_len = at + bytes.len() as u64;
