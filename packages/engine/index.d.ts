@@ -96,9 +96,10 @@ export declare class Engine {
    * refuses the frame NOT_ENTITLED (index and field `subject`), checked while it is decoded.
    * With `drainWorker` (this thread's worker id), the caller drains that worker as this
    * returns: a frame applied on this thread (the engine thread was idle) does not call its
-   * `onReady`.
+   * `onReady`. The bytes are read before this returns and not kept: a view of a buffer that
+   * dies after the call (uWS's message) needs no copy.
    */
-  ingest(frame: Buffer | string, grants?: PublishGrants | undefined | null, sourceSessionId?: number | undefined | null, drainWorker?: number | undefined | null): number
+  ingest(frame: Uint8Array | string, grants?: PublishGrants | undefined | null, sourceSessionId?: number | undefined | null, drainWorker?: number | undefined | null): number
   /**
    * Compiles a source's publish rules (`patterns` as configured, its role's then its own: `!`
    * for deny rules, `{user}` becomes `user`) for `ingest`; `user` and `role` are named in its
@@ -118,9 +119,11 @@ export declare class Engine {
    * from 0, the latency samples (`(entry * 2 + kind, ts)` pairs) to `samples`. Returns the
    * entries taken; 0 when nothing is ready (the next frame calls `onReady`); -1 when a buffer
    * is too small (nothing taken; the header holds the sizes needed). After a non-empty drain
-   * `onReady` is not called for frames that arrive meanwhile: call again until 0.
+   * `onReady` is not called for frames that arrive meanwhile: call again until 0. With `arm`
+   * (default false) the caller does not call again: the next frame calls `onReady` (a worker
+   * draining what its own `ingest` readied).
    */
-  drainInto(workerId: number, data: Uint8Array, index: Uint32Array, samples: Float64Array): number
+  drainInto(workerId: number, data: Uint8Array, index: Uint32Array, samples: Float64Array, arm?: boolean | undefined | null): number
   /**
    * Latency samples of `workerId`'s sessions: the origin ts of one record message or updated
    * view row in `every` comes back with the drained frames (`drainInto` / `drain().samples`).

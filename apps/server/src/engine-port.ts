@@ -132,9 +132,10 @@ export interface EnginePort {
    * stale `records.staleGraceMs` after its session closes unless published again.
    * With `drainWorker` (the calling transport's worker id), the caller drains its worker right
    * after: a frame the engine applies on this thread (its thread was idle) does not call that
-   * worker's `onReady`.
+   * worker's `onReady`. The bytes are read before this returns and not kept (a view of uWS's
+   * message buffer needs no copy).
    */
-  ingest(frame: Buffer | string, grants?: PublishGrants | null, sourceSessionId?: number | null, drainWorker?: number | null): number;
+  ingest(frame: Uint8Array | string, grants?: PublishGrants | null, sourceSessionId?: number | null, drainWorker?: number | null): number;
   /**
    * What sources sent that the engine has not applied yet (frames, UTF-8 bytes): drives source
    * flow control (handlers/source.ts). Absent in unit-test fakes: flow control is then off.
@@ -171,9 +172,11 @@ export interface TransportEngine extends EnginePort {
    * Moves everything ready for this worker's sessions into the caller's buffers (drain-runs.ts
    * `DrainBuffers`, `INDEX_STRIDE`): returns the entries taken, 0 when nothing is ready (the next
    * frame calls `onReady`), -1 when a buffer is too small (the index header names the sizes).
-   * After a non-empty drain `onReady` is not called again: drain until 0.
+   * After a non-empty drain `onReady` is not called again: drain until 0. With `arm` the caller
+   * does not drain again: the next frame calls `onReady` (a worker sending what its own `ingest`
+   * readied, which nothing else readies meanwhile but the engine thread and the order journal).
    */
-  drainInto(workerId: number, data: Uint8Array, index: Uint32Array, samples: Float64Array): number;
+  drainInto(workerId: number, data: Uint8Array, index: Uint32Array, samples: Float64Array, arm?: boolean): number;
   /** The engine keeps the origin ts of one record message or updated view row in `every` of this worker's sessions (`drainInto` samples). */
   setLatencySampling(workerId: number, every: number): void;
   stats(): object;

@@ -128,6 +128,31 @@ describe('engine addon', () => {
     expect(() => engine.ingest('[]')).toThrow(expect.objectContaining({ code: 'UNAVAILABLE' }));
   });
 
+  it('reads a frame given as a view of a larger buffer before ingest returns, and keeps no reference to it', async () => {
+    const engine = new Engine();
+    engines.push(engine);
+    const workerId = engine.registerWorker(() => {});
+    const sid = engine.openSession(workerId, 'u', 'T1');
+    engine.subscribe(sid, 1, ['/FX/EURUSD']);
+    // the frame sits inside a larger buffer (as uWS hands a message): a view at an offset
+    const bytes = Buffer.from(PUBLISH);
+    const backing = new ArrayBuffer(bytes.length + 16);
+    const view = new Uint8Array(backing, 8, bytes.length);
+    view.set(bytes);
+    expect(engine.ingest(view)).toBe(1);
+    // the caller's buffer is reused at once (uWS's is): what was applied must not change
+    new Uint8Array(backing).fill(0x20);
+    const texts: string[] = [];
+    for (let i = 0; i < 500 && !texts.some((t) => t.includes('record.update') || t.includes('"bid"')); i++) {
+      const ready = engine.drain(workerId);
+      if (ready) for (let k = 0; k < ready.index.length; k += 4) texts.push(ready.data.subarray(ready.index[k + 1]!, ready.index[k + 1]! + ready.index[k + 2]!).toString('utf8'));
+      else await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const messages = texts.flatMap((t) => JSON.parse(t) as Array<Record<string, unknown>>).filter((m) => m.subject === '/FX/EURUSD' && m.fields);
+    expect(messages.at(-1)).toMatchObject({ subject: '/FX/EURUSD', fields: { bid: 1.0841, ask: 1.0843 } });
+    expect(engine.stats().publishesIn).toBe(1);
+  });
+
   it("checks a source's compiled publish grants while decoding its frames", () => {
     const engine = new Engine();
     engines.push(engine);

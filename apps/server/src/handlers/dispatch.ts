@@ -240,9 +240,10 @@ function firstByte(bytes: Uint8Array): number {
  * first `type` reads `record.publish` (`scanType`) from a logged-in source goes to the engine
  * first, unparsed here too (`ingestFirst`); only when the engine refuses it is it decoded here,
  * so that its error frame words it as the protocol codec does. Other objects are decoded by the
- * protocol codec. Never throws for any input.
+ * protocol codec. Never throws for any input. `bytes` is read only before this returns (the engine
+ * copies what it keeps): a view of uWS's message buffer needs no copy.
  */
-export function dispatchSource(ctx: HandlerContext, session: Session, port: ConnectionPort, bytes: Buffer, isBinary: boolean): void {
+export function dispatchSource(ctx: HandlerContext, session: Session, port: ConnectionPort, bytes: Uint8Array, isBinary: boolean): void {
   session.requests++;
   if (!isBinary && firstByte(bytes) === 0x5b /* '[' */) {
     if (!needLogin(ctx, session, port, 'record.publish', undefined)) handlePublish(ctx, session, port, bytes);

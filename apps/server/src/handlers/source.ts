@@ -25,7 +25,7 @@ import { handlePing } from './session.js';
  * as it decodes it (NOT_ENTITLED naming the element's index, `field: 'subject'`; nothing of the
  * frame is applied): this handler never parses the frame.
  */
-export function handlePublish(ctx: HandlerContext, session: Session, port: ConnectionPort, frame: Buffer | string): void {
+export function handlePublish(ctx: HandlerContext, session: Session, port: ConnectionPort, frame: Uint8Array | string): void {
   try {
     // the session id makes the frame's records this source's: stale once it is gone
     ctx.engine.ingest(frame, publishGrantsOf(ctx, session), session.sessionId, ctx.workerId);
@@ -43,7 +43,7 @@ export const INGESTED = null;
  * engine's refusal (the caller decodes the frame with the protocol codec to word the error frame
  * and replies this refusal only when the codec reads a valid `record.publish`).
  */
-export function ingestFirst(ctx: HandlerContext, session: Session, frame: Buffer): typeof INGESTED | DecodeError {
+export function ingestFirst(ctx: HandlerContext, session: Session, frame: Uint8Array): typeof INGESTED | DecodeError {
   try {
     ctx.engine.ingest(frame, publishGrantsOf(ctx, session), session.sessionId, ctx.workerId);
     return INGESTED;

@@ -132,13 +132,13 @@ export function createEndpoints(deps: EndpointDeps): (endpoint: Endpoint, maxFra
           // of them (the ArrayBuffer is neutered when this callback returns; login gets the decoded message)
           if (endpoint === 'stream') dispatchStream(ctx, conn.session, conn.port, new Uint8Array(message), isBinary);
           // a paused source past its overrun allowance is closed (4013) and its frame dropped;
-          // copied: the engine's ingest queue keeps source frames after this callback
+          // no copy: the engine decodes the frame before ingest returns and keeps only what it decoded
           else if (sourceFlow.admit(conn.port, message.byteLength)) {
-            dispatchSource(ctx, conn.session, conn.port, Buffer.from(new Uint8Array(message)), isBinary);
+            dispatchSource(ctx, conn.session, conn.port, new Uint8Array(message), isBinary);
             sourceFlow.afterFrame(conn.port);
             // the engine may have applied the frame on this thread without waking this worker
-            // (ingest's drainWorker): send what it readied now
-            outbound.flush();
+            // (ingest's drainWorker): send what it readied now, in one drain
+            outbound.flushOwn();
           }
         } catch (err) {
           log('error', 'session.fault', { ...conn.session.logFields(), error: err instanceof Error ? (err.stack ?? err.message) : String(err) });

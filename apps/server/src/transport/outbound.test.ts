@@ -24,8 +24,12 @@ class ScriptedEngine {
 
   constructor(private readonly drains: Drain[]) {}
 
-  drainInto(_worker: number, data: Uint8Array, index: Uint32Array, _samples: Float64Array): number {
+  /** The `arm` argument of every call. */
+  arms: boolean[] = [];
+
+  drainInto(_worker: number, data: Uint8Array, index: Uint32Array, _samples: Float64Array, arm?: boolean): number {
     this.calls++;
+    this.arms.push(arm === true);
     if (this.throwNext) throw this.throwNext;
     const drain = this.drains[0];
     if (drain === undefined) {
@@ -105,6 +109,33 @@ describe('outbound flush', () => {
     // one frame per drain: sent without ws.cork (uWS corks a lone send itself)
     expect(b.sent).toEqual(['[b1]', '[b2]']);
     expect(b.corks).toEqual([]);
+  });
+
+  it('after its own ingest takes one drain that re-arms the wake-up, without the empty second drain', () => {
+    const conns = new ConnTable();
+    const a = fakeConn(1);
+    conns.bySession.set(1, a.conn);
+    const engine = new ScriptedEngine([[[1, '[a1]'], [1, '[a2]']], [[1, '[a3]']]]);
+    const out = outboundOver(engine, conns);
+    out.flushOwn();
+    expect(engine.arms).toEqual([true]);
+    expect(a.sent).toEqual(['[a1]', '[a2]']);
+    // what the engine readied afterwards comes with its wake-up (flush), drained until empty
+    out.flush();
+    expect(engine.arms).toEqual([true, false, false]);
+    expect(a.sent).toEqual(['[a1]', '[a2]', '[a3]']);
+  });
+
+  it('an armed drain whose buffers are too small is taken armed once they have grown', () => {
+    const conns = new ConnTable();
+    const a = fakeConn(1);
+    conns.bySession.set(1, a.conn);
+    const big = `[${'x'.repeat(200_000)}]`;
+    const engine = new ScriptedEngine([[[1, big]]]);
+    outboundOver(engine, conns).flushOwn();
+    expect(engine.tooSmall).toBe(1);
+    expect(engine.arms).toEqual([true, true]);
+    expect(a.sent).toEqual([big]);
   });
 
   it('grows its buffers when the engine has more ready than they hold, and loses nothing', () => {

@@ -44,6 +44,12 @@ export interface Outbound {
    * MAX_DRAINS_PER_FLUSH drains and then again in a `setImmediate`. Faults are logged.
    */
   flush(): void;
+  /**
+   * `flush` right after this worker's own `ingest` (the `/source` handler): what the engine
+   * readied for this worker meanwhile is taken in one drain that re-arms its wake-up (`drainInto`
+   * with `arm`), instead of a second drain that finds the queue empty.
+   */
+  flushOwn(): void;
   /** Stops flushing (the transport is unregistering from the engine). */
   stop(): void;
   /**
@@ -153,12 +159,12 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
    * Takes what the engine has ready into the reused buffers; returns the entries taken, 0 when
    * nothing was ready (the engine then wakes this worker for the next frame).
    */
-  function take(): number {
+  function take(arm: boolean): number {
     const id = workerId();
-    let n = engine.drainInto(id, bufs.data, bufs.index, bufs.samples);
+    let n = engine.drainInto(id, bufs.data, bufs.index, bufs.samples, arm);
     while (n < 0) {
       bufs.grow();
-      n = engine.drainInto(id, bufs.data, bufs.index, bufs.samples);
+      n = engine.drainInto(id, bufs.data, bufs.index, bufs.samples, arm);
     }
     return n;
   }
@@ -271,6 +277,18 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
   }
 
   function flush(): void {
+    drain(false);
+  }
+
+  function flushOwn(): void {
+    drain(true);
+  }
+
+  /**
+   * `flush` (`arm` false: drains until the engine has nothing ready) and `flushOwn` (`arm`: one
+   * drain that re-arms the engine's wake-up).
+   */
+  function drain(arm: boolean): void {
     if (stopped) return;
     // true while the engine has not been drained empty: its wake-up is not armed, so this
     // worker has to come back on its own
@@ -285,11 +303,16 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
       }
       for (let d = 0; d < MAX_DRAINS_PER_FLUSH; d++) {
         more = false;
-        const entries = take();
+        const entries = take(arm);
         if (entries === 0) return;
         more = true;
         samples.load(bufs.samples, bufs.samplePairs, entries);
         if (!sendDrain(entries, 0)) return;
+        // an armed drain took everything: the next frame the engine readies wakes this worker
+        if (arm) {
+          more = false;
+          return;
+        }
       }
     } catch (err) {
       log('error', 'transport.drainFault', { worker: deps.index, error: String(err) });
@@ -334,7 +357,7 @@ export function createOutbound(deps: OutboundDeps, workerId: () => number): Outb
   }
 
   return {
-    flush, stop, afterSend, makePort, topics,
+    flush, flushOwn, stop, afterSend, makePort, topics,
     setPublish(fn) {
       publish = fn;
     },

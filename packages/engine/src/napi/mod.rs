@@ -386,12 +386,13 @@ impl JsEngine {
     /// refuses the frame NOT_ENTITLED (index and field `subject`), checked while it is decoded.
     /// With `drainWorker` (this thread's worker id), the caller drains that worker as this
     /// returns: a frame applied on this thread (the engine thread was idle) does not call its
-    /// `onReady`.
+    /// `onReady`. The bytes are read before this returns and not kept: a view of a buffer that
+    /// dies after the call (uWS's message) needs no copy.
     #[napi]
     pub fn ingest(
         &self,
         env: Env,
-        frame: Either<Buffer, String>,
+        frame: Either<Uint8ArraySlice, String>,
         grants: Option<&grants::PublishGrants>,
         source_session_id: Option<u32>,
         drain_worker: Option<u32>,
@@ -400,7 +401,7 @@ impl JsEngine {
         let source = source_session_id.unwrap_or(0);
         let worker = drain_worker.unwrap_or(0);
         let n = match &frame {
-            Either::A(buf) => self.inner.ingest_draining(buf, grants, source, worker),
+            Either::A(bytes) => self.inner.ingest_draining(bytes, grants, source, worker),
             Either::B(text) => self.inner.ingest_str_draining(text, grants, source, worker),
         };
         n.map(|n| n as u32).map_err(|e| to_js(&env, e))
@@ -440,7 +441,9 @@ impl JsEngine {
     /// from 0, the latency samples (`(entry * 2 + kind, ts)` pairs) to `samples`. Returns the
     /// entries taken; 0 when nothing is ready (the next frame calls `onReady`); -1 when a buffer
     /// is too small (nothing taken; the header holds the sizes needed). After a non-empty drain
-    /// `onReady` is not called for frames that arrive meanwhile: call again until 0.
+    /// `onReady` is not called for frames that arrive meanwhile: call again until 0. With `arm`
+    /// (default false) the caller does not call again: the next frame calls `onReady` (a worker
+    /// draining what its own `ingest` readied).
     #[napi]
     pub fn drain_into(
         &self,
@@ -449,13 +452,14 @@ impl JsEngine {
         mut data: Uint8ArraySlice,
         mut index: Uint32ArraySlice,
         mut samples: Float64ArraySlice,
+        arm: Option<bool>,
     ) -> napi::Result<i32> {
         // SAFETY: the slices borrow the caller's typed arrays for this synchronous call only; JS
         // cannot run (and touch them) until it returns, and the three are only written here.
         let (data, index, samples) = unsafe { (data.as_mut(), index.as_mut(), samples.as_mut()) };
         let took = self
             .inner
-            .drain_into(worker_id, data, index, samples)
+            .drain_into(worker_id, data, index, samples, arm.unwrap_or(false))
             .map_err(|e| to_js(&env, e))?;
         Ok(match took {
             runtime::TakeInto::Empty => 0,

@@ -530,10 +530,18 @@ impl Engine {
         self.queue(worker)?.take()
     }
 
-    /// Moves everything ready for `worker` into the caller's buffers (`WorkerQueue::take_into`).
-    /// `NOT_FOUND` for an unknown worker.
-    pub fn drain_into(&self, worker: u32, data: &mut [u8], index: &mut [u32], samples: &mut [f64]) -> Result<TakeInto> {
-        self.queue(worker)?.take_into(data, index, samples)
+    /// Moves everything ready for `worker` into the caller's buffers (`WorkerQueue::take_into`;
+    /// `arm`: the caller does not call again, the next frame wakes it). `NOT_FOUND` for an
+    /// unknown worker.
+    pub fn drain_into(
+        &self,
+        worker: u32,
+        data: &mut [u8],
+        index: &mut [u32],
+        samples: &mut [f64],
+        arm: bool,
+    ) -> Result<TakeInto> {
+        self.queue(worker)?.take_into(data, index, samples, arm)
     }
 
     fn queue(&self, worker: u32) -> Result<Arc<WorkerQueue>> {

@@ -144,10 +144,14 @@ impl WorkerQueue {
     /// `data` (from 0), the entries into `index` as `DRAIN_ROW` rows after a header row
     /// (entries, sample pairs, data bytes, 0, 0) and the latency samples into `samples`
     /// (`(entry * 2 + kind, ts)` pairs). When a buffer is too small nothing is taken and the
-    /// header gives the sizes needed (`TooSmall`). `Empty` arms the wake-up; `Taken` does not:
-    /// the caller calls again until `Empty`, so frames pushed meanwhile cost no wake-up.
+    /// header gives the sizes needed (`TooSmall`). `Empty` arms the wake-up; `Taken` does not
+    /// unless `arm`: the caller calls again until `Empty`, so frames pushed meanwhile cost no
+    /// wake-up. With `arm` the caller does not call again (the queue is empty once taken) and
+    /// the next frame pushed wakes it: the worker draining right after its own ingest
+    /// (engine_thread.rs `ingest_inline`), whose frames nobody else readies meanwhile but the
+    /// engine thread and the journal writer, saves the second call that would find it empty.
     /// BAD_REQUEST when `index` cannot hold the header row.
-    pub fn take_into(&self, data: &mut [u8], index: &mut [u32], samples: &mut [f64]) -> Result<TakeInto> {
+    pub fn take_into(&self, data: &mut [u8], index: &mut [u32], samples: &mut [f64], arm: bool) -> Result<TakeInto> {
         let Some(header) = index.get_mut(..DRAIN_ROW) else {
             return Err(EngineError::bad_request(
                 format!(
@@ -174,7 +178,7 @@ impl WorkerQueue {
         index[DRAIN_ROW..DRAIN_ROW + r.rows.len()].copy_from_slice(&r.rows);
         samples[..r.samples.len()].copy_from_slice(&r.samples);
         r.clear();
-        r.armed = false;
+        r.armed = arm;
         Ok(TakeInto::Taken(entries))
     }
 
@@ -303,7 +307,13 @@ mod tests {
         }
 
         fn take(&mut self, q: &WorkerQueue) -> TakeInto {
-            q.take_into(&mut self.data, &mut self.index, &mut self.samples).unwrap()
+            q.take_into(&mut self.data, &mut self.index, &mut self.samples, false)
+                .unwrap()
+        }
+
+        fn take_armed(&mut self, q: &WorkerQueue) -> TakeInto {
+            q.take_into(&mut self.data, &mut self.index, &mut self.samples, true)
+                .unwrap()
         }
 
         /// `(sid, frame, close code, messages)` of the `entries` rows taken.
@@ -367,7 +377,9 @@ mod tests {
         let (q, _) = queue();
         push(&q, 1, "[a]", 1, &[]);
         let mut b = Bufs::new(64, DRAIN_ROW - 1, 4);
-        let err = q.take_into(&mut b.data, &mut b.index, &mut b.samples).unwrap_err();
+        let err = q
+            .take_into(&mut b.data, &mut b.index, &mut b.samples, false)
+            .unwrap_err();
         assert_eq!(err.code(), crate::error::ErrorCode::BadRequest);
         // nothing was taken
         assert_eq!(Bufs::new(64, 64, 4).take(&q), TakeInto::Taken(1));
@@ -391,6 +403,31 @@ mod tests {
         // it found the queue empty, so it waits: the next frame wakes it
         push(&q, 3, "[d]", 1, &[]);
         assert_eq!(wakes.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn an_armed_take_wakes_the_worker_for_the_next_frame() {
+        let (q, wakes) = queue();
+        let mut b = Bufs::new(64, 64, 4);
+        push(&q, 1, "[a]", 1, &[]);
+        push(&q, 1, "[b]", 1, &[]);
+        assert_eq!(wakes.load(Ordering::SeqCst), 1);
+        assert_eq!(b.take_armed(&q), TakeInto::Taken(2));
+        assert_eq!(b.entries(2)[1], (1, "[b]".to_string(), 0, 1));
+        // the worker does not call again: the next frame wakes it
+        push(&q, 2, "[c]", 1, &[]);
+        assert_eq!(wakes.load(Ordering::SeqCst), 2);
+        push(&q, 2, "[d]", 1, &[]);
+        assert_eq!(wakes.load(Ordering::SeqCst), 2, "once until it drains");
+        assert_eq!(b.take(&q), TakeInto::Taken(2));
+        // a take that found something ready and was not armed leaves the wake-up off
+        push(&q, 3, "[e]", 1, &[]);
+        assert_eq!(wakes.load(Ordering::SeqCst), 2);
+        // an armed take of an empty queue is Empty, armed as always
+        assert_eq!(b.take_armed(&q), TakeInto::Taken(1));
+        assert_eq!(b.take_armed(&q), TakeInto::Empty);
+        push(&q, 4, "[f]", 1, &[]);
+        assert_eq!(wakes.load(Ordering::SeqCst), 3);
     }
 
     #[test]
