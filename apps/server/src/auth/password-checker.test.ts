@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { setLogSink } from '../log.js';
 import { PasswordChecker } from './password-checker.js';
 import { PASSWORD_THREAD_NICE, SCHED_IDLE, threadPolicy } from './password-thread.js';
 import { hashPassword, verifyPassword } from './passwords.js';
@@ -29,7 +30,9 @@ parentPort.postMessage({ ready: true, tid: null, nice: null, policy: 'normal' })
 parentPort.on('message', (m) => { if (released) answer(m); else held ??= m; });`;
 
 describe('password-check thread', () => {
-  const checker = new PasswordChecker();
+  // no pool fallback: these tests are about what the thread itself computes, however long a busy
+  // machine makes them wait for it
+  const checker = new PasswordChecker(undefined, 120_000);
   const fixtures = mkdtempSync(join(tmpdir(), 'tidewire-pw-'));
   const holdingEntry = join(fixtures, 'holding.mjs');
   writeFileSync(holdingEntry, HOLDING_THREAD);
@@ -113,6 +116,8 @@ console.log(key.length);`;
   it('a starved thread holds no check: past waitMs it runs on the libuv pool, and the next ones too until the thread answers', async () => {
     const starved = new PasswordChecker(holdingEntry, 20);
     const release = new BroadcastChannel(RELEASE_CHANNEL);
+    const lines: string[] = [];
+    setLogSink((_level, line) => lines.push(line));
     try {
       const salt = Buffer.from('0123456789abcdef');
       const first = await starved.derive('s3cret', salt, 32, params);
@@ -132,7 +137,13 @@ console.log(key.length);`;
       expect(third.equals(scryptSync('third', salt, 32, params))).toBe(true);
       expect(starved.fallbacks).toBe(2);
       expect(starved.broken).toBe(false);
+      // operators see the spell once, not per check
+      expect(lines.map((l) => l.split(' ').slice(1).join(' '))).toEqual([
+        'warn auth.passwordThreadStarved waitMs=20 checksOnPool=1',
+        'info auth.passwordThreadCaughtUp checksOnPool=2',
+      ]);
     } finally {
+      setLogSink(undefined);
       release.close();
       await starved.close();
     }

@@ -17,6 +17,7 @@ import { scrypt } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { log } from '../log.js';
 import type { DeriveReply, DeriveRequest, ThreadReady } from './password-thread.js';
 
 /** The built thread entry (tests run this module from TypeScript sources: use the build). */
@@ -60,7 +61,10 @@ export class PasswordChecker {
     this.ready = new Promise((resolve) => { ready = resolve; });
     this.worker.on('message', (m: ThreadReady | DeriveReply) => {
       if ('ready' in m) return ready(m);
-      if (this.overdue.delete(m.id)) return;
+      if (this.overdue.delete(m.id)) {
+        if (this.overdue.size === 0) log('info', 'auth.passwordThreadCaughtUp', { checksOnPool: this.fallbacks });
+        return;
+      }
       const waiter = this.pending.get(m.id);
       if (!waiter) return;
       this.pending.delete(m.id);
@@ -105,6 +109,8 @@ export class PasswordChecker {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         if (!this.pending.delete(id)) return;
+        // once per starved spell, not per check: every core is busy, logins pay normal-priority CPU
+        if (this.overdue.size === 0) log('warn', 'auth.passwordThreadStarved', { waitMs: this.waitMs, checksOnPool: this.fallbacks + 1 });
         this.overdue.add(id);
         this.fallbacks++;
         scryptOnPool(password, salt, keyBytes, params).then(resolve, reject);
