@@ -70,7 +70,7 @@ describe('bad input gets a typed error and the session keeps working', () => {
   it('closes a connection that does not log in with 4001', async () => {
     const server = await startTestServer({ limits: { loginTimeoutMs: 200 } });
     const s = await new RawSocket(wsUrl(server, '/stream')).open();
-    expect(await s.waitClosed()).toEqual({ code: 4001, reason: 'no session.login within 200 ms' });
+    expect(await s.waitClosed()).toEqual({ code: 4001, reason: 'no successful session.login within 200 ms' });
   });
 
   it('closes a connection after too many errors with 4002', async () => {

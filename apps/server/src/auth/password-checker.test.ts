@@ -3,16 +3,43 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { setLogSink } from '../log.js';
 import { PasswordChecker } from './password-checker.js';
 import { PASSWORD_THREAD_NICE, SCHED_IDLE, threadPolicy } from './password-thread.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 
 const params = { N: 1024, r: 8, p: 1 };
 
+/** Where the test tells holding threads to answer (BroadcastChannel reaches every thread). */
+const RELEASE_CHANNEL = 'tidewire-password-thread-release';
+
+/**
+ * A password thread that gets no CPU, deterministically (the SCHED_IDLE thread while other
+ * processes kept both cores busy took 0.5-12 s a check): it keeps its first request unanswered
+ * until a message on RELEASE_CHANNEL, then answers that one and every later one at once.
+ */
+const HOLDING_THREAD = `import { scryptSync } from 'node:crypto';
+import { parentPort } from 'node:worker_threads';
+const answer = (m) => parentPort.postMessage({ id: m.id, key: scryptSync(m.password, m.salt, m.keyBytes, { N: m.N, r: m.r, p: m.p }) });
+let held;
+let released = false;
+const release = new BroadcastChannel(${JSON.stringify(RELEASE_CHANNEL)});
+release.onmessage = () => { released = true; if (held) answer(held); release.close(); };
+parentPort.postMessage({ ready: true, tid: null, nice: null, policy: 'normal' });
+parentPort.on('message', (m) => { if (released) answer(m); else held ??= m; });`;
+
 describe('password-check thread', () => {
-  const checker = new PasswordChecker();
-  afterAll(() => checker.close());
+  // no pool fallback: these tests are about what the thread itself computes, however long a busy
+  // machine makes them wait for it
+  const checker = new PasswordChecker(undefined, 120_000);
+  const fixtures = mkdtempSync(join(tmpdir(), 'tidewire-pw-'));
+  const holdingEntry = join(fixtures, 'holding.mjs');
+  writeFileSync(holdingEntry, HOLDING_THREAD);
+  afterAll(async () => {
+    await checker.close();
+    rmSync(fixtures, { recursive: true, force: true });
+  });
 
   it('never keeps its thread alive: a thread that checked a password exits by itself', () => {
     // the built module in a child process: a transport worker that logged a source in must still
@@ -76,12 +103,50 @@ console.log(key.length);`;
   });
 
   it('rejects requests in flight when the thread is stopped', async () => {
-    const doomed = new PasswordChecker();
+    // the holding thread: a request stays in flight however busy the machine (the real thread's
+    // terminate waits for its scryptSync, which at SCHED_IDLE on busy cores took over 30 s)
+    const doomed = new PasswordChecker(holdingEntry, 120_000);
     await doomed.ready;
-    const inFlight = doomed.derive('x', Buffer.from('salt'), 32, { N: 65536, r: 8, p: 1 });
+    const inFlight = doomed.derive('x', Buffer.from('salt'), 32, params);
     await doomed.close();
     await expect(inFlight).rejects.toThrow(/exited/);
     expect(doomed.broken).toBe(true);
+  });
+
+  it('a starved thread holds no check: past waitMs it runs on the libuv pool, and the next ones too until the thread answers', async () => {
+    const starved = new PasswordChecker(holdingEntry, 20);
+    const release = new BroadcastChannel(RELEASE_CHANNEL);
+    const lines: string[] = [];
+    setLogSink((_level, line) => lines.push(line));
+    try {
+      const salt = Buffer.from('0123456789abcdef');
+      const first = await starved.derive('s3cret', salt, 32, params);
+      expect(first.equals(scryptSync('s3cret', salt, 32, params))).toBe(true);
+      expect(starved.fallbacks).toBe(1);
+      expect(starved.behind).toBe(true);
+      // still behind: straight to the pool, nothing queued on the thread
+      const second = await starved.derive('other', salt, 32, params);
+      expect(second.equals(scryptSync('other', salt, 32, params))).toBe(true);
+      expect(starved.fallbacks).toBe(2);
+      // the thread gets CPU again (ready: it listens for the release): its late answer is
+      // dropped, and checks go back to it
+      await starved.ready;
+      release.postMessage('go');
+      await vi.waitFor(() => expect(starved.behind).toBe(false), { timeout: 10_000 });
+      const third = await starved.derive('third', salt, 32, params);
+      expect(third.equals(scryptSync('third', salt, 32, params))).toBe(true);
+      expect(starved.fallbacks).toBe(2);
+      expect(starved.broken).toBe(false);
+      // operators see the spell once, not per check
+      expect(lines.map((l) => l.split(' ').slice(1).join(' '))).toEqual([
+        'warn auth.passwordThreadStarved waitMs=20 checksOnPool=1',
+        'info auth.passwordThreadCaughtUp checksOnPool=2',
+      ]);
+    } finally {
+      setLogSink(undefined);
+      release.close();
+      await starved.close();
+    }
   });
 
   it('verifyPassword goes through it: right, wrong and malformed hashes', async () => {

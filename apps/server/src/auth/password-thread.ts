@@ -8,7 +8,9 @@
  * priority and says so in its ready message. Then it moves itself to the SCHED_IDLE policy
  * (`chrt --idle`, util-linux; Node has no call for it): a nice-19 thread still keeps a waking
  * transport thread waiting for up to a scheduler slice, a SCHED_IDLE one is preempted at once. Without
- * `chrt` (or where the kernel refuses) it stays at nice 19 and the ready message says so.
+ * `chrt` (or where the kernel refuses) it stays at nice 19 and the ready message says so. Both
+ * rank it below every thread on the machine: while other processes keep the cores busy it may get
+ * no CPU at all, so password-checker.ts moves a check it has not answered in time to the pool.
  *
  * Messages: the thread first posts a `ThreadReady`; then one `DeriveReply` per `DeriveRequest`.
  */

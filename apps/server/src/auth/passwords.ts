@@ -29,8 +29,9 @@ function derive(password: string, salt: Buffer, params: ScryptParams): Promise<B
 }
 
 /**
- * `derive` on the low-priority password thread (password-checker.ts: nice 19, so a login flood
- * yields the cores to streaming), or on the libuv pool when that thread cannot run.
+ * `derive` on the low-priority password thread (password-checker.ts: SCHED_IDLE, so a login flood
+ * yields the cores to streaming), or on the libuv pool when that thread cannot run or is starved
+ * (no answer within LOW_PRIORITY_WAIT_MS: every core busy).
  */
 async function deriveLowPriority(password: string, salt: Buffer, params: ScryptParams): Promise<Buffer> {
   const checker = passwordChecker();

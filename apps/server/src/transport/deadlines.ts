@@ -28,7 +28,7 @@ export function startDeadlineSweep(config: Config, clock: Clock, conns: ConnTabl
       } else if (conn.session.loginExpired(now)) {
         conns.awaitingLogin.delete(ws);
         log('info', 'session.loginTimeout', conn.session.logFields());
-        conn.port.close(CloseCodes.LOGIN_TIMEOUT.code, `no session.login within ${loginTimeoutMs} ms`);
+        conn.port.close(CloseCodes.LOGIN_TIMEOUT.code, `no successful session.login within ${loginTimeoutMs} ms`);
       }
     }
   }, sweepMs);
