@@ -606,6 +606,12 @@ export interface EngineStats {
   orderLeaseProvisional: number
   /** Cluster mode: last order stream seq applied to this node's order book and blotters. */
   orderStreamSeq: number
+  /**
+   * Cluster mode: the order stream seq at which this node stopped applying the stream,
+   * its message following another history than the one applied here (a NATS replica
+   * left diverged after a lost quorum; docs/architecture.md, "Quorum lost"), else 0.
+   */
+  orderStreamDivergedAt: number
   /** Cluster mode: order requests forwarded to the leader since start. */
   ordersForwarded: number
   /** Cluster mode: order stream publishes that failed since start (no quorum, timed out, fenced). */

@@ -120,6 +120,10 @@ macro_rules! engine_stats_fields {
             order_lease_provisional,
             #[doc = " Cluster mode: last order stream seq applied to this node's order book and blotters."]
             order_stream_seq,
+            #[doc = " Cluster mode: the order stream seq at which this node stopped applying the stream,"]
+            #[doc = " its message following another history than the one applied here (a NATS replica"]
+            #[doc = " left diverged after a lost quorum; docs/architecture.md, \"Quorum lost\"), else 0."]
+            order_stream_diverged_at,
             #[doc = " Cluster mode: order requests forwarded to the leader since start."]
             orders_forwarded,
             #[doc = " Cluster mode: order stream publishes that failed since start (no quorum, timed out, fenced)."]

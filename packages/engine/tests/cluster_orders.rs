@@ -219,10 +219,11 @@ fn submit_until_acked_or_report(
 fn cluster_counters(r: &Rig) -> String {
     let s = r.engine.stats();
     format!(
-        "leader {} lease_provisional {} stream_seq {} forwarded {} publish_failures {} batches_in_flight {}",
+        "leader {} lease_provisional {} stream_seq {} diverged_at {} forwarded {} publish_failures {} batches_in_flight {}",
         s.order_leader,
         s.order_lease_provisional,
         s.order_stream_seq,
+        s.order_stream_diverged_at,
         s.orders_forwarded,
         s.order_publish_failures,
         s.order_batches_in_flight
@@ -232,6 +233,12 @@ fn cluster_counters(r: &Rig) -> String {
 /// Every acked order is in `r`'s blotter of `user`, and the blotter holds ids 1..=n without a gap
 /// or a duplicate.
 fn check_complete(r: &Rig, user: &str, acked: &BTreeMap<String, u64>) {
+    assert!(check_complete_or_diverged(r, user, acked), "{}", cluster_counters(r));
+}
+
+/// `check_complete`, unless `r` stops applying the order stream first because a NATS replica
+/// delivered it another history (`cluster/chain.rs`): then false.
+fn check_complete_or_diverged(r: &Rig, user: &str, acked: &BTreeMap<String, u64>) -> bool {
     let ids: BTreeSet<u64> = acked.values().copied().collect();
     assert_eq!(ids.len(), acked.len(), "an id acked twice: {acked:?}");
     let max = *ids.iter().max().unwrap_or(&0);
@@ -245,6 +252,9 @@ fn check_complete(r: &Rig, user: &str, acked: &BTreeMap<String, u64>) {
                 r.engine.stats()
             );
         }
+        if r.engine.stats().order_stream_diverged_at != 0 {
+            return true;
+        }
         let rows = blotter(r, user);
         let got: BTreeSet<u64> = rows.iter().filter_map(|s| s.rsplit('/').next()?.parse().ok()).collect();
         rows.len() == got.len()
@@ -252,6 +262,7 @@ fn check_complete(r: &Rig, user: &str, acked: &BTreeMap<String, u64>) {
             && got.iter().copied().eq(1..=got.len() as u64)
             && got.len() as u64 >= max
     });
+    r.engine.stats().order_stream_diverged_at == 0
 }
 
 #[test]
@@ -385,8 +396,25 @@ fn without_a_quorum_orders_are_refused_and_accepted_again_after() {
     acked.insert(cid, id);
     let (cid, id) = submit_until_acked_or_report(&mut a, sa, &mut req, "after-a", || report(&b));
     acked.insert(cid, id);
-    check_complete(&a, "dave", &acked);
-    check_complete(&b, "dave", &acked);
+    // nats-server 2.9 can leave the servers' replicas of the stream holding different messages at
+    // one seq after the quorum is back (`cluster/chain.rs`); a node whose consumer delivered from
+    // the replica no quorum holds stops applying the stream there, says where, and does not lead.
+    // Every other node applies it all.
+    let mut complete = 0;
+    for r in [&a, &b] {
+        if check_complete_or_diverged(r, "dave", &acked) {
+            complete += 1;
+        } else {
+            eprintln!("a node diverged: {}", cluster_counters(r));
+            eventually(CLUSTER_WAIT, "the diverged node not leading", || !is_leader(r));
+        }
+    }
+    assert!(
+        complete >= 1,
+        "every node diverged: {}; {}",
+        cluster_counters(&a),
+        cluster_counters(&b)
+    );
 }
 
 #[test]
@@ -438,7 +466,7 @@ fn a_gateway_on_a_node_that_does_not_lead_has_its_orders_decided_by_the_leader()
     let mut rigs = [node(&nats, "a", CLUSTER_WAIT), node(&nats, "b", CLUSTER_WAIT)];
     let l = leader(&[&rigs[0], &rigs[1]]);
     let f = 1 - l;
-    // an order of alice from the web on the leader: event seqs 1 (accepted) and 2 (acknowledged)
+    // an order of alice from the web on the leader: event seq 1 (accepted and acknowledged)
     let web = rigs[l].session("alice");
     rigs[l].engine.order_submit(web, 1, resting("web-1")).expect("submit");
     ack_id(&rigs[l].reply(web, 1));
@@ -477,8 +505,8 @@ fn a_gateway_on_a_node_that_does_not_lead_has_its_orders_decided_by_the_leader()
     assert_eq!(
         seen.wait(3)[1..],
         [
-            "durable g-1 accepted new Some(7) 3",
-            "durable g-1 acknowledged acknowledged None 4"
+            "durable g-1 accepted new Some(7) 2",
+            "durable g-1 acknowledged acknowledged None 2"
         ]
     );
     // refused by the leader's desk: the refusal comes back to the gateway
@@ -496,15 +524,15 @@ fn a_gateway_on_a_node_that_does_not_lead_has_its_orders_decided_by_the_leader()
     answers.sort();
     assert_eq!(
         answers,
-        ["durable g-1 cancelled cancelled Some(9) 5", "refused 8 duplicate"]
+        ["durable g-1 cancelled cancelled Some(9) 3", "refused 8 duplicate"]
     );
     // the late node's gateway saw g-1 as an order entered elsewhere (no request of its own)
     assert_eq!(
         seen_late.wait(4)[1..],
         [
-            "durable g-1 accepted new None 3",
-            "durable g-1 acknowledged acknowledged None 4",
-            "durable g-1 cancelled cancelled None 5"
+            "durable g-1 accepted new None 2",
+            "durable g-1 acknowledged acknowledged None 2",
+            "durable g-1 cancelled cancelled None 3"
         ]
     );
     // and the leader's blotter of alice lists both orders

@@ -10,7 +10,7 @@ const ZERO: EngineStats = { publishesIn: 0, publishesApplied: 0, statusChanges: 
   subscriptions: 0, records: 0, containers: 0, views: 0, viewWindows: 0, publishesRejected: 0, ordersAccepted: 0, ordersRejected: 0, ordersOpen: 0,
   journalDurableSeq: 0, ordersExpired: 0, clusterBatchesSent: 0, clusterRecordsSent: 0, clusterBytesSent: 0, clusterBatchesReceived: 0,
   clusterRecordsReceived: 0, clusterBytesReceived: 0, clusterImageRequestsSent: 0, clusterImageRequestsAnswered: 0, clusterGaps: 0, clusterBatchesDropped: 0,
-  clusterPublishesRefused: 0, clusterDecodeErrors: 0, clusterConflicts: 0, clusterPeers: 0, orderLeader: 0, orderLeaseProvisional: 0, orderStreamSeq: 0, ordersForwarded: 0,
+  clusterPublishesRefused: 0, clusterDecodeErrors: 0, clusterConflicts: 0, clusterPeers: 0, orderLeader: 0, orderLeaseProvisional: 0, orderStreamSeq: 0, orderStreamDivergedAt: 0, ordersForwarded: 0,
   orderPublishFailures: 0, orderBatches: 0, orderBatchEvents: 0, orderBatchBytes: 0, orderBatchesInFlight: 0, orderBatchesLe1: 0, orderBatchesLe2: 0,
   orderBatchesLe4: 0, orderBatchesLe8: 0, orderBatchesLe16: 0, orderBatchesLe32: 0, orderBatchesLe64: 0, orderBatchesLe128: 0, orderBatchesLe256: 0,
   viewsDetached: 0, viewResumes: 0, viewResets: 0, viewsDetachedClosed: 0, viewReplays: 0, viewHistoryBytes: 0, viewHistoryEvicted: 0 };
@@ -117,12 +117,14 @@ describe('MetricsCenter', () => {
     const { state, center } = fixture(true);
     state.now += 1000;
     state.stats = { ...ZERO, clusterBatchesSent: 4, clusterRecordsSent: 40, clusterBytesSent: 2_000, clusterBatchesReceived: 5, clusterRecordsReceived: 50,
-      clusterBytesReceived: 3_000, clusterGaps: 1, clusterPeers: 2, orderLeader: 1, orderLeaseProvisional: 1, orderStreamSeq: 77, ordersForwarded: 6, orderPublishFailures: 2 };
+      clusterBytesReceived: 3_000, clusterGaps: 1, clusterPeers: 2, orderLeader: 1, orderLeaseProvisional: 1, orderStreamSeq: 77, orderStreamDivergedAt: 78, ordersForwarded: 6,
+      orderPublishFailures: 2 };
     expect(center.build([]).cluster).toMatchObject({ clusterBatchesSent: 4, clusterRecordsReceived: 50, orderStreamSeq: 77 });
     const lines = renderPrometheus(center.last()).split('\n');
     for (const line of ['tidewire_cluster_batches_sent_total 4', 'tidewire_cluster_records_sent_total 40', 'tidewire_cluster_bytes_sent_total 2000',
       'tidewire_cluster_batches_received_total 5', 'tidewire_cluster_records_received_total 50', 'tidewire_cluster_bytes_received_total 3000',
       'tidewire_cluster_gaps_total 1', 'tidewire_cluster_peers 2', 'tidewire_cluster_order_leader 1', 'tidewire_cluster_order_lease_provisional 1', 'tidewire_cluster_order_stream_seq 77',
+      'tidewire_cluster_order_stream_diverged_at 78',
       'tidewire_cluster_orders_forwarded_total 6', 'tidewire_cluster_order_publish_failures_total 2', '# TYPE tidewire_cluster_peers gauge']) {
       expect(lines).toContain(line);
     }

@@ -50,7 +50,7 @@ export interface CenterSources {
 export type ClusterMetrics = Pick<EngineStats,
   | 'clusterBatchesSent' | 'clusterRecordsSent' | 'clusterBytesSent' | 'clusterBatchesReceived' | 'clusterRecordsReceived' | 'clusterBytesReceived'
   | 'clusterImageRequestsSent' | 'clusterImageRequestsAnswered' | 'clusterGaps' | 'clusterBatchesDropped' | 'clusterPublishesRefused'
-  | 'clusterDecodeErrors' | 'clusterConflicts' | 'clusterPeers' | 'orderLeader' | 'orderLeaseProvisional' | 'orderStreamSeq' | 'ordersForwarded' | 'orderPublishFailures'
+  | 'clusterDecodeErrors' | 'clusterConflicts' | 'clusterPeers' | 'orderLeader' | 'orderLeaseProvisional' | 'orderStreamSeq' | 'orderStreamDivergedAt' | 'ordersForwarded' | 'orderPublishFailures'
   | 'orderBatches' | 'orderBatchEvents' | 'orderBatchBytes' | 'orderBatchesInFlight' | 'orderBatchesLe1' | 'orderBatchesLe2' | 'orderBatchesLe4'
   | 'orderBatchesLe8' | 'orderBatchesLe16' | 'orderBatchesLe32' | 'orderBatchesLe64' | 'orderBatchesLe128' | 'orderBatchesLe256'>;
 
@@ -62,7 +62,7 @@ export function clusterMetricsOf(s: EngineStats): ClusterMetrics {
     clusterImageRequestsSent: s.clusterImageRequestsSent, clusterImageRequestsAnswered: s.clusterImageRequestsAnswered, clusterGaps: s.clusterGaps,
     clusterBatchesDropped: s.clusterBatchesDropped, clusterPublishesRefused: s.clusterPublishesRefused, clusterDecodeErrors: s.clusterDecodeErrors,
     clusterConflicts: s.clusterConflicts, clusterPeers: s.clusterPeers, orderLeader: s.orderLeader, orderLeaseProvisional: s.orderLeaseProvisional, orderStreamSeq: s.orderStreamSeq,
-    ordersForwarded: s.ordersForwarded, orderPublishFailures: s.orderPublishFailures,
+    orderStreamDivergedAt: s.orderStreamDivergedAt, ordersForwarded: s.ordersForwarded, orderPublishFailures: s.orderPublishFailures,
     orderBatches: s.orderBatches, orderBatchEvents: s.orderBatchEvents, orderBatchBytes: s.orderBatchBytes, orderBatchesInFlight: s.orderBatchesInFlight,
     orderBatchesLe1: s.orderBatchesLe1, orderBatchesLe2: s.orderBatchesLe2, orderBatchesLe4: s.orderBatchesLe4, orderBatchesLe8: s.orderBatchesLe8,
     orderBatchesLe16: s.orderBatchesLe16, orderBatchesLe32: s.orderBatchesLe32, orderBatchesLe64: s.orderBatchesLe64, orderBatchesLe128: s.orderBatchesLe128,

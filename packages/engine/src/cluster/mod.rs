@@ -8,6 +8,7 @@
 
 pub mod batch;
 pub mod batch_meter;
+pub mod chain;
 pub mod lease;
 pub mod orders;
 pub mod records;

@@ -33,6 +33,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::batch;
 use super::batch_meter::BatchMeter;
+use super::chain::{self, Chain, Fences};
 use super::lease::{self, Lease};
 use super::stages::{Stage, StageMeter};
 use super::verdict::{stale_refusal, Delivered};
@@ -47,6 +48,10 @@ pub use super::lease::LEASE;
 
 /// A consumer that delivered nothing for this long checks whether the stream went on without it.
 const CONSUMER_QUIET: Duration = Duration::from_secs(1);
+
+/// Quiet checks (`CONSUMER_QUIET` each) after which the consumer is replaced by a new one from the
+/// same position even though no server reports the stream beyond it (`chain.rs`).
+const QUIET_CHECKS_TO_REPLACE: u32 = 5;
 
 /// Most stream messages handed to the engine thread in one command.
 const APPLY_BATCH: usize = 1024;
@@ -78,6 +83,10 @@ pub struct ClusterOrderStats {
     pub forwarded: AtomicU64,
     /// Stream publishes that failed (timed out, refused by the fence, no quorum).
     pub publish_failures: AtomicU64,
+    /// The stream seq of a message the consumer refused because it follows another history than
+    /// the one applied here (`chain.rs`); 0: none. From then on this node applies nothing more
+    /// and neither takes nor keeps the lease.
+    pub diverged_at: AtomicU64,
     /// Group commit: messages published, events and bytes in them, messages in flight.
     pub batches: BatchMeter,
     /// Where an order's time goes in this node, per stage (`stages.rs`).
@@ -531,6 +540,7 @@ pub fn start(link: &Arc<Link>, to_engine: ToEngine) -> Result<DeskLink, ClusterE
         Arc::clone(&to_engine),
         active_rx.clone(),
         delivered,
+        Arc::clone(&stats),
     ));
     h.spawn(election(
         js.clone(),
@@ -743,13 +753,16 @@ fn describe(kind: PublishErrorKind, e: &dyn std::fmt::Display) -> String {
 
 /// Tells the engine thread the stream's last seq at start (`StreamHead`), then delivers the stream
 /// in seq order from seq 1, through an ordered push consumer recreated from the last delivered
-/// seq + 1 whenever it fails.
+/// seq + 1 whenever it fails, or when it is quiet while a server reports the stream beyond it.
+/// A message that does not follow the history delivered so far (`chain.rs`) stops the delivery
+/// for good (`diverged_at`).
 async fn consumer(
     js: jetstream::Context,
     names: Names,
     to_engine: ToEngine,
     mut stop: watch::Receiver<bool>,
     shared: Arc<Delivered>,
+    stats: Arc<ClusterOrderStats>,
 ) {
     // How far the stream reached at start: the desk attaches a gateway once it applied that much.
     let head = loop {
@@ -763,8 +776,14 @@ async fn consumer(
     };
     to_engine(OrderCmd::Cluster(ClusterCmd::StreamHead { last_seq: head }));
     let mut delivered = 0u64;
+    let mut chain = Chain::default();
     loop {
         if stop.has_changed().is_err() {
+            return;
+        }
+        if stats.diverged_at.load(Ordering::Relaxed) != 0 {
+            // applies nothing more; ends with the desk
+            while stop.changed().await.is_ok() {}
             return;
         }
         let created = async {
@@ -788,19 +807,26 @@ async fn consumer(
                 r = stop.changed() => if r.is_err() { return } else { continue },
             }
         };
+        let mut quiet = 0u32;
         loop {
             let first = tokio::select! {
                 m = messages.next() => m,
                 r = stop.changed() => if r.is_err() { return } else { continue },
                 _ = tokio::time::sleep(CONSUMER_QUIET) => {
                     // Quiet: if the stream went on without us (our consumer died with its server
-                    // and the client's own recreation is backing off), start over from here.
-                    match stream_last_seq(&js, &names).await {
+                    // and the client's own recreation is backing off, or it sits on a replica
+                    // left behind), start over from here. A replica left behind by a NATS
+                    // desync may be all that answers for the stream (`chain.rs`): a consumer
+                    // quiet for long is replaced whatever the answer.
+                    quiet += 1;
+                    match highest_last_seq(&js.client(), &names).await {
                         Some(last) if last > delivered => break,
+                        _ if quiet >= QUIET_CHECKS_TO_REPLACE => break,
                         _ => continue,
                     }
                 }
             };
+            quiet = 0;
             let Some(Ok(first)) = first else { break };
             let mut batch = Vec::new();
             let mut next = Some(first);
@@ -811,6 +837,16 @@ async fn consumer(
                 if seq <= delivered {
                     // A recreated consumer's overlap.
                 } else if seq != delivered + 1 {
+                    gap = true;
+                    break;
+                } else if let Err(d) = chain.follow(seq, fences(&m)) {
+                    // the one line a node writes on its own: an operator has to restart it
+                    eprintln!(
+                        "tidewire {}: {d}; this node stops applying the order stream \
+                         (restart it to rebuild from the stream)",
+                        names.stream
+                    );
+                    stats.diverged_at.store(seq, Ordering::Relaxed);
                     gap = true;
                     break;
                 } else {
@@ -862,6 +898,42 @@ fn stream_events(names: &Names, m: &async_nats::Message) -> Vec<batch::Framed> {
     }
 }
 
+/// The fences of a delivered stream message (`chain.rs`).
+fn fences(m: &async_nats::Message) -> Fences<'_> {
+    let Some(h) = m.headers.as_ref() else {
+        return Fences::default();
+    };
+    let get = |name: &str| h.get(name).map(|v| v.as_str());
+    Fences {
+        id: get(chain::MSG_ID),
+        expected_last_id: get(chain::EXPECTED_LAST_MSG_ID),
+        expected_last_seq: get(chain::EXPECTED_LAST_SEQ).map(|v| v.parse().ok()),
+    }
+}
+
+/// How long the stream info answers of other servers are awaited after the first one.
+const OTHER_ANSWERS: Duration = Duration::from_millis(200);
+
+/// The order stream's last seq as the highest any server answering for its leader reports, within
+/// `CHECK` (`chain.rs`: a server left with an old replica can answer too, and first). `None`: no
+/// answer.
+async fn highest_last_seq(client: &async_nats::Client, names: &Names) -> Option<u64> {
+    let inbox = client.new_inbox();
+    let mut answers = client.subscribe(inbox.clone()).await.ok()?;
+    let subject = format!("$JS.API.STREAM.INFO.{}", names.stream);
+    client.publish_with_reply(subject, inbox, Bytes::new()).await.ok()?;
+    let mut bodies = Vec::new();
+    let mut until = tokio::time::Instant::now() + CHECK;
+    while let Ok(Some(m)) = tokio::time::timeout_at(until, answers.next()).await {
+        if bodies.is_empty() {
+            until = until.min(tokio::time::Instant::now() + OTHER_ANSWERS);
+        }
+        bodies.push(m.payload);
+    }
+    let _ = answers.unsubscribe().await;
+    chain::highest_last_seq(bodies.iter().map(|b| &b[..]))
+}
+
 /// The order stream's last seq (`None`: not answered).
 async fn stream_last_seq(js: &jetstream::Context, names: &Names) -> Option<u64> {
     let s = js.get_stream(&names.stream).await.ok()?;
@@ -890,6 +962,13 @@ async fn election(
         tokio::select! {
             _ = tick.tick() => {}
             r = active.changed() => if r.is_err() { return } else { continue },
+        }
+        if stats.diverged_at.load(Ordering::Relaxed) != 0 {
+            // a node whose order book follows another history neither leads nor keeps the lease
+            if held.take().is_some() {
+                to_engine(OrderCmd::Cluster(ClusterCmd::LeaseLost));
+            }
+            continue;
         }
         held = match held {
             Some(mut l) => match keep(

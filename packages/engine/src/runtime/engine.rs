@@ -716,6 +716,7 @@ impl Engine {
             s.order_leader = u64::from(c.leader.load(r));
             s.order_lease_provisional = u64::from(c.lease_provisional.load(r));
             s.order_stream_seq = c.applied_seq.load(r);
+            s.order_stream_diverged_at = c.diverged_at.load(r);
             s.orders_forwarded = c.forwarded.load(r);
             s.order_publish_failures = c.publish_failures.load(r);
             let b = c.batches.counts();
