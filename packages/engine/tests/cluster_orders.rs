@@ -466,7 +466,7 @@ fn a_gateway_on_a_node_that_does_not_lead_has_its_orders_decided_by_the_leader()
     let mut rigs = [node(&nats, "a", CLUSTER_WAIT), node(&nats, "b", CLUSTER_WAIT)];
     let l = leader(&[&rigs[0], &rigs[1]]);
     let f = 1 - l;
-    // an order of alice from the web on the leader: event seq 1 (accepted and acknowledged)
+    // an order of alice from the web on the leader: event seqs 1 (accepted) and 2 (acknowledged)
     let web = rigs[l].session("alice");
     rigs[l].engine.order_submit(web, 1, resting("web-1")).expect("submit");
     ack_id(&rigs[l].reply(web, 1));
@@ -505,8 +505,8 @@ fn a_gateway_on_a_node_that_does_not_lead_has_its_orders_decided_by_the_leader()
     assert_eq!(
         seen.wait(3)[1..],
         [
-            "durable g-1 accepted new Some(7) 2",
-            "durable g-1 acknowledged acknowledged None 2"
+            "durable g-1 accepted new Some(7) 3",
+            "durable g-1 acknowledged acknowledged None 4"
         ]
     );
     // refused by the leader's desk: the refusal comes back to the gateway
@@ -524,15 +524,15 @@ fn a_gateway_on_a_node_that_does_not_lead_has_its_orders_decided_by_the_leader()
     answers.sort();
     assert_eq!(
         answers,
-        ["durable g-1 cancelled cancelled Some(9) 3", "refused 8 duplicate"]
+        ["durable g-1 cancelled cancelled Some(9) 5", "refused 8 duplicate"]
     );
     // the late node's gateway saw g-1 as an order entered elsewhere (no request of its own)
     assert_eq!(
         seen_late.wait(4)[1..],
         [
-            "durable g-1 accepted new None 2",
-            "durable g-1 acknowledged acknowledged None 2",
-            "durable g-1 cancelled cancelled None 3"
+            "durable g-1 accepted new None 3",
+            "durable g-1 acknowledged acknowledged None 4",
+            "durable g-1 cancelled cancelled None 5"
         ]
     );
     // and the leader's blotter of alice lists both orders

@@ -431,24 +431,17 @@ impl OrderDesk {
         }
     }
 
-    /// A publish completion: a durable accept of this term starts working (the event acknowledged
-    /// it: one stream event per accepted order); a failure answers a local request `error`
-    /// UNAVAILABLE and, in the current term, makes the node step down.
+    /// A publish completion: a durable accept of this term is acknowledged (published like any
+    /// decision); a failure answers a local request `error` UNAVAILABLE and, in the current term,
+    /// makes the node step down.
     fn published(&mut self, hub: &mut Hub, p: Published, now: Instant) {
         let OrderLog::Stream(c) = &self.log else { return };
         let current = c.term == p.term && c.role == Role::Leader;
         match p.result {
             Ok(_) => {
                 let answers = p.reply.is_some() || p.gateway.is_some();
-                if current && answers {
-                    if let OrderEvent::Accepted { acknowledged, .. } = p.event {
-                        let id = p.event.order_id();
-                        if acknowledged {
-                            self.start_working(id, now);
-                        } else {
-                            self.acknowledge(hub, id, now);
-                        }
-                    }
+                if current && answers && matches!(p.event, OrderEvent::Accepted { .. }) {
+                    self.acknowledge(hub, p.event.order_id(), now);
                 }
             }
             Err(e) => {

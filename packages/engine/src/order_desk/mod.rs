@@ -649,9 +649,10 @@ impl OrderDesk {
         };
         // The request's strings move into the event (the reply keeps a copy of the client id).
         let client_order_id = req.client_order_id.clone();
-        // One journal entry (one order stream event) accepts and acknowledges the order: the ack
-        // leaves once it is durable.
-        match self.book.accept_checked(req, checked, ts, true) {
+        // One journal entry accepts and acknowledges the order (the ack leaves once it is durable);
+        // the order stream keeps the accept and its acknowledgement apart.
+        let acknowledged = matches!(self.log, OrderLog::Journal(_));
+        match self.book.accept_checked(req, checked, ts, acknowledged) {
             Err(r) => self.reject(hub, &to, req_id, OrderAction::Submit, &client_order_id, &r, now),
             Ok(mut ev) => {
                 if let OrderEvent::Accepted { origin: o, .. } = &mut ev {
