@@ -249,7 +249,7 @@ async function runServer(o: BenchOptions): Promise<void> {
   let slot = 0;
   const ticker = setInterval(() => engine.tick((slot = (slot + 1) % slots)), TICK_MS);
   // the metrics interval (the main thread's center does this every second): sampling adapts
-  const collector = setInterval(() => void transport.collect(), 1000);
+  const collector = setInterval(() => void transport.collect(false), 1000);
   try {
     await expectMessage(child, 'ready', CONNECT_TIMEOUT_MS);
     await new Promise((r) => setTimeout(r, o.warmupSeconds * 1000));

@@ -47,7 +47,10 @@ export interface RunningServer {
    * and writes a `reload` line to the audit log naming `by`. Rejects when a worker did not confirm.
    */
   reloadAuth(next: Config, by: string): Promise<AuthReloadResult & { users: number }>;
-  /** Ends the current metrics interval now and publishes it (tests; the timer does it every second). */
+  /**
+   * Ends the current metrics interval now and publishes it with the sessions list to every
+   * transport (tests; the timer does it every second, with the list only while something reads it).
+   */
   collectMetrics(): Promise<void>;
   /**
    * Graceful stop: stop listening, close sessions with 1001, stop the feed, shut the engine down.
@@ -178,12 +181,18 @@ async function startClaimed(config: Config, clock: Clock, options: StartOptions,
     fixSessions: () => fix?.sessions() ?? [],
     clusterMode: config.cluster.urls.length > 0,
   });
-  // one interval at a time: a slow worker answer must not make collections overlap
+  // one interval at a time: a slow worker answer must not make collections overlap. The sessions
+  // list (building it, cloning it here and back) is collected only while a transport reads it
+  // (admin streams, recent HTTP reads), or when `everyone` (collectMetrics): then every transport gets it
   let collecting: Promise<void> | undefined;
-  const collectMetrics = (): Promise<void> => {
+  let collectingEveryone = false;
+  const collect = (everyone: boolean): Promise<void> => {
+    // a collection without the list for everyone in flight: the asked one comes after it
+    if (collecting !== undefined && everyone && !collectingEveryone) return collecting.then(() => collect(true));
+    collectingEveryone = collecting === undefined ? everyone : collectingEveryone;
     collecting ??= (async () => {
       try {
-        running.publish(metrics.build(await running.collect()));
+        running.publish(metrics.build(await running.collect(everyone || running.sessionsWanted())), everyone);
       } catch (err) {
         log('error', 'metrics.collectFailed', { error: String(err) });
       } finally {
@@ -192,7 +201,8 @@ async function startClaimed(config: Config, clock: Clock, options: StartOptions,
     })();
     return collecting;
   };
-  const metricsTimer = setInterval(() => void collectMetrics(), METRICS_INTERVAL_MS);
+  const collectMetrics = (): Promise<void> => collect(true);
+  const metricsTimer = setInterval(() => void collect(false), METRICS_INTERVAL_MS);
   metricsTimer.unref();
   const urlHost = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
   const url = `http://${urlHost}:${transport.port}`;

@@ -240,6 +240,59 @@ describe('admin stream through the client SDK', () => {
   });
 });
 
+describe('the sessions list, collected while something reads it', () => {
+  /** Resolves with the main thread's update of the next interval the metrics timer ends. */
+  async function nextTimerInterval(server: RunningServer): Promise<NonNullable<ReturnType<RunningServer['metrics']['last']>>> {
+    const before = server.metrics.last()?.sample.at ?? 0;
+    await waitFor(() => (server.metrics.last()?.sample.at ?? 0) > before, 'a timer interval', 5000);
+    return server.metrics.last()!;
+  }
+
+  for (const workers of [1, 2]) {
+    it(`is not collected while nothing reads it; an HTTP read gets the next interval's, then each interval has it (${workers} transport(s))`, async () => {
+      const { server } = await adminServer({ server: { workers } });
+      const admin = await login(server, 'admin');
+      const trader = await login(server, 'alice');
+      trader.socket.send({ type: 'record.subscribe', reqId: 1, subjects: ['/FX/EURUSD'] });
+      // the samples go on; the list is neither built nor sent
+      const quiet = await nextTimerInterval(server);
+      expect(quiet.sample.sessions).toBe(2);
+      expect(quiet.sessions).toBeUndefined();
+      expect((await nextTimerInterval(server)).sessions).toBeUndefined();
+      // the first read waits for the end of the current interval and gets its list
+      const r = await api(server, 'GET', '/api/admin/sessions', admin.token);
+      expect(r.status).toBe(200);
+      expect(r.body.at).toBeGreaterThan(quiet.sample.at);
+      expect(r.body.sessions.map((s: AdminSessionInfo) => [s.sessionId, s.user])).toEqual([[admin.sessionId, 'admin'], [trader.sessionId, 'alice']]);
+      // a reader keeps it collected: later intervals have it, and reads answer at once
+      const next = await nextTimerInterval(server);
+      expect(next.sessions?.map((s) => s.user)).toEqual(['admin', 'alice']);
+      const m = await api(server, 'GET', '/api/admin/metrics', admin.token);
+      expect(m.body.sessions.map((s: AdminSessionInfo) => s.user)).toEqual(['admin', 'alice']);
+    });
+  }
+
+  it('an admin stream alone makes the timer\'s intervals carry the list (two workers)', async () => {
+    const { server } = await adminServer({ server: { workers: 2 } });
+    const admin = await login(server, 'admin');
+    await login(server, 'alice');
+    expect((await nextTimerInterval(server)).sessions).toBeUndefined();
+    admin.socket.send({ type: 'admin.subscribe', reqId: 4 });
+    await admin.socket.next((m) => m.type === 'admin.subscribed', 'ack');
+    // no collectMetrics(): the timer's intervals; every push has the list
+    const pushed = await admin.socket.next<AdminMetrics>((m) => m.type === 'admin.metrics', 'a push', 5000);
+    expect(pushed.sessions.map((s) => s.user)).toEqual(['admin', 'alice']);
+    const second = await admin.socket.next<AdminMetrics>((m) => m.type === 'admin.metrics' && m.sample.at > pushed.sample.at, 'a second push', 5000);
+    expect(second.sessions.map((s) => s.user)).toEqual(['admin', 'alice']);
+    expect(admin.socket.messages.filter((m) => m.type === 'admin.metrics').every((m) => (m as AdminMetrics).sessions.length === 2)).toBe(true);
+    // the stream stops: the list stops being collected
+    admin.socket.send({ type: 'admin.unsubscribe', reqId: 5 });
+    await admin.socket.next((m) => m.type === 'admin.unsubscribed', 'unsubscribed');
+    await nextTimerInterval(server);
+    expect((await nextTimerInterval(server)).sessions).toBeUndefined();
+  });
+});
+
 describe('admin across two transport workers', () => {
   it('lists sessions of both workers, kicks on whichever holds the session, changes settings from any worker', async () => {
     const { server, auditDir } = await adminServer({ server: { workers: 2 } });

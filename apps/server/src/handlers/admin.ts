@@ -20,6 +20,7 @@ export function handleAdminStream(ctx: HandlerContext, session: Session, port: C
     return;
   }
   session.adminStreamReqId = m.type === 'admin.subscribe' ? m.reqId : undefined;
+  if (m.type === 'admin.subscribe' && session.sessionId !== undefined) ctx.observer?.adminStream?.(session.sessionId);
   const intervalMs = ctx.observer?.adminIntervalMs ?? METRICS_INTERVAL_MS;
   port.send([{ type: m.type === 'admin.subscribe' ? 'admin.subscribed' : 'admin.unsubscribed', reqId: m.reqId, intervalMs }]);
 }

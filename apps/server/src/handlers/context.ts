@@ -35,6 +35,8 @@ export interface SessionObserver {
   subscriptions(sessionId: number, count: number): void;
   /** Push period of `admin.metrics`, ms. */
   readonly adminIntervalMs: number;
+  /** The session started its admin stream (`admin.subscribe`): it reads the sessions list from now on. */
+  adminStream?(sessionId: number): void;
 }
 
 /** One connection as handlers see it; the transport implements it over a uWS WebSocket. */

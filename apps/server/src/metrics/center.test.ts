@@ -41,7 +41,7 @@ function snapshot(worker: number, latenciesMs: number[], over: Partial<Transport
   return {
     worker, latency: encodeHistogram(h), batch: '', viewLatency: '', bytesIn: 0, connections: 1, heapUsedBytes: 10,
     loopLagMs: { count: 0, mean: 0, p50: 0, p99: 0, max: 0 }, clientLatency: { samples: 0, weightedMeanSum: 0, p99Max: 0, max: 0, paintSamples: 0, paintWeightedSum: 0 }, sessions: [],
-    sourceFlow: { pauses: 0, overruns: 0, paused: 0, pausedMs: 0 }, ...over,
+    sessionsWanted: false, sourceFlow: { pauses: 0, overruns: 0, paused: 0, pausedMs: 0 }, ...over,
   };
 }
 

@@ -76,7 +76,11 @@ export type HistoryMetrics = Pick<EngineStats, 'historyBytes' | 'historyEntries'
 /** A finished interval: the sample and the sessions list at its end. */
 export interface MetricsUpdate {
   sample: AdminMetricsSample;
-  sessions: AdminSessionInfo[];
+  /**
+   * The sessions at the end of the interval (at most MAX_SNAPSHOT_SESSIONS, by session id);
+   * undefined when nothing read the list, so the transports were not asked for it this interval.
+   */
+  sessions?: AdminSessionInfo[];
   /** The FIX sessions (empty without a FIX gateway). */
   fix: FixSessionMetrics[];
   /** Since start: latency and batch-size observations (for Prometheus summaries' _count and _sum). */
@@ -150,7 +154,7 @@ export class MetricsCenter {
     let heapUsedBytes = this.src.otherHeapBytes();
     let loopLagMs = EMPTY;
     const client = { samples: 0, weightedMeanSum: 0, p99Max: 0, max: 0, paintSamples: 0, paintWeightedSum: 0 };
-    const sessions: AdminSessionInfo[] = [];
+    let sessions: AdminSessionInfo[] | undefined;
     const queue = this.src.ingestQueue?.() ?? { frames: 0, bytes: 0 };
     const sourceFlow: SourceFlowSample = {
       ingestQueueFrames: queue.frames, ingestQueueBytes: queue.bytes, sourcesPaused: 0, pausesTotal: 0, pausedMsTotal: 0, overrunClosesTotal: 0,
@@ -176,12 +180,12 @@ export class MetricsCenter {
       client.max = Math.max(client.max, s.clientLatency.max);
       client.paintSamples += s.clientLatency.paintSamples;
       client.paintWeightedSum += s.clientLatency.paintWeightedSum;
-      sessions.push(...s.sessions);
+      if (s.sessions !== undefined) (sessions ??= []).push(...s.sessions);
     }
     // each worker sent its busiest MAX_SNAPSHOT_SESSIONS: keep that many over all workers
-    const shown = sessions.length <= MAX_SNAPSHOT_SESSIONS ? sessions
+    const shown = sessions === undefined || sessions.length <= MAX_SNAPSHOT_SESSIONS ? sessions
       : sessions.sort(busiest).slice(0, MAX_SNAPSHOT_SESSIONS);
-    shown.sort((a, b) => a.sessionId - b.sessionId);
+    shown?.sort((a, b) => a.sessionId - b.sessionId);
     this.bytesInTotal += bytesIn;
     // each mean walks its histogram: once per histogram per interval
     const latencyMean = meanOf(latency);
@@ -259,7 +263,7 @@ export class MetricsCenter {
       viewReplays: stats.viewReplays, viewHistoryBytes: stats.viewHistoryBytes, viewHistoryEvicted: stats.viewHistoryEvicted,
     };
     const history = { historyBytes: stats.historyBytes, historyEntries: stats.historyEntries, historyEvicted: stats.historyEvicted };
-    this.latest = { sample, sessions: shown, fix, cumulative: this.cumulative, viewResume, history, ...(this.src.clusterMode ? { cluster: clusterMetricsOf(stats), orderStages: this.src.orderStages?.() ?? [] } : {}) };
+    this.latest = { sample, ...(shown === undefined ? {} : { sessions: shown }), fix, cumulative: this.cumulative, viewResume, history, ...(this.src.clusterMode ? { cluster: clusterMetricsOf(stats), orderStages: this.src.orderStages?.() ?? [] } : {}) };
     return this.latest;
   }
 

@@ -47,7 +47,21 @@ describe('TransportMetrics', () => {
     // the interval is over: counters start again
     const next = m.snapshot(3000, 1);
     expect(next.latency).toBe('');
-    expect(next.sessions[0]).toMatchObject({ messagesPerSec: 0, framesPerSec: 0 });
+    expect(next.sessions![0]).toMatchObject({ messagesPerSec: 0, framesPerSec: 0 });
+  });
+
+  it('leaves the sessions list out unless asked, and a list asked later covers its own interval only', () => {
+    const m = make(0);
+    const meter = m.opened(info(7), () => 0);
+    for (let i = 0; i < 10; i++) m.sent(meter, 100, 2);
+    const quiet = m.snapshot(1000, 1, undefined, false, false);
+    expect(quiet.sessions).toBeUndefined();
+    expect(quiet.sessionsWanted).toBe(false);
+    expect(count(quiet.batch)).toBe(10);
+    for (let i = 0; i < 3; i++) m.sent(meter, 100, 2);
+    const asked = m.snapshot(2000, 1, undefined, true, true);
+    expect(asked.sessionsWanted).toBe(true);
+    expect(asked.sessions).toEqual([expect.objectContaining({ sessionId: 7, framesPerSec: 3, messagesPerSec: 6, bytesPerSec: 300 })]);
   });
 
   it('carries the source flow counters it is given (a copy; all 0 without them)', () => {
@@ -84,7 +98,7 @@ describe('TransportMetrics', () => {
     for (let i = 0; i < frames; i++) m.sent(meter, 10, 3);
     const snap = m.snapshot(2000, 1);
     expect(count(snap.batch)).toBe(frames / 4);
-    expect(snap.sessions[0]).toMatchObject({ messagesPerSec: frames * 3, framesPerSec: frames, bytesPerSec: frames * 10 });
+    expect(snap.sessions![0]).toMatchObject({ messagesPerSec: frames * 3, framesPerSec: frames, bytesPerSec: frames * 10 });
   });
 
   it('counts frames of sessions it has no meter for in the transport, not in any session', () => {
@@ -94,7 +108,7 @@ describe('TransportMetrics', () => {
     m.sent(meter, 10, 2);
     const snap = m.snapshot(1000, 1);
     expect(count(snap.batch)).toBe(2);
-    expect(snap.sessions[0]).toMatchObject({ messagesPerSec: 2, framesPerSec: 1 });
+    expect(snap.sessions![0]).toMatchObject({ messagesPerSec: 2, framesPerSec: 1 });
   });
 
   it('reports the busiest sessions only when there are more than MAX_SNAPSHOT_SESSIONS', () => {
@@ -105,8 +119,8 @@ describe('TransportMetrics', () => {
     meters.forEach((meter, i) => { if (i >= 5) m.sent(meter, i, 1); });
     const snap = m.snapshot(1000, n);
     expect(snap.sessions).toHaveLength(MAX_SNAPSHOT_SESSIONS);
-    expect(snap.sessions.some((s) => s.sessionId <= 5)).toBe(false);
-    expect(snap.sessions[0]).toMatchObject({ sessionId: n, bytesPerSec: n - 1 });
+    expect(snap.sessions!.some((s) => s.sessionId <= 5)).toBe(false);
+    expect(snap.sessions![0]).toMatchObject({ sessionId: n, bytesPerSec: n - 1 });
     expect(m.sessionList()).toHaveLength(n);
   });
 

@@ -61,8 +61,13 @@ export interface TransportSnapshot {
   /** Event-loop delay of this thread over the interval, ms. */
   loopLagMs: LatencyStatsMs;
   clientLatency: ClientLatencyTotals;
-  /** Logged-in sessions (clients and sources) of this transport. */
-  sessions: AdminSessionInfo[];
+  /** Logged-in sessions (clients and sources) of this transport; only when the main thread asked for them. */
+  sessions?: AdminSessionInfo[];
+  /**
+   * Whether something on this transport reads the sessions list (an admin stream, or an HTTP read
+   * of it within SESSIONS_READ_LINGER_MS): the main thread then asks for the lists next interval.
+   */
+  sessionsWanted: boolean;
   /** This transport's source flow control counters at the end of the interval (totals since start, paused now). */
   sourceFlow: SourceFlowCounts;
 }
@@ -219,9 +224,11 @@ export class TransportMetrics {
 
   /**
    * Ends the interval at `nowMs`: returns its data, resets the interval counters. `sourceFlow`:
-   * the transport's SourceFlow counters now (all 0 when absent).
+   * the transport's SourceFlow counters now (all 0 when absent). `withSessions`: include the
+   * sessions list (building and cloning it is most of a snapshot's cost; the per-session rates
+   * are computed either way, so a list asked for later intervals covers exactly its interval).
    */
-  snapshot(nowMs: number, connections: number, sourceFlow: SourceFlowCounts = NO_SOURCE_FLOW): TransportSnapshot {
+  snapshot(nowMs: number, connections: number, sourceFlow: SourceFlowCounts = NO_SOURCE_FLOW, withSessions = true, sessionsWanted = false): TransportSnapshot {
     const seconds = Math.max(0.001, (nowMs - this.lastSnapshotAt) / 1000);
     this.lastSnapshotAt = nowMs;
     for (const s of this.sessions.values()) {
@@ -257,11 +264,12 @@ export class TransportMetrics {
       heapUsedBytes: getHeapStatistics().used_heap_size,
       loopLagMs,
       clientLatency: this.client,
-      // the busiest only: the list is cloned to the main thread and back to every worker each
-      // interval, and 10,000 sessions of it stalled a worker's loop for tens of ms per second
-      sessions: this.sessionList(MAX_SNAPSHOT_SESSIONS),
       sourceFlow: { ...sourceFlow },
+      sessionsWanted,
     };
+    // the busiest only: the list is cloned to the main thread and back to the workers that read
+    // it, and 10,000 sessions of it stalled a worker's loop for tens of ms per second
+    if (withSessions) snap.sessions = this.sessionList(MAX_SNAPSHOT_SESSIONS);
     this.latency.reset();
     this.batch.reset();
     this.viewLatency.reset();

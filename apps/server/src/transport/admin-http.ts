@@ -3,7 +3,9 @@
  * - `GET /metrics`: Prometheus text; needs `Authorization: Bearer <admin.metricsToken>` or an
  *   admin session token, unless `admin.metricsPublic` (401 without a token, 403 with a wrong one).
  * - `GET /api/admin/metrics[?since=<at>]`: latest sample, 5-minute history (only samples after
- *   `since` when given: a polling console fetches each sample once), sessions.
+ *   `since` when given: a polling console fetches each sample once), sessions. The sessions list
+ *   is collected only while something reads it: the first read after a quiet minute answers at
+ *   the end of the current interval (503 UNAVAILABLE when none ends within 5 s).
  * - `GET /api/admin/sessions`; `POST /api/admin/sessions/<id>/kick` `{"reason": "..."}`.
  * - `GET /api/admin/settings`; `POST /api/admin/settings` with some of the batching settings.
  * - `GET /api/admin/views`: the engine's materialised views with an update rate (views-table.ts).
@@ -45,6 +47,12 @@ export interface AdminHttpDeps {
   control: AdminControl;
   /** The last metrics interval (undefined before the first). */
   latest(): MetricsUpdate | undefined;
+  /**
+   * The last interval with its sessions list: the last one when it has it, else the next one
+   * (the list is collected only while something reads it); undefined before the first interval,
+   * or when no interval with the list came in time.
+   */
+  latestWithSessions(): Promise<MetricsUpdate | undefined>;
   /** Samples of the last 5 minutes, oldest first. */
   history(): readonly AdminMetricsSample[];
   /** Wraps a handler so a throw answers 500 (transport.ts guardHttp). */
@@ -137,10 +145,16 @@ function readJson(res: HttpResponse, done: (body: unknown) => void): void {
   });
 }
 
-/** The sessions list and totals of the last interval. */
-function sessionsBody(deps: AdminHttpDeps): { at: number | null; sessions: AdminSessionInfo[] } {
-  const u = deps.latest();
-  return { at: u?.sample.at ?? null, sessions: u?.sessions ?? [] };
+/**
+ * Calls `answer` with the last interval with its sessions list (undefined before the first
+ * interval), or fails with 503 when none came in time.
+ */
+function withSessions(deps: AdminHttpDeps, json: Json, answer: (u: MetricsUpdate | undefined, sessions: AdminSessionInfo[]) => void): void {
+  const before = deps.latest();
+  deps.latestWithSessions().then((u) => {
+    if (u?.sessions !== undefined || (u === undefined && before === undefined)) return answer(u, u?.sessions ?? []);
+    fail(json, new AdminError(503, 'UNAVAILABLE', 'no metrics interval with the sessions list ended in time; try again'), 'sessions');
+  }, (err: unknown) => fail(json, err, 'sessions'));
 }
 
 /** `/api/health`'s `sourceFlow`: the server-wide source flow counters and when they were read. */
@@ -190,13 +204,16 @@ export function addAdminRoutes(app: TemplatedApp, deps: AdminHttpDeps): Template
       authed(res, req, (_by, json) => {
         const since = sinceText === undefined || sinceText === '' ? -Infinity : Number(sinceText);
         if (Number.isNaN(since)) return fail(json, new AdminError(400, 'BAD_REQUEST', `'since' (${JSON.stringify(sinceText)}) must be a sample's 'at' (epoch ms)`), 'metrics');
-        const u = deps.latest();
-        const history = deps.history();
-        json('200 OK', { sample: u?.sample ?? null, history: since === -Infinity ? history : history.filter((s) => s.at > since), sessions: u?.sessions ?? [], fix: u?.fix ?? [] });
+        withSessions(deps, json, (u, sessions) => {
+          const history = deps.history();
+          json('200 OK', { sample: u?.sample ?? null, history: since === -Infinity ? history : history.filter((s) => s.at > since), sessions, fix: u?.fix ?? [] });
+        });
       });
     })
     .get('/api/admin/fix', (res, req) => authed(res, req, (_by, json) => json('200 OK', { sessions: deps.latest()?.fix ?? [] })))
-    .get('/api/admin/sessions', (res, req) => authed(res, req, (_by, json) => json('200 OK', sessionsBody(deps))))
+    .get('/api/admin/sessions', (res, req) => authed(res, req, (_by, json) => {
+      withSessions(deps, json, (u, sessions) => json('200 OK', { at: u?.sample.at ?? null, sessions }));
+    }))
     .get('/api/admin/views', (res, req) => authed(res, req, (_by, json) => {
       deps.views().then(
         (body) => json('200 OK', body),

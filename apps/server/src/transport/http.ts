@@ -33,6 +33,8 @@ export interface HttpDeps {
   views: ViewsTable;
   /** The last metrics interval (undefined before the first). */
   latest(): MetricsUpdate | undefined;
+  /** The last interval with its sessions list (admin-http.ts AdminHttpDeps). */
+  latestWithSessions(): Promise<MetricsUpdate | undefined>;
   /** Samples of the last 5 minutes, oldest first. */
   history(): readonly AdminMetricsSample[];
   /** Index of the transport (named in /api/health and logs). */
@@ -78,7 +80,7 @@ export function addHttpRoutes(app: TemplatedApp, deps: HttpDeps): TemplatedApp {
   }
 
   return addAdminRoutes(app, {
-    config, users: deps.users, clock, control: deps.control, latest: deps.latest, history: deps.history,
+    config, users: deps.users, clock, control: deps.control, latest: deps.latest, latestWithSessions: deps.latestWithSessions, history: deps.history,
     guard: guardHttp, views: () => deps.views.list(),
   })
     .get('/api/health', (res) => guardHttp(res, () => {

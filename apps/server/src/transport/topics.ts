@@ -6,8 +6,9 @@
  *
  * Kept here: the topic key of each record id (made once, no string per publish), the sockets
  * subscribed to topics, per-topic message counters that settle into each session's meter
- * lazily (at unsubscribe and before a metrics snapshot, not per message), and the scan that
- * blocks a direct session whose socket buffer grows (a publish has no per-socket result).
+ * lazily (at unsubscribe, and before a metrics snapshot that lists the sessions; not per message,
+ * nor per interval when nothing reads the list), and the scan that blocks a direct session whose
+ * socket buffer grows (a publish has no per-socket result).
  */
 
 import type { Conn } from './connection.js';
@@ -36,6 +37,17 @@ export class DirectTopics {
   /** Messages and bytes published per record id on this worker (cumulative). */
   private messages = new Float64Array(1024);
   private bytes = new Float64Array(1024);
+  /**
+   * The metrics interval running (`roll` starts the next). A topic's counters at the interval's
+   * start: `startMessages`/`startBytes` when its `epoch` is this interval (kept by its first
+   * publish in it), else its counters now (nothing published since). A settle counts from there
+   * at the earliest: what an interval that was not listed carried is never counted, so the
+   * intervals nothing listed cost no settling.
+   */
+  private interval = 1;
+  private epoch = new Float64Array(1024);
+  private startMessages = new Float64Array(1024);
+  private startBytes = new Float64Array(1024);
   /** Frame bytes published since the last buffer scan. */
   private sinceScan = 0;
 
@@ -87,6 +99,11 @@ export class DirectTopics {
   /** Counts a publish of `length` bytes on record `id`'s topic (each subscriber's meter settles later). */
   published(id: number, length: number): void {
     this.grow(id);
+    if (this.epoch[id] !== this.interval) {
+      this.epoch[id] = this.interval;
+      this.startMessages[id] = this.messages[id]!;
+      this.startBytes[id] = this.bytes[id]!;
+    }
     this.messages[id]! += 1;
     this.bytes[id]! += length;
     this.sinceScan += length;
@@ -113,16 +130,23 @@ export class DirectTopics {
     }
   }
 
-  /** Adds what `conn`'s topics carried since it last settled to its meter (frames of one message). */
+  /**
+   * Adds what `conn`'s topics carried in this interval since it last settled to its meter (frames
+   * of one message).
+   */
   settle(conn: Conn): void {
     const topics = conn.topics;
     const meter = conn.meter;
     if (topics === undefined) return;
+    const interval = this.interval;
     for (const [id, mark] of topics) {
-      const m = this.messages[id]! - mark.messages;
-      const b = this.bytes[id]! - mark.bytes;
-      mark.messages += m;
-      mark.bytes += b;
+      const now = this.messages[id]!;
+      const nowBytes = this.bytes[id]!;
+      const started = this.epoch[id] === interval;
+      const m = now - Math.max(mark.messages, started ? this.startMessages[id]! : now);
+      const b = nowBytes - Math.max(mark.bytes, started ? this.startBytes[id]! : nowBytes);
+      mark.messages = now;
+      mark.bytes = nowBytes;
       if (meter !== undefined) {
         meter.frames += m;
         meter.messages += m;
@@ -131,20 +155,29 @@ export class DirectTopics {
     }
   }
 
-  /** Settles every direct session's meter (before a metrics snapshot). */
+  /** Settles every direct session's meter (before a metrics snapshot that lists the sessions). */
   settleAll(): void {
     for (const conn of this.conns) this.settle(conn);
+  }
+
+  /** Ends the metrics interval (after its snapshot): settles count from here on. Constant time. */
+  roll(): void {
+    this.interval++;
   }
 
   private grow(id: number): void {
     if (id < this.messages.length) return;
     let n = this.messages.length * 2;
     while (n <= id) n *= 2;
-    const m = new Float64Array(n);
-    const b = new Float64Array(n);
-    m.set(this.messages);
-    b.set(this.bytes);
-    this.messages = m;
-    this.bytes = b;
+    const larger = (a: Float64Array<ArrayBuffer>): Float64Array<ArrayBuffer> => {
+      const c = new Float64Array(n);
+      c.set(a);
+      return c;
+    };
+    this.messages = larger(this.messages);
+    this.bytes = larger(this.bytes);
+    this.epoch = larger(this.epoch);
+    this.startMessages = larger(this.startMessages);
+    this.startBytes = larger(this.startBytes);
   }
 }

@@ -52,10 +52,24 @@ export interface TransportOptions {
   control: AdminControl;
   /** Server-wide connection counts (SharedCounter.allocate(), shared by all workers); a fresh table when absent. */
   connections?: SharedArrayBuffer;
+  /**
+   * Something on this transport started reading the sessions list while none did (a worker tells
+   * the main thread so the next interval collects it); absent: the main thread asks `sessionsWanted`.
+   */
+  onSessionsWanted?: () => void;
 }
 
 /** Most sessions listed in one `admin.metrics` push. */
 export const MAX_PUSHED_SESSIONS = 1000;
+/**
+ * After an HTTP read of the sessions list (`/api/admin/sessions`, `/api/admin/metrics`), the
+ * transports keep collecting it this long, ms: a console or script polling at most this far
+ * apart is answered at once with the list of the last interval. The first read after a quiet
+ * spell waits for the end of the current interval (at most METRICS_INTERVAL_MS).
+ */
+export const SESSIONS_READ_LINGER_MS = 60_000;
+/** How long an HTTP read waits for an interval with the sessions list before answering 503, ms. */
+export const SESSIONS_WAIT_MS = 5_000;
 /** How every `admin.metrics` frame starts (canonical key order: type, reqId, ...). */
 const ADMIN_METRICS_PREFIX = '[{"type":"admin.metrics","reqId":';
 
@@ -65,10 +79,18 @@ export interface TransportHandle {
   readonly port: number;
   /** Open connections on this transport. */
   connections(): number;
-  /** Ends the metrics interval of every transport behind this handle; one snapshot per transport. */
-  collect(): Promise<TransportSnapshot[]>;
-  /** A finished interval: kept for the admin API and /metrics, pushed to admin streams. */
-  publish(update: MetricsUpdate): void;
+  /**
+   * Ends the metrics interval of every transport behind this handle; one snapshot per transport,
+   * with its sessions list when `sessions`.
+   */
+  collect(sessions: boolean): Promise<TransportSnapshot[]>;
+  /** Whether a transport reads the sessions list (admin streams, recent HTTP reads): the next `collect` is to include it. */
+  sessionsWanted(): boolean;
+  /**
+   * A finished interval: kept for the admin API and /metrics, pushed to admin streams. Its
+   * sessions list goes to the transports that read it, or to all when `everyone`.
+   */
+  publish(update: MetricsUpdate, everyone: boolean): void;
   /** Closes session `sessionId` with 4010 KICKED and `reason`; found: whether a transport held it. */
   kick(sessionId: number, reason: string): Promise<{ found: boolean; user?: string }>;
   /**
@@ -95,6 +117,44 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
   const metrics = new TransportMetrics(opts.index, clock.now());
   let latest: MetricsUpdate | undefined;
   const history: AdminMetricsSample[] = [];
+  /** Sockets that sent `admin.subscribe` (those that stopped or closed are pruned when read). */
+  const adminStreams = new Set<Conn>();
+  const pruneStreams = (): void => {
+    for (const conn of adminStreams) if (conn.closed || conn.session.adminStreamReqId === undefined) adminStreams.delete(conn);
+  };
+  /** Until when an HTTP read of the sessions list keeps it collected (clock ms). */
+  let readUntil = -Infinity;
+  /** HTTP reads waiting for an interval with the sessions list. */
+  const sessionWaiters = new Set<(u: MetricsUpdate | undefined) => void>();
+  const sessionsWanted = (): boolean => {
+    pruneStreams();
+    return adminStreams.size > 0 || clock.now() < readUntil;
+  };
+  /** A reader of the sessions list appears: tells the main thread when none read it before. */
+  const wantSessions = (start: () => void): void => {
+    const before = sessionsWanted();
+    start();
+    if (!before) opts.onSessionsWanted?.();
+  };
+  /**
+   * The last interval with its sessions list: at once when it has it, else the next interval's
+   * (undefined before the first interval, or when none came within SESSIONS_WAIT_MS).
+   */
+  const latestWithSessions = (): Promise<MetricsUpdate | undefined> => {
+    wantSessions(() => {
+      readUntil = clock.now() + SESSIONS_READ_LINGER_MS;
+    });
+    if (latest === undefined || latest.sessions !== undefined) return Promise.resolve(latest);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => done(undefined), SESSIONS_WAIT_MS);
+      const done = (u: MetricsUpdate | undefined): void => {
+        clearTimeout(timer);
+        sessionWaiters.delete(done);
+        resolve(u);
+      };
+      sessionWaiters.add(done);
+    });
+  };
 
   let workerId = -1;
   const outbound = createOutbound({ config, engine, clock, metrics, conns, index: opts.index }, () => workerId);
@@ -112,6 +172,10 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
       clientReport: (sid, report) => metrics.clientReport(sid, report),
       subscriptions: (sid, count) => metrics.subscriptions(sid, count),
       adminIntervalMs: METRICS_INTERVAL_MS,
+      adminStream: (sid) => {
+        const conn = conns.bySession.get(sid);
+        if (conn !== undefined && !conn.closed) wantSessions(() => adminStreams.add(conn));
+      },
     },
   };
 
@@ -122,7 +186,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
       .ws<Conn>('/source', wsBehavior('source', config.limits.maxSourceFrameBytes)),
     {
       config, users, engine, clock, control: opts.control, conns, ingestQueue, views: new ViewsTable(engine, clock),
-      latest: () => latest, history: () => history, index: opts.index, startedAt,
+      latest: () => latest, latestWithSessions, history: () => history, index: opts.index, startedAt,
     },
   );
 
@@ -147,9 +211,11 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
   return {
     port,
     connections: () => conns.sockets.size,
-    collect: () => {
-      outbound.topics.settleAll();
-      const snapshot = metrics.snapshot(clock.now(), conns.sockets.size, sourceFlow.counts());
+    collect: (withSessions) => {
+      // the direct sessions' topic counters settle only for a list (~100 topics per session)
+      if (withSessions) outbound.topics.settleAll();
+      const snapshot = metrics.snapshot(clock.now(), conns.sockets.size, sourceFlow.counts(), withSessions, sessionsWanted());
+      outbound.topics.roll();
       const period = metrics.samplingPeriod();
       if (period !== samplingPeriod) {
         try {
@@ -162,17 +228,24 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
       }
       return Promise.resolve([snapshot]);
     },
+    sessionsWanted,
     publish(update) {
       latest = update;
       history.push(update.sample);
       if (history.length > HISTORY_LENGTH) history.shift();
+      pruneStreams();
+      const sessions = update.sessions;
+      // without the list: not collected this interval (a stream that subscribed after this
+      // transport answered the interval's collect, or a transport that did not answer); the
+      // stream's pushes start with the next interval, which has it
+      if (sessions === undefined) return;
+      for (const done of [...sessionWaiters]) done(update);
       let rest: string | undefined;
-      for (const ws of conns.sockets) {
-        const conn = ws.getUserData();
-        const reqId = conn.session.adminStreamReqId;
-        if (conn.closed || reqId === undefined) continue;
+      for (const conn of adminStreams) {
+        const ws = conn.ws;
+        const reqId = conn.session.adminStreamReqId!;
         // encoded once for every admin stream on this transport; only the reqId differs
-        rest ??= encodeServerFrame([{ type: 'admin.metrics', reqId: 0, sample: update.sample, sessions: update.sessions.slice(0, MAX_PUSHED_SESSIONS) }])
+        rest ??= encodeServerFrame([{ type: 'admin.metrics', reqId: 0, sample: update.sample, sessions: sessions.slice(0, MAX_PUSHED_SESSIONS) }])
           .slice(ADMIN_METRICS_PREFIX.length + 1);
         try {
           outbound.afterSend(ws, conn, ws.send(`${ADMIN_METRICS_PREFIX}${reqId}${rest}`, false));
@@ -200,6 +273,7 @@ export async function startTransport(opts: TransportOptions): Promise<TransportH
     close() {
       closed ??= (async () => {
         conns.closing = true;
+        for (const done of [...sessionWaiters]) done(undefined);
         stopSweep();
         sourceFlow.dispose();
         uWS.us_listen_socket_close(listenSocket);

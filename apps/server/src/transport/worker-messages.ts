@@ -43,6 +43,8 @@ export type FromWorker =
   | { type: 'closed' }
   /** A log line: workers log through the main thread's sink (one writer, tests capture it). */
   | { type: 'log'; level: 'info' | 'warn' | 'error'; line: string }
+  /** Something on this worker started reading the sessions list: include it from the next interval on. */
+  | { type: 'sessionsWanted' }
   /** Answer to `collect`. */
   | { type: 'snapshot'; id: number; snapshot: TransportSnapshot }
   /** Answer to `kick`. */
@@ -54,15 +56,15 @@ export type FromWorker =
 /** Main -> worker. */
 export type ToWorker =
   | { type: 'close' }
-  /** End the metrics interval: answer with `snapshot`. */
-  | { type: 'collect'; id: number }
+  /** End the metrics interval: answer with `snapshot` (with the worker's sessions list when `sessions`). */
+  | { type: 'collect'; id: number; sessions: boolean }
   /**
    * A finished metrics interval (for the admin API, /metrics and admin streams). The sessions list
-   * (up to 1,000 entries) comes as one JSON string, parsed in the worker only when something
-   * reads it (`publishedUpdate`): cloned as objects it was about a tenth of what a transport
-   * thread allocated at the Low preset, every second, whether or not an admin looked.
+   * (up to 1,000 entries) comes only to workers that read it (an admin stream, a recent HTTP
+   * read), as one JSON string parsed in the worker only when something reads it
+   * (`publishedUpdate`); absent: not collected this interval, or not for this worker.
    */
-  | { type: 'publish'; sample: MetricsUpdate['sample']; cumulative: MetricsUpdate['cumulative']; sessionsJson: string; fix: MetricsUpdate['fix']; history: MetricsUpdate['history']; cluster?: MetricsUpdate['cluster']; orderStages?: MetricsUpdate['orderStages'] }
+  | { type: 'publish'; sample: MetricsUpdate['sample']; cumulative: MetricsUpdate['cumulative']; sessionsJson?: string; fix: MetricsUpdate['fix']; history: MetricsUpdate['history']; cluster?: MetricsUpdate['cluster']; orderStages?: MetricsUpdate['orderStages'] }
   /** Close this session with 4010 if this worker holds it: answer with `kicked`. */
   | { type: 'kick'; id: number; sessionId: number; reason: string }
   /**
@@ -73,22 +75,34 @@ export type ToWorker =
   | { type: 'reloadAuth'; id: number; users: UserEntry[]; roles: RoleGrants; members: MemberRecheck }
   | ({ type: 'adminReply'; id: number } & AdminReply);
 
-/** The `publish` message of `update` (its sessions as JSON: see ToWorker). */
-export function publishMessage(update: MetricsUpdate, sessionsJson = JSON.stringify(update.sessions)): ToWorker {
+/**
+ * The `publish` message of `update`, with its sessions as JSON (see ToWorker) when it has them
+ * and `withSessions`.
+ */
+export function publishMessage(update: MetricsUpdate, withSessions = true): Extract<ToWorker, { type: 'publish' }> {
   return {
-    type: 'publish', sample: update.sample, cumulative: update.cumulative, sessionsJson, fix: update.fix, history: update.history,
+    type: 'publish', sample: update.sample, cumulative: update.cumulative, fix: update.fix, history: update.history,
+    ...(withSessions && update.sessions !== undefined ? { sessionsJson: JSON.stringify(update.sessions) } : {}),
     ...(update.cluster === undefined ? {} : { cluster: update.cluster }), ...(update.orderStages === undefined ? {} : { orderStages: update.orderStages }),
   };
 }
 
 /**
  * The MetricsUpdate of a `publish` message: `sessions` is parsed from its JSON on first read and
- * kept. JSON and the structured clone agree on every field of AdminSessionInfo except non-finite
+ * kept (undefined without `sessionsJson`). JSON and the structured clone agree on every field of AdminSessionInfo except non-finite
  * numbers, which JSON turns into null, as every HTTP and WebSocket answer built from it did already.
  * @throws SyntaxError on first read of `sessions` when `sessionsJson` is not JSON (never, from publishMessage).
  */
 export function publishedUpdate(m: Extract<ToWorker, { type: 'publish' }>): MetricsUpdate {
   let sessions: MetricsUpdate['sessions'] | undefined;
+  if (m.sessionsJson === undefined) {
+    return {
+      sample: m.sample, cumulative: m.cumulative, fix: m.fix, history: m.history,
+      ...(m.cluster === undefined ? {} : { cluster: m.cluster }),
+      ...(m.orderStages === undefined ? {} : { orderStages: m.orderStages }),
+    };
+  }
+  const json = m.sessionsJson;
   return {
     sample: m.sample,
     cumulative: m.cumulative,
@@ -97,7 +111,7 @@ export function publishedUpdate(m: Extract<ToWorker, { type: 'publish' }>): Metr
     ...(m.cluster === undefined ? {} : { cluster: m.cluster }),
     ...(m.orderStages === undefined ? {} : { orderStages: m.orderStages }),
     get sessions(): MetricsUpdate['sessions'] {
-      sessions ??= JSON.parse(m.sessionsJson) as MetricsUpdate['sessions'];
+      sessions ??= JSON.parse(json) as MetricsUpdate['sessions'];
       return sessions;
     },
   };

@@ -26,7 +26,10 @@ let engine: object | undefined;
 try {
   const attached = engineModule().Engine.attach(data.engineId);
   engine = attached;
-  transport = await startTransport({ config: data.config, users: data.users, engine: attached, clock: preciseClock, index: data.index, port: data.port, control, connections: data.connections });
+  transport = await startTransport({
+    config: data.config, users: data.users, engine: attached, clock: preciseClock, index: data.index, port: data.port, control, connections: data.connections,
+    onSessionsWanted: () => post({ type: 'sessionsWanted' }),
+  });
   post({ type: 'listening', port: transport.port });
 } catch (err) {
   log('error', 'transport.startFailed', { worker: data.index, error: String(err) });
@@ -36,12 +39,13 @@ try {
 port.on('message', (m: ToWorker) => {
   switch (m.type) {
     case 'collect':
-      void transport?.collect().then(([snapshot]) => {
+      void transport?.collect(m.sessions).then(([snapshot]) => {
         if (snapshot) post({ type: 'snapshot', id: m.id, snapshot });
       });
       return;
     case 'publish':
-      transport?.publish(publishedUpdate(m));
+      // the main thread decided which workers get the list: this one has it or does not
+      transport?.publish(publishedUpdate(m), false);
       return;
     case 'kick':
       void (transport?.kick(m.sessionId, m.reason) ?? Promise.resolve({ found: false })).then((r) => post({ type: 'kicked', id: m.id, ...r }));

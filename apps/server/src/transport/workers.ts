@@ -95,6 +95,8 @@ class WorkerTransport {
   private exited: Promise<number>;
   private nextId = 1;
   private readonly pending = new Map<number, (m: FromWorker | undefined) => void>();
+  /** Something on the worker reads the sessions list (its last snapshot said so, or it asked since). */
+  wantsSessions = false;
 
   constructor(entry: string, data: TransportWorkerData, control: AdminControl) {
     this.index = data.index;
@@ -103,7 +105,10 @@ class WorkerTransport {
     this.worker.on('error', (err) => log('error', 'transport.workerError', { worker: data.index, error: err.message }));
     this.worker.on('message', (m: FromWorker) => {
       if (m.type === 'log') logLine(m.level, m.line);
+      else if (m.type === 'sessionsWanted') this.wantsSessions = true;
       else if (m.type === 'snapshot' || m.type === 'kicked' || m.type === 'authReloaded') {
+        // a 'sessionsWanted' the worker posted before this snapshot is in its flag; one after comes after
+        if (m.type === 'snapshot') this.wantsSessions = m.snapshot.sessionsWanted;
         const done = this.pending.get(m.id);
         this.pending.delete(m.id);
         done?.(m);
@@ -142,9 +147,9 @@ class WorkerTransport {
     });
   }
 
-  /** The worker's metrics snapshot (undefined: no answer in time). */
-  async collect(): Promise<TransportSnapshot | undefined> {
-    const m = await this.request((id) => ({ type: 'collect', id }));
+  /** The worker's metrics snapshot (undefined: no answer in time), with its sessions when `sessions`. */
+  async collect(sessions: boolean): Promise<TransportSnapshot | undefined> {
+    const m = await this.request((id) => ({ type: 'collect', id, sessions }));
     return m?.type === 'snapshot' ? m.snapshot : undefined;
   }
 
@@ -225,13 +230,17 @@ export async function startWorkerTransports(config: Config, users: UserEntry[], 
       port,
       // per-worker counts live in the workers (see /api/health on each)
       connections: () => -1,
-      async collect() {
-        const snaps = await Promise.all(workers.map((w) => w.collect()));
+      async collect(sessions) {
+        const snaps = await Promise.all(workers.map((w) => w.collect(sessions)));
         return snaps.filter((s): s is TransportSnapshot => s !== undefined);
       },
-      publish(update) {
-        const message = publishMessage(update);
-        for (const w of workers) w.publish(message);
+      sessionsWanted: () => workers.some((w) => w.wantsSessions),
+      publish(update, everyone) {
+        // the list goes (as one JSON string, made once) only to the workers that read it
+        const without = publishMessage(update, false);
+        const readers = update.sessions === undefined ? [] : workers.filter((w) => everyone || w.wantsSessions);
+        const withList = readers.length === 0 ? without : publishMessage(update);
+        for (const w of workers) w.publish(readers.includes(w) ? withList : without);
       },
       async reloadAuth(newUsers, roles) {
         const members = await recheckMembersOnce(config, engineId, newUsers, roles);
