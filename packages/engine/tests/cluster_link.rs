@@ -82,3 +82,19 @@ fn connect_refuses_bad_settings_and_unreachable_servers() {
         other => panic!("expected a connect error, got {other:?}"),
     }
 }
+
+#[test]
+fn nats_versions_are_read_from_the_version_line() {
+    use nats_util::{parse_nats_version, MIN_NATS_VERSION};
+    assert_eq!(parse_nats_version("nats-server: v2.15.2\n"), Some((2, 15, 2)));
+    assert_eq!(parse_nats_version("nats-server: v2.9.10"), Some((2, 9, 10)));
+    assert_eq!(parse_nats_version("nats-server: v2.12.0-RC.1"), Some((2, 12, 0)));
+    assert_eq!(parse_nats_version("nats-server: v2.15"), None);
+    assert_eq!(parse_nats_version("nats-server: v2.15.2.1"), None);
+    assert_eq!(parse_nats_version("nats-server: vx.y.z"), None);
+    assert_eq!(parse_nats_version(""), None);
+    // compared as numbers, not text: 2.9.10 is older than 2.15.2
+    assert!(parse_nats_version("nats-server: v2.9.10").unwrap() < MIN_NATS_VERSION);
+    assert!(parse_nats_version("nats-server: v2.15.2").unwrap() >= MIN_NATS_VERSION);
+    assert!(parse_nats_version("nats-server: v3.0.0").unwrap() >= MIN_NATS_VERSION);
+}

@@ -3,14 +3,15 @@
  * whose servers exit while starting is started again on new ports, at most 3 times), an R3
  * stream gets a leader, killing that leader's server elects another that takes writes, the killed
  * server rejoins and catches up; and Tidewire nodes started with `--cluster` against it boot, say
- * so in their log (`cluster.mode`), and accept each other's tokens.
+ * so in their log (`cluster.mode`), and accept each other's tokens. The version check reads
+ * `nats-server --version` as numbers.
  */
 
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { mainBuilt } from '../built.js';
 import { killChildServers } from '../child-server.js';
 import { RawSocket, closeAll, removeTempDirs, waitForAsync } from '../helpers.js';
-import { NatsCluster, natsAvailable, stopNatsClusters } from './nats-cluster.js';
+import { MIN_NATS_VERSION, NatsCluster, natsAvailable, olderThan, parseNatsVersion, stopNatsClusters } from './nats-cluster.js';
 import { createStream, jsPublish } from './nats-request.js';
 import { startClusterNodes } from './tidewire-nodes.js';
 
@@ -20,6 +21,22 @@ afterEach(async () => {
   await stopNatsClusters();
 });
 afterAll(removeTempDirs);
+
+describe('nats-server version check', () => {
+  it('reads major.minor.patch from the version line, or nothing', () => {
+    expect(parseNatsVersion('nats-server: v2.15.2\n')).toEqual([2, 15, 2]);
+    expect(parseNatsVersion('nats-server: v2.9.10')).toEqual([2, 9, 10]);
+    expect(parseNatsVersion('nats-server: v2.12.0-RC.1')).toEqual([2, 12, 0]);
+    expect(parseNatsVersion('nats-server: v2.15')).toBeUndefined();
+    expect(parseNatsVersion('nats-server: v2.15.2.1')).toBeUndefined();
+    expect(parseNatsVersion('')).toBeUndefined();
+    expect(MIN_NATS_VERSION).toEqual([2, 15, 2]);
+    expect(olderThan([2, 9, 10], MIN_NATS_VERSION)).toBe(true);
+    expect(olderThan([2, 15, 2], MIN_NATS_VERSION)).toBe(false);
+    expect(olderThan([2, 16, 0], MIN_NATS_VERSION)).toBe(false);
+    expect(olderThan([3, 0, 0], MIN_NATS_VERSION)).toBe(false);
+  });
+});
 
 describe.runIf(natsAvailable())('cluster test harness', () => {
   it('runs a 3-server JetStream cluster: killing the stream leader elects another, which takes writes', async () => {

@@ -3,9 +3,10 @@
  * processes (3 by default), each with its own client, route and monitor ports and its own store
  * directory under one temp directory, configured like the engine's tests/nats_util. Servers can be
  * killed (SIGKILL) and started again on the same ports and store; the monitor endpoints tell
- * health (`/healthz`) and who leads a stream (`/jsz?streams=true`). Needs `nats-server` on the PATH
- * (`.ci/run` installs Debian's): `natsAvailable()` says whether it is, and under `CI=true` its
- * absence throws instead of letting a suite skip.
+ * health (`/healthz`) and who leads a stream (`/jsz?streams=true`). Needs `nats-server` on the PATH,
+ * at least `MIN_NATS_VERSION` (`.ci/run` installs the pinned one with `go install`):
+ * `natsAvailable()` says whether it is; under `CI=true` its absence or an older version throws
+ * instead of letting a suite skip, outside CI an older version runs with a warning.
  */
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -16,12 +17,46 @@ import path from 'node:path';
 import { waitForAsync } from '../helpers.js';
 import { stepDownStreamLeader } from './nats-request.js';
 
-/** Whether `nats-server` runs here; under `CI=true` a missing one throws (CI must install it). */
+/**
+ * The oldest nats-server accepted under `CI=true` (`.ci/run` pins it; like tests/nats_util's
+ * `MIN_NATS_VERSION`). Older servers (Debian's 2.9) can leave a stream's replicas holding
+ * different messages at one seq after a lost quorum.
+ */
+export const MIN_NATS_VERSION: readonly [number, number, number] = [2, 15, 2];
+
+/** `[major, minor, patch]` from `nats-server --version` output (`nats-server: v2.15.2`), or undefined. */
+export function parseNatsVersion(out: string): [number, number, number] | undefined {
+  const m = /^nats-server: v(\d+)\.(\d+)\.(\d+)(?:[-+]\S*)?$/.exec(out.trim());
+  return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : undefined;
+}
+
+/** Whether version `a` is older than `b` (numbers, not text: 2.9.10 < 2.15.2). */
+export function olderThan(a: readonly number[], b: readonly number[]): boolean {
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i]! < b[i]!;
+  return false;
+}
+
+/**
+ * Whether `nats-server` runs here. Under `CI=true` a missing one, or one older than
+ * `MIN_NATS_VERSION`, throws (CI must install it); outside CI an older one runs with a warning.
+ */
 export function natsAvailable(): boolean {
   const r = spawnSync('nats-server', ['--version'], { encoding: 'utf8', timeout: 10_000 });
-  const ok = r.status === 0;
-  if (!ok && process.env.CI === 'true') throw new Error('nats-server is not on the PATH under CI=true (.ci/run installs it)');
-  return ok;
+  const ci = process.env.CI === 'true';
+  if (r.status !== 0) {
+    if (ci) throw new Error('nats-server is not on the PATH under CI=true (.ci/run installs it)');
+    return false;
+  }
+  const found = parseNatsVersion(r.stdout ?? '');
+  if (found === undefined || olderThan(found, MIN_NATS_VERSION)) {
+    const min = MIN_NATS_VERSION.join('.');
+    const msg = `nats-server on the PATH is ${found ? `v${found.join('.')}` : JSON.stringify((r.stdout ?? '').trim())}, `
+      + `older than v${min} (or unreadable); install it with \`go install github.com/nats-io/nats-server/v2@v${min}\` `
+      + 'and put $(go env GOPATH)/bin first on the PATH';
+    if (ci) throw new Error(msg);
+    console.warn(`warning: ${msg}; running the cluster tests on it anyway`);
+  }
+  return true;
 }
 
 /** A free TCP port on 127.0.0.1 (bound, then released for the server to take). */
