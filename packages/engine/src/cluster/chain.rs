@@ -13,6 +13,16 @@
 //!   writer's stream leader checked when it stored it. A message whose expected id is not the id
 //!   of the message this node applied at the seq before it (or whose `Nats-Expected-Last-Sequence`
 //!   is not that seq) follows another history than the one applied here: the node has diverged.
+//! - **A term's first message.** It is fenced by the stream on its seq only (the stream's own
+//!   last-id check cannot be trusted there: a stream leader that recovered from disk knows the
+//!   last message's id only when it is younger than the stream's duplicate window, and would
+//!   refuse every new term after a quiet spell). So the writer also names, in `Tidewire-Follows`,
+//!   the id of the message its own consumer delivered at that seq; the stream does not check it,
+//!   every node does. A node whose message there has another id has diverged from the writer.
+//!   Either side may be the one left behind (a node cannot tell whose replica desynced), so it
+//!   stops applying rather than mix the two. Messages without the header (streams written
+//!   before it, or a term that began after a message without an id, such as the genesis marker)
+//!   are checked on their seq only.
 //! - **The highest last seq.** Every server that takes itself for the stream's leader answers a
 //!   stream info request; the consumer's quiet check takes the highest last seq among the answers,
 //!   not the first one.
@@ -25,6 +35,9 @@ pub const MSG_ID: &str = "Nats-Msg-Id";
 pub const EXPECTED_LAST_MSG_ID: &str = "Nats-Expected-Last-Msg-Id";
 /// Header with the stream seq a message was fenced to follow.
 pub const EXPECTED_LAST_SEQ: &str = "Nats-Expected-Last-Sequence";
+/// Header on a term's first message: the id of the message the writer applied at the seq the
+/// message is fenced to follow (checked by the nodes, not by the stream).
+pub const FOLLOWS: &str = "Tidewire-Follows";
 
 /// The fences a delivered message carries (each `None` when it has no such header).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -35,6 +48,8 @@ pub struct Fences<'a> {
     pub expected_last_id: Option<&'a str>,
     /// The seq it was written to follow (unparsable: `Some(None)`).
     pub expected_last_seq: Option<Option<u64>>,
+    /// The id of the message its writer applied at that seq (`FOLLOWS`).
+    pub follows: Option<&'a str>,
 }
 
 /// A delivered message does not follow the history applied here.
@@ -86,7 +101,7 @@ impl Chain {
                 });
             }
         }
-        if let Some(expected) = fences.expected_last_id {
+        for expected in [fences.expected_last_id, fences.follows].into_iter().flatten() {
             if self.id.as_deref() != Some(expected) {
                 return Err(Diverged {
                     seq,
@@ -128,6 +143,15 @@ mod tests {
             id: Some(id),
             expected_last_id: last_id,
             expected_last_seq: Some(Some(last_seq)),
+            follows: None,
+        }
+    }
+
+    /// A term's first message, naming the message its writer applied at `last_seq`.
+    fn first<'a>(id: &'a str, last_seq: u64, follows: &'a str) -> Fences<'a> {
+        Fences {
+            follows: Some(follows),
+            ..msg(id, last_seq, None)
         }
     }
 
@@ -138,7 +162,7 @@ mod tests {
         assert_eq!(c.follow(1, genesis), Ok(()));
         assert_eq!(c.follow(2, msg("t1:0", 1, None)), Ok(()));
         assert_eq!(c.follow(3, msg("t1:1", 2, Some("t1:0"))), Ok(()));
-        // a new term's first message names only the seq it follows
+        // a new term's first message written without `FOLLOWS` names only the seq it follows
         assert_eq!(c.follow(4, msg("t2:0", 3, None)), Ok(()));
         assert_eq!(c.follow(5, msg("t2:1", 4, Some("t2:0"))), Ok(()));
         // written one event per message, without fences
@@ -170,6 +194,31 @@ mod tests {
             ..msg("t4:0", 0, None)
         };
         assert_eq!(c.follow(4, bad).unwrap_err().expected, "an unreadable seq");
+    }
+
+    /// The gap the seq fence leaves: this node's replica delivered term 2's message 1 at seq 3
+    /// (never stored on a quorum) while the stream holds term 3's message 0 there; the next
+    /// message is the first of term 4, fenced by the stream on seq 3 only.
+    #[test]
+    fn a_term_s_first_message_naming_another_message_at_its_base_is_refused() {
+        let mut c = Chain::default();
+        c.follow(1, Fences::default()).unwrap();
+        c.follow(2, msg("t2:0", 1, None)).unwrap();
+        c.follow(3, msg("t2:1", 2, Some("t2:0"))).unwrap();
+        let d = c.follow(4, first("t4:0", 3, "t3:0")).unwrap_err();
+        assert_eq!(
+            d.to_string(),
+            "order stream seq 4 follows message t3:0 but this node applied message t2:1 at seq 3 before it"
+        );
+        // unchanged, and the node's own history goes on only with the message it applied
+        assert!(c.follow(4, first("t4:0", 3, "t3:0")).is_err());
+        assert_eq!(c.follow(4, first("t4:0", 3, "t2:1")), Ok(()));
+        assert_eq!(c.follow(5, msg("t4:1", 4, Some("t4:0"))), Ok(()));
+        // a term that began after a message without an id names none
+        let mut c = Chain::default();
+        c.follow(1, Fences::default()).unwrap();
+        assert!(c.follow(2, first("t1:0", 1, "genesis")).is_err());
+        assert_eq!(c.follow(2, msg("t1:0", 1, None)), Ok(()));
     }
 
     #[test]

@@ -21,8 +21,10 @@
 //!   with the server and took messages in flight with it); else the lease is lost.
 //! - **The key moved** (the write was refused for its revision), and a read shows it held by this
 //!   node at a newer revision (a write that timed out was stored after all): adopted, retried;
-//!   gone (it expired while the bucket had no leader): created again, and whoever creates it first
-//!   holds it; held by another node: lost at once.
+//!   gone (another node created it after this node's key expired and let its own expire in turn;
+//!   an expired key alone does not refuse a refresh, the bucket's last seq stays at the key's
+//!   revision): created again, and whoever creates it first holds it; held by another node: lost
+//!   at once.
 
 use std::time::{Duration, Instant};
 
@@ -264,7 +266,8 @@ mod tests {
         let t0 = Instant::now();
         let mut lease = Lease::new(4, t0);
         let back = t0 + ms(5200);
-        // the bucket's new leader refuses the refresh: the key expired meanwhile
+        // the refresh is refused: another node created the key after this one's expired, and its
+        // own expired too
         assert_eq!(lease.answer(back, Answer::Absent), Next::Recreate);
         // this node creates it first: confirmed again, from the create's send time
         let created = Answer::Stored {

@@ -595,6 +595,10 @@ struct Sent {
     at: Instant,
     /// The last seq the consumer had delivered at the first send (`verdict.rs`).
     seen: u64,
+    /// A term's first message: the id of the message the consumer delivered at `last_seq`
+    /// (`chain::FOLLOWS`; `None`: it had none, or the consumer is past it and the seq fence
+    /// refuses the message anyway).
+    follows: Option<String>,
 }
 
 impl Sent {
@@ -608,6 +612,8 @@ impl Sent {
             .message_id(format!("{}:{}", self.subject, self.k));
         if self.k > 0 {
             msg = msg.expected_last_message_id(format!("{}:{}", self.subject, self.k - 1));
+        } else if let Some(follows) = &self.follows {
+            msg = msg.header(chain::FOLLOWS, follows.as_str());
         }
         msg
     }
@@ -712,6 +718,7 @@ async fn publisher(
             events: m.events,
             at: Instant::now(),
             seen: seen.last(),
+            follows: if m.k == 0 { seen.last_id_at(m.last_seq) } else { None },
         };
         let attempt = js
             .send_publish(sent.subject.to_string(), sent.message())
@@ -851,7 +858,7 @@ async fn consumer(
                     break;
                 } else {
                     delivered = seq;
-                    shared.delivered(seq, m.subject.as_str());
+                    shared.delivered_with_id(seq, m.subject.as_str(), fences(&m).id);
                     batch.push(StreamEvent {
                         seq,
                         events: stream_events(&names, &m),
@@ -908,6 +915,7 @@ fn fences(m: &async_nats::Message) -> Fences<'_> {
         id: get(chain::MSG_ID),
         expected_last_id: get(chain::EXPECTED_LAST_MSG_ID),
         expected_last_seq: get(chain::EXPECTED_LAST_SEQ).map(|v| v.parse().ok()),
+        follows: get(chain::FOLLOWS),
     }
 }
 

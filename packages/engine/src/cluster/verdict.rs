@@ -54,6 +54,8 @@ struct Recent {
     /// (seq, subject) of the last `RECENT` messages delivered, in seq order (the last one is the
     /// last seq delivered). A term's messages share one subject string.
     subjects: VecDeque<(u64, Arc<str>)>,
+    /// The `Nats-Msg-Id` of the last message delivered (`None`: it had none).
+    last_id: Option<Box<str>>,
 }
 
 impl Recent {
@@ -78,7 +80,13 @@ impl Delivered {
 
     /// The consumer delivered `seq` (the next one) on `subject`.
     pub fn delivered(&self, seq: u64, subject: &str) {
+        self.delivered_with_id(seq, subject, None);
+    }
+
+    /// The consumer delivered `seq` (the next one) on `subject`, with message id `id`.
+    pub fn delivered_with_id(&self, seq: u64, subject: &str, id: Option<&str>) {
         if let Ok(mut r) = self.recent.lock() {
+            r.last_id = id.map(Box::from);
             let on = match r.subjects.back() {
                 Some((_, last)) if &**last == subject => Arc::clone(last),
                 _ => subject.into(),
@@ -89,6 +97,16 @@ impl Delivered {
             r.subjects.push_back((seq, on));
         }
         self.notify.notify_waiters();
+    }
+
+    /// The id of the message delivered at `seq` when it is the last one delivered (`None`: it
+    /// had none, or `seq` is not the last seq delivered).
+    pub fn last_id_at(&self, seq: u64) -> Option<String> {
+        let r = self.recent.lock().ok()?;
+        if r.last() != seq {
+            return None;
+        }
+        r.last_id.as_deref().map(str::to_owned)
     }
 
     /// What was delivered at `seq`, for a message of `subject`.
@@ -160,6 +178,18 @@ mod tests {
             d.delivered(seq, "t3");
         }
         assert_eq!(d.at(5, "t1"), At::Forgotten);
+    }
+
+    #[test]
+    fn the_last_message_s_id_is_told_for_its_seq_only() {
+        let d = Delivered::default();
+        assert_eq!(d.last_id_at(0), None);
+        d.delivered_with_id(4, "t1", Some("t1:0"));
+        assert_eq!(d.last_id_at(4).as_deref(), Some("t1:0"));
+        assert_eq!(d.last_id_at(3), None);
+        d.delivered(5, "genesis");
+        assert_eq!(d.last_id_at(5), None);
+        assert_eq!(d.last_id_at(4), None);
     }
 
     #[test]

@@ -11,8 +11,9 @@
 //! each decided event goes into the term's next stream message, fenced (`batch.rs`:
 //! `Nats-Expected-Last-Sequence` = the seq the previous message got, pipelined as base + k, and
 //! `Nats-Expected-Last-Msg-Id` = the term's previous message's id, so a message following a failed
-//! one of the same term cannot land on another node's event). Its completion (link thread, in
-//! publish order) sends the `order.ack`, with the event's seq among the stream's events, to the
+//! one of the same term cannot land on another node's event; a term's first message names the
+//! message it follows in `Tidewire-Follows`, checked by every node, `cluster/chain.rs`). Its
+//! completion (link thread, in publish order) sends the `order.ack`, with the event's seq among the stream's events, to the
 //! local session's worker or to the forwarding node; a gateway's event is reported by the gateway
 //! of the node that took the request when the stream brings it back (its origin tag). A failed publish (timed out, fenced, no quorum) or
 //! the lost lease makes the leader step down: it stops deciding (its live book may hold events
