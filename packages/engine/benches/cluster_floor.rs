@@ -51,12 +51,24 @@ async fn stream_of(js: &jetstream::Context, name: &str, replicas: usize, storage
     })
     .await
     .expect("stream");
-    // every fence names a seq >= 1, as on the order stream
-    js.publish(format!("{name}.genesis"), Bytes::from_static(b"g"))
-        .await
-        .expect("genesis")
-        .await
-        .expect("genesis ack");
+    // every fence names a seq >= 1, as on the order stream; a stream just created may not have
+    // its leader yet (the publish then answers StreamNotFound or times out): retried, bounded
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let ack = match js.publish(format!("{name}.genesis"), Bytes::from_static(b"g")).await {
+            Ok(fut) => fut.await.map(|_| ()).map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        match ack {
+            Ok(()) => return,
+            Err(e) if attempt < 50 => {
+                eprintln!("genesis publish to {name}: {e}; retrying");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("genesis publish to {name} failed {attempt} times: {e}"),
+        }
+    }
 }
 
 /// `n` fenced publishes at `rate`/s, pipelined (`one_at_a_time`: each sent when due and the
