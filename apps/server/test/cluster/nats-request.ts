@@ -13,7 +13,7 @@ import { connect } from 'node:net';
  * connection; resolves with the replies' payloads in the same order, or rejects once `timeoutMs`
  * passed without all of them.
  */
-export function natsRequestMany(url: string, subject: string, payloads: readonly string[], timeoutMs = 30_000): Promise<string[]> {
+export function natsRequestMany(url: string, subject: string, payloads: readonly string[], timeoutMs = 30_000, headers?: Readonly<Record<string, string>>): Promise<string[]> {
   const m = /^nats:\/\/([^:/]+):(\d+)$/.exec(url);
   if (!m) return Promise.reject(new Error(`natsRequestMany: ${JSON.stringify(url)} is not nats://host:port`));
   const inbox = `_INBOX.${randomBytes(8).toString('hex')}`;
@@ -60,10 +60,12 @@ export function natsRequestMany(url: string, subject: string, payloads: readonly
         buf = buf.subarray(eol + 2);
         if (line.startsWith('INFO ') && !sent) {
           sent = true;
-          const out: Buffer[] = [Buffer.from(`CONNECT {"verbose":false,"pedantic":false,"protocol":1}\r\nSUB ${inbox}.* 1\r\n`)];
+          const out: Buffer[] = [Buffer.from(`CONNECT {"verbose":false,"pedantic":false,"protocol":1,"headers":true}\r\nSUB ${inbox}.* 1\r\n`)];
+          const head = headers === undefined ? undefined : Buffer.from(`NATS/1.0\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`, 'utf8');
           payloads.forEach((p, i) => {
             const body = Buffer.from(p, 'utf8');
-            out.push(Buffer.from(`PUB ${subject} ${inbox}.${i} ${body.length}\r\n`), body, Buffer.from('\r\n'));
+            if (head === undefined) out.push(Buffer.from(`PUB ${subject} ${inbox}.${i} ${body.length}\r\n`), body, Buffer.from('\r\n'));
+            else out.push(Buffer.from(`HPUB ${subject} ${inbox}.${i} ${head.length} ${head.length + body.length}\r\n`), head, body, Buffer.from('\r\n'));
           });
           socket.write(Buffer.concat(out));
         } else if (line === 'PING') {
@@ -78,8 +80,8 @@ export function natsRequestMany(url: string, subject: string, payloads: readonly
 }
 
 /** Sends `payload` to `subject` on the server at `url` (`nats://host:port`); resolves with the reply's payload. */
-export async function natsRequest(url: string, subject: string, payload: string, timeoutMs = 10_000): Promise<string> {
-  const [reply] = await natsRequestMany(url, subject, [payload], timeoutMs);
+export async function natsRequest(url: string, subject: string, payload: string, timeoutMs = 10_000, headers?: Readonly<Record<string, string>>): Promise<string> {
+  const [reply] = await natsRequestMany(url, subject, [payload], timeoutMs, headers);
   return reply!;
 }
 
@@ -94,11 +96,28 @@ export async function createStream(url: string, name: string, subjects: string[]
   if (reply.error) throw new Error(`stream ${name} not created: ${reply.error.description ?? JSON.stringify(reply.error)}`);
 }
 
-/** Publishes `payload` to `subject` and waits for the JetStream ack; resolves with the stream seq. */
-export async function jsPublish(url: string, subject: string, payload: string): Promise<number> {
-  const reply = JSON.parse(await natsRequest(url, subject, payload)) as { seq?: number; error?: { description?: string } };
-  if (reply.error || reply.seq === undefined) throw new Error(`publish to ${subject} not acknowledged: ${reply.error?.description ?? 'no seq'}`);
-  return reply.seq;
+/**
+ * Publishes `payload` to `subject` and waits for the JetStream ack; resolves with the stream seq.
+ * With `msgId` (the stream's duplicate window holds it), a publish left unanswered for 5 s (a
+ * stream whose leader is not elected yet, or just lost) is sent again with the same id, at most
+ * `attempts` times: a copy the stream already stored is answered with its first seq, not stored
+ * twice.
+ */
+export async function jsPublish(url: string, subject: string, payload: string, options: { msgId?: string; attempts?: number } = {}): Promise<number> {
+  const attempts = options.msgId === undefined ? 1 : (options.attempts ?? 6);
+  const headers = options.msgId === undefined ? undefined : { 'Nats-Msg-Id': options.msgId };
+  for (let attempt = 1; ; attempt++) {
+    let text: string;
+    try {
+      text = await natsRequest(url, subject, payload, headers === undefined ? 10_000 : 5_000, headers);
+    } catch (e) {
+      if (attempt < attempts && /unanswered/.test((e as Error).message)) continue;
+      throw e;
+    }
+    const reply = JSON.parse(text) as { seq?: number; error?: { description?: string } };
+    if (reply.error || reply.seq === undefined) throw new Error(`publish to ${subject} not acknowledged: ${reply.error?.description ?? 'no seq'}`);
+    return reply.seq;
+  }
 }
 
 /** Asks the leader of stream `name` to step down (the others elect another); throws when refused. */
