@@ -33,8 +33,8 @@ export function passwordThreadEntry(): string {
  */
 export const LOW_PRIORITY_WAIT_MS = 500;
 
-/** scrypt on the libuv pool (normal priority). `maxmem` is set from N and r. */
-function scryptOnPool(password: string, salt: Uint8Array, keyBytes: number, params: { N: number; r: number; p: number }): Promise<Buffer> {
+/** scrypt on the libuv pool (normal priority). `maxmem`: scrypt needs 128 * N * r bytes; twice that. */
+export function scryptOnPool(password: string, salt: Uint8Array, keyBytes: number, params: { N: number; r: number; p: number }): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     scrypt(password, salt, keyBytes, { ...params, maxmem: 256 * params.N * params.r + 1024 * 1024 }, (err, key) => (err ? reject(err) : resolve(key)));
   });

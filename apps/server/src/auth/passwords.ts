@@ -3,8 +3,8 @@
  * so cost parameters can change without invalidating stored hashes.
  */
 
-import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
-import { passwordChecker } from './password-checker.js';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { passwordChecker, scryptOnPool } from './password-checker.js';
 
 /** scrypt cost parameters. */
 export interface ScryptParams {
@@ -20,16 +20,8 @@ export interface ScryptParams {
 export const DEFAULT_SCRYPT: ScryptParams = { N: 16384, r: 8, p: 1 };
 const KEY_BYTES = 32;
 
-function derive(password: string, salt: Buffer, params: ScryptParams): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    // maxmem: scrypt needs 128 * N * r bytes; allow twice that
-    scrypt(password, salt, KEY_BYTES, { N: params.N, r: params.r, p: params.p, maxmem: 256 * params.N * params.r + 1024 * 1024 },
-      (err, key) => (err ? reject(err) : resolve(key)));
-  });
-}
-
 /**
- * `derive` on the low-priority password thread (password-checker.ts: SCHED_IDLE, so a login flood
+ * scrypt on the low-priority password thread (password-checker.ts: SCHED_IDLE, so a login flood
  * yields the cores to streaming), or on the libuv pool when that thread cannot run or is starved
  * (no answer within LOW_PRIORITY_WAIT_MS: every core busy).
  */
@@ -42,7 +34,7 @@ async function deriveLowPriority(password: string, salt: Buffer, params: ScryptP
       if (!checker.broken) throw err; // scrypt refused these parameters
     }
   }
-  return derive(password, salt, params);
+  return scryptOnPool(password, salt, KEY_BYTES, params);
 }
 
 /**
@@ -50,7 +42,7 @@ async function deriveLowPriority(password: string, salt: Buffer, params: ScryptP
  * users.ts). Runs on the libuv thread pool (does not block the loop).
  */
 export async function hashPassword(password: string, params: ScryptParams = DEFAULT_SCRYPT, salt: Buffer = randomBytes(16)): Promise<string> {
-  const key = await derive(password, salt, params);
+  const key = await scryptOnPool(password, salt, KEY_BYTES, params);
   return `scrypt$${params.N}$${params.r}$${params.p}$${salt.toString('base64')}$${key.toString('base64')}`;
 }
 
