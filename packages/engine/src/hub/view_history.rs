@@ -18,8 +18,6 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use rustc_hash::FxHashMap;
-
 use crate::wire::view::{view_size, ViewRows};
 
 /// Most messages a window keeps for replay. @default 64
@@ -87,6 +85,10 @@ struct WindowHistory {
     /// The bodies of the kept `view.rows`, in order: what follows `"seq":N` in each.
     tails: VecDeque<u8>,
     bytes: usize,
+    /// When the oldest kept message was sent (`None` when none is kept): the age check on every
+    /// send reads it here, beside the counts, instead of from the entries ring, which sits in
+    /// memory no recent send touched.
+    oldest_at: Option<Instant>,
 }
 
 impl WindowHistory {
@@ -99,6 +101,7 @@ impl WindowHistory {
         let Some(e) = self.entries.pop_front() else { return 0 };
         self.tails.drain(..e.len as usize);
         self.base = e.seq;
+        self.oldest_at = self.entries.front().map(|e| e.at);
         let freed = ENTRY_BYTES + e.len as usize;
         self.bytes -= freed;
         freed
@@ -111,6 +114,7 @@ impl WindowHistory {
         self.tails.clear();
         self.bytes = 0;
         self.base = seq;
+        self.oldest_at = None;
         freed
     }
 }
@@ -120,7 +124,10 @@ impl WindowHistory {
 pub(super) struct ViewHistories {
     cfg: ViewHistoryConfig,
     enabled: bool,
-    by_window: FxHashMap<u32, WindowHistory>,
+    /// Indexed by window id (the view set reuses freed ids, so this stays as long as the most
+    /// windows open at once): the hot send path finds a window's history by one index, not a
+    /// hash probe. A window without history holds an empty one (`base` 0, no messages).
+    by_window: Vec<WindowHistory>,
     bytes: usize,
     /// Messages dropped early or not kept to stay under `cfg.total_bytes`, since start.
     evicted: u64,
@@ -132,7 +139,7 @@ impl Default for ViewHistories {
         ViewHistories {
             cfg: ViewHistoryConfig::default(),
             enabled: true,
-            by_window: FxHashMap::default(),
+            by_window: Vec::new(),
             bytes: 0,
             evicted: 0,
         }
@@ -151,7 +158,7 @@ impl ViewHistories {
             self.bytes = 0;
         }
         if cfg.total_bytes > 0 {
-            for h in self.by_window.values_mut() {
+            for h in &mut self.by_window {
                 if self.bytes <= cfg.total_bytes {
                     break;
                 }
@@ -177,8 +184,21 @@ impl ViewHistories {
         if !self.enabled {
             return;
         }
-        let h = self.by_window.entry(window).or_default();
+        let h = Self::slot(&mut self.by_window, window);
         self.bytes -= h.restart(seq);
+    }
+
+    /// The history of `window`, grown to hold it.
+    fn slot(by_window: &mut Vec<WindowHistory>, window: u32) -> &mut WindowHistory {
+        let i = window as usize;
+        if by_window.len() <= i {
+            by_window.resize_with(i + 1, WindowHistory::default);
+        }
+        &mut by_window[i]
+    }
+
+    fn get(&self, window: u32) -> Option<&WindowHistory> {
+        self.by_window.get(window as usize)
     }
 
     /// `window` sent `view.size` `seq` with `count`, at `now`.
@@ -197,7 +217,7 @@ impl ViewHistories {
             return;
         }
         let cfg = self.cfg;
-        let h = self.by_window.entry(window).or_default();
+        let h = Self::slot(&mut self.by_window, window);
         let cost = ENTRY_BYTES + tail.len();
         if cost > cfg.bytes || u32::try_from(tail.len()).is_err() {
             // too big to keep: the history restarts after it
@@ -225,6 +245,9 @@ impl ViewHistories {
                 return;
             }
         }
+        if h.entries.is_empty() {
+            h.oldest_at = Some(now);
+        }
         h.entries.push_back(Entry {
             seq,
             kind,
@@ -239,9 +262,8 @@ impl ViewHistories {
     /// Drops the messages of `h` sent more than `max_age` before `now`.
     fn age_out(h: &mut WindowHistory, total: &mut usize, max_age: Duration, now: Instant) {
         while h
-            .entries
-            .front()
-            .is_some_and(|e| now.saturating_duration_since(e.at) > max_age)
+            .oldest_at
+            .is_some_and(|at| now.saturating_duration_since(at) > max_age)
         {
             *total -= h.pop();
         }
@@ -250,22 +272,22 @@ impl ViewHistories {
     /// Drops the messages of `window` older than the age bound at `now` (its session dropped:
     /// from here its history waits unchanged for the resume).
     pub(super) fn age(&mut self, window: u32, now: Instant) {
-        if let Some(h) = self.by_window.get_mut(&window) {
+        if let Some(h) = self.by_window.get_mut(window as usize) {
             Self::age_out(h, &mut self.bytes, self.cfg.max_age, now);
         }
     }
 
     /// `window` closed: its history is freed.
     pub(super) fn remove(&mut self, window: u32) {
-        if let Some(h) = self.by_window.remove(&window) {
-            self.bytes -= h.bytes;
+        if let Some(h) = self.by_window.get_mut(window as usize) {
+            self.bytes -= std::mem::take(h).bytes;
         }
     }
 
     /// The lowest seq a client of `window` may hold and be replayed from, when `last` is the
     /// seq of the last message it sent: `last` itself when nothing is kept.
     pub(super) fn oldest(&self, window: u32, last: u64) -> u64 {
-        match self.by_window.get(&window) {
+        match self.get(window) {
             Some(h) if h.last() == last => h.base,
             _ => last,
         }
@@ -275,7 +297,7 @@ impl ViewHistories {
     /// as sent but addressed to `view_id`. Returns how many; 0 when `seq` is not inside the
     /// history (`oldest` says when it is).
     pub(super) fn replay(&self, window: u32, seq: u64, view_id: u32, out: &mut Vec<u8>) -> usize {
-        let Some(h) = self.by_window.get(&window) else { return 0 };
+        let Some(h) = self.get(window) else { return 0 };
         if seq < h.base || seq >= h.last() {
             return 0;
         }

@@ -143,13 +143,14 @@ fn a_gap_restarts_the_history_and_closing_frees_it() {
 /// window's bytes and bodies match its entries, and the entries are numbered from `base` + 1 on.
 fn assert_consistent(h: &ViewHistories, ctx: &str) {
     let mut sum = 0;
-    for w in h.by_window.values() {
+    for w in &h.by_window {
         let tails: usize = w.entries.iter().map(|e| e.len as usize).sum();
         assert_eq!(w.tails.len(), tails, "{ctx}");
         assert_eq!(w.bytes, tails + w.entries.len() * ENTRY_BYTES, "{ctx}");
         for (i, e) in w.entries.iter().enumerate() {
             assert_eq!(e.seq, w.base + 1 + i as u64, "{ctx}");
         }
+        assert_eq!(w.oldest_at, w.entries.front().map(|e| e.at), "{ctx}");
         sum += w.bytes;
     }
     assert_eq!(h.bytes(), sum, "{ctx}");
