@@ -436,6 +436,7 @@ impl SessionSlot {
                 self.flush(&mut sh);
             }
         }
+        self.note_health(&sh.session, self.clock.now().utc_ms);
         drop(sh);
         self.drain();
         voided
@@ -902,6 +903,47 @@ mod tests {
         let text = format!("Session store failed, stored messages cannot be voided: {e}");
         assert_eq!(read_messages(&mut client, 2), ["8:P1".to_owned(), format!("5::{text}")]);
         assert_eq!(slot.lock().session.store_error(), Some(e.to_string().as_str()));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_report_kept_for_a_full_store_is_dropped_when_its_journal_entry_fails() {
+        let dir = std::env::temp_dir().join(format!("tw-fix-slot-savefail-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let failing = Arc::new(AtomicBool::new(false));
+        let store = crate::fix::session::FailingSaves {
+            inner: crate::fix::session::FileStore::open(&dir).expect("store"),
+            failing: Arc::clone(&failing),
+        };
+        let (slot, _committer, mut client, dir) = logged_on_slot_over(Box::new(store), dir);
+        assert_eq!(read_messages(&mut client, 1), ["A:"]);
+        // the store refuses R1 (waiting for journal seq 7) and so P1 waits behind it
+        failing.store(true, Ordering::Release);
+        slot.send(&report("R1"), &[(0, 7)]);
+        slot.send(&report("P1"), &[]);
+        let st = slot.status();
+        assert_eq!(st.unstored_messages, 2);
+        assert!(st.store_error.is_some() && st.store_failed_since_ms.is_some(), "{st:?}");
+        assert!(st.store_failures >= 1);
+        // the journal fails at 6: R1 is never stored nor sent, P1 still is
+        slot.journal_durable(6);
+        slot.journal_failed(6).expect("nothing stored to void");
+        assert_eq!(slot.status().unstored_messages, 1);
+        failing.store(false, Ordering::Release);
+        slot.send(&report("P2"), &[]);
+        let st = slot.status();
+        assert_eq!((st.unstored_messages, st.store_error), (0, None));
+        let mut stored = Vec::new();
+        slot.for_each_sent(&mut |seq, m| {
+            let mut p = crate::fix::codec::Parser::new();
+            let msg = p.parse(m).expect("parses");
+            stored.push(format!(
+                "{seq}:{}",
+                msg.get_str(11).unwrap_or(msg.get_str(35).unwrap_or_default())
+            ));
+        })
+        .expect("read");
+        assert_eq!(stored, ["1:A", "2:P1", "3:P2"]);
         let _ = std::fs::remove_dir_all(dir);
     }
 

@@ -376,7 +376,6 @@ impl Session {
                 self.owed_gates.push(g);
             }
         }
-        self.clear_store_error_if_done();
     }
 
     /// Application messages kept because the store could not take them (not stored yet).
