@@ -158,8 +158,10 @@ impl SessionHandle {
 
     /// Sends the messages in `messages` (in order) with the next sequence numbers. They are
     /// stored for resends; while the session is not logged on they are delivered by the
-    /// counterparty's ResendRequest after its next Logon. Must not be called from inside an
-    /// [`Application`] callback of the same session (use `reply` there).
+    /// counterparty's ResendRequest after its next Logon. When the store cannot take one (a full
+    /// disk) it is kept with those after it and stored first once the store takes a write (the
+    /// session disconnects and refuses Logons meanwhile; [`SessionStatus::store_error`]). Must not
+    /// be called from inside an [`Application`] callback of the same session (use `reply` there).
     pub fn send(&self, messages: &Outbox) {
         self.slot.send(messages, &[]);
     }
