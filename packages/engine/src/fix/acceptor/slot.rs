@@ -177,6 +177,8 @@ pub(crate) struct SessionSlot {
     next_target: AtomicU64,
     /// The store's health as of the last flush (and failed syncs of the committer).
     health: Mutex<StoreHealth>,
+    /// `health` says the store fails (its lock is taken by a flush only then, or on a failure).
+    health_failed: AtomicBool,
     /// Failed writes and syncs: the session's count as of the last flush, and the committer's.
     store_failures: AtomicU64,
     sync_failures: AtomicU64,
@@ -228,6 +230,7 @@ impl SessionSlot {
             next_sender: AtomicU64::new(next_sender),
             next_target: AtomicU64::new(next_target),
             health: Mutex::new(StoreHealth::default()),
+            health_failed: AtomicBool::new(false),
             store_failures: AtomicU64::new(0),
             sync_failures: AtomicU64::new(0),
             shared: Mutex::new(Shared {
@@ -289,6 +292,11 @@ impl SessionSlot {
     /// Copies the session's store health for the status (`now_ms`: when a failure is first seen).
     fn note_health(&self, session: &Session, now_ms: i64) {
         self.store_failures.store(session.store_failures(), Ordering::Relaxed);
+        let failing = session.store_error().is_some() || session.owed_len() > 0;
+        // the common case, a store that works and worked: no lock on the per-read path
+        if !failing && !self.health_failed.load(Ordering::Acquire) {
+            return;
+        }
         let mut h = self.health();
         h.unstored = session.owed_len() as u64;
         match (session.store_error(), &mut h.error) {
@@ -296,6 +304,8 @@ impl SessionSlot {
             (Some(text), Some(e)) => text.clone_into(&mut e.0),
             (Some(text), e @ None) => *e = Some((text.to_owned(), now_ms)),
         }
+        self.health_failed
+            .store(h.error.is_some() || h.unstored > 0, Ordering::Release);
     }
 
     /// A sync the committer ran for this session failed.
@@ -305,6 +315,7 @@ impl SessionSlot {
         if h.error.is_none() {
             h.error = Some((e.to_string(), now_ms));
         }
+        self.health_failed.store(true, Ordering::Release);
     }
 
     /// Starts an operator's Logout (`Session::logout`); false when not logged on.
