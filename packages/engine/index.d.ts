@@ -246,7 +246,7 @@ export declare class FixGateway {
   static start(engine: JsEngine, config: FixGatewayInput, check: (arg: Array<string>) => Array<string | undefined | null>): FixGateway
   /** The port the acceptor listens on. */
   get port(): number
-  /** Every configured session: state, sequence numbers, message counters. */
+  /** Every configured session: state, sequence numbers, message counters, store health. */
   sessions(): Array<FixSessionInfo>
   /**
    * Logs the session out (Logout with `text`, then disconnect), off the JS thread (the
@@ -686,6 +686,17 @@ export interface FixSessionInfo {
   messagesIn: number
   /** Messages written since start (resends included). */
   messagesOut: number
+  /**
+   * The session store's error while it fails (a full disk: messages it cannot take wait,
+   * Logons are refused); absent when it works.
+   */
+  storeError?: string
+  /** When the store started failing (ms since the Unix epoch); absent when it works. */
+  storeFailedSinceMs?: number
+  /** Messages waiting for the store (stored and resent once it takes them). */
+  unstoredMessages: number
+  /** Writes and syncs of the store that failed since start. */
+  storeFailures: number
 }
 
 /** One `fix.sessions` entry. */

@@ -452,6 +452,14 @@ export interface AdminFixSessionInfo {
   messagesIn: number;
   /** Messages written since start (resends included). */
   messagesOut: number;
+  /** The session store's error while it fails (a full disk): messages it cannot take wait for it and Logons are refused until it takes them; absent when the store works. */
+  storeError?: string;
+  /** When the store started failing (ms since the Unix epoch); absent when it works. */
+  storeFailedSinceMs?: number;
+  /** Messages waiting for the store: stored, and delivered by resend after the next Logon, once it takes them. */
+  unstoredMessages: number;
+  /** Writes and syncs of the session store that failed since start. */
+  storeFailures: number;
   /** Messages received per second over the last metrics interval. */
   messagesInPerSec: number;
   /** Messages written per second over the last metrics interval. */

@@ -1,6 +1,6 @@
 import type { EngineStats, OrderStage } from '@tidewire/engine';
 import { describe, expect, it } from 'vitest';
-import { HISTORY_LENGTH, MetricsCenter } from './center.js';
+import { HISTORY_LENGTH, MetricsCenter, type CenterSources } from './center.js';
 import { encodeHistogram, newHistogram, recordLatencyMs } from './histogram.js';
 import { renderPrometheus } from './prometheus.js';
 import type { TransportSnapshot } from './transport-metrics.js';
@@ -15,7 +15,7 @@ const ZERO: EngineStats = { publishesIn: 0, publishesApplied: 0, statusChanges: 
   orderBatchesLe4: 0, orderBatchesLe8: 0, orderBatchesLe16: 0, orderBatchesLe32: 0, orderBatchesLe64: 0, orderBatchesLe128: 0, orderBatchesLe256: 0,
   viewsDetached: 0, viewResumes: 0, viewResets: 0, viewsDetachedClosed: 0, viewReplays: 0, viewHistoryBytes: 0, viewHistoryEvicted: 0 };
 
-function fixture(clusterMode = false) {
+function fixture(clusterMode = false, fixSessions?: CenterSources['fixSessions']) {
   const state = { now: 1_000_000, stats: { ...ZERO }, cpu: { user: 0, system: 0 }, orderAcksMicros: [] as number[], queue: { frames: 0, bytes: 0 }, heldTicks: 0,
     stages: [] as OrderStage[] };
   const center = new MetricsCenter({
@@ -31,6 +31,7 @@ function fixture(clusterMode = false) {
     demoHeldTicks: () => state.heldTicks,
     orderStages: () => state.stages,
     clusterMode,
+    ...(fixSessions === undefined ? {} : { fixSessions }),
   });
   return { state, center };
 }
@@ -111,6 +112,23 @@ describe('MetricsCenter', () => {
       'tidewire_source_paused_seconds_total 1.75', 'tidewire_source_overrun_closes_total 1', 'tidewire_demo_feed_held_ticks_total 12', '# TYPE tidewire_source_pauses_total counter']) {
       expect(text.split('\n')).toContain(line);
     }
+  });
+
+  it('FIX sessions: a failing session store per session on /metrics, the label escaped', () => {
+    const session = { beginString: 'FIX.4.4', senderCompId: 'TIDEWIRE', user: 'alice', state: 'loggedOn', nextSenderSeq: 5, nextTargetSeq: 4, messagesIn: 3, messagesOut: 4 };
+    const { state, center } = fixture(false, () => [
+      { ...session, targetCompId: 'DEMO44', unstoredMessages: 0, storeFailures: 0 },
+      { ...session, targetCompId: 'A"B', state: 'disconnected', storeError: 'No space left on device (os error 28)', storeFailedSinceMs: 1_000, unstoredMessages: 2, storeFailures: 3 },
+    ]);
+    state.now += 1000;
+    center.build([]);
+    const lines = renderPrometheus(center.last()).split('\n');
+    for (const line of ['tidewire_fix_session_store_failed{session="FIX.4.4:TIDEWIRE->DEMO44"} 0', 'tidewire_fix_session_store_failed{session="FIX.4.4:TIDEWIRE->A\\"B"} 1',
+      'tidewire_fix_session_unstored_messages{session="FIX.4.4:TIDEWIRE->A\\"B"} 2', 'tidewire_fix_session_store_failures_total{session="FIX.4.4:TIDEWIRE->A\\"B"} 3',
+      'tidewire_fix_session_store_failures_total{session="FIX.4.4:TIDEWIRE->DEMO44"} 0', '# TYPE tidewire_fix_session_store_failed gauge', '# TYPE tidewire_fix_session_store_failures_total counter']) {
+      expect(lines).toContain(line);
+    }
+    expect(center.last()?.fix.map((f) => f.storeError)).toEqual([undefined, 'No space left on device (os error 28)']);
   });
 
   it('in cluster mode: what the node sent to and received from the cluster, on /metrics', () => {

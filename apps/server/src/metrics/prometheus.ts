@@ -18,6 +18,11 @@ function num(v: number): string {
   return String(v);
 }
 
+/** A label value with backslashes, double quotes and newlines escaped. */
+function label(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+
 /** Renders `update` (undefined before the first interval: only the metric families, no samples). */
 export function renderPrometheus(update: MetricsUpdate | undefined): string {
   const out: string[] = [];
@@ -99,6 +104,14 @@ export function renderPrometheus(update: MetricsUpdate | undefined): string {
     one(update === undefined ? undefined : fix.reduce((n, f) => n + f.messagesIn, 0)));
   family('tidewire_fix_messages_out_total', 'counter', 'FIX messages written on all sessions (resends included).',
     one(update === undefined ? undefined : fix.reduce((n, f) => n + f.messagesOut, 0)));
+  const perSession = (v: (f: (typeof fix)[number]) => number): Array<[string, number]> =>
+    fix.map((f): [string, number] => [`{session="${label(`${f.beginString}:${f.senderCompId}->${f.targetCompId}`)}"}`, v(f)]);
+  family('tidewire_fix_session_store_failed', 'gauge', 'FIX sessions whose store fails now (1; a full disk: answers wait for it, Logons are refused), by session.',
+    perSession((f) => (f.storeError === undefined ? 0 : 1)));
+  family('tidewire_fix_session_unstored_messages', 'gauge', 'FIX messages waiting for their session store (stored and resent once it takes them), by session.',
+    perSession((f) => f.unstoredMessages));
+  family('tidewire_fix_session_store_failures_total', 'counter', 'Writes and syncs of the FIX session store that failed, by session.',
+    perSession((f) => f.storeFailures));
   // cluster mode only: a single node has no such families (nothing to send or receive)
   const k = update?.cluster;
   if (k !== undefined) {

@@ -4,14 +4,16 @@
  * replace, cancel, unknown symbol, fills when the market (a source publishing bid/ask) trades
  * through, the FIX user's web blotter listing the orders; a dropped line with a fill while away
  * delivered by resend; a server restart with the sequence numbers and ClOrdID chains kept; the
- * journal's disk filling up under a running session (a tmpfs, when the test may mount one).
+ * journal's disk filling up under a running session, and the session store's (a tmpfs, when the
+ * test may mount one): the store's failure in the admin API and /metrics, the refusal it could not
+ * take delivered after the next Logon.
  * QuickFIX/J validates every report we send against its own data dictionary.
  */
 
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import type { RecordPublish, ServerMessage } from '@tidewire/protocol';
+import type { AdminFixSessionInfo, RecordPublish, ServerMessage } from '@tidewire/protocol';
 import { encodeSourceFrame } from '@tidewire/protocol';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/transport/free-port.js';
@@ -45,11 +47,12 @@ interface FixServer {
   source: RawSocket & { publish(ms: RecordPublish[]): Promise<void> };
 }
 
-async function startFixServer(journal = path.join(tempDir('tidewire-fix-'), 'journal'), fixPort?: number): Promise<FixServer> {
+async function startFixServer(journal = path.join(tempDir('tidewire-fix-'), 'journal'), fixPort?: number, storeDir?: string): Promise<FixServer> {
   const port = fixPort ?? await freePort('127.0.0.1');
   const server = await startChildServer([
     '--no-demo', '--workers', '1', '--journal-dir', journal, '--audit-dir', tempDir('tidewire-fix-audit-'),
     '--fix-port', String(port), '--fix-demo-sessions', '--fill-interval-ms', '5',
+    ...(storeDir === undefined ? [] : ['--fix-store-dir', storeDir]),
     // this test reads /metrics without a token; its access rules have their own test (admin.test.ts)
     '--metrics-public',
   ]);
@@ -90,9 +93,21 @@ async function untilFilled(q: QfjInitiator, cl: string): Promise<FixMsg[]> {
 }
 
 /** The admin's view of the FIX sessions (`GET /api/admin/fix`). */
-async function fixSessions(server: ChildServer, token: string): Promise<Array<{ targetCompId: string; nextSenderSeq: number; state: string }>> {
+async function fixSessions(server: ChildServer, token: string): Promise<AdminFixSessionInfo[]> {
   const res = await fetch(`http://127.0.0.1:${server.port}/api/admin/fix`, { headers: { authorization: `Bearer ${token}` } });
-  return ((await res.json()) as { sessions: Array<{ targetCompId: string; nextSenderSeq: number; state: string }> }).sessions;
+  return ((await res.json()) as { sessions: AdminFixSessionInfo[] }).sessions;
+}
+
+/** Mounts a 1 MiB tmpfs on a new directory; undefined when the test may not (needs root). */
+function smallDisk(prefix: string): string | undefined {
+  const dir = path.join(tempDir(prefix), 'disk');
+  mkdirSync(dir);
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir], { stdio: 'ignore' });
+    return dir;
+  } catch {
+    return undefined;
+  }
 }
 
 describe('the FIX gateway with QuickFIX/J as the initiator', () => {
@@ -278,6 +293,69 @@ describe('the FIX gateway with QuickFIX/J as the initiator', () => {
     } finally {
       await killChildServers();
       execFileSync('umount', ['-l', journal], { stdio: 'ignore' });
+    }
+  }, TEST_MS);
+
+  it('shows a session store on a full disk to the operator and answers what it could not take after the next Logon', async (ctx) => {
+    if (unavailable !== undefined) return ctx.skip();
+    // a real full disk: the session stores on a 1 MiB tmpfs (the journal stays elsewhere)
+    const store = smallDisk('tidewire-fix-store-full-');
+    if (store === undefined) {
+      console.warn('[fix-gateway.test] store failure skipped: cannot mount a tmpfs here (needs root)');
+      return ctx.skip();
+    }
+    try {
+      const fx = await startFixServer(undefined, undefined, store);
+      await fx.source.publish(market(1.085, 1.0852));
+      const admin = await new RawSocket(`${fx.server.wsBase}/stream`).open();
+      const { token } = await admin.login('admin', 'admin123');
+      const demo42 = async (): Promise<AdminFixSessionInfo> => (await fixSessions(fx.server, token)).find((s) => s.targetCompId === 'DEMO42')!;
+      const metrics = async (): Promise<string> => (await fetch(`http://127.0.0.1:${fx.server.port}/metrics`)).text();
+      const label = '{session="FIX.4.2:TIDEWIRE->DEMO42"}';
+      const q = initiator(fx, 'FIX.4.2', tempDir('tidewire-qfj42-'));
+      await q.logon();
+      q.send('D', { 11: 'A1', 21: 1, 55: 'EURUSD', 54: 1, 60: fixNow(), 38: 10, 40: 2, 44: '1.08', 59: 0 });
+      tags(await q.er('A1'), { 150: '0' });
+      await waitForAsync(async () => (await metrics()).includes(`tidewire_fix_session_store_failed${label} 0\n`), 'a working store in /metrics');
+      expect((await demo42()).storeError).toBeUndefined();
+
+      // fill the disk; B1's Symbol names no instrument and is long: its ExecutionReport Rejected
+      // repeats it, more than a page of the full disk
+      const fillerPath = path.join(store, 'filler');
+      const filler = openSync(fillerPath, 'a');
+      try {
+        for (;;) writeSync(filler, Buffer.alloc(4096));
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOSPC') throw e;
+      }
+      closeSync(filler);
+      const failedAt = Date.now();
+      q.send('D', { 11: 'B1', 21: 1, 55: 'Q'.repeat(5000), 54: 1, 60: fixNow(), 38: 10, 40: 2, 44: '1', 59: 0 });
+
+      // the admin API and /metrics say so (QuickFIX/J's Logons are refused meanwhile)
+      await waitForAsync(async () => (await demo42()).unstoredMessages === 1, 'the refusal waiting for the store (GET /api/admin/fix)');
+      const failed = await demo42();
+      expect(failed.storeError).toMatch(/No space left on device/);
+      expect(failed.storeFailedSinceMs).toBeGreaterThanOrEqual(failedAt - 1000);
+      expect(failed.storeFailures).toBeGreaterThanOrEqual(1);
+      await waitForAsync(async () => (await metrics()).includes(`tidewire_fix_session_store_failed${label} 1\n`), 'the failed store in /metrics');
+      const text = await metrics();
+      expect(text).toContain(`tidewire_fix_session_unstored_messages${label} 1\n`);
+      const failures = text.split('\n').find((l) => l.startsWith(`tidewire_fix_session_store_failures_total${label} `));
+      expect(Number(failures?.split(' ')[1])).toBeGreaterThanOrEqual(1);
+      expect(text).toContain('tidewire_fix_session_store_failed{session="FIX.4.4:TIDEWIRE->DEMO44"} 0\n');
+
+      // room again: QuickFIX/J's next Logon goes through and its resend brings B1's refusal
+      unlinkSync(fillerPath);
+      await q.logon(2);
+      const b1 = await q.er('B1');
+      tags(b1, { 150: '8', 39: '8', 37: 'NONE', 43: 'Y' });
+      await waitForAsync(async () => (await demo42()).storeError === undefined, 'the store working again (GET /api/admin/fix)');
+      expect((await demo42()).unstoredMessages).toBe(0);
+      await waitForAsync(async () => (await metrics()).includes(`tidewire_fix_session_store_failed${label} 0\n`), 'the store working again in /metrics');
+    } finally {
+      await killChildServers();
+      execFileSync('umount', ['-l', store], { stdio: 'ignore' });
     }
   }, TEST_MS);
 

@@ -70,6 +70,15 @@ pub struct FixSessionInfo {
     pub messages_in: f64,
     /// Messages written since start (resends included).
     pub messages_out: f64,
+    /// The session store's error while it fails (a full disk: messages it cannot take wait,
+    /// Logons are refused); absent when it works.
+    pub store_error: Option<String>,
+    /// When the store started failing (ms since the Unix epoch); absent when it works.
+    pub store_failed_since_ms: Option<f64>,
+    /// Messages waiting for the store (stored and resent once it takes them).
+    pub unstored_messages: f64,
+    /// Writes and syncs of the store that failed since start.
+    pub store_failures: f64,
 }
 
 /// `([user0, instrument0, user1, instrument1, ...]) => (string | null)[]`: one verdict per order,
@@ -228,7 +237,7 @@ impl JsFixGateway {
         self.port
     }
 
-    /// Every configured session: state, sequence numbers, message counters.
+    /// Every configured session: state, sequence numbers, message counters, store health.
     #[napi]
     pub fn sessions(&self) -> Vec<FixSessionInfo> {
         let Some(g) = &self.inner else { return Vec::new() };
@@ -244,6 +253,10 @@ impl JsFixGateway {
                 next_target_seq: s.next_target_seq as f64,
                 messages_in: s.messages_in as f64,
                 messages_out: s.messages_out as f64,
+                store_error: s.store_error,
+                store_failed_since_ms: s.store_failed_since_ms.map(|ms| ms as f64),
+                unstored_messages: s.unstored_messages as f64,
+                store_failures: s.store_failures as f64,
             })
             .collect()
     }

@@ -442,6 +442,14 @@ pub mod key {
     pub const NEXT_SENDER_SEQ: &str = "nextSenderSeq";
     /// `nextTargetSeq`.
     pub const NEXT_TARGET_SEQ: &str = "nextTargetSeq";
+    /// `storeError`.
+    pub const STORE_ERROR: &str = "storeError";
+    /// `storeFailedSinceMs`.
+    pub const STORE_FAILED_SINCE_MS: &str = "storeFailedSinceMs";
+    /// `unstoredMessages`.
+    pub const UNSTORED_MESSAGES: &str = "unstoredMessages";
+    /// `storeFailures`.
+    pub const STORE_FAILURES: &str = "storeFailures";
     /// `op`.
     pub const OP: &str = "op";
     /// `dir`.

@@ -67,6 +67,17 @@ pub struct SessionStatus {
     pub messages_in: u64,
     /// Messages written to connections since start (resends included).
     pub messages_out: u64,
+    /// The session store's error while it fails: it could not take a message (a full disk) or
+    /// a void, which it keeps retrying (Logons are refused meanwhile), or its last write or
+    /// sync failed and none has succeeded since. `None` when the store works.
+    pub store_error: Option<String>,
+    /// When the store started failing (UTC ms since the Unix epoch; `None` with `store_error`).
+    pub store_failed_since_ms: Option<i64>,
+    /// Messages the store could not take yet: stored (and sent, by resend after the next Logon)
+    /// before any later one once it does.
+    pub unstored_messages: u64,
+    /// Writes and syncs of the session store that failed since start.
+    pub store_failures: u64,
 }
 
 /// The application behind the acceptor. Called on the session's connection thread with the
@@ -147,8 +158,10 @@ impl SessionHandle {
 
     /// Sends the messages in `messages` (in order) with the next sequence numbers. They are
     /// stored for resends; while the session is not logged on they are delivered by the
-    /// counterparty's ResendRequest after its next Logon. Must not be called from inside an
-    /// [`Application`] callback of the same session (use `reply` there).
+    /// counterparty's ResendRequest after its next Logon. When the store cannot take one (a full
+    /// disk) it is kept with those after it and stored first once the store takes a write (the
+    /// session disconnects and refuses Logons meanwhile; [`SessionStatus::store_error`]). Must not
+    /// be called from inside an [`Application`] callback of the same session (use `reply` there).
     pub fn send(&self, messages: &Outbox) {
         self.slot.send(messages, &[]);
     }

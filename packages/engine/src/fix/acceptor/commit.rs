@@ -107,21 +107,22 @@ fn round(slots: &[Arc<SessionSlot>]) {
         .iter()
         .filter_map(|s| s.held_mark().map(|(end, sync)| (s, end, sync)))
         .collect();
-    let mut files: Vec<(PendingSync, bool)> = Vec::new();
+    let mut files: Vec<(PendingSync, std::io::Result<()>)> = Vec::new();
     for (_, _, sync) in &marked {
         if let Some(p) = sync {
             if !files.iter().any(|(f, _)| f.same_file(p)) {
-                files.push((p.clone(), false));
+                files.push((p.clone(), Ok(())));
             }
         }
     }
-    for (p, ok) in &mut files {
-        *ok = p.run().is_ok();
+    for (p, r) in &mut files {
+        *r = p.run();
     }
     for (slot, end, sync) in &marked {
-        let ok = sync
+        let failed = sync
             .as_ref()
-            .is_none_or(|p| files.iter().any(|(f, ok)| *ok && f.same_file(p)));
-        slot.release_held(*end, ok);
+            .and_then(|p| files.iter().find(|(f, _)| f.same_file(p)))
+            .and_then(|(_, r)| r.as_ref().err());
+        slot.release_held(*end, failed);
     }
 }

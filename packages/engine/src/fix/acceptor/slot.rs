@@ -175,8 +175,24 @@ pub(crate) struct SessionSlot {
     state: AtomicU8,
     next_sender: AtomicU64,
     next_target: AtomicU64,
+    /// The store's health as of the last flush (and failed syncs of the committer).
+    health: Mutex<StoreHealth>,
+    /// `health` says the store fails (its lock is taken by a flush only then, or on a failure).
+    health_failed: AtomicBool,
+    /// Failed writes and syncs: the session's count as of the last flush, and the committer's.
+    store_failures: AtomicU64,
+    sync_failures: AtomicU64,
     app: Arc<dyn Application>,
     clock: Arc<dyn Clock>,
+}
+
+/// What the status says of a session's store.
+#[derive(Default)]
+struct StoreHealth {
+    /// The store's error while it fails, and since when (UTC ms).
+    error: Option<(String, i64)>,
+    /// Messages it could not take yet.
+    unstored: u64,
 }
 
 /// Adapts the acceptor's [`Application`] to the session's callbacks.
@@ -213,6 +229,10 @@ impl SessionSlot {
             state: AtomicU8::new(SessionState::Disconnected as u8),
             next_sender: AtomicU64::new(next_sender),
             next_target: AtomicU64::new(next_target),
+            health: Mutex::new(StoreHealth::default()),
+            health_failed: AtomicBool::new(false),
+            store_failures: AtomicU64::new(0),
+            sync_failures: AtomicU64::new(0),
             shared: Mutex::new(Shared {
                 session,
                 conn: None,
@@ -244,6 +264,7 @@ impl SessionSlot {
     /// The session's state, sequence numbers and counters as of its last flush (never waits for
     /// the session's lock).
     pub fn status(&self) -> SessionStatus {
+        let health = self.health();
         let state = match self.state.load(Ordering::Acquire) {
             s if s == SessionState::LoggedOn as u8 => SessionState::LoggedOn,
             s if s == SessionState::Connected as u8 => SessionState::Connected,
@@ -257,7 +278,44 @@ impl SessionSlot {
             next_target_seq: self.next_target.load(Ordering::Acquire),
             messages_in: self.received.load(Ordering::Relaxed),
             messages_out: self.sent.load(Ordering::Relaxed),
+            store_error: health.error.as_ref().map(|e| e.0.clone()),
+            store_failed_since_ms: health.error.as_ref().map(|e| e.1),
+            unstored_messages: health.unstored,
+            store_failures: self.store_failures.load(Ordering::Relaxed) + self.sync_failures.load(Ordering::Relaxed),
         }
+    }
+
+    fn health(&self) -> MutexGuard<'_, StoreHealth> {
+        self.health.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Copies the session's store health for the status (`now_ms`: when a failure is first seen).
+    fn note_health(&self, session: &Session, now_ms: i64) {
+        self.store_failures.store(session.store_failures(), Ordering::Relaxed);
+        let failing = session.store_error().is_some() || session.owed_len() > 0;
+        // the common case, a store that works and worked: no lock on the per-read path
+        if !failing && !self.health_failed.load(Ordering::Acquire) {
+            return;
+        }
+        let mut h = self.health();
+        h.unstored = session.owed_len() as u64;
+        match (session.store_error(), &mut h.error) {
+            (None, e) => *e = None,
+            (Some(text), Some(e)) => text.clone_into(&mut e.0),
+            (Some(text), e @ None) => *e = Some((text.to_owned(), now_ms)),
+        }
+        self.health_failed
+            .store(h.error.is_some() || h.unstored > 0, Ordering::Release);
+    }
+
+    /// A sync the committer ran for this session failed.
+    fn note_sync_failure(&self, e: &std::io::Error, now_ms: i64) {
+        self.sync_failures.fetch_add(1, Ordering::Relaxed);
+        let mut h = self.health();
+        if h.error.is_none() {
+            h.error = Some((e.to_string(), now_ms));
+        }
+        self.health_failed.store(true, Ordering::Release);
     }
 
     /// Starts an operator's Logout (`Session::logout`); false when not logged on.
@@ -367,6 +425,8 @@ impl SessionSlot {
         let mut sh = self.lock();
         self.drain_pending(&mut sh);
         let close = self.flush(&mut sh);
+        // kept for the store (not stored yet): never stored nor sent
+        sh.session.drop_owed(|gate| gate > durable);
         let lost: Vec<u64> = sh.journal_held.iter().filter(|h| h.1 > durable).map(|h| h.0).collect();
         let voided = if lost.is_empty() {
             Ok(())
@@ -387,6 +447,7 @@ impl SessionSlot {
                 self.flush(&mut sh);
             }
         }
+        self.note_health(&sh.session, self.clock.now().utc_ms);
         drop(sh);
         self.drain();
         voided
@@ -415,11 +476,16 @@ impl SessionSlot {
         let now = self.clock.now();
         let mut next_gate = gates.iter().peekable();
         for (i, (t, h, b)) in out.iter().enumerate() {
-            let at = sh.session.output().len();
-            let msg_seq = sh.session.send_app(t, h, b, now);
-            let end = sh.session.output().len();
+            let mut gate = 0;
             while let Some((_, seq)) = next_gate.next_if(|g| g.0 == i) {
-                sh.gated.push((at, end, *seq, msg_seq));
+                gate = gate.max(*seq);
+            }
+            let at = sh.session.output().len();
+            // not stored (a full disk): the session keeps it with its gate (`take_stored_late`)
+            let stored = sh.session.send_app_gated(t, h, b, gate, now);
+            let end = sh.session.output().len();
+            if let (Some(msg_seq), true) = (stored, gate != 0) {
+                sh.gated.push((at, end, gate, msg_seq));
             }
         }
         out.clear();
@@ -451,9 +517,12 @@ impl SessionSlot {
     /// For the committer, after its sync (`synced` false: it failed): writes the held output up
     /// to `end`. A failed sync or write closes the connection (the conn thread then ends the
     /// session's connection); what was held is stored and reaches the counterparty by resend.
-    pub(super) fn release_held(&self, end: u64, synced: bool) {
+    pub(super) fn release_held(&self, end: u64, failed: Option<&std::io::Error>) {
+        if let Some(e) = failed {
+            self.note_sync_failure(e, self.clock.now().utc_ms);
+        }
         let mut w = self.wire();
-        if !synced {
+        if failed.is_some() {
             if end > w.base {
                 if let Some(conn) = &w.conn {
                     let _ = conn.shutdown(Shutdown::Both);
@@ -525,6 +594,14 @@ impl SessionSlot {
         // connection) make a later connection's output wait (a resend may carry them)
         let journal = self.committer.journal_durable();
         let start = w.base + w.held.len() as u64;
+        for (msg_seq, seq) in sh.session.take_stored_late() {
+            // stored after the store failed, without output: a resend carries it, so what
+            // follows (on this or a later connection) waits for its journal seq
+            if seq > journal {
+                sh.journal_held.push((msg_seq, seq));
+                w.outstanding = w.outstanding.max(seq);
+            }
+        }
         if w.conn.is_some() && !sh.session.output().is_empty() {
             let outstanding = w.outstanding;
             w.gate(start, outstanding, journal);
@@ -591,6 +668,7 @@ impl SessionSlot {
             }
         }
         drop(w);
+        self.note_health(&sh.session, self.clock.now().utc_ms);
         let logged_on = sh.session.is_logged_on() && !close;
         self.logged_on.store(logged_on, Ordering::Release);
         let state = match (&sh.conn, logged_on) {
@@ -836,6 +914,47 @@ mod tests {
         let text = format!("Session store failed, stored messages cannot be voided: {e}");
         assert_eq!(read_messages(&mut client, 2), ["8:P1".to_owned(), format!("5::{text}")]);
         assert_eq!(slot.lock().session.store_error(), Some(e.to_string().as_str()));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_report_kept_for_a_full_store_is_dropped_when_its_journal_entry_fails() {
+        let dir = std::env::temp_dir().join(format!("tw-fix-slot-savefail-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let failing = Arc::new(AtomicBool::new(false));
+        let store = crate::fix::session::FailingSaves {
+            inner: crate::fix::session::FileStore::open(&dir).expect("store"),
+            failing: Arc::clone(&failing),
+        };
+        let (slot, _committer, mut client, dir) = logged_on_slot_over(Box::new(store), dir);
+        assert_eq!(read_messages(&mut client, 1), ["A:"]);
+        // the store refuses R1 (waiting for journal seq 7) and so P1 waits behind it
+        failing.store(true, Ordering::Release);
+        slot.send(&report("R1"), &[(0, 7)]);
+        slot.send(&report("P1"), &[]);
+        let st = slot.status();
+        assert_eq!(st.unstored_messages, 2);
+        assert!(st.store_error.is_some() && st.store_failed_since_ms.is_some(), "{st:?}");
+        assert!(st.store_failures >= 1);
+        // the journal fails at 6: R1 is never stored nor sent, P1 still is
+        slot.journal_durable(6);
+        slot.journal_failed(6).expect("nothing stored to void");
+        assert_eq!(slot.status().unstored_messages, 1);
+        failing.store(false, Ordering::Release);
+        slot.send(&report("P2"), &[]);
+        let st = slot.status();
+        assert_eq!((st.unstored_messages, st.store_error), (0, None));
+        let mut stored = Vec::new();
+        slot.for_each_sent(&mut |seq, m| {
+            let mut p = crate::fix::codec::Parser::new();
+            let msg = p.parse(m).expect("parses");
+            stored.push(format!(
+                "{seq}:{}",
+                msg.get_str(11).unwrap_or(msg.get_str(35).unwrap_or_default())
+            ));
+        })
+        .expect("read");
+        assert_eq!(stored, ["1:A", "2:P1", "3:P2"]);
         let _ = std::fs::remove_dir_all(dir);
     }
 

@@ -37,6 +37,7 @@ impl Session {
 
     pub(super) fn next(&mut self, msg: &Message<'_>, now: Now, app: &mut dyn SessionApp) {
         let msg_type = msg.msg_type();
+
         if msg.get(tag::MSG_SEQ_NUM).is_none() {
             self.send_logout("Received message without MsgSeqNum", now);
             self.disconnect("Received message without MsgSeqNum");
@@ -162,6 +163,15 @@ impl Session {
                 return;
             }
         }
+        if !self.owed.is_empty() && !self.st.reset_received {
+            // answers the store could not take are stored before our Logon (it asks the
+            // counterparty to resend-request them) or the Logon is refused
+            if let Err(e) = self.store_owed(now) {
+                let text = format!("Session store failed, messages cannot be stored: {e}");
+                self.reject_logon(msg, &text, now);
+                return;
+            }
+        }
         let use_789 = self.cfg.next_expected_msg_seq_num && self.cfg.dictionary.is_fix44();
         let next_sender = self.store.next_sender_seq();
         let peer_expects = if use_789 {
@@ -190,6 +200,10 @@ impl Session {
             self.put_u64(tag::NEXT_EXPECTED_MSG_SEQ_NUM, expected + u64::from(in_sequence));
         }
         self.send(b"A", now);
+        if self.st.reset_received && !self.owed.is_empty() && self.store_owed(now).is_err() {
+            // after a sequence reset they follow our Logon (a resend carries them)
+            self.disconnect_store_failed();
+        }
         self.st.reset_received = false;
         if in_sequence {
             self.incr_target();
@@ -284,7 +298,7 @@ impl Session {
                     self.hdr.extend_from_slice(header);
                     self.body.clear();
                     self.body.extend_from_slice(body);
-                    self.send_with_header(msg_type, now);
+                    self.send_with_header(msg_type, 0, now);
                 }
             }
             Err(reject) => self.send_business_reject(msg, &reject, now),
@@ -464,10 +478,17 @@ impl Session {
         if reject.reason.in_version(fix44) {
             self.put_u64(tag::SESSION_REJECT_REASON, u64::from(reject.reason.code()));
         }
-        if msg_type != b"A" && msg_type != b"4" && seq == Some(self.store.next_target_seq()) {
+        let counted = msg_type != b"A" && msg_type != b"4" && seq == Some(self.store.next_target_seq());
+        if counted {
             self.incr_target();
         }
-        self.send_with_header(b"3", now);
+        if self.send_with_header(b"3", 0, now).is_none() && counted {
+            // a Reject is never resent (gap-filled): the message is not counted, so that the
+            // counterparty's resend after its next Logon brings it again and it is answered
+            if let Some(seq) = seq {
+                let _ = self.store.set_next_target_seq(seq);
+            }
+        }
     }
 
     /// BusinessMessageReject (35=j) of `msg`.
@@ -485,7 +506,7 @@ impl Session {
         self.put(tag::TEXT, &text);
         self.put(tag::REF_MSG_TYPE, msg.msg_type());
         self.put_u64(tag::BUSINESS_REJECT_REASON, u64::from(reject.reason));
-        self.send_with_header(b"j", now);
+        self.send_with_header(b"j", 0, now);
     }
 }
 

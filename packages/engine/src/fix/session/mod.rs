@@ -21,7 +21,7 @@ pub use arena::SentArena;
 pub use clock::{Clock, Now, SystemClock};
 pub use outbox::{MessageWriter, Outbox};
 #[cfg(test)]
-pub(crate) use store::FailingVoids;
+pub(crate) use store::{FailingSaves, FailingVoids};
 pub use store::{FileStore, MemoryStore, PendingSync, SessionStore, MEMORY_STORE_LIMIT};
 
 use crate::fix::codec::{tag, Builder, Message, Parser};
@@ -157,10 +157,22 @@ pub struct Session {
     queue: BTreeMap<u64, Vec<u8>>,
     st: State,
     /// Stored messages that must never be sent but whose void the store could not record
-    /// (ascending), and the store's error: a resend gap-fills them, and every Logon retries the
-    /// void and is refused while it fails.
+    /// (ascending): a resend gap-fills them, and every Logon retries the void and is refused
+    /// while it fails.
     unvoided: Vec<u64>,
+    /// Application messages the store could not take (a full disk), in order, each with its
+    /// gate ([`Session::send_app_gated`]; 0: none). Stored before any later message; every Logon
+    /// retries them and is refused while the store fails.
+    owed: Outbox,
+    owed_gates: Vec<u64>,
+    /// Messages of `owed` stored since [`Session::take_stored_late`] was last called, with a
+    /// gate: (MsgSeqNum, gate).
+    stored_late: Vec<(u64, u64)>,
+    /// The store's last error while the session holds something the store could not take
+    /// (owed messages, unrecorded voids), or until the store takes a write after it failed.
     store_error: Option<String>,
+    /// Writes and syncs of the store that failed, since the session was created.
+    store_failures: u64,
 }
 
 impl std::fmt::Debug for Session {
@@ -187,7 +199,11 @@ impl Session {
             queue: BTreeMap::new(),
             st: State::default(),
             unvoided: Vec::new(),
+            owed: Outbox::new(),
+            owed_gates: Vec::new(),
+            stored_late: Vec::new(),
             store_error: None,
+            store_failures: 0,
         }
     }
 
@@ -228,13 +244,21 @@ impl Session {
 
     /// Makes store changes durable; call before writing [`Session::output`].
     pub fn sync_store(&mut self) -> std::io::Result<()> {
-        self.store.sync()
+        let r = self.store.sync();
+        if let Err(e) = &r {
+            self.note_store_failure(e);
+        }
+        r
     }
 
     /// Hands out the sync that makes store changes durable ([`SessionStore::sync_later`]):
     /// run it before writing [`Session::output`]. `None`: nothing to make durable.
     pub fn sync_store_later(&mut self) -> std::io::Result<Option<PendingSync>> {
-        self.store.sync_later()
+        let r = self.store.sync_later();
+        if let Err(e) = &r {
+            self.note_store_failure(e);
+        }
+        r
     }
 
     /// A new connection was accepted for this session.
@@ -314,14 +338,54 @@ impl Session {
     /// Sends an application message from outside a callback (e.g. a later ExecutionReport).
     /// It gets the next MsgSeqNum and is stored; it is written to the connection only while
     /// logged on (otherwise the counterparty gets it by ResendRequest after its next Logon).
-    pub fn send_app(&mut self, msg_type: &[u8], header: &[u8], body: &[u8], now: Now) -> u64 {
-        let seq = self.store.next_sender_seq();
+    /// Returns its MsgSeqNum; `None` when the store could not take it (a full disk): it is kept
+    /// and stored before any later message, as soon as the store takes it (at the latest at the
+    /// next Logon, which is refused while the store fails), and the session disconnects.
+    pub fn send_app(&mut self, msg_type: &[u8], header: &[u8], body: &[u8], now: Now) -> Option<u64> {
+        self.send_app_gated(msg_type, header, body, 0, now)
+    }
+
+    /// [`Session::send_app`] of a message with a `gate` (a number of the caller's, not 0): when
+    /// the message is stored only later, [`Session::take_stored_late`] names it with its gate.
+    pub fn send_app_gated(&mut self, msg_type: &[u8], header: &[u8], body: &[u8], gate: u64, now: Now) -> Option<u64> {
         self.hdr.clear();
         self.hdr.extend_from_slice(header);
         self.body.clear();
         self.body.extend_from_slice(body);
-        self.send_with_header(msg_type, now);
-        seq
+        self.send_with_header(msg_type, gate, now)
+    }
+
+    /// Messages with a gate that the store took only after [`Session::send_app_gated`] returned
+    /// `None`: (MsgSeqNum, gate). They are stored as sent, not in [`Session::output`] (a resend
+    /// after the next Logon carries them).
+    pub fn take_stored_late(&mut self) -> Vec<(u64, u64)> {
+        std::mem::take(&mut self.stored_late)
+    }
+
+    /// Forgets the messages kept for the store ([`Session::send_app`] returned `None`) whose gate
+    /// `drop` says: they are never stored nor sent.
+    pub fn drop_owed(&mut self, drop: impl Fn(u64) -> bool) {
+        if self.owed_gates.iter().all(|&g| !drop(g)) {
+            return;
+        }
+        let owed = std::mem::take(&mut self.owed);
+        let gates = std::mem::take(&mut self.owed_gates);
+        for ((t, h, b), g) in owed.iter().zip(gates) {
+            if !drop(g) {
+                self.owed.push_encoded(t, h, b);
+                self.owed_gates.push(g);
+            }
+        }
+    }
+
+    /// Application messages kept because the store could not take them (not stored yet).
+    pub fn owed_len(&self) -> usize {
+        self.owed.len()
+    }
+
+    /// Writes and syncs of the store that failed since the session was created.
+    pub fn store_failures(&self) -> u64 {
+        self.store_failures
     }
 
     /// Starts a Logout (an operator's): sends Logout with `text` and disconnects once the
@@ -358,17 +422,67 @@ impl Session {
         match &done {
             Ok(()) => {
                 self.unvoided.clear();
-                self.store_error = None;
+                self.clear_store_error_if_done();
             }
-            Err(e) => self.store_error = Some(e.to_string()),
+            Err(e) => self.note_store_failure(e),
         }
         done
     }
 
-    /// The store's error while it could not record voids of stored messages (`void_sent`):
-    /// the session refuses Logons until a retry succeeds.
+    /// The store's last error while the session holds something the store could not take
+    /// (messages to store, voids of stored messages: the session refuses Logons until a retry
+    /// succeeds), or after a failed write until the store takes the next one.
     pub fn store_error(&self) -> Option<&str> {
         self.store_error.as_deref()
+    }
+
+    fn note_store_failure(&mut self, e: &std::io::Error) {
+        self.store_failures += 1;
+        self.store_error = Some(e.to_string());
+    }
+
+    fn clear_store_error_if_done(&mut self) {
+        if self.owed.is_empty() && self.unvoided.is_empty() {
+            self.store_error = None;
+        }
+    }
+
+    /// Stores the owed messages, in order (not written: a resend carries them); the first the
+    /// store refuses and those after it stay owed.
+    fn store_owed(&mut self, now: Now) -> std::io::Result<()> {
+        let hdr = std::mem::take(&mut self.hdr);
+        let body = std::mem::take(&mut self.body);
+        let owed = std::mem::take(&mut self.owed);
+        let gates = std::mem::take(&mut self.owed_gates);
+        let mut result = Ok(());
+        for ((t, h, b), g) in owed.iter().zip(gates) {
+            if result.is_ok() {
+                self.hdr.clear();
+                self.hdr.extend_from_slice(h);
+                self.body.clear();
+                self.body.extend_from_slice(b);
+                match self.store_message(t, now) {
+                    Ok(seq) => {
+                        if g != 0 {
+                            self.stored_late.push((seq, g));
+                        }
+                        continue;
+                    }
+                    Err(e) => {
+                        self.note_store_failure(&e);
+                        result = Err(e);
+                    }
+                }
+            }
+            self.owed.push_encoded(t, h, b);
+            self.owed_gates.push(g);
+        }
+        self.hdr = hdr;
+        self.body = body;
+        if result.is_ok() {
+            self.clear_store_error_if_done();
+        }
+        result
     }
 
     /// True when stored message `seq` must never be sent (its void is not in the store yet).
@@ -407,13 +521,51 @@ impl Session {
     }
 
     /// Sends `msg_type` with the body in `self.body` and no extra header fields.
-    fn send(&mut self, msg_type: &[u8], now: Now) {
+    fn send(&mut self, msg_type: &[u8], now: Now) -> Option<u64> {
         self.hdr.clear();
-        self.send_with_header(msg_type, now);
+        self.send_with_header(msg_type, 0, now)
     }
 
-    /// Sends `msg_type` with the extra header fields in `self.hdr` and the body in `self.body`.
-    fn send_with_header(&mut self, msg_type: &[u8], now: Now) {
+    /// Sends `msg_type` with the extra header fields in `self.hdr` and the body in `self.body`:
+    /// stored, then queued for writing. An application message the store cannot take (or that
+    /// would follow one it could not) is kept with `gate` and stored later (`owed`); any store
+    /// failure disconnects. Returns the MsgSeqNum, `None` when not stored.
+    fn send_with_header(&mut self, msg_type: &[u8], gate: u64, now: Now) -> Option<u64> {
+        let app = !inbound::is_admin(msg_type);
+        if app && !self.owed.is_empty() && self.store_owed(now).is_err() {
+            self.owed.push_encoded(msg_type, &self.hdr, &self.body);
+            self.owed_gates.push(gate);
+            self.disconnect_store_failed();
+            return None;
+        }
+        match self.store_message(msg_type, now) {
+            Ok(seq) => {
+                if self.store_error.is_some() {
+                    self.clear_store_error_if_done();
+                }
+                // nothing new is written once the connection is closing (a store failure): it
+                // is stored, a resend after the next Logon carries it
+                let closing = self.st.disconnect.is_some() && msg_type != b"5";
+                if (self.st.logon_received || msg_type == b"A" || msg_type == b"5") && !closing {
+                    self.out.extend_from_slice(self.builder.message());
+                    self.st.last_sent_ms = now.mono_ms;
+                }
+                Some(seq)
+            }
+            Err(e) => {
+                if app {
+                    self.owed.push_encoded(msg_type, &self.hdr, &self.body);
+                    self.owed_gates.push(gate);
+                }
+                self.fail(&e);
+                None
+            }
+        }
+    }
+
+    /// Builds `msg_type` (header fields `self.hdr`, body `self.body`) with the next MsgSeqNum
+    /// and stores it as sent; the bytes are in the builder.
+    fn store_message(&mut self, msg_type: &[u8], now: Now) -> std::io::Result<u64> {
         let seq = self.store.next_sender_seq();
         let b = &mut self.builder;
         b.begin(msg_type)
@@ -424,14 +576,8 @@ impl Session {
             .raw(&self.hdr)
             .raw(&self.body);
         let bytes = b.finish(self.cfg.dictionary.begin_string().as_bytes());
-        if let Err(e) = self.store.save_sent(seq, bytes) {
-            self.fail(&e);
-            return;
-        }
-        if self.st.logon_received || msg_type == b"A" || msg_type == b"5" {
-            self.out.extend_from_slice(self.builder.message());
-            self.st.last_sent_ms = now.mono_ms;
-        }
+        self.store.save_sent(seq, bytes)?;
+        Ok(seq)
     }
 
     fn send_logout(&mut self, text: &str, now: Now) {
@@ -450,6 +596,12 @@ impl Session {
         }
     }
 
+    /// Disconnects because the store failed (its error is `store_error`).
+    fn disconnect_store_failed(&mut self) {
+        let e = self.store_error.clone().unwrap_or_default();
+        self.disconnect(&format!("session store failed: {e}"));
+    }
+
     fn disconnect(&mut self, reason: &str) {
         if self.st.disconnect.is_none() {
             self.st.disconnect = Some(reason.to_string());
@@ -458,6 +610,7 @@ impl Session {
 
     fn fail(&mut self, e: &std::io::Error) {
         // sequence numbers or sent messages could not be kept: stop rather than lose them
+        self.note_store_failure(e);
         self.disconnect(&format!("session store failed: {e}"));
     }
 }

@@ -509,6 +509,51 @@ impl SessionStore for FailingVoids {
     }
 }
 
+/// A store for tests whose writes of sent messages fail while [`FailingSaves::failing`] is set,
+/// as a full disk refuses them (the other operations go to the [`FileStore`] inside).
+#[cfg(test)]
+pub(crate) struct FailingSaves {
+    pub inner: FileStore,
+    pub failing: Arc<AtomicBool>,
+}
+
+#[cfg(test)]
+impl SessionStore for FailingSaves {
+    fn next_sender_seq(&self) -> u64 {
+        self.inner.next_sender_seq()
+    }
+    fn next_target_seq(&self) -> u64 {
+        self.inner.next_target_seq()
+    }
+    fn set_next_sender_seq(&mut self, seq: u64) -> io::Result<()> {
+        self.inner.set_next_sender_seq(seq)
+    }
+    fn set_next_target_seq(&mut self, seq: u64) -> io::Result<()> {
+        self.inner.set_next_target_seq(seq)
+    }
+    fn save_sent(&mut self, seq: u64, message: &[u8]) -> io::Result<()> {
+        if self.failing.load(Ordering::Acquire) {
+            return Err(io::Error::from_raw_os_error(28)); // ENOSPC
+        }
+        self.inner.save_sent(seq, message)
+    }
+    fn sent(&self, begin: u64, end: u64, each: &mut dyn FnMut(u64, &[u8])) -> io::Result<()> {
+        self.inner.sent(begin, end, each)
+    }
+    fn void_sent(&mut self, seq: u64) -> io::Result<()> {
+        self.inner.void_sent(seq)
+    }
+    fn reset(&mut self) -> io::Result<()> {
+        self.inner.reset()
+    }
+    fn sync(&mut self) -> io::Result<()> {
+        self.inner.sync()
+    }
+    fn sync_later(&mut self) -> io::Result<Option<PendingSync>> {
+        self.inner.sync_later()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

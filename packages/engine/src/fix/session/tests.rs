@@ -350,3 +350,80 @@ fn a_store_that_cannot_void_gap_fills_and_refuses_logons_until_it_can() {
     assert!(!kept.contains(&2) && kept.contains(&3), "the void is durable: {kept:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn answers_the_store_cannot_take_are_kept_and_stored_before_the_next_logon() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = std::env::temp_dir().join(format!("tw-fix-savefail-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let failing = std::sync::Arc::new(AtomicBool::new(false));
+    let store = super::FailingSaves {
+        inner: FileStore::open(&dir).expect("store"),
+        failing: std::sync::Arc::clone(&failing),
+    };
+    let mut h = Harness::new(Dictionary::fix42(), Box::new(store));
+    h.logon();
+    failing.store(true, Ordering::Release);
+    // the answer to X1 cannot be stored: nothing is written, the session disconnects
+    assert!(h
+        .send("D", "11=X1|21=1|40=1|54=1|55=INTC|60=20231114-22:13:20|")
+        .is_empty());
+    assert!(h
+        .s
+        .disconnect_reason()
+        .is_some_and(|r| r.starts_with("session store failed: ")));
+    let e = std::io::Error::from_raw_os_error(28).to_string();
+    assert_eq!(h.s.store_error(), Some(e.as_str()));
+    assert_eq!((h.s.owed_len(), h.s.store_failures()), (1, 1));
+    assert_eq!(h.s.next_target_seq(), 3, "X1 counts as received: its answer is kept");
+    // a later report waits behind it
+    assert_eq!(h.s.send_app(b"8", b"", b"37=2\x0111=X2\x01", h.now), None);
+    assert_eq!(h.s.owed_len(), 2);
+    // a Logon is refused while the store fails (the Logout cannot be stored either)
+    h.s.on_disconnect(&mut h.app);
+    h.s.on_connect(h.now);
+    assert!(h.logon().is_empty());
+    assert!(!h.s.is_logged_on() && h.s.disconnect_reason().is_some());
+    assert_eq!(h.s.owed_len(), 2);
+    // the store works again: the next Logon stores them first, a resend brings them
+    failing.store(false, Ordering::Release);
+    h.s.on_disconnect(&mut h.app);
+    h.s.on_connect(h.now);
+    assert_eq!(h.logon(), vec!["35=A|34=4|98=0|108=30"]);
+    assert_eq!((h.s.owed_len(), h.s.store_error()), (0, None));
+    assert_eq!(
+        h.send("2", "7=2|16=0|"),
+        vec![
+            "35=8|34=2|43=Y|37=1|11=X1",
+            "35=8|34=3|43=Y|37=2|11=X2",
+            "35=4|34=4|43=Y|36=5|123=Y"
+        ]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_reject_the_store_cannot_take_leaves_its_message_uncounted() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = std::env::temp_dir().join(format!("tw-fix-rejectfail-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let failing = std::sync::Arc::new(AtomicBool::new(false));
+    let store = super::FailingSaves {
+        inner: FileStore::open(&dir).expect("store"),
+        failing: std::sync::Arc::clone(&failing),
+    };
+    let mut h = Harness::new(Dictionary::fix42(), Box::new(store));
+    h.logon();
+    failing.store(true, Ordering::Release);
+    // HandlInst 4 does not exist: a session Reject, which the store cannot take
+    assert!(h
+        .send("D", "11=X1|21=4|40=1|54=1|55=INTC|60=20231114-22:13:20|")
+        .is_empty());
+    assert_eq!(
+        h.s.next_target_seq(),
+        2,
+        "the resend after the next Logon brings it again"
+    );
+    assert_eq!(h.s.owed_len(), 0, "a Reject is not kept (a resend gap-fills it)");
+    let _ = std::fs::remove_dir_all(&dir);
+}
