@@ -73,6 +73,8 @@ pub struct OrderBook {
     risk: RiskRules,
     /// Open notional per user and rule, kept as events apply (`risk.rs`).
     exposure: Exposure,
+    /// A book that only applies decided events (`applying`): no `by_client` index.
+    applying: bool,
 }
 
 impl OrderBook {
@@ -84,6 +86,21 @@ impl OrderBook {
             by_client: FxHashMap::default(),
             risk: RiskRules::default(),
             exposure: Exposure::default(),
+            applying: false,
+        }
+    }
+
+    /// An empty book that only applies events another book decided (a single node's durable
+    /// book: journaled events, in journal order). It keeps no (user, client order id) index:
+    /// `find` answers `None` and an accept's client order id is not checked for reuse (the
+    /// deciding book refused reuse before the event was journaled). The index is a hash insert
+    /// and lookup per order and a copy of every client order id, on the engine thread. Never
+    /// the source of a deciding book (cluster promotion clones its durable book: that one is
+    /// `new`).
+    pub fn applying(limits: OrderLimits) -> OrderBook {
+        OrderBook {
+            applying: true,
+            ..OrderBook::new(limits)
         }
     }
 
@@ -436,7 +453,7 @@ impl OrderBook {
     /// True when an accept of `order_id` fits: the next id, a client order id the user has not
     /// used, a quantity above 0.
     fn accept_fits(&self, order_id: u64, user: &str, client_order_id: &str, quantity: u64) -> bool {
-        let taken = self.by_client.get(user).is_some_and(|m| m.contains(client_order_id));
+        let taken = !self.applying && self.by_client.get(user).is_some_and(|m| m.contains(client_order_id));
         order_id == self.orders.len() as u64 + 1 && !taken && quantity != 0
     }
 
@@ -455,14 +472,16 @@ impl OrderBook {
     ) -> &Order {
         // The user's map usually exists: look it up before cloning the name for a new entry.
         let [user, client_order_id, _] = &strings;
-        match self.by_client.get_mut(user.as_str()) {
-            Some(m) => m.insert(client_order_id.clone(), order_id),
-            None => self
-                .by_client
-                .entry(user.clone())
-                .or_default()
-                .insert(client_order_id.clone(), order_id),
-        };
+        if !self.applying {
+            match self.by_client.get_mut(user.as_str()) {
+                Some(m) => m.insert(client_order_id.clone(), order_id),
+                None => self
+                    .by_client
+                    .entry(user.clone())
+                    .or_default()
+                    .insert(client_order_id.clone(), order_id),
+            };
+        }
         let o = self.orders.push(Order::new_accepted(
             order_id,
             ts,
@@ -584,6 +603,50 @@ mod tests {
         assert_eq!(taken.apply_taking(&mut bob).unwrap().user, "bob");
         assert_eq!(taken.find("bob", "c1").map(|o| o.order_id), Some(3));
         assert_eq!(taken.find("alice", "c1").map(|o| o.order_id), Some(1));
+    }
+
+    #[test]
+    fn an_applying_book_holds_the_same_orders_without_the_client_id_index() {
+        let mut deciding = OrderBook::new(OrderLimits::default());
+        let mut applying = OrderBook::applying(OrderLimits::default());
+        let events = [
+            accepted(1, "c1"),
+            OrderEvent::Acknowledged { order_id: 1, ts: 8 },
+            accepted(2, "c2"),
+            OrderEvent::Filled {
+                order_id: 1,
+                ts: 9,
+                quantity: 2,
+                price: 1.25,
+            },
+            OrderEvent::Cancelled {
+                order_id: 2,
+                ts: 10,
+                reason: crate::order_book::CancelReason::EndOfDay,
+            },
+        ];
+        for ev in events {
+            let want = deciding.apply(&ev).unwrap().clone();
+            let mut ev = ev;
+            assert_eq!(applying.apply_taking(&mut ev).unwrap(), &want);
+        }
+        assert_eq!(applying.orders(), deciding.orders());
+        assert_eq!(deciding.find("alice", "c2").map(|o| o.order_id), Some(2));
+        assert!(applying.find("alice", "c2").is_none(), "no index kept");
+        assert!(applying.by_client.is_empty());
+        // The order id sequence and the quantity are still checked; the client id is the
+        // deciding book's to check.
+        assert_eq!(
+            applying.apply_taking(&mut accepted(5, "c5")).unwrap_err().state,
+            "exists"
+        );
+        let mut zero = accepted(3, "c3");
+        if let OrderEvent::Accepted { quantity, .. } = &mut zero {
+            *quantity = 0;
+        }
+        assert!(applying.apply_taking(&mut zero).is_err());
+        assert_eq!(applying.apply_taking(&mut accepted(3, "c1")).unwrap().order_id, 3);
+        assert_eq!(deciding.apply(&accepted(3, "c1")).unwrap_err().state, "exists");
     }
 
     struct OneInstrument;

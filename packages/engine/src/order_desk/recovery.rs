@@ -77,7 +77,7 @@ impl OrderDesk {
             ..OrderLimits::default()
         };
         let mut book = OrderBook::new(limits);
-        let mut durable = OrderBook::new(limits);
+        let mut durable = OrderBook::applying(limits);
         let mut last_seq_of: Vec<u64> = Vec::new();
         let replay = journal.replay_from(1).map_err(|e| startup_error(&cfg, e))?;
         let mut records_replayed = 0u64;
