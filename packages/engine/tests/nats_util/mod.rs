@@ -193,6 +193,21 @@ impl NatsCluster {
         Self::spawn(&mut self.servers[i]);
     }
 
+    /// Kills every server, removes their stores and starts them again empty on the same ports (a
+    /// NATS system replaced under running clients), then waits until they are healthy.
+    pub fn wipe(&mut self) {
+        for i in 0..self.servers.len() {
+            self.kill(i);
+        }
+        for s in &mut self.servers {
+            let _ = std::fs::remove_dir_all(&s.store);
+        }
+        for s in &mut self.servers {
+            Self::spawn(s);
+        }
+        self.wait_ready(Duration::from_secs(60));
+    }
+
     /// The monitor endpoints of the servers (`Monitor::streams` for a failure message).
     pub fn monitor(&self) -> Monitor {
         Monitor {
@@ -275,6 +290,27 @@ impl Monitor {
             out.push('\n');
         }
         out
+    }
+}
+
+impl Monitor {
+    /// Whether every server names the same leader for `stream` (and knows the stream).
+    pub fn stream_led(&self, stream: &str) -> bool {
+        let leaders: Vec<Option<String>> = self
+            .servers
+            .iter()
+            .map(|(_, port)| {
+                let body = http_get(*port, "/jsz?streams=true&config=false&consumers=false")?;
+                let view: serde_json::Value = serde_json::from_str(&body).ok()?;
+                let st = view["account_details"]
+                    .as_array()?
+                    .iter()
+                    .flat_map(|a| a["stream_detail"].as_array().into_iter().flatten())
+                    .find(|st| st["name"] == stream)?;
+                st["cluster"]["leader"].as_str().map(str::to_owned)
+            })
+            .collect();
+        leaders[0].is_some() && leaders.iter().all(|l| *l == leaders[0])
     }
 }
 
