@@ -97,8 +97,7 @@ fn write_another_history(nats: &nats_util::NatsCluster, last: u64) {
 
 #[test]
 fn a_writer_whose_history_is_not_the_stream_s_stops_and_a_healthy_node_takes_the_orders() {
-    if !nats_util::nats_available() {
-        eprintln!("nats-server not found: skipped");
+    if nats_util::skipped() {
         return;
     }
     let mut nats = nats_util::NatsCluster::start("cdiverge");

@@ -24,8 +24,7 @@ use cluster_util::*;
 
 #[test]
 fn orders_on_either_node_are_acked_once_and_every_node_shows_them() {
-    if !nats_util::nats_available() {
-        eprintln!("nats-server not found: skipped");
+    if nats_util::skipped() {
         return;
     }
     let nats = nats_util::NatsCluster::start("corders");
@@ -114,8 +113,7 @@ fn orders_on_either_node_are_acked_once_and_every_node_shows_them() {
 
 #[test]
 fn a_stopped_leader_is_replaced_and_no_acked_order_is_lost() {
-    if !nats_util::nats_available() {
-        eprintln!("nats-server not found: skipped");
+    if nats_util::skipped() {
         return;
     }
     let nats = nats_util::NatsCluster::start("cfail");
@@ -165,8 +163,7 @@ fn stream_leader(r: &Rig) -> String {
 
 #[test]
 fn the_stream_leader_killed_mid_flow_loses_no_acked_order() {
-    if !nats_util::nats_available() {
-        eprintln!("nats-server not found: skipped");
+    if nats_util::skipped() {
         return;
     }
     let mut nats = nats_util::NatsCluster::start("cstream");
@@ -194,8 +191,7 @@ fn the_stream_leader_killed_mid_flow_loses_no_acked_order() {
 
 #[test]
 fn without_a_quorum_orders_are_refused_and_accepted_again_after() {
-    if !nats_util::nats_available() {
-        eprintln!("nats-server not found: skipped");
+    if nats_util::skipped() {
         return;
     }
     let mut nats = nats_util::NatsCluster::start("cquorum");
@@ -268,8 +264,7 @@ fn without_a_quorum_orders_are_refused_and_accepted_again_after() {
 fn the_order_leader_applies_the_risk_rules() {
     use tidewire_engine::analytics::pattern::Pattern;
     use tidewire_engine::order_book::{NotionalBasis, RiskRule, RiskRules};
-    if !nats_util::nats_available() {
-        eprintln!("nats-server not found: skipped");
+    if nats_util::skipped() {
         return;
     }
     let nats = nats_util::NatsCluster::start("crisk");
@@ -305,8 +300,7 @@ fn the_order_leader_applies_the_risk_rules() {
 
 #[test]
 fn a_gateway_on_a_node_that_does_not_lead_has_its_orders_decided_by_the_leader() {
-    if !nats_util::nats_available() {
-        eprintln!("nats-server not found: skipped");
+    if nats_util::skipped() {
         return;
     }
     let nats = nats_util::NatsCluster::start("gateway");

@@ -65,6 +65,17 @@ pub fn nats_available() -> bool {
     true
 }
 
+/// Whether a cluster test is skipped here: `nats-server` cannot be run (outside CI; under
+/// `CI=true` `nats_available` fails the test instead). Says so on stderr. A test starts with
+/// `if nats_util::skipped() { return; }`.
+pub fn skipped() -> bool {
+    let skip = !nats_available();
+    if skip {
+        eprintln!("nats-server not found: skipped");
+    }
+    skip
+}
+
 /// `n` distinct free ports: every listener is held until all are chosen (a port just released
 /// can come back from the next ephemeral bind).
 fn free_ports(n: usize) -> Vec<u16> {
