@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A local Tidewire cluster in one command: 3 nats-server processes (one JetStream cluster) and
 # 2 Tidewire nodes on 127.0.0.1, data under one directory, Ctrl-C stops them all. A process
-# killed meanwhile (a failover drill) is reported; the rest keep running.
+# killed meanwhile (a failover drill) is reported; the rest keep running. A node that exits with
+# code 3 (its order history diverged from the order stream's) is started again, as a supervisor
+# would (docs/operations.md, "A node that diverged").
 #
 #   deploy/local-cluster.sh [--dir DIR] [--nats-port P] [--port P] [--nodes N] [--fresh] [-- node flags]
 #   npm run cluster -- [same flags]       (builds what is stale first)
@@ -111,24 +113,33 @@ for i in 0 1 2; do
 done
 echo "[cluster] NATS up: $urls (monitor: http://127.0.0.1:$((nats_port + 4000))..$((nats_port + 4002)))"
 
+# exit code of a node whose order history diverged from the stream's (apps/server/src/server.ts)
+exit_diverged=3
+# node i (1-based) as pids[slot]: started in the background, its pid in DIR/<node>.pid
+start_node() {
+  local i="$1" slot="$2" name="tw$1" p=$((port + $1 - 1)) demo=(--no-demo)
+  [ "$i" = 1 ] && demo=(--demo)
+  mkdir -p "$dir/$name"
+  node "$main" --host 127.0.0.1 --port "$p" "${demo[@]}" \
+    --cluster "$urls" --cluster-node "$name" --cluster-name tidewire-local \
+    --token-secret-file "$secret" \
+    --journal-dir "$dir/$name/journal" --audit-dir "$dir/$name/audit" "${node_flags[@]}" \
+    >>"$dir/logs/$name.log" 2>&1 &
+  pids[$slot]=$!
+  names[$slot]="node $name"
+  node_of[$slot]=$i
+  echo "${pids[$slot]}" > "$dir/$name.pid"   # for failover drills: kill -9 $(cat DIR/tw1.pid)
+}
+node_flags=("$@")
+declare -A node_of=()
 servers=""
 for ((i=1; i<=nodes; i++)); do
   name="tw$i"
   p=$((port + i - 1))
-  mkdir -p "$dir/$name"
-  demo=(--no-demo)
-  [ "$i" = 1 ] && demo=(--demo)
-  node "$main" --host 127.0.0.1 --port "$p" "${demo[@]}" \
-    --cluster "$urls" --cluster-node "$name" --cluster-name tidewire-local \
-    --token-secret-file "$secret" \
-    --journal-dir "$dir/$name/journal" --audit-dir "$dir/$name/audit" "$@" \
-    >>"$dir/logs/$name.log" 2>&1 &
-  pids+=($!)
-  names+=("node $name")
+  start_node "$i" "${#pids[@]}"
+  pid="${pids[${#pids[@]}-1]}"
   servers="$servers${servers:+,}127.0.0.1:$p"
   # wait until it listens (bounded: 60 s), or report its log if it stopped
-  pid=$!
-  echo "$pid" > "$dir/$name.pid"   # for failover drills: kill -9 $(cat DIR/tw1.pid)
   for _ in $(seq 1 300); do
     grep -q "Tidewire listening on" "$dir/logs/$name.log" 2>/dev/null && break
     kill -0 "$pid" 2>/dev/null || { echo "[cluster] node $name stopped:" >&2; tail -n 20 "$dir/logs/$name.log" >&2; exit 1; }
@@ -141,13 +152,21 @@ done
 echo "[cluster] web app with failover: http://127.0.0.1:$port/?servers=$servers"
 echo "[cluster] data: $dir   logs: $dir/logs   Ctrl-C stops everything"
 # runs until Ctrl-C (stop_all); a process that dies (a failover drill: kill -9 $(cat DIR/tw1.pid))
-# is reported, and the others keep running
+# is reported, and the others keep running; a node that exits with $exit_diverged is started again
+# (it rebuilds its order state from the stream)
 declare -A reported=()
 while true; do
   for ((i=0; i<${#pids[@]}; i++)); do
     if [ -z "${reported[$i]:-}" ] && ! kill -0 "${pids[$i]}" 2>/dev/null; then
+      rc=0
+      wait "${pids[$i]}" 2>/dev/null || rc=$?
+      if [ -n "${node_of[$i]:-}" ] && [ "$rc" = "$exit_diverged" ]; then
+        echo "[cluster] ${names[$i]} (pid ${pids[$i]}) exited $rc (its order history diverged from the stream's): starting it again" >&2
+        start_node "${node_of[$i]}" "$i"
+        continue
+      fi
       reported[$i]=1
-      echo "[cluster] ${names[$i]} (pid ${pids[$i]}) exited: see $dir/logs; the others keep running" >&2
+      echo "[cluster] ${names[$i]} (pid ${pids[$i]}) exited ($rc): see $dir/logs; the others keep running" >&2
     fi
   done
   sleep 1

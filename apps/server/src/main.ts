@@ -52,6 +52,7 @@ async function main(): Promise<number> {
     const sessions = config.fix.sessions.map((s) => `${s.beginString} ${s.targetCompId}->${s.senderCompId} as ${s.user}`).join(', ');
     console.log(`FIX acceptor on ${config.server.host}:${server.fix.port} (${sessions})`);
   }
+  let exitCode = 0;
   await new Promise<void>((resolve) => {
     let stoppingSince = -1;
     const stop = (signal: string): void => {
@@ -75,8 +76,15 @@ async function main(): Promise<number> {
     });
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));
+    // the server cannot go on (server.ts `stopRequested`): stop it gracefully, exit with its code
+    void server.stopRequested.then((r) => {
+      if (stoppingSince >= 0) return;
+      console.error(`tidewire: ${r.reason}; stopping (exit ${r.exitCode})`);
+      exitCode = r.exitCode;
+      stop('stopRequested');
+    });
   });
-  return 0;
+  return exitCode;
 }
 
 main().then(

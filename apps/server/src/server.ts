@@ -25,6 +25,22 @@ import { startWorkerTransports } from './transport/workers.js';
 import { SharedCounter } from './limits/shared-counter.js';
 import type { AuthReloadResult } from './transport/auth-reload.js';
 
+/**
+ * Exit code of a cluster node that stopped applying the order stream because its order history
+ * diverged from the stream's (docs/operations.md, "A node that diverged"): its supervisor starts
+ * it again, and it rebuilds from the stream.
+ */
+export const EXIT_ORDER_STREAM_DIVERGED = 3;
+
+/** How often a cluster node looks at `orderStreamDivergedAt`, ms. */
+const DIVERGENCE_CHECK_MS = 250;
+
+/** Why a server asks to be stopped on its own (main.ts stops it and exits with `exitCode`). */
+export interface StopRequest {
+  readonly exitCode: number;
+  readonly reason: string;
+}
+
 /** A running server. */
 export interface RunningServer {
   /** The port it listens on (the configured one, or the one picked for port 0). */
@@ -57,6 +73,12 @@ export interface RunningServer {
    * Idempotent.
    */
   close(): Promise<void>;
+  /**
+   * Resolves when the server cannot go on serving and must be stopped and started again: a
+   * cluster node whose order history diverged from the order stream's (it would serve a frozen
+   * blotter). Never resolves otherwise.
+   */
+  readonly stopRequested: Promise<StopRequest>;
 }
 
 
@@ -204,6 +226,18 @@ async function startClaimed(config: Config, clock: Clock, options: StartOptions,
   const collectMetrics = (): Promise<void> => collect(true);
   const metricsTimer = setInterval(() => void collect(false), METRICS_INTERVAL_MS);
   metricsTimer.unref();
+  // a node that stopped applying the order stream serves a frozen order book: it asks to be
+  // restarted (a restart rebuilds it from the stream) and its clients move to the other nodes
+  let requestStop: (r: StopRequest) => void = () => {};
+  const stopRequested = new Promise<StopRequest>((resolve) => (requestStop = resolve));
+  const divergenceTimer = config.cluster.urls.length === 0 ? undefined : setInterval(() => {
+    const seq = engine.stats().orderStreamDivergedAt;
+    if (seq === 0) return;
+    clearInterval(divergenceTimer);
+    log('error', 'cluster.orderStreamDiverged', { seq, exitCode: EXIT_ORDER_STREAM_DIVERGED, action: 'stopping: restart the node to rebuild it from the order stream' });
+    requestStop({ exitCode: EXIT_ORDER_STREAM_DIVERGED, reason: `the order history diverged from the order stream at seq ${seq}` });
+  }, DIVERGENCE_CHECK_MS);
+  divergenceTimer?.unref();
   const urlHost = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
   const url = `http://${urlHost}:${transport.port}`;
   log('info', 'server.ready', { url, workers: config.server.workers, demo: config.demo.enabled, users: users.length });
@@ -218,9 +252,11 @@ async function startClaimed(config: Config, clock: Clock, options: StartOptions,
     admin,
     collectMetrics,
     reloadAuth,
+    stopRequested,
     close() {
       closing ??= (async () => {
         clearInterval(metricsTimer);
+        clearInterval(divergenceTimer);
         feed?.stop();
         await transport.close();
         await portClaim.release();

@@ -10,8 +10,7 @@ use tidewire_engine::cluster::{ClusterConfig, ClusterError, Link};
 
 #[test]
 fn link_connects_and_a_replicated_stream_survives_one_server() {
-    if !nats_util::nats_available() {
-        eprintln!("nats-server not found: skipped");
+    if nats_util::skipped() {
         return;
     }
     let mut nats = nats_util::NatsCluster::start("link");

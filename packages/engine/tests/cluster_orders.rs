@@ -4,6 +4,8 @@
 //! an acknowledged order; a gateway on a node that does not lead has its orders decided by the
 //! leader and reported to it through the stream.
 
+#[path = "cluster_util/mod.rs"]
+mod cluster_util;
 #[path = "nats_util/mod.rs"]
 mod nats_util;
 #[path = "orders_util/mod.rs"]
@@ -11,86 +13,18 @@ mod orders_util;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use orders_util::{order, orders_config, Recorder, Rig, Seen};
-use serde_json::Value;
-use tidewire_engine::cluster::ClusterConfig;
-use tidewire_engine::config::EngineConfig;
 use tidewire_engine::order_book::{Side, TimeInForce};
 use tidewire_engine::order_desk::{GatewayOp, OrderInput};
-use tidewire_engine::runtime::Engine;
 
-/// Longest wait for anything cluster-wide (an election, a NATS server restart, a catch-up).
-const CLUSTER_WAIT: Duration = Duration::from_secs(30);
-
-const EURUSD: &str = "/FX/EURUSD";
-
-fn node(nats: &nats_util::NatsCluster, name: &str, request_timeout: Duration) -> Rig {
-    node_with(nats, name, request_timeout, orders_config("".as_ref()))
-}
-
-fn node_with(
-    nats: &nats_util::NatsCluster,
-    name: &str,
-    request_timeout: Duration,
-    orders: tidewire_engine::config::OrdersConfig,
-) -> Rig {
-    let mut cc = ClusterConfig::new(nats.urls(), name);
-    cc.request_timeout = request_timeout;
-    let engine = Engine::start_node(EngineConfig::default(), Some(orders), Some(cc)).expect("start a cluster node");
-    let rig = Rig::on(engine);
-    // Instruments are records of each node's own store (record replication is not this test's).
-    rig.market(EURUSD, 1.1000, 1.1002);
-    rig
-}
-
-/// Waits until `cond` holds, polling every few ms, at most `within`.
-fn eventually(within: Duration, what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + within;
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out ({within:?}) waiting for {what}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
-fn is_leader(r: &Rig) -> bool {
-    r.engine.stats().order_leader == 1
-}
-
-/// Index of the leading rig, once one leads.
-fn leader(rigs: &[&Rig]) -> usize {
-    let mut found = None;
-    eventually(CLUSTER_WAIT, "an order leader", || {
-        found = rigs.iter().position(|r| is_leader(r));
-        found.is_some()
-    });
-    found.unwrap_or_default()
-}
-
-fn blotter(r: &Rig, user: &str) -> Vec<String> {
-    r.engine
-        .container_members(vec![format!("/BLOTTER/{user}")], Duration::from_secs(5))
-        .expect("container members")
-        .pop()
-        .map(|c| c.members)
-        .unwrap_or_default()
-}
-
-/// A resting buy (never crosses the 1.1002 ask), so every order stays acknowledged.
-fn resting(cid: &str) -> tidewire_engine::runtime::OrderSubmit {
-    order(cid, EURUSD, Side::Buy, 10.0, Some(1.0))
-}
-
-fn ack_id(m: &Value) -> u64 {
-    assert_eq!(m["type"], "order.ack", "{m}");
-    m["orderId"].as_u64().expect("orderId")
-}
+#[allow(clippy::wildcard_imports)]
+use cluster_util::*;
 
 #[test]
 fn orders_on_either_node_are_acked_once_and_every_node_shows_them() {
-    if !nats_util::nats_available() {
-        eprintln!("nats-server not found: skipped");
+    if nats_util::skipped() {
         return;
     }
     let nats = nats_util::NatsCluster::start("corders");
@@ -177,98 +111,9 @@ fn orders_on_either_node_are_acked_once_and_every_node_shows_them() {
     });
 }
 
-/// Submits on `rig` until one is answered `order.ack` (a new client id per try: a refused try
-/// may still have been stored); returns the acked (cid, id) and every try's cid.
-fn submit_until_acked(rig: &mut Rig, sid: u32, req: &mut u32, tag: &str) -> (String, u64) {
-    submit_until_acked_or_report(rig, sid, req, tag, String::new)
-}
-
-/// `submit_until_acked`; when nothing is acked in time the failure says what `rig` last got, its
-/// cluster counters (leader, provisional lease, applied seq, publish failures) and `report()`
-/// (the other nodes' counters, the NATS servers' view of the streams).
-fn submit_until_acked_or_report(
-    rig: &mut Rig,
-    sid: u32,
-    req: &mut u32,
-    tag: &str,
-    report: impl Fn() -> String,
-) -> (String, u64) {
-    let deadline = Instant::now() + CLUSTER_WAIT;
-    loop {
-        *req += 1;
-        let cid = format!("{tag}-{req}");
-        rig.engine.order_submit(sid, *req, resting(&cid)).unwrap();
-        let m = rig.wait_within(CLUSTER_WAIT, sid, "a reply", |m| m["reqId"] == *req);
-        if m["type"] == "order.ack" {
-            return (cid, ack_id(&m));
-        }
-        assert_eq!(
-            m["code"], "UNAVAILABLE",
-            "only UNAVAILABLE while the cluster recovers: {m}"
-        );
-        assert!(
-            Instant::now() < deadline,
-            "no order acked within {CLUSTER_WAIT:?}; the last reply: {m}\nthis node: {}\n{}",
-            cluster_counters(rig),
-            report()
-        );
-    }
-}
-
-/// A node's cluster order counters, for a failure message.
-fn cluster_counters(r: &Rig) -> String {
-    let s = r.engine.stats();
-    format!(
-        "leader {} lease_provisional {} stream_seq {} diverged_at {} forwarded {} publish_failures {} batches_in_flight {}",
-        s.order_leader,
-        s.order_lease_provisional,
-        s.order_stream_seq,
-        s.order_stream_diverged_at,
-        s.orders_forwarded,
-        s.order_publish_failures,
-        s.order_batches_in_flight
-    )
-}
-
-/// Every acked order is in `r`'s blotter of `user`, and the blotter holds ids 1..=n without a gap
-/// or a duplicate.
-fn check_complete(r: &Rig, user: &str, acked: &BTreeMap<String, u64>) {
-    assert!(check_complete_or_diverged(r, user, acked), "{}", cluster_counters(r));
-}
-
-/// `check_complete`, unless `r` stops applying the order stream first because a NATS replica
-/// delivered it another history (`cluster/chain.rs`): then false.
-fn check_complete_or_diverged(r: &Rig, user: &str, acked: &BTreeMap<String, u64>) -> bool {
-    let ids: BTreeSet<u64> = acked.values().copied().collect();
-    assert_eq!(ids.len(), acked.len(), "an id acked twice: {acked:?}");
-    let max = *ids.iter().max().unwrap_or(&0);
-    let deadline = Instant::now() + CLUSTER_WAIT;
-    eventually(CLUSTER_WAIT, "every order in the blotter", || {
-        if Instant::now() + Duration::from_millis(10) > deadline {
-            // The last poll: say what is missing.
-            eprintln!(
-                "acked {acked:?}, blotter {:?}, {:?}",
-                blotter(r, user),
-                r.engine.stats()
-            );
-        }
-        if r.engine.stats().order_stream_diverged_at != 0 {
-            return true;
-        }
-        let rows = blotter(r, user);
-        let got: BTreeSet<u64> = rows.iter().filter_map(|s| s.rsplit('/').next()?.parse().ok()).collect();
-        rows.len() == got.len()
-            && ids.is_subset(&got)
-            && got.iter().copied().eq(1..=got.len() as u64)
-            && got.len() as u64 >= max
-    });
-    r.engine.stats().order_stream_diverged_at == 0
-}
-
 #[test]
 fn a_stopped_leader_is_replaced_and_no_acked_order_is_lost() {
-    if !nats_util::nats_available() {
-        eprintln!("nats-server not found: skipped");
+    if nats_util::skipped() {
         return;
     }
     let nats = nats_util::NatsCluster::start("cfail");
@@ -318,8 +163,7 @@ fn stream_leader(r: &Rig) -> String {
 
 #[test]
 fn the_stream_leader_killed_mid_flow_loses_no_acked_order() {
-    if !nats_util::nats_available() {
-        eprintln!("nats-server not found: skipped");
+    if nats_util::skipped() {
         return;
     }
     let mut nats = nats_util::NatsCluster::start("cstream");
@@ -347,8 +191,7 @@ fn the_stream_leader_killed_mid_flow_loses_no_acked_order() {
 
 #[test]
 fn without_a_quorum_orders_are_refused_and_accepted_again_after() {
-    if !nats_util::nats_available() {
-        eprintln!("nats-server not found: skipped");
+    if nats_util::skipped() {
         return;
     }
     let mut nats = nats_util::NatsCluster::start("cquorum");
@@ -421,8 +264,7 @@ fn without_a_quorum_orders_are_refused_and_accepted_again_after() {
 fn the_order_leader_applies_the_risk_rules() {
     use tidewire_engine::analytics::pattern::Pattern;
     use tidewire_engine::order_book::{NotionalBasis, RiskRule, RiskRules};
-    if !nats_util::nats_available() {
-        eprintln!("nats-server not found: skipped");
+    if nats_util::skipped() {
         return;
     }
     let nats = nats_util::NatsCluster::start("crisk");
@@ -458,8 +300,7 @@ fn the_order_leader_applies_the_risk_rules() {
 
 #[test]
 fn a_gateway_on_a_node_that_does_not_lead_has_its_orders_decided_by_the_leader() {
-    if !nats_util::nats_available() {
-        eprintln!("nats-server not found: skipped");
+    if nats_util::skipped() {
         return;
     }
     let nats = nats_util::NatsCluster::start("gateway");

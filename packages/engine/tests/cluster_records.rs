@@ -171,8 +171,7 @@ fn last_seq(msgs: &[J], subject: &str) -> u64 {
 
 #[test]
 fn a_publish_on_a_reaches_a_subscriber_on_b_with_the_same_seqs() {
-    if !nats_util::nats_available() {
-        eprintln!("nats-server not found: skipped");
+    if nats_util::skipped() {
         return;
     }
     let nats = nats_util::NatsCluster::start("rec-flow");
@@ -228,8 +227,7 @@ fn a_publish_on_a_reaches_a_subscriber_on_b_with_the_same_seqs() {
 
 #[test]
 fn late_subscribers_and_late_nodes_get_the_current_image() {
-    if !nats_util::nats_available() {
-        eprintln!("nats-server not found: skipped");
+    if nats_util::skipped() {
         return;
     }
     let nats = nats_util::NatsCluster::start("rec-late");
@@ -331,8 +329,7 @@ fn view_rows(n: &mut Node, sid: u32, req: u32) -> (u64, Vec<J>) {
 
 #[test]
 fn a_view_on_b_over_a_container_fed_on_a_equals_a_single_nodes() {
-    if !nats_util::nats_available() {
-        eprintln!("nats-server not found: skipped");
+    if nats_util::skipped() {
         return;
     }
     let nats = nats_util::NatsCluster::start("rec-view");
@@ -363,8 +360,7 @@ fn a_view_on_b_over_a_container_fed_on_a_equals_a_single_nodes() {
 
 #[test]
 fn a_nats_outage_heals_with_an_image_and_local_sources_keep_flowing() {
-    if !nats_util::nats_available() {
-        eprintln!("nats-server not found: skipped");
+    if nats_util::skipped() {
         return;
     }
     let mut nats = nats_util::NatsCluster::start("rec-outage");

@@ -113,8 +113,7 @@ fn cut_store_before(store: &Path, seq: u64) {
 
 #[test]
 fn a_new_the_nodes_store_lost_is_reported_on_that_nodes_session_after_a_restart() {
-    if !nats_util::nats_available() {
-        eprintln!("nats-server not found: skipped");
+    if nats_util::skipped() {
         return;
     }
     let nats = nats_util::NatsCluster::start("fixcl");

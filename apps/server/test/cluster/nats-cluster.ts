@@ -218,6 +218,20 @@ export class NatsCluster {
     await this.waitHealthy(timeoutMs);
   }
 
+  /**
+   * Kills every server, removes their stores and starts them again empty on the same ports (a
+   * NATS system replaced under running clients); waits (bounded) until each is healthy.
+   */
+  async wipe(timeoutMs = READY_MS): Promise<void> {
+    for (let i = 0; i < this.servers.length; i++) await this.kill(i);
+    for (const s of this.servers) {
+      rmSync(s.storeDir, { recursive: true, force: true });
+      mkdirSync(s.storeDir, { recursive: true });
+    }
+    for (let i = 0; i < this.servers.length; i++) this.spawn(i);
+    await this.waitHealthy(timeoutMs);
+  }
+
   /** Waits until every running server answers `/healthz` with `ok` (JetStream current). */
   async waitHealthy(timeoutMs = READY_MS): Promise<void> {
     for (let i = 0; i < this.servers.length; i++) {

@@ -23,6 +23,11 @@
 //!   stops applying rather than mix the two. Messages without the header (streams written
 //!   before it, or a term that began after a message without an id, such as the genesis marker)
 //!   are checked on their seq only.
+//! - **The writer's own base** (`check_base`). The consumer's checks stop the healthy nodes when
+//!   a writer whose history is the one left behind begins a term on a message no quorum holds,
+//!   while that writer goes on. So before a node begins a term on the last seq it applied, it
+//!   compares the stream leader's message there with the one it applied; on a mismatch it is the
+//!   one that diverged and stops instead.
 //! - **The highest last seq.** Every server that takes itself for the stream's leader answers a
 //!   stream info request; the consumer's quiet check takes the highest last seq among the answers,
 //!   not the first one.
@@ -113,6 +118,128 @@ impl Chain {
         self.seq = seq;
         self.id = fences.id.map(str::to_owned);
         Ok(())
+    }
+}
+
+/// What one server answered for the order stream's message at one seq (a
+/// `$JS.API.STREAM.MSG.GET` answer: the stream's leader, or a server that takes itself for it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeldAt {
+    /// A message, with its `Nats-Msg-Id` (`None`: it has none, as the genesis marker).
+    Message {
+        /// Its id.
+        id: Option<String>,
+    },
+    /// No message at that seq (never written, or removed by the stream's limits).
+    Missing,
+    /// An error or an answer that cannot be read.
+    Unreadable,
+}
+
+/// Reads one `$JS.API.STREAM.MSG.GET` answer (JSON).
+pub fn held_at(answer: &[u8]) -> HeldAt {
+    #[derive(Deserialize)]
+    struct ApiError {
+        #[serde(default)]
+        err_code: u64,
+    }
+    #[derive(Deserialize)]
+    struct Answer {
+        message: Option<async_nats::jetstream::stream::RawMessage>,
+        error: Option<ApiError>,
+    }
+    /// JetStream's error code for "no message found".
+    const NO_MESSAGE: u64 = 10037;
+    let Ok(a) = serde_json::from_slice::<Answer>(answer) else {
+        return HeldAt::Unreadable;
+    };
+    match (a.message, a.error) {
+        (Some(raw), None) => match async_nats::jetstream::message::StreamMessage::try_from(raw) {
+            Ok(m) => HeldAt::Message {
+                id: m.headers.get(MSG_ID).map(|v| v.as_str().to_owned()),
+            },
+            Err(_) => HeldAt::Unreadable,
+        },
+        (_, Some(e)) if e.err_code == NO_MESSAGE => HeldAt::Missing,
+        _ => HeldAt::Unreadable,
+    }
+}
+
+/// The writer's own history does not match the stream at the seq a new term would follow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaseDiverged {
+    /// The seq the term would follow (the last one this node applied).
+    pub seq: u64,
+    /// What the stream holds there.
+    pub stream: String,
+    /// What this node applied there.
+    pub applied: String,
+}
+
+impl std::fmt::Display for BaseDiverged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "order stream seq {} holds {} but this node applied {} there",
+            self.seq, self.stream, self.applied
+        )
+    }
+}
+
+/// Whether a node may begin a term on the last seq it applied (`check_base`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Base {
+    /// The stream holds the message this node applied there (or removed it: nothing to compare,
+    /// the seq fence still holds): the term may begin.
+    Follows,
+    /// The stream holds another history there: this node is the one left behind.
+    Diverged(BaseDiverged),
+    /// Not known now (no answer, or none that can be read): try again later.
+    Unknown,
+}
+
+/// Decides whether a node that applied the message with id `applied` (`None`: one without an id)
+/// at `base` may begin a term there (its first message names that id in `FOLLOWS`), from the
+/// message-get answers for `base` of every server that answered for the stream's leader and the
+/// highest last seq their stream info reported. A term whose first message names a message no
+/// quorum holds would make every healthy node stop applying the stream (`Chain::follow`) while
+/// the writer went on: the writer checks first.
+/// - Any answer holding another message at `base`: diverged (a server answering with a history
+///   left behind is as likely to be right as this node, and mixing neither is the rule).
+/// - Otherwise any answer holding this node's message: the term may begin.
+/// - A stream whose last seq is below `base` never held a message this node applied: diverged.
+/// - Missing on a stream that reached `base`: removed by its limits (`max_age`, a delete):
+///   nothing to compare, the term may begin.
+/// - Otherwise: unknown.
+pub fn check_base(base: u64, applied: Option<&str>, answers: &[HeldAt], last_seq: Option<u64>) -> Base {
+    let name = |id: Option<&str>| match id {
+        Some(id) => format!("message {id}"),
+        None => "a message without an id".to_owned(),
+    };
+    let held = || {
+        answers.iter().filter_map(|a| match a {
+            HeldAt::Message { id } => Some(id.as_deref()),
+            _ => None,
+        })
+    };
+    if let Some(other) = held().find(|id| *id != applied) {
+        return Base::Diverged(BaseDiverged {
+            seq: base,
+            stream: name(other),
+            applied: name(applied),
+        });
+    }
+    if held().next().is_some() {
+        return Base::Follows;
+    }
+    match last_seq {
+        Some(last) if last < base => Base::Diverged(BaseDiverged {
+            seq: base,
+            stream: format!("nothing (the stream ends at seq {last})"),
+            applied: name(applied),
+        }),
+        Some(_) if answers.contains(&HeldAt::Missing) => Base::Follows,
+        _ => Base::Unknown,
     }
 }
 
@@ -219,6 +346,116 @@ mod tests {
         c.follow(1, Fences::default()).unwrap();
         assert!(c.follow(2, first("t1:0", 1, "genesis")).is_err());
         assert_eq!(c.follow(2, msg("t1:0", 1, None)), Ok(()));
+    }
+
+    /// A `$JS.API.STREAM.MSG.GET` answer for a message with headers `hdrs` (raw NATS header block).
+    fn msg_get(seq: u64, hdrs: Option<&str>) -> Vec<u8> {
+        let encode = |b: &[u8]| {
+            // the answer's base64, written here so the test names every byte the server sends
+            const T: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+            let mut out = String::new();
+            for c in b.chunks(3) {
+                let n = (u32::from(c[0]) << 16)
+                    | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+                    | u32::from(*c.get(2).unwrap_or(&0));
+                for i in 0..4 {
+                    if i <= c.len() {
+                        out.push(T[(n >> (18 - 6 * i) & 63) as usize] as char);
+                    } else {
+                        out.push('=');
+                    }
+                }
+            }
+            out
+        };
+        let hdrs = hdrs
+            .map(|h| format!(r#","hdrs":"{}""#, encode(h.as_bytes())))
+            .unwrap_or_default();
+        format!(
+            r#"{{"type":"io.nats.jetstream.api.v1.stream_msg_get_response","message":{{"subject":"tw.orders.ev.a.1-1","seq":{seq}{hdrs},"data":"{}","time":"2026-11-29T08:00:00.123456789Z"}}}}"#,
+            encode(b"events")
+        )
+        .into_bytes()
+    }
+
+    #[test]
+    fn message_get_answers_are_read() {
+        let with_id = msg_get(
+            7,
+            Some("NATS/1.0\r\nTidewire-Events: 1\r\nNats-Msg-Id: tw.orders.ev.a.1-1:3\r\nNats-Expected-Last-Sequence: 6\r\n\r\n"),
+        );
+        assert_eq!(
+            held_at(&with_id),
+            HeldAt::Message {
+                id: Some("tw.orders.ev.a.1-1:3".into())
+            }
+        );
+        assert_eq!(held_at(&msg_get(1, None)), HeldAt::Message { id: None });
+        let missing = br#"{"type":"io.nats.jetstream.api.v1.stream_msg_get_response","error":{"code":404,"err_code":10037,"description":"no message found"}}"#;
+        assert_eq!(held_at(missing), HeldAt::Missing);
+        let no_leader = br#"{"type":"io.nats.jetstream.api.v1.stream_msg_get_response","error":{"code":503,"err_code":10008,"description":"JetStream system temporarily unavailable"}}"#;
+        assert_eq!(held_at(no_leader), HeldAt::Unreadable);
+        assert_eq!(held_at(b"not json"), HeldAt::Unreadable);
+    }
+
+    /// The writer's side of `a_term_s_first_message_naming_another_message_at_its_base_is_refused`:
+    /// this node applied term 2's message 1 at seq 3 (held by its replica only) while the stream
+    /// holds term 3's message 0 there; it must not begin a term on seq 3.
+    #[test]
+    fn a_writer_whose_message_at_its_base_is_not_the_stream_s_has_diverged() {
+        let at = |id: &str| HeldAt::Message { id: Some(id.into()) };
+        let d = check_base(3, Some("t2:1"), &[at("t3:0")], Some(3));
+        assert_eq!(
+            d,
+            Base::Diverged(BaseDiverged {
+                seq: 3,
+                stream: "message t3:0".into(),
+                applied: "message t2:1".into(),
+            })
+        );
+        if let Base::Diverged(d) = d {
+            assert_eq!(
+                d.to_string(),
+                "order stream seq 3 holds message t3:0 but this node applied message t2:1 there"
+            );
+        }
+        // the same message: the term may begin; the genesis marker has no id on either side
+        assert_eq!(check_base(3, Some("t2:1"), &[at("t2:1")], Some(3)), Base::Follows);
+        assert_eq!(
+            check_base(1, None, &[HeldAt::Message { id: None }], Some(1)),
+            Base::Follows
+        );
+        // a message with an id where this node applied one without
+        assert!(matches!(check_base(1, None, &[at("t1:0")], Some(5)), Base::Diverged(_)));
+        // a second server answering with another message at the seq: neither is mixed
+        assert!(matches!(
+            check_base(3, Some("t2:1"), &[at("t2:1"), at("t3:0")], Some(4)),
+            Base::Diverged(_)
+        ));
+        // a server behind (nothing there yet) beside one holding this node's message
+        assert_eq!(
+            check_base(3, Some("t2:1"), &[HeldAt::Missing, at("t2:1")], Some(3)),
+            Base::Follows
+        );
+    }
+
+    #[test]
+    fn a_stream_that_never_reached_the_writer_s_base_has_another_history() {
+        let d = check_base(5, Some("t2:3"), &[HeldAt::Missing], Some(4));
+        let Base::Diverged(d) = d else { panic!("{d:?}") };
+        assert_eq!(
+            d.to_string(),
+            "order stream seq 5 holds nothing (the stream ends at seq 4) but this node applied message t2:3 there"
+        );
+        // removed by the stream's limits: nothing to compare
+        assert_eq!(check_base(5, Some("t2:3"), &[HeldAt::Missing], Some(9)), Base::Follows);
+        // no answer that can be read: not known
+        assert_eq!(check_base(5, Some("t2:3"), &[], None), Base::Unknown);
+        assert_eq!(
+            check_base(5, Some("t2:3"), &[HeldAt::Unreadable], Some(9)),
+            Base::Unknown
+        );
+        assert_eq!(check_base(5, Some("t2:3"), &[HeldAt::Missing], None), Base::Unknown);
     }
 
     #[test]

@@ -33,7 +33,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::batch;
 use super::batch_meter::BatchMeter;
-use super::chain::{self, Chain, Fences};
+use super::chain::{self, Base, Chain, Fences};
 use super::lease::{self, Lease};
 use super::stages::{Stage, StageMeter};
 use super::verdict::{stale_refusal, Delivered};
@@ -151,6 +151,7 @@ pub struct DeskLink {
     stats: Arc<ClusterOrderStats>,
     terms: AtomicU64,
     reach: Arc<TermReach>,
+    check_tx: mpsc::UnboundedSender<u64>,
 }
 
 impl std::fmt::Debug for DeskLink {
@@ -262,6 +263,15 @@ impl DeskLink {
     /// `set_active(true)`).
     pub fn term_began(&self, subject: &Arc<str>, base: u64) {
         self.reach.began(subject, base);
+    }
+
+    /// Checks, before a term begins on `base` (the last seq this node applied), that the stream
+    /// holds there the message this node applied (`chain::check_base`); the answer comes back as
+    /// `ClusterCmd::BaseChecked`. On a divergence the link marks this node diverged first
+    /// (`diverged_at`, one stderr line): it applies nothing more and gives up the lease.
+    pub fn check_base(&self, base: u64) {
+        // the task is gone only when the engine stops: nothing leads then
+        let _ = self.check_tx.send(base);
     }
 
     /// Starts (true) or stops serving forwarded requests as the leader.
@@ -519,6 +529,7 @@ pub fn start(link: &Arc<Link>, to_engine: ToEngine) -> Result<DeskLink, ClusterE
     let (forward_tx, forward_rx) = mpsc::unbounded_channel();
     let (reply_tx, reply_rx) = mpsc::unbounded_channel();
     let (active, active_rx) = watch::channel(false);
+    let (check_tx, check_rx) = mpsc::unbounded_channel();
     let h = link.handle();
     let client = link.client().clone();
     let timeout = link.config().request_timeout;
@@ -539,7 +550,15 @@ pub fn start(link: &Arc<Link>, to_engine: ToEngine) -> Result<DeskLink, ClusterE
         names.clone(),
         Arc::clone(&to_engine),
         active_rx.clone(),
+        Arc::clone(&delivered),
+        Arc::clone(&stats),
+    ));
+    h.spawn(base_checker(
+        client.clone(),
+        names.clone(),
+        check_rx,
         delivered,
+        Arc::clone(&to_engine),
         Arc::clone(&stats),
     ));
     h.spawn(election(
@@ -581,6 +600,7 @@ pub fn start(link: &Arc<Link>, to_engine: ToEngine) -> Result<DeskLink, ClusterE
         stats,
         terms: AtomicU64::new(1),
         reach,
+        check_tx,
     })
 }
 
@@ -841,7 +861,11 @@ async fn consumer(
             while let Some(m) = next.take() {
                 let Ok(info) = m.info() else { continue };
                 let seq = info.stream_sequence;
-                if seq <= delivered {
+                if stats.diverged_at.load(Ordering::Relaxed) != 0 {
+                    // the writer's check found this node's history diverged (`base_checker`)
+                    gap = true;
+                    break;
+                } else if seq <= delivered {
                     // A recreated consumer's overlap.
                 } else if seq != delivered + 1 {
                     gap = true;
@@ -922,24 +946,94 @@ fn fences(m: &async_nats::Message) -> Fences<'_> {
 /// How long the stream info answers of other servers are awaited after the first one.
 const OTHER_ANSWERS: Duration = Duration::from_millis(200);
 
-/// The order stream's last seq as the highest any server answering for its leader reports, within
-/// `CHECK` (`chain.rs`: a server left with an old replica can answer too, and first). `None`: no
-/// answer.
-async fn highest_last_seq(client: &async_nats::Client, names: &Names) -> Option<u64> {
+/// How long the message-get answers of other servers are awaited after the first one, before a
+/// term begins (`base_checker`): shorter than `OTHER_ANSWERS`, as it delays every promotion.
+const OTHER_BASE_ANSWERS: Duration = Duration::from_millis(100);
+
+/// Every answer to a JetStream API request on `subject` (a server left with an old replica after
+/// a lost quorum can answer for the stream's leader too, and first, `chain.rs`): answers are taken
+/// until `others` after the first one, all within `CHECK`. `None`: the request could not be sent.
+async fn all_answers(
+    client: &async_nats::Client,
+    subject: String,
+    body: Bytes,
+    others: Duration,
+) -> Option<Vec<Bytes>> {
     let inbox = client.new_inbox();
     let mut answers = client.subscribe(inbox.clone()).await.ok()?;
-    let subject = format!("$JS.API.STREAM.INFO.{}", names.stream);
-    client.publish_with_reply(subject, inbox, Bytes::new()).await.ok()?;
+    client.publish_with_reply(subject, inbox, body).await.ok()?;
     let mut bodies = Vec::new();
     let mut until = tokio::time::Instant::now() + CHECK;
     while let Ok(Some(m)) = tokio::time::timeout_at(until, answers.next()).await {
         if bodies.is_empty() {
-            until = until.min(tokio::time::Instant::now() + OTHER_ANSWERS);
+            until = until.min(tokio::time::Instant::now() + others);
         }
         bodies.push(m.payload);
     }
     let _ = answers.unsubscribe().await;
+    Some(bodies)
+}
+
+/// The order stream's last seq as the highest any server answering for its leader reports, within
+/// `CHECK` (`chain.rs`: a server left with an old replica can answer too, and first). `None`: no
+/// answer.
+async fn highest_last_seq(client: &async_nats::Client, names: &Names) -> Option<u64> {
+    let subject = format!("$JS.API.STREAM.INFO.{}", names.stream);
+    let bodies = all_answers(client, subject, Bytes::new(), OTHER_ANSWERS).await?;
     chain::highest_last_seq(bodies.iter().map(|b| &b[..]))
+}
+
+/// Checks each base the desk would begin a term on (`DeskLink::check_base`): the stream's message
+/// there, as every server answering for the stream's leader holds it, against the one the
+/// consumer delivered there (`chain::check_base`). A base the consumer is no longer at (it
+/// delivered more meanwhile) is answered unknown: the desk catches up and asks again.
+async fn base_checker(
+    client: async_nats::Client,
+    names: Names,
+    mut rx: mpsc::UnboundedReceiver<u64>,
+    delivered: Arc<Delivered>,
+    to_engine: ToEngine,
+    stats: Arc<ClusterOrderStats>,
+) {
+    while let Some(base) = rx.recv().await {
+        let verdict = match delivered.id_at(base) {
+            None => Base::Unknown,
+            Some(applied) => {
+                let subject = format!("$JS.API.STREAM.MSG.GET.{}", names.stream);
+                let body = Bytes::from(format!(r#"{{"seq":{base}}}"#));
+                let answers: Vec<chain::HeldAt> = all_answers(&client, subject, body, OTHER_BASE_ANSWERS)
+                    .await
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|b| chain::held_at(b))
+                    .collect();
+                let held = answers.iter().any(|a| matches!(a, chain::HeldAt::Message { .. }));
+                // the last seq matters only when no server holds a message there
+                let last = if held {
+                    None
+                } else {
+                    highest_last_seq(&client, &names).await
+                };
+                chain::check_base(base, applied.as_deref(), &answers, last)
+            }
+        };
+        if let Base::Diverged(d) = &verdict {
+            if stats
+                .diverged_at
+                .compare_exchange(0, base.max(1), Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+            {
+                // the one line a node writes on its own: an operator has to know
+                eprintln!(
+                    "tidewire {}: {d}; this node stops applying the order stream and does not lead \
+                     (restart it to rebuild from the stream)",
+                    names.stream
+                );
+            }
+        }
+        let follows = verdict == Base::Follows;
+        to_engine(OrderCmd::Cluster(ClusterCmd::BaseChecked { base, follows }));
+    }
 }
 
 /// The order stream's last seq (`None`: not answered).

@@ -109,6 +109,13 @@ impl Delivered {
         r.last_id.as_deref().map(str::to_owned)
     }
 
+    /// The id of the message delivered at `seq` when it is the last one delivered: `Some(None)`
+    /// when that message had none, `None` when `seq` is not the last seq delivered.
+    pub fn id_at(&self, seq: u64) -> Option<Option<String>> {
+        let r = self.recent.lock().ok()?;
+        (r.last() == seq).then(|| r.last_id.as_deref().map(str::to_owned))
+    }
+
     /// What was delivered at `seq`, for a message of `subject`.
     pub fn at(&self, seq: u64, subject: &str) -> At {
         let Ok(r) = self.recent.lock() else {
@@ -190,6 +197,11 @@ mod tests {
         d.delivered(5, "genesis");
         assert_eq!(d.last_id_at(5), None);
         assert_eq!(d.last_id_at(4), None);
+        // `id_at` tells a message without an id from a seq that is not the last one
+        assert_eq!(d.id_at(5), Some(None));
+        assert_eq!(d.id_at(4), None);
+        d.delivered_with_id(6, "t2", Some("t2:0"));
+        assert_eq!(d.id_at(6), Some(Some("t2:0".into())));
     }
 
     #[test]

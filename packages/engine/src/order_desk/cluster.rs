@@ -5,7 +5,9 @@
 //! Roles: a **follower** forwards its sessions' order requests to the leader (`DeskLink::forward`)
 //! and applies the stream to its durable book, trade records and blotters. When the election task
 //! holds the lease it sends `Promote` with the stream's last seq: the node is **promoting** until
-//! its durable book has applied that seq, then it becomes the **leader**: live book := durable
+//! its durable book has applied that seq, then **checking** until the link confirmed that the
+//! stream holds there the message this node applied (`DeskLink::check_base`; a node whose own
+//! history diverged stops there), then it becomes the **leader**: live book := durable
 //! book, working orders indexed, orders left New acknowledged, a new term (event subject) begun,
 //! and it serves forwarded requests. The leader decides exactly like the single-process desk;
 //! each decided event goes into the term's next stream message, fenced (`batch.rs`:
@@ -93,6 +95,14 @@ pub enum ClusterCmd {
     },
     /// The lease could not be refreshed: stop deciding.
     LeaseLost,
+    /// The check of the stream's message at `base` before a term begins there
+    /// (`DeskLink::check_base`): `follows` when it is the one this node applied.
+    BaseChecked {
+        /// The seq checked.
+        base: u64,
+        /// The term may begin on it.
+        follows: bool,
+    },
     /// The stream's last seq when this node started: a gateway attaches once it is applied.
     StreamHead {
         /// The stream's last seq.
@@ -135,6 +145,11 @@ enum Role {
     /// Holding the lease, applying the stream up to `target` before deciding.
     Promoting {
         target: u64,
+    },
+    /// Caught up to `base`: waiting for the check that the stream holds there the message this
+    /// node applied (`DeskLink::check_base`).
+    Checking {
+        base: u64,
     },
     Leader,
 }
@@ -358,13 +373,26 @@ impl OrderDesk {
             ClusterCmd::Stream(batch) => self.apply_stream(hub, batch, now),
             ClusterCmd::Promote { last_seq } => {
                 let OrderLog::Stream(c) = &mut self.log else { return };
-                if c.role == Role::Leader {
+                if matches!(c.role, Role::Leader | Role::Checking { .. }) {
                     return;
                 }
                 c.role = Role::Promoting { target: last_seq };
-                self.maybe_lead(hub, now);
+                self.maybe_lead();
             }
             ClusterCmd::LeaseLost => self.step_down(),
+            ClusterCmd::BaseChecked { base, follows } => {
+                let OrderLog::Stream(c) = &mut self.log else { return };
+                if c.role != (Role::Checking { base }) {
+                    return;
+                }
+                if follows && c.applied == base {
+                    self.lead(hub, now);
+                } else {
+                    // diverged (the link stopped the node), unknown, or the stream went on
+                    // meanwhile: the election promotes again while the lease is held
+                    c.role = Role::Follower;
+                }
+            }
             ClusterCmd::StreamHead { last_seq } => {
                 if let OrderLog::Stream(c) = &mut self.log {
                     c.head = Some(last_seq);
@@ -478,13 +506,20 @@ impl OrderDesk {
         self.shared.open.store(open, Ordering::Relaxed);
     }
 
-    /// Promoting and caught up: start deciding on a copy of the durable book.
-    fn maybe_lead(&mut self, hub: &mut Hub, now: Instant) {
+    /// Promoting and caught up: check the stream's message at the base first (`BaseChecked`).
+    fn maybe_lead(&mut self) {
         let OrderLog::Stream(c) = &mut self.log else { return };
         let Role::Promoting { target } = c.role else { return };
         if c.applied < target {
             return;
         }
+        c.role = Role::Checking { base: c.applied };
+        c.link.check_base(c.applied);
+    }
+
+    /// Checked and still caught up: start deciding on a copy of the durable book.
+    fn lead(&mut self, hub: &mut Hub, now: Instant) {
+        let OrderLog::Stream(c) = &mut self.log else { return };
         c.role = Role::Leader;
         c.term += 1;
         c.subject = c.link.new_term_subject();
@@ -513,8 +548,10 @@ impl OrderDesk {
         let (mut applied, mut events) = (c.applied, c.events);
         let leader = c.role == Role::Leader;
         let mut open_delta = 0i64;
+        // a node found diverged applies nothing from that seq on (`ClusterOrderStats::diverged_at`)
+        let diverged_at = c.link.stats().diverged_at.load(Ordering::Relaxed);
         for StreamEvent { seq, events: framed } in batch {
-            if seq <= applied {
+            if seq <= applied || (diverged_at != 0 && seq >= diverged_at) {
                 continue;
             }
             applied = seq;
@@ -549,7 +586,7 @@ impl OrderDesk {
         }
         self.flush_published(hub, now);
         self.attach_when_caught_up();
-        self.maybe_lead(hub, now);
+        self.maybe_lead();
     }
 
     /// Cluster mode, not leading: forwards gateway request `r` to the leader and returns true.

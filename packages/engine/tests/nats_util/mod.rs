@@ -65,6 +65,17 @@ pub fn nats_available() -> bool {
     true
 }
 
+/// Whether a cluster test is skipped here: `nats-server` cannot be run (outside CI; under
+/// `CI=true` `nats_available` fails the test instead). Says so on stderr. A test starts with
+/// `if nats_util::skipped() { return; }`.
+pub fn skipped() -> bool {
+    let skip = !nats_available();
+    if skip {
+        eprintln!("nats-server not found: skipped");
+    }
+    skip
+}
+
 /// `n` distinct free ports: every listener is held until all are chosen (a port just released
 /// can come back from the next ephemeral bind).
 fn free_ports(n: usize) -> Vec<u16> {
@@ -193,6 +204,21 @@ impl NatsCluster {
         Self::spawn(&mut self.servers[i]);
     }
 
+    /// Kills every server, removes their stores and starts them again empty on the same ports (a
+    /// NATS system replaced under running clients), then waits until they are healthy.
+    pub fn wipe(&mut self) {
+        for i in 0..self.servers.len() {
+            self.kill(i);
+        }
+        for s in &mut self.servers {
+            let _ = std::fs::remove_dir_all(&s.store);
+        }
+        for s in &mut self.servers {
+            Self::spawn(s);
+        }
+        self.wait_ready(Duration::from_secs(60));
+    }
+
     /// The monitor endpoints of the servers (`Monitor::streams` for a failure message).
     pub fn monitor(&self) -> Monitor {
         Monitor {
@@ -275,6 +301,27 @@ impl Monitor {
             out.push('\n');
         }
         out
+    }
+}
+
+impl Monitor {
+    /// Whether every server names the same leader for `stream` (and knows the stream).
+    pub fn stream_led(&self, stream: &str) -> bool {
+        let leaders: Vec<Option<String>> = self
+            .servers
+            .iter()
+            .map(|(_, port)| {
+                let body = http_get(*port, "/jsz?streams=true&config=false&consumers=false")?;
+                let view: serde_json::Value = serde_json::from_str(&body).ok()?;
+                let st = view["account_details"]
+                    .as_array()?
+                    .iter()
+                    .flat_map(|a| a["stream_detail"].as_array().into_iter().flatten())
+                    .find(|st| st["name"] == stream)?;
+                st["cluster"]["leader"].as_str().map(str::to_owned)
+            })
+            .collect();
+        leaders[0].is_some() && leaders.iter().all(|l| *l == leaders[0])
     }
 }
 
