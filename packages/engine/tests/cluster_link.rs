@@ -84,7 +84,7 @@ fn connect_refuses_bad_settings_and_unreachable_servers() {
 
 #[test]
 fn nats_versions_are_read_from_the_version_line() {
-    use nats_util::{parse_nats_version, MIN_NATS_VERSION};
+    use nats_util::{nats_version_accepted, parse_nats_version, FIRST_BAD_NATS_VERSION, MIN_NATS_VERSION};
     assert_eq!(parse_nats_version("nats-server: v2.15.2\n"), Some((2, 15, 2)));
     assert_eq!(parse_nats_version("nats-server: v2.9.10"), Some((2, 9, 10)));
     assert_eq!(parse_nats_version("nats-server: v2.12.0-RC.1"), Some((2, 12, 0)));
@@ -92,8 +92,16 @@ fn nats_versions_are_read_from_the_version_line() {
     assert_eq!(parse_nats_version("nats-server: v2.15.2.1"), None);
     assert_eq!(parse_nats_version("nats-server: vx.y.z"), None);
     assert_eq!(parse_nats_version(""), None);
-    // compared as numbers, not text: 2.9.10 is older than 2.15.2
-    assert!(parse_nats_version("nats-server: v2.9.10").unwrap() < MIN_NATS_VERSION);
-    assert!(parse_nats_version("nats-server: v2.15.2").unwrap() >= MIN_NATS_VERSION);
-    assert!(parse_nats_version("nats-server: v3.0.0").unwrap() >= MIN_NATS_VERSION);
+    assert_eq!(MIN_NATS_VERSION, (2, 12, 15));
+    assert_eq!(FIRST_BAD_NATS_VERSION, (2, 14, 0));
+    // compared as numbers, not text: 2.9.10 is older than 2.12.15
+    let accepted = |line: &str| nats_version_accepted(parse_nats_version(line).unwrap());
+    assert!(!accepted("nats-server: v2.9.10"));
+    assert!(!accepted("nats-server: v2.11.17"));
+    assert!(!accepted("nats-server: v2.12.14"));
+    assert!(accepted("nats-server: v2.12.15"));
+    assert!(accepted("nats-server: v2.13.0"));
+    assert!(!accepted("nats-server: v2.14.0"));
+    assert!(!accepted("nats-server: v2.15.2"));
+    assert!(!accepted("nats-server: v3.0.0"));
 }
