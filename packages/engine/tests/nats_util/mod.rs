@@ -54,19 +54,18 @@ pub fn nats_available() -> bool {
     };
     let text = String::from_utf8_lossy(&out.stdout);
     let (a, b, c) = MIN_NATS_VERSION;
-    let (x, y, z) = FIRST_BAD_NATS_VERSION;
     match parse_nats_version(&text) {
         Some(v) if nats_version_accepted(v) => {}
         found => {
             let found = found.map_or_else(|| format!("{:?}", text.trim()), |(x, y, z)| format!("v{x}.{y}.{z}"));
-            let msg = format!(
-                "nats-server on the PATH is {found}, not v{a}.{b}.{c} or a later one before v{x}.{y}.{z} (or \
-                 unreadable): {}; install it with `go install github.com/nats-io/nats-server/v2@v{a}.{b}.{c}` and \
-                 put $(go env GOPATH)/bin first on the PATH",
-                nats_version::classify(&text)
-                    .warning()
-                    .unwrap_or_else(|| "older than the pinned one".to_owned())
-            );
+            // the problem and the fix for a known-bad one; else (2.12.0..2.12.14) the pin
+            let why = nats_version::classify(&text).warning().unwrap_or_else(|| {
+                format!(
+                    "older than the pinned v{a}.{b}.{c}: install it with `go install \
+                     github.com/nats-io/nats-server/v2@v{a}.{b}.{c}` and put $(go env GOPATH)/bin first on the PATH"
+                )
+            });
+            let msg = format!("nats-server on the PATH is {found}: {why}");
             if ci {
                 panic!("{msg}");
             }
