@@ -4,7 +4,8 @@
 //!
 //! - before 2.12, a stream's replicas can come out of a lost quorum holding different messages at
 //!   one seq (nats-io/nats-server#6944, in 2.12); the order stream's writers then stop on a
-//!   divergence.
+//!   divergence. (2.12.15 still showed such a divergence in a few test runs in ten after a lost
+//!   quorum: docs/operations.md, "NATS".)
 //! - from 2.14.0 (seen up to 2.15.3, the newest checked), a JetStream publish to a replicated
 //!   stream that is refused for a `Nats-Expected-Last-Msg-Id` that does not match stops the
 //!   stream on every replica ("critical write error: last msgid mismatch"): it takes no more
