@@ -17,8 +17,9 @@
 # --fresh        delete DIR first
 # -- flags       passed to every Tidewire node (e.g. -- --config bench-users.json --orders-per-sec 0)
 #
-# Needs nats-server v2.15.2 or newer on the PATH (go install
-# github.com/nats-io/nats-server/v2@v2.15.2; an older one starts with a warning) and a built server
+# Needs nats-server v2.12.15 on the PATH (go install github.com/nats-io/nats-server/v2@v2.12.15;
+# one older than 2.12.15 or 2.14.0 and later starts with a warning: docs/operations.md, "NATS")
+# and a built server
 # (npm run build). Node tw1 runs the demo feed; the others none (they see its records through
 # the cluster). Logs: DIR/logs/*.log; each node's pid: DIR/<node>.pid. docs/operations.md,
 # "Running a cluster", explains each part.
@@ -47,13 +48,21 @@ for v in nats_port port nodes; do
 done
 if [ "$nodes" -lt 1 ] || [ "$nodes" -gt 9 ]; then echo "local-cluster: --nodes must be 1..9, got $nodes" >&2; exit 2; fi
 
-nats_install="go install github.com/nats-io/nats-server/v2@v2.15.2, then put \$(go env GOPATH)/bin first on the PATH"
+nats_install="go install github.com/nats-io/nats-server/v2@v2.12.15, then put \$(go env GOPATH)/bin first on the PATH"
 command -v nats-server >/dev/null 2>&1 || { echo "local-cluster: nats-server is not on the PATH ($nats_install)" >&2; exit 1; }
-# 2.9 and older can leave a stream's replicas holding different messages at one seq after a lost quorum
+# before 2.12 a stream's replicas can hold different messages at one seq after a lost quorum;
+# 2.14.0 and later (at least to 2.15.3) stop a stream for good when they refuse a publish on
+# Nats-Expected-Last-Msg-Id, the fence of the order stream
 nats_version="$(nats-server --version 2>/dev/null || true)"
-if ! [[ "$nats_version" =~ ^nats-server:\ v([0-9]+)\.([0-9]+)\.([0-9]+) ]] \
-   || (( BASH_REMATCH[1] * 1000000 + BASH_REMATCH[2] * 1000 + BASH_REMATCH[3] < 2015002 )); then
-  echo "local-cluster: warning: ${nats_version:-nats-server --version said nothing}: older than v2.15.2 ($nats_install)" >&2
+if ! [[ "$nats_version" =~ ^nats-server:\ v([0-9]+)\.([0-9]+)\.([0-9]+) ]]; then
+  echo "local-cluster: warning: ${nats_version:-nats-server --version said nothing}: not a version this script can read ($nats_install)" >&2
+else
+  nats_number=$(( BASH_REMATCH[1] * 1000000 + BASH_REMATCH[2] * 1000 + BASH_REMATCH[3] ))
+  if (( nats_number < 2012015 )); then
+    echo "local-cluster: warning: $nats_version: older than the pinned v2.12.15 (before 2.12 a stream can desync after a lost quorum; $nats_install)" >&2
+  elif (( nats_number >= 2014000 )); then
+    echo "local-cluster: warning: $nats_version: 2.14.0 or later, the order stream stops for good on a refused fence ($nats_install)" >&2
+  fi
 fi
 main="$root/apps/server/dist/main.js"
 [ -f "$main" ] || { echo "local-cluster: $main is missing: run npm run build (or npm run cluster)" >&2; exit 1; }

@@ -181,6 +181,12 @@ export declare class Engine {
    */
   takeOrderAckLatencies(): Float64Array
   /**
+   * Cluster mode: the NATS server's version (from its INFO at connect) and, for a version
+   * Tidewire is known not to run safely on, a warning naming the problem and the fix; null on
+   * a single node.
+   */
+  clusterNatsServer(): NatsServerInfo | null
+  /**
    * Cluster mode: where an order's time goes in this node, one histogram per stage, in path
    * order (docs/operations.md, `tidewire_cluster_order_stage_seconds`); empty on a single node.
    */
@@ -748,6 +754,14 @@ export interface JournalRecovery {
    * saved in <dir>` when the journal was cut: log it.
    */
   cutLine?: string
+}
+
+/** The NATS server a cluster node is connected to (`Engine::cluster_nats_server`). */
+export interface NatsServerInfo {
+  /** `version` from the server's INFO at connect. */
+  version: string
+  /** Set when Tidewire is known not to run safely on that version: the problem and the fix. */
+  warning?: string
 }
 
 /** One stage of an order's path in a cluster node (`Engine::order_stages`). */

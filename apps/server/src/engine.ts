@@ -98,9 +98,25 @@ export function logRecovery(engine: Pick<Engine, 'recovery'>, journalDir: string
   });
 }
 
-/** Starts an engine (and its thread) for `config`; with orders enabled the journal is replayed first and the recovery logged. */
+/**
+ * Cluster mode: logs the version of the NATS server the node connected to (`cluster.nats`) and,
+ * when Tidewire is known not to run safely on it, one `cluster.natsVersionBad` warning naming the
+ * problem and the fix (docs/operations.md, "NATS"). Nothing on a single node.
+ */
+export function logNatsServer(engine: Pick<Engine, 'clusterNatsServer'>): void {
+  const nats = engine.clusterNatsServer();
+  if (nats === null || nats === undefined) return;
+  if (nats.warning) log('warn', 'cluster.natsVersionBad', { version: nats.version, problem: nats.warning });
+  else log('info', 'cluster.nats', { version: nats.version });
+}
+
+/**
+ * Starts an engine (and its thread) for `config`; with orders enabled the journal is replayed
+ * first and the recovery logged; in cluster mode the NATS server's version is logged.
+ */
 export function createEngine(config: Config): ServerEngine {
   const engine = new (engineModule().Engine)(engineConfig(config));
   logRecovery(engine, config.orders.journalDir);
+  logNatsServer(engine);
   return engine;
 }

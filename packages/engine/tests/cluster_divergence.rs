@@ -132,8 +132,8 @@ fn a_writer_whose_history_is_not_the_stream_s_stops_and_a_healthy_node_takes_the
     // a steps down (the lease is another's), then, the only node, takes the lease again: it would
     // begin a term on its own message at `applied`, which the stream does not hold. (No order is
     // sent to a before: its term's next message, fenced on the seq the stream has reached and on
-    // an id the stream does not hold, makes nats-server 2.15.2 stop the stream: "critical write
-    // error: last msgid mismatch".)
+    // an id the stream does not hold, makes nats-server 2.14.0 and later stop the stream:
+    // "critical write error: last msgid mismatch".)
     eventually(CLUSTER_WAIT, "a not leading", || a.engine.stats().order_leader == 0);
     eventually(CLUSTER_WAIT, "a leading or stopped", || {
         let s = a.engine.stats();

@@ -17,7 +17,7 @@ const ZERO: EngineStats = { publishesIn: 0, publishesApplied: 0, statusChanges: 
 
 function fixture(clusterMode = false, fixSessions?: CenterSources['fixSessions']) {
   const state = { now: 1_000_000, stats: { ...ZERO }, cpu: { user: 0, system: 0 }, orderAcksMicros: [] as number[], queue: { frames: 0, bytes: 0 }, heldTicks: 0,
-    stages: [] as OrderStage[] };
+    stages: [] as OrderStage[], nats: { version: '2.12.15', warning: null as string | null } };
   const center = new MetricsCenter({
     clock: { now: () => state.now },
     engineStats: () => ({ ...state.stats }),
@@ -30,6 +30,7 @@ function fixture(clusterMode = false, fixSessions?: CenterSources['fixSessions']
     ingestQueue: () => ({ ...state.queue }),
     demoHeldTicks: () => state.heldTicks,
     orderStages: () => state.stages,
+    natsServer: () => state.nats,
     clusterMode,
     ...(fixSessions === undefined ? {} : { fixSessions }),
   });
@@ -146,6 +147,21 @@ describe('MetricsCenter', () => {
       'tidewire_cluster_orders_forwarded_total 6', 'tidewire_cluster_order_publish_failures_total 2', '# TYPE tidewire_cluster_peers gauge']) {
       expect(lines).toContain(line);
     }
+  });
+
+  it('in cluster mode: the NATS server\'s version, labelled known_bad for a version Tidewire is known not to run safely on', () => {
+    const { state, center } = fixture(true);
+    state.now += 1000;
+    center.build([]);
+    expect(renderPrometheus(center.last()).split('\n')).toContain('tidewire_cluster_nats_server{version="2.12.15",known_bad="0"} 1');
+    state.nats = { version: '2.15.2', warning: 'nats-server v2.15.2 ... stops a stream for good ...' };
+    state.now += 1000;
+    expect(center.build([]).natsServer).toEqual({ version: '2.15.2', knownBad: true });
+    expect(renderPrometheus(center.last()).split('\n')).toContain('tidewire_cluster_nats_server{version="2.15.2",known_bad="1"} 1');
+    const single = fixture(false);
+    single.state.now += 1000;
+    expect(single.center.build([]).natsServer).toBeUndefined();
+    expect(renderPrometheus(single.center.last())).not.toContain('tidewire_cluster_nats_server');
   });
 
   it('in cluster mode: group commit\'s events per order stream message as a histogram, bytes and messages in flight', () => {

@@ -42,6 +42,8 @@ export interface CenterSources {
   fixSessions?(): ReadonlyArray<Omit<FixSessionMetrics, 'messagesInPerSec' | 'messagesOutPerSec'>>;
   /** Cluster mode: where an order's time goes in this node, per stage (engine `orderStages`); absent: none reported. */
   orderStages?(): ReadonlyArray<OrderStage>;
+  /** Cluster mode: the NATS server's version and, for a known-bad one, the warning (engine `clusterNatsServer`); absent: none reported. */
+  natsServer?(): { version: string; warning?: string | null } | null;
   /** Whether the engine runs in cluster mode (`cluster.urls` set): updates then carry `cluster`. @default false */
   clusterMode?: boolean;
 }
@@ -70,6 +72,10 @@ export function clusterMetricsOf(s: EngineStats): ClusterMetrics {
   };
 }
 
+function natsServerOf(n: { version: string; warning?: string | null } | null | undefined): { natsServer?: { version: string; knownBad: boolean } } {
+  return n === null || n === undefined ? {} : { natsServer: { version: n.version, knownBad: Boolean(n.warning) } };
+}
+
 /** The engine's record history memory (EngineStats), read at the end of an interval. */
 export type HistoryMetrics = Pick<EngineStats, 'historyBytes' | 'historyEntries' | 'historyEvicted'>;
 
@@ -89,6 +95,8 @@ export interface MetricsUpdate {
   cluster?: ClusterMetrics;
   /** Cluster mode: the order path's stage histograms (cumulative since start). */
   orderStages?: ReadonlyArray<OrderStage>;
+  /** Cluster mode: the NATS server's version at connect and whether Tidewire is known not to run safely on it. */
+  natsServer?: { version: string; knownBad: boolean };
   /** Views held for `view.resume` (gauge) and what became of resumes (totals since start). */
   viewResume?: ViewResumeMetrics;
   /** Record history (`record.resume`): what its rings hold now and what the byte cap evicted. */
@@ -263,7 +271,7 @@ export class MetricsCenter {
       viewReplays: stats.viewReplays, viewHistoryBytes: stats.viewHistoryBytes, viewHistoryEvicted: stats.viewHistoryEvicted,
     };
     const history = { historyBytes: stats.historyBytes, historyEntries: stats.historyEntries, historyEvicted: stats.historyEvicted };
-    this.latest = { sample, ...(shown === undefined ? {} : { sessions: shown }), fix, cumulative: this.cumulative, viewResume, history, ...(this.src.clusterMode ? { cluster: clusterMetricsOf(stats), orderStages: this.src.orderStages?.() ?? [] } : {}) };
+    this.latest = { sample, ...(shown === undefined ? {} : { sessions: shown }), fix, cumulative: this.cumulative, viewResume, history, ...(this.src.clusterMode ? { cluster: clusterMetricsOf(stats), orderStages: this.src.orderStages?.() ?? [], ...natsServerOf(this.src.natsServer?.()) } : {}) };
     return this.latest;
   }
 

@@ -133,6 +133,9 @@ export function renderPrometheus(update: MetricsUpdate | undefined): string {
     family('tidewire_cluster_order_lease_provisional', 'gauge', '1 while this node decides orders on a provisional lease (the lease bucket has no NATS leader), else 0.', one(k.orderLeaseProvisional));
     family('tidewire_cluster_order_stream_seq', 'gauge', 'Last order stream seq applied to this node\'s order book and blotters.', one(k.orderStreamSeq));
     family('tidewire_cluster_order_stream_diverged_at', 'gauge', 'The order stream seq at which this node stopped applying the stream (its message follows another history than the one applied here, or, about to lead, the stream holds another message at the seq it applied last), else 0; the node then exits with code 3.', one(k.orderStreamDivergedAt));
+    const nats = update?.natsServer;
+    family('tidewire_cluster_nats_server', 'gauge', 'The NATS server this node connected to at start, by version; known_bad="1": a version Tidewire is known not to run safely on (docs/operations.md, "NATS"; the node logged cluster.natsVersionBad).',
+      nats === undefined ? [] : [[`{version="${label(nats.version)}",known_bad="${nats.knownBad ? 1 : 0}"}`, 1]]);
     family('tidewire_cluster_orders_forwarded_total', 'counter', 'Order requests this node forwarded to the order leader.', one(k.ordersForwarded));
     family('tidewire_cluster_order_publish_failures_total', 'counter', 'Order stream publishes that failed (no quorum, timed out, fenced).', one(k.orderPublishFailures));
     // group commit (engine cluster/batch_meter.rs): what the leader put in each order stream message

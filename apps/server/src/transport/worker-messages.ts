@@ -64,7 +64,7 @@ export type ToWorker =
    * read), as one JSON string parsed in the worker only when something reads it
    * (`publishedUpdate`); absent: not collected this interval, or not for this worker.
    */
-  | { type: 'publish'; sample: MetricsUpdate['sample']; cumulative: MetricsUpdate['cumulative']; sessionsJson?: string; fix: MetricsUpdate['fix']; history: MetricsUpdate['history']; cluster?: MetricsUpdate['cluster']; orderStages?: MetricsUpdate['orderStages'] }
+  | { type: 'publish'; sample: MetricsUpdate['sample']; cumulative: MetricsUpdate['cumulative']; sessionsJson?: string; fix: MetricsUpdate['fix']; history: MetricsUpdate['history']; cluster?: MetricsUpdate['cluster']; orderStages?: MetricsUpdate['orderStages']; natsServer?: MetricsUpdate['natsServer'] }
   /** Close this session with 4010 if this worker holds it: answer with `kicked`. */
   | { type: 'kick'; id: number; sessionId: number; reason: string }
   /**
@@ -84,6 +84,7 @@ export function publishMessage(update: MetricsUpdate, withSessions = true): Extr
     type: 'publish', sample: update.sample, cumulative: update.cumulative, fix: update.fix, history: update.history,
     ...(withSessions && update.sessions !== undefined ? { sessionsJson: JSON.stringify(update.sessions) } : {}),
     ...(update.cluster === undefined ? {} : { cluster: update.cluster }), ...(update.orderStages === undefined ? {} : { orderStages: update.orderStages }),
+    ...(update.natsServer === undefined ? {} : { natsServer: update.natsServer }),
   };
 }
 
@@ -100,6 +101,7 @@ export function publishedUpdate(m: Extract<ToWorker, { type: 'publish' }>): Metr
       sample: m.sample, cumulative: m.cumulative, fix: m.fix, history: m.history,
       ...(m.cluster === undefined ? {} : { cluster: m.cluster }),
       ...(m.orderStages === undefined ? {} : { orderStages: m.orderStages }),
+      ...(m.natsServer === undefined ? {} : { natsServer: m.natsServer }),
     };
   }
   const json = m.sessionsJson;
@@ -110,6 +112,7 @@ export function publishedUpdate(m: Extract<ToWorker, { type: 'publish' }>): Metr
     history: m.history,
     ...(m.cluster === undefined ? {} : { cluster: m.cluster }),
     ...(m.orderStages === undefined ? {} : { orderStages: m.orderStages }),
+    ...(m.natsServer === undefined ? {} : { natsServer: m.natsServer }),
     get sessions(): MetricsUpdate['sessions'] {
       sessions ??= JSON.parse(json) as MetricsUpdate['sessions'];
       return sessions;

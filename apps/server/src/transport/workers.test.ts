@@ -69,10 +69,10 @@ describe('metrics publish to transport workers', () => {
     }
   });
 
-  it('carries a cluster node\'s order counters and stage histograms, and leaves them out on a single node', async () => {
+  it('carries a cluster node\'s order counters, stage histograms and NATS server version, and leaves them out on a single node', async () => {
     const stages = [{ stage: 'store', leUs: [50, 100], buckets: [1, 3], count: 4, sumUs: 900 }];
     const base = { sample: { at: 5 }, sessions: [], cumulative: {}, history: {} };
-    const clustered = { ...base, cluster: { orderLeader: 1, orderBatches: 9 }, orderStages: stages } as unknown as MetricsUpdate;
+    const clustered = { ...base, cluster: { orderLeader: 1, orderBatches: 9 }, orderStages: stages, natsServer: { version: '2.15.2', knownBad: true } } as unknown as MetricsUpdate;
     const { port1, port2 } = new MessageChannel();
     const received: Array<ReturnType<typeof publishMessage>> = [];
     const two = new Promise<void>((resolve) => port2.on('message', (m: ReturnType<typeof publishMessage>) => {
@@ -90,6 +90,7 @@ describe('metrics publish to transport workers', () => {
     });
     expect(c!.cluster).toEqual(clustered.cluster);
     expect(c!.orderStages).toEqual(stages);
-    expect('cluster' in single! || 'orderStages' in single!).toBe(false);
+    expect(c!.natsServer).toEqual({ version: '2.15.2', knownBad: true });
+    expect('cluster' in single! || 'orderStages' in single! || 'natsServer' in single!).toBe(false);
   });
 });

@@ -4,9 +4,10 @@
  * directory under one temp directory, configured like the engine's tests/nats_util. Servers can be
  * killed (SIGKILL) and started again on the same ports and store; the monitor endpoints tell
  * health (`/healthz`) and who leads a stream (`/jsz?streams=true`). Needs `nats-server` on the PATH,
- * at least `MIN_NATS_VERSION` (`.ci/run` installs the pinned one with `go install`):
- * `natsAvailable()` says whether it is; under `CI=true` its absence or an older version throws
- * instead of letting a suite skip, outside CI an older version runs with a warning.
+ * from `MIN_NATS_VERSION` up to, not including, `FIRST_BAD_NATS_VERSION` (`.ci/run` installs the
+ * pinned one with `go install`): `natsAvailable()` says whether it is; under `CI=true` its absence
+ * or another version throws instead of letting a suite skip, outside CI another version runs with
+ * a warning.
  */
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -22,23 +23,35 @@ import { stepDownStreamLeader } from './nats-request.js';
  * `MIN_NATS_VERSION`). Older servers (Debian's 2.9) can leave a stream's replicas holding
  * different messages at one seq after a lost quorum.
  */
-export const MIN_NATS_VERSION: readonly [number, number, number] = [2, 15, 2];
+export const MIN_NATS_VERSION: readonly [number, number, number] = [2, 12, 15];
 
-/** `[major, minor, patch]` from `nats-server --version` output (`nats-server: v2.15.2`), or undefined. */
+/**
+ * The first nats-server refused under `CI=true` (like tests/nats_util's `FIRST_BAD_NATS_VERSION`):
+ * from it, at least up to 2.15.3, a publish refused on `Nats-Expected-Last-Msg-Id` stops the
+ * stream for good, and the order stream fences its writers with that header.
+ */
+export const FIRST_BAD_NATS_VERSION: readonly [number, number, number] = [2, 14, 0];
+
+/** `[major, minor, patch]` from `nats-server --version` output (`nats-server: v2.12.15`), or undefined. */
 export function parseNatsVersion(out: string): [number, number, number] | undefined {
   const m = /^nats-server: v(\d+)\.(\d+)\.(\d+)(?:[-+]\S*)?$/.exec(out.trim());
   return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : undefined;
 }
 
-/** Whether version `a` is older than `b` (numbers, not text: 2.9.10 < 2.15.2). */
+/** Whether version `a` is older than `b` (numbers, not text: 2.9.10 < 2.12.15). */
 export function olderThan(a: readonly number[], b: readonly number[]): boolean {
   for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i]! < b[i]!;
   return false;
 }
 
+/** Whether the cluster tests accept `v` under `CI=true`: `MIN_NATS_VERSION` up to, not including, `FIRST_BAD_NATS_VERSION`. */
+export function natsVersionAccepted(v: readonly number[]): boolean {
+  return !olderThan(v, MIN_NATS_VERSION) && olderThan(v, FIRST_BAD_NATS_VERSION);
+}
+
 /**
- * Whether `nats-server` runs here. Under `CI=true` a missing one, or one older than
- * `MIN_NATS_VERSION`, throws (CI must install it); outside CI an older one runs with a warning.
+ * Whether `nats-server` runs here. Under `CI=true` a missing one, or one `natsVersionAccepted`
+ * refuses, throws (CI must install the pinned one); outside CI such a one runs with a warning.
  */
 export function natsAvailable(): boolean {
   const r = spawnSync('nats-server', ['--version'], { encoding: 'utf8', timeout: 10_000 });
@@ -48,11 +61,13 @@ export function natsAvailable(): boolean {
     return false;
   }
   const found = parseNatsVersion(r.stdout ?? '');
-  if (found === undefined || olderThan(found, MIN_NATS_VERSION)) {
+  if (found === undefined || !natsVersionAccepted(found)) {
     const min = MIN_NATS_VERSION.join('.');
-    const msg = `nats-server on the PATH is ${found ? `v${found.join('.')}` : JSON.stringify((r.stdout ?? '').trim())}, `
-      + `older than v${min} (or unreadable); install it with \`go install github.com/nats-io/nats-server/v2@v${min}\` `
-      + 'and put $(go env GOPATH)/bin first on the PATH';
+    const why = found === undefined ? 'unreadable'
+      : olderThan(found, MIN_NATS_VERSION) ? `older than v${min} (before 2.12 a stream's replicas can desync after a lost quorum)`
+        : `v${FIRST_BAD_NATS_VERSION.join('.')} or later (a publish refused on Nats-Expected-Last-Msg-Id stops the stream for good)`;
+    const msg = `nats-server on the PATH is ${found ? `v${found.join('.')}` : JSON.stringify((r.stdout ?? '').trim())}, ${why}; `
+      + `install it with \`go install github.com/nats-io/nats-server/v2@v${min}\` and put $(go env GOPATH)/bin first on the PATH`;
     if (ci) throw new Error(msg);
     console.warn(`warning: ${msg}; running the cluster tests on it anyway`);
   }

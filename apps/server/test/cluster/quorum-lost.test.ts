@@ -2,8 +2,9 @@
  * The NATS quorum lost: two Tidewire nodes on a 3-server NATS cluster take orders; 2 of the 3
  * NATS servers are killed (SIGKILL). Orders on either node (the leader's own and forwarded ones)
  * are then refused with `error` UNAVAILABLE and none is acknowledged; once the two servers are
- * started again on their stores, orders on both nodes are accepted again, and the blotter holds
- * every order acknowledged before and after.
+ * started again on their stores, orders on both nodes are accepted again, the blotter holds
+ * every order acknowledged before and after, and no node stopped on a divergence of the stream's
+ * replicas.
  */
 
 import type { TidewireError } from '@tidewire/client';
@@ -73,5 +74,11 @@ describe.runIf(natsAvailable() && mainBuilt())('cluster: NATS quorum lost', () =
     const rows = await readBlotter(follower, 'alice', token, (rs) => acked.every((c) => rs.some((r) => r.clientOrderId === c)));
     expect(acked.filter((c) => !rows.some((r) => r.clientOrderId === c))).toEqual([]);
     expect(new Set(rows.map((r) => r.clientOrderId)).size).toBe(rows.length);
+
+    // the stream's replicas kept in step through the lost quorum: no node stopped on a divergence
+    // (`cluster.orderStreamDiverged`, exit code 3), as nodes on nats-server older than 2.12 can
+    const diverged = nodes.filter((n) => n.server.proc.exitCode === 3 || n.server.lines.some((l) => /cluster\.orderStreamDiverged/.test(l)));
+    console.log(`quorum lost: ${diverged.length} node(s) stopped on a divergence`);
+    expect(diverged.map((n) => `${n.name}:\n${n.server.lines.filter((l) => /diverg/i.test(l)).join('\n')}`)).toEqual([]);
   }, 150_000);
 });

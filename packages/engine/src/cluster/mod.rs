@@ -10,6 +10,7 @@ pub mod batch;
 pub mod batch_meter;
 pub mod chain;
 pub mod lease;
+pub mod nats_version;
 pub mod orders;
 pub mod records;
 pub mod stages;
@@ -104,6 +105,8 @@ pub enum ClusterError {
 pub struct Link {
     cfg: ClusterConfig,
     client: async_nats::Client,
+    /// The version the first NATS server named in its INFO (`version`).
+    server_version: String,
     // Dropped last: stops the runtime's thread after the client's tasks.
     runtime: tokio::runtime::Runtime,
 }
@@ -161,12 +164,29 @@ impl Link {
             }
         });
         let client = client.map_err(|message| ClusterError::Connect { urls, message })?;
-        Ok(Link { cfg, client, runtime })
+        let server_version = client.server_info().version;
+        Ok(Link {
+            cfg,
+            client,
+            server_version,
+            runtime,
+        })
     }
 
     /// The settings.
     pub fn config(&self) -> &ClusterConfig {
         &self.cfg
+    }
+
+    /// The version the NATS server this link first connected to named (`version` in its INFO).
+    pub fn server_version(&self) -> &str {
+        &self.server_version
+    }
+
+    /// What that version means for cluster mode (`nats_version`); a warning for the log when
+    /// it is not good.
+    pub fn server_verdict(&self) -> nats_version::NatsVersion {
+        nats_version::classify(&self.server_version)
     }
 
     /// The NATS client (cheap to clone; usable from any thread through `handle`).

@@ -21,7 +21,7 @@ use napi::{Env, Status};
 use napi_derive::napi;
 
 use self::error::to_js;
-use self::orders::{JournalRecovery, OrderStage, OrderSubmitInput};
+use self::orders::{JournalRecovery, NatsServerInfo, OrderStage, OrderSubmitInput};
 use self::stats::EngineStats;
 use self::task::EngineTask;
 use self::views::{whole, ContainerMembersInfo, ContainerOpInput, SessionViewInfo, ViewResumeInput, ViewStat};
@@ -613,6 +613,16 @@ impl JsEngine {
     #[napi]
     pub fn take_order_ack_latencies(&self) -> Float64Array {
         Float64Array::new(self.inner.take_order_ack_latencies())
+    }
+
+    /// Cluster mode: the NATS server's version (from its INFO at connect) and, for a version
+    /// Tidewire is known not to run safely on, a warning naming the problem and the fix; null on
+    /// a single node.
+    #[napi]
+    pub fn cluster_nats_server(&self) -> Option<NatsServerInfo> {
+        self.inner
+            .cluster_nats_server()
+            .map(|(version, warning)| NatsServerInfo { version, warning })
     }
 
     /// Cluster mode: where an order's time goes in this node, one histogram per stage, in path

@@ -103,6 +103,15 @@ pub fn time_in_force(s: &str) -> crate::error::Result<crate::order_book::TimeInF
     }
 }
 
+/// The NATS server a cluster node is connected to (`Engine::cluster_nats_server`).
+#[napi(object)]
+pub struct NatsServerInfo {
+    /// `version` from the server's INFO at connect.
+    pub version: String,
+    /// Set when Tidewire is known not to run safely on that version: the problem and the fix.
+    pub warning: Option<String>,
+}
+
 /// One stage of an order's path in a cluster node (`Engine::order_stages`).
 #[napi(object)]
 pub struct OrderStage {

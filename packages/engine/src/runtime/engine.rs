@@ -739,6 +739,16 @@ impl Engine {
         s
     }
 
+    /// Cluster mode: the version the NATS server named at connect and, when Tidewire is known
+    /// not to run safely on it, the warning to log (`cluster::nats_version`); `None` on a single
+    /// node.
+    pub fn cluster_nats_server(&self) -> Option<(String, Option<String>)> {
+        self.shared
+            .cluster
+            .as_ref()
+            .map(|l| (l.server_version().to_owned(), l.server_verdict().warning()))
+    }
+
     /// Cluster mode: where an order's time goes in this node, per stage (`cluster/stages.rs`);
     /// empty on a single node.
     pub fn order_stages(&self) -> Vec<crate::cluster::stages::StageCounts> {

@@ -11,25 +11,32 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use tidewire_engine::cluster::nats_version;
+
 /// The oldest nats-server the cluster tests accept under `CI=true` (`.ci/run` pins this one).
 /// Older servers (Debian's 2.9) can leave a stream's replicas holding different messages at one
 /// seq after a lost quorum, which the quorum tests then catch as a flake.
-pub const MIN_NATS_VERSION: (u32, u32, u32) = (2, 15, 2);
+pub const MIN_NATS_VERSION: (u32, u32, u32) = nats_version::PINNED;
 
-/// `(major, minor, patch)` from `nats-server --version` output (`nats-server: v2.15.2`); `None`
+/// The first nats-server the cluster tests refuse under `CI=true`: from it (at least up to
+/// 2.15.3) a publish refused on `Nats-Expected-Last-Msg-Id` stops the stream for good.
+pub const FIRST_BAD_NATS_VERSION: (u32, u32, u32) = nats_version::MSG_ID_FENCE_BROKEN_FROM;
+
+/// `(major, minor, patch)` from `nats-server --version` output (`nats-server: v2.12.15`); `None`
 /// when it names no such version.
 pub fn parse_nats_version(out: &str) -> Option<(u32, u32, u32)> {
-    let v = out.trim().rsplit(' ').next()?.trim_start_matches('v');
-    // a pre-release or build suffix (`2.12.0-RC.1`) does not change the number compared
-    let core = v.split(['-', '+']).next()?;
-    let mut parts = core.split('.').map(|p| p.parse::<u32>().ok());
-    let version = (parts.next()??, parts.next()??, parts.next()??);
-    parts.next().is_none().then_some(version)
+    nats_version::parse(out)
 }
 
-/// Whether `nats-server` can be run here. Under `CI=true` its absence, or a version older than
-/// [`MIN_NATS_VERSION`], is a failure, not a skip; outside CI an older server runs the tests with
-/// a warning on stderr (the benches compare versions with it).
+/// Whether the cluster tests accept `version` under `CI=true`: from [`MIN_NATS_VERSION`] up to,
+/// not including, [`FIRST_BAD_NATS_VERSION`].
+pub fn nats_version_accepted(version: (u32, u32, u32)) -> bool {
+    (MIN_NATS_VERSION..FIRST_BAD_NATS_VERSION).contains(&version)
+}
+
+/// Whether `nats-server` can be run here. Under `CI=true` its absence, or a version outside
+/// [`nats_version_accepted`], is a failure, not a skip; outside CI such a server runs the tests
+/// with a warning on stderr (the benches compare versions with it).
 pub fn nats_available() -> bool {
     let ci = std::env::var("CI").as_deref() == Ok("true");
     let out = Command::new("nats-server")
@@ -48,14 +55,17 @@ pub fn nats_available() -> bool {
     let text = String::from_utf8_lossy(&out.stdout);
     let (a, b, c) = MIN_NATS_VERSION;
     match parse_nats_version(&text) {
-        Some(v) if v >= MIN_NATS_VERSION => {}
+        Some(v) if nats_version_accepted(v) => {}
         found => {
             let found = found.map_or_else(|| format!("{:?}", text.trim()), |(x, y, z)| format!("v{x}.{y}.{z}"));
-            let msg = format!(
-                "nats-server on the PATH is {found}, older than v{a}.{b}.{c} (or unreadable); install \
-                 it with `go install github.com/nats-io/nats-server/v2@v{a}.{b}.{c}` and put \
-                 $(go env GOPATH)/bin first on the PATH"
-            );
+            // the problem and the fix for a known-bad one; else (2.12.0..2.12.14) the pin
+            let why = nats_version::classify(&text).warning().unwrap_or_else(|| {
+                format!(
+                    "older than the pinned v{a}.{b}.{c}: install it with `go install \
+                     github.com/nats-io/nats-server/v2@v{a}.{b}.{c}` and put $(go env GOPATH)/bin first on the PATH"
+                )
+            });
+            let msg = format!("nats-server on the PATH is {found}: {why}");
             if ci {
                 panic!("{msg}");
             }
