@@ -895,7 +895,8 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("tw-fix-slot-voidfail-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let failing = Arc::new(AtomicBool::new(false));
-        let store = crate::fix::session::FailingVoids {
+        let store = crate::fix::session::FailingStore {
+            refuses: crate::fix::session::Refuses::Voids,
             inner: crate::fix::session::FileStore::open(&dir).expect("store"),
             failing: Arc::clone(&failing),
         };
@@ -922,7 +923,8 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("tw-fix-slot-savefail-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let failing = Arc::new(AtomicBool::new(false));
-        let store = crate::fix::session::FailingSaves {
+        let store = crate::fix::session::FailingStore {
+            refuses: crate::fix::session::Refuses::Saves,
             inner: crate::fix::session::FileStore::open(&dir).expect("store"),
             failing: Arc::clone(&failing),
         };

@@ -21,7 +21,7 @@ pub use arena::SentArena;
 pub use clock::{Clock, Now, SystemClock};
 pub use outbox::{MessageWriter, Outbox};
 #[cfg(test)]
-pub(crate) use store::{FailingSaves, FailingVoids};
+pub(crate) use store::{FailingStore, Refuses};
 pub use store::{FileStore, MemoryStore, PendingSync, SessionStore, MEMORY_STORE_LIMIT};
 
 use crate::fix::codec::{tag, Builder, Message, Parser};

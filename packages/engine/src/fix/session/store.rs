@@ -464,16 +464,37 @@ impl Drop for FileStore {
     }
 }
 
-/// A store for tests whose writes of void records fail while [`FailingVoids::failing`] is set,
-/// as a disk that refuses them does (the other writes go to the [`FileStore`] inside).
+/// Which writes a [`FailingStore`] refuses while its flag is set.
 #[cfg(test)]
-pub(crate) struct FailingVoids {
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refuses {
+    /// Sent messages (`save_sent`), as a full disk refuses them.
+    Saves,
+    /// Void records (`void_sent`), as a disk that refuses them.
+    Voids,
+}
+
+/// A store for tests whose writes of one kind ([`FailingStore::refuses`]) fail with ENOSPC while
+/// [`FailingStore::failing`] is set; everything else goes to the [`FileStore`] inside.
+#[cfg(test)]
+pub(crate) struct FailingStore {
     pub inner: FileStore,
+    pub refuses: Refuses,
     pub failing: Arc<AtomicBool>,
 }
 
 #[cfg(test)]
-impl SessionStore for FailingVoids {
+impl FailingStore {
+    fn refused(&self, kind: Refuses) -> io::Result<()> {
+        if self.refuses == kind && self.failing.load(Ordering::Acquire) {
+            return Err(io::Error::from_raw_os_error(28)); // ENOSPC
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+impl SessionStore for FailingStore {
     fn next_sender_seq(&self) -> u64 {
         self.inner.next_sender_seq()
     }
@@ -487,60 +508,14 @@ impl SessionStore for FailingVoids {
         self.inner.set_next_target_seq(seq)
     }
     fn save_sent(&mut self, seq: u64, message: &[u8]) -> io::Result<()> {
+        self.refused(Refuses::Saves)?;
         self.inner.save_sent(seq, message)
     }
     fn sent(&self, begin: u64, end: u64, each: &mut dyn FnMut(u64, &[u8])) -> io::Result<()> {
         self.inner.sent(begin, end, each)
     }
     fn void_sent(&mut self, seq: u64) -> io::Result<()> {
-        if self.failing.load(Ordering::Acquire) {
-            return Err(io::Error::from_raw_os_error(28)); // ENOSPC
-        }
-        self.inner.void_sent(seq)
-    }
-    fn reset(&mut self) -> io::Result<()> {
-        self.inner.reset()
-    }
-    fn sync(&mut self) -> io::Result<()> {
-        self.inner.sync()
-    }
-    fn sync_later(&mut self) -> io::Result<Option<PendingSync>> {
-        self.inner.sync_later()
-    }
-}
-
-/// A store for tests whose writes of sent messages fail while [`FailingSaves::failing`] is set,
-/// as a full disk refuses them (the other operations go to the [`FileStore`] inside).
-#[cfg(test)]
-pub(crate) struct FailingSaves {
-    pub inner: FileStore,
-    pub failing: Arc<AtomicBool>,
-}
-
-#[cfg(test)]
-impl SessionStore for FailingSaves {
-    fn next_sender_seq(&self) -> u64 {
-        self.inner.next_sender_seq()
-    }
-    fn next_target_seq(&self) -> u64 {
-        self.inner.next_target_seq()
-    }
-    fn set_next_sender_seq(&mut self, seq: u64) -> io::Result<()> {
-        self.inner.set_next_sender_seq(seq)
-    }
-    fn set_next_target_seq(&mut self, seq: u64) -> io::Result<()> {
-        self.inner.set_next_target_seq(seq)
-    }
-    fn save_sent(&mut self, seq: u64, message: &[u8]) -> io::Result<()> {
-        if self.failing.load(Ordering::Acquire) {
-            return Err(io::Error::from_raw_os_error(28)); // ENOSPC
-        }
-        self.inner.save_sent(seq, message)
-    }
-    fn sent(&self, begin: u64, end: u64, each: &mut dyn FnMut(u64, &[u8])) -> io::Result<()> {
-        self.inner.sent(begin, end, each)
-    }
-    fn void_sent(&mut self, seq: u64) -> io::Result<()> {
+        self.refused(Refuses::Voids)?;
         self.inner.void_sent(seq)
     }
     fn reset(&mut self) -> io::Result<()> {

@@ -302,7 +302,8 @@ fn a_store_that_cannot_void_gap_fills_and_refuses_logons_until_it_can() {
     let dir = std::env::temp_dir().join(format!("tw-fix-voidfail-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let failing = std::sync::Arc::new(AtomicBool::new(false));
-    let store = super::FailingVoids {
+    let store = super::FailingStore {
+        refuses: super::Refuses::Voids,
         inner: FileStore::open(&dir).expect("store"),
         failing: std::sync::Arc::clone(&failing),
     };
@@ -357,7 +358,8 @@ fn answers_the_store_cannot_take_are_kept_and_stored_before_the_next_logon() {
     let dir = std::env::temp_dir().join(format!("tw-fix-savefail-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let failing = std::sync::Arc::new(AtomicBool::new(false));
-    let store = super::FailingSaves {
+    let store = super::FailingStore {
+        refuses: super::Refuses::Saves,
         inner: FileStore::open(&dir).expect("store"),
         failing: std::sync::Arc::clone(&failing),
     };
@@ -408,7 +410,8 @@ fn a_reject_the_store_cannot_take_leaves_its_message_uncounted() {
     let dir = std::env::temp_dir().join(format!("tw-fix-rejectfail-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let failing = std::sync::Arc::new(AtomicBool::new(false));
-    let store = super::FailingSaves {
+    let store = super::FailingStore {
+        refuses: super::Refuses::Saves,
         inner: FileStore::open(&dir).expect("store"),
         failing: std::sync::Arc::clone(&failing),
     };
