@@ -894,12 +894,7 @@ mod tests {
     fn a_store_that_cannot_void_a_held_report_logs_the_session_out_and_releases_the_rest() {
         let dir = std::env::temp_dir().join(format!("tw-fix-slot-voidfail-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let failing = Arc::new(AtomicBool::new(false));
-        let store = crate::fix::session::FailingStore {
-            refuses: crate::fix::session::Refuses::Voids,
-            inner: crate::fix::session::FileStore::open(&dir).expect("store"),
-            failing: Arc::clone(&failing),
-        };
+        let (store, failing) = crate::fix::session::FailingStore::open(&dir, crate::fix::session::Refuses::Voids);
         let (slot, committer, mut client, dir) = logged_on_slot_over(Box::new(store), dir);
         assert_eq!(read_messages(&mut client, 1), ["A:"]);
         // R1 waits for journal seq 7, P1 (a refusal) behind it
@@ -922,12 +917,7 @@ mod tests {
     fn a_report_kept_for_a_full_store_is_dropped_when_its_journal_entry_fails() {
         let dir = std::env::temp_dir().join(format!("tw-fix-slot-savefail-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let failing = Arc::new(AtomicBool::new(false));
-        let store = crate::fix::session::FailingStore {
-            refuses: crate::fix::session::Refuses::Saves,
-            inner: crate::fix::session::FileStore::open(&dir).expect("store"),
-            failing: Arc::clone(&failing),
-        };
+        let (store, failing) = crate::fix::session::FailingStore::open(&dir, crate::fix::session::Refuses::Saves);
         let (slot, _committer, mut client, dir) = logged_on_slot_over(Box::new(store), dir);
         assert_eq!(read_messages(&mut client, 1), ["A:"]);
         // the store refuses R1 (waiting for journal seq 7) and so P1 waits behind it

@@ -485,6 +485,17 @@ pub(crate) struct FailingStore {
 
 #[cfg(test)]
 impl FailingStore {
+    /// A [`FileStore`] in `dir` whose `refuses` writes fail while the returned flag is set.
+    pub fn open(dir: &Path, refuses: Refuses) -> (FailingStore, Arc<AtomicBool>) {
+        let failing = Arc::new(AtomicBool::new(false));
+        let store = FailingStore {
+            inner: FileStore::open(dir).expect("store"),
+            refuses,
+            failing: Arc::clone(&failing),
+        };
+        (store, failing)
+    }
+
     fn refused(&self, kind: Refuses) -> io::Result<()> {
         if self.refuses == kind && self.failing.load(Ordering::Acquire) {
             return Err(io::Error::from_raw_os_error(28)); // ENOSPC

@@ -298,15 +298,10 @@ fn resend_of_messages_a_bounded_memory_store_dropped_is_gap_filled() {
 
 #[test]
 fn a_store_that_cannot_void_gap_fills_and_refuses_logons_until_it_can() {
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::Ordering;
     let dir = std::env::temp_dir().join(format!("tw-fix-voidfail-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let failing = std::sync::Arc::new(AtomicBool::new(false));
-    let store = super::FailingStore {
-        refuses: super::Refuses::Voids,
-        inner: FileStore::open(&dir).expect("store"),
-        failing: std::sync::Arc::clone(&failing),
-    };
+    let (store, failing) = super::FailingStore::open(&dir, super::Refuses::Voids);
     let mut h = Harness::new(Dictionary::fix42(), Box::new(store));
     h.logon();
     h.s.send_app(b"8", b"", b"37=1\x0111=R1\x01", h.now);
@@ -354,15 +349,10 @@ fn a_store_that_cannot_void_gap_fills_and_refuses_logons_until_it_can() {
 
 #[test]
 fn answers_the_store_cannot_take_are_kept_and_stored_before_the_next_logon() {
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::Ordering;
     let dir = std::env::temp_dir().join(format!("tw-fix-savefail-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let failing = std::sync::Arc::new(AtomicBool::new(false));
-    let store = super::FailingStore {
-        refuses: super::Refuses::Saves,
-        inner: FileStore::open(&dir).expect("store"),
-        failing: std::sync::Arc::clone(&failing),
-    };
+    let (store, failing) = super::FailingStore::open(&dir, super::Refuses::Saves);
     let mut h = Harness::new(Dictionary::fix42(), Box::new(store));
     h.logon();
     failing.store(true, Ordering::Release);
@@ -406,15 +396,10 @@ fn answers_the_store_cannot_take_are_kept_and_stored_before_the_next_logon() {
 
 #[test]
 fn a_reject_the_store_cannot_take_leaves_its_message_uncounted() {
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::Ordering;
     let dir = std::env::temp_dir().join(format!("tw-fix-rejectfail-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let failing = std::sync::Arc::new(AtomicBool::new(false));
-    let store = super::FailingStore {
-        refuses: super::Refuses::Saves,
-        inner: FileStore::open(&dir).expect("store"),
-        failing: std::sync::Arc::clone(&failing),
-    };
+    let (store, failing) = super::FailingStore::open(&dir, super::Refuses::Saves);
     let mut h = Harness::new(Dictionary::fix42(), Box::new(store));
     h.logon();
     failing.store(true, Ordering::Release);
