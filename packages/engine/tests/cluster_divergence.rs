@@ -47,6 +47,13 @@ fn write_another_history(nats: &nats_util::NatsCluster, last: u64) {
             ..Default::default()
         };
         js.create_stream(orders).await.expect("create the order stream");
+    });
+    // a publish before the new stream has a leader is answered "stream not found"
+    let monitor = nats.monitor();
+    eventually(CLUSTER_WAIT, "a leader of the order stream", || {
+        monitor.stream_led("tidewire_ORDERS")
+    });
+    link.handle().block_on(async {
         let genesis = js
             .publish("tidewire.orders.genesis", Bytes::from_static(b"tidewire orders"))
             .await
@@ -81,6 +88,11 @@ fn write_another_history(nats: &nats_util::NatsCluster, last: u64) {
             ..Default::default()
         };
         js.create_stream(bucket).await.expect("create the lease bucket");
+    });
+    eventually(CLUSTER_WAIT, "a leader of the lease bucket", || {
+        monitor.stream_led("KV_tidewire_desk")
+    });
+    link.handle().block_on(async {
         // the lease held by another node for one lease time: a node that kept its term through
         // the replacement steps down, and takes the lease again (in a new term) once it expired
         js.publish("$KV.tidewire_desk.leader", Bytes::from_static(b"forger"))
@@ -89,7 +101,6 @@ fn write_another_history(nats: &nats_util::NatsCluster, last: u64) {
             .await
             .expect("stored");
     });
-    let monitor = nats.monitor();
     eventually(CLUSTER_WAIT, "one leader of the order stream", || {
         monitor.stream_led("tidewire_ORDERS")
     });
